@@ -1,0 +1,73 @@
+//! The TLB lookup hot path: lookups per second through one hardware thread's hierarchy.
+//!
+//! `cargo bench -p tlblab-model --bench tlb_lookup`; criterion reports element throughput
+//! (lookups/s). Streams are deterministic: a hot set that fits a 64-entry L1 plus a cold tail.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use tlblab_model::hw::tlb::{
+    AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy,
+};
+use tlblab_model::profile::MachineProfile;
+use tlblab_model::rng::Rng;
+use tlblab_model::trace::TraceDriver;
+
+const N: usize = 1 << 20;
+
+/// `hot_percent` of accesses go to 48 hot pages, the rest uniformly over 4096 pages.
+fn stream(hot_percent: u64) -> Vec<u64> {
+    let mut r = Rng::stream(1, "bench stream");
+    (0..N)
+        .map(|_| {
+            let page = if r.below(100) < hot_percent {
+                r.below(48)
+            } else {
+                r.below(4096)
+            };
+            0x7f00_0000_0000 + page * 4096 + r.below(4096)
+        })
+        .collect()
+}
+
+fn explicit(levels: &[(u32, u32)]) -> TlbHierarchy {
+    let specs: Vec<_> = levels
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, w))| StructureSpec {
+            name: format!("L{}", i + 1),
+            level: i as u8 + 1,
+            serves: Serves::Unified,
+            page_sizes: vec![PageSize::Size4K],
+            geometry: Geometry::new(s, w).unwrap(),
+        })
+        .collect();
+    TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let ivb: MachineProfile =
+        toml::from_str(include_str!("../../../profiles/ivybridge-4c8t.toml")).unwrap();
+    let mut g = c.benchmark_group("tlb_lookup");
+    g.throughput(Throughput::Elements(N as u64));
+    for hot in [70, 95] {
+        let addrs = stream(hot);
+        let cases: [(&str, TlbHierarchy); 3] = [
+            ("16x4", explicit(&[(16, 4)])),
+            ("16x4+128x8", explicit(&[(16, 4), (128, 8)])),
+            ("ivybridge", ivb.build_tlb()),
+        ];
+        for (name, tlb) in cases {
+            let mut d = TraceDriver::new(tlb, PageSize::Size4K);
+            g.bench_function(format!("{name}/hot{hot}"), |b| {
+                b.iter(|| {
+                    for &a in &addrs {
+                        d.lookup(black_box(a), AccessKind::Load);
+                    }
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

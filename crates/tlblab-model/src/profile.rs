@@ -1,0 +1,516 @@
+//! Machine profiles: the data that describes one simulated machine.
+//!
+//! A profile is plain data (TOML on disk; this crate only sees the parsed value). Every number a
+//! profile carries is a [`Sourced`] value: the number, where it comes from and how far it can be
+//! trusted, so a reader can always ask "says who?". TLB structures carry one source per row, as a
+//! CPUID descriptor describes a whole structure at once.
+//!
+//! Units are in the key names (`_cycles` at the profile's clock, `_ns`, `_mbps` = MB/s).
+//! [`MachineProfile::validate`] checks ranges and cross-field rules and names the offending key.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::hw::tlb::{
+    AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy,
+};
+
+/// The schema version this build reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How far a number can be trusted; the tags of `shared/reference/machine-costs.md`, plus
+/// `measured` for numbers `tlblab probe` measured on the host itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Confidence {
+    MeasuredInSource,
+    VendorDoc,
+    ThirdParty,
+    Estimate,
+    Measured,
+}
+
+/// A number with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sourced {
+    pub value: f64,
+    pub source: String,
+    pub confidence: Confidence,
+}
+
+/// CPU identity and the features the kernel model branches on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cpu {
+    /// `intel`, `amd` or `powerpc`.
+    pub vendor: String,
+    /// Free-form model name, e.g. "Core i7-3770".
+    pub model_name: String,
+    /// x86 family / model (what Linux keys `tlb_flushall_shift` on); 0 for non-x86.
+    pub family: u32,
+    pub model: u32,
+    pub clock_mhz: Sourced,
+    pub features: Features,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Features {
+    pub pcid: bool,
+    pub invpcid: bool,
+    /// Kernel page-table isolation on by default (Meltdown-affected parts).
+    pub pti: bool,
+    pub invlpgb: bool,
+    pub source: String,
+    pub confidence: Confidence,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    pub source: String,
+    pub confidence: Confidence,
+}
+
+impl Topology {
+    pub fn cpus(&self) -> u32 {
+        self.sockets * self.cores_per_socket * self.threads_per_core
+    }
+}
+
+/// Whether a structure's entries belong to one hardware thread or are shared by SMT siblings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sharing {
+    PerThread,
+    PerCore,
+}
+
+/// One TLB structure (a row of a CPUID TLB table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbStructure {
+    /// Short name used in reports, e.g. `L1 DTLB 4K`, `STLB`.
+    pub name: String,
+    /// 1 = first level, 2 = second level (STLB / L2 TLB).
+    pub level: u8,
+    pub serves: Serves,
+    pub page_sizes: Vec<PageSize>,
+    pub entries: u32,
+    /// Associativity; `ways == entries` is fully associative.
+    pub ways: u32,
+    pub sharing: Sharing,
+    pub source: String,
+    pub confidence: Confidence,
+    /// Latency of a hit in this structure that missed the level above (0 for L1: hidden in the
+    /// load-to-use latency).
+    pub hit_cycles: Sourced,
+}
+
+impl TlbStructure {
+    pub fn sets(&self) -> u32 {
+        self.entries / self.ways
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tlb {
+    pub replacement: Replacement,
+    pub inclusion: Inclusion,
+    /// Where the replacement and inclusion choices come from (vendors rarely document them).
+    pub policy_source: String,
+    pub policy_confidence: Confidence,
+    /// Number of address-space identifiers the TLB tags with (x86 PCID: 4096; 1 without PCID).
+    pub asids: Sourced,
+    #[serde(rename = "structure")]
+    pub structures: Vec<TlbStructure>,
+}
+
+/// How a TLB miss is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WalkKind {
+    /// A hardware page walker (x86).
+    Hardware,
+    /// A miss exception and a software reload handler (PowerPC 8xx).
+    Software,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Walk {
+    pub kind: WalkKind,
+    /// Cost of a walk (or miss handler) whose page-table entries hit in the data cache.
+    pub cycles: Sourced,
+    /// Extra cost when the PTE load misses every cache and goes to DRAM.
+    pub dram_extra_cycles: Sourced,
+    /// Walks that can be in flight at once.
+    pub parallel_walkers: Sourced,
+}
+
+/// Memory-hierarchy latencies and bandwidths that kernel paths pay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Memory {
+    pub l1d_hit_cycles: Sourced,
+    pub l2_hit_cycles: Sourced,
+    pub llc_hit_ns: Sourced,
+    pub dram_ns: Sourced,
+    /// Bandwidth of `clear_page` on one core (cache-resident target).
+    pub clear_page_mbps: Sourced,
+    /// memcpy bandwidth of one core, DRAM to DRAM.
+    pub memcpy_mbps: Sourced,
+}
+
+/// One-way cache-line transfer latencies between CPUs (half a CAS ping-pong round trip).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Coherence {
+    pub smt_sibling_ns: Sourced,
+    pub same_socket_ns: Sourced,
+    pub cross_socket_ns: Sourced,
+}
+
+/// How the local APIC fans an IPI out to a set of targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApicMode {
+    /// xAPIC flat logical mode: one ICR write reaches every target (<= 8 CPUs).
+    XapicFlat,
+    /// x2APIC cluster mode: one ICR write per 16-CPU cluster.
+    X2apicCluster,
+    /// x2APIC physical mode: one ICR write per target.
+    X2apicPhysical,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ipi {
+    pub apic_mode: ApicMode,
+    pub apic_source: String,
+    pub apic_confidence: Confidence,
+    /// Cost to the sender of one ICR write.
+    pub send_ns: Sourced,
+    /// From the ICR write to the target taking the interrupt.
+    pub delivery_ns: Sourced,
+    /// Interrupt entry plus the call-function dispatch on the target.
+    pub handler_entry_ns: Sourced,
+    /// Interrupt exit on the target.
+    pub handler_exit_ns: Sourced,
+}
+
+/// Unit costs of the kernel paths the model charges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelCosts {
+    /// One INVLPG (or `tlbie`), instruction cost only.
+    pub invlpg_cycles: Sourced,
+    /// A flushing CR3 write (or `tlbia`), instruction cost only: the refills are simulated.
+    pub full_flush_cycles: Sourced,
+    /// A flush including global entries (INVPCID all-context or CR4.PGE toggle).
+    pub global_flush_ns: Sourced,
+    /// A null system call round trip (entry + exit), with the profile's default mitigations.
+    pub syscall_ns: Sourced,
+    /// A minor page fault's kernel path excluding zeroing and the TLB work.
+    pub fault_ns: Sourced,
+}
+
+/// A whole machine profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineProfile {
+    pub schema_version: u32,
+    /// Short name used on the command line, e.g. `ivybridge-4c8t`.
+    pub name: String,
+    pub description: String,
+    pub cpu: Cpu,
+    pub topology: Topology,
+    pub tlb: Tlb,
+    pub walk: Walk,
+    pub memory: Memory,
+    pub kernel: KernelCosts,
+    /// Absent on uniprocessors (no other CPU to share a line with).
+    pub coherence: Option<Coherence>,
+    /// Absent on uniprocessors (no IPIs).
+    pub ipi: Option<Ipi>,
+}
+
+/// A validation failure: the dotted key that is wrong and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileError {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "key `{}`: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> ProfileError {
+    ProfileError {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+fn check_sourced(key: &str, s: &Sourced, min: f64, max: f64) -> Result<(), ProfileError> {
+    if !s.value.is_finite() || s.value < min || s.value > max {
+        return Err(err(
+            format!("{key}.value"),
+            format!("{} is out of range; allowed {min} ..= {max}", s.value),
+        ));
+    }
+    if s.source.trim().is_empty() {
+        return Err(err(
+            format!("{key}.source"),
+            "must name where the number comes from",
+        ));
+    }
+    Ok(())
+}
+
+fn check_source(key: &str, source: &str) -> Result<(), ProfileError> {
+    if source.trim().is_empty() {
+        return Err(err(key, "must name where the facts come from"));
+    }
+    Ok(())
+}
+
+impl MachineProfile {
+    /// Checks every range and cross-field rule; the error names the first offending key.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        if self.schema_version != SCHEMA_VERSION {
+            return Err(err(
+                "schema_version",
+                format!(
+                    "is {}; this tlblab reads {SCHEMA_VERSION}",
+                    self.schema_version
+                ),
+            ));
+        }
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(err(
+                "name",
+                "must be non-empty and use only a-z, 0-9, '-' and '_'",
+            ));
+        }
+        let cpu = &self.cpu;
+        if !["intel", "amd", "powerpc"].contains(&cpu.vendor.as_str()) {
+            return Err(err(
+                "cpu.vendor",
+                format!("`{}` is not one of: intel, amd, powerpc", cpu.vendor),
+            ));
+        }
+        check_sourced("cpu.clock_mhz", &cpu.clock_mhz, 1.0, 10_000.0)?;
+        check_source("cpu.features.source", &cpu.features.source)?;
+        let t = &self.topology;
+        for (k, v) in [
+            ("topology.sockets", t.sockets),
+            ("topology.cores_per_socket", t.cores_per_socket),
+            ("topology.threads_per_core", t.threads_per_core),
+        ] {
+            if !(1..=1024).contains(&v) {
+                return Err(err(k, format!("{v} is out of range; allowed 1 ..= 1024")));
+            }
+        }
+        check_source("topology.source", &t.source)?;
+        self.validate_tlb()?;
+        let w = &self.walk;
+        check_sourced("walk.cycles", &w.cycles, 0.0, 100_000.0)?;
+        check_sourced(
+            "walk.dram_extra_cycles",
+            &w.dram_extra_cycles,
+            0.0,
+            100_000.0,
+        )?;
+        check_sourced("walk.parallel_walkers", &w.parallel_walkers, 1.0, 64.0)?;
+        let m = &self.memory;
+        check_sourced("memory.l1d_hit_cycles", &m.l1d_hit_cycles, 0.0, 1000.0)?;
+        check_sourced("memory.l2_hit_cycles", &m.l2_hit_cycles, 0.0, 1000.0)?;
+        check_sourced("memory.llc_hit_ns", &m.llc_hit_ns, 0.0, 10_000.0)?;
+        check_sourced("memory.dram_ns", &m.dram_ns, 1.0, 10_000.0)?;
+        check_sourced(
+            "memory.clear_page_mbps",
+            &m.clear_page_mbps,
+            1.0,
+            1_000_000.0,
+        )?;
+        check_sourced("memory.memcpy_mbps", &m.memcpy_mbps, 1.0, 1_000_000.0)?;
+        let k = &self.kernel;
+        check_sourced("kernel.invlpg_cycles", &k.invlpg_cycles, 0.0, 100_000.0)?;
+        check_sourced(
+            "kernel.full_flush_cycles",
+            &k.full_flush_cycles,
+            0.0,
+            100_000.0,
+        )?;
+        check_sourced(
+            "kernel.global_flush_ns",
+            &k.global_flush_ns,
+            0.0,
+            1_000_000.0,
+        )?;
+        check_sourced("kernel.syscall_ns", &k.syscall_ns, 0.0, 1_000_000.0)?;
+        check_sourced("kernel.fault_ns", &k.fault_ns, 0.0, 10_000_000.0)?;
+        let smp = t.cpus() > 1;
+        match (&self.coherence, smp) {
+            (None, true) => {
+                return Err(err(
+                    "coherence",
+                    "is required when the machine has more than one CPU",
+                ))
+            }
+            (Some(c), _) => {
+                check_sourced(
+                    "coherence.smt_sibling_ns",
+                    &c.smt_sibling_ns,
+                    0.0,
+                    100_000.0,
+                )?;
+                check_sourced(
+                    "coherence.same_socket_ns",
+                    &c.same_socket_ns,
+                    0.0,
+                    100_000.0,
+                )?;
+                check_sourced(
+                    "coherence.cross_socket_ns",
+                    &c.cross_socket_ns,
+                    0.0,
+                    100_000.0,
+                )?;
+            }
+            (None, false) => {}
+        }
+        match (&self.ipi, smp) {
+            (None, true) => {
+                return Err(err(
+                    "ipi",
+                    "is required when the machine has more than one CPU",
+                ))
+            }
+            (Some(i), _) => {
+                check_source("ipi.apic_source", &i.apic_source)?;
+                check_sourced("ipi.send_ns", &i.send_ns, 0.0, 1_000_000.0)?;
+                check_sourced("ipi.delivery_ns", &i.delivery_ns, 0.0, 1_000_000.0)?;
+                check_sourced(
+                    "ipi.handler_entry_ns",
+                    &i.handler_entry_ns,
+                    0.0,
+                    1_000_000.0,
+                )?;
+                check_sourced("ipi.handler_exit_ns", &i.handler_exit_ns, 0.0, 1_000_000.0)?;
+            }
+            (None, false) => {}
+        }
+        Ok(())
+    }
+
+    fn validate_tlb(&self) -> Result<(), ProfileError> {
+        let tlb = &self.tlb;
+        check_source("tlb.policy_source", &tlb.policy_source)?;
+        check_sourced("tlb.asids", &tlb.asids, 1.0, 65_536.0)?;
+        if tlb.structures.is_empty() {
+            return Err(err(
+                "tlb.structure",
+                "at least one [[tlb.structure]] is required",
+            ));
+        }
+        for (i, s) in tlb.structures.iter().enumerate() {
+            let key = |f: &str| format!("tlb.structure[{i}].{f}");
+            if s.name.trim().is_empty() {
+                return Err(err(key("name"), "must not be empty"));
+            }
+            if !(1..=2).contains(&s.level) {
+                return Err(err(
+                    key("level"),
+                    format!("{} is not allowed; allowed 1 or 2", s.level),
+                ));
+            }
+            if s.page_sizes.is_empty() {
+                return Err(err(
+                    key("page_sizes"),
+                    "must list at least one of \"4k\", \"2m\", \"1g\"",
+                ));
+            }
+            Geometry::new(s.entries / s.ways.max(1), s.ways)
+                .and_then(|g| {
+                    if g.entries() == s.entries {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "entries {} is not a multiple of ways {}",
+                            s.entries, s.ways
+                        ))
+                    }
+                })
+                .map_err(|m| err(key("entries"), m))?;
+            check_source(&key("source"), &s.source)?;
+            check_sourced(&key("hit_cycles"), &s.hit_cycles, 0.0, 1000.0)?;
+            if tlb.replacement == Replacement::Plru && !s.ways.is_power_of_two() {
+                return Err(err(
+                    key("ways"),
+                    format!("{} ways cannot use tree-PLRU; allowed: a power of two, or replacement = \"lru\"", s.ways),
+                ));
+            }
+        }
+        TlbHierarchy::new(&self.tlb_specs(), tlb.replacement, tlb.inclusion)
+            .map_err(|m| err("tlb.structure", m))?;
+        // Every access kind needs a first-level structure for 4K pages, or no lookup could hit.
+        for kind in AccessKind::ALL {
+            let has = tlb.structures.iter().any(|s| {
+                s.level == 1 && s.serves.covers(kind) && s.page_sizes.contains(&PageSize::Size4K)
+            });
+            if !has {
+                return Err(err(
+                    "tlb.structure",
+                    format!("no level-1 structure serves {kind:?} accesses to 4k pages"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The structures of the TLB, as the hardware model takes them. Call after `validate`.
+    pub fn tlb_specs(&self) -> Vec<StructureSpec> {
+        self.tlb
+            .structures
+            .iter()
+            .map(|s| StructureSpec {
+                name: s.name.clone(),
+                level: s.level,
+                serves: s.serves,
+                page_sizes: s.page_sizes.clone(),
+                geometry: Geometry::new(s.sets(), s.ways).expect("validated profile"),
+            })
+            .collect()
+    }
+
+    /// One hardware thread's TLB hierarchy, empty. Call after `validate`.
+    pub fn build_tlb(&self) -> TlbHierarchy {
+        TlbHierarchy::new(&self.tlb_specs(), self.tlb.replacement, self.tlb.inclusion)
+            .expect("validated profile")
+    }
+
+    /// The clock in MHz as an integer, for the integer-time engine.
+    pub fn clock_mhz(&self) -> u64 {
+        self.cpu.clock_mhz.value.round() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests;

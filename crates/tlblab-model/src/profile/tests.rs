@@ -1,0 +1,120 @@
+use super::*;
+use std::path::PathBuf;
+
+fn profiles_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../profiles")
+}
+
+fn shipped() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir(profiles_dir())
+        .expect("profiles/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_shipped_profile_parses_validates_and_builds() {
+    let profiles = shipped();
+    assert!(
+        profiles.len() >= 5,
+        "expected the built-in profiles, found {}",
+        profiles.len()
+    );
+    for (path, text) in profiles {
+        let p: MachineProfile = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+        p.validate().unwrap_or_else(|e| panic!("{path}: {e}"));
+        let file_stem = PathBuf::from(&path)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(p.name, file_stem, "{path}: `name` must match the file name");
+        let tlb = p.build_tlb();
+        assert!(!tlb.views().is_empty());
+    }
+}
+
+fn base() -> MachineProfile {
+    let (_, text) = shipped()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("ivybridge-4c8t.toml"))
+        .expect("ivybridge profile");
+    toml::from_str(&text).unwrap()
+}
+
+#[test]
+fn validation_names_the_key_and_the_allowed_values() {
+    let mut p = base();
+    p.tlb.structures[0].ways = 4;
+    p.tlb.structures[0].entries = 48;
+    let e = p.validate().unwrap_err();
+    assert!(e.key.starts_with("tlb.structure[0]."), "{e}");
+
+    let mut p = base();
+    p.cpu.vendor = "via".into();
+    let e = p.validate().unwrap_err();
+    assert_eq!(e.key, "cpu.vendor");
+    assert!(e.message.contains("intel, amd, powerpc"), "{e}");
+
+    let mut p = base();
+    p.kernel.invlpg_cycles.source = " ".into();
+    assert_eq!(p.validate().unwrap_err().key, "kernel.invlpg_cycles.source");
+
+    let mut p = base();
+    p.walk.cycles.value = -1.0;
+    assert_eq!(p.validate().unwrap_err().key, "walk.cycles.value");
+
+    let mut p = base();
+    p.ipi = None;
+    assert_eq!(p.validate().unwrap_err().key, "ipi");
+}
+
+#[test]
+fn duplicate_structures_for_the_same_accesses_are_rejected() {
+    let mut p = base();
+    let dup = p
+        .tlb
+        .structures
+        .iter()
+        .find(|s| s.level == 2)
+        .unwrap()
+        .clone();
+    p.tlb.structures.push(dup);
+    let e = p.validate().unwrap_err();
+    assert_eq!(e.key, "tlb.structure");
+    assert!(e.message.contains("both hold"), "{e}");
+}
+
+#[test]
+fn missing_first_level_for_an_access_kind_is_rejected() {
+    let mut p = base();
+    p.tlb
+        .structures
+        .retain(|s| !(s.level == 1 && s.serves == Serves::Instruction));
+    let e = p.validate().unwrap_err();
+    assert!(e.message.contains("Fetch"), "{e}");
+}
+
+#[test]
+fn unknown_and_missing_keys_fail_to_parse() {
+    let (_, text) = shipped().into_iter().next().unwrap();
+    let extra = text.replacen("schema_version = 1", "schema_version = 1\nbogus = 3", 1);
+    let e = toml::from_str::<MachineProfile>(&extra)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bogus"), "{e}");
+    let missing = text.replacen("schema_version = 1\n", "", 1);
+    let e = toml::from_str::<MachineProfile>(&missing)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("schema_version"), "{e}");
+}

@@ -1,0 +1,3 @@
+//! Workloads: each follows a real benchmark's loop and reports its metric.
+
+pub mod pointer_chase;

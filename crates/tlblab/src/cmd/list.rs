@@ -1,0 +1,34 @@
+//! `tlblab list`: what this build knows about.
+
+use anyhow::Result;
+use tlblab_report::table::Table;
+
+use crate::machines;
+
+pub fn run() -> Result<()> {
+    let mut t = Table::new(["machine", "cpu", "cpus", "MHz", "TLB structures"]);
+    for name in machines::builtin_names() {
+        let p = machines::load(name)?;
+        let tlbs = p
+            .tlb
+            .structures
+            .iter()
+            .map(|s| format!("{} {}x{}", s.name, s.sets(), s.ways))
+            .collect::<Vec<_>>()
+            .join(", ");
+        t.row([
+            p.name.clone(),
+            p.cpu.model_name.clone(),
+            p.topology.cpus().to_string(),
+            p.clock_mhz().to_string(),
+            tlbs,
+        ]);
+    }
+    print!(
+        "machines (profiles/*.toml; --machine also takes a file):\n{}",
+        t.render()
+    );
+    println!("\ntrace formats: raw64, lackey, hex");
+    println!("workloads, kernel presets and knobs arrive with the engine (issue 3)");
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! One module per subcommand: each parses nothing itself (clap does) and hands off to the model.
+
+pub mod list;
+pub mod reproduce;
+pub mod trace;

@@ -1,0 +1,71 @@
+//! Machine profiles: the built-in ones (every `profiles/*.toml`, embedded at build time) and
+//! profile files given by path.
+
+use anyhow::{anyhow, Context, Result};
+use std::path::Path;
+use tlblab_model::profile::MachineProfile;
+
+include!(concat!(env!("OUT_DIR"), "/builtin_profiles.rs"));
+
+/// Names of the built-in profiles, sorted.
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+/// Parses and validates profile text; `origin` names the file in every error.
+pub fn parse(text: &str, origin: &str) -> Result<MachineProfile> {
+    let p: MachineProfile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    p.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    Ok(p)
+}
+
+/// `NAME` of a built-in profile, or a path to a profile file.
+pub fn load(arg: &str) -> Result<MachineProfile> {
+    let path = Path::new(arg);
+    if arg.ends_with(".toml") || arg.contains('/') || path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read machine profile {}", path.display()))?;
+        return parse(&text, &path.display().to_string());
+    }
+    let (name, text) = BUILTIN.iter().find(|(n, _)| *n == arg).ok_or_else(|| {
+        anyhow!(
+            "unknown machine `{arg}`; built-in machines: {} (or give a path to a .toml profile)",
+            builtin_names().join(", ")
+        )
+    })?;
+    parse(text, &format!("built-in profile {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_loads() {
+        assert!(BUILTIN.len() >= 5);
+        for name in builtin_names() {
+            let p = load(name).unwrap();
+            assert_eq!(p.name, name);
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_choices() {
+        let e = load("pentium-pro").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown machine `pentium-pro`") && e.contains("ivybridge-4c8t"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let e = parse("schema_version = 1\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("x.toml:") && e.contains("missing field"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,39 @@
+//! The `tlblab` command. Thin glue: parse arguments, hand off to a subcommand, report errors.
+
+mod cmd;
+mod machines;
+mod trace;
+
+use clap::{Parser, Subcommand};
+
+/// tlblab: a deterministic laboratory for the Linux memory-management fast paths (TLB flushing,
+/// shootdowns, per-CPU page allocation) on simulated many-core machines.
+#[derive(Debug, Parser)]
+#[command(name = "tlblab", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Drive an address trace through one CPU's TLB hierarchy and count hits and misses.
+    Trace(cmd::trace::TraceArgs),
+    /// List the built-in machines and what else this build knows.
+    List,
+    /// Run the main job: the seed reproductions (until they land, the TLB-reach chase).
+    Reproduce(cmd::reproduce::ReproduceArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Trace(a) => cmd::trace::run(a),
+        Command::List => cmd::list::run(),
+        Command::Reproduce(a) => cmd::reproduce::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("tlblab: error: {e:#}");
+        std::process::exit(1);
+    }
+}

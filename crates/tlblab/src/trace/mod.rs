@@ -1,0 +1,3 @@
+//! Reading address traces.
+
+pub mod reader;
