@@ -4,6 +4,7 @@
 //! Pure and deterministic: no files, no threads, no clock. The CLI reads profiles and traces and
 //! hands this crate parsed values; the same inputs and seed always give the same result.
 
+pub mod engine;
 pub mod hw;
 pub mod profile;
 pub mod rng;

@@ -1,3 +1,6 @@
 //! Hardware models: one module per hardware thing, named as the hardware names it.
 
+pub mod coherence;
+pub mod cpumask;
 pub mod tlb;
+pub mod topology;

@@ -18,8 +18,8 @@ pub struct ChasePoint {
     /// Misses per access at each level of the data side, innermost first.
     pub level_miss_ratio: Vec<(String, f64)>,
     pub walks_per_access: f64,
-    /// Extra cycles per access spent translating: hits below L1 at their hit latency, walks at
-    /// the profile's walk cost.
+    /// Extra cycles per access spent translating: every lookup below L1 at that level's hit
+    /// latency, plus each walk at the profile's walk cost.
     pub translation_cycles: f64,
 }
 
@@ -65,7 +65,8 @@ pub fn chase(
                 .filter(|s| s.level == l.level && s.serves.covers(AccessKind::Load))
                 .map(|s| s.hit_cycles.value)
                 .fold(0.0, f64::max);
-            cycles += l.load.hits as f64 * hit_cycles;
+            // Every access that reaches this level pays its lookup, hit or miss.
+            cycles += (l.load.hits + l.load.misses) as f64 * hit_cycles;
         }
     }
     cycles += r.walks as f64 * profile.walk.cycles.value;

@@ -43,6 +43,6 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         cycles.row(c);
     }
     println!("Page walks per access:\n{}", walks.render());
-    println!("Translation cycles per access (STLB hits at their latency, walks at the profile's walk cost):\n{}", cycles.render());
+    println!("Translation cycles per access (second-level lookups at their latency, walks at the profile's walk cost):\n{}", cycles.render());
     Ok(())
 }

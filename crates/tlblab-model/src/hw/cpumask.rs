@@ -1,0 +1,92 @@
+//! `cpumask`: a fixed-size set of CPU ids (as Linux's `struct cpumask`), no allocation.
+
+/// Largest machine the model supports.
+pub const NR_CPUS: usize = 512;
+const WORDS: usize = NR_CPUS / 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CpuMask([u64; WORDS]);
+
+impl CpuMask {
+    pub const fn new() -> CpuMask {
+        CpuMask([0; WORDS])
+    }
+
+    pub fn single(cpu: u32) -> CpuMask {
+        let mut m = CpuMask::new();
+        m.set(cpu);
+        m
+    }
+
+    pub fn set(&mut self, cpu: u32) {
+        self.0[cpu as usize / 64] |= 1 << (cpu % 64);
+    }
+
+    pub fn clear(&mut self, cpu: u32) {
+        self.0[cpu as usize / 64] &= !(1 << (cpu % 64));
+    }
+
+    pub fn contains(&self, cpu: u32) -> bool {
+        self.0[cpu as usize / 64] >> (cpu % 64) & 1 == 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    pub fn weight(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Any CPU other than `cpu` (`cpumask_any_but`).
+    pub fn any_but(&self, cpu: u32) -> Option<u32> {
+        self.iter().find(|&c| c != cpu)
+    }
+
+    pub fn union(&self, o: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        m.0.iter_mut().zip(o.0).for_each(|(a, b)| *a |= b);
+        m
+    }
+
+    /// CPU ids in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(i as u32 * 64 + b)
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_clear_iterate() {
+        let mut m = CpuMask::new();
+        for c in [3, 64, 511, 0] {
+            m.set(c);
+        }
+        m.clear(3);
+        assert_eq!(m.iter().collect::<Vec<_>>(), [0, 64, 511]);
+        assert_eq!(m.weight(), 3);
+        assert_eq!(m.any_but(0), Some(64));
+        assert!(m.contains(511) && !m.contains(3));
+        assert_eq!(
+            CpuMask::single(7)
+                .union(&CpuMask::single(1))
+                .iter()
+                .collect::<Vec<_>>(),
+            [1, 7]
+        );
+        assert!(CpuMask::new().is_empty());
+    }
+}

@@ -1,0 +1,84 @@
+//! Where each CPU sits: socket, core, hardware thread. CPU ids follow the usual Linux x86
+//! enumeration: first every core's first thread (socket by socket), then the SMT siblings, so
+//! CPU `c` and CPU `c + cores` share a core.
+
+use crate::hw::cpumask::NR_CPUS;
+use crate::profile::Topology as ProfileTopology;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Topology {
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+}
+
+/// How far apart two CPUs are, for cache-line transfers and IPIs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Distance {
+    Same,
+    SmtSibling,
+    SameSocket,
+    CrossSocket,
+}
+
+impl Topology {
+    pub fn from_profile(t: &ProfileTopology) -> Topology {
+        let topo = Topology {
+            sockets: t.sockets,
+            cores_per_socket: t.cores_per_socket,
+            threads_per_core: t.threads_per_core,
+        };
+        assert!(topo.cpus() as usize <= NR_CPUS, "at most {NR_CPUS} CPUs");
+        topo
+    }
+
+    pub fn cpus(&self) -> u32 {
+        self.cores() * self.threads_per_core
+    }
+
+    pub fn cores(&self) -> u32 {
+        self.sockets * self.cores_per_socket
+    }
+
+    /// The global core index of `cpu`.
+    pub fn core_of(&self, cpu: u32) -> u32 {
+        cpu % self.cores()
+    }
+
+    pub fn socket_of(&self, cpu: u32) -> u32 {
+        self.core_of(cpu) / self.cores_per_socket
+    }
+
+    pub fn distance(&self, a: u32, b: u32) -> Distance {
+        if a == b {
+            Distance::Same
+        } else if self.core_of(a) == self.core_of(b) {
+            Distance::SmtSibling
+        } else if self.socket_of(a) == self.socket_of(b) {
+            Distance::SameSocket
+        } else {
+            Distance::CrossSocket
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_style_enumeration() {
+        // 2 sockets x 2 cores x 2 threads: cpus 0-3 are first threads, 4-7 their siblings.
+        let t = Topology {
+            sockets: 2,
+            cores_per_socket: 2,
+            threads_per_core: 2,
+        };
+        assert_eq!(t.cpus(), 8);
+        assert_eq!(t.distance(0, 4), Distance::SmtSibling);
+        assert_eq!(t.distance(0, 1), Distance::SameSocket);
+        assert_eq!(t.distance(0, 2), Distance::CrossSocket);
+        assert_eq!(t.distance(1, 6), Distance::CrossSocket);
+        assert_eq!(t.distance(3, 3), Distance::Same);
+    }
+}
