@@ -2,5 +2,7 @@
 
 pub mod coherence;
 pub mod cpumask;
+pub mod ipi;
+pub mod lock;
 pub mod tlb;
 pub mod topology;
