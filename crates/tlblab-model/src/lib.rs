@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod hw;
+pub mod kernel;
 pub mod profile;
 pub mod rng;
 pub mod trace;

@@ -1,0 +1,6 @@
+//! Kernel mechanisms, named after the Linux code they follow. Each rule's comment names the
+//! kernel version it follows.
+
+pub mod frames;
+pub mod mm;
+pub mod tlbflush;
