@@ -34,6 +34,7 @@ import argparse
 import gzip
 import json
 import sys
+import time
 from array import array
 
 PAGE_SIZES = {"4k": 4096, "2m": 2 * 1024 * 1024}
@@ -72,12 +73,13 @@ def read_input(path):
 def parse_raw64(data):
     if len(data) % 8:
         die("raw64 input length %d is not a multiple of 8" % len(data))
+    # Top byte of every little-endian u64 must be < 0x80 (fast check in C).
+    if data[7::8].translate(None, bytes(range(0x80))):
+        die("address >= 2**63 in input: pycachesim cannot represent it")
     addrs = array("Q")
     addrs.frombytes(data)
     if sys.byteorder != "little":
         addrs.byteswap()
-    if addrs and max(addrs) >= ADDR_LIMIT:
-        die("address >= 2**63 in input: pycachesim cannot represent it")
     return addrs
 
 
@@ -97,42 +99,58 @@ def parse_hex(data):
     return addrs
 
 
+def lineno_of(data, line):
+    """Line number of the first occurrence of line (for error messages)."""
+    return data.count(b"\n", 0, max(data.find(line), 0)) + 1
+
+
 def parse_lackey(data, page_size):
     """Return (ops, lookups): ops is a list of (addr_list, length) batches in
     trace order; lookups is the number of pages touched (computed here
     independently of pycachesim, as a self-check)."""
     mask = page_size - 1
     shift = page_size.bit_length() - 1
+    fast = {b"I  ", b" L ", b" S ", b" M "}  # lackey's exact column layout
+    kinds = (b"I", b"L", b"S", b"M")
     ops = []
     run = []  # consecutive single-page accesses, loaded with length 1
+    app = run.append
     lookups = 0
-    for lineno, line in enumerate(data.split(b"\n"), 1):
-        if line[:2] == b"==" or not line.strip():
+    for line in data.split(b"\n"):
+        if line[:3] in fast:
+            a, _, sz = line[3:].partition(b",")
+        elif line[:2] == b"==" or not line.strip():
             continue
-        parts = line.split()
-        if len(parts) != 2 or parts[0] not in (b"I", b"L", b"S", b"M"):
-            die("lackey line %d: cannot parse %r" % (lineno, line[:60]))
-        a, _, sz = parts[1].partition(b",")
+        else:  # tolerate other whitespace, reject anything else
+            parts = line.split()
+            if len(parts) != 2 or parts[0] not in kinds:
+                die("lackey line %d: cannot parse %r" % (lineno_of(data, line), line[:60]))
+            a, _, sz = parts[1].partition(b",")
         try:
             addr = int(a, 16)
             size = int(sz)
+            if size < 0 or addr < 0:
+                raise ValueError
         except ValueError:
-            die("lackey line %d: cannot parse %r" % (lineno, line[:60]))
-        if size < 1:
-            size = 1
-        if addr + size - 1 >= ADDR_LIMIT:
-            die("lackey line %d: address >= 2**63" % lineno)
+            die("lackey line %d: cannot parse %r" % (lineno_of(data, line), line[:60]))
         if (addr & mask) + size <= page_size:
-            run.append(addr)
+            if size < 1:
+                size = 1
+            app(addr)
             lookups += 1
-        else:
-            if run:
-                ops.append((run, 1))
-                run = []
-            ops.append(([addr], size))
-            lookups += ((addr + size - 1) >> shift) - (addr >> shift) + 1
+            continue
+        if addr + size - 1 >= ADDR_LIMIT:
+            die("lackey line %d: address >= 2**63" % lineno_of(data, line))
+        if run:
+            ops.append((run, 1))
+            run = []
+            app = run.append
+        ops.append(([addr], size))
+        lookups += ((addr + size - 1) >> shift) - (addr >> shift) + 1
     if run:
         ops.append((run, 1))
+    if lookups and max(max(r) for r, _ in ops) >= ADDR_LIMIT:
+        die("address >= 2**63 in input: pycachesim cannot represent it")
     return ops, lookups
 
 
@@ -169,6 +187,8 @@ def main(argv=None):
                    choices=["raw64", "lackey", "hex"])
     p.add_argument("--json", action="store_true",
                    help="accepted for symmetry with tlblab; output is always JSON")
+    p.add_argument("--timing", action="store_true",
+                   help="add parse_seconds and simulate_seconds to the JSON")
     p.add_argument("file", metavar="FILE|-")
     a = p.parse_args(argv)
 
@@ -179,6 +199,7 @@ def main(argv=None):
     page_size = PAGE_SIZES[a.page_size]
     cs, caches = build(levels, page_size)
 
+    t0 = time.perf_counter()
     try:
         data = read_input(a.file)
     except OSError as e:
@@ -187,16 +208,19 @@ def main(argv=None):
     if a.format == "lackey":
         ops, expected = parse_lackey(data, page_size)
         del data
+        t1 = time.perf_counter()
         load = caches[0].backend.iterload
         for addrs, length in ops:
             load(addrs, length)
     else:
         addrs = parse_raw64(data) if a.format == "raw64" else parse_hex(data)
         del data
+        t1 = time.perf_counter()
         expected = len(addrs)
         # one C-level loop over the whole trace (iterload, length 1)
         caches[0].backend.iterload(addrs)
 
+    t2 = time.perf_counter()
     l1 = caches[0]
     accesses = l1.HIT_count + l1.MISS_count
     if accesses != expected:
@@ -211,6 +235,9 @@ def main(argv=None):
         "tlb": ["%dx%d" % g for g in levels],
         "policy": "lru",
     }
+    if a.timing:
+        out["parse_seconds"] = round(t1 - t0, 6)
+        out["simulate_seconds"] = round(t2 - t1, 6)
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
 

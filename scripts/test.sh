@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The project's test command:  bash scripts/test.sh [extra cargo test args...]
+#
+# Works from any directory.  Sets up <repo>/.venv with pycachesim (the peer
+# simulator the cross-check test compares tlblab against; see
+# scripts/ensure_venv.sh), exports TLBLAB_PYTHON=<repo>/.venv/bin/python and runs
+#     cargo test --workspace --release "$@"
+# (release mode so the cross-check over large traces is fast).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TLBLAB_PYTHON="$(bash "$ROOT/scripts/ensure_venv.sh")"
+export TLBLAB_PYTHON
+cd "$ROOT"
+printf 'test.sh: TLBLAB_PYTHON=%s; cargo test --workspace --release %s\n' "$TLBLAB_PYTHON" "$*" >&2
+exec cargo test --workspace --release "$@"
