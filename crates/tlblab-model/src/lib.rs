@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod hw;
 pub mod kernel;
+pub mod oracle;
 pub mod profile;
 pub mod rng;
 pub mod trace;

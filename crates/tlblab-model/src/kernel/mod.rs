@@ -3,4 +3,5 @@
 
 pub mod frames;
 pub mod mm;
+pub mod preset;
 pub mod tlbflush;

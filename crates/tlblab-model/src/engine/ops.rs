@@ -1,0 +1,49 @@
+//! What a task asks the simulated machine to do: user accesses and compute, the system calls
+//! the workloads make, and the loop-iteration marker the score counts. The kernel expands each
+//! system call and fault into its own steps (`engine/sim.rs`).
+
+use crate::engine::time::Ps;
+use crate::hw::tlb::AccessKind;
+
+/// Registers a task keeps results in (an mmap'd address, a file id), so later operations can
+/// use them.
+pub const NR_REGS: usize = 4;
+
+/// Where an mmap's pages come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapKind {
+    Anon,
+    /// `MAP_PRIVATE` of the file whose id is in register `reg`.
+    FilePrivate {
+        file_reg: usize,
+    },
+    /// `MAP_SHARED` of the file whose id is in register `reg`.
+    FileShared {
+        file_reg: usize,
+    },
+}
+
+/// An address, absolute or relative to a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addr {
+    pub reg: usize,
+    pub offset: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// A user load, store or instruction fetch.
+    Access { addr: Addr, kind: AccessKind },
+    /// Pure user computation.
+    Compute(Ps),
+    /// A sparse file of `pages` pages (`open` + `ftruncate` + `unlink`); its id goes to `reg`.
+    CreateFile { pages: u64, reg: usize },
+    /// `mmap(NULL, len, PROT_READ|PROT_WRITE, ...)`; the address goes to `reg`.
+    Mmap { len: u64, kind: MapKind, reg: usize },
+    /// `munmap` of the whole mapping at `addr`.
+    Munmap { addr: Addr },
+    /// `madvise(addr, len, MADV_DONTNEED)`.
+    MadviseDontneed { addr: Addr, len: u64 },
+    /// One benchmark loop iteration completed (`(*iterations)++`).
+    Iteration,
+}

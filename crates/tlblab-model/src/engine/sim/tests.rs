@@ -1,0 +1,143 @@
+use super::*;
+use crate::workload::will_it_scale::{Testcase, WisTask};
+
+fn profile(name: &str) -> MachineProfile {
+    let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    p.validate().unwrap();
+    p
+}
+
+/// `tasks` threads of one mm (or processes), task i on CPU i.
+fn wis(p: &MachineProfile, preset: &str, test: Testcase, tasks: u32, threads: bool) -> Simulation {
+    let mut sim = Simulation::new(p, KernelConfig::preset(preset).unwrap());
+    let shared = sim.add_mm();
+    for i in 0..tasks {
+        let mm = if threads {
+            shared
+        } else if i == 0 {
+            shared
+        } else {
+            sim.add_mm()
+        };
+        sim.add_task(Box::new(WisTask::new(test)), mm, i);
+    }
+    sim
+}
+
+fn run(sim: &mut Simulation) -> RunStats {
+    sim.run(Ps::US * 200, Ps::MS * 2)
+}
+
+#[test]
+fn one_task_makes_no_ipis_and_frees_every_page_it_zaps() {
+    let p = profile("haswell-ep-2s");
+    let mut sim = wis(&p, "5.18.1", Testcase::TlbFlush2, 1, true);
+    let s = run(&mut sim);
+    let c = s.counters;
+    let ops = s.iterations[0];
+    assert!(ops > 100, "{ops}");
+    assert_eq!((c.ipis_sent, c.shootdowns), (0, 0));
+    // Each iteration: one 1-page madvise flush (INVLPG), one freed page.
+    assert!(
+        c.partial_flushes >= ops && c.partial_flushes <= ops + 2,
+        "{c:?} {ops}"
+    );
+    assert!(c.pages_freed >= ops && c.pages_freed <= ops + 2, "{c:?}");
+    assert_eq!(c.oracle_violations, 0);
+}
+
+#[test]
+fn threads_shoot_down_every_other_cpu() {
+    let p = profile("haswell-ep-2s");
+    let mut sim = wis(&p, "5.18.1", Testcase::TlbFlush2, 4, true);
+    let s = run(&mut sim);
+    let ops: u64 = s.iterations.iter().sum();
+    let c = s.counters;
+    assert!(ops > 100);
+    let per_op = c.ipis_sent as f64 / ops as f64;
+    assert!(
+        (2.9..=3.1).contains(&per_op),
+        "3 other CPUs per flush, got {per_op} ({c:?})"
+    );
+    // IPIs in flight at the window's edges may be counted on one side only.
+    assert!(c.ipis_received.abs_diff(c.ipis_sent) <= 3 * 4, "{c:?}");
+    assert_eq!(c.oracle_violations, 0);
+    // Processes: no shared mm, no IPIs.
+    let mut sim = wis(&p, "5.18.1", Testcase::TlbFlush2, 4, false);
+    assert_eq!(run(&mut sim).counters.ipis_sent, 0);
+}
+
+#[test]
+fn tlb_flush1_cow_of_fault_around_pages_flushes_twice_per_operation() {
+    // Second pass over the file: read faults map 16-page windows read-only, so the next page's
+    // write replaces a present PTE (COW) and needs its own flush.
+    let p = profile("haswell-ep-2s");
+    let mut sim = wis(&p, "5.18.1", Testcase::TlbFlush1, 2, true);
+    // Long enough to finish the first 32768-page pass and run on the second.
+    let s = sim.run(Ps::MS * 120, Ps::MS * 10);
+    let ops: u64 = s.iterations.iter().sum();
+    let flushes = s.counters.flush_requests as f64 / ops as f64;
+    assert!(
+        flushes > 1.8 && flushes < 2.0,
+        "flush requests per op: {flushes} ({:?})",
+        s.counters
+    );
+    assert_eq!(s.counters.oracle_violations, 0);
+}
+
+#[test]
+fn the_oracle_catches_freeing_before_the_flush() {
+    let p = profile("haswell-ep-2s");
+    let mut k = KernelConfig::preset("5.18.1").unwrap();
+    k.set("free_before_flush", "on").unwrap();
+    let mut sim = Simulation::new(&p, k);
+    let mm = sim.add_mm();
+    for i in 0..2 {
+        sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, i);
+    }
+    let s = run(&mut sim);
+    assert!(s.counters.oracle_violations > 0, "{:?}", s.counters);
+}
+
+#[test]
+fn every_preset_runs_clean() {
+    let p = profile("ivybridge-4c8t");
+    for (name, _) in crate::kernel::preset::PRESETS {
+        for test in [
+            Testcase::TlbFlush1,
+            Testcase::TlbFlush2,
+            Testcase::TlbFlush3,
+            Testcase::PageFault1,
+            Testcase::Mmap1,
+        ] {
+            let mut sim = wis(&p, name, test, 3, true);
+            let s = sim.run(Ps::US * 100, Ps::US * 500);
+            assert_eq!(s.counters.oracle_violations, 0, "{name} {test:?}");
+            assert!(s.iterations.iter().sum::<u64>() > 0, "{name} {test:?}");
+        }
+    }
+}
+
+#[test]
+fn same_inputs_same_result() {
+    let p = profile("haswell-ep-2s");
+    let a = run(&mut wis(&p, "5.18.1+patch", Testcase::TlbFlush1, 5, true));
+    let b = run(&mut wis(&p, "5.18.1+patch", Testcase::TlbFlush1, 5, true));
+    assert_eq!(a.iterations, b.iterations);
+    assert_eq!(a.counters, b.counters);
+}
+
+#[test]
+fn attribution_adds_up_to_the_measured_time() {
+    let p = profile("haswell-ep-2s");
+    let s = run(&mut wis(&p, "5.18.1", Testcase::TlbFlush2, 3, true));
+    for (cpu, t) in s.attribution.iter().enumerate().take(3) {
+        let total: u64 = t.iter().map(|p| p.0).sum();
+        let m = s.measured.0 as f64;
+        assert!(
+            (total as f64 - m).abs() / m < 0.01,
+            "cpu {cpu}: {total} vs {m}"
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! The safety oracle (DESIGN.md rule 9), checked in every run:
+//! - at every TLB hit, the frame the entry translates to must still belong to the mapping the
+//!   access goes through (a hit on a freed or reallocated frame is a use-after-free through the
+//!   TLB);
+//! - when a frame is freed, no CPU may still hold a *usable* translation to it: one in the PCID
+//!   it runs the mm with right now, or in a PCID slot it would switch back to without a flush
+//!   (slot generation not behind `mm->context.tlb_gen`).
+//!
+//! Stale entries are legal between clearing a PTE and the completion of its flush, as long as
+//! the frame is not freed: that is exactly what the flush-then-free rule of `mmu_gather` buys.
+
+use crate::hw::tlb::{PageSize, TlbHierarchy};
+use crate::kernel::frames::{Frames, Owner};
+use crate::kernel::mm::{Mm, MmId, PAGE_SHIFT};
+use crate::kernel::tlbflush::TlbState;
+
+#[derive(Debug, Clone, Default)]
+pub struct Oracle {
+    pub violations: u64,
+    /// The first few violations, described, for the report.
+    pub examples: Vec<String>,
+}
+
+const MAX_EXAMPLES: usize = 8;
+
+impl Oracle {
+    fn flag(&mut self, what: String) {
+        self.violations += 1;
+        if self.examples.len() < MAX_EXAMPLES {
+            self.examples.push(what);
+        }
+    }
+
+    /// A TLB hit of `mm` at `va` translated to `pfn`.
+    pub fn check_access(&mut self, pfn: u64, mm: MmId, va: u64, frames: &Frames) {
+        let vpn = va >> PAGE_SHIFT;
+        match frames.owner(pfn) {
+            Owner::Anon { mm: m, vpn: v } if m == mm && v == vpn => {}
+            Owner::PageCache { .. } | Owner::Zero => {}
+            other => self.flag(format!(
+                "mm {mm} va {va:#x}: TLB hit on pfn {pfn} owned by {other:?}"
+            )),
+        }
+    }
+
+    /// `pfn` is about to be freed; its owner says where it was mapped.
+    pub fn check_free<'a>(
+        &mut self,
+        pfn: u64,
+        frames: &Frames,
+        mms: &[Mm],
+        cpus: impl Iterator<Item = (&'a TlbHierarchy, &'a TlbState)>,
+    ) {
+        let Owner::Anon { mm, vpn } = frames.owner(pfn) else {
+            return;
+        };
+        let m = &mms[mm as usize];
+        for (cpu, (tlb, st)) in cpus.enumerate() {
+            for (slot, ctx) in st.ctxs.iter().enumerate() {
+                if ctx.ctx_id != m.ctx_id {
+                    continue;
+                }
+                let running =
+                    st.loaded_mm == Some(mm) && st.loaded_asid as usize == slot && !st.is_lazy;
+                let reusable = ctx.tlb_gen >= m.tlb_gen;
+                if !(running || reusable) {
+                    continue;
+                }
+                let pcid = slot as u16 + 1;
+                let held = tlb.entries().any(|(_, e)| {
+                    e.size == PageSize::Size4K
+                        && e.vpn == vpn
+                        && (e.asid == pcid || e.global)
+                        && e.pfn >> 1 == pfn
+                });
+                {
+                    if held {
+                        self.flag(format!(
+                            "pfn {pfn} freed while cpu {cpu} can still translate mm {mm} vpn {vpn:#x} to it"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}

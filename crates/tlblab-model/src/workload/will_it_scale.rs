@@ -1,0 +1,225 @@
+//! will-it-scale testcases (antonblanchard/will-it-scale, tests/*.c; facts sheet §2.4), each
+//! task's loop as the real testcase writes it. `_threads` variants share one mm, `_processes`
+//! variants get one each; the score is the sum over tasks of iterations per second.
+
+use crate::engine::ops::{Addr, MapKind, Op};
+use crate::engine::Program;
+use crate::hw::tlb::AccessKind;
+
+const PAGE: u64 = 4096;
+/// tlb_flush1/3: `#define FILESIZE (128 * 1024 * 1024)`.
+const FILESIZE: u64 = 128 << 20;
+/// tlb_flush2: `#define MEMSIZE (1 * 1024 * 1024)`.
+const TLB_FLUSH2_MEMSIZE: u64 = 1 << 20;
+/// page_fault1 / mmap1: `#define MEMSIZE (128 * 1024 * 1024)`.
+const MEMSIZE: u64 = 128 << 20;
+
+/// Register use: 0 = the mapping, 1 = the file.
+const MAP: usize = 0;
+const FILE: usize = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Testcase {
+    /// "TLB flush of separate file private mapping".
+    TlbFlush1,
+    /// "TLB flush of anonymous memory private mapping".
+    TlbFlush2,
+    /// "TLB flush of separate file shared mapping".
+    TlbFlush3,
+    /// Anonymous page faults: touch 128 MiB, munmap.
+    PageFault1,
+    /// mmap + munmap of 128 MiB, untouched.
+    Mmap1,
+}
+
+impl Testcase {
+    pub const ALL: [(&'static str, Testcase); 5] = [
+        ("tlb_flush1", Testcase::TlbFlush1),
+        ("tlb_flush2", Testcase::TlbFlush2),
+        ("tlb_flush3", Testcase::TlbFlush3),
+        ("page_fault1", Testcase::PageFault1),
+        ("mmap1", Testcase::Mmap1),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Testcase::ALL.iter().find(|(_, t)| *t == self).unwrap().0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Threads,
+    Processes,
+}
+
+/// One task's loop.
+#[derive(Debug, Clone)]
+pub struct WisTask {
+    test: Testcase,
+    started: bool,
+    /// The next page of the current mapping.
+    page: u64,
+}
+
+impl WisTask {
+    pub fn new(test: Testcase) -> WisTask {
+        WisTask {
+            test,
+            started: false,
+            page: 0,
+        }
+    }
+
+    fn region(&self) -> (u64, MapKind) {
+        match self.test {
+            Testcase::TlbFlush1 => (FILESIZE, MapKind::FilePrivate { file_reg: FILE }),
+            Testcase::TlbFlush2 => (TLB_FLUSH2_MEMSIZE, MapKind::Anon),
+            Testcase::TlbFlush3 => (FILESIZE, MapKind::FileShared { file_reg: FILE }),
+            Testcase::PageFault1 | Testcase::Mmap1 => (MEMSIZE, MapKind::Anon),
+        }
+    }
+}
+
+impl Program for WisTask {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        let (len, kind) = self.region();
+        if !self.started {
+            self.started = true;
+            if matches!(self.test, Testcase::TlbFlush1 | Testcase::TlbFlush3) {
+                // Each task creates its own temp file, ftruncates it to FILESIZE, unlinks it.
+                out.push(Op::CreateFile {
+                    pages: FILESIZE / PAGE,
+                    reg: FILE,
+                });
+            }
+            out.push(Op::Mmap {
+                len,
+                kind,
+                reg: MAP,
+            });
+        }
+        let at = Addr {
+            reg: MAP,
+            offset: self.page * PAGE,
+        };
+        match self.test {
+            Testcase::TlbFlush1 | Testcase::TlbFlush2 | Testcase::TlbFlush3 => {
+                // c[i] = 1; madvise(&c[i], pgsize, MADV_DONTNEED); assert(c[i] ...); iterations++
+                out.push(Op::Access {
+                    addr: at,
+                    kind: AccessKind::Store,
+                });
+                out.push(Op::MadviseDontneed {
+                    addr: at,
+                    len: PAGE,
+                });
+                out.push(Op::Access {
+                    addr: at,
+                    kind: AccessKind::Load,
+                });
+                out.push(Op::Iteration);
+            }
+            Testcase::PageFault1 => {
+                out.push(Op::Access {
+                    addr: at,
+                    kind: AccessKind::Store,
+                });
+                out.push(Op::Iteration);
+            }
+            Testcase::Mmap1 => {
+                out.push(Op::Munmap {
+                    addr: Addr {
+                        reg: MAP,
+                        offset: 0,
+                    },
+                });
+                out.push(Op::Iteration);
+                out.push(Op::Mmap {
+                    len,
+                    kind,
+                    reg: MAP,
+                });
+                return;
+            }
+        }
+        self.page += 1;
+        if self.page == len / PAGE {
+            self.page = 0;
+            out.push(Op::Munmap {
+                addr: Addr {
+                    reg: MAP,
+                    offset: 0,
+                },
+            });
+            out.push(Op::Mmap {
+                len,
+                kind,
+                reg: MAP,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tlb_flush2_loop_follows_the_testcase() {
+        let mut t = WisTask::new(Testcase::TlbFlush2);
+        let mut ops = Vec::new();
+        t.next(&mut ops);
+        assert_eq!(
+            ops[0],
+            Op::Mmap {
+                len: 1 << 20,
+                kind: MapKind::Anon,
+                reg: MAP
+            }
+        );
+        assert!(matches!(
+            ops[1],
+            Op::Access {
+                kind: AccessKind::Store,
+                ..
+            }
+        ));
+        assert!(matches!(ops[2], Op::MadviseDontneed { len: 4096, .. }));
+        assert!(matches!(
+            ops[3],
+            Op::Access {
+                kind: AccessKind::Load,
+                ..
+            }
+        ));
+        assert_eq!(ops[4], Op::Iteration);
+        // 256 pages per mapping, then munmap and mmap again.
+        for _ in 1..256 {
+            ops.clear();
+            t.next(&mut ops);
+        }
+        assert!(matches!(ops[ops.len() - 2], Op::Munmap { .. }));
+        assert!(matches!(ops[ops.len() - 1], Op::Mmap { .. }));
+    }
+
+    #[test]
+    fn file_tests_create_their_file_first() {
+        let mut ops = Vec::new();
+        WisTask::new(Testcase::TlbFlush1).next(&mut ops);
+        assert_eq!(
+            ops[0],
+            Op::CreateFile {
+                pages: 32768,
+                reg: FILE
+            }
+        );
+        assert_eq!(
+            ops[1],
+            Op::Mmap {
+                len: 128 << 20,
+                kind: MapKind::FilePrivate { file_reg: FILE },
+                reg: MAP
+            }
+        );
+    }
+}
