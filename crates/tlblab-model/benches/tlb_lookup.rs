@@ -18,11 +18,7 @@ fn stream(hot_percent: u64) -> Vec<u64> {
     let mut r = Rng::stream(1, "bench stream");
     (0..N)
         .map(|_| {
-            let page = if r.below(100) < hot_percent {
-                r.below(48)
-            } else {
-                r.below(4096)
-            };
+            let page = if r.below(100) < hot_percent { r.below(48) } else { r.below(4096) };
             0x7f00_0000_0000 + page * 4096 + r.below(4096)
         })
         .collect()
@@ -44,8 +40,7 @@ fn explicit(levels: &[(u32, u32)]) -> TlbHierarchy {
 }
 
 fn bench(c: &mut Criterion) {
-    let ivb: MachineProfile =
-        toml::from_str(include_str!("../../../profiles/ivybridge-4c8t.toml")).unwrap();
+    let ivb: MachineProfile = toml::from_str(include_str!("../../../profiles/ivybridge-4c8t.toml")).unwrap();
     let mut g = c.benchmark_group("tlb_lookup");
     g.throughput(Throughput::Elements(N as u64));
     for hot in [70, 95] {

@@ -10,5 +10,6 @@ pub mod kernel;
 pub mod oracle;
 pub mod profile;
 pub mod rng;
+pub mod run;
 pub mod trace;
 pub mod workload;

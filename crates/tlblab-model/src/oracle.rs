@@ -37,9 +37,7 @@ impl Oracle {
         match frames.owner(pfn) {
             Owner::Anon { mm: m, vpn: v } if m == mm && v == vpn => {}
             Owner::PageCache { .. } | Owner::Zero => {}
-            other => self.flag(format!(
-                "mm {mm} va {va:#x}: TLB hit on pfn {pfn} owned by {other:?}"
-            )),
+            other => self.flag(format!("mm {mm} va {va:#x}: TLB hit on pfn {pfn} owned by {other:?}")),
         }
     }
 
@@ -60,8 +58,7 @@ impl Oracle {
                 if ctx.ctx_id != m.ctx_id {
                     continue;
                 }
-                let running =
-                    st.loaded_mm == Some(mm) && st.loaded_asid as usize == slot && !st.is_lazy;
+                let running = st.loaded_mm == Some(mm) && st.loaded_asid as usize == slot && !st.is_lazy;
                 let reusable = ctx.tlb_gen >= m.tlb_gen;
                 if !(running || reusable) {
                     continue;

@@ -256,10 +256,7 @@ impl fmt::Display for ProfileError {
 impl std::error::Error for ProfileError {}
 
 fn err(key: impl Into<String>, message: impl Into<String>) -> ProfileError {
-    ProfileError {
-        key: key.into(),
-        message: message.into(),
-    }
+    ProfileError { key: key.into(), message: message.into() }
 }
 
 fn check_sourced(key: &str, s: &Sourced, min: f64, max: f64) -> Result<(), ProfileError> {
@@ -270,10 +267,7 @@ fn check_sourced(key: &str, s: &Sourced, min: f64, max: f64) -> Result<(), Profi
         ));
     }
     if s.source.trim().is_empty() {
-        return Err(err(
-            format!("{key}.source"),
-            "must name where the number comes from",
-        ));
+        return Err(err(format!("{key}.source"), "must name where the number comes from"));
     }
     Ok(())
 }
@@ -291,29 +285,17 @@ impl MachineProfile {
         if self.schema_version != SCHEMA_VERSION {
             return Err(err(
                 "schema_version",
-                format!(
-                    "is {}; this tlblab reads {SCHEMA_VERSION}",
-                    self.schema_version
-                ),
+                format!("is {}; this tlblab reads {SCHEMA_VERSION}", self.schema_version),
             ));
         }
         if self.name.is_empty()
-            || !self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            || !self.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
-            return Err(err(
-                "name",
-                "must be non-empty and use only a-z, 0-9, '-' and '_'",
-            ));
+            return Err(err("name", "must be non-empty and use only a-z, 0-9, '-' and '_'"));
         }
         let cpu = &self.cpu;
         if !["intel", "amd", "powerpc"].contains(&cpu.vendor.as_str()) {
-            return Err(err(
-                "cpu.vendor",
-                format!("`{}` is not one of: intel, amd, powerpc", cpu.vendor),
-            ));
+            return Err(err("cpu.vendor", format!("`{}` is not one of: intel, amd, powerpc", cpu.vendor)));
         }
         check_sourced("cpu.clock_mhz", &cpu.clock_mhz, 1.0, 10_000.0)?;
         check_source("cpu.features.source", &cpu.features.source)?;
@@ -331,88 +313,40 @@ impl MachineProfile {
         self.validate_tlb()?;
         let w = &self.walk;
         check_sourced("walk.cycles", &w.cycles, 0.0, 100_000.0)?;
-        check_sourced(
-            "walk.dram_extra_cycles",
-            &w.dram_extra_cycles,
-            0.0,
-            100_000.0,
-        )?;
+        check_sourced("walk.dram_extra_cycles", &w.dram_extra_cycles, 0.0, 100_000.0)?;
         check_sourced("walk.parallel_walkers", &w.parallel_walkers, 1.0, 64.0)?;
         let m = &self.memory;
         check_sourced("memory.l1d_hit_cycles", &m.l1d_hit_cycles, 0.0, 1000.0)?;
         check_sourced("memory.l2_hit_cycles", &m.l2_hit_cycles, 0.0, 1000.0)?;
         check_sourced("memory.llc_hit_ns", &m.llc_hit_ns, 0.0, 10_000.0)?;
         check_sourced("memory.dram_ns", &m.dram_ns, 1.0, 10_000.0)?;
-        check_sourced(
-            "memory.clear_page_mbps",
-            &m.clear_page_mbps,
-            1.0,
-            1_000_000.0,
-        )?;
+        check_sourced("memory.clear_page_mbps", &m.clear_page_mbps, 1.0, 1_000_000.0)?;
         check_sourced("memory.memcpy_mbps", &m.memcpy_mbps, 1.0, 1_000_000.0)?;
         let k = &self.kernel;
         check_sourced("kernel.invlpg_cycles", &k.invlpg_cycles, 0.0, 100_000.0)?;
-        check_sourced(
-            "kernel.full_flush_cycles",
-            &k.full_flush_cycles,
-            0.0,
-            100_000.0,
-        )?;
-        check_sourced(
-            "kernel.global_flush_ns",
-            &k.global_flush_ns,
-            0.0,
-            1_000_000.0,
-        )?;
+        check_sourced("kernel.full_flush_cycles", &k.full_flush_cycles, 0.0, 100_000.0)?;
+        check_sourced("kernel.global_flush_ns", &k.global_flush_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.syscall_ns", &k.syscall_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.fault_ns", &k.fault_ns, 0.0, 10_000_000.0)?;
         let smp = t.cpus() > 1;
         match (&self.coherence, smp) {
             (None, true) => {
-                return Err(err(
-                    "coherence",
-                    "is required when the machine has more than one CPU",
-                ))
+                return Err(err("coherence", "is required when the machine has more than one CPU"))
             }
             (Some(c), _) => {
-                check_sourced(
-                    "coherence.smt_sibling_ns",
-                    &c.smt_sibling_ns,
-                    0.0,
-                    100_000.0,
-                )?;
-                check_sourced(
-                    "coherence.same_socket_ns",
-                    &c.same_socket_ns,
-                    0.0,
-                    100_000.0,
-                )?;
-                check_sourced(
-                    "coherence.cross_socket_ns",
-                    &c.cross_socket_ns,
-                    0.0,
-                    100_000.0,
-                )?;
+                check_sourced("coherence.smt_sibling_ns", &c.smt_sibling_ns, 0.0, 100_000.0)?;
+                check_sourced("coherence.same_socket_ns", &c.same_socket_ns, 0.0, 100_000.0)?;
+                check_sourced("coherence.cross_socket_ns", &c.cross_socket_ns, 0.0, 100_000.0)?;
             }
             (None, false) => {}
         }
         match (&self.ipi, smp) {
-            (None, true) => {
-                return Err(err(
-                    "ipi",
-                    "is required when the machine has more than one CPU",
-                ))
-            }
+            (None, true) => return Err(err("ipi", "is required when the machine has more than one CPU")),
             (Some(i), _) => {
                 check_source("ipi.apic_source", &i.apic_source)?;
                 check_sourced("ipi.send_ns", &i.send_ns, 0.0, 1_000_000.0)?;
                 check_sourced("ipi.delivery_ns", &i.delivery_ns, 0.0, 1_000_000.0)?;
-                check_sourced(
-                    "ipi.handler_entry_ns",
-                    &i.handler_entry_ns,
-                    0.0,
-                    1_000_000.0,
-                )?;
+                check_sourced("ipi.handler_entry_ns", &i.handler_entry_ns, 0.0, 1_000_000.0)?;
                 check_sourced("ipi.handler_exit_ns", &i.handler_exit_ns, 0.0, 1_000_000.0)?;
             }
             (None, false) => {}
@@ -425,10 +359,7 @@ impl MachineProfile {
         check_source("tlb.policy_source", &tlb.policy_source)?;
         check_sourced("tlb.asids", &tlb.asids, 1.0, 65_536.0)?;
         if tlb.structures.is_empty() {
-            return Err(err(
-                "tlb.structure",
-                "at least one [[tlb.structure]] is required",
-            ));
+            return Err(err("tlb.structure", "at least one [[tlb.structure]] is required"));
         }
         for (i, s) in tlb.structures.iter().enumerate() {
             let key = |f: &str| format!("tlb.structure[{i}].{f}");
@@ -436,26 +367,17 @@ impl MachineProfile {
                 return Err(err(key("name"), "must not be empty"));
             }
             if !(1..=2).contains(&s.level) {
-                return Err(err(
-                    key("level"),
-                    format!("{} is not allowed; allowed 1 or 2", s.level),
-                ));
+                return Err(err(key("level"), format!("{} is not allowed; allowed 1 or 2", s.level)));
             }
             if s.page_sizes.is_empty() {
-                return Err(err(
-                    key("page_sizes"),
-                    "must list at least one of \"4k\", \"2m\", \"1g\"",
-                ));
+                return Err(err(key("page_sizes"), "must list at least one of \"4k\", \"2m\", \"1g\""));
             }
             Geometry::new(s.entries / s.ways.max(1), s.ways)
                 .and_then(|g| {
                     if g.entries() == s.entries {
                         Ok(())
                     } else {
-                        Err(format!(
-                            "entries {} is not a multiple of ways {}",
-                            s.entries, s.ways
-                        ))
+                        Err(format!("entries {} is not a multiple of ways {}", s.entries, s.ways))
                     }
                 })
                 .map_err(|m| err(key("entries"), m))?;
@@ -464,7 +386,10 @@ impl MachineProfile {
             if tlb.replacement == Replacement::Plru && !s.ways.is_power_of_two() {
                 return Err(err(
                     key("ways"),
-                    format!("{} ways cannot use tree-PLRU; allowed: a power of two, or replacement = \"lru\"", s.ways),
+                    format!(
+                        "{} ways cannot use tree-PLRU; allowed: a power of two, or replacement = \"lru\"",
+                        s.ways
+                    ),
                 ));
             }
         }
@@ -472,9 +397,10 @@ impl MachineProfile {
             .map_err(|m| err("tlb.structure", m))?;
         // Every access kind needs a first-level structure for 4K pages, or no lookup could hit.
         for kind in AccessKind::ALL {
-            let has = tlb.structures.iter().any(|s| {
-                s.level == 1 && s.serves.covers(kind) && s.page_sizes.contains(&PageSize::Size4K)
-            });
+            let has = tlb
+                .structures
+                .iter()
+                .any(|s| s.level == 1 && s.serves.covers(kind) && s.page_sizes.contains(&PageSize::Size4K));
             if !has {
                 return Err(err(
                     "tlb.structure",

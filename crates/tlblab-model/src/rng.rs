@@ -23,9 +23,7 @@ pub struct Rng {
 impl Rng {
     /// The stream `name` of run `seed`.
     pub fn stream(seed: u64, name: &str) -> Rng {
-        let mut r = Rng {
-            state: seed ^ fnv1a(name).rotate_left(17),
-        };
+        let mut r = Rng { state: seed ^ fnv1a(name).rotate_left(17) };
         r.next_u64();
         r
     }

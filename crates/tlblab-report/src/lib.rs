@@ -4,4 +4,5 @@
 //! The statistics and tables arrive with the results work (issue 5); for now this crate formats
 //! the plain tables the CLI prints.
 
+pub mod stats;
 pub mod table;

@@ -9,33 +9,19 @@ pub struct Table {
 
 impl Table {
     pub fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Table {
-        Table {
-            header: header.into_iter().map(Into::into).collect(),
-            rows: Vec::new(),
-        }
+        Table { header: header.into_iter().map(Into::into).collect(), rows: Vec::new() }
     }
 
     pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
         let row: Vec<String> = cells.into_iter().map(Into::into).collect();
-        assert_eq!(
-            row.len(),
-            self.header.len(),
-            "row width must match the header"
-        );
+        assert_eq!(row.len(), self.header.len(), "row width must match the header");
         self.rows.push(row);
     }
 
     pub fn render(&self) -> String {
         let n = self.header.len();
         let widths: Vec<usize> = (0..n)
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .map(|r| r[c].len())
-                    .chain([self.header[c].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
+            .map(|c| self.rows.iter().map(|r| r[c].len()).chain([self.header[c].len()]).max().unwrap_or(0))
             .collect();
         let mut out = String::new();
         for row in std::iter::once(&self.header).chain(&self.rows) {
@@ -63,10 +49,7 @@ mod tests {
         let mut t = Table::new(["level", "hits", "misses"]);
         t.row(["L1 DTLB", "12", "3"]);
         t.row(["STLB", "3", "1000"]);
-        assert_eq!(
-            t.render(),
-            "level    hits  misses\nL1 DTLB    12       3\nSTLB        3    1000\n"
-        );
+        assert_eq!(t.render(), "level    hits  misses\nL1 DTLB    12       3\nSTLB        3    1000\n");
     }
 
     #[test]

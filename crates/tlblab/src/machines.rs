@@ -52,20 +52,12 @@ mod tests {
     #[test]
     fn unknown_names_list_the_choices() {
         let e = load("pentium-pro").unwrap_err().to_string();
-        assert!(
-            e.contains("unknown machine `pentium-pro`") && e.contains("ivybridge-4c8t"),
-            "{e}"
-        );
+        assert!(e.contains("unknown machine `pentium-pro`") && e.contains("ivybridge-4c8t"), "{e}");
     }
 
     #[test]
     fn errors_name_the_file() {
-        let e = parse("schema_version = 1\n", "x.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("x.toml:") && e.contains("missing field"),
-            "{e}"
-        );
+        let e = parse("schema_version = 1\n", "x.toml").unwrap_err().to_string();
+        assert!(e.starts_with("x.toml:") && e.contains("missing field"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
 //! The `tlblab` command. Thin glue: parse arguments, hand off to a subcommand, report errors.
 
 mod cmd;
+mod experiment;
 mod machines;
 mod trace;
 
@@ -19,18 +20,24 @@ struct Cli {
 enum Command {
     /// Drive an address trace through one CPU's TLB hierarchy and count hits and misses.
     Trace(cmd::trace::TraceArgs),
+    /// One simulated run of a workload on a machine and kernel.
+    Run(cmd::run::RunArgs),
     /// List the built-in machines and what else this build knows.
     List,
-    /// Run the main job: the seed reproductions (until they land, the TLB-reach chase).
+    /// Run the seed reproductions (all of experiments/, or one by name).
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// The TLB-reach pointer chase through every built-in machine's TLB hierarchy.
+    Reach(cmd::reach::ReachArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Trace(a) => cmd::trace::run(a),
+        Command::Run(a) => cmd::run::run(a),
         Command::List => cmd::list::run(),
         Command::Reproduce(a) => cmd::reproduce::run(a),
+        Command::Reach(a) => cmd::reach::run(a),
     };
     if let Err(e) = result {
         eprintln!("tlblab: error: {e:#}");

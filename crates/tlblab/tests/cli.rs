@@ -5,10 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn tlblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tlblab"))
-        .args(args)
-        .output()
-        .expect("run tlblab")
+    Command::new(env!("CARGO_BIN_EXE_tlblab")).args(args).output().expect("run tlblab")
 }
 
 fn tlblab_stdin(args: &[&str], input: &[u8]) -> Output {
@@ -24,20 +21,12 @@ fn tlblab_stdin(args: &[&str], input: &[u8]) -> Output {
 }
 
 fn stdout(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "tlblab failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "tlblab failed: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 fn stderr(o: &Output) -> String {
-    assert!(
-        !o.status.success(),
-        "expected failure, got: {}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert!(!o.status.success(), "expected failure, got: {}", String::from_utf8_lossy(&o.stdout));
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
@@ -54,113 +43,66 @@ fn trace_counts_hits_and_misses_per_level_as_json() {
     // Pages 0,1,0,2,0,3 through a 1x2 L1 and a 1x4 L2.
     let hex = "0x0\n0x1000\n0x0\n0x2000\n0x0\n0x3000\n0x1000\n";
     let o = tlblab_stdin(
-        &[
-            "trace", "--tlb", "1x2", "--tlb", "1x4", "--format", "hex", "--json", "-",
-        ],
+        &["trace", "--tlb", "1x2", "--tlb", "1x4", "--format", "hex", "--json", "-"],
         hex.as_bytes(),
     );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["accesses"], 7);
     // L1: hits on the 2nd and 3rd visit of page 0; page 1's revisit was evicted from L1.
     assert_eq!(v["levels"][0]["name"], "L1");
-    assert_eq!(
-        (
-            v["levels"][0]["hits"].as_u64(),
-            v["levels"][0]["misses"].as_u64()
-        ),
-        (Some(2), Some(5))
-    );
+    assert_eq!((v["levels"][0]["hits"].as_u64(), v["levels"][0]["misses"].as_u64()), (Some(2), Some(5)));
     assert_eq!(v["levels"][1]["name"], "L2");
-    assert_eq!(
-        (
-            v["levels"][1]["hits"].as_u64(),
-            v["levels"][1]["misses"].as_u64()
-        ),
-        (Some(1), Some(4))
-    );
+    assert_eq!((v["levels"][1]["hits"].as_u64(), v["levels"][1]["misses"].as_u64()), (Some(1), Some(4)));
     assert_eq!(v["walks"], 4);
 }
 
 #[test]
 fn trace_reads_raw64_files_and_prints_a_table() {
-    let data: Vec<u8> = [0u64, 4096, 0, 8192]
-        .iter()
-        .flat_map(|a| a.to_le_bytes())
-        .collect();
+    let data: Vec<u8> = [0u64, 4096, 0, 8192].iter().flat_map(|a| a.to_le_bytes()).collect();
     let p = tmp("t.raw", &data);
     let out = stdout(&tlblab(&["trace", "--tlb", "16x4", p.to_str().unwrap()]));
     assert!(out.contains("4 accesses"), "{out}");
     assert!(
-        out.lines()
-            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["L1", "4", "1", "3", "0.7500"]),
+        out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["L1", "4", "1", "3", "0.7500"]),
         "{out}"
     );
 }
 
 #[test]
 fn trace_runs_a_lackey_trace_through_a_machine_profile() {
-    let lackey = "==1== Lackey\nI  00400000,4\n L 7ff000000,8\n S 7ff000000,8\n M 7ff000ffc,8\nI  00400004,4\n";
+    let lackey =
+        "==1== Lackey\nI  00400000,4\n L 7ff000000,8\n S 7ff000000,8\n M 7ff000ffc,8\nI  00400004,4\n";
     let o = tlblab_stdin(
-        &[
-            "trace",
-            "--machine",
-            "ivybridge-4c8t",
-            "--format",
-            "lackey",
-            "--json",
-            "-",
-        ],
+        &["trace", "--machine", "ivybridge-4c8t", "--format", "lackey", "--json", "-"],
         lackey.as_bytes(),
     );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     // The M access straddles two pages: 6 lookups for 5 accesses.
     assert_eq!(v["accesses"], 6);
-    let names: Vec<&str> = v["levels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> =
+        v["levels"].as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["L1 ITLB", "L1 DTLB", "STLB"]);
     let itlb = &v["levels"][0];
-    assert_eq!(
-        (itlb["hits"].as_u64(), itlb["misses"].as_u64()),
-        (Some(1), Some(1))
-    );
+    assert_eq!((itlb["hits"].as_u64(), itlb["misses"].as_u64()), (Some(1), Some(1)));
     assert_eq!(v["walks"], 3);
 }
 
 #[test]
 fn every_builtin_machine_traces() {
     let list = stdout(&tlblab(&["list"]));
-    for name in [
-        "ivybridge-4c8t",
-        "haswell-ep-2s",
-        "skylake-sp-2s",
-        "sapphire-rapids-2s",
-        "mpc855t",
-    ] {
+    for name in ["ivybridge-4c8t", "haswell-ep-2s", "skylake-sp-2s", "sapphire-rapids-2s", "mpc855t"] {
         assert!(list.contains(name), "{list}");
-        let o = tlblab_stdin(
-            &["trace", "--machine", name, "--format", "hex", "-"],
-            b"0x1000\n0x1000\n",
-        );
+        let o = tlblab_stdin(&["trace", "--machine", name, "--format", "hex", "-"], b"0x1000\n0x1000\n");
         assert!(stdout(&o).contains("2 accesses"));
     }
 }
 
 #[test]
 fn malformed_input_names_the_line() {
-    let o = tlblab_stdin(
-        &["trace", "--tlb", "16x4", "--format", "hex", "-"],
-        b"0x10\nnope\n",
-    );
+    let o = tlblab_stdin(&["trace", "--tlb", "16x4", "--format", "hex", "-"], b"0x10\nnope\n");
     let e = stderr(&o);
     assert!(e.contains("-:2:") && e.contains("`nope`"), "{e}");
-    let o = tlblab_stdin(
-        &["trace", "--tlb", "16x4", "--format", "lackey", "-"],
-        b"I  0400,4\nQ 1,1\n",
-    );
+    let o = tlblab_stdin(&["trace", "--tlb", "16x4", "--format", "lackey", "-"], b"I  0400,4\nQ 1,1\n");
     assert!(stderr(&o).contains("-:2:"));
 }
 
@@ -169,13 +111,8 @@ fn bad_arguments_say_what_is_allowed() {
     let e = stderr(&tlblab(&["trace", "--tlb", "3x4", "-"]));
     assert!(e.contains("power of two"), "{e}");
     let e = stderr(&tlblab(&["trace", "--machine", "vax-780", "-"]));
-    assert!(
-        e.contains("unknown machine") && e.contains("ivybridge-4c8t"),
-        "{e}"
-    );
-    let e = stderr(&tlblab(&[
-        "trace", "--tlb", "16x6", "--policy", "plru", "-",
-    ]));
+    assert!(e.contains("unknown machine") && e.contains("ivybridge-4c8t"), "{e}");
+    let e = stderr(&tlblab(&["trace", "--tlb", "16x6", "--policy", "plru", "-"]));
     assert!(e.contains("power-of-two"), "{e}");
     let e = stderr(&tlblab(&["trace", "-"]));
     assert!(e.contains("--machine") && e.contains("--tlb"), "{e}");
@@ -183,37 +120,23 @@ fn bad_arguments_say_what_is_allowed() {
 
 #[test]
 fn a_bad_profile_file_names_the_file_and_key() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../profiles/ivybridge-4c8t.toml"
-    ))
-    .unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles/ivybridge-4c8t.toml"))
+            .unwrap();
     let bad = text.replacen("replacement = \"lru\"", "replacement = \"random\"", 1);
     assert_ne!(bad, text);
     let p = tmp("bad.toml", bad.as_bytes());
     let e = stderr(&tlblab(&["trace", "--machine", p.to_str().unwrap(), "-"]));
-    assert!(
-        e.contains("bad.toml") && e.contains("replacement") && e.contains("lru"),
-        "{e}"
-    );
-    let p = tmp(
-        "bad2.toml",
-        text.replacen("ways = 4", "ways = 3", 1).as_bytes(),
-    );
+    assert!(e.contains("bad.toml") && e.contains("replacement") && e.contains("lru"), "{e}");
+    let p = tmp("bad2.toml", text.replacen("ways = 4", "ways = 3", 1).as_bytes());
     let e = stderr(&tlblab(&["trace", "--machine", p.to_str().unwrap(), "-"]));
-    assert!(
-        e.contains("bad2.toml") && e.contains("tlb.structure["),
-        "{e}"
-    );
+    assert!(e.contains("bad2.toml") && e.contains("tlb.structure["), "{e}");
 }
 
 #[test]
 fn reproduce_says_what_it_ran_and_is_deterministic() {
     let a = stdout(&tlblab(&["reproduce", "--quick"]));
-    assert!(
-        a.contains("No seed experiment has landed yet") && a.contains("pointer chase"),
-        "{a}"
-    );
+    assert!(a.contains("No seed experiment has landed yet") && a.contains("pointer chase"), "{a}");
     assert!(a.contains("ivybridge-4c8t"));
     assert_eq!(a, stdout(&tlblab(&["reproduce", "--quick"])));
 }

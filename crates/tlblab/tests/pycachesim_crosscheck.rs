@@ -52,10 +52,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(test: &str) -> Scratch {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "pycachesim-crosscheck-{}-{test}",
-            std::process::id()
-        ));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pycachesim-crosscheck-{}-{test}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create scratch dir");
         Scratch(dir)
@@ -99,8 +97,7 @@ fn counts(who: &str, json: &str) -> Counts {
     let v: Value = serde_json::from_str(json.trim())
         .unwrap_or_else(|e| panic!("{who}: output is not JSON ({e}): {json:?}"));
     let num = |x: &Value, what: &str| {
-        x.as_u64()
-            .unwrap_or_else(|| panic!("{who}: {what} is not an unsigned integer in {json}"))
+        x.as_u64().unwrap_or_else(|| panic!("{who}: {what} is not an unsigned integer in {json}"))
     };
     let levels = v["levels"]
         .as_array()
@@ -117,25 +114,16 @@ fn counts(who: &str, json: &str) -> Counts {
             )
         })
         .collect();
-    Counts {
-        levels,
-        accesses: num(&v["accesses"], "accesses"),
-    }
+    Counts { levels, accesses: num(&v["accesses"], "accesses") }
 }
 
 /// Runs a command, optionally feeding `stdin`, and returns its stdout (panicking with its
 /// stderr if it fails).
 fn run(mut cmd: Command, stdin: Option<&[u8]>, what: &str) -> String {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
     let feeder = stdin.map(|data| {
         let mut pipe = child.stdin.take().unwrap();
         let data = data.to_vec();
@@ -147,12 +135,7 @@ fn run(mut cmd: Command, stdin: Option<&[u8]>, what: &str) -> String {
     if let Some(f) = feeder {
         let _ = f.join();
     }
-    assert!(
-        o.status.success(),
-        "{what} failed ({}):\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{what} failed ({}):\n{}", o.status, String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap_or_else(|_| panic!("{what}: stdout is not UTF-8"))
 }
 
@@ -172,20 +155,12 @@ impl Case<'_> {
             a.push("--tlb".to_string());
             a.push(t.to_string());
         }
-        for (k, v) in [
-            ("--page-size", self.page_size),
-            ("--policy", "lru"),
-            ("--format", self.format),
-        ] {
+        for (k, v) in [("--page-size", self.page_size), ("--policy", "lru"), ("--format", self.format)] {
             a.push(k.to_string());
             a.push(v.to_string());
         }
         a.push("--json".to_string());
-        a.push(if self.via_stdin {
-            "-".to_string()
-        } else {
-            self.input.display().to_string()
-        });
+        a.push(if self.via_stdin { "-".to_string() } else { self.input.display().to_string() });
         a
     }
 }
@@ -201,9 +176,7 @@ fn check(py: &str, case: &Case) -> Counts {
         if case.via_stdin { " stdin" } else { "" },
         case.input.file_name().unwrap().to_string_lossy()
     );
-    let data = case
-        .via_stdin
-        .then(|| std::fs::read(case.input).expect("read trace"));
+    let data = case.via_stdin.then(|| std::fs::read(case.input).expect("read trace"));
     let t0 = Instant::now();
     let (ours, peer) = std::thread::scope(|s| {
         let ours = s.spawn(|| {
@@ -213,8 +186,7 @@ fn check(py: &str, case: &Case) -> Counts {
         });
         let peer = s.spawn(|| {
             let mut c = Command::new(py);
-            c.arg(repo_root().join("scripts/pycachesim_tlb.py"))
-                .args(&args);
+            c.arg(repo_root().join("scripts/pycachesim_tlb.py")).args(&args);
             run(c, data.as_deref(), "pycachesim_tlb.py")
         });
         (ours.join(), peer.join())
@@ -229,29 +201,18 @@ fn check(py: &str, case: &Case) -> Counts {
         "reproduce with:\n  target/release/tlblab trace {a}\n  $TLBLAB_PYTHON scripts/pycachesim_tlb.py {a}",
         a = args.join(" ")
     );
-    assert_eq!(
-        a, b,
-        "{label}: tlblab (left) and pycachesim (right) disagree\n{reproduce}"
-    );
+    assert_eq!(a, b, "{label}: tlblab (left) and pycachesim (right) disagree\n{reproduce}");
     // Internal consistency of the (shared) answer: each level sees the misses of the one above.
     assert_eq!(a.levels.len(), case.tlbs.len(), "{label}: level count");
     for (i, (name, hits, misses)) in a.levels.iter().enumerate() {
         assert_eq!(name, &format!("L{}", i + 1), "{label}: level names");
-        let reached = if i == 0 {
-            a.accesses
-        } else {
-            a.levels[i - 1].2
-        };
+        let reached = if i == 0 { a.accesses } else { a.levels[i - 1].2 };
         assert_eq!(hits + misses, reached, "{label}: lookups reaching {name}");
     }
     eprintln!(
         "{label}: agree, {} lookups, {} ({:.2}s)",
         a.accesses,
-        a.levels
-            .iter()
-            .map(|(n, h, m)| format!("{n} {h} hits {m} misses"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        a.levels.iter().map(|(n, h, m)| format!("{n} {h} hits {m} misses")).collect::<Vec<_>>().join(", "),
         t0.elapsed().as_secs_f64()
     );
     a
@@ -259,16 +220,7 @@ fn check(py: &str, case: &Case) -> Counts {
 
 fn check_all(py: &str, input: &Path, format: &str, page_size: &str, configs: &[&[&str]]) {
     for tlbs in configs {
-        check(
-            py,
-            &Case {
-                tlbs,
-                page_size,
-                format,
-                input,
-                via_stdin: false,
-            },
-        );
+        check(py, &Case { tlbs, page_size, format, input, via_stdin: false });
     }
 }
 
@@ -289,46 +241,22 @@ fn one_level_geometries_raw64() {
         return;
     };
     let dir = Scratch::new("one_level");
-    let uniform = gen(
-        &py,
-        &dir,
-        "uniform.raw64",
-        "uniform",
-        &["--n", "300000", "--seed", "11", "--ws-pages", "96"],
-    );
-    let hotcold = gen(
-        &py,
-        &dir,
-        "hotcold.raw64",
-        "hotcold",
-        &["--n", "200000", "--seed", "12", "--ws-pages", "512"],
-    );
-    let stride = gen(
-        &py,
-        &dir,
-        "stride.raw64",
-        "stride",
-        &["--n", "100000", "--seed", "13", "--ws-pages", "16"],
-    );
+    let uniform =
+        gen(&py, &dir, "uniform.raw64", "uniform", &["--n", "300000", "--seed", "11", "--ws-pages", "96"]);
+    let hotcold =
+        gen(&py, &dir, "hotcold.raw64", "hotcold", &["--n", "200000", "--seed", "12", "--ws-pages", "512"]);
+    let stride =
+        gen(&py, &dir, "stride.raw64", "stride", &["--n", "100000", "--seed", "13", "--ws-pages", "16"]);
     for f in [&uniform, &hotcold, &stride] {
         check_all(&py, f, "raw64", "4k", ONE_LEVEL);
     }
     // A raw64 file in one lookup each: the lookup count is the record count.
     let c = check(
         &py,
-        &Case {
-            tlbs: &["16x4"],
-            page_size: "4k",
-            format: "raw64",
-            input: &uniform,
-            via_stdin: true,
-        },
+        &Case { tlbs: &["16x4"], page_size: "4k", format: "raw64", input: &uniform, via_stdin: true },
     );
     assert_eq!(c.accesses, 300_000);
-    assert!(
-        c.levels[0].2 > 10_000,
-        "uniform over 96 pages should miss a 64-entry TLB often: {c:?}"
-    );
+    assert!(c.levels[0].2 > 10_000, "uniform over 96 pages should miss a 64-entry TLB often: {c:?}");
 }
 
 #[test]
@@ -337,44 +265,19 @@ fn two_levels_raw64() {
         return;
     };
     let dir = Scratch::new("two_levels");
-    let mix = gen(
-        &py,
-        &dir,
-        "mix.raw64",
-        "mix",
-        &["--n", "1000000", "--seed", "21", "--ws-pages", "1536"],
-    );
-    let hotcold = gen(
-        &py,
-        &dir,
-        "hotcold.raw64",
-        "hotcold",
-        &["--n", "300000", "--seed", "22", "--ws-pages", "1024"],
-    );
-    let stride = gen(
-        &py,
-        &dir,
-        "stride.raw64",
-        "stride",
-        &["--n", "100000", "--seed", "23", "--ws-pages", "40"],
-    );
+    let mix = gen(&py, &dir, "mix.raw64", "mix", &["--n", "1000000", "--seed", "21", "--ws-pages", "1536"]);
+    let hotcold =
+        gen(&py, &dir, "hotcold.raw64", "hotcold", &["--n", "300000", "--seed", "22", "--ws-pages", "1024"]);
+    let stride =
+        gen(&py, &dir, "stride.raw64", "stride", &["--n", "100000", "--seed", "23", "--ws-pages", "40"]);
     for f in [&mix, &hotcold, &stride] {
         check_all(&py, f, "raw64", "4k", TWO_LEVELS);
     }
     let c = check(
         &py,
-        &Case {
-            tlbs: &["16x4", "128x8"],
-            page_size: "4k",
-            format: "raw64",
-            input: &mix,
-            via_stdin: false,
-        },
+        &Case { tlbs: &["16x4", "128x8"], page_size: "4k", format: "raw64", input: &mix, via_stdin: false },
     );
-    assert!(
-        c.levels[1].1 > 0 && c.levels[1].2 > 0,
-        "the mix should both hit and miss in L2: {c:?}"
-    );
+    assert!(c.levels[1].1 > 0 && c.levels[1].2 > 0, "the mix should both hit and miss in L2: {c:?}");
 }
 
 #[test]
@@ -388,32 +291,14 @@ fn hex_format_plain_gzip_and_stdin() {
         &dir,
         "seq.hex",
         "seq",
-        &[
-            "--n",
-            "200000",
-            "--seed",
-            "31",
-            "--format",
-            "hex",
-            "--ws-pages",
-            "300",
-        ],
+        &["--n", "200000", "--seed", "31", "--format", "hex", "--ws-pages", "300"],
     );
     let uniform_gz = gen(
         &py,
         &dir,
         "uniform.hex.gz",
         "uniform",
-        &[
-            "--n",
-            "200000",
-            "--seed",
-            "32",
-            "--format",
-            "hex",
-            "--ws-pages",
-            "200",
-        ],
+        &["--n", "200000", "--seed", "32", "--format", "hex", "--ws-pages", "200"],
     );
     // gzip data behind a name without .gz: recognised by its magic bytes.
     let hotcold_magic = gen(
@@ -421,16 +306,7 @@ fn hex_format_plain_gzip_and_stdin() {
         &dir,
         "hotcold.hex.gz",
         "hotcold",
-        &[
-            "--n",
-            "100000",
-            "--seed",
-            "33",
-            "--format",
-            "hex",
-            "--ws-pages",
-            "512",
-        ],
+        &["--n", "100000", "--seed", "33", "--format", "hex", "--ws-pages", "512"],
     );
     let renamed = dir.0.join("hotcold-gzip.trace");
     std::fs::rename(&hotcold_magic, &renamed).unwrap();
@@ -439,16 +315,7 @@ fn hex_format_plain_gzip_and_stdin() {
         check_all(&py, f, "hex", "4k", configs);
     }
     for input in [&seq, &uniform_gz] {
-        check(
-            &py,
-            &Case {
-                tlbs: &["4x2", "8x4"],
-                page_size: "4k",
-                format: "hex",
-                input,
-                via_stdin: true,
-            },
-        );
+        check(&py, &Case { tlbs: &["4x2", "8x4"], page_size: "4k", format: "hex", input, via_stdin: true });
     }
 }
 
@@ -464,42 +331,16 @@ fn synthetic_lackey_with_page_crossings() {
             &dir,
             &format!("synthetic-{ps}.lackey"),
             "lackey",
-            &[
-                "--n",
-                "300000",
-                "--seed",
-                "41",
-                "--format",
-                "lackey",
-                "--page-size",
-                ps,
-                "--ws-pages",
-                ws,
-            ],
+            &["--n", "300000", "--seed", "41", "--format", "lackey", "--page-size", ps, "--ws-pages", ws],
         );
-        let configs: &[&[&str]] = &[
-            &["16x4"],
-            &["1x1"],
-            &["1x32"],
-            &["16x4", "128x8"],
-            &["4x2", "8x4"],
-        ];
+        let configs: &[&[&str]] = &[&["16x4"], &["1x1"], &["1x32"], &["16x4", "128x8"], &["4x2", "8x4"]];
         check_all(&py, &f, "lackey", ps, configs);
         // About a third of the data accesses straddle a page: more lookups than records.
         let c = check(
             &py,
-            &Case {
-                tlbs: &["16x4"],
-                page_size: ps,
-                format: "lackey",
-                input: &f,
-                via_stdin: true,
-            },
+            &Case { tlbs: &["16x4"], page_size: ps, format: "lackey", input: &f, via_stdin: true },
         );
-        assert!(
-            c.accesses > 330_000,
-            "expected page-crossing accesses to add lookups: {c:?}"
-        );
+        assert!(c.accesses > 330_000, "expected page-crossing accesses to add lookups: {c:?}");
     }
 }
 
@@ -514,32 +355,14 @@ fn page_size_2m_raw64() {
         &dir,
         "uniform-2m.raw64",
         "uniform",
-        &[
-            "--n",
-            "300000",
-            "--seed",
-            "51",
-            "--page-size",
-            "2m",
-            "--ws-pages",
-            "200",
-        ],
+        &["--n", "300000", "--seed", "51", "--page-size", "2m", "--ws-pages", "200"],
     );
     let mix = gen(
         &py,
         &dir,
         "mix-2m.raw64",
         "mix",
-        &[
-            "--n",
-            "300000",
-            "--seed",
-            "52",
-            "--page-size",
-            "2m",
-            "--ws-pages",
-            "1500",
-        ],
+        &["--n", "300000", "--seed", "52", "--page-size", "2m", "--ws-pages", "1500"],
     );
     // The same 4k-scaled stream seen with 2 MiB pages (most lookups hit).
     let small = gen(
@@ -549,14 +372,8 @@ fn page_size_2m_raw64() {
         "hotcold",
         &["--n", "200000", "--seed", "53", "--ws-pages", "4096"],
     );
-    let configs: &[&[&str]] = &[
-        &["16x4"],
-        &["1x32"],
-        &["1x1"],
-        &["16x4", "128x8"],
-        &["1x64", "256x8"],
-        &["4x2", "8x4"],
-    ];
+    let configs: &[&[&str]] =
+        &[&["16x4"], &["1x32"], &["1x1"], &["16x4", "128x8"], &["1x64", "256x8"], &["4x2", "8x4"]];
     for f in [&uniform, &mix, &small] {
         check_all(&py, f, "raw64", "2m", configs);
     }
@@ -611,27 +428,14 @@ fn corner_cases() {
          S 00000ff8,8\n==1== bye\n",
     )
     .unwrap();
-    let configs: &[&[&str]] = &[
-        &["1x1"],
-        &["1x4"],
-        &["2x1"],
-        &["1x32"],
-        &["2x1", "1x2"],
-        &["4x2", "8x4"],
-    ];
+    let configs: &[&[&str]] = &[&["1x1"], &["1x4"], &["2x1"], &["1x32"], &["2x1", "1x2"], &["4x2", "8x4"]];
     for ps in ["4k", "2m"] {
         check_all(&py, &hex, "hex", ps, configs);
         check_all(&py, &lackey, "lackey", ps, configs);
     }
     let c = check(
         &py,
-        &Case {
-            tlbs: &["1x32"],
-            page_size: "4k",
-            format: "lackey",
-            input: &lackey,
-            via_stdin: false,
-        },
+        &Case { tlbs: &["1x32"], page_size: "4k", format: "lackey", input: &lackey, via_stdin: false },
     );
     // 9 records; these span pages: 0xffe,4 / 0x1ffc,8192 (3 pages) / 0xfff8,16 /
     // 0x1fff000ffc,8 / 0xff2,15 (0xff8,8 ends exactly at the boundary): 9+1+2+1+1+1 lookups.

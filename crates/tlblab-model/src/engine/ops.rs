@@ -37,7 +37,9 @@ pub enum Op {
     /// Pure user computation.
     Compute(Ps),
     /// A sparse file of `pages` pages (`open` + `ftruncate` + `unlink`); its id goes to `reg`.
-    CreateFile { pages: u64, reg: usize },
+    /// `cached`: every page is already in the page cache, as it is in the real benchmark's
+    /// measured interval once the warm-up has read the whole file.
+    CreateFile { pages: u64, reg: usize, cached: bool },
     /// `mmap(NULL, len, PROT_READ|PROT_WRITE, ...)`; the address goes to `reg`.
     Mmap { len: u64, kind: MapKind, reg: usize },
     /// `munmap` of the whole mapping at `addr`.

@@ -46,10 +46,7 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
-            next_seq: 0,
-        }
+        EventQueue { heap: BinaryHeap::new(), next_seq: 0 }
     }
 }
 
@@ -60,11 +57,7 @@ impl<E> EventQueue<E> {
 
     /// Queues `event` for `cpu` at `time`; returns its key.
     pub fn push(&mut self, time: Ps, cpu: u32, event: E) -> Key {
-        let key = Key {
-            time,
-            cpu,
-            seq: self.next_seq,
-        };
+        let key = Key { time, cpu, seq: self.next_seq };
         self.next_seq += 1;
         self.heap.push(Reverse(Item { key, event }));
         key

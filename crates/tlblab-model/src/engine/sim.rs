@@ -22,8 +22,7 @@ use crate::kernel::frames::{Frames, Owner, ZERO_PFN};
 use crate::kernel::mm::{zap_vma, Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use crate::kernel::preset::KernelConfig;
 use crate::kernel::tlbflush::{
-    decide_range, flush_tlb_func, flushall_shift, FlushAction, FlushInfo, RangeInputs, RangePolicy,
-    TlbState,
+    decide_range, flush_tlb_func, flushall_shift, FlushAction, FlushInfo, RangeInputs, RangePolicy, TlbState,
 };
 use crate::oracle::Oracle;
 use crate::profile::MachineProfile;
@@ -315,23 +314,18 @@ impl Simulation {
     pub fn new(profile: &MachineProfile, kernel: KernelConfig) -> Simulation {
         let topo = Topology::from_profile(&profile.topology);
         let policy = match (kernel.flush.policy, kernel.shift_from_table) {
-            (
+            (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
+                    shift: flushall_shift(
+                        &profile.cpu.vendor,
+                        profile.cpu.family,
+                        profile.cpu.model,
+                        table_post_fix,
+                    ),
                     post_fix,
                     huge_walk,
-                    ..
-                },
-                Some(table_post_fix),
-            ) => RangePolicy::FlushallShift {
-                shift: flushall_shift(
-                    &profile.cpu.vendor,
-                    profile.cpu.family,
-                    profile.cpu.model,
-                    table_post_fix,
-                ),
-                post_fix,
-                huge_walk,
-            },
+                }
+            }
             (p, _) => p,
         };
         let cpus = (0..topo.cpus())
@@ -380,13 +374,15 @@ impl Simulation {
         id
     }
 
-    /// Binds a task running `program` in `mm` to `cpu` (one task per CPU).
+    /// Binds a task running `program` in `mm` to `cpu` (one task per CPU), starting at time 0.
     pub fn add_task(&mut self, program: Box<dyn Program>, mm: MmId, cpu: u32) {
+        self.add_task_at(program, mm, cpu, Ps::ZERO);
+    }
+
+    /// As `add_task`, starting at `start`.
+    pub fn add_task_at(&mut self, program: Box<dyn Program>, mm: MmId, cpu: u32, start: Ps) {
         assert!(cpu < self.cpus(), "cpu {cpu} does not exist");
-        assert!(
-            self.cpus[cpu as usize].task.is_none(),
-            "cpu {cpu} already runs a task"
-        );
+        assert!(self.cpus[cpu as usize].task.is_none(), "cpu {cpu} already runs a task");
         let t = self.tasks.len();
         self.tasks.push(Task {
             program,
@@ -399,6 +395,7 @@ impl Simulation {
         });
         self.cpus[cpu as usize].task = Some(t);
         self.switch_mm(cpu, mm);
+        self.cpus[cpu as usize].busy_until = start;
     }
 
     /// `switch_mm_irqs_off` from init_mm to `mm` (v5.18): pick an ASID slot, flush it if stale,
@@ -412,10 +409,8 @@ impl Simulation {
         c.st.loaded_mm = Some(mm);
         c.st.is_lazy = false;
         if need_flush {
-            c.st.ctxs[asid as usize] = crate::kernel::tlbflush::TlbContext {
-                ctx_id: m.ctx_id,
-                tlb_gen: m.tlb_gen,
-            };
+            c.st.ctxs[asid as usize] =
+                crate::kernel::tlbflush::TlbContext { ctx_id: m.ctx_id, tlb_gen: m.tlb_gen };
             c.tlb.flush_asid(c.st.pcid());
         }
     }
@@ -482,41 +477,29 @@ impl Simulation {
         }
     }
 
-    /// Counters and attribution as of `at`, with blocked and idle time accounted up to `at`.
+    /// Counters and attribution as of `at`: CPUs idle or spinning at `at` are charged up to it
+    /// (so buckets only ever grow and window differences are exact up to one step).
     fn snapshot(&mut self, at: Ps) -> (Counters, Vec<[Ps; NR_BUCKETS]>) {
         self.counters.oracle_violations = self.oracle.violations;
-        let times = self
-            .cpus
-            .iter()
-            .map(|c| {
-                let mut t = c.time;
-                let busy: Ps = t.iter().copied().fold(Ps::ZERO, |a, b| a + b);
-                // Whatever is not yet charged up to `at` is waiting (if blocked) or idle.
-                let rest = at.saturating_sub(busy);
-                if c.waiting.is_some() {
-                    t[Bucket::IpiWait as usize] += rest;
-                } else {
-                    t[Bucket::Idle as usize] += rest;
-                }
-                t
-            })
-            .collect();
-        (self.counters, times)
+        for cpu in 0..self.cpus() {
+            self.charge_gap(cpu, at);
+        }
+        (self.counters, self.cpus.iter().map(|c| c.time).collect())
+    }
+
+    /// Charges the time since the CPU's last step up to `now`: spinning on a shootdown, or idle.
+    fn charge_gap(&mut self, cpu: u32, now: Ps) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.busy_until < now {
+            let b = if c.waiting.is_some() { Bucket::IpiWait } else { Bucket::Idle };
+            c.time[b as usize] += now - c.busy_until;
+            c.busy_until = now;
+        }
     }
 
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
         let ci = cpu as usize;
-        if self.cpus[ci].busy_until < now {
-            // The gap since the last step: spinning on a shootdown, or idle.
-            let gap = now - self.cpus[ci].busy_until;
-            let b = if self.cpus[ci].waiting.is_some() {
-                Bucket::IpiWait
-            } else {
-                Bucket::Idle
-            };
-            self.charge(cpu, b, gap);
-            self.cpus[ci].busy_until = now;
-        }
+        self.charge_gap(cpu, now);
         if let Some(irq) = self.cpus[ci].irqs.pop_front() {
             let d = self.handle_irq(cpu, irq, now);
             self.charge(cpu, Bucket::Handler, d);
@@ -544,11 +527,7 @@ impl Simulation {
                     task.program.next(&mut task.buf);
                     task.buf.reverse();
                 }
-                Step::Op(
-                    task.buf
-                        .pop()
-                        .expect("a program always has a next operation"),
-                )
+                Step::Op(task.buf.pop().expect("a program always has a next operation"))
             }
         };
         if let Step::Op(Op::Iteration) = step {
@@ -596,9 +575,20 @@ impl Simulation {
                 self.charge(cpu, Bucket::User, d);
                 d
             }
-            Step::Op(Op::CreateFile { pages, reg }) => {
-                self.files.push(vec![NO_PAGE; pages as usize]);
-                self.tasks[t].regs[reg] = self.files.len() as u64 - 1;
+            Step::Op(Op::CreateFile { pages, reg, cached }) => {
+                let file = self.files.len() as u32;
+                let slots =
+                    (0..pages)
+                        .map(|index| {
+                            if cached {
+                                self.frames.alloc(Owner::PageCache { file, index })
+                            } else {
+                                NO_PAGE
+                            }
+                        })
+                        .collect();
+                self.files.push(slots);
+                self.tasks[t].regs[reg] = file as u64;
                 // open + ftruncate + unlink
                 let d = self.costs.syscall_half * 6;
                 self.charge(cpu, Bucket::Syscall, d);
@@ -621,9 +611,7 @@ impl Simulation {
             }
             Step::Op(Op::Munmap { addr }) => {
                 let start = self.reg_addr(t, addr);
-                let vma = self.mms[mm as usize]
-                    .remove_vma(start)
-                    .expect("munmap of an unmapped address");
+                let vma = self.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
                 let zapped = zap_vma(&vma);
                 self.gather(t, mm, &zapped);
                 // Page tables existed only if something was mapped: then free_pgtables sets
@@ -642,11 +630,9 @@ impl Simulation {
             }
             Step::Op(Op::Iteration) => unreachable!("counted in step()"),
             Step::Fault { addr, write } => self.fault(cpu, t, mm, addr, write),
-            Step::Flush {
-                start,
-                end,
-                freed_tables,
-            } => self.flush_tlb_mm_range(cpu, mm, start, end, freed_tables, now),
+            Step::Flush { start, end, freed_tables } => {
+                self.flush_tlb_mm_range(cpu, mm, start, end, freed_tables, now)
+            }
             Step::SetPte { addr, pte } => {
                 self.mms[mm as usize].set_pte(addr, pte);
                 Ps::ZERO
@@ -679,12 +665,7 @@ impl Simulation {
         for &(addr, pte) in zapped {
             // The frame keeps its owner until it is freed: until then a stale TLB entry may
             // still legally reach it.
-            if self.frames.owner(pte.pfn)
-                == (Owner::Anon {
-                    mm,
-                    vpn: addr >> PAGE_SHIFT,
-                })
-            {
+            if self.frames.owner(pte.pfn) == (Owner::Anon { mm, vpn: addr >> PAGE_SHIFT }) {
                 self.tasks[t].gathered.push(pte.pfn);
             }
         }
@@ -692,20 +673,9 @@ impl Simulation {
 
     /// `tlb_finish_mmu`: flush if anything was cleared, then free, then return to user space.
     /// With the unsafe `free_before_flush` knob the pages are freed first.
-    fn queue_zap_flush(
-        &mut self,
-        cpu: u32,
-        start: u64,
-        end: u64,
-        cleared: bool,
-        freed_tables: bool,
-    ) {
+    fn queue_zap_flush(&mut self, cpu: u32, start: u64, end: u64, cleared: bool, freed_tables: bool) {
         let steps = &mut self.cpus[cpu as usize].steps;
-        let flush = Step::Flush {
-            start,
-            end,
-            freed_tables,
-        };
+        let flush = Step::Flush { start, end, freed_tables };
         let order: &[Step] = match (cleared, self.kernel.flush.free_before_flush) {
             (false, _) => &[Step::FreeGathered, Step::SyscallExit],
             (true, false) => &[flush, Step::FreeGathered, Step::SyscallExit],
@@ -722,11 +692,7 @@ impl Simulation {
         let c = &mut self.cpus[cpu as usize];
         let pcid = c.st.pcid();
         match c.tlb.lookup(va, kind, pcid, false) {
-            Lookup::Hit {
-                level,
-                pfn: payload,
-                ..
-            } => {
+            Lookup::Hit { level, pfn: payload, .. } => {
                 let (pfn, writable) = (payload >> 1, payload & 1 == 1);
                 self.oracle.check_access(pfn, mm, va, &self.frames);
                 let d = self.costs.level_hit[level as usize - 1] + self.costs.user_access;
@@ -746,14 +712,7 @@ impl Simulation {
                 match self.mms[mm as usize].pte(va) {
                     Some(p) if p.present && (p.writable || !write) => {
                         let c = &mut self.cpus[cpu as usize];
-                        c.tlb.fill(
-                            va,
-                            kind,
-                            pcid,
-                            PageSize::Size4K,
-                            p.pfn << 1 | p.writable as u64,
-                            false,
-                        );
+                        c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
                         self.charge(cpu, Bucket::User, self.costs.user_access);
                         walk + self.costs.user_access
                     }
@@ -761,9 +720,9 @@ impl Simulation {
                         self.push_fault(cpu, va, kind, write);
                         walk
                     }
-                    None => panic!(
-                        "task {t} touched unmapped address {va:#x} (SIGSEGV in the workload model)"
-                    ),
+                    None => {
+                        panic!("task {t} touched unmapped address {va:#x} (SIGSEGV in the workload model)")
+                    }
                 }
             }
         }
@@ -796,9 +755,7 @@ impl Simulation {
         let addr = va & !(PAGE_SIZE - 1);
         let vpn = addr >> PAGE_SHIFT;
         let (backing, index, vstart, vend) = {
-            let v = self.mms[mm as usize]
-                .vma(addr)
-                .expect("fault outside a VMA");
+            let v = self.mms[mm as usize].vma(addr).expect("fault outside a VMA");
             (v.backing, v.file_index(addr), v.start, v.end)
         };
         let pte = self.mms[mm as usize].pte(addr).unwrap();
@@ -820,10 +777,7 @@ impl Simulation {
             // Permission upgrade of a present PTE.
             (Backing::FileShared(_), true, true) => {
                 // do_wp_page -> wp_page_shared: page_mkwrite, make writable; no flush on x86.
-                Pte {
-                    writable: true,
-                    ..pte
-                }
+                Pte { writable: true, ..pte }
             }
             (_, true, true) => {
                 // wp_page_copy: new page, then ptep_clear_flush of the old PTE, then install.
@@ -832,55 +786,28 @@ impl Simulation {
                 self.mms[mm as usize].set_pte(addr, Pte::default());
                 self.counters.cow_flushes += 1;
                 let steps = &mut self.cpus[cpu as usize].steps;
-                steps.push_front(Step::SetPte {
-                    addr,
-                    pte: Pte {
-                        pfn,
-                        present: true,
-                        writable: true,
-                    },
-                });
-                steps.push_front(Step::Flush {
-                    start: addr,
-                    end: addr + PAGE_SIZE,
-                    freed_tables: false,
-                });
+                steps.push_front(Step::SetPte { addr, pte: Pte { pfn, present: true, writable: true } });
+                steps.push_front(Step::Flush { start: addr, end: addr + PAGE_SIZE, freed_tables: false });
                 return d;
             }
             (_, true, false) => return d, // raced with another fault: nothing to do
-            (Backing::Anon, false, false) => Pte {
-                pfn: ZERO_PFN,
-                present: true,
-                writable: false,
-            },
+            (Backing::Anon, false, false) => Pte { pfn: ZERO_PFN, present: true, writable: false },
             (Backing::Anon, false, true) => {
                 let (pfn, c) = anon_page(self, false);
                 d += c;
-                Pte {
-                    pfn,
-                    present: true,
-                    writable: true,
-                }
+                Pte { pfn, present: true, writable: true }
             }
             (Backing::FilePrivate(f), false, true) => {
                 // do_cow_fault: read the file page, copy it into a new anonymous page.
                 let (_, c0) = self.page_cache_page(cpu, f, index);
                 let (pfn, c) = anon_page(self, true);
                 d += c0 + c;
-                Pte {
-                    pfn,
-                    present: true,
-                    writable: true,
-                }
+                Pte { pfn, present: true, writable: true }
             }
             (Backing::FileShared(f), false, true) => {
                 let (pfn, c) = self.page_cache_page(cpu, f, index);
                 d += c;
-                Pte {
-                    pfn,
-                    present: true,
-                    writable: true,
-                }
+                Pte { pfn, present: true, writable: true }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
                 // do_read_fault: map the page, and (do_fault_around) every neighbour in the
@@ -888,10 +815,7 @@ impl Simulation {
                 let (pfn, c) = self.page_cache_page(cpu, f, index);
                 d += c;
                 let win = FAULT_AROUND_PAGES * PAGE_SIZE;
-                let (ws, we) = (
-                    (addr & !(win - 1)).max(vstart),
-                    ((addr & !(win - 1)) + win).min(vend),
-                );
+                let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
                 let mut a = ws;
                 while a < we {
                     if a != addr {
@@ -899,23 +823,12 @@ impl Simulation {
                         let cached = self.files[f as usize][i as usize];
                         let m = &mut self.mms[mm as usize];
                         if cached != NO_PAGE && !m.pte(a).unwrap().present {
-                            m.set_pte(
-                                a,
-                                Pte {
-                                    pfn: cached,
-                                    present: true,
-                                    writable: false,
-                                },
-                            );
+                            m.set_pte(a, Pte { pfn: cached, present: true, writable: false });
                         }
                     }
                     a += PAGE_SIZE;
                 }
-                Pte {
-                    pfn,
-                    present: true,
-                    writable: false,
-                }
+                Pte { pfn, present: true, writable: false }
             }
         };
         self.mms[mm as usize].set_pte(addr, new_pte);
@@ -927,13 +840,7 @@ impl Simulation {
         let mut cost = Ps::ZERO;
         let knobs = self.kernel.flush;
         let (topo, lines) = (self.topo, self.costs.lines);
-        let Simulation {
-            cpus,
-            mms,
-            counters,
-            costs,
-            ..
-        } = &mut *self;
+        let Simulation { cpus, mms, counters, costs, .. } = &mut *self;
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
         let action = flush_tlb_func(&mut c.st, info, &knobs, || {
@@ -960,11 +867,7 @@ impl Simulation {
                 counters.flushes_skipped += 1;
             }
             FlushAction::UpToDate => counters.flushes_skipped += 1,
-            FlushAction::Partial {
-                start,
-                nr,
-                stride_shift,
-            } => {
+            FlushAction::Partial { start, nr, stride_shift } => {
                 for i in 0..nr {
                     c.tlb.invlpg(start + (i << stride_shift), pcid);
                 }
@@ -1035,10 +938,7 @@ impl Simulation {
             self.charge(cpu, Bucket::FlushWork, d + l);
             return d + l;
         }
-        let ipi = self
-            .costs
-            .ipi
-            .expect("a machine with several CPUs has IPI costs");
+        let ipi = self.costs.ipi.expect("a machine with several CPUs has IPI costs");
         self.counters.shootdowns += 1;
         let mut pre = Ps::ZERO;
         if !self.kernel.flush.concurrent_local {
@@ -1054,24 +954,10 @@ impl Simulation {
         let sd = self.shootdowns.len();
         let t0 = now + d + pre;
         for &(t, at) in &fan.arrivals {
-            self.queue.push(
-                t0 + at,
-                t,
-                Event::Irq(
-                    t,
-                    Irq {
-                        info,
-                        shootdown: sd,
-                    },
-                ),
-            );
+            self.queue.push(t0 + at, t, Event::Irq(t, Irq { info, shootdown: sd }));
         }
         self.counters.ipis_sent += fan.arrivals.len() as u64;
-        let post = if self.kernel.flush.concurrent_local {
-            local(self)
-        } else {
-            Ps::ZERO
-        };
+        let post = if self.kernel.flush.concurrent_local { local(self) } else { Ps::ZERO };
         let local_done = t0 + send + post;
         self.shootdowns.push(Shootdown {
             initiator: cpu,
@@ -1098,9 +984,7 @@ impl Simulation {
         // csd_unlock: a store to the csd line; the spinning sender then reads it back.
         let initiator = irq.info.initiator;
         d += self.cpus[cpu as usize].csd_line.write(cpu, &topo, &lines);
-        let seen = self.cpus[cpu as usize]
-            .csd_line
-            .read(initiator, &topo, &lines);
+        let seen = self.cpus[cpu as usize].csd_line.read(initiator, &topo, &lines);
         let ack = now + d + seen;
         d += ipi.handler_exit;
         let s = &mut self.shootdowns[irq.shootdown];
@@ -1114,9 +998,14 @@ impl Simulation {
         d
     }
 
-    /// The frames allocator and mms, for tests and the oracle.
-    pub fn frames(&self) -> &Frames {
-        &self.frames
+    /// The flush knobs in force, with a table-derived shift resolved for this machine.
+    pub fn effective_knobs(&self) -> crate::kernel::tlbflush::FlushKnobs {
+        crate::kernel::tlbflush::FlushKnobs { policy: self.policy, ..self.kernel.flush }
+    }
+
+    /// Violations found and the first few, described.
+    pub fn oracle_report(&self) -> (u64, Vec<String>) {
+        (self.oracle.violations, self.oracle.examples.clone())
     }
 }
 

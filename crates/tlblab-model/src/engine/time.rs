@@ -18,10 +18,7 @@ impl Ps {
 
     /// Nanoseconds from a profile value.
     pub fn from_ns(ns: f64) -> Ps {
-        assert!(
-            ns.is_finite() && ns >= 0.0,
-            "a cost must be a finite, non-negative number of ns"
-        );
+        assert!(ns.is_finite() && ns >= 0.0, "a cost must be a finite, non-negative number of ns");
         Ps((ns * 1_000.0).round() as u64)
     }
 
@@ -65,10 +62,7 @@ impl AddAssign for Ps {
 impl Sub for Ps {
     type Output = Ps;
     fn sub(self, o: Ps) -> Ps {
-        Ps(self
-            .0
-            .checked_sub(o.0)
-            .expect("simulated time went backwards"))
+        Ps(self.0.checked_sub(o.0).expect("simulated time went backwards"))
     }
 }
 

@@ -37,13 +37,7 @@ impl LineCosts {
                 uncached,
             },
             // A uniprocessor never transfers a line between CPUs.
-            None => LineCosts {
-                hit,
-                smt_sibling: hit,
-                same_socket: hit,
-                cross_socket: hit,
-                uncached,
-            },
+            None => LineCosts { hit, smt_sibling: hit, same_socket: hit, cross_socket: hit, uncached },
         }
     }
 
@@ -160,11 +154,7 @@ mod tests {
         cross_socket: Ps(130_000),
         uncached: Ps(20_000),
     };
-    const T: Topology = Topology {
-        sockets: 2,
-        cores_per_socket: 4,
-        threads_per_core: 2,
-    };
+    const T: Topology = Topology { sockets: 2, cores_per_socket: 4, threads_per_core: 2 };
 
     #[test]
     fn exclusive_to_shared_and_back() {

@@ -80,13 +80,7 @@ mod tests {
         assert_eq!(m.weight(), 3);
         assert_eq!(m.any_but(0), Some(64));
         assert!(m.contains(511) && !m.contains(3));
-        assert_eq!(
-            CpuMask::single(7)
-                .union(&CpuMask::single(1))
-                .iter()
-                .collect::<Vec<_>>(),
-            [1, 7]
-        );
+        assert_eq!(CpuMask::single(7).union(&CpuMask::single(1)).iter().collect::<Vec<_>>(), [1, 7]);
         assert!(CpuMask::new().is_empty());
     }
 }

@@ -66,11 +66,7 @@ impl IpiCosts {
             }
             arrivals.push((t, self.send * writes as u64 + self.delivery));
         }
-        Fanout {
-            sender_busy: self.send * writes as u64,
-            icr_writes: writes,
-            arrivals,
-        }
+        Fanout { sender_busy: self.send * writes as u64, icr_writes: writes, arrivals }
     }
 }
 
@@ -79,13 +75,7 @@ mod tests {
     use super::*;
 
     fn costs(mode: ApicMode) -> IpiCosts {
-        IpiCosts {
-            mode,
-            send: Ps(100),
-            delivery: Ps(1_000),
-            handler_entry: Ps(500),
-            handler_exit: Ps(200),
-        }
+        IpiCosts { mode, send: Ps(100), delivery: Ps(1_000), handler_entry: Ps(500), handler_exit: Ps(200) }
     }
 
     fn mask(cpus: &[u32]) -> CpuMask {
@@ -105,15 +95,7 @@ mod tests {
     fn cluster_mode_writes_once_per_cluster() {
         let f = costs(ApicMode::X2apicCluster).fanout(&mask(&[1, 2, 17, 40]));
         assert_eq!(f.icr_writes, 3);
-        assert_eq!(
-            f.arrivals,
-            [
-                (1, Ps(1_100)),
-                (2, Ps(1_100)),
-                (17, Ps(1_200)),
-                (40, Ps(1_300))
-            ]
-        );
+        assert_eq!(f.arrivals, [(1, Ps(1_100)), (2, Ps(1_100)), (17, Ps(1_200)), (40, Ps(1_300))]);
     }
 
     #[test]

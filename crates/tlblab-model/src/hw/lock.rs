@@ -69,11 +69,7 @@ mod tests {
         cross_socket: Ps(130),
         uncached: Ps(20),
     };
-    const T: Topology = Topology {
-        sockets: 1,
-        cores_per_socket: 4,
-        threads_per_core: 1,
-    };
+    const T: Topology = Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 1 };
 
     #[test]
     fn uncontended_then_fifo_handoff() {

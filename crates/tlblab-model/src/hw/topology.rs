@@ -69,11 +69,7 @@ mod tests {
     #[test]
     fn linux_style_enumeration() {
         // 2 sockets x 2 cores x 2 threads: cpus 0-3 are first threads, 4-7 their siblings.
-        let t = Topology {
-            sockets: 2,
-            cores_per_socket: 2,
-            threads_per_core: 2,
-        };
+        let t = Topology { sockets: 2, cores_per_socket: 2, threads_per_core: 2 };
         assert_eq!(t.cpus(), 8);
         assert_eq!(t.distance(0, 4), Distance::SmtSibling);
         assert_eq!(t.distance(0, 1), Distance::SameSocket);

@@ -38,12 +38,7 @@ pub const ZERO_PFN: u64 = 0;
 
 impl Frames {
     pub fn new() -> Frames {
-        Frames {
-            owners: vec![Owner::Zero],
-            free: Vec::new(),
-            allocated: 0,
-            freed: 0,
-        }
+        Frames { owners: vec![Owner::Zero], free: Vec::new(), allocated: 0, freed: 0 }
     }
 
     pub fn alloc(&mut self, owner: Owner) -> u64 {
@@ -62,21 +57,14 @@ impl Frames {
 
     pub fn free(&mut self, pfn: u64) {
         assert_ne!(pfn, ZERO_PFN, "the zero page is never freed");
-        assert_ne!(
-            self.owners[pfn as usize],
-            Owner::Free,
-            "double free of pfn {pfn}"
-        );
+        assert_ne!(self.owners[pfn as usize], Owner::Free, "double free of pfn {pfn}");
         self.owners[pfn as usize] = Owner::Free;
         self.free.push(pfn);
         self.freed += 1;
     }
 
     pub fn owner(&self, pfn: u64) -> Owner {
-        self.owners
-            .get(pfn as usize)
-            .copied()
-            .unwrap_or(Owner::Free)
+        self.owners.get(pfn as usize).copied().unwrap_or(Owner::Free)
     }
 
     pub fn set_owner(&mut self, pfn: u64, owner: Owner) {

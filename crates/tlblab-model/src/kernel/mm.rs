@@ -138,11 +138,7 @@ impl Mm {
     /// Sets the PTE of `addr`; panics if no VMA covers it (a kernel-model bug).
     pub fn set_pte(&mut self, addr: u64, pte: Pte) {
         let i = self.vmas.partition_point(|v| v.end <= addr);
-        let v = self
-            .vmas
-            .get_mut(i)
-            .filter(|v| v.contains(addr))
-            .expect("set_pte outside any VMA");
+        let v = self.vmas.get_mut(i).filter(|v| v.contains(addr)).expect("set_pte outside any VMA");
         let s = v.slot(addr);
         v.ptes[s] = pte;
     }
@@ -150,11 +146,7 @@ impl Mm {
     /// Clears every present PTE in `[start, end)` (`zap_pte_range`) and returns `(addr, old)`.
     pub fn zap_range(&mut self, start: u64, end: u64) -> Vec<(u64, Pte)> {
         let mut out = Vec::new();
-        for v in self
-            .vmas
-            .iter_mut()
-            .filter(|v| v.start < end && start < v.end)
-        {
+        for v in self.vmas.iter_mut().filter(|v| v.start < end && start < v.end) {
             let (s, e) = (start.max(v.start), end.min(v.end));
             let mut a = s;
             while a < e {
@@ -203,46 +195,12 @@ mod tests {
         let a = mm.mmap(4 * PAGE_SIZE, Backing::Anon, true);
         assert_eq!(mm.pte(a), Some(Pte::default()));
         assert_eq!(mm.pte(a - 1), None);
-        mm.set_pte(
-            a + PAGE_SIZE,
-            Pte {
-                pfn: 7,
-                present: true,
-                writable: true,
-            },
-        );
-        mm.set_pte(
-            a + 3 * PAGE_SIZE,
-            Pte {
-                pfn: 9,
-                present: true,
-                writable: false,
-            },
-        );
+        mm.set_pte(a + PAGE_SIZE, Pte { pfn: 7, present: true, writable: true });
+        mm.set_pte(a + 3 * PAGE_SIZE, Pte { pfn: 9, present: true, writable: false });
         let z = mm.zap_range(a, a + 2 * PAGE_SIZE);
-        assert_eq!(
-            z,
-            [(
-                a + PAGE_SIZE,
-                Pte {
-                    pfn: 7,
-                    present: true,
-                    writable: true
-                }
-            )]
-        );
+        assert_eq!(z, [(a + PAGE_SIZE, Pte { pfn: 7, present: true, writable: true })]);
         assert!(!mm.pte(a + PAGE_SIZE).unwrap().present);
         let v = mm.remove_vma(a).unwrap();
-        assert_eq!(
-            zap_vma(&v),
-            [(
-                a + 3 * PAGE_SIZE,
-                Pte {
-                    pfn: 9,
-                    present: true,
-                    writable: false
-                }
-            )]
-        );
+        assert_eq!(zap_vma(&v), [(a + 3 * PAGE_SIZE, Pte { pfn: 9, present: true, writable: false })]);
     }
 }

@@ -15,61 +15,28 @@ pub struct KernelConfig {
 
 /// (name, what it models).
 pub const PRESETS: &[(&str, &str)] = &[
-    (
-        "3.4",
-        "v3.4.69: no x86 range flush, every flush_tlb_mm_range is a full flush",
-    ),
-    (
-        "3.13",
-        "v3.13-rc3: tlb_flushall_shift per family (Ivy Bridge 1), huge-page walk",
-    ),
-    (
-        "3.13-altershift",
-        "v3.13-rc3 + Mel Gorman's fix: post-fix formula, Ivy Bridge shift 2, walk kept",
-    ),
-    (
-        "3.13-nowalk",
-        "altershift without the has_large_page() walk (the v3.14 result)",
-    ),
-    (
-        "3.17",
-        "v3.17+: tlb_single_page_flush_ceiling = 33, generation-less handler",
-    ),
-    (
-        "5.18.1",
-        "v5.18.1: ceiling 33, concurrent local flush, mm->tlb_gen read at handler entry",
-    ),
-    (
-        "5.18.1+patch",
-        "v5.18.1 + 'x86/mm/tlb: avoid reading mm_tlb_gen when possible' (v6.0)",
-    ),
-    (
-        "5.18.1-early-return-touch",
-        "early return, but mm->tlb_gen always read (Andy Lutomirski's question)",
-    ),
-    (
-        "5.18.1-no-tlb-gen",
-        "early return, mm->tlb_gen never read by flush_tlb_func",
-    ),
+    ("3.4", "v3.4.69: no x86 range flush, every flush_tlb_mm_range is a full flush"),
+    ("3.13", "v3.13-rc3: tlb_flushall_shift per family (Ivy Bridge 1), huge-page walk"),
+    ("3.13-altershift", "v3.13-rc3 + Mel Gorman's fix: post-fix formula, Ivy Bridge shift 2, walk kept"),
+    ("3.13-nowalk", "altershift without the has_large_page() walk (the v3.14 result)"),
+    ("3.17", "v3.17+: tlb_single_page_flush_ceiling = 33, generation-less handler"),
+    ("5.18.1", "v5.18.1: ceiling 33, concurrent local flush, mm->tlb_gen read at handler entry"),
+    ("5.18.1+patch", "v5.18.1 + 'x86/mm/tlb: avoid reading mm_tlb_gen when possible' (v6.0)"),
+    ("5.18.1-early-return-touch", "early return, but mm->tlb_gen always read (Andy Lutomirski's question)"),
+    ("5.18.1-no-tlb-gen", "early return, mm->tlb_gen never read by flush_tlb_func"),
 ];
 
 /// (knob, allowed values).
 pub const KNOBS: &[(&str, &str)] = &[
     ("range_policy", "always-full | flushall-shift | ceiling"),
     ("ceiling", "pages (tlb_single_page_flush_ceiling), e.g. 33"),
-    (
-        "flushall_shift",
-        "-1..63, or 'table' / 'table-postfix' for the per-family table",
-    ),
+    ("flushall_shift", "-1..63, or 'table' / 'table-postfix' for the per-family table"),
     ("post_fix", "on | off (3.14 formula for flushall-shift)"),
     ("huge_walk", "on | off (has_large_page walk of v3.6-v3.13)"),
     ("early_return", "on | off"),
     ("read_tlb_gen", "always | when-needed | never"),
     ("concurrent_local", "on | off"),
-    (
-        "free_before_flush",
-        "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)",
-    ),
+    ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
 ];
 
 fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelConfig {
@@ -90,11 +57,7 @@ fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
     KernelConfig {
         name: name.into(),
         flush: FlushKnobs {
-            policy: RangePolicy::FlushallShift {
-                shift: 6,
-                post_fix,
-                huge_walk,
-            },
+            policy: RangePolicy::FlushallShift { shift: 6, post_fix, huge_walk },
             early_return: false,
             read_tlb_gen: ReadTlbGen::Never,
             concurrent_local: false,
@@ -135,10 +98,7 @@ impl KernelConfig {
             "5.18.1-no-tlb-gen" => modern(name, true, ReadTlbGen::Never),
             _ => {
                 let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-                return Err(format!(
-                    "unknown kernel preset `{name}`; presets: {}",
-                    names.join(", ")
-                ));
+                return Err(format!("unknown kernel preset `{name}`; presets: {}", names.join(", ")));
             }
         })
     }
@@ -146,12 +106,7 @@ impl KernelConfig {
     /// Sets one knob from `KEY=VALUE` text.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let allowed = || KNOBS.iter().find(|k| k.0 == key).map_or("", |k| k.1);
-        let bad = || {
-            format!(
-                "knob `{key}`: `{value}` is not allowed; allowed: {}",
-                allowed()
-            )
-        };
+        let bad = || format!("knob `{key}`: `{value}` is not allowed; allowed: {}", allowed());
         let on_off = || match value {
             "on" | "true" | "1" => Ok(true),
             "off" | "false" | "0" => Ok(false),
@@ -165,11 +120,7 @@ impl KernelConfig {
                     "ceiling" => RangePolicy::Ceiling(33),
                     "flushall-shift" => {
                         self.shift_from_table.get_or_insert(true);
-                        RangePolicy::FlushallShift {
-                            shift: 6,
-                            post_fix: true,
-                            huge_walk: false,
-                        }
+                        RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: false }
                     }
                     _ => return Err(bad()),
                 }
@@ -177,11 +128,7 @@ impl KernelConfig {
             "ceiling" => f.policy = RangePolicy::Ceiling(value.parse().map_err(|_| bad())?),
             "flushall_shift" => {
                 let (post_fix, huge_walk) = match f.policy {
-                    RangePolicy::FlushallShift {
-                        post_fix,
-                        huge_walk,
-                        ..
-                    } => (post_fix, huge_walk),
+                    RangePolicy::FlushallShift { post_fix, huge_walk, .. } => (post_fix, huge_walk),
                     _ => (true, false),
                 };
                 match value {
@@ -199,22 +146,14 @@ impl KernelConfig {
                             return Err(bad());
                         }
                         self.shift_from_table = None;
-                        f.policy = RangePolicy::FlushallShift {
-                            shift,
-                            post_fix,
-                            huge_walk,
-                        };
+                        f.policy = RangePolicy::FlushallShift { shift, post_fix, huge_walk };
                     }
                 }
             }
             "post_fix" | "huge_walk" => {
                 let v = on_off()?;
                 match &mut f.policy {
-                    RangePolicy::FlushallShift {
-                        post_fix,
-                        huge_walk,
-                        ..
-                    } => {
+                    RangePolicy::FlushallShift { post_fix, huge_walk, .. } => {
                         if key == "post_fix" {
                             *post_fix = v;
                             if let Some(t) = &mut self.shift_from_table {
@@ -224,11 +163,7 @@ impl KernelConfig {
                             *huge_walk = v;
                         }
                     }
-                    _ => {
-                        return Err(format!(
-                            "knob `{key}` applies only with range_policy=flushall-shift"
-                        ))
-                    }
+                    _ => return Err(format!("knob `{key}` applies only with range_policy=flushall-shift")),
                 }
             }
             "early_return" => f.early_return = on_off()?,
@@ -262,14 +197,7 @@ mod tests {
         }
         let base = KernelConfig::preset("5.18.1").unwrap().flush;
         let patch = KernelConfig::preset("5.18.1+patch").unwrap().flush;
-        assert_eq!(
-            FlushKnobs {
-                early_return: true,
-                read_tlb_gen: ReadTlbGen::WhenNeeded,
-                ..base
-            },
-            patch
-        );
+        assert_eq!(FlushKnobs { early_return: true, read_tlb_gen: ReadTlbGen::WhenNeeded, ..base }, patch);
     }
 
     #[test]
@@ -282,21 +210,9 @@ mod tests {
         let e = k.set("read_tlb_gen", "sometimes").unwrap_err();
         assert!(e.contains("always | when-needed | never"), "{e}");
         let e = k.set("warp", "9").unwrap_err();
-        assert!(
-            e.contains("unknown knob") && e.contains("early_return"),
-            "{e}"
-        );
-        assert!(KernelConfig::preset("2.6.9")
-            .unwrap_err()
-            .contains("5.18.1+patch"));
+        assert!(e.contains("unknown knob") && e.contains("early_return"), "{e}");
+        assert!(KernelConfig::preset("2.6.9").unwrap_err().contains("5.18.1+patch"));
         k.set("flushall_shift", "2").unwrap();
-        assert_eq!(
-            k.flush.policy,
-            RangePolicy::FlushallShift {
-                shift: 2,
-                post_fix: true,
-                huge_walk: false
-            }
-        );
+        assert_eq!(k.flush.policy, RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: false });
     }
 }

@@ -21,7 +21,8 @@ pub const TLB_NR_DYN_ASIDS: usize = 6;
 pub const TLB_FLUSH_ALL: u64 = u64::MAX;
 
 /// How `flush_tlb_mm_range` chooses between INVLPGs and a full flush.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RangePolicy {
     /// v3.4: every range flush of a user mm is a full flush (no x86 range support).
     AlwaysFull,
@@ -29,17 +30,14 @@ pub enum RangePolicy {
     /// `post_fix` selects Mel Gorman's v3.14 formula (ceiling = `min(total_vm, entries >> shift)`,
     /// no huge-page walk); otherwise the v3.6-v3.13 one (`min(total_vm, entries) >> shift`,
     /// plus the `has_large_page()` walk when `huge_walk`). `shift < 0` disables range flushes.
-    FlushallShift {
-        shift: i8,
-        post_fix: bool,
-        huge_walk: bool,
-    },
+    FlushallShift { shift: i8, post_fix: bool, huge_walk: bool },
     /// v3.17+: INVLPG when `(end - start) >> stride_shift <= ceiling`.
     Ceiling(u64),
 }
 
 /// Whether `flush_tlb_func` reads `mm->context.tlb_gen`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ReadTlbGen {
     /// At entry, always (v4.14 - v5.19).
     Always,
@@ -50,7 +48,7 @@ pub enum ReadTlbGen {
 }
 
 /// The flush-protocol knobs; every one settable alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlushKnobs {
     pub policy: RangePolicy,
     /// `f->new_tlb_gen <= local_tlb_gen` returns at once (v6.0+).
@@ -199,11 +197,7 @@ pub fn flush_tlb_func(
     let partial = !f.is_full() && f.new_tlb_gen == local + 1 && f.new_tlb_gen == latest;
     st.ctxs[st.loaded_asid as usize].tlb_gen = latest;
     if partial {
-        FlushAction::Partial {
-            start: f.start,
-            nr: f.nr_entries(),
-            stride_shift: f.stride_shift,
-        }
+        FlushAction::Partial { start: f.start, nr: f.nr_entries(), stride_shift: f.stride_shift }
     } else {
         FlushAction::Full
     }
@@ -259,26 +253,14 @@ pub fn decide_range(
     stride_shift: u32,
     inp: &RangeInputs,
 ) -> RangeDecision {
-    let full = RangeDecision {
-        start: 0,
-        end: TLB_FLUSH_ALL,
-        stride_shift,
-    };
+    let full = RangeDecision { start: 0, end: TLB_FLUSH_ALL, stride_shift };
     if end == TLB_FLUSH_ALL {
         return full;
     }
-    let keep = RangeDecision {
-        start,
-        end,
-        stride_shift,
-    };
+    let keep = RangeDecision { start, end, stride_shift };
     match policy {
         RangePolicy::AlwaysFull => full,
-        RangePolicy::FlushallShift {
-            shift,
-            post_fix,
-            huge_walk,
-        } => {
+        RangePolicy::FlushallShift { shift, post_fix, huge_walk } => {
             if shift < 0 || inp.vm_hugetlb {
                 return full;
             }

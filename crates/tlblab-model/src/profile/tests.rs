@@ -10,12 +10,7 @@ fn shipped() -> Vec<(String, String)> {
         .expect("profiles/ exists")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .map(|p| {
-            (
-                p.display().to_string(),
-                std::fs::read_to_string(&p).unwrap(),
-            )
-        })
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()))
         .collect();
     v.sort();
     v
@@ -24,19 +19,11 @@ fn shipped() -> Vec<(String, String)> {
 #[test]
 fn every_shipped_profile_parses_validates_and_builds() {
     let profiles = shipped();
-    assert!(
-        profiles.len() >= 5,
-        "expected the built-in profiles, found {}",
-        profiles.len()
-    );
+    assert!(profiles.len() >= 5, "expected the built-in profiles, found {}", profiles.len());
     for (path, text) in profiles {
         let p: MachineProfile = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         p.validate().unwrap_or_else(|e| panic!("{path}: {e}"));
-        let file_stem = PathBuf::from(&path)
-            .file_stem()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+        let file_stem = PathBuf::from(&path).file_stem().unwrap().to_string_lossy().into_owned();
         assert_eq!(p.name, file_stem, "{path}: `name` must match the file name");
         let tlb = p.build_tlb();
         assert!(!tlb.views().is_empty());
@@ -44,10 +31,8 @@ fn every_shipped_profile_parses_validates_and_builds() {
 }
 
 fn base() -> MachineProfile {
-    let (_, text) = shipped()
-        .into_iter()
-        .find(|(p, _)| p.ends_with("ivybridge-4c8t.toml"))
-        .expect("ivybridge profile");
+    let (_, text) =
+        shipped().into_iter().find(|(p, _)| p.ends_with("ivybridge-4c8t.toml")).expect("ivybridge profile");
     toml::from_str(&text).unwrap()
 }
 
@@ -81,13 +66,7 @@ fn validation_names_the_key_and_the_allowed_values() {
 #[test]
 fn duplicate_structures_for_the_same_accesses_are_rejected() {
     let mut p = base();
-    let dup = p
-        .tlb
-        .structures
-        .iter()
-        .find(|s| s.level == 2)
-        .unwrap()
-        .clone();
+    let dup = p.tlb.structures.iter().find(|s| s.level == 2).unwrap().clone();
     p.tlb.structures.push(dup);
     let e = p.validate().unwrap_err();
     assert_eq!(e.key, "tlb.structure");
@@ -97,9 +76,7 @@ fn duplicate_structures_for_the_same_accesses_are_rejected() {
 #[test]
 fn missing_first_level_for_an_access_kind_is_rejected() {
     let mut p = base();
-    p.tlb
-        .structures
-        .retain(|s| !(s.level == 1 && s.serves == Serves::Instruction));
+    p.tlb.structures.retain(|s| !(s.level == 1 && s.serves == Serves::Instruction));
     let e = p.validate().unwrap_err();
     assert!(e.message.contains("Fetch"), "{e}");
 }
@@ -108,13 +85,9 @@ fn missing_first_level_for_an_access_kind_is_rejected() {
 fn unknown_and_missing_keys_fail_to_parse() {
     let (_, text) = shipped().into_iter().next().unwrap();
     let extra = text.replacen("schema_version = 1", "schema_version = 1\nbogus = 3", 1);
-    let e = toml::from_str::<MachineProfile>(&extra)
-        .unwrap_err()
-        .to_string();
+    let e = toml::from_str::<MachineProfile>(&extra).unwrap_err().to_string();
     assert!(e.contains("bogus"), "{e}");
     let missing = text.replacen("schema_version = 1\n", "", 1);
-    let e = toml::from_str::<MachineProfile>(&missing)
-        .unwrap_err()
-        .to_string();
+    let e = toml::from_str::<MachineProfile>(&missing).unwrap_err().to_string();
     assert!(e.contains("schema_version"), "{e}");
 }

@@ -24,13 +24,7 @@ pub struct ChasePoint {
 }
 
 /// Chases `pages` pages of `size` for `laps` laps after one warm-up lap.
-pub fn chase(
-    profile: &MachineProfile,
-    pages: u64,
-    size: PageSize,
-    laps: u64,
-    seed: u64,
-) -> ChasePoint {
+pub fn chase(profile: &MachineProfile, pages: u64, size: PageSize, laps: u64, seed: u64) -> ChasePoint {
     let mut order: Vec<u64> = (0..pages).collect();
     Rng::stream(seed, "pointer-chase order").shuffle(&mut order);
     // Place the chased line at a different offset in each page, as the probe does, so cache
@@ -50,11 +44,7 @@ pub fn chase(
     }
     let r = d.report();
     let accesses = r.accesses as f64;
-    let data_levels: Vec<_> = r
-        .levels
-        .iter()
-        .filter(|l| l.load.hits + l.load.misses > 0)
-        .collect();
+    let data_levels: Vec<_> = r.levels.iter().filter(|l| l.load.hits + l.load.misses > 0).collect();
     let mut cycles = 0.0;
     for l in &data_levels {
         if l.level > 1 {
@@ -111,9 +101,6 @@ mod tests {
     #[test]
     fn same_seed_same_result() {
         let p = ivb();
-        assert_eq!(
-            chase(&p, 300, PageSize::Size4K, 2, 9),
-            chase(&p, 300, PageSize::Size4K, 2, 9)
-        );
+        assert_eq!(chase(&p, 300, PageSize::Size4K, 2, 9), chase(&p, 300, PageSize::Size4K, 2, 9));
     }
 }

@@ -24,11 +24,18 @@ pub fn run() -> Result<()> {
             tlbs,
         ]);
     }
-    print!(
-        "machines (profiles/*.toml; --machine also takes a file):\n{}",
-        t.render()
-    );
+    print!("machines (profiles/*.toml; --machine also takes a file):\n{}", t.render());
     println!("\ntrace formats: raw64, lackey, hex");
-    println!("workloads, kernel presets and knobs arrive with the engine (issue 3)");
+    println!("\nworkloads: {}", tlblab_model::run::Workload::names().join(", "));
+    let mut t = Table::new(["kernel preset", "what it models"]);
+    for (n, d) in tlblab_model::kernel::preset::PRESETS {
+        t.row([*n, *d]);
+    }
+    print!("\n{}", t.render());
+    let mut t = Table::new(["knob (--set KNOB=VALUE)", "values"]);
+    for (n, d) in tlblab_model::kernel::preset::KNOBS {
+        t.row([*n, *d]);
+    }
+    print!("\n{}", t.render());
     Ok(())
 }

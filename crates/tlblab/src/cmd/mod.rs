@@ -1,5 +1,7 @@
 //! One module per subcommand: each parses nothing itself (clap does) and hands off to the model.
 
 pub mod list;
+pub mod reach;
 pub mod reproduce;
+pub mod run;
 pub mod trace;

@@ -1,48 +1,53 @@
-//! `tlblab reproduce`: the main job. Runs the seed experiments of `experiments/`; until those
-//! land it runs what exists: the simulated TLB-reach pointer chase on every built-in machine.
+//! `tlblab reproduce [NAME] [--out DIR] [--quick]`: the main job. Runs a seed experiment, or
+//! with no name every experiment of `experiments/`, and prints each table in its seed's layout.
 
 use anyhow::Result;
-use tlblab_model::hw::tlb::PageSize;
-use tlblab_model::workload::pointer_chase;
-use tlblab_report::table::Table;
+use std::path::PathBuf;
 
-use crate::machines;
-
-const PAGES: [u64; 12] = [16, 32, 48, 64, 96, 128, 256, 512, 1024, 1536, 2048, 4096];
+use crate::experiment;
 
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
-    /// Fewer laps per point.
+    /// An experiment (name or prefix, e.g. seed-002) or a TOML file; all of them if omitted.
+    pub name: Option<String>,
+    /// Write DIR/<experiment>/summary.json (and every run's result) there.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Fewer iterations and a shorter measured interval.
     #[arg(long)]
     pub quick: bool,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
 }
 
 pub fn run(args: ReproduceArgs) -> Result<()> {
-    let laps = if args.quick { 2 } else { 8 };
-    let names = machines::builtin_names();
-    println!("No seed experiment has landed yet (seed 002 arrives with the engine, seed 000 with ebizzy).");
-    println!(
-        "Ran instead: the TLB-reach pointer chase (one line per 4K page, random cyclic order, {laps} laps after a warm-up lap,\nseed {}) through one hardware thread's data-side TLB hierarchy of every built-in machine.\n",
-        args.seed
-    );
-    let mut walks =
-        Table::new(std::iter::once("pages".to_string()).chain(names.iter().map(|s| s.to_string())));
-    let mut cycles = walks.clone();
-    for &pages in &PAGES {
-        let mut w = vec![pages.to_string()];
-        let mut c = vec![pages.to_string()];
-        for name in &names {
-            let p = machines::load(name)?;
-            let pt = pointer_chase::chase(&p, pages, PageSize::Size4K, laps, args.seed);
-            w.push(format!("{:.3}", pt.walks_per_access));
-            c.push(format!("{:.1}", pt.translation_cycles));
+    let experiments = match &args.name {
+        Some(n) => experiment::load(n)?,
+        None => {
+            let mut all = Vec::new();
+            for n in experiment::builtin_names() {
+                all.extend(experiment::load(n)?);
+            }
+            all
         }
-        walks.row(w);
-        cycles.row(c);
+    };
+    println!(
+        "Reproducing {} experiment(s): {}{}\n",
+        experiments.len(),
+        experiments.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
+        if args.quick { " (quick)" } else { "" }
+    );
+    for e in &experiments {
+        let (summary, results) = experiment::run(e, args.quick)?;
+        print!("{}\n", experiment::render(e, &summary));
+        if let Some(out) = &args.out {
+            let dir = out.join(&e.name);
+            experiment::write_atomic(
+                &dir.join("summary.json"),
+                serde_json::to_string_pretty(&summary)?.as_bytes(),
+            )?;
+            let runs: Vec<_> = results.iter().collect();
+            experiment::write_atomic(&dir.join("runs.json"), serde_json::to_string(&runs)?.as_bytes())?;
+            println!("wrote {}\n", dir.join("summary.json").display());
+        }
     }
-    println!("Page walks per access:\n{}", walks.render());
-    println!("Translation cycles per access (second-level lookups at their latency, walks at the profile's walk cost):\n{}", cycles.render());
     Ok(())
 }

@@ -52,13 +52,10 @@ pub enum InclusionArg {
 }
 
 fn parse_geometry(s: &str) -> Result<Geometry, String> {
-    let (sets, ways) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("`{s}`: expected SETSxWAYS, e.g. 16x4"))?;
+    let (sets, ways) =
+        s.split_once(['x', 'X']).ok_or_else(|| format!("`{s}`: expected SETSxWAYS, e.g. 16x4"))?;
     let n = |t: &str| {
-        t.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("`{s}`: `{t}` is not a number; expected SETSxWAYS"))
+        t.trim().parse::<u32>().map_err(|_| format!("`{s}`: `{t}` is not a number; expected SETSxWAYS"))
     };
     Geometry::new(n(sets)?, n(ways)?).map_err(|e| format!("`{s}`: {e}"))
 }
@@ -80,26 +77,20 @@ pub fn build_hierarchy(args: &TraceArgs) -> Result<(TlbHierarchy, String)> {
     });
     if let Some(m) = &args.machine {
         let p = machines::load(m)?;
-        if !p
-            .tlb
-            .structures
-            .iter()
-            .any(|s| s.level == 1 && s.page_sizes.contains(&args.page_size))
-        {
-            bail!(
-                "machine `{}` has no first-level TLB for {} pages",
-                p.name,
-                args.page_size.name()
-            );
+        if !p.tlb.structures.iter().any(|s| s.level == 1 && s.page_sizes.contains(&args.page_size)) {
+            bail!("machine `{}` has no first-level TLB for {} pages", p.name, args.page_size.name());
         }
         let specs = p.tlb_specs();
         let replacement = replacement.unwrap_or(p.tlb.replacement);
         if replacement == Replacement::Plru {
-            if let Some(s) = specs
-                .iter()
-                .find(|s| !s.geometry.ways().is_power_of_two() || s.geometry.ways() > 64)
+            if let Some(s) =
+                specs.iter().find(|s| !s.geometry.ways().is_power_of_two() || s.geometry.ways() > 64)
             {
-                bail!("--policy plru: structure `{}` has {} ways; tree-PLRU needs a power of two <= 64", s.name, s.geometry.ways());
+                bail!(
+                    "--policy plru: structure `{}` has {} ways; tree-PLRU needs a power of two <= 64",
+                    s.name,
+                    s.geometry.ways()
+                );
             }
         }
         let tlb = TlbHierarchy::new(&specs, replacement, inclusion.unwrap_or(p.tlb.inclusion))
@@ -116,11 +107,7 @@ pub fn build_hierarchy(args: &TraceArgs) -> Result<(TlbHierarchy, String)> {
         .enumerate()
         .map(|(i, &g)| {
             if replacement == Replacement::Plru && (!g.ways().is_power_of_two() || g.ways() > 64) {
-                bail!(
-                    "--tlb {}x{}: tree-PLRU needs a power-of-two number of ways <= 64",
-                    g.sets(),
-                    g.ways()
-                );
+                bail!("--tlb {}x{}: tree-PLRU needs a power-of-two number of ways <= 64", g.sets(), g.ways());
             }
             if i >= 8 {
                 bail!("at most 8 --tlb levels");
@@ -134,18 +121,9 @@ pub fn build_hierarchy(args: &TraceArgs) -> Result<(TlbHierarchy, String)> {
             })
         })
         .collect::<Result<_>>()?;
-    let desc = args
-        .tlb
-        .iter()
-        .map(|g| format!("{}x{}", g.sets(), g.ways()))
-        .collect::<Vec<_>>()
-        .join("+");
-    let tlb = TlbHierarchy::new(
-        &specs,
-        replacement,
-        inclusion.unwrap_or(Inclusion::NonInclusive),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let desc = args.tlb.iter().map(|g| format!("{}x{}", g.sets(), g.ways())).collect::<Vec<_>>().join("+");
+    let tlb = TlbHierarchy::new(&specs, replacement, inclusion.unwrap_or(Inclusion::NonInclusive))
+        .map_err(anyhow::Error::msg)?;
     Ok((tlb, desc))
 }
 
@@ -154,15 +132,10 @@ pub fn run(args: TraceArgs) -> Result<()> {
     let mut driver = TraceDriver::new(tlb, args.page_size);
     let name = args.file.display().to_string();
     let mut input = reader::open(&args.file)?;
-    reader::for_each_access(&mut *input, args.format, &name, |a| {
-        driver.access(a.addr, a.size, a.kind)
-    })?;
+    reader::for_each_access(&mut *input, args.format, &name, |a| driver.access(a.addr, a.size, a.kind))?;
     let report = driver.report();
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&report).context("serialising the report")?
-        );
+        println!("{}", serde_json::to_string(&report).context("serialising the report")?);
     } else {
         print!("{}", render(&report, &desc));
     }
@@ -181,13 +154,7 @@ pub fn render(r: &TraceReport, desc: &str) -> String {
     let mut t = Table::new(["level", "lookups", "hits", "misses", "miss ratio"]);
     for l in &r.levels {
         let n = l.hits + l.misses;
-        t.row([
-            l.name.clone(),
-            n.to_string(),
-            l.hits.to_string(),
-            l.misses.to_string(),
-            ratio(l.misses, n),
-        ]);
+        t.row([l.name.clone(), n.to_string(), l.hits.to_string(), l.misses.to_string(), ratio(l.misses, n)]);
     }
     t.row([
         "page walks".to_string(),
@@ -196,10 +163,5 @@ pub fn render(r: &TraceReport, desc: &str) -> String {
         r.walks.to_string(),
         ratio(r.walks, r.accesses),
     ]);
-    format!(
-        "TLB {desc}, {} pages, {} accesses\n{}",
-        r.page_size,
-        r.accesses,
-        t.render()
-    )
+    format!("TLB {desc}, {} pages, {} accesses\n{}", r.page_size, r.accesses, t.render())
 }

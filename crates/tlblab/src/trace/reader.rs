@@ -39,15 +39,8 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
         Box::new(File::open(path).with_context(|| format!("cannot open trace {}", path.display()))?)
     };
     let mut buf = BufReader::with_capacity(BLOCK, raw);
-    let gz = buf
-        .fill_buf()
-        .map(|b| b.starts_with(&[0x1f, 0x8b]))
-        .unwrap_or(false);
-    Ok(if gz {
-        Box::new(BufReader::with_capacity(BLOCK, MultiGzDecoder::new(buf)))
-    } else {
-        Box::new(buf)
-    })
+    let gz = buf.fill_buf().map(|b| b.starts_with(&[0x1f, 0x8b])).unwrap_or(false);
+    Ok(if gz { Box::new(BufReader::with_capacity(BLOCK, MultiGzDecoder::new(buf))) } else { Box::new(buf) })
 }
 
 /// Reads every access of `input` in `format` and passes it to `f`. `name` names the input in
@@ -59,25 +52,15 @@ pub fn for_each_access(
     mut f: impl FnMut(Access),
 ) -> Result<()> {
     match format {
-        Format::Raw64 => read_raw64(input, name, |addr| {
-            f(Access {
-                addr,
-                size: 1,
-                kind: AccessKind::Load,
-            })
-        }),
+        Format::Raw64 => read_raw64(input, name, |addr| f(Access { addr, size: 1, kind: AccessKind::Load })),
         Format::Hex => read_lines(input, name, |line| {
             let t = line.trim_ascii();
             if t.is_empty() || t[0] == b'#' {
                 return Ok(());
             }
-            let addr = parse_hex(t)
-                .ok_or_else(|| format!("expected a hexadecimal address, found `{}`", show(t)))?;
-            f(Access {
-                addr,
-                size: 1,
-                kind: AccessKind::Load,
-            });
+            let addr =
+                parse_hex(t).ok_or_else(|| format!("expected a hexadecimal address, found `{}`", show(t)))?;
+            f(Access { addr, size: 1, kind: AccessKind::Load });
             Ok(())
         }),
         Format::Lackey => read_lines(input, name, |line| {
@@ -94,9 +77,7 @@ fn read_raw64(input: &mut dyn BufRead, name: &str, mut f: impl FnMut(u64)) -> Re
     let mut carry = [0u8; 8];
     let mut carried = 0usize;
     loop {
-        let buf = input
-            .fill_buf()
-            .with_context(|| format!("reading {name}"))?;
+        let buf = input.fill_buf().with_context(|| format!("reading {name}"))?;
         if buf.is_empty() {
             break;
         }
@@ -141,9 +122,7 @@ fn read_lines(
     let mut number = 0u64;
     loop {
         line.clear();
-        let n = input
-            .read_until(b'\n', &mut line)
-            .with_context(|| format!("reading {name}"))?;
+        let n = input.read_until(b'\n', &mut line).with_context(|| format!("reading {name}"))?;
         if n == 0 {
             return Ok(());
         }
@@ -158,20 +137,14 @@ fn show(b: &[u8]) -> String {
     let s = String::from_utf8_lossy(b);
     let s = s.trim_end();
     if s.len() > 60 {
-        format!(
-            "{}...",
-            &s[..s.char_indices().nth(60).map_or(s.len(), |(i, _)| i)]
-        )
+        format!("{}...", &s[..s.char_indices().nth(60).map_or(s.len(), |(i, _)| i)])
     } else {
         s.to_string()
     }
 }
 
 fn parse_hex(t: &[u8]) -> Option<u64> {
-    let t = t
-        .strip_prefix(b"0x")
-        .or_else(|| t.strip_prefix(b"0X"))
-        .unwrap_or(t);
+    let t = t.strip_prefix(b"0x").or_else(|| t.strip_prefix(b"0X")).unwrap_or(t);
     if t.is_empty() || t.len() > 16 {
         return None;
     }
@@ -195,12 +168,7 @@ fn parse_lackey(line: &[u8]) -> std::result::Result<Option<Access>, String> {
     if t.is_empty() || t.starts_with(b"==") || t.starts_with(b"--") {
         return Ok(None);
     }
-    let bad = || {
-        format!(
-            "expected `I|L|S|M <hex address>,<size>`, found `{}`",
-            show(t)
-        )
-    };
+    let bad = || format!("expected `I|L|S|M <hex address>,<size>`, found `{}`", show(t));
     let kind = match t[0] {
         b'I' => AccessKind::Fetch,
         b'L' => AccessKind::Load,
@@ -215,9 +183,7 @@ fn parse_lackey(line: &[u8]) -> std::result::Result<Option<Access>, String> {
     if size_txt.is_empty() || size_txt.len() > 9 || !size_txt.iter().all(u8::is_ascii_digit) {
         return Err(bad());
     }
-    let size = size_txt
-        .iter()
-        .fold(0u32, |v, &c| v * 10 + (c - b'0') as u32);
+    let size = size_txt.iter().fold(0u32, |v, &c| v * 10 + (c - b'0') as u32);
     Ok(Some(Access { addr, size, kind }))
 }
 
@@ -239,10 +205,7 @@ mod tests {
             data.extend_from_slice(&a.to_le_bytes());
         }
         let v = collect(Format::Raw64, &data).unwrap();
-        assert_eq!(
-            v.iter().map(|a| a.addr).collect::<Vec<_>>(),
-            [0x1000, 0xdead_beef, u64::MAX]
-        );
+        assert_eq!(v.iter().map(|a| a.addr).collect::<Vec<_>>(), [0x1000, 0xdead_beef, u64::MAX]);
     }
 
     #[test]
@@ -264,13 +227,8 @@ mod tests {
     #[test]
     fn hex_skips_blanks_and_comments_and_names_the_bad_line() {
         let v = collect(Format::Hex, b"# trace\n0x1000\n\n  2000  \nFFFF\n").unwrap();
-        assert_eq!(
-            v.iter().map(|a| a.addr).collect::<Vec<_>>(),
-            [0x1000, 0x2000, 0xffff]
-        );
-        let e = collect(Format::Hex, b"0x1000\n0x2000\nzz\n")
-            .unwrap_err()
-            .to_string();
+        assert_eq!(v.iter().map(|a| a.addr).collect::<Vec<_>>(), [0x1000, 0x2000, 0xffff]);
+        let e = collect(Format::Hex, b"0x1000\n0x2000\nzz\n").unwrap_err().to_string();
         assert!(e.starts_with("t:3:") && e.contains("`zz`"), "{e}");
     }
 
@@ -281,38 +239,17 @@ mod tests {
         assert_eq!(
             v,
             [
-                Access {
-                    addr: 0x400d7d4,
-                    size: 8,
-                    kind: AccessKind::Fetch
-                },
-                Access {
-                    addr: 0x1ffefffd70,
-                    size: 8,
-                    kind: AccessKind::Load
-                },
-                Access {
-                    addr: 0x7ff000398,
-                    size: 4,
-                    kind: AccessKind::Store
-                },
-                Access {
-                    addr: 0x421f9b0,
-                    size: 16,
-                    kind: AccessKind::Store
-                },
+                Access { addr: 0x400d7d4, size: 8, kind: AccessKind::Fetch },
+                Access { addr: 0x1ffefffd70, size: 8, kind: AccessKind::Load },
+                Access { addr: 0x7ff000398, size: 4, kind: AccessKind::Store },
+                Access { addr: 0x421f9b0, size: 16, kind: AccessKind::Store },
             ]
         );
     }
 
     #[test]
     fn lackey_errors_name_the_line() {
-        for bad in [
-            &b"I  0400d7d4\n"[..],
-            b" X 1000,8\n",
-            b" L 1000,x\n",
-            b" L ,8\n",
-        ] {
+        for bad in [&b"I  0400d7d4\n"[..], b" X 1000,8\n", b" L 1000,x\n", b" L ,8\n"] {
             let mut text = b"I  0400d7d4,8\n".to_vec();
             text.extend_from_slice(bad);
             let e = collect(Format::Lackey, &text).unwrap_err().to_string();

@@ -11,14 +11,8 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
 }
 
 fn state(local_gen: u64) -> TlbState {
-    let mut st = TlbState {
-        loaded_mm: Some(1),
-        ..Default::default()
-    };
-    st.ctxs[0] = TlbContext {
-        ctx_id: 9,
-        tlb_gen: local_gen,
-    };
+    let mut st = TlbState { loaded_mm: Some(1), ..Default::default() };
+    st.ctxs[0] = TlbContext { ctx_id: 9, tlb_gen: local_gen };
     st
 }
 
@@ -38,23 +32,11 @@ fn partial(gen: u64) -> FlushInfo {
 fn the_next_generation_alone_is_a_partial_flush() {
     let mut st = state(4);
     let mut reads = 0;
-    let a = flush_tlb_func(
-        &mut st,
-        &partial(5),
-        &knobs(true, ReadTlbGen::WhenNeeded),
-        || {
-            reads += 1;
-            5
-        },
-    );
-    assert_eq!(
-        a,
-        FlushAction::Partial {
-            start: 0x1000,
-            nr: 1,
-            stride_shift: 12
-        }
-    );
+    let a = flush_tlb_func(&mut st, &partial(5), &knobs(true, ReadTlbGen::WhenNeeded), || {
+        reads += 1;
+        5
+    });
+    assert_eq!(a, FlushAction::Partial { start: 0x1000, nr: 1, stride_shift: 12 });
     assert_eq!((reads, st.local_tlb_gen()), (1, 5));
 }
 
@@ -64,19 +46,9 @@ fn falling_behind_upgrades_to_one_full_flush_then_early_returns() {
     for read in [ReadTlbGen::Always, ReadTlbGen::WhenNeeded] {
         let k = knobs(true, read);
         let mut st = state(4);
-        let acts: Vec<_> = [5, 6, 7]
-            .iter()
-            .map(|&g| flush_tlb_func(&mut st, &partial(g), &k, || 7))
-            .collect();
-        assert_eq!(
-            acts,
-            [
-                FlushAction::Full,
-                FlushAction::EarlyReturn,
-                FlushAction::EarlyReturn
-            ],
-            "{read:?}"
-        );
+        let acts: Vec<_> =
+            [5, 6, 7].iter().map(|&g| flush_tlb_func(&mut st, &partial(g), &k, || 7)).collect();
+        assert_eq!(acts, [FlushAction::Full, FlushAction::EarlyReturn, FlushAction::EarlyReturn], "{read:?}");
     }
 }
 
@@ -88,22 +60,12 @@ fn never_reading_gives_up_coalescing() {
         .iter()
         .map(|&g| flush_tlb_func(&mut st, &partial(g), &k, || panic!("must not read")))
         .collect();
-    assert!(
-        acts.iter()
-            .all(|a| matches!(a, FlushAction::Partial { .. })),
-        "{acts:?}"
-    );
+    assert!(acts.iter().all(|a| matches!(a, FlushAction::Partial { .. })), "{acts:?}");
     assert_eq!(st.local_tlb_gen(), 7);
     // Out of order: 7 before 6 -> full flush to 7, then 6 returns early.
     let mut st = state(5);
-    assert_eq!(
-        flush_tlb_func(&mut st, &partial(7), &k, || 0),
-        FlushAction::Full
-    );
-    assert_eq!(
-        flush_tlb_func(&mut st, &partial(6), &k, || 0),
-        FlushAction::EarlyReturn
-    );
+    assert_eq!(flush_tlb_func(&mut st, &partial(7), &k, || 0), FlushAction::Full);
+    assert_eq!(flush_tlb_func(&mut st, &partial(6), &k, || 0), FlushAction::EarlyReturn);
 }
 
 #[test]
@@ -118,15 +80,10 @@ fn without_early_return_a_covered_request_still_reads_the_line() {
     assert_eq!((a, reads), (FlushAction::UpToDate, 1));
     // The patch: the same request returns early without touching the line.
     let mut reads = 0;
-    let a = flush_tlb_func(
-        &mut st,
-        &partial(6),
-        &knobs(true, ReadTlbGen::WhenNeeded),
-        || {
-            reads += 1;
-            7
-        },
-    );
+    let a = flush_tlb_func(&mut st, &partial(6), &knobs(true, ReadTlbGen::WhenNeeded), || {
+        reads += 1;
+        7
+    });
     assert_eq!((a, reads), (FlushAction::EarlyReturn, 0));
 }
 
@@ -134,15 +91,8 @@ fn without_early_return_a_covered_request_still_reads_the_line() {
 fn zero_generation_batch_flushes_never_return_early() {
     // "x86/mm/tlb: Ignore f->new_tlb_gen when zero" (July 2022).
     let mut st = state(7);
-    let f = FlushInfo {
-        new_tlb_gen: 0,
-        end: TLB_FLUSH_ALL,
-        ..partial(0)
-    };
-    assert_eq!(
-        flush_tlb_func(&mut st, &f, &knobs(true, ReadTlbGen::WhenNeeded), || 8),
-        FlushAction::Full
-    );
+    let f = FlushInfo { new_tlb_gen: 0, end: TLB_FLUSH_ALL, ..partial(0) };
+    assert_eq!(flush_tlb_func(&mut st, &f, &knobs(true, ReadTlbGen::WhenNeeded), || 8), FlushAction::Full);
 }
 
 #[test]
@@ -150,16 +100,10 @@ fn wrong_mm_and_lazy_cpus() {
     let k = knobs(true, ReadTlbGen::WhenNeeded);
     let mut st = state(1);
     st.loaded_mm = Some(2);
-    assert_eq!(
-        flush_tlb_func(&mut st, &partial(2), &k, || 2),
-        FlushAction::WrongMm
-    );
+    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, || 2), FlushAction::WrongMm);
     let mut st = state(1);
     st.is_lazy = true;
-    assert_eq!(
-        flush_tlb_func(&mut st, &partial(2), &k, || 2),
-        FlushAction::LeaveLazy
-    );
+    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, || 2), FlushAction::LeaveLazy);
 }
 
 #[test]
@@ -168,18 +112,11 @@ fn asid_slots_are_reused_round_robin() {
     for i in 0..6u64 {
         let (a, flush) = st.choose_new_asid(100 + i, 1, true);
         assert_eq!((a, flush), (i as u16, true));
-        st.ctxs[a as usize] = TlbContext {
-            ctx_id: 100 + i,
-            tlb_gen: 1,
-        };
+        st.ctxs[a as usize] = TlbContext { ctx_id: 100 + i, tlb_gen: 1 };
     }
     assert_eq!(st.choose_new_asid(103, 1, true), (3, false));
     assert_eq!(st.choose_new_asid(103, 2, true), (3, true), "behind: flush");
-    assert_eq!(
-        st.choose_new_asid(200, 1, true),
-        (0, true),
-        "slot 0 is reused after slot 5"
-    );
+    assert_eq!(st.choose_new_asid(200, 1, true), (0, true), "slot 0 is reused after slot 5");
     assert_eq!(st.choose_new_asid(201, 1, false), (0, true));
 }
 
@@ -202,62 +139,26 @@ fn range_policies_by_era() {
     let (s, e) = pages(1);
     assert!(full(decide_range(RangePolicy::AlwaysFull, s, e, 12, &inp)));
     // Ivy Bridge pre-fix: shift 1 -> 256 pages; post-fix shift 2 -> 128 pages, strict `>`.
-    let pre = RangePolicy::FlushallShift {
-        shift: 1,
-        post_fix: false,
-        huge_walk: true,
-    };
-    let post = RangePolicy::FlushallShift {
-        shift: 2,
-        post_fix: true,
-        huge_walk: false,
-    };
-    for (n, pre_full, post_full) in [
-        (128, false, false),
-        (129, false, true),
-        (256, false, true),
-        (257, true, true),
-    ] {
+    let pre = RangePolicy::FlushallShift { shift: 1, post_fix: false, huge_walk: true };
+    let post = RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: false };
+    for (n, pre_full, post_full) in
+        [(128, false, false), (129, false, true), (256, false, true), (257, true, true)]
+    {
         let (s, e) = pages(n);
         assert_eq!(full(decide_range(pre, s, e, 12, &inp)), pre_full, "pre {n}");
-        assert_eq!(
-            full(decide_range(post, s, e, 12, &inp)),
-            post_full,
-            "post {n}"
-        );
+        assert_eq!(full(decide_range(post, s, e, 12, &inp)), post_full, "post {n}");
     }
     // The pre-fix huge-page walk forces a full flush.
     let (s, e) = pages(8);
-    assert!(full(decide_range(
-        pre,
-        s,
-        e,
-        12,
-        &RangeInputs {
-            range_has_huge_pmd: true,
-            ..inp
-        }
-    )));
+    assert!(full(decide_range(pre, s, e, 12, &RangeInputs { range_has_huge_pmd: true, ..inp })));
     // A small mm caps the ceiling at total_vm.
     assert!(full(decide_range(post, s, e, 12, &inputs(4))));
     // v3.17+: 33 pages kept, 34 flushed whole; a 2 MB stride counts PMDs.
     let (s, e) = pages(33);
-    assert!(!full(decide_range(
-        RangePolicy::Ceiling(33),
-        s,
-        e,
-        12,
-        &inp
-    )));
+    assert!(!full(decide_range(RangePolicy::Ceiling(33), s, e, 12, &inp)));
     let (s, e) = pages(34);
     assert!(full(decide_range(RangePolicy::Ceiling(33), s, e, 12, &inp)));
-    assert!(!full(decide_range(
-        RangePolicy::Ceiling(33),
-        0,
-        16 << 21,
-        21,
-        &inp
-    )));
+    assert!(!full(decide_range(RangePolicy::Ceiling(33), 0, 16 << 21, 21, &inp)));
 }
 
 #[test]
@@ -265,11 +166,7 @@ fn flushall_shift_table() {
     assert_eq!(flushall_shift("intel", 6, 0x3a, false), 1);
     assert_eq!(flushall_shift("intel", 6, 0x3a, true), 2);
     assert_eq!(flushall_shift("intel", 6, 0x2a, false), 5);
-    assert_eq!(
-        flushall_shift("intel", 6, 0x3f, false),
-        6,
-        "Haswell was missing from the table"
-    );
+    assert_eq!(flushall_shift("intel", 6, 0x3f, false), 6, "Haswell was missing from the table");
     assert_eq!(flushall_shift("intel", 6, 0x17, true), -1);
     assert_eq!(flushall_shift("amd", 0x19, 1, false), 5);
     assert_eq!(flushall_shift("amd", 0x10, 1, false), 4);

@@ -1,0 +1,144 @@
+//! `tlblab run`: one simulated run; prints the metric, counters per operation and where the
+//! time went.
+
+use anyhow::{anyhow, Context, Result};
+use tlblab_model::engine::time::Ps;
+use tlblab_model::kernel::preset::KernelConfig;
+use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
+use tlblab_report::table::Table;
+
+use crate::machines;
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// A built-in machine (see `tlblab list`) or a profile file.
+    #[arg(long)]
+    pub machine: String,
+    /// e.g. tlb_flush1_threads (see `tlblab list`).
+    #[arg(long)]
+    pub workload: String,
+    /// Number of tasks (will-it-scale's -t).
+    #[arg(long)]
+    pub threads: u32,
+    /// Kernel preset (see `tlblab list`).
+    #[arg(long, default_value = "5.18.1")]
+    pub kernel: String,
+    /// Override one knob: KNOB=VALUE (repeatable).
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    pub set: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Measured simulated time, e.g. 5ms, 200us, 1s.
+    #[arg(long, default_value = "5ms", value_parser = parse_duration)]
+    pub duration: Ps,
+    /// Simulated warm-up before the measurement (discarded, as the real harness does).
+    #[arg(long, default_value = "500us", value_parser = parse_duration)]
+    pub warmup: Ps,
+    /// Print the RunResult as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `5ms`, `200us`, `1s`, `750ns`.
+pub fn parse_duration(s: &str) -> Result<Ps, String> {
+    let (num, unit) = s.trim().split_at(s.trim().find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len()));
+    let scale = match unit {
+        "s" => Ps::S,
+        "ms" => Ps::MS,
+        "us" => Ps::US,
+        "ns" => Ps::NS,
+        _ => return Err(format!("`{s}`: expected a number with a unit: s, ms, us or ns (e.g. 5ms)")),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("`{s}`: `{num}` is not a number"))?;
+    if !(n > 0.0 && n.is_finite()) {
+        return Err(format!("`{s}`: must be positive"));
+    }
+    Ok(Ps((n * scale.0 as f64).round() as u64))
+}
+
+/// A preset with `KNOB=VALUE` overrides applied.
+pub fn kernel_config(preset: &str, sets: &[String]) -> Result<KernelConfig> {
+    let mut k = KernelConfig::preset(preset).map_err(|e| anyhow!(e))?;
+    for kv in sets {
+        let (key, value) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--set `{kv}`: expected KNOB=VALUE (see `tlblab list`)"))?;
+        k.set(key.trim(), value.trim()).map_err(|e| anyhow!("--set {kv}: {e}"))?;
+    }
+    if !sets.is_empty() {
+        k.name = format!("{}[{}]", k.name, sets.join(","));
+    }
+    Ok(k)
+}
+
+pub fn run(a: RunArgs) -> Result<()> {
+    let profile = machines::load(&a.machine)?;
+    let spec = RunSpec {
+        kernel: kernel_config(&a.kernel, &a.set)?,
+        workload: Workload::parse(&a.workload).map_err(|e| anyhow!(e))?,
+        tasks: a.threads,
+        seed: a.seed,
+        warmup: a.warmup,
+        measure: a.duration,
+    };
+    let r = run_sim(&profile, &spec).map_err(|e| anyhow!(e))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).context("serialising the result")?);
+    } else {
+        print!("{}", render(&r));
+    }
+    Ok(())
+}
+
+pub fn render(r: &RunResult) -> String {
+    let c = &r.config;
+    let mut out = format!(
+        "{} on {} ({} tasks), kernel {}, seed {}, {} measured after {} warm-up\n",
+        c.workload,
+        c.machine,
+        c.tasks,
+        c.kernel,
+        c.seed,
+        Ps(c.measure_ps),
+        Ps(c.warmup_ps)
+    );
+    out += &format!(
+        "{}: {:.0} {}  ({} operations)\n",
+        r.metric.name,
+        r.metric.value,
+        r.metric.unit,
+        r.operations()
+    );
+    out += &format!("safety oracle: {} violations\n", r.oracle.violations);
+    for e in &r.oracle.examples {
+        out += &format!("  {e}\n");
+    }
+    let mut t = Table::new(["counter", "total", "per op"]);
+    for (k, v) in &r.counters {
+        t.row([k.clone(), v.to_string(), format!("{:.3}", r.per_op(k))]);
+    }
+    out += &format!("\n{}", t.render());
+    let mut t = Table::new(["time (task CPUs)", "share"]);
+    let total: u64 = r.attribution.iter().flat_map(|m| m.values()).sum();
+    if let Some(first) = r.attribution.first() {
+        for k in first.keys() {
+            let v: u64 = r.attribution.iter().map(|m| m[k]).sum();
+            t.row([k.clone(), format!("{:.1}%", 100.0 * v as f64 / total.max(1) as f64)]);
+        }
+    }
+    out += &format!("\n{}", t.render());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("5ms").unwrap(), Ps::MS * 5);
+        assert_eq!(parse_duration("1.5us").unwrap(), Ps(1_500_000));
+        assert!(parse_duration("5").unwrap_err().contains("unit"));
+        assert!(parse_duration("-1ms").is_err());
+    }
+}

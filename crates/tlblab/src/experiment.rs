@@ -1,0 +1,294 @@
+//! Experiments: one TOML per seed reproduction (`experiments/*.toml`, embedded at build time).
+//! An experiment names the machine, the workload, the thread counts, the iterations and the
+//! kernels (columns, as presets plus knob overrides); running it gives one summary row per
+//! (kernel, thread count).
+
+use anyhow::{anyhow, bail, Context, Result};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use tlblab_model::engine::time::Ps;
+use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
+use tlblab_report::stats;
+
+use crate::cmd::run::{kernel_config, parse_duration};
+use crate::machines;
+
+include!(concat!(env!("OUT_DIR"), "/builtin_experiments.rs"));
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelColumn {
+    pub label: String,
+    /// A heading over several columns (e.g. "early return").
+    #[serde(default)]
+    pub group: String,
+    pub preset: String,
+    #[serde(default)]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub name: String,
+    pub seed_thread: String,
+    pub title: String,
+    pub machine: String,
+    pub workload: String,
+    pub threads: Vec<u32>,
+    pub iterations: u32,
+    pub quick_iterations: u32,
+    pub warmup: String,
+    pub duration: String,
+    pub quick_duration: String,
+    /// Table layout: `seed-002`.
+    pub layout: String,
+    #[serde(rename = "kernel")]
+    pub kernels: Vec<KernelColumn>,
+}
+
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN_EXPERIMENTS.iter().map(|(n, _)| *n).collect()
+}
+
+/// A built-in experiment by name (or unique prefix, e.g. `seed-002`), or a TOML file.
+pub fn load(arg: &str) -> Result<Vec<Experiment>> {
+    let parse = |text: &str, origin: &str| -> Result<Experiment> {
+        let e: Experiment = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        e.validate().map_err(|m| anyhow!("{origin}: {m}"))?;
+        Ok(e)
+    };
+    if arg.ends_with(".toml") || arg.contains('/') {
+        let text = std::fs::read_to_string(arg).with_context(|| format!("cannot read experiment {arg}"))?;
+        return Ok(vec![parse(&text, arg)?]);
+    }
+    let matches: Vec<_> =
+        BUILTIN_EXPERIMENTS.iter().filter(|(n, _)| *n == arg || n.starts_with(arg)).collect();
+    let exact: Vec<_> = matches.iter().filter(|(n, _)| *n == arg).collect();
+    let chosen: Vec<&(&str, &str)> =
+        if exact.is_empty() { matches } else { exact.into_iter().copied().collect() };
+    if chosen.is_empty() {
+        bail!("unknown experiment `{arg}`; experiments: {}", builtin_names().join(", "));
+    }
+    chosen.iter().map(|(n, t)| parse(t, &format!("experiments/{n}.toml"))).collect()
+}
+
+impl Experiment {
+    fn validate(&self) -> std::result::Result<(), String> {
+        Workload::parse(&self.workload).map_err(|e| format!("key `workload`: {e}"))?;
+        if self.threads.is_empty() || self.threads.contains(&0) {
+            return Err("key `threads`: give one or more thread counts >= 1".into());
+        }
+        if self.iterations == 0 || self.quick_iterations == 0 {
+            return Err("keys `iterations`, `quick_iterations`: must be >= 1".into());
+        }
+        for (k, v) in
+            [("warmup", &self.warmup), ("duration", &self.duration), ("quick_duration", &self.quick_duration)]
+        {
+            parse_duration(v).map_err(|e| format!("key `{k}`: {e}"))?;
+        }
+        if self.layout != "seed-002" {
+            return Err(format!("key `layout`: `{}` is not allowed; allowed: seed-002", self.layout));
+        }
+        if self.kernels.is_empty() {
+            return Err("key `kernel`: at least one [[kernel]] column is required".into());
+        }
+        for (i, k) in self.kernels.iter().enumerate() {
+            kernel_config(&k.preset, &k.set).map_err(|e| format!("key `kernel[{i}]`: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// One row of `summary.json`: a (kernel, thread count) cell over its iterations.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub kernel: String,
+    pub threads: u32,
+    pub n: u32,
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: f64,
+    pub max: f64,
+    pub counters_per_op: BTreeMap<String, f64>,
+    pub oracle_violations: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MetricInfo {
+    pub name: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub experiment: String,
+    pub machine: String,
+    pub workload: String,
+    pub metric: MetricInfo,
+    pub kernels: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+/// Runs every cell (in parallel; the output does not depend on how many threads ran it).
+pub fn run(e: &Experiment, quick: bool) -> Result<(Summary, Vec<RunResult>)> {
+    let profile = machines::load(&e.machine)?;
+    let workload = Workload::parse(&e.workload).map_err(|m| anyhow!(m))?;
+    let iterations = if quick { e.quick_iterations } else { e.iterations };
+    let warmup = parse_duration(&e.warmup).map_err(|m| anyhow!(m))?;
+    let measure =
+        parse_duration(if quick { &e.quick_duration } else { &e.duration }).map_err(|m| anyhow!(m))?;
+    let mut cells = Vec::new();
+    for (ki, k) in e.kernels.iter().enumerate() {
+        for &t in &e.threads {
+            for it in 0..iterations {
+                cells.push((ki, kernel_config(&k.preset, &k.set)?, t, it));
+            }
+        }
+    }
+    let results: Vec<RunResult> = cells
+        .par_iter()
+        .map(|(_, kernel, t, it)| {
+            let spec = RunSpec {
+                kernel: kernel.clone(),
+                workload,
+                tasks: *t,
+                seed: *it as u64 + 1,
+                warmup,
+                measure: Ps(measure.0),
+            };
+            run_sim(&profile, &spec).map_err(|m| anyhow!("{}: {m}", e.name))
+        })
+        .collect::<Result<_>>()?;
+    let mut rows = Vec::new();
+    for (ki, k) in e.kernels.iter().enumerate() {
+        for &t in &e.threads {
+            let rs: Vec<&RunResult> = cells
+                .iter()
+                .zip(&results)
+                .filter(|((c, _, ct, _), _)| *c == ki && *ct == t)
+                .map(|(_, r)| r)
+                .collect();
+            let x: Vec<f64> = rs.iter().map(|r| r.metric.value).collect();
+            let mut per_op = BTreeMap::new();
+            for name in rs[0].counters.keys() {
+                let v: Vec<f64> = rs.iter().map(|r| r.per_op(name)).collect();
+                per_op.insert(name.clone(), stats::mean(&v));
+            }
+            rows.push(Row {
+                kernel: k.label.clone(),
+                threads: t,
+                n: x.len() as u32,
+                mean: stats::mean(&x),
+                stddev: if x.len() > 1 { stats::stddev(&x) } else { 0.0 },
+                min: stats::min(&x),
+                max: stats::max(&x),
+                counters_per_op: per_op,
+                oracle_violations: rs.iter().map(|r| r.oracle.violations).sum(),
+            });
+        }
+    }
+    let m = &results[0].metric;
+    let summary = Summary {
+        experiment: e.name.clone(),
+        machine: profile.name.clone(),
+        workload: workload.name(),
+        metric: MetricInfo {
+            name: m.name.clone(),
+            unit: m.unit.clone(),
+            higher_is_better: m.higher_is_better,
+        },
+        kernels: e.kernels.iter().map(|k| k.label.clone()).collect(),
+        rows,
+    };
+    Ok((summary, results))
+}
+
+/// Writes `path` atomically: a temporary file in the same directory, then a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp =
+        dir.join(format!(".{}.tmp-{}", path.file_name().unwrap().to_string_lossy(), std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}
+
+/// The table in the seed's layout: metric mean per thread count, one column per kernel, then
+/// the event counts per operation beside it.
+pub fn render(e: &Experiment, s: &Summary) -> String {
+    let mut out = format!(
+        "{} ({}, seed thread {})\n{}\n",
+        e.title,
+        s.experiment,
+        e.seed_thread,
+        "=".repeat(e.title.len().min(100))
+    );
+    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = s.kernels.iter().map(|k| k.len()).max().unwrap_or(8).max(12);
+    // Group heading line, then kernel labels, then rows (the seed prints bare means).
+    let mut groups = String::from("       ");
+    for k in &e.kernels {
+        groups.push_str(&format!(" {:>w$}", k.group));
+    }
+    out += groups.trim_end();
+    out += "\n";
+    let mut head = String::from("tasks  ");
+    for k in &s.kernels {
+        head.push_str(&format!(" {k:>w$}"));
+    }
+    out += &head;
+    out += "\n";
+    for &t in &e.threads {
+        let mut line = format!("{t:<7}");
+        let base = cell(&s.kernels[0], t).mean;
+        for (i, k) in s.kernels.iter().enumerate() {
+            let c = cell(k, t);
+            let txt = if i == 0 {
+                format!("{:.0}", c.mean)
+            } else {
+                format!("{:.0} ({:+.1}%)", c.mean, 100.0 * (c.mean / base - 1.0))
+            };
+            line.push_str(&format!(" {txt:>w$}"));
+        }
+        out += &line;
+        out += "\n";
+    }
+    out += &format!(
+        "\n{} in {}, mean of {} run(s); Stddev per cell in summary.json.\n",
+        s.metric.name, s.metric.unit, s.rows[0].n
+    );
+    out += "\nPer operation: IPIs sent / full flushes / INVLPGs / skipped handler flushes / mm->tlb_gen line transfers\n";
+    let mut head = String::from("tasks  ");
+    for k in &s.kernels {
+        head.push_str(&format!(" {k:>w2$}", w2 = 30));
+    }
+    out += &head;
+    out += "\n";
+    for &t in &e.threads {
+        let mut line = format!("{t:<7}");
+        for k in &s.kernels {
+            let c = &cell(k, t).counters_per_op;
+            let g = |n: &str| c.get(n).copied().unwrap_or(0.0);
+            let txt = format!(
+                "{:.1}/{:.1}/{:.2}/{:.1}/{:.1}",
+                g("ipis_sent"),
+                g("full_flushes"),
+                g("invlpg"),
+                g("flushes_skipped"),
+                g("tlb_gen_transfers")
+            );
+            line.push_str(&format!(" {txt:>30}"));
+        }
+        out += &line;
+        out += "\n";
+    }
+    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
+    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out
+}
