@@ -134,9 +134,105 @@ fn a_bad_profile_file_names_the_file_and_key() {
 }
 
 #[test]
-fn reproduce_says_what_it_ran_and_is_deterministic() {
-    let a = stdout(&tlblab(&["reproduce", "--quick"]));
-    assert!(a.contains("No seed experiment has landed yet") && a.contains("pointer chase"), "{a}");
-    assert!(a.contains("ivybridge-4c8t"));
-    assert_eq!(a, stdout(&tlblab(&["reproduce", "--quick"])));
+fn reach_is_deterministic() {
+    let a = stdout(&tlblab(&["reach", "--quick"]));
+    assert!(a.contains("pointer chase") && a.contains("ivybridge-4c8t"), "{a}");
+    assert_eq!(a, stdout(&tlblab(&["reach", "--quick"])));
+}
+
+#[test]
+fn run_prints_the_metric_counters_and_attribution() {
+    let args = [
+        "run",
+        "--machine",
+        "haswell-ep-2s",
+        "--workload",
+        "tlb_flush2_threads",
+        "--threads",
+        "3",
+        "--duration",
+        "300us",
+        "--warmup",
+        "100us",
+    ];
+    let out = stdout(&tlblab(&args));
+    assert!(out.contains("ops:") && out.contains("ipis_sent") && out.contains("ipi_handler"), "{out}");
+    assert!(out.contains("safety oracle: 0 violations"), "{out}");
+    let mut j = args.to_vec();
+    j.push("--json");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&tlblab(&j))).unwrap();
+    assert_eq!(v["config"]["workload"], "tlb_flush2_threads");
+    assert_eq!(v["metric"]["unit"], "ops/s");
+    assert!(v["counters"]["ipis_sent"].as_u64().unwrap() > 0);
+    assert_eq!(v["attribution"].as_array().unwrap().len(), 3);
+    let e = stderr(&tlblab(&[
+        "run",
+        "--machine",
+        "ivybridge-4c8t",
+        "--workload",
+        "tlb_flush1_threads",
+        "--threads",
+        "9",
+    ]));
+    assert!(e.contains("allowed 1 ..= 8"), "{e}");
+    let e = stderr(&tlblab(&[
+        "run",
+        "--machine",
+        "ivybridge-4c8t",
+        "--workload",
+        "tlb_flush1_threads",
+        "--threads",
+        "2",
+        "--set",
+        "read_tlb_gen=maybe",
+    ]));
+    assert!(e.contains("always | when-needed | never"), "{e}");
+}
+
+#[test]
+fn unsafe_knob_is_caught_by_the_oracle() {
+    let out = stdout(&tlblab(&[
+        "run",
+        "--machine",
+        "haswell-ep-2s",
+        "--workload",
+        "tlb_flush2_threads",
+        "--threads",
+        "2",
+        "--duration",
+        "300us",
+        "--warmup",
+        "100us",
+        "--set",
+        "free_before_flush=on",
+    ]));
+    assert!(!out.contains("safety oracle: 0 violations"), "{out}");
+}
+
+#[test]
+fn reproduce_seed_002_writes_a_stable_summary() {
+    let dir = std::env::temp_dir().join(format!("tlblab-repro-{}", std::process::id()));
+    let a = stdout(&tlblab(&["reproduce", "seed-002-tlb-gen", "--quick", "--out", dir.to_str().unwrap()]));
+    assert!(a.contains("touch mm->tlb_gen") && a.contains("safety oracle: 0 violations"), "{a}");
+    let text = std::fs::read_to_string(dir.join("seed-002-tlb-gen/summary.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["experiment"], "seed-002-tlb-gen");
+    assert_eq!(v["machine"], "haswell-ep-2s");
+    assert_eq!(v["metric"]["higher_is_better"], true);
+    assert_eq!(v["kernels"].as_array().unwrap().len(), 4);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4 * 10);
+    for key in ["kernel", "threads", "n", "mean", "stddev", "min", "max", "counters_per_op"] {
+        assert!(rows[0].get(key).is_some(), "{key}");
+    }
+    assert!(rows[0]["counters_per_op"].get("ipis_sent").is_some());
+    // Same inputs, same bytes, whatever the number of worker threads.
+    let b = Command::new(env!("CARGO_BIN_EXE_tlblab"))
+        .args(["reproduce", "seed-002-tlb-gen", "--quick", "--out", dir.join("b").to_str().unwrap()])
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert!(b.status.success());
+    assert_eq!(text, std::fs::read_to_string(dir.join("b/seed-002-tlb-gen/summary.json")).unwrap());
+    std::fs::remove_dir_all(&dir).ok();
 }
