@@ -229,14 +229,16 @@ enum Step {
     SyscallExit,
 }
 
+/// A flush IPI: the index of its shootdown, which holds the `flush_tlb_info` (events stay
+/// small, so the heap moves little).
 #[derive(Debug, Clone, Copy)]
 struct Irq {
-    info: FlushInfo,
     shootdown: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Shootdown {
+    info: FlushInfo,
     initiator: u32,
     pending: u32,
     /// When the initiator sees the last acknowledgement / finishes its own flush.
@@ -303,6 +305,8 @@ pub struct Simulation {
     frames: Frames,
     oracle: Oracle,
     shootdowns: Vec<Shootdown>,
+    /// Finished shootdown slots, reused so memory stays flat over long runs.
+    free_shootdowns: Vec<usize>,
     queue: EventQueue<Event>,
     counters: Counters,
     next_ctx_id: u64,
@@ -356,6 +360,7 @@ impl Simulation {
             frames: Frames::new(),
             oracle: Oracle::default(),
             shootdowns: Vec::new(),
+            free_shootdowns: Vec::new(),
             queue: EventQueue::new(),
             counters: Counters::default(),
             next_ctx_id: 1,
@@ -517,6 +522,7 @@ impl Simulation {
                 return;
             }
             self.cpus[ci].waiting = None;
+            self.free_shootdowns.push(sd);
         }
         let Some(t) = self.cpus[ci].task else { return };
         let step = match self.cpus[ci].steps.pop_front() {
@@ -951,20 +957,26 @@ impl Simulation {
         }
         let fan = ipi.fanout(&targets);
         send += fan.sender_busy;
-        let sd = self.shootdowns.len();
+        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
         let t0 = now + d + pre;
         for &(t, at) in &fan.arrivals {
-            self.queue.push(t0 + at, t, Event::Irq(t, Irq { info, shootdown: sd }));
+            self.queue.push(t0 + at, t, Event::Irq(t, Irq { shootdown: sd }));
         }
         self.counters.ipis_sent += fan.arrivals.len() as u64;
         let post = if self.kernel.flush.concurrent_local { local(self) } else { Ps::ZERO };
         let local_done = t0 + send + post;
-        self.shootdowns.push(Shootdown {
+        let record = Shootdown {
+            info,
             initiator: cpu,
             pending: fan.arrivals.len() as u32,
             last_ack: Ps::ZERO,
             local_done,
-        });
+        };
+        if sd == self.shootdowns.len() {
+            self.shootdowns.push(record);
+        } else {
+            self.shootdowns[sd] = record;
+        }
         self.charge(cpu, Bucket::FlushWork, d + pre + post);
         self.charge(cpu, Bucket::IpiSend, send);
         d += pre + send + post;
@@ -979,10 +991,11 @@ impl Simulation {
         self.counters.ipis_received += 1;
         let mut d = ipi.handler_entry;
         d += self.cpus[cpu as usize].csd_line.read(cpu, &topo, &lines);
-        let f = self.run_flush_func(cpu, &irq.info);
+        let info = self.shootdowns[irq.shootdown].info;
+        let f = self.run_flush_func(cpu, &info);
         d += f;
         // csd_unlock: a store to the csd line; the spinning sender then reads it back.
-        let initiator = irq.info.initiator;
+        let initiator = info.initiator;
         d += self.cpus[cpu as usize].csd_line.write(cpu, &topo, &lines);
         let seen = self.cpus[cpu as usize].csd_line.read(initiator, &topo, &lines);
         let ack = now + d + seen;
