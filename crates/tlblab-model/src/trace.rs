@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::hw::tlb::{AccessKind, Lookup, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
+use crate::hw::tlb::{AccessKind, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
 
 /// x86-64 kernel addresses are the canonical upper half.
 #[inline(always)]
@@ -17,43 +17,42 @@ fn is_kernel(va: u64) -> bool {
 pub struct TraceDriver {
     tlb: TlbHierarchy,
     page_size: PageSize,
+    /// `page_size.shift()`, kept to spare the hot path a table lookup.
+    shift: u32,
     accesses: u64,
 }
 
 impl TraceDriver {
     pub fn new(tlb: TlbHierarchy, page_size: PageSize) -> TraceDriver {
-        TraceDriver {
-            tlb,
-            page_size,
-            accesses: 0,
-        }
+        TraceDriver { tlb, page_size, shift: page_size.shift(), accesses: 0 }
     }
 
     /// One lookup of `va`.
     #[inline(always)]
     pub fn lookup(&mut self, va: u64, kind: AccessKind) {
         self.accesses += 1;
-        if matches!(self.tlb.lookup(va, kind, 0, is_kernel(va)), Lookup::Miss) {
-            self.tlb.fill(
-                va,
-                kind,
-                0,
-                self.page_size,
-                va >> self.page_size.shift(),
-                false,
-            );
-        }
+        // Every page is mapped: a miss walks and fills (fused, so the fill skips re-searching).
+        let pfn = va >> self.shift;
+        self.tlb.lookup_or_fill(va, kind, 0, is_kernel(va), self.page_size, pfn, false);
     }
 
     /// An access of `size` bytes at `addr`: one lookup per page it touches (a load that
     /// straddles a page boundary needs both translations).
     #[inline(always)]
     pub fn access(&mut self, addr: u64, size: u32, kind: AccessKind) {
-        let shift = self.page_size.shift();
-        let first = addr >> shift;
-        let last = addr.saturating_add(size.max(1) as u64 - 1) >> shift;
         self.lookup(addr, kind);
-        for page in first + 1..=last {
+        // A one-byte access (every raw64 record) touches one page.
+        if size > 1 {
+            self.straddle(addr, size, kind);
+        }
+    }
+
+    /// The lookups of the pages after the first that an access of `size` bytes at `addr` touches.
+    #[inline(never)]
+    fn straddle(&mut self, addr: u64, size: u32, kind: AccessKind) {
+        let shift = self.shift;
+        let last = addr.saturating_add(size as u64 - 1) >> shift;
+        for page in (addr >> shift) + 1..=last {
             self.lookup(page << shift, kind);
         }
     }

@@ -8,6 +8,13 @@
 //!
 //! Hot path rules (see DESIGN.md "Speed"): flat arrays per structure, one `u64` tag compare per
 //! way, no allocation and no hashing on lookup.
+//!
+//! How the hot path keeps to them: each access kind has a precomputed probe plan (the arrays of
+//! the live page sizes, level by level), so a lookup is one loop over flat steps; a set is one
+//! contiguous slice scanned branch-free for the common associativities; LRU is a per-way stamp,
+//! so a hit is one store and a victim is the smallest stamp; and `lookup_or_fill` (the trace
+//! driver's walk-on-miss) picks each missed level's victim during the probe, so the fill is a
+//! store.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,13 +36,8 @@ pub enum PageSize {
 pub const NR_PAGE_SIZES: usize = 5;
 
 impl PageSize {
-    pub const ALL: [PageSize; NR_PAGE_SIZES] = [
-        PageSize::Size4K,
-        PageSize::Size512K,
-        PageSize::Size2M,
-        PageSize::Size8M,
-        PageSize::Size1G,
-    ];
+    pub const ALL: [PageSize; NR_PAGE_SIZES] =
+        [PageSize::Size4K, PageSize::Size512K, PageSize::Size2M, PageSize::Size8M, PageSize::Size1G];
 
     pub const fn shift(self) -> u32 {
         match self {
@@ -62,9 +64,7 @@ impl PageSize {
     }
 
     pub fn parse(s: &str) -> Option<PageSize> {
-        PageSize::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s))
+        PageSize::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(s))
     }
 }
 
@@ -79,8 +79,7 @@ pub enum AccessKind {
 pub const NR_ACCESS_KINDS: usize = 3;
 
 impl AccessKind {
-    pub const ALL: [AccessKind; NR_ACCESS_KINDS] =
-        [AccessKind::Fetch, AccessKind::Load, AccessKind::Store];
+    pub const ALL: [AccessKind; NR_ACCESS_KINDS] = [AccessKind::Fetch, AccessKind::Load, AccessKind::Store];
 }
 
 /// Which accesses a TLB structure serves.
@@ -209,12 +208,6 @@ fn global_key(want: u64) -> u64 {
     (want & !ASID_MASK) | GLOBAL
 }
 
-/// Does a stored tag translate a lookup for `want` (same vpn and size; same asid or global)?
-#[inline(always)]
-fn tag_matches(tag: u64, want: u64, want_global: u64) -> bool {
-    (tag == want) | (tag == want_global)
-}
-
 /// A translation cached in the TLB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
@@ -226,20 +219,67 @@ pub struct Entry {
     pub pfn: u64,
 }
 
+/// One way of a set.
+#[derive(Debug, Clone, Copy, Default)]
+struct Way {
+    /// The tag without its global bit (kept in `global`), so that a lookup in address space 0
+    /// matches its own and the global translation with one compare.
+    key: u64,
+    /// Physical frame (read on hits and by the safety oracle).
+    pfn: u64,
+    /// LRU only: the array's clock when the way was last used; 0 while the way is invalid.
+    stamp: u64,
+    global: bool,
+}
+
+impl Way {
+    #[inline(always)]
+    fn tag(&self) -> u64 {
+        self.key | (self.global as u64) << 62
+    }
+
+    #[inline(always)]
+    fn valid(&self) -> bool {
+        self.key & VALID != 0
+    }
+
+    /// Invalidates the way. The zero stamp makes it the first LRU victim.
+    #[inline(always)]
+    fn clear(&mut self) {
+        *self = Way::default();
+    }
+}
+
+/// Associativities with a fixed-width (unrolled, branch-free) set scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Assoc {
+    W1,
+    W2,
+    W4,
+    W8,
+    W16,
+    Other,
+}
+
 /// One set-associative array (one TLB structure).
 ///
-/// True LRU keeps each set ordered by recency (most recent in way 0): a hit rotates the entry to
-/// the front, a fill drops the last way. Tree-PLRU keeps entries in place and one bit tree per set.
+/// True LRU stamps each way with a per-array clock when it is used: a hit is one store, and the
+/// victim is the way with the smallest stamp, which is an invalid way (stamp 0) if there is one,
+/// else the least recently used. Stamps are 64-bit, so the clock never wraps. Tree-PLRU keeps
+/// one bit tree per set and entries in place, and takes invalid ways in way order.
 #[derive(Debug, Clone)]
 pub struct TlbArray {
     geometry: Geometry,
-    set_mask: u64,
+    set_mask: u32,
     ways: usize,
+    assoc: Assoc,
     replacement: Replacement,
-    /// `sets * ways` tags, set-major.
-    tags: Vec<u64>,
-    /// Physical frame of each entry (read on hits and by the safety oracle).
-    pfns: Vec<u64>,
+    /// `sets * ways` ways, set-major: a set is one contiguous run (one bounds check per probe).
+    slots: Vec<Way>,
+    /// LRU: the last stamp handed out.
+    clock: u64,
+    /// Scratch of a fused lookup-and-fill: the slot the last [`Self::probe`] miss chose to fill.
+    victim: usize,
     /// PLRU only: one tree per set.
     plru: Vec<u64>,
     page_sizes: u8,
@@ -248,23 +288,26 @@ pub struct TlbArray {
 impl TlbArray {
     pub fn new(geometry: Geometry, replacement: Replacement, page_sizes: &[PageSize]) -> TlbArray {
         assert!(
-            replacement == Replacement::Lru
-                || (geometry.ways.is_power_of_two() && geometry.ways <= 64),
+            replacement == Replacement::Lru || (geometry.ways.is_power_of_two() && geometry.ways <= 64),
             "tree-PLRU needs a power-of-two number of ways <= 64"
         );
-        let n = geometry.entries() as usize;
         TlbArray {
             geometry,
-            set_mask: geometry.sets as u64 - 1,
+            set_mask: geometry.sets - 1,
             ways: geometry.ways as usize,
-            replacement,
-            tags: vec![0; n],
-            pfns: vec![0; n],
-            plru: if replacement == Replacement::Plru {
-                vec![0; geometry.sets as usize]
-            } else {
-                Vec::new()
+            assoc: match geometry.ways {
+                1 => Assoc::W1,
+                2 => Assoc::W2,
+                4 => Assoc::W4,
+                8 => Assoc::W8,
+                16 => Assoc::W16,
+                _ => Assoc::Other,
             },
+            replacement,
+            slots: vec![Way::default(); geometry.entries() as usize],
+            clock: 0,
+            victim: 0,
+            plru: if replacement == Replacement::Plru { vec![0; geometry.sets as usize] } else { Vec::new() },
             page_sizes: page_sizes.iter().fold(0, |m, p| m | 1 << *p as u8),
         }
     }
@@ -277,83 +320,178 @@ impl TlbArray {
         self.page_sizes & (1 << size as u8) != 0
     }
 
+    /// The first slot of `vpn`'s set.
     #[inline(always)]
     fn set_base(&self, vpn: u64) -> usize {
-        ((vpn & self.set_mask) as usize) * self.ways
+        self.set_index(vpn) * self.ways
     }
 
-    /// Probes for a translation; on a hit updates replacement state and returns the entry's slot.
+    /// The set of `vpn`: 32 bits, so `set * W + W` cannot overflow and slicing a set costs one
+    /// compare.
     #[inline(always)]
-    fn probe(&mut self, vpn: u64, want: u64) -> Option<usize> {
-        let base = self.set_base(vpn);
-        let set = &self.tags[base..base + self.ways];
-        let g = global_key(want);
-        // Fixed-width scans for the common associativities compile to straight-line compares.
-        let way = match self.ways {
-            1 => scan::<1>(set, want, g),
-            2 => scan::<2>(set, want, g),
-            4 => scan::<4>(set, want, g),
-            8 => scan::<8>(set, want, g),
-            16 => scan::<16>(set, want, g),
-            _ => set.iter().position(|&tag| tag_matches(tag, want, g)),
-        }?;
-        Some(self.touch(base, way))
+    fn set_index(&self, vpn: u64) -> usize {
+        (vpn as u32 & self.set_mask) as usize
     }
 
-    /// Marks `way` most recently used; returns the entry's slot afterwards.
+    /// Probes for the translation tagged `want` (a non-global tag) and its global form; on a hit
+    /// updates replacement state. With `FUSED` (LRU only), a miss also keeps the slot a fill of
+    /// this set would take in `self.victim`, for [`Self::put_victim`].
+    ///
+    /// `one_key`: the lookup's address space is 0, or no global entry exists. Then a way matches
+    /// iff its key is `want` (a global entry is keyed by its asid-0 tag), and at most one way of
+    /// the set does (a fill replaces the other form). Otherwise a set may hold the address
+    /// space's own entry and a global one, and the more recently used wins, as with LRU order.
     #[inline(always)]
-    fn touch(&mut self, base: usize, way: usize) -> usize {
-        match self.replacement {
-            Replacement::Lru => {
-                if way > 0 {
-                    // Shift the more recent entries down one way (a short loop beats memmove).
-                    let tags = &mut self.tags[base..=base + way];
-                    let pfns = &mut self.pfns[base..=base + way];
-                    let (t, p) = (tags[way], pfns[way]);
-                    for i in (0..way).rev() {
-                        tags[i + 1] = tags[i];
-                        pfns[i + 1] = pfns[i];
-                    }
-                    tags[0] = t;
-                    pfns[0] = p;
-                }
-                base
-            }
-            Replacement::Plru => {
-                plru_touch(&mut self.plru[base / self.ways], way, self.ways);
-                base + way
+    fn probe<const FUSED: bool>(&mut self, vpn: u64, want: u64, one_key: bool) -> Option<(u64, u64)> {
+        let set = self.set_index(vpn);
+        match self.assoc {
+            Assoc::W4 => self.probe_w::<4, FUSED>(set, want, one_key),
+            Assoc::W8 => self.probe_w::<8, FUSED>(set, want, one_key),
+            Assoc::W1 => self.probe_w::<1, FUSED>(set, want, one_key),
+            Assoc::W2 => self.probe_w::<2, FUSED>(set, want, one_key),
+            Assoc::W16 => self.probe_w::<16, FUSED>(set, want, one_key),
+            Assoc::Other => self.probe_any::<FUSED>(set * self.ways, want, one_key),
+        }
+    }
+
+    /// [`Self::probe`] of a `W`-way set: a branch-free scan into a hit mask, then one store (LRU).
+    #[inline(always)]
+    fn probe_w<const W: usize, const FUSED: bool>(
+        &mut self,
+        set: usize,
+        want: u64,
+        one_key: bool,
+    ) -> Option<(u64, u64)> {
+        let lru = FUSED || self.replacement == Replacement::Lru;
+        let base = set * W;
+        let ways: &mut [Way; W] = (&mut self.slots[base..base + W]).try_into().unwrap();
+        let mut hits = 0u32;
+        for (w, way) in ways.iter().enumerate() {
+            hits |= ((way.key == want) as u32) << w;
+        }
+        if !one_key {
+            let g = want & !ASID_MASK;
+            for (w, way) in ways.iter().enumerate() {
+                hits |= ((way.key == g && way.global) as u32) << w;
             }
         }
+        if hits == 0 {
+            if FUSED {
+                self.victim = base + lru_victim(ways);
+            }
+            return None;
+        }
+        // `% W` (a mask: W is a power of two) lets the compiler drop the bounds checks below.
+        let mut w = hits.trailing_zeros() as usize % W;
+        if !one_key && lru && hits & (hits - 1) != 0 {
+            w = (w..W).filter(|&i| hits >> i & 1 != 0).max_by_key(|&i| ways[i].stamp).unwrap_or(w) % W;
+        }
+        if lru {
+            self.clock += 1;
+            ways[w].stamp = self.clock;
+        } else {
+            plru_touch(&mut self.plru[set], w, W);
+        }
+        Some((ways[w].tag(), ways[w].pfn))
+    }
+
+    /// [`Self::probe`] for any associativity.
+    fn probe_any<const FUSED: bool>(&mut self, base: usize, want: u64, one_key: bool) -> Option<(u64, u64)> {
+        let set = &self.slots[base..base + self.ways];
+        let g = want & !ASID_MASK;
+        let matches = |w: &Way| w.key == want || (!one_key && w.global && w.key == g);
+        let Some(first) = set.iter().position(matches) else {
+            if FUSED {
+                self.victim = base + lru_victim(set);
+            }
+            return None;
+        };
+        let way = if one_key || self.replacement == Replacement::Plru {
+            first
+        } else {
+            (first..set.len()).filter(|&w| matches(&set[w])).max_by_key(|&w| set[w].stamp).unwrap_or(first)
+        };
+        let hit = set[way];
+        self.touch(base, way);
+        Some((hit.tag(), hit.pfn))
+    }
+
+    /// Marks `way` of the set at `base` most recently used.
+    #[inline(always)]
+    fn touch(&mut self, base: usize, way: usize) {
+        match self.replacement {
+            Replacement::Lru => {
+                self.clock += 1;
+                self.slots[base + way].stamp = self.clock;
+            }
+            Replacement::Plru => plru_touch(&mut self.plru[base / self.ways], way, self.ways),
+        }
+    }
+
+    /// Writes a translation into `base + way` and marks it most recently used; returns the tag and
+    /// pfn of the valid entry it replaced, if any.
+    #[inline(always)]
+    fn put(&mut self, base: usize, way: usize, tag: u64, pfn: u64) -> Option<(u64, u64)> {
+        let evicted = self.put_lru(base + way, tag, pfn);
+        if self.replacement == Replacement::Plru {
+            plru_touch(&mut self.plru[base / self.ways], way, self.ways);
+        }
+        evicted
+    }
+
+    /// Fills the slot the last fused probe miss chose (see [`Self::probe`]) with the entry keyed
+    /// `key` (a tag without the global bit).
+    #[inline(always)]
+    fn put_victim(&mut self, key: u64, global: bool, pfn: u64) {
+        self.clock += 1;
+        self.slots[self.victim] = Way { key, pfn, stamp: self.clock, global };
+    }
+
+    /// Writes a translation into `slot` with a fresh LRU stamp (PLRU ignores it); returns the tag
+    /// and pfn of the valid entry it replaced, if any.
+    #[inline(always)]
+    fn put_lru(&mut self, slot: usize, tag: u64, pfn: u64) -> Option<(u64, u64)> {
+        self.clock += 1;
+        let old = std::mem::replace(
+            &mut self.slots[slot],
+            Way { key: tag & !GLOBAL, pfn, stamp: self.clock, global: tag & GLOBAL != 0 },
+        );
+        old.valid().then(|| (old.tag(), old.pfn))
     }
 
     /// Inserts a translation (replacing an existing copy of it, else an invalid way, else the
     /// replacement victim). Returns the tag and pfn of a valid entry it evicted.
-    #[inline]
     fn insert(&mut self, vpn: u64, tag: u64, pfn: u64) -> Option<(u64, u64)> {
         let base = self.set_base(vpn);
         let key = tag & !GLOBAL;
-        let set = &self.tags[base..base + self.ways];
-        let (way, evicts) = match set
-            .iter()
-            .position(|&t| t & !GLOBAL == key || t & VALID == 0)
-        {
-            Some(w) => (w, false),
-            None => match self.replacement {
-                Replacement::Lru => (self.ways - 1, true),
-                Replacement::Plru => (plru_victim(self.plru[base / self.ways], self.ways), true),
-            },
+        let set = &mut self.slots[base..base + self.ways];
+        let Some(way) = set.iter().position(|w| w.key == key || !w.valid()) else {
+            return self.insert_new(vpn, tag, pfn);
         };
         // An invalid way may sit before a stale copy of the same translation: drop that copy.
-        if !evicts && set[way] & VALID == 0 {
-            if let Some(dup) = set[way + 1..].iter().position(|&t| t & !GLOBAL == key) {
-                self.tags[base + way + 1 + dup] = 0;
+        if !set[way].valid() {
+            if let Some(dup) = set[way + 1..].iter_mut().find(|w| w.key == key) {
+                dup.clear();
             }
         }
-        let old = (self.tags[base + way], self.pfns[base + way]);
-        self.tags[base + way] = tag;
-        self.pfns[base + way] = pfn;
-        self.touch(base, way);
-        evicts.then_some(old)
+        self.put(base, way, tag, pfn);
+        None
+    }
+
+    /// Inserts a translation known to be absent from its set (the caller has just probed for
+    /// every tag [`Self::insert`] would replace): takes an invalid way, else the replacement
+    /// victim. Returns the tag and pfn of a valid entry it evicted.
+    fn insert_new(&mut self, vpn: u64, tag: u64, pfn: u64) -> Option<(u64, u64)> {
+        let base = self.set_base(vpn);
+        let set = &self.slots[base..base + self.ways];
+        let way = match self.replacement {
+            Replacement::Lru => lru_victim(set),
+            Replacement::Plru => match set.iter().position(|w| !w.valid()) {
+                Some(w) => w,
+                None => plru_victim(self.plru[base / self.ways], self.ways),
+            },
+        };
+        self.put(base, way, tag, pfn)
     }
 
     /// Removes entries for `vpn`/`size` matching `asid` (and, if `include_global`, global ones).
@@ -362,21 +500,32 @@ impl TlbArray {
         let g = global_key(want);
         let base = self.set_base(vpn);
         let mut n = 0;
-        for t in &mut self.tags[base..base + self.ways] {
-            if *t == want || (include_global && *t == g) {
-                *t = 0;
+        for w in &mut self.slots[base..base + self.ways] {
+            if w.tag() == want || (include_global && w.tag() == g) {
+                w.clear();
                 n += 1;
             }
         }
         n
     }
 
+    /// Removes every copy of exactly `tag` (inclusive back-invalidation, exclusive moves).
+    fn invalidate_tag(&mut self, tag: u64) {
+        let vpn = (tag & ((1 << SIZE_SHIFT) - 1)) >> VPN_SHIFT;
+        let base = self.set_base(vpn);
+        for w in &mut self.slots[base..base + self.ways] {
+            if w.tag() == tag {
+                w.clear();
+            }
+        }
+    }
+
     /// Removes every entry `keep` rejects; returns how many were valid.
     fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) -> u64 {
         let mut n = 0;
-        for t in &mut self.tags {
-            if *t & VALID != 0 && !keep(*t) {
-                *t = 0;
+        for w in &mut self.slots {
+            if w.valid() && !keep(w.tag()) {
+                w.clear();
                 n += 1;
             }
         }
@@ -385,29 +534,29 @@ impl TlbArray {
 
     /// Every valid entry, for inspection and the safety oracle.
     pub fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
-        self.tags
-            .iter()
-            .zip(&self.pfns)
-            .filter(|(t, _)| **t & VALID != 0)
-            .map(|(&t, &pfn)| Entry {
+        self.slots.iter().filter(|w| w.valid()).map(|w| {
+            let t = w.tag();
+            Entry {
                 vpn: (t & !(VALID | GLOBAL) & ((1 << SIZE_SHIFT) - 1)) >> VPN_SHIFT,
                 size: PageSize::ALL[((t >> SIZE_SHIFT) & 7) as usize],
                 asid: (t & ASID_MASK) as u16,
                 global: t & GLOBAL != 0,
-                pfn,
-            })
+                pfn: w.pfn,
+            }
+        })
     }
 }
 
-/// The first way of a `W`-way set whose tag matches, computed branch-free.
+/// The way with the smallest stamp: an invalid way, else the least recently used.
 #[inline(always)]
-fn scan<const W: usize>(set: &[u64], want: u64, want_global: u64) -> Option<usize> {
-    let set: &[u64; W] = set.try_into().ok()?;
-    let mut hits = 0u32;
-    for (w, &tag) in set.iter().enumerate() {
-        hits |= (tag_matches(tag, want, want_global) as u32) << w;
+fn lru_victim(set: &[Way]) -> usize {
+    let (mut victim, mut oldest) = (0, u64::MAX);
+    for (w, way) in set.iter().enumerate() {
+        if way.stamp < oldest {
+            (victim, oldest) = (w, way.stamp);
+        }
     }
-    (hits != 0).then(|| hits.trailing_zeros() as usize)
+    victim
 }
 
 /// Tree-PLRU: node bits, root at index 1; a set bit means "the next victim is in the right half".
@@ -475,10 +624,11 @@ impl LevelCounters {
 pub struct LevelView {
     pub name: String,
     pub level: u8,
-    /// Array index per access kind and page size, `NONE` if this level cannot hold it.
-    arrays: [[u8; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
     pub counters: LevelCounters,
 }
+
+/// Array index per access kind and page size of one view, `NONE` if its level cannot hold it.
+type ViewArrays = [[u8; NR_PAGE_SIZES]; NR_ACCESS_KINDS];
 
 const NONE: u8 = u8::MAX;
 /// Deepest hierarchy supported (`tlblab trace --tlb` may stack this many levels).
@@ -504,18 +654,90 @@ pub enum Lookup {
     Miss,
 }
 
+/// One step of a lookup's probe plan: probe one array for one page size, and/or close a level.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    /// `VALID | size << SIZE_SHIFT`: the tag of the translation without vpn and asid.
+    tag_base: u64,
+    /// The array to probe; `NONE` for a level holding none of the live page sizes.
+    array: u8,
+    size: PageSize,
+    /// `shift + 64 - 57`: `va << 7 >> vpn_shift` drops the bits above the linear address and
+    /// the page offset in two shifts.
+    vpn_shift: u8,
+    /// Position of the level in the path (0 = innermost) and its view.
+    depth: u8,
+    view: u8,
+    /// The level's 1-based number, reported on a hit.
+    level: u8,
+    /// The last step of its level: all of the level's probes missed, count a miss on `view`.
+    ends_level: bool,
+}
+
+const MAX_STEPS: usize = MAX_LEVELS * NR_PAGE_SIZES;
+
+const NO_STEP: Step = Step {
+    tag_base: 0,
+    array: NONE,
+    size: PageSize::Size4K,
+    vpn_shift: 0,
+    depth: 0,
+    view: 0,
+    level: 0,
+    ends_level: false,
+};
+
+/// A lookup's plan for one access kind, rebuilt when a page size goes live: the arrays of the
+/// live page sizes, level by level and in page-size order within a level.
+#[derive(Debug, Clone)]
+struct Plan {
+    len: u8,
+    steps: [Step; MAX_STEPS],
+    /// The fused fast path ([`TlbHierarchy::lookup_or_fill`]) applies: one page size is live, there
+    /// are levels and each has one array for it (so `steps[..len]` is one step per level),
+    /// replacement is LRU and levels are non-inclusive (so a fill touches no array but the one it
+    /// writes).
+    chain: bool,
+}
+
+/// One array a fill writes: `depth` in the access kind's path.
+#[derive(Debug, Clone, Copy)]
+struct FillStep {
+    array: u8,
+    depth: u8,
+}
+
+/// Where fills of one access kind and page size go, innermost first.
+#[derive(Debug, Clone, Copy)]
+struct FillPlan {
+    len: u8,
+    /// How many of `steps` a page-walk fill writes (all, or level 1 only when exclusive).
+    walk_len: u8,
+    steps: [FillStep; MAX_LEVELS],
+}
+
 /// One hardware thread's TLBs.
 #[derive(Debug, Clone)]
 pub struct TlbHierarchy {
     arrays: Vec<TlbArray>,
     specs: Vec<StructureSpec>,
     views: Vec<LevelView>,
+    /// Per view: the arrays it is made of.
+    view_arrays: Vec<ViewArrays>,
     /// `paths[kind][..depths[kind]]` = view indices, innermost first.
     paths: [[u8; MAX_LEVELS]; NR_ACCESS_KINDS],
     depths: [u8; NR_ACCESS_KINDS],
+    /// The lookup plan per access kind.
+    plans: [Plan; NR_ACCESS_KINDS],
+    /// `fills[kind][size]`.
+    fills: [[FillPlan; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
+    replacement: Replacement,
     inclusion: Inclusion,
     /// Page sizes ever filled: lookups skip the rest.
     sizes_live: u8,
+    /// A global entry was ever filled (else a probe needs one compare per way, see
+    /// [`TlbArray::probe`]).
+    globals: bool,
     /// Accesses that missed every level (page walks), `[kind][user/kernel]`.
     pub walks: [[u64; 2]; NR_ACCESS_KINDS],
     pub flushes: FlushCounters,
@@ -534,29 +756,24 @@ impl TlbHierarchy {
         if specs.len() >= NONE as usize {
             return Err("too many TLB structures".into());
         }
-        let arrays: Vec<TlbArray> = specs
-            .iter()
-            .map(|s| TlbArray::new(s.geometry, replacement, &s.page_sizes))
-            .collect();
+        let arrays: Vec<TlbArray> =
+            specs.iter().map(|s| TlbArray::new(s.geometry, replacement, &s.page_sizes)).collect();
         // Group structures into views by (level, side).
         let mut views: Vec<LevelView> = Vec::new();
+        let mut view_arrays: Vec<ViewArrays> = Vec::new();
         let mut view_side: Vec<Side> = Vec::new();
         let mut members: Vec<Vec<usize>> = Vec::new();
         for (i, s) in specs.iter().enumerate() {
             let side = s.serves.side();
-            let v = match views
-                .iter()
-                .zip(&view_side)
-                .position(|(v, vs)| v.level == s.level && *vs == side)
-            {
+            let v = match views.iter().zip(&view_side).position(|(v, vs)| v.level == s.level && *vs == side) {
                 Some(v) => v,
                 None => {
                     views.push(LevelView {
                         name: view_name(s.level, side),
                         level: s.level,
-                        arrays: [[NONE; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
                         counters: LevelCounters::default(),
                     });
+                    view_arrays.push([[NONE; NR_PAGE_SIZES]; NR_ACCESS_KINDS]);
                     view_side.push(side);
                     members.push(Vec::new());
                     views.len() - 1
@@ -565,11 +782,15 @@ impl TlbHierarchy {
             members[v].push(i);
             for kind in AccessKind::ALL.into_iter().filter(|&k| s.serves.covers(k)) {
                 for &p in &s.page_sizes {
-                    let slot = &mut views[v].arrays[kind as usize][p as usize];
+                    let slot = &mut view_arrays[v][kind as usize][p as usize];
                     if *slot != NONE {
                         return Err(format!(
                             "structures `{}` and `{}` both hold level-{} {} pages for {:?} accesses",
-                            specs[*slot as usize].name, s.name, s.level, p.name(), kind
+                            specs[*slot as usize].name,
+                            s.name,
+                            s.level,
+                            p.name(),
+                            kind
                         ));
                     }
                     *slot = i as u8;
@@ -590,26 +811,95 @@ impl TlbHierarchy {
         let mut depths = [0u8; NR_ACCESS_KINDS];
         for kind in AccessKind::ALL {
             for level in 1..=max_level {
-                if let Some(v) = views.iter().position(|v| {
-                    v.level == level && v.arrays[kind as usize].iter().any(|&a| a != NONE)
-                }) {
+                if let Some(v) = views
+                    .iter()
+                    .zip(&view_arrays)
+                    .position(|(v, a)| v.level == level && a[kind as usize].iter().any(|&a| a != NONE))
+                {
                     let k = kind as usize;
                     paths[k][depths[k] as usize] = v as u8;
                     depths[k] += 1;
                 }
             }
         }
-        Ok(TlbHierarchy {
+        let empty_plan = Plan { len: 0, steps: [NO_STEP; MAX_STEPS], chain: false };
+        let empty_fill =
+            FillPlan { len: 0, walk_len: 0, steps: [FillStep { array: NONE, depth: 0 }; MAX_LEVELS] };
+        let mut t = TlbHierarchy {
             arrays,
             specs: specs.to_vec(),
             views,
+            view_arrays,
             paths,
             depths,
+            plans: [empty_plan.clone(), empty_plan.clone(), empty_plan],
+            fills: [[empty_fill; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
+            replacement,
             inclusion,
             sizes_live: 0,
+            globals: false,
             walks: Default::default(),
             flushes: FlushCounters::default(),
-        })
+        };
+        t.build_plans();
+        Ok(t)
+    }
+
+    /// Recomputes the lookup and fill plans from the paths and the live page sizes.
+    fn build_plans(&mut self) {
+        for k in 0..NR_ACCESS_KINDS {
+            let plan = &mut self.plans[k];
+            plan.len = 0;
+            plan.chain = self.sizes_live.count_ones() == 1
+                && self.replacement == Replacement::Lru
+                && self.inclusion == Inclusion::NonInclusive
+                && self.depths[k] > 0;
+            for depth in 0..self.depths[k] as usize {
+                let view = self.paths[k][depth];
+                let level = self.views[view as usize].level;
+                let first = plan.len as usize;
+                for size in PageSize::ALL {
+                    let array = self.view_arrays[view as usize][k][size as usize];
+                    if array != NONE && self.sizes_live & (1 << size as u8) != 0 {
+                        plan.steps[plan.len as usize] = Step {
+                            tag_base: VALID | (size as u64) << SIZE_SHIFT,
+                            array,
+                            size,
+                            vpn_shift: (size.shift() + 64 - 57) as u8,
+                            depth: depth as u8,
+                            view,
+                            level,
+                            ends_level: false,
+                        };
+                        plan.len += 1;
+                    }
+                }
+                if plan.len as usize == first {
+                    // Nothing to probe, but the level still counts a miss.
+                    plan.steps[first] = Step { depth: depth as u8, view, level, ..NO_STEP };
+                    plan.len += 1;
+                    plan.chain = false;
+                }
+                plan.steps[plan.len as usize - 1].ends_level = true;
+            }
+            for size in PageSize::ALL {
+                let fill = &mut self.fills[k][size as usize];
+                fill.len = 0;
+                for depth in 0..self.depths[k] as usize {
+                    let array = self.view_arrays[self.paths[k][depth] as usize][k][size as usize];
+                    if array != NONE {
+                        fill.steps[fill.len as usize] = FillStep { array, depth: depth as u8 };
+                        fill.len += 1;
+                    }
+                }
+                fill.walk_len = match self.inclusion {
+                    Inclusion::Exclusive => {
+                        fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < 1).count() as u8
+                    }
+                    _ => fill.len,
+                };
+            }
+        }
     }
 
     pub fn views(&self) -> &[LevelView] {
@@ -628,13 +918,6 @@ impl TlbHierarchy {
         self.inclusion
     }
 
-    /// The array of `view` that serves `kind` for `size`, if any.
-    #[inline(always)]
-    fn array_for(&self, view: usize, kind: AccessKind, size: PageSize) -> Option<usize> {
-        let a = self.views[view].arrays[kind as usize][size as usize];
-        (a != NONE).then_some(a as usize)
-    }
-
     /// Translates `va` for `kind` in address space `asid`. `kernel` selects the user/kernel
     /// counters. On a hit below level 1 the entry is filled into the inner levels as the
     /// inclusion policy says.
@@ -642,61 +925,149 @@ impl TlbHierarchy {
     pub fn lookup(&mut self, va: u64, kind: AccessKind, asid: u16, kernel: bool) -> Lookup {
         let k = kind as usize;
         let priv_ = kernel as usize;
-        for depth in 0..self.depths[k] as usize {
-            let view = self.paths[k][depth] as usize;
-            let mut live = self.sizes_live;
-            while live != 0 {
-                let size = PageSize::ALL[live.trailing_zeros() as usize];
-                live &= live - 1;
-                let Some(a) = self.array_for(view, kind, size) else {
-                    continue;
-                };
-                let vpn = vpn_of(va, size);
-                if let Some(slot) = self.arrays[a].probe(vpn, make_tag(vpn, size, asid)) {
-                    self.views[view].counters.hits[k][priv_] += 1;
-                    let tag = self.arrays[a].tags[slot];
-                    let pfn = self.arrays[a].pfns[slot];
-                    if depth > 0 {
-                        self.promote(kind, depth, a, slot, vpn, size, tag, pfn);
+        let one_key = asid == 0 || !self.globals;
+        let plan = &self.plans[k];
+        for s in &plan.steps[..plan.len as usize] {
+            if s.array != NONE {
+                let vpn = (va << (64 - 57)) >> s.vpn_shift;
+                let want = s.tag_base | vpn << VPN_SHIFT | asid as u64;
+                let arr = &mut self.arrays[s.array as usize];
+                if let Some((tag, pfn)) = arr.probe::<false>(vpn, want, one_key) {
+                    self.views[s.view as usize].counters.hits[k][priv_] += 1;
+                    let s = *s;
+                    if s.depth > 0 {
+                        self.promote(kind, &s, vpn, want, tag, pfn);
                     }
-                    return Lookup::Hit {
-                        level: self.views[view].level,
-                        pfn,
-                        size,
-                    };
+                    return Lookup::Hit { level: s.level, pfn, size: s.size };
                 }
             }
-            self.views[view].counters.misses[k][priv_] += 1;
+            if s.ends_level {
+                self.views[s.view as usize].counters.misses[k][priv_] += 1;
+            }
         }
         self.walks[k][priv_] += 1;
         Lookup::Miss
     }
 
-    /// Moves or copies an entry found at `depth` into the inner levels.
+    /// [`Self::lookup`], and on a miss [`Self::fill`] with `size`, `pfn` and `global`: what a
+    /// caller with a page table that maps every page does.
+    ///
+    /// Fused, the fill skips what the lookup just proved: the translation is in no array, so no
+    /// stale copy needs replacing; and on the common shape (see [`Plan::chain`]) each level picks
+    /// its victim way while the probe has the set at hand, so a fill is a plain store.
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn promote(
+    pub fn lookup_or_fill(
         &mut self,
+        va: u64,
         kind: AccessKind,
-        depth: usize,
-        a: usize,
-        slot: usize,
-        vpn: u64,
+        asid: u16,
+        kernel: bool,
         size: PageSize,
-        tag: u64,
         pfn: u64,
-    ) {
+        global: bool,
+    ) -> Lookup {
+        let plan = &self.plans[kind as usize];
+        // The chain's probes match one key per way, so they also cover what the fill replaces.
+        let one_key = asid == 0 || (!self.globals && !global);
+        if plan.chain && plan.steps[0].size == size && one_key {
+            self.chain_lookup_or_fill(va, kind, asid, kernel, pfn, global)
+        } else {
+            self.lookup_then_fill(va, kind, asid, kernel, size, pfn, global)
+        }
+    }
+
+    /// [`Self::lookup_or_fill`] off the fast path.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn lookup_then_fill(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        size: PageSize,
+        pfn: u64,
+        global: bool,
+    ) -> Lookup {
+        let r = self.lookup(va, kind, asid, kernel);
+        if r == Lookup::Miss {
+            self.fill_inner(va, kind, asid, size, pfn, global, true);
+        }
+        r
+    }
+
+    /// [`Self::lookup_or_fill`] on a chain plan: one probe per level, LRU, non-inclusive.
+    #[inline(always)]
+    fn chain_lookup_or_fill(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        pfn: u64,
+        global: bool,
+    ) -> Lookup {
+        let k = kind as usize;
+        let priv_ = kernel as usize;
+        // `[kind][user/kernel]` counters, flattened once.
+        let kp = k * 2 + priv_;
+        let plan = &self.plans[k];
+        let steps = &plan.steps[..plan.len as usize];
+        // One page size: the same vpn and tag at every level.
+        let first = &plan.steps[0];
+        let vpn = (va << (64 - 57)) >> first.vpn_shift;
+        let want = first.tag_base | vpn << VPN_SHIFT | asid as u64;
+        for (depth, s) in steps.iter().enumerate() {
+            // A miss leaves the array's victim way for the fill: nothing else touches the set
+            // before it.
+            if let Some((tag, hit_pfn)) = self.arrays[s.array as usize].probe::<true>(vpn, want, true) {
+                self.views[s.view as usize].counters.hits.as_flattened_mut()[kp] += 1;
+                // Non-inclusive: copy into the levels that missed, outermost first. The one-key
+                // probe matched the key `want`.
+                if depth > 0 {
+                    for inner in steps[..depth].iter().rev() {
+                        self.arrays[inner.array as usize].put_victim(want, tag & GLOBAL != 0, hit_pfn);
+                    }
+                }
+                return Lookup::Hit { level: s.level, pfn: hit_pfn, size: s.size };
+            }
+            self.views[s.view as usize].counters.misses.as_flattened_mut()[kp] += 1;
+        }
+        self.walks.as_flattened_mut()[kp] += 1;
+        // A global fill here is from address space 0: its asid-0 key is `want`.
+        self.globals |= global;
+        for s in steps.iter().rev() {
+            self.arrays[s.array as usize].put_victim(want, global, pfn);
+        }
+        Lookup::Miss
+    }
+
+    /// Moves or copies an entry found by step `s` (below level 1) into the inner levels.
+    fn promote(&mut self, kind: AccessKind, s: &Step, vpn: u64, want: u64, tag: u64, pfn: u64) {
         let upto = if self.inclusion == Inclusion::Exclusive {
-            self.arrays[a].tags[slot] = 0;
+            self.arrays[s.array as usize].invalidate_tag(tag);
             1
         } else {
-            depth
+            s.depth
         };
-        self.fill_levels(kind, vpn, size, tag, pfn, upto);
+        // The inner levels were just probed for `want` (and its global form); if `tag` is that
+        // translation, no stale copy can be there.
+        let probed = tag & !GLOBAL == want;
+        let fill = self.fills[kind as usize][s.size as usize];
+        let n = fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < upto).count();
+        self.fill_levels(kind, &fill.steps[..n], vpn, tag, pfn, probed);
     }
 
     /// Installs a translation after a page walk: every level that can hold it (non-inclusive,
     /// inclusive) or level 1 only (exclusive).
-    pub fn fill(
+    pub fn fill(&mut self, va: u64, kind: AccessKind, asid: u16, size: PageSize, pfn: u64, global: bool) {
+        self.fill_inner(va, kind, asid, size, pfn, global, false);
+    }
+
+    /// [`Self::fill`]; `probed`: every level has just missed a lookup of `va` in `asid`.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_inner(
         &mut self,
         va: u64,
         kind: AccessKind,
@@ -704,40 +1075,39 @@ impl TlbHierarchy {
         size: PageSize,
         pfn: u64,
         global: bool,
+        probed: bool,
     ) {
         let vpn = vpn_of(va, size);
-        let tag = if global {
-            global_key(make_tag(vpn, size, 0))
-        } else {
-            make_tag(vpn, size, asid)
-        };
-        self.sizes_live |= 1 << size as u8;
-        let depth = match self.inclusion {
-            Inclusion::Exclusive => 1.min(self.depths[kind as usize] as usize),
-            _ => self.depths[kind as usize] as usize,
-        };
-        self.fill_levels(kind, vpn, size, tag, pfn, depth);
+        let want = make_tag(vpn, size, asid);
+        let tag = if global { global_key(make_tag(vpn, size, 0)) } else { want };
+        self.globals |= global;
+        if self.sizes_live & (1 << size as u8) == 0 {
+            self.sizes_live |= 1 << size as u8;
+            self.build_plans();
+        }
+        // The miss covered `want` and its global form: a global fill from another address space
+        // may still have a non-global asid-0 copy to replace.
+        let probed = probed && tag & !GLOBAL == want;
+        let fill = self.fills[kind as usize][size as usize];
+        self.fill_levels(kind, &fill.steps[..fill.walk_len as usize], vpn, tag, pfn, probed);
     }
 
-    /// Fills levels `0..upto` of `kind`'s path, outermost first so inclusive back-invalidation
-    /// never removes what it just installed.
+    /// Writes `tag` into the arrays of `steps`, outermost first so inclusive back-invalidation
+    /// never removes what it just installed. `probed`: no array holds a copy of `tag` to replace.
     fn fill_levels(
         &mut self,
         kind: AccessKind,
+        steps: &[FillStep],
         vpn: u64,
-        size: PageSize,
         tag: u64,
         pfn: u64,
-        upto: usize,
+        probed: bool,
     ) {
-        let k = kind as usize;
-        for depth in (0..upto).rev() {
-            let view = self.paths[k][depth] as usize;
-            let Some(a) = self.array_for(view, kind, size) else {
-                continue;
-            };
-            if let Some((victim, victim_pfn)) = self.arrays[a].insert(vpn, tag, pfn) {
-                self.on_evict(kind, depth, victim, victim_pfn);
+        for f in steps.iter().rev() {
+            let arr = &mut self.arrays[f.array as usize];
+            let evicted = if probed { arr.insert_new(vpn, tag, pfn) } else { arr.insert(vpn, tag, pfn) };
+            if let Some((victim, victim_pfn)) = evicted {
+                self.on_evict(kind, f.depth as usize, victim, victim_pfn);
             }
         }
     }
@@ -752,24 +1122,17 @@ impl TlbHierarchy {
                 let level = self.views[self.paths[kind as usize][depth] as usize].level;
                 for (i, s) in self.specs.iter().enumerate() {
                     if s.level < level && self.arrays[i].holds(size) {
-                        let arr = &mut self.arrays[i];
-                        let base = arr.set_base(vpn);
-                        for t in &mut arr.tags[base..base + arr.ways] {
-                            if *t == victim {
-                                *t = 0;
-                            }
-                        }
+                        self.arrays[i].invalidate_tag(victim);
                     }
                 }
             }
             Inclusion::Exclusive => {
                 // A level-n victim moves to level n+1 (no further cascade beyond it).
-                let k = kind as usize;
-                if depth + 1 < self.depths[k] as usize {
-                    let view = self.paths[k][depth + 1] as usize;
-                    if let Some(a) = self.array_for(view, kind, size) {
-                        self.arrays[a].insert(vpn, victim, victim_pfn);
-                    }
+                let fill = &self.fills[kind as usize][size as usize];
+                if let Some(f) =
+                    fill.steps[..fill.len as usize].iter().find(|f| f.depth as usize == depth + 1)
+                {
+                    self.arrays[f.array as usize].insert(vpn, victim, victim_pfn);
                 }
             }
         }
@@ -806,11 +1169,7 @@ impl TlbHierarchy {
     /// Every non-global entry of every address space (INVPCID all-context, non-global).
     pub fn flush_all_asids(&mut self) -> u64 {
         self.flushes.flush_all_asids += 1;
-        let n: u64 = self
-            .arrays
-            .iter_mut()
-            .map(|a| a.retain(|t| t & GLOBAL != 0))
-            .sum();
+        let n: u64 = self.arrays.iter_mut().map(|a| a.retain(|t| t & GLOBAL != 0)).sum();
         self.flushes.entries_invalidated += n;
         n
     }
@@ -825,18 +1184,13 @@ impl TlbHierarchy {
 
     /// Every valid entry with the index of the structure holding it.
     pub fn entries(&self) -> impl Iterator<Item = (usize, Entry)> + '_ {
-        self.arrays
-            .iter()
-            .enumerate()
-            .flat_map(|(i, a)| a.entries().map(move |e| (i, e)))
+        self.arrays.iter().enumerate().flat_map(|(i, a)| a.entries().map(move |e| (i, e)))
     }
 
     /// A copy with the same TLB contents and all counters zeroed (measure after a warm-up).
     pub fn clone_reset_counters(&self) -> TlbHierarchy {
         let mut t = self.clone();
-        t.views
-            .iter_mut()
-            .for_each(|v| v.counters = LevelCounters::default());
+        t.views.iter_mut().for_each(|v| v.counters = LevelCounters::default());
         t.walks = Default::default();
         t.flushes = FlushCounters::default();
         t

@@ -3,14 +3,7 @@ use super::*;
 const K: u64 = 4096;
 const M2: u64 = 2 << 20;
 
-fn spec(
-    name: &str,
-    level: u8,
-    serves: Serves,
-    sizes: &[PageSize],
-    sets: u32,
-    ways: u32,
-) -> StructureSpec {
+fn spec(name: &str, level: u8, serves: Serves, sizes: &[PageSize], sets: u32, ways: u32) -> StructureSpec {
     StructureSpec {
         name: name.into(),
         level,
@@ -25,14 +18,7 @@ fn unified(levels: &[(u32, u32)], replacement: Replacement, inclusion: Inclusion
         .iter()
         .enumerate()
         .map(|(i, &(s, w))| {
-            spec(
-                &format!("L{}", i + 1),
-                i as u8 + 1,
-                Serves::Unified,
-                &[PageSize::Size4K],
-                s,
-                w,
-            )
+            spec(&format!("L{}", i + 1), i as u8 + 1, Serves::Unified, &[PageSize::Size4K], s, w)
         })
         .collect();
     TlbHierarchy::new(&specs, replacement, inclusion).unwrap()
@@ -60,14 +46,7 @@ fn lru_evicts_the_least_recently_used_way() {
         access(&mut t, p * K);
     }
     assert_eq!(present(&t, 0), vec![1, 3]);
-    assert!(matches!(
-        access(&mut t, K),
-        Lookup::Hit {
-            level: 1,
-            pfn: 1,
-            ..
-        }
-    ));
+    assert!(matches!(access(&mut t, K), Lookup::Hit { level: 1, pfn: 1, .. }));
     assert_eq!(access(&mut t, 2 * K), Lookup::Miss);
 }
 
@@ -80,10 +59,7 @@ fn tree_plru_differs_from_lru_where_it_should() {
         for p in [1, 2, 3, 4, 1, 5] {
             access(&mut t, p * K);
         }
-        let mut want: Vec<u64> = vec![1, 2, 3, 4, 5]
-            .into_iter()
-            .filter(|&p| p != evicted)
-            .collect();
+        let mut want: Vec<u64> = vec![1, 2, 3, 4, 5].into_iter().filter(|&p| p != evicted).collect();
         want.sort();
         assert_eq!(present(&t, 0), want, "{policy:?}");
     }
@@ -108,23 +84,14 @@ fn non_inclusive_hit_in_the_stlb_refills_level_one() {
     assert_eq!(present(&t, 0), vec![1]);
     assert_eq!(present(&t, 1), vec![1, 2]);
     let v = t.views();
-    assert_eq!(
-        (v[0].counters.total_hits(), v[0].counters.total_misses()),
-        (0, 3)
-    );
-    assert_eq!(
-        (v[1].counters.total_hits(), v[1].counters.total_misses()),
-        (1, 2)
-    );
+    assert_eq!((v[0].counters.total_hits(), v[0].counters.total_misses()), (0, 3));
+    assert_eq!((v[1].counters.total_hits(), v[1].counters.total_misses()), (1, 2));
     assert_eq!(t.total_walks(), 2);
 }
 
 #[test]
 fn inclusive_eviction_back_invalidates_level_one() {
-    for (inclusion, l1_after) in [
-        (Inclusion::Inclusive, vec![2]),
-        (Inclusion::NonInclusive, vec![1, 2]),
-    ] {
+    for (inclusion, l1_after) in [(Inclusion::Inclusive, vec![2]), (Inclusion::NonInclusive, vec![1, 2])] {
         let mut t = unified(&[(1, 2), (1, 1)], Replacement::Lru, inclusion);
         access(&mut t, K);
         access(&mut t, 2 * K); // the 1-entry STLB evicts page 1
@@ -148,15 +115,9 @@ fn entries_are_tagged_by_asid_and_global_entries_match_every_asid() {
     let mut t = unified(&[(4, 4)], Replacement::Lru, Inclusion::NonInclusive);
     t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 7, false);
     t.fill(2 * K, AccessKind::Load, 1, PageSize::Size4K, 8, true);
-    assert!(matches!(
-        t.lookup(K, AccessKind::Load, 1, false),
-        Lookup::Hit { pfn: 7, .. }
-    ));
+    assert!(matches!(t.lookup(K, AccessKind::Load, 1, false), Lookup::Hit { pfn: 7, .. }));
     assert_eq!(t.lookup(K, AccessKind::Load, 2, false), Lookup::Miss);
-    assert!(matches!(
-        t.lookup(2 * K, AccessKind::Load, 2, true),
-        Lookup::Hit { pfn: 8, .. }
-    ));
+    assert!(matches!(t.lookup(2 * K, AccessKind::Load, 2, true), Lookup::Hit { pfn: 8, .. }));
 }
 
 #[test]
@@ -164,14 +125,7 @@ fn invlpg_drops_the_address_in_every_page_size_and_global_entries() {
     let specs = [
         spec("D4K", 1, Serves::Unified, &[PageSize::Size4K], 4, 4),
         spec("D2M", 1, Serves::Unified, &[PageSize::Size2M], 1, 4),
-        spec(
-            "STLB",
-            2,
-            Serves::Unified,
-            &[PageSize::Size4K, PageSize::Size2M],
-            8,
-            4,
-        ),
+        spec("STLB", 2, Serves::Unified, &[PageSize::Size4K, PageSize::Size2M], 8, 4),
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     let va = 5 * M2 + 3 * K;
@@ -184,14 +138,8 @@ fn invlpg_drops_the_address_in_every_page_size_and_global_entries() {
     let n = t.invlpg(va + 17, 1);
     assert_eq!(n, 4);
     assert_eq!(t.lookup(va, AccessKind::Load, 1, false), Lookup::Miss);
-    assert!(matches!(
-        t.lookup(va, AccessKind::Load, 2, false),
-        Lookup::Hit { pfn: 200, .. }
-    ));
-    assert!(matches!(
-        t.lookup(va + K, AccessKind::Load, 1, false),
-        Lookup::Hit { pfn: 400, .. }
-    ));
+    assert!(matches!(t.lookup(va, AccessKind::Load, 2, false), Lookup::Hit { pfn: 200, .. }));
+    assert!(matches!(t.lookup(va + K, AccessKind::Load, 1, false), Lookup::Hit { pfn: 400, .. }));
     assert_eq!(t.flushes.invlpg, 1);
     assert_eq!(t.flushes.entries_invalidated, 4);
 }
@@ -199,21 +147,14 @@ fn invlpg_drops_the_address_in_every_page_size_and_global_entries() {
 #[test]
 fn full_flushes_respect_asid_and_global_bits() {
     let mk = || {
-        let mut t = unified(
-            &[(4, 4), (16, 4)],
-            Replacement::Lru,
-            Inclusion::NonInclusive,
-        );
+        let mut t = unified(&[(4, 4), (16, 4)], Replacement::Lru, Inclusion::NonInclusive);
         t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 1, false);
         t.fill(2 * K, AccessKind::Load, 2, PageSize::Size4K, 2, false);
         t.fill(3 * K, AccessKind::Load, 1, PageSize::Size4K, 3, true);
         t
     };
     let asids = |t: &TlbHierarchy| {
-        let mut v: Vec<(u64, u16, bool)> = t
-            .entries()
-            .map(|(_, e)| (e.vpn, e.asid, e.global))
-            .collect();
+        let mut v: Vec<(u64, u16, bool)> = t.entries().map(|(_, e)| (e.vpn, e.asid, e.global)).collect();
         v.sort();
         v.dedup();
         v
@@ -250,11 +191,7 @@ fn counters_split_by_access_kind_and_privilege() {
     }
     let names: Vec<&str> = t.views().iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["ITLB", "DTLB", "STLB"]);
-    let (i, d, s) = (
-        &t.views()[0].counters,
-        &t.views()[1].counters,
-        &t.views()[2].counters,
-    );
+    let (i, d, s) = (&t.views()[0].counters, &t.views()[1].counters, &t.views()[2].counters);
     assert_eq!(i.misses[AccessKind::Fetch as usize], [1, 0]);
     assert_eq!(d.misses[AccessKind::Load as usize], [1, 0]);
     assert_eq!(d.misses[AccessKind::Store as usize], [0, 1]);
@@ -274,15 +211,8 @@ fn split_load_and_store_arrays_serve_their_own_accesses() {
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     t.fill(K, AccessKind::Store, 0, PageSize::Size4K, 1, false);
     assert_eq!(t.lookup(K, AccessKind::Load, 0, false), Lookup::Miss);
-    assert!(matches!(
-        t.lookup(K, AccessKind::Store, 0, false),
-        Lookup::Hit { level: 1, .. }
-    ));
-    assert_eq!(
-        t.views().len(),
-        2,
-        "load and store arrays share the L1 DTLB view"
-    );
+    assert!(matches!(t.lookup(K, AccessKind::Store, 0, false), Lookup::Hit { level: 1, .. }));
+    assert_eq!(t.views().len(), 2, "load and store arrays share the L1 DTLB view");
     assert_eq!(t.views()[1].name, "L1 DTLB");
 }
 
@@ -290,25 +220,14 @@ fn split_load_and_store_arrays_serve_their_own_accesses() {
 fn a_page_size_missing_from_level_one_is_served_by_the_stlb() {
     let specs = [
         spec("DTLB", 1, Serves::Unified, &[PageSize::Size4K], 4, 4),
-        spec(
-            "STLB",
-            2,
-            Serves::Unified,
-            &[PageSize::Size4K, PageSize::Size1G],
-            4,
-            4,
-        ),
+        spec("STLB", 2, Serves::Unified, &[PageSize::Size4K, PageSize::Size1G], 4, 4),
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     let va = 3 << 30;
     t.fill(va, AccessKind::Load, 0, PageSize::Size1G, 5, false);
     assert!(matches!(
         t.lookup(va + 12345, AccessKind::Load, 0, false),
-        Lookup::Hit {
-            level: 2,
-            size: PageSize::Size1G,
-            ..
-        }
+        Lookup::Hit { level: 2, size: PageSize::Size1G, .. }
     ));
 }
 
@@ -337,10 +256,7 @@ struct ReferenceLru {
 
 impl ReferenceLru {
     fn new(sets: usize, ways: usize) -> Self {
-        ReferenceLru {
-            sets: vec![Vec::new(); sets],
-            ways,
-        }
+        ReferenceLru { sets: vec![Vec::new(); sets], ways }
     }
     /// Returns hit; always leaves `vpn` most recent.
     fn access(&mut self, vpn: u64) -> bool {
@@ -372,23 +288,14 @@ fn two_level_non_inclusive_lru_matches_a_naive_reference() {
         x ^= x << 17;
         x
     };
-    for &(l1, l2) in &[
-        ((1, 4), (16, 4)),
-        ((16, 4), (128, 8)),
-        ((4, 2), (8, 4)),
-        ((1, 64), (256, 8)),
-    ] {
+    for &(l1, l2) in &[((1, 4), (16, 4)), ((16, 4), (128, 8)), ((4, 2), (8, 4)), ((1, 64), (256, 8))] {
         let mut t = unified(&[l1, l2], Replacement::Lru, Inclusion::NonInclusive);
         let mut r1 = ReferenceLru::new(l1.0 as usize, l1.1 as usize);
         let mut r2 = ReferenceLru::new(l2.0 as usize, l2.1 as usize);
         let (mut h1, mut h2, mut walks) = (0u64, 0u64, 0u64);
         for i in 0..200_000u64 {
             // A hot set plus a cold tail, so both levels see hits and misses.
-            let page = if rand() % 4 == 0 {
-                rand() % 4096
-            } else {
-                rand() % 96 + (i / 50_000) * 7
-            };
+            let page = if rand() % 4 == 0 { rand() % 4096 } else { rand() % 96 + (i / 50_000) * 7 };
             if r1.access(page) {
                 h1 += 1;
             } else if r2.access(page) {
