@@ -107,6 +107,16 @@ fn malformed_input_names_the_line() {
 }
 
 #[test]
+fn non_canonical_addresses_are_refused() {
+    let o = tlblab_stdin(&["trace", "--tlb", "16x4", "--format", "hex", "-"], b"0x0\n0x200000000000000\n");
+    let e = stderr(&o);
+    assert!(e.contains("access 2") && e.contains("non-canonical"), "{e}");
+    // Kernel (upper-half) addresses are canonical.
+    let o = tlblab_stdin(&["trace", "--tlb", "16x4", "--format", "hex", "-"], b"0xffff888000001000\n");
+    assert!(stdout(&o).contains("1 accesses"));
+}
+
+#[test]
 fn bad_arguments_say_what_is_allowed() {
     let e = stderr(&tlblab(&["trace", "--tlb", "3x4", "-"]));
     assert!(e.contains("power of two"), "{e}");

@@ -132,7 +132,22 @@ pub fn run(args: TraceArgs) -> Result<()> {
     let mut driver = TraceDriver::new(tlb, args.page_size);
     let name = args.file.display().to_string();
     let mut input = reader::open(&args.file)?;
-    reader::for_each_access(&mut *input, args.format, &name, |a| driver.access(a.addr, a.size, a.kind))?;
+    // A non-canonical address has no translation (the CPU raises #GP): refuse it rather than
+    // alias it onto a canonical page. 57-bit (LA57) canonical form covers 48-bit user and kernel
+    // addresses alike.
+    let mut bad: Option<(u64, u64)> = None;
+    let mut n = 0u64;
+    reader::for_each_access(&mut *input, args.format, &name, |a| {
+        n += 1;
+        if ((a.addr as i64) << 7 >> 7) as u64 != a.addr {
+            bad.get_or_insert((n, a.addr));
+            return;
+        }
+        driver.access(a.addr, a.size, a.kind)
+    })?;
+    if let Some((i, addr)) = bad {
+        bail!("{name}: access {i} has non-canonical address {addr:#x} (bits 63..56 must all equal bit 56)");
+    }
     let report = driver.report();
     if args.json {
         println!("{}", serde_json::to_string(&report).context("serialising the report")?);
