@@ -1,6 +1,7 @@
 //! Plain fixed-width text tables: a header row, right-aligned numeric columns.
 
-/// A table of string cells; the first column is left-aligned, the others right-aligned.
+/// A table of string cells. The first column is left-aligned; every other column is
+/// right-aligned when all its cells look numeric, left-aligned otherwise.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     header: Vec<String>,
@@ -23,11 +24,19 @@ impl Table {
         let widths: Vec<usize> = (0..n)
             .map(|c| self.rows.iter().map(|r| r[c].len()).chain([self.header[c].len()]).max().unwrap_or(0))
             .collect();
+        let numeric = |c: usize| {
+            self.rows
+                .iter()
+                .all(|r| r[c].chars().next().is_none_or(|ch| ch.is_ascii_digit() || "-+.(".contains(ch)))
+        };
+        let right: Vec<bool> = (0..n).map(|c| c > 0 && numeric(c)).collect();
         let mut out = String::new();
         for row in std::iter::once(&self.header).chain(&self.rows) {
             let mut line = String::new();
             for (c, cell) in row.iter().enumerate() {
-                if c == 0 {
+                if c > 0 && !right[c] {
+                    line.push_str(&format!("  {cell:<w$}", w = widths[c]));
+                } else if c == 0 {
                     line.push_str(&format!("{cell:<w$}", w = widths[c]));
                 } else {
                     line.push_str(&format!("  {cell:>w$}", w = widths[c]));
@@ -50,6 +59,14 @@ mod tests {
         t.row(["L1 DTLB", "12", "3"]);
         t.row(["STLB", "3", "1000"]);
         assert_eq!(t.render(), "level    hits  misses\nL1 DTLB    12       3\nSTLB        3    1000\n");
+    }
+
+    #[test]
+    fn text_columns_align_left() {
+        let mut t = Table::new(["name", "what"]);
+        t.row(["a", "long text"]);
+        t.row(["bb", "x"]);
+        assert_eq!(t.render(), "name  what\na     long text\nbb    x\n");
     }
 
     #[test]

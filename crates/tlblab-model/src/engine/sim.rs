@@ -905,7 +905,9 @@ impl Simulation {
         self.counters.flush_requests += 1;
         let (topo, lines) = (self.topo, self.costs.lines);
         let m = &mut self.mms[mm as usize];
-        let mut d = m.tlb_gen_line.write(cpu, &topo, &lines);
+        // inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had no generation).
+        let mut d =
+            if self.kernel.flush.generations { m.tlb_gen_line.write(cpu, &topo, &lines) } else { Ps::ZERO };
         m.tlb_gen += 1;
         let inputs = RangeInputs {
             lld_4k: self.range_sizes.0,

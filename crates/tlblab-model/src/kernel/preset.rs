@@ -36,6 +36,7 @@ pub const KNOBS: &[(&str, &str)] = &[
     ("early_return", "on | off"),
     ("read_tlb_gen", "always | when-needed | never"),
     ("concurrent_local", "on | off"),
+    ("generations", "on | off (v4.14+ tlb_gen protocol; off = v3.x handler)"),
     ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
 ];
 
@@ -44,6 +45,7 @@ fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelCon
         name: name.into(),
         flush: FlushKnobs {
             policy: RangePolicy::Ceiling(33),
+            generations: true,
             early_return,
             read_tlb_gen,
             concurrent_local: true,
@@ -58,6 +60,7 @@ fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
         name: name.into(),
         flush: FlushKnobs {
             policy: RangePolicy::FlushallShift { shift: 6, post_fix, huge_walk },
+            generations: false,
             early_return: false,
             read_tlb_gen: ReadTlbGen::Never,
             concurrent_local: false,
@@ -74,6 +77,7 @@ impl KernelConfig {
                 name: name.into(),
                 flush: FlushKnobs {
                     policy: RangePolicy::AlwaysFull,
+                    generations: false,
                     early_return: false,
                     read_tlb_gen: ReadTlbGen::Never,
                     concurrent_local: false,
@@ -86,8 +90,8 @@ impl KernelConfig {
             "3.13-nowalk" => shift_era(name, true, false),
             "3.17" => KernelConfig {
                 flush: FlushKnobs {
+                    generations: false,
                     concurrent_local: false,
-                    read_tlb_gen: ReadTlbGen::Never,
                     ..modern(name, false, ReadTlbGen::Never).flush
                 },
                 ..modern(name, false, ReadTlbGen::Never)
@@ -176,6 +180,7 @@ impl KernelConfig {
                 }
             }
             "concurrent_local" => f.concurrent_local = on_off()?,
+            "generations" => f.generations = on_off()?,
             "free_before_flush" => f.free_before_flush = on_off()?,
             _ => {
                 let names: Vec<&str> = KNOBS.iter().map(|k| k.0).collect();

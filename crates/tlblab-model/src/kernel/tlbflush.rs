@@ -51,6 +51,9 @@ pub enum ReadTlbGen {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlushKnobs {
     pub policy: RangePolicy,
+    /// The v4.14+ generation protocol (`mm->context.tlb_gen`, per-ASID generations). Off: the
+    /// v3.x handler, which does exactly the flush it was asked for.
+    pub generations: bool,
     /// `f->new_tlb_gen <= local_tlb_gen` returns at once (v6.0+).
     pub early_return: bool,
     pub read_tlb_gen: ReadTlbGen,
@@ -175,6 +178,14 @@ pub fn flush_tlb_func(
     }
     if st.is_lazy {
         return FlushAction::LeaveLazy;
+    }
+    if !knobs.generations {
+        // v3.14 flush_tlb_func: TLBSTATE_OK -> full flush for TLB_FLUSH_ALL, else INVLPG loop.
+        return if f.is_full() {
+            FlushAction::Full
+        } else {
+            FlushAction::Partial { start: f.start, nr: f.nr_entries(), stride_shift: f.stride_shift }
+        };
     }
     let local = st.local_tlb_gen();
     let mut mm_gen = None;

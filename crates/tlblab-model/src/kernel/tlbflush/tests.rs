@@ -3,6 +3,7 @@ use super::*;
 fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
     FlushKnobs {
         policy: RangePolicy::Ceiling(33),
+        generations: true,
         early_return,
         read_tlb_gen: read,
         concurrent_local: true,
@@ -171,4 +172,17 @@ fn flushall_shift_table() {
     assert_eq!(flushall_shift("amd", 0x19, 1, false), 5);
     assert_eq!(flushall_shift("amd", 0x10, 1, false), 4);
     assert_eq!(flushall_shift("powerpc", 0, 0, true), -1);
+}
+
+#[test]
+fn without_generations_the_handler_does_what_it_is_asked() {
+    let k = FlushKnobs { generations: false, ..knobs(false, ReadTlbGen::Never) };
+    let mut st = state(4);
+    // Out of order and behind: the v3.x handler still does exactly each request.
+    for g in [7, 5, 6] {
+        let a = flush_tlb_func(&mut st, &partial(g), &k, || panic!("no generations in v3.x"));
+        assert_eq!(a, FlushAction::Partial { start: 0x1000, nr: 1, stride_shift: 12 });
+    }
+    let full = FlushInfo { end: TLB_FLUSH_ALL, ..partial(8) };
+    assert_eq!(flush_tlb_func(&mut st, &full, &k, || 0), FlushAction::Full);
 }
