@@ -13,4 +13,12 @@ TLBLAB_PYTHON="$(bash "$ROOT/scripts/ensure_venv.sh")"
 export TLBLAB_PYTHON
 cd "$ROOT"
 printf 'test.sh: TLBLAB_PYTHON=%s; cargo test --workspace --release %s\n' "$TLBLAB_PYTHON" "$*" >&2
-exec cargo test --workspace --release "$@"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --workspace --release "$@" 2>&1 | tee "$log" || status=$?
+# One closing line for the whole suite (cargo prints one "test result" per test binary, the
+# last of which is often an empty doc-test run).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"
