@@ -94,13 +94,11 @@ impl CacheLine {
                 self.stats.transfers += 1;
                 c.transfer(topo.distance(o, cpu))
             }
-            None => match self.sharers.iter().map(|s| topo.distance(s, cpu)).min() {
-                Some(d) => {
-                    self.stats.transfers += 1;
-                    c.transfer(d)
-                }
-                None => c.uncached,
-            },
+            None if self.sharers.is_empty() => c.uncached,
+            None => {
+                self.stats.transfers += 1;
+                c.transfer(nearest(&self.sharers, cpu, topo))
+            }
         };
         self.sharers.set(cpu);
         cost
@@ -113,14 +111,12 @@ impl CacheLine {
             self.stats.hits += 1;
             return c.hit;
         }
-        let mut farthest: Option<Distance> = None;
-        let mut invalidated = 0;
+        let mut others = self.sharers;
+        others.clear(cpu);
+        let mut invalidated = others.weight() as u64;
+        let mut farthest = farthest_of(&others, cpu, topo);
         if let Some(o) = self.owner {
-            farthest = Some(topo.distance(o, cpu));
-            invalidated += 1;
-        }
-        for s in self.sharers.iter().filter(|&s| s != cpu) {
-            let d = topo.distance(s, cpu);
+            let d = topo.distance(o, cpu);
             farthest = Some(farthest.map_or(d, |f| f.max(d)));
             invalidated += 1;
         }
@@ -140,6 +136,32 @@ impl CacheLine {
             }
             None => c.uncached,
         }
+    }
+}
+
+/// Distance from `cpu` to the nearest CPU of a non-empty `set` (mask tests, no iteration).
+fn nearest(set: &CpuMask, cpu: u32, topo: &Topology) -> Distance {
+    if set.contains(cpu) {
+        Distance::Same
+    } else if !set.and(&topo.core_mask(cpu)).is_empty() {
+        Distance::SmtSibling
+    } else if !set.and(&topo.socket_mask(topo.socket_of(cpu))).is_empty() {
+        Distance::SameSocket
+    } else {
+        Distance::CrossSocket
+    }
+}
+
+/// Distance from `cpu` to the farthest CPU of `set` (which excludes `cpu`), if any.
+fn farthest_of(set: &CpuMask, cpu: u32, topo: &Topology) -> Option<Distance> {
+    if set.is_empty() {
+        None
+    } else if !set.and_not(&topo.socket_mask(topo.socket_of(cpu))).is_empty() {
+        Some(Distance::CrossSocket)
+    } else if !set.and_not(&topo.core_mask(cpu)).is_empty() {
+        Some(Distance::SameSocket)
+    } else {
+        Some(Distance::SmtSibling)
     }
 }
 

@@ -43,6 +43,31 @@ impl CpuMask {
         self.iter().find(|&c| c != cpu)
     }
 
+    /// Sets CPUs `lo..hi`, a word at a time.
+    pub fn set_range(&mut self, lo: u32, hi: u32) {
+        let mut c = lo;
+        while c < hi {
+            let (w, b) = ((c / 64) as usize, c % 64);
+            let n = (64 - b).min(hi - c);
+            self.0[w] |= if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << b };
+            c += n;
+        }
+    }
+
+    /// CPUs in both.
+    pub fn and(&self, o: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        m.0.iter_mut().zip(o.0).for_each(|(a, b)| *a &= b);
+        m
+    }
+
+    /// CPUs in `self` but not in `o`.
+    pub fn and_not(&self, o: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        m.0.iter_mut().zip(o.0).for_each(|(a, b)| *a &= !b);
+        m
+    }
+
     pub fn union(&self, o: &CpuMask) -> CpuMask {
         let mut m = *self;
         m.0.iter_mut().zip(o.0).for_each(|(a, b)| *a |= b);
@@ -82,5 +107,11 @@ mod tests {
         assert!(m.contains(511) && !m.contains(3));
         assert_eq!(CpuMask::single(7).union(&CpuMask::single(1)).iter().collect::<Vec<_>>(), [1, 7]);
         assert!(CpuMask::new().is_empty());
+        let mut r = CpuMask::new();
+        r.set_range(60, 200);
+        assert_eq!(r.weight(), 140);
+        assert!(r.contains(60) && r.contains(199) && !r.contains(200) && !r.contains(59));
+        assert_eq!(r.and(&m).iter().collect::<Vec<_>>(), [64]);
+        assert_eq!(m.and_not(&r).iter().collect::<Vec<_>>(), [0, 511]);
     }
 }

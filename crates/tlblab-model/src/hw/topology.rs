@@ -2,7 +2,7 @@
 //! enumeration: first every core's first thread (socket by socket), then the SMT siblings, so
 //! CPU `c` and CPU `c + cores` share a core.
 
-use crate::hw::cpumask::NR_CPUS;
+use crate::hw::cpumask::{CpuMask, NR_CPUS};
 use crate::profile::Topology as ProfileTopology;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +49,27 @@ impl Topology {
         self.core_of(cpu) / self.cores_per_socket
     }
 
+    /// Every hardware thread of `socket`.
+    pub fn socket_mask(&self, socket: u32) -> CpuMask {
+        let mut m = CpuMask::new();
+        let cores = self.cores();
+        for t in 0..self.threads_per_core {
+            let base = t * cores + socket * self.cores_per_socket;
+            m.set_range(base, base + self.cores_per_socket);
+        }
+        m
+    }
+
+    /// Every hardware thread of `cpu`'s core, `cpu` included.
+    pub fn core_mask(&self, cpu: u32) -> CpuMask {
+        let mut m = CpuMask::new();
+        let core = self.core_of(cpu);
+        for t in 0..self.threads_per_core {
+            m.set(t * self.cores() + core);
+        }
+        m
+    }
+
     pub fn distance(&self, a: u32, b: u32) -> Distance {
         if a == b {
             Distance::Same
@@ -76,5 +97,7 @@ mod tests {
         assert_eq!(t.distance(0, 2), Distance::CrossSocket);
         assert_eq!(t.distance(1, 6), Distance::CrossSocket);
         assert_eq!(t.distance(3, 3), Distance::Same);
+        assert_eq!(t.socket_mask(1).iter().collect::<Vec<_>>(), [2, 3, 6, 7]);
+        assert_eq!(t.core_mask(5).iter().collect::<Vec<_>>(), [1, 5]);
     }
 }
