@@ -64,12 +64,11 @@ impl Oracle {
                     continue;
                 }
                 let pcid = slot as u16 + 1;
-                let held = tlb.entries().any(|(_, e)| {
-                    e.size == PageSize::Size4K
-                        && e.vpn == vpn
-                        && (e.asid == pcid || e.global)
-                        && e.pfn >> 1 == pfn
-                });
+                // The TLB payload is `pfn << 1 | writable`.
+                let held = matches!(
+                    tlb.peek(vpn << PAGE_SHIFT, pcid),
+                    Some((PageSize::Size4K, payload)) if payload >> 1 == pfn
+                );
                 {
                     if held {
                         self.flag(format!(

@@ -15,6 +15,12 @@
 //! so a hit is one store and a victim is the smallest stamp; and `lookup_or_fill` (the trace
 //! driver's walk-on-miss) picks each missed level's victim during the probe, so the fill is a
 //! store.
+//!
+//! Flushing an address space (a flushing CR3 write, and INVPCID's all-context flush) is O(1)
+//! amortized, as the engine's shootdowns need: tags hold an internal id per address space, and a
+//! flush retires the id, leaving its entries stale (invalid in every respect) until a purge
+//! recycles ids (`AsidIds`). [`TlbHierarchy::peek`] answers "would this CPU translate va?"
+//! (the safety oracle's question) with one probe per array.
 
 use serde::{Deserialize, Serialize};
 
@@ -179,33 +185,56 @@ impl Geometry {
     }
 }
 
-// Tag layout: valid | global | page size (3 bits) | vpn (45 bits: a 57-bit linear address) | asid (12).
-// A global entry is stored with asid 0, so a lookup is two plain compares per way: against the
-// asid-tagged key and against the global key.
+// Tag layout: valid | global | no-id (lookup keys only) | spare | page size (3 bits) | vpn (45 bits:
+// a 57-bit linear address) | id (12).
+//
+// The id field holds an internal address-space id, not the architectural ASID/PCID: see
+// [`AsidIds`]. A global entry has id 0 and the global bit, so it never equals a non-global key
+// and a lookup is at most two plain compares per way: against the address space's key and against
+// the global key.
 const VALID: u64 = 1 << 63;
 const GLOBAL: u64 = 1 << 62;
+/// In a lookup key: the address space has no id, so no stored key can match (never stored).
+const NO_ID: u64 = 1 << 61;
 const SIZE_SHIFT: u32 = 57;
 const VPN_SHIFT: u32 = 12;
 const ASID_MASK: u64 = (1 << VPN_SHIFT) - 1;
+/// The bits of a key naming the address space.
+const ID_BITS: u64 = ASID_MASK | NO_ID;
 const LA_MASK: u64 = (1 << 57) - 1;
 
 /// The largest address-space id a tag can hold.
 pub const MAX_ASID: u16 = ASID_MASK as u16;
+/// Architectural address-space ids, and internal ids: one per value of the 12-bit field.
+const NR_IDS: usize = MAX_ASID as usize + 1;
 
 #[inline(always)]
 fn vpn_of(va: u64, size: PageSize) -> u64 {
     (va & LA_MASK) >> size.shift()
 }
 
+/// The key of a non-global translation; `id` is an address space's [`AsidIds::key`] bits.
 #[inline(always)]
-fn make_tag(vpn: u64, size: PageSize, asid: u16) -> u64 {
-    VALID | ((size as u64) << SIZE_SHIFT) | (vpn << VPN_SHIFT) | asid as u64
+fn make_tag(vpn: u64, size: PageSize, id: u64) -> u64 {
+    VALID | ((size as u64) << SIZE_SHIFT) | (vpn << VPN_SHIFT) | id
 }
 
 /// The tag of a global entry that would translate a lookup for `want`.
 #[inline(always)]
 fn global_key(want: u64) -> u64 {
-    (want & !ASID_MASK) | GLOBAL
+    (want & !ID_BITS) | GLOBAL
+}
+
+/// The vpn field of a tag.
+#[inline(always)]
+fn tag_vpn(tag: u64) -> u64 {
+    (tag & ((1 << SIZE_SHIFT) - 1)) >> VPN_SHIFT
+}
+
+/// The page size field of a tag.
+#[inline(always)]
+fn tag_size(tag: u64) -> PageSize {
+    PageSize::ALL[((tag >> SIZE_SHIFT) & 7) as usize]
 }
 
 /// A translation cached in the TLB.
@@ -222,31 +251,152 @@ pub struct Entry {
 /// One way of a set.
 #[derive(Debug, Clone, Copy, Default)]
 struct Way {
-    /// The tag without its global bit (kept in `global`), so that a lookup in address space 0
-    /// matches its own and the global translation with one compare.
+    /// The tag (0 while invalid).
     key: u64,
     /// Physical frame (read on hits and by the safety oracle).
     pfn: u64,
     /// LRU only: the array's clock when the way was last used; 0 while the way is invalid.
     stamp: u64,
-    global: bool,
 }
 
 impl Way {
-    #[inline(always)]
-    fn tag(&self) -> u64 {
-        self.key | (self.global as u64) << 62
-    }
-
-    #[inline(always)]
-    fn valid(&self) -> bool {
-        self.key & VALID != 0
-    }
-
     /// Invalidates the way. The zero stamp makes it the first LRU victim.
     #[inline(always)]
     fn clear(&mut self) {
         *self = Way::default();
+    }
+}
+
+/// Marks an internal id no address space holds: free, or stale (its entries were flushed).
+const UNOWNED: u16 = u16::MAX;
+
+/// The map from architectural address-space ids (ASID/PCID) to the internal ids the tags hold,
+/// which makes flushing an address space O(1): the address space gets a fresh id (on its next
+/// fill), and the entries keyed by the old one become stale.
+///
+/// A stale entry is invalid in every respect: no lookup key names its id, [`Self::live`] is
+/// false for it, so victim selection prefers it exactly as it prefers an invalidated way, and it
+/// is not counted or listed. Stale entries are zeroed and their ids recycled by a purge when the
+/// ids run out ([`TlbHierarchy::purge`]), so a flush costs O(1) amortized.
+///
+/// Old behaviour kept: the tags used to hold the architectural ASID and global entries ASID 0,
+/// so a global entry and a non-global one of ASID 0 for the same page had one key, and a fill of
+/// either replaced the other. [`Self::alias`] keeps that.
+#[derive(Debug, Clone)]
+struct AsidIds {
+    /// Per architectural ASID: its id (as key bits), or [`NO_ID`]. An ASID gets an id when it
+    /// fills.
+    key: Box<[u64; NR_IDS]>,
+    /// Per id: the ASID holding it, or [`UNOWNED`].
+    owner: Box<[u16; NR_IDS]>,
+    /// Per id: the valid non-global entries keyed by it, live or stale; kept only while
+    /// `tracking`.
+    count: Box<[u32; NR_IDS]>,
+    /// Ids that no ASID holds and no entry uses, to hand out (a stack).
+    free: Vec<u16>,
+    /// A bitset of the ASIDs holding an id.
+    named: Box<[u64; NR_IDS / 64]>,
+    /// Set by the first flush of an address space. Until then no entry is stale and `count` is
+    /// not kept, so fills (the trace driver's hot path) pay for neither.
+    tracking: bool,
+    /// Purges so far (for tests).
+    purges: u64,
+}
+
+impl AsidIds {
+    fn new() -> AsidIds {
+        AsidIds {
+            key: Box::new([NO_ID; NR_IDS]),
+            owner: Box::new([UNOWNED; NR_IDS]),
+            count: Box::new([0; NR_IDS]),
+            free: (0..NR_IDS as u16).rev().collect(),
+            named: Box::new([0; NR_IDS / 64]),
+            tracking: false,
+            purges: 0,
+        }
+    }
+
+    /// The key bits of `asid`: its id, or [`NO_ID`] (no entry of it exists).
+    #[inline(always)]
+    fn key(&self, asid: u16) -> u64 {
+        debug_assert!(asid <= MAX_ASID, "address-space id {asid} > {MAX_ASID}");
+        self.key[asid as usize & (NR_IDS - 1)]
+    }
+
+    /// A stored tag is a live entry: valid, and global or keyed by an id an ASID holds.
+    #[inline(always)]
+    fn live(&self, tag: u64) -> bool {
+        tag & VALID != 0
+            && (tag & GLOBAL != 0 || !self.tracking || self.owner[(tag & ASID_MASK) as usize] != UNOWNED)
+    }
+
+    /// The ASID of a live non-global entry.
+    fn asid_of(&self, tag: u64) -> u16 {
+        self.owner[(tag & ASID_MASK) as usize]
+    }
+
+    /// Accounts for a way holding `old` now holding `new` (0 = cleared).
+    #[inline(always)]
+    fn replaced(&mut self, old: u64, new: u64) {
+        if self.tracking {
+            if old & (VALID | GLOBAL) == VALID {
+                self.count[(old & ASID_MASK) as usize] -= 1;
+            }
+            if new & (VALID | GLOBAL) == VALID {
+                self.count[(new & ASID_MASK) as usize] += 1;
+            }
+        }
+    }
+
+    /// The other tag that used to share `tag`'s key (see the type's docs): ASID 0's tag of a
+    /// global entry's page and the reverse; `tag` itself if there is none.
+    fn alias(&self, tag: u64) -> u64 {
+        let zero = self.key[0];
+        if zero == NO_ID {
+            tag
+        } else if tag & GLOBAL != 0 {
+            (tag & !(GLOBAL | ID_BITS)) | zero
+        } else if tag & ASID_MASK == zero {
+            global_key(tag)
+        } else {
+            tag
+        }
+    }
+
+    /// Gives `asid` (which has none) a free id; there must be one.
+    #[cold]
+    #[inline(never)]
+    fn name(&mut self, asid: u16) -> u64 {
+        let asid = asid & MAX_ASID;
+        let id = self.free.pop().expect("no free address-space id");
+        self.bind(asid, id);
+        id as u64
+    }
+
+    /// Gives `asid` (which has none) the id `id`.
+    fn bind(&mut self, asid: u16, id: u16) {
+        self.owner[id as usize] = asid;
+        self.key[asid as usize] = id as u64;
+        self.named[asid as usize / 64] |= 1 << (asid % 64);
+    }
+
+    /// Takes `asid`'s id away: its entries, if any, become stale.
+    fn unbind(&mut self, asid: u16) {
+        let id = self.key[asid as usize] as usize;
+        self.owner[id] = UNOWNED;
+        self.key[asid as usize] = NO_ID;
+        self.named[asid as usize / 64] &= !(1 << (asid % 64));
+    }
+
+    /// Rebuilds the free list from the unowned ids, once no entry uses them.
+    fn recycle_unowned(&mut self) {
+        self.free.clear();
+        for id in (0..NR_IDS).rev() {
+            if self.owner[id] == UNOWNED {
+                self.count[id] = 0;
+                self.free.push(id as u16);
+            }
+        }
     }
 }
 
@@ -333,14 +483,17 @@ impl TlbArray {
         (vpn as u32 & self.set_mask) as usize
     }
 
-    /// Probes for the translation tagged `want` (a non-global tag) and its global form; on a hit
+    /// Probes for the translation keyed `want` (a non-global key) and its global form; on a hit
     /// updates replacement state. With `FUSED` (LRU only), a miss also keeps the slot a fill of
     /// this set would take in `self.victim`, for [`Self::put_victim`].
     ///
-    /// `one_key`: the lookup's address space is 0, or no global entry exists. Then a way matches
-    /// iff its key is `want` (a global entry is keyed by its asid-0 tag), and at most one way of
-    /// the set does (a fill replaces the other form). Otherwise a set may hold the address
-    /// space's own entry and a global one, and the more recently used wins, as with LRU order.
+    /// `one_key`: no global entry exists. Then a way matches iff its key is `want`, and at most
+    /// one way of the set does (a fill replaces an existing copy). Otherwise a set may hold the
+    /// address space's own entry and a global one, and the more recently used wins, as with LRU
+    /// order. A stale entry never matches: no lookup key holds a stale id.
+    ///
+    /// `FUSED` is for the chain path only, which runs while no entry can be stale (see
+    /// [`Plan::chain`]): its victim is the plain LRU one.
     #[inline(always)]
     fn probe<const FUSED: bool>(&mut self, vpn: u64, want: u64, one_key: bool) -> Option<(u64, u64)> {
         let set = self.set_index(vpn);
@@ -370,14 +523,14 @@ impl TlbArray {
             hits |= ((way.key == want) as u32) << w;
         }
         if !one_key {
-            let g = want & !ASID_MASK;
+            let g = global_key(want);
             for (w, way) in ways.iter().enumerate() {
-                hits |= ((way.key == g && way.global) as u32) << w;
+                hits |= ((way.key == g) as u32) << w;
             }
         }
         if hits == 0 {
             if FUSED {
-                self.victim = base + lru_victim(ways);
+                self.victim = base + lru_oldest(ways);
             }
             return None;
         }
@@ -392,17 +545,17 @@ impl TlbArray {
         } else {
             plru_touch(&mut self.plru[set], w, W);
         }
-        Some((ways[w].tag(), ways[w].pfn))
+        Some((ways[w].key, ways[w].pfn))
     }
 
     /// [`Self::probe`] for any associativity.
     fn probe_any<const FUSED: bool>(&mut self, base: usize, want: u64, one_key: bool) -> Option<(u64, u64)> {
         let set = &self.slots[base..base + self.ways];
-        let g = want & !ASID_MASK;
-        let matches = |w: &Way| w.key == want || (!one_key && w.global && w.key == g);
+        let g = global_key(want);
+        let matches = |w: &Way| w.key == want || (!one_key && w.key == g);
         let Some(first) = set.iter().position(matches) else {
             if FUSED {
-                self.victim = base + lru_victim(set);
+                self.victim = base + lru_oldest(set);
             }
             return None;
         };
@@ -413,7 +566,20 @@ impl TlbArray {
         };
         let hit = set[way];
         self.touch(base, way);
-        Some((hit.tag(), hit.pfn))
+        Some((hit.key, hit.pfn))
+    }
+
+    /// The stored pfn of the translation of `want` or its global form, as [`Self::probe`] would
+    /// find it, without touching replacement state.
+    fn peek(&self, vpn: u64, want: u64) -> Option<u64> {
+        let base = self.set_base(vpn);
+        let g = global_key(want);
+        let mut set = self.slots[base..base + self.ways].iter().filter(|w| w.key == want || w.key == g);
+        match self.replacement {
+            Replacement::Lru => set.max_by_key(|w| w.stamp),
+            Replacement::Plru => set.next(),
+        }
+        .map(|w| w.pfn)
     }
 
     /// Marks `way` of the set at `base` most recently used.
@@ -429,79 +595,89 @@ impl TlbArray {
     }
 
     /// Writes a translation into `base + way` and marks it most recently used; returns the tag and
-    /// pfn of the valid entry it replaced, if any.
+    /// pfn of the live entry it replaced, if any.
     #[inline(always)]
-    fn put(&mut self, base: usize, way: usize, tag: u64, pfn: u64) -> Option<(u64, u64)> {
-        let evicted = self.put_lru(base + way, tag, pfn);
+    fn put(&mut self, base: usize, way: usize, tag: u64, pfn: u64, ids: &mut AsidIds) -> Option<(u64, u64)> {
+        let evicted = self.put_lru(base + way, tag, pfn, ids);
         if self.replacement == Replacement::Plru {
             plru_touch(&mut self.plru[base / self.ways], way, self.ways);
         }
         evicted
     }
 
-    /// Fills the slot the last fused probe miss chose (see [`Self::probe`]) with the entry keyed
-    /// `key` (a tag without the global bit).
+    /// Fills the slot the last fused probe miss chose (see [`Self::probe`]) with `tag`. Chain
+    /// path only: no per-id counts to keep.
     #[inline(always)]
-    fn put_victim(&mut self, key: u64, global: bool, pfn: u64) {
+    fn put_victim(&mut self, tag: u64, pfn: u64) {
         self.clock += 1;
-        self.slots[self.victim] = Way { key, pfn, stamp: self.clock, global };
+        self.slots[self.victim] = Way { key: tag, pfn, stamp: self.clock };
     }
 
     /// Writes a translation into `slot` with a fresh LRU stamp (PLRU ignores it); returns the tag
-    /// and pfn of the valid entry it replaced, if any.
+    /// and pfn of the live entry it replaced, if any.
     #[inline(always)]
-    fn put_lru(&mut self, slot: usize, tag: u64, pfn: u64) -> Option<(u64, u64)> {
+    fn put_lru(&mut self, slot: usize, tag: u64, pfn: u64, ids: &mut AsidIds) -> Option<(u64, u64)> {
         self.clock += 1;
-        let old = std::mem::replace(
-            &mut self.slots[slot],
-            Way { key: tag & !GLOBAL, pfn, stamp: self.clock, global: tag & GLOBAL != 0 },
-        );
-        old.valid().then(|| (old.tag(), old.pfn))
+        let old = std::mem::replace(&mut self.slots[slot], Way { key: tag, pfn, stamp: self.clock });
+        ids.replaced(old.key, tag);
+        ids.live(old.key).then_some((old.key, old.pfn))
     }
 
-    /// Inserts a translation (replacing an existing copy of it, else an invalid way, else the
-    /// replacement victim). Returns the tag and pfn of a valid entry it evicted.
-    fn insert(&mut self, vpn: u64, tag: u64, pfn: u64) -> Option<(u64, u64)> {
+    /// Inserts a translation (replacing an existing copy of it, else a way holding no live entry,
+    /// else the replacement victim). Returns the tag and pfn of a live entry it evicted.
+    fn insert(&mut self, vpn: u64, tag: u64, pfn: u64, ids: &mut AsidIds) -> Option<(u64, u64)> {
         let base = self.set_base(vpn);
-        let key = tag & !GLOBAL;
+        let alias = ids.alias(tag);
+        let copy = |w: &Way| w.key == tag || w.key == alias;
         let set = &mut self.slots[base..base + self.ways];
-        let Some(way) = set.iter().position(|w| w.key == key || !w.valid()) else {
-            return self.insert_new(vpn, tag, pfn);
+        let Some(way) = set.iter().position(|w| copy(w) || !ids.live(w.key)) else {
+            return self.insert_new(vpn, tag, pfn, ids);
         };
-        // An invalid way may sit before a stale copy of the same translation: drop that copy.
-        if !set[way].valid() {
-            if let Some(dup) = set[way + 1..].iter_mut().find(|w| w.key == key) {
+        // A way holding no live entry may sit before an older copy of the same translation: drop
+        // that copy.
+        if !ids.live(set[way].key) {
+            if let Some(dup) = set[way + 1..].iter_mut().find(|w| copy(w)) {
+                ids.replaced(dup.key, 0);
                 dup.clear();
             }
         }
-        self.put(base, way, tag, pfn);
+        self.put(base, way, tag, pfn, ids);
         None
     }
 
     /// Inserts a translation known to be absent from its set (the caller has just probed for
-    /// every tag [`Self::insert`] would replace): takes an invalid way, else the replacement
-    /// victim. Returns the tag and pfn of a valid entry it evicted.
-    fn insert_new(&mut self, vpn: u64, tag: u64, pfn: u64) -> Option<(u64, u64)> {
+    /// every tag [`Self::insert`] would replace): takes a way holding no live entry, else the
+    /// replacement victim. Returns the tag and pfn of a live entry it evicted.
+    fn insert_new(&mut self, vpn: u64, tag: u64, pfn: u64, ids: &mut AsidIds) -> Option<(u64, u64)> {
         let base = self.set_base(vpn);
         let set = &self.slots[base..base + self.ways];
         let way = match self.replacement {
-            Replacement::Lru => lru_victim(set),
-            Replacement::Plru => match set.iter().position(|w| !w.valid()) {
+            Replacement::Lru => lru_victim(set, ids),
+            Replacement::Plru => match set.iter().position(|w| !ids.live(w.key)) {
                 Some(w) => w,
                 None => plru_victim(self.plru[base / self.ways], self.ways),
             },
         };
-        self.put(base, way, tag, pfn)
+        self.put(base, way, tag, pfn, ids)
     }
 
-    /// Removes entries for `vpn`/`size` matching `asid` (and, if `include_global`, global ones).
-    fn invalidate_vpn(&mut self, vpn: u64, size: PageSize, asid: u16, include_global: bool) -> u64 {
-        let want = make_tag(vpn, size, asid);
+    /// Removes the entry for `vpn`/`size` keyed `id` (an address space's key bits) and, if
+    /// `include_global`, the global one; returns how many.
+    fn invalidate_vpn(
+        &mut self,
+        vpn: u64,
+        size: PageSize,
+        id: u64,
+        include_global: bool,
+        ids: &mut AsidIds,
+    ) -> u64 {
+        let want = make_tag(vpn, size, id);
         let g = global_key(want);
         let base = self.set_base(vpn);
         let mut n = 0;
         for w in &mut self.slots[base..base + self.ways] {
-            if w.tag() == want || (include_global && w.tag() == g) {
+            if w.key == want || (include_global && w.key == g) {
+                ids.replaced(w.key, 0);
                 w.clear();
                 n += 1;
             }
@@ -510,50 +686,116 @@ impl TlbArray {
     }
 
     /// Removes every copy of exactly `tag` (inclusive back-invalidation, exclusive moves).
-    fn invalidate_tag(&mut self, tag: u64) {
-        let vpn = (tag & ((1 << SIZE_SHIFT) - 1)) >> VPN_SHIFT;
-        let base = self.set_base(vpn);
+    fn invalidate_tag(&mut self, tag: u64, ids: &mut AsidIds) {
+        let base = self.set_base(tag_vpn(tag));
         for w in &mut self.slots[base..base + self.ways] {
-            if w.tag() == tag {
+            if w.key == tag {
+                ids.replaced(w.key, 0);
                 w.clear();
             }
         }
     }
 
-    /// Removes every entry `keep` rejects; returns how many were valid.
-    fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) -> u64 {
+    /// Removes everything; returns how many live entries there were.
+    fn clear_all(&mut self, ids: &mut AsidIds) -> u64 {
         let mut n = 0;
         for w in &mut self.slots {
-            if w.valid() && !keep(w.tag()) {
-                w.clear();
-                n += 1;
-            }
+            n += ids.live(w.key) as u64;
+            ids.replaced(w.key, 0);
+            w.clear();
         }
         n
     }
 
-    /// Every valid entry, for inspection and the safety oracle.
-    pub fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
-        self.slots.iter().filter(|w| w.valid()).map(|w| {
-            let t = w.tag();
+    /// Zeroes the stale entries (valid, not live).
+    fn clear_stale(&mut self, ids: &mut AsidIds) {
+        for w in &mut self.slots {
+            if w.key & VALID != 0 && !ids.live(w.key) {
+                ids.replaced(w.key, 0);
+                w.clear();
+            }
+        }
+    }
+
+    /// Adds the valid non-global entries to the per-id counts.
+    fn count_ids(&self, count: &mut [u32; NR_IDS]) {
+        for w in &self.slots {
+            if w.key & (VALID | GLOBAL) == VALID {
+                count[(w.key & ASID_MASK) as usize] += 1;
+            }
+        }
+    }
+
+    /// Every live entry, with its architectural address-space id.
+    fn entries<'a>(&'a self, ids: &'a AsidIds) -> impl Iterator<Item = Entry> + 'a {
+        self.slots.iter().filter(|w| ids.live(w.key)).map(|w| {
+            let t = w.key;
+            let global = t & GLOBAL != 0;
             Entry {
-                vpn: (t & !(VALID | GLOBAL) & ((1 << SIZE_SHIFT) - 1)) >> VPN_SHIFT,
-                size: PageSize::ALL[((t >> SIZE_SHIFT) & 7) as usize],
-                asid: (t & ASID_MASK) as u16,
-                global: t & GLOBAL != 0,
+                vpn: tag_vpn(t),
+                size: tag_size(t),
+                asid: if global { 0 } else { ids.asid_of(t) },
+                global,
                 pfn: w.pfn,
             }
         })
     }
 }
 
-/// The way with the smallest stamp: an invalid way, else the least recently used.
+/// One structure of a hierarchy, as its contents look from outside ([`TlbHierarchy::arrays`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayView<'a> {
+    array: &'a TlbArray,
+    ids: &'a AsidIds,
+}
+
+impl<'a> ArrayView<'a> {
+    pub fn geometry(&self) -> Geometry {
+        self.array.geometry()
+    }
+
+    pub fn holds(&self, size: PageSize) -> bool {
+        self.array.holds(size)
+    }
+
+    /// Every valid entry (flushed ones are gone), for inspection.
+    pub fn entries(&self) -> impl Iterator<Item = Entry> + 'a {
+        self.array.entries(self.ids)
+    }
+}
+
+/// The way an LRU fill of `set` takes: the first holding no live entry, else the least recently
+/// used.
 #[inline(always)]
-fn lru_victim(set: &[Way]) -> usize {
+fn lru_victim(set: &[Way], ids: &AsidIds) -> usize {
+    if ids.tracking {
+        lru_victim_tracking(set, ids)
+    } else {
+        lru_oldest(set)
+    }
+}
+
+/// The way with the smallest stamp: an invalid way (stamp 0), else the least recently used. The
+/// LRU victim while no entry is stale.
+#[inline(always)]
+fn lru_oldest(set: &[Way]) -> usize {
     let (mut victim, mut oldest) = (0, u64::MAX);
     for (w, way) in set.iter().enumerate() {
         if way.stamp < oldest {
             (victim, oldest) = (w, way.stamp);
+        }
+    }
+    victim
+}
+
+/// [`lru_victim`] once entries may be stale: a stale way counts as stamp 0, like an invalid one.
+#[inline(never)]
+fn lru_victim_tracking(set: &[Way], ids: &AsidIds) -> usize {
+    let (mut victim, mut oldest) = (0, u64::MAX);
+    for (w, way) in set.iter().enumerate() {
+        let stamp = if ids.live(way.key) { way.stamp } else { 0 };
+        if stamp < oldest {
+            (victim, oldest) = (w, stamp);
         }
     }
     victim
@@ -696,7 +938,9 @@ struct Plan {
     /// The fused fast path ([`TlbHierarchy::lookup_or_fill`]) applies: one page size is live, there
     /// are levels and each has one array for it (so `steps[..len]` is one step per level),
     /// replacement is LRU and levels are non-inclusive (so a fill touches no array but the one it
-    /// writes).
+    /// writes), no global entry exists (so a probe is one compare per way) and no address space
+    /// was flushed yet (so no entry is stale and no per-id count is kept: see
+    /// [`AsidIds::tracking`]).
     chain: bool,
 }
 
@@ -738,6 +982,10 @@ pub struct TlbHierarchy {
     /// A global entry was ever filled (else a probe needs one compare per way, see
     /// [`TlbArray::probe`]).
     globals: bool,
+    /// Architectural address-space ids to the ids the tags hold.
+    ids: AsidIds,
+    /// The arrays by level (then in spec order): the order [`Self::peek`] probes them in.
+    by_level: Vec<u8>,
     /// Accesses that missed every level (page walks), `[kind][user/kernel]`.
     pub walks: [[u64; 2]; NR_ACCESS_KINDS],
     pub flushes: FlushCounters,
@@ -838,6 +1086,12 @@ impl TlbHierarchy {
             inclusion,
             sizes_live: 0,
             globals: false,
+            ids: AsidIds::new(),
+            by_level: {
+                let mut v: Vec<u8> = (0..specs.len() as u8).collect();
+                v.sort_by_key(|&i| specs[i as usize].level);
+                v
+            },
             walks: Default::default(),
             flushes: FlushCounters::default(),
         };
@@ -851,6 +1105,8 @@ impl TlbHierarchy {
             let plan = &mut self.plans[k];
             plan.len = 0;
             plan.chain = self.sizes_live.count_ones() == 1
+                && !self.globals
+                && !self.ids.tracking
                 && self.replacement == Replacement::Lru
                 && self.inclusion == Inclusion::NonInclusive
                 && self.depths[k] > 0;
@@ -910,8 +1166,9 @@ impl TlbHierarchy {
         &self.specs
     }
 
-    pub fn arrays(&self) -> &[TlbArray] {
-        &self.arrays
+    /// The structures, in spec order, as their contents look from outside.
+    pub fn arrays(&self) -> Vec<ArrayView<'_>> {
+        self.arrays.iter().map(|array| ArrayView { array, ids: &self.ids }).collect()
     }
 
     pub fn inclusion(&self) -> Inclusion {
@@ -925,12 +1182,13 @@ impl TlbHierarchy {
     pub fn lookup(&mut self, va: u64, kind: AccessKind, asid: u16, kernel: bool) -> Lookup {
         let k = kind as usize;
         let priv_ = kernel as usize;
-        let one_key = asid == 0 || !self.globals;
+        let one_key = !self.globals;
+        let id = self.ids.key(asid);
         let plan = &self.plans[k];
         for s in &plan.steps[..plan.len as usize] {
             if s.array != NONE {
                 let vpn = (va << (64 - 57)) >> s.vpn_shift;
-                let want = s.tag_base | vpn << VPN_SHIFT | asid as u64;
+                let want = s.tag_base | vpn << VPN_SHIFT | id;
                 let arr = &mut self.arrays[s.array as usize];
                 if let Some((tag, pfn)) = arr.probe::<false>(vpn, want, one_key) {
                     self.views[s.view as usize].counters.hits[k][priv_] += 1;
@@ -968,10 +1226,10 @@ impl TlbHierarchy {
         global: bool,
     ) -> Lookup {
         let plan = &self.plans[kind as usize];
-        // The chain's probes match one key per way, so they also cover what the fill replaces.
-        let one_key = asid == 0 || (!self.globals && !global);
-        if plan.chain && plan.steps[0].size == size && one_key {
-            self.chain_lookup_or_fill(va, kind, asid, kernel, pfn, global)
+        // The chain's probes match one key per way (no global entry exists), so they also cover
+        // what a non-global fill replaces.
+        if plan.chain && plan.steps[0].size == size && !global {
+            self.chain_lookup_or_fill(va, kind, asid, kernel, pfn)
         } else {
             self.lookup_then_fill(va, kind, asid, kernel, size, pfn, global)
         }
@@ -997,7 +1255,8 @@ impl TlbHierarchy {
         r
     }
 
-    /// [`Self::lookup_or_fill`] on a chain plan: one probe per level, LRU, non-inclusive.
+    /// [`Self::lookup_or_fill`] on a chain plan, of a non-global translation: one probe per level,
+    /// LRU, non-inclusive, no global entry, no stale entry.
     #[inline(always)]
     fn chain_lookup_or_fill(
         &mut self,
@@ -1006,7 +1265,6 @@ impl TlbHierarchy {
         asid: u16,
         kernel: bool,
         pfn: u64,
-        global: bool,
     ) -> Lookup {
         let k = kind as usize;
         let priv_ = kernel as usize;
@@ -1017,17 +1275,16 @@ impl TlbHierarchy {
         // One page size: the same vpn and tag at every level.
         let first = &plan.steps[0];
         let vpn = (va << (64 - 57)) >> first.vpn_shift;
-        let want = first.tag_base | vpn << VPN_SHIFT | asid as u64;
+        let mut want = first.tag_base | vpn << VPN_SHIFT | self.ids.key(asid);
         for (depth, s) in steps.iter().enumerate() {
             // A miss leaves the array's victim way for the fill: nothing else touches the set
             // before it.
             if let Some((tag, hit_pfn)) = self.arrays[s.array as usize].probe::<true>(vpn, want, true) {
                 self.views[s.view as usize].counters.hits.as_flattened_mut()[kp] += 1;
-                // Non-inclusive: copy into the levels that missed, outermost first. The one-key
-                // probe matched the key `want`.
+                // Non-inclusive: copy into the levels that missed, outermost first.
                 if depth > 0 {
                     for inner in steps[..depth].iter().rev() {
-                        self.arrays[inner.array as usize].put_victim(want, tag & GLOBAL != 0, hit_pfn);
+                        self.arrays[inner.array as usize].put_victim(tag, hit_pfn);
                     }
                 }
                 return Lookup::Hit { level: s.level, pfn: hit_pfn, size: s.size };
@@ -1035,10 +1292,13 @@ impl TlbHierarchy {
             self.views[s.view as usize].counters.misses.as_flattened_mut()[kp] += 1;
         }
         self.walks.as_flattened_mut()[kp] += 1;
-        // A global fill here is from address space 0: its asid-0 key is `want`.
-        self.globals |= global;
+        if want & NO_ID != 0 {
+            // The address space's first fill. No entry is stale, so naming does not purge (which
+            // would clear ways under the victims just chosen).
+            want = (want & !ID_BITS) | self.ids.name(asid);
+        }
         for s in steps.iter().rev() {
-            self.arrays[s.array as usize].put_victim(want, global, pfn);
+            self.arrays[s.array as usize].put_victim(want, pfn);
         }
         Lookup::Miss
     }
@@ -1046,14 +1306,14 @@ impl TlbHierarchy {
     /// Moves or copies an entry found by step `s` (below level 1) into the inner levels.
     fn promote(&mut self, kind: AccessKind, s: &Step, vpn: u64, want: u64, tag: u64, pfn: u64) {
         let upto = if self.inclusion == Inclusion::Exclusive {
-            self.arrays[s.array as usize].invalidate_tag(tag);
+            self.arrays[s.array as usize].invalidate_tag(tag, &mut self.ids);
             1
         } else {
             s.depth
         };
         // The inner levels were just probed for `want` (and its global form); if `tag` is that
         // translation, no stale copy can be there.
-        let probed = tag & !GLOBAL == want;
+        let probed = tag == want;
         let fill = self.fills[kind as usize][s.size as usize];
         let n = fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < upto).count();
         self.fill_levels(kind, &fill.steps[..n], vpn, tag, pfn, probed);
@@ -1078,16 +1338,20 @@ impl TlbHierarchy {
         probed: bool,
     ) {
         let vpn = vpn_of(va, size);
-        let want = make_tag(vpn, size, asid);
-        let tag = if global { global_key(make_tag(vpn, size, 0)) } else { want };
-        self.globals |= global;
-        if self.sizes_live & (1 << size as u8) == 0 {
+        let tag = if global {
+            global_key(make_tag(vpn, size, 0))
+        } else {
+            make_tag(vpn, size, self.id_for_fill(asid))
+        };
+        if (global && !self.globals) || self.sizes_live & (1 << size as u8) == 0 {
+            self.globals |= global;
             self.sizes_live |= 1 << size as u8;
             self.build_plans();
         }
-        // The miss covered `want` and its global form: a global fill from another address space
-        // may still have a non-global asid-0 copy to replace.
-        let probed = probed && tag & !GLOBAL == want;
+        // The miss covered the address space's own translation and its global form, so a fill of
+        // the former has no copy to replace; a global one may still have an alias (see
+        // [`AsidIds::alias`]), left to [`TlbArray::insert`].
+        let probed = probed && !global;
         let fill = self.fills[kind as usize][size as usize];
         self.fill_levels(kind, &fill.steps[..fill.walk_len as usize], vpn, tag, pfn, probed);
     }
@@ -1105,7 +1369,11 @@ impl TlbHierarchy {
     ) {
         for f in steps.iter().rev() {
             let arr = &mut self.arrays[f.array as usize];
-            let evicted = if probed { arr.insert_new(vpn, tag, pfn) } else { arr.insert(vpn, tag, pfn) };
+            let evicted = if probed {
+                arr.insert_new(vpn, tag, pfn, &mut self.ids)
+            } else {
+                arr.insert(vpn, tag, pfn, &mut self.ids)
+            };
             if let Some((victim, victim_pfn)) = evicted {
                 self.on_evict(kind, f.depth as usize, victim, victim_pfn);
             }
@@ -1113,8 +1381,8 @@ impl TlbHierarchy {
     }
 
     fn on_evict(&mut self, kind: AccessKind, depth: usize, victim: u64, victim_pfn: u64) {
-        let size = PageSize::ALL[((victim >> SIZE_SHIFT) & 7) as usize];
-        let vpn = (victim & ((1 << SIZE_SHIFT) - 1)) >> VPN_SHIFT;
+        let size = tag_size(victim);
+        let vpn = tag_vpn(victim);
         match self.inclusion {
             Inclusion::NonInclusive => {}
             Inclusion::Inclusive => {
@@ -1122,7 +1390,7 @@ impl TlbHierarchy {
                 let level = self.views[self.paths[kind as usize][depth] as usize].level;
                 for (i, s) in self.specs.iter().enumerate() {
                     if s.level < level && self.arrays[i].holds(size) {
-                        self.arrays[i].invalidate_tag(victim);
+                        self.arrays[i].invalidate_tag(victim, &mut self.ids);
                     }
                 }
             }
@@ -1132,21 +1400,42 @@ impl TlbHierarchy {
                 if let Some(f) =
                     fill.steps[..fill.len as usize].iter().find(|f| f.depth as usize == depth + 1)
                 {
-                    self.arrays[f.array as usize].insert(vpn, victim, victim_pfn);
+                    self.arrays[f.array as usize].insert(vpn, victim, victim_pfn, &mut self.ids);
                 }
             }
         }
+    }
+
+    /// Whether some level would translate `va` in address space `asid` (with an entry of that
+    /// address space or a global one), and with what: the page size and the stored pfn. Changes
+    /// nothing (no replacement state, no counters). Probes the live page sizes of every array,
+    /// level by level; within a set it picks what a lookup would.
+    pub fn peek(&self, va: u64, asid: u16) -> Option<(PageSize, u64)> {
+        let id = self.ids.key(asid);
+        for &a in &self.by_level {
+            let arr = &self.arrays[a as usize];
+            for size in PageSize::ALL {
+                if arr.holds(size) && self.sizes_live & (1 << size as u8) != 0 {
+                    let vpn = vpn_of(va, size);
+                    if let Some(pfn) = arr.peek(vpn, make_tag(vpn, size, id)) {
+                        return Some((size, pfn));
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// INVLPG: drops the translation of `va` in address space `asid` (and any global one) from
     /// every level and every page size that could cover it.
     pub fn invlpg(&mut self, va: u64, asid: u16) -> u64 {
         self.flushes.invlpg += 1;
+        let id = self.ids.key(asid);
         let mut n = 0;
         for arr in &mut self.arrays {
             for size in PageSize::ALL {
                 if arr.holds(size) && self.sizes_live & (1 << size as u8) != 0 {
-                    n += arr.invalidate_vpn(vpn_of(va, size), size, asid, true);
+                    n += arr.invalidate_vpn(vpn_of(va, size), size, id, true, &mut self.ids);
                 }
             }
         }
@@ -1154,22 +1443,42 @@ impl TlbHierarchy {
         n
     }
 
-    /// A flushing CR3 write: every non-global entry of `asid`.
+    /// A flushing CR3 write: every non-global entry of `asid`. O(1) amortized: the entries go
+    /// stale with their id.
     pub fn flush_asid(&mut self, asid: u16) -> u64 {
         self.flushes.flush_asid += 1;
-        let n: u64 = self
-            .arrays
-            .iter_mut()
-            .map(|a| a.retain(|t| t & GLOBAL != 0 || (t & ASID_MASK) as u16 != asid))
-            .sum();
+        let asid = asid & MAX_ASID;
+        let mut n = 0;
+        if self.ids.key(asid) != NO_ID {
+            self.track();
+            n = self.ids.count[self.ids.key(asid) as usize] as u64;
+            if n > 0 {
+                // Its entries go stale; it gets a fresh id at its next fill.
+                self.ids.unbind(asid);
+            }
+        }
         self.flushes.entries_invalidated += n;
         n
     }
 
-    /// Every non-global entry of every address space (INVPCID all-context, non-global).
+    /// Every non-global entry of every address space (INVPCID all-context, non-global). O(1)
+    /// amortized: every address space gives up its id (named since the last such flush).
     pub fn flush_all_asids(&mut self) -> u64 {
         self.flushes.flush_all_asids += 1;
-        let n: u64 = self.arrays.iter_mut().map(|a| a.retain(|t| t & GLOBAL != 0)).sum();
+        self.track();
+        let mut n = 0;
+        for word in 0..self.ids.named.len() {
+            while self.ids.named[word] != 0 {
+                let asid = (word * 64 + self.ids.named[word].trailing_zeros() as usize) as u16;
+                let id = self.ids.key[asid as usize] as usize;
+                let held = self.ids.count[id] as u64;
+                self.ids.unbind(asid);
+                if held == 0 {
+                    self.ids.free.push(id as u16);
+                }
+                n += held;
+            }
+        }
         self.flushes.entries_invalidated += n;
         n
     }
@@ -1177,14 +1486,74 @@ impl TlbHierarchy {
     /// Everything, global entries included (CR4.PGE toggle / INVPCID all-context incl. globals).
     pub fn flush_global(&mut self) -> u64 {
         self.flushes.flush_global += 1;
-        let n: u64 = self.arrays.iter_mut().map(|a| a.retain(|_| false)).sum();
+        let n: u64 = self.arrays.iter_mut().map(|a| a.clear_all(&mut self.ids)).sum();
+        if self.ids.tracking {
+            // No entry is left: every stale id is free again.
+            self.ids.recycle_unowned();
+        }
         self.flushes.entries_invalidated += n;
         n
     }
 
-    /// Every valid entry with the index of the structure holding it.
+    /// The id (key bits) of `asid`, which is about to fill: named now if it has none.
+    #[inline(always)]
+    fn id_for_fill(&mut self, asid: u16) -> u64 {
+        let id = self.ids.key(asid);
+        if id != NO_ID {
+            id
+        } else {
+            self.name(asid)
+        }
+    }
+
+    /// Gives `asid` a free id, purging if none is left (then one is: `asid` holds none, so at
+    /// most `NR_IDS - 1` ids are held).
+    #[cold]
+    #[inline(never)]
+    fn name(&mut self, asid: u16) -> u64 {
+        if self.ids.free.is_empty() {
+            self.purge();
+        }
+        self.ids.name(asid)
+    }
+
+    /// Starts keeping per-id entry counts (see [`AsidIds::tracking`]).
+    fn track(&mut self) {
+        if !self.ids.tracking {
+            self.ids.count.fill(0);
+            for a in &self.arrays {
+                a.count_ids(&mut self.ids.count);
+            }
+            self.ids.tracking = true;
+            self.build_plans();
+        }
+    }
+
+    /// Recycles ids: zeroes every stale entry, takes the ids of address spaces holding no entry
+    /// back, and frees every id no address space holds. One scan of every array, needed once per
+    /// `NR_IDS - (address spaces with entries)` namings.
+    fn purge(&mut self) {
+        self.ids.purges += 1;
+        self.track();
+        for a in &mut self.arrays {
+            a.clear_stale(&mut self.ids);
+        }
+        for word in 0..self.ids.named.len() {
+            let mut bits = self.ids.named[word];
+            while bits != 0 {
+                let asid = (word * 64 + bits.trailing_zeros() as usize) as u16;
+                bits &= bits - 1;
+                if self.ids.count[self.ids.key[asid as usize] as usize] == 0 {
+                    self.ids.unbind(asid);
+                }
+            }
+        }
+        self.ids.recycle_unowned();
+    }
+
+    /// Every live entry with the index of the structure holding it.
     pub fn entries(&self) -> impl Iterator<Item = (usize, Entry)> + '_ {
-        self.arrays.iter().enumerate().flat_map(|(i, a)| a.entries().map(move |e| (i, e)))
+        self.arrays.iter().enumerate().flat_map(|(i, a)| a.entries(&self.ids).map(move |e| (i, e)))
     }
 
     /// A copy with the same TLB contents and all counters zeroed (measure after a warm-up).

@@ -311,3 +311,311 @@ fn two_level_non_inclusive_lru_matches_a_naive_reference() {
         assert_eq!(t.total_walks(), walks, "{l1:?}+{l2:?} walks");
     }
 }
+
+/// One entry of [`ReferenceTlb`]: a global entry has asid 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct RefEntry {
+    vpn: u64,
+    asid: u16,
+    global: bool,
+    pfn: u64,
+}
+
+/// A deliberately naive non-inclusive LRU hierarchy of unified 4K levels with address spaces and
+/// global entries: per set a list, least recently used first; invalidation removes from the list.
+///
+/// A translation is keyed by (vpn, asid), a global one with asid 0: a fill replaces an entry of
+/// the same key, global or not (as the hardware model's tags do).
+struct ReferenceTlb {
+    /// Per level: sets, each least recently used first.
+    levels: Vec<Vec<Vec<RefEntry>>>,
+    ways: Vec<usize>,
+}
+
+impl ReferenceTlb {
+    fn new(levels: &[(u32, u32)]) -> Self {
+        ReferenceTlb {
+            levels: levels.iter().map(|&(s, _)| vec![Vec::new(); s as usize]).collect(),
+            ways: levels.iter().map(|&(_, w)| w as usize).collect(),
+        }
+    }
+
+    fn set(&mut self, level: usize, vpn: u64) -> &mut Vec<RefEntry> {
+        let sets = &mut self.levels[level];
+        let n = sets.len() as u64;
+        &mut sets[(vpn % n) as usize]
+    }
+
+    /// The most recently used entry of `level` translating `vpn` in `asid`, made most recent.
+    fn probe(&mut self, level: usize, vpn: u64, asid: u16) -> Option<RefEntry> {
+        let set = self.set(level, vpn);
+        let i = set.iter().rposition(|e| e.vpn == vpn && (e.global || e.asid == asid))?;
+        let e = set.remove(i);
+        set.push(e);
+        Some(e)
+    }
+
+    fn insert(&mut self, level: usize, e: RefEntry) {
+        let ways = self.ways[level];
+        let set = self.set(level, e.vpn);
+        if let Some(i) = set.iter().position(|x| x.vpn == e.vpn && x.asid == e.asid) {
+            set.remove(i);
+        } else if set.len() == ways {
+            set.remove(0);
+        }
+        set.push(e);
+    }
+
+    /// Returns the level that hit (1-based) and the pfn, copying a hit into the levels above.
+    fn lookup(&mut self, vpn: u64, asid: u16) -> Option<(u8, u64)> {
+        for level in 0..self.levels.len() {
+            if let Some(e) = self.probe(level, vpn, asid) {
+                for inner in (0..level).rev() {
+                    self.insert(inner, e);
+                }
+                return Some((level as u8 + 1, e.pfn));
+            }
+        }
+        None
+    }
+
+    fn fill(&mut self, vpn: u64, asid: u16, pfn: u64, global: bool) {
+        let e = RefEntry { vpn, asid: if global { 0 } else { asid }, global, pfn };
+        for level in (0..self.levels.len()).rev() {
+            self.insert(level, e);
+        }
+    }
+
+    /// What a lookup would return, without touching recency.
+    fn peek(&self, vpn: u64, asid: u16) -> Option<u64> {
+        self.levels.iter().find_map(|sets| {
+            let set = &sets[(vpn % sets.len() as u64) as usize];
+            set.iter().rev().find(|e| e.vpn == vpn && (e.global || e.asid == asid)).map(|e| e.pfn)
+        })
+    }
+
+    fn remove(&mut self, mut drop: impl FnMut(&RefEntry) -> bool) -> u64 {
+        let mut n = 0;
+        for set in self.levels.iter_mut().flatten() {
+            let before = set.len();
+            set.retain(|e| !drop(e));
+            n += (before - set.len()) as u64;
+        }
+        n
+    }
+
+    fn entries(&self) -> Vec<(usize, RefEntry)> {
+        let mut v: Vec<_> = self
+            .levels
+            .iter()
+            .enumerate()
+            .flat_map(|(l, sets)| sets.iter().flatten().map(move |e| (l, *e)))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+fn hier_entries(t: &TlbHierarchy) -> Vec<(usize, RefEntry)> {
+    let mut v: Vec<_> = t
+        .entries()
+        .map(|(i, e)| (i, RefEntry { vpn: e.vpn, asid: e.asid, global: e.global, pfn: e.pfn }))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Drives the hierarchy and [`ReferenceTlb`] with one long random mix of lookups, fills (several
+/// address spaces, some global), INVLPG and the three full flushes, comparing every result, the
+/// flush counts and now and then the whole contents. ASID flushes are frequent enough that the
+/// internal ids run out and get purged several times.
+#[test]
+fn asids_globals_and_flushes_match_a_naive_reference() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    for levels in [&[(1, 4)][..], &[(4, 4), (16, 8)], &[(2, 2), (8, 3)]] {
+        let mut t = unified(levels, Replacement::Lru, Inclusion::NonInclusive);
+        let mut r = ReferenceTlb::new(levels);
+        let mut invalidated = 0;
+        for i in 0..300_000u32 {
+            // A few busy address spaces (0 included, whose entries share keys with global ones)
+            // and a tail over the whole 12-bit space.
+            let asid = if rand(10) == 0 { rand(MAX_ASID as u64 + 1) as u16 } else { rand(5) as u16 };
+            let vpn = rand(48);
+            let va = vpn * K + rand(K);
+            let global = rand(12) == 0;
+            let pfn = rand(1 << 20);
+            let ctx = || format!("{levels:?} op {i}");
+            match rand(100) {
+                0..=39 => {
+                    let got = match t.lookup_or_fill(
+                        va,
+                        AccessKind::Load,
+                        asid,
+                        false,
+                        PageSize::Size4K,
+                        pfn,
+                        global,
+                    ) {
+                        Lookup::Hit { level, pfn, size } => {
+                            assert_eq!(size, PageSize::Size4K);
+                            Some((level, pfn))
+                        }
+                        Lookup::Miss => None,
+                    };
+                    let want = r.lookup(vpn, asid);
+                    if want.is_none() {
+                        r.fill(vpn, asid, pfn, global);
+                    }
+                    assert_eq!(got, want, "lookup_or_fill {}", ctx());
+                }
+                40..=59 => {
+                    let got = match t.lookup(va, AccessKind::Load, asid, false) {
+                        Lookup::Hit { level, pfn, .. } => Some((level, pfn)),
+                        Lookup::Miss => None,
+                    };
+                    assert_eq!(got, r.lookup(vpn, asid), "lookup {}", ctx());
+                }
+                60..=67 => {
+                    t.fill(va, AccessKind::Load, asid, PageSize::Size4K, pfn, global);
+                    r.fill(vpn, asid, pfn, global);
+                }
+                68..=75 => {
+                    let n = r.remove(|e| e.vpn == vpn && (e.global || e.asid == asid));
+                    assert_eq!(t.invlpg(va, asid), n, "invlpg {}", ctx());
+                    invalidated += n;
+                }
+                76..=93 => {
+                    let n = r.remove(|e| !e.global && e.asid == asid);
+                    assert_eq!(t.flush_asid(asid), n, "flush_asid {}", ctx());
+                    invalidated += n;
+                }
+                94 => {
+                    let n = r.remove(|e| !e.global);
+                    assert_eq!(t.flush_all_asids(), n, "flush_all_asids {}", ctx());
+                    invalidated += n;
+                }
+                95 if rand(500) == 0 => {
+                    let n = r.remove(|_| true);
+                    assert_eq!(t.flush_global(), n, "flush_global {}", ctx());
+                    invalidated += n;
+                }
+                _ => {
+                    let got = t.peek(va, asid);
+                    assert_eq!(got, r.peek(vpn, asid).map(|pfn| (PageSize::Size4K, pfn)), "peek {}", ctx());
+                }
+            }
+            if i % 251 == 0 {
+                assert_eq!(hier_entries(&t), r.entries(), "entries {}", ctx());
+            }
+        }
+        assert_eq!(hier_entries(&t), r.entries());
+        assert_eq!(t.flushes.entries_invalidated, invalidated);
+        assert!(t.ids.purges >= 3, "{levels:?}: only {} id purges", t.ids.purges);
+    }
+}
+
+#[test]
+fn peek_reports_what_a_lookup_would_find_without_touching_anything() {
+    let specs = [
+        spec("D4K", 1, Serves::Unified, &[PageSize::Size4K], 4, 4),
+        spec("STLB", 2, Serves::Unified, &[PageSize::Size4K, PageSize::Size2M], 8, 4),
+    ];
+    let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
+    assert_eq!(t.peek(K, 1), None);
+    t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 11, false);
+    t.fill(5 * M2, AccessKind::Load, 1, PageSize::Size2M, 22, false);
+    t.fill(9 * K, AccessKind::Load, 3, PageSize::Size4K, 33, true);
+    let before =
+        (t.views().iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks, t.flushes.clone());
+    assert_eq!(t.peek(K + 5, 1), Some((PageSize::Size4K, 11)));
+    assert_eq!(t.peek(K, 2), None, "another address space");
+    assert_eq!(t.peek(5 * M2 + 7 * K, 1), Some((PageSize::Size2M, 22)), "only level 2 holds 2M pages");
+    assert_eq!(t.peek(9 * K, 7), Some((PageSize::Size4K, 33)), "global entries match every address space");
+    assert_eq!(t.peek(9 * K, 0), Some((PageSize::Size4K, 33)));
+    let after =
+        (t.views().iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks, t.flushes.clone());
+    assert_eq!(before, after, "peek counts nothing");
+    // Flushed (stale) entries are invisible; global ones survive an ASID flush.
+    assert_eq!(t.flush_asid(1), 3);
+    assert_eq!(t.peek(K, 1), None);
+    assert_eq!(t.peek(5 * M2, 1), None);
+    assert_eq!(t.peek(9 * K, 1), Some((PageSize::Size4K, 33)));
+    assert_eq!(t.flush_all_asids(), 0);
+    assert_eq!(t.peek(9 * K, 1), Some((PageSize::Size4K, 33)));
+    assert_eq!(t.flush_global(), 2);
+    assert_eq!(t.peek(9 * K, 1), None);
+}
+
+#[test]
+fn peek_does_not_update_lru_order() {
+    let mut t = unified(&[(1, 2)], Replacement::Lru, Inclusion::NonInclusive);
+    t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 1, false);
+    t.fill(2 * K, AccessKind::Load, 1, PageSize::Size4K, 2, false);
+    // Page 1 is the LRU way; peeking at it must not make it recent.
+    for _ in 0..3 {
+        assert_eq!(t.peek(K, 1), Some((PageSize::Size4K, 1)));
+    }
+    t.fill(3 * K, AccessKind::Load, 1, PageSize::Size4K, 3, false);
+    assert_eq!(t.peek(K, 1), None, "the peeked LRU entry is evicted first");
+    assert_eq!(present(&t, 0), vec![2, 3]);
+    // A lookup, unlike a peek, does make it recent.
+    assert!(matches!(t.lookup(2 * K, AccessKind::Load, 1, false), Lookup::Hit { .. }));
+    t.fill(4 * K, AccessKind::Load, 1, PageSize::Size4K, 4, false);
+    assert_eq!(present(&t, 0), vec![2, 4]);
+}
+
+#[test]
+fn flushed_entries_are_the_first_victims_and_are_not_listed() {
+    let mut t = unified(&[(1, 4)], Replacement::Lru, Inclusion::NonInclusive);
+    // Ways in fill order: asid 1 page 1, asid 2 page 2, asid 1 page 3, asid 2 page 4.
+    for (asid, p) in [(1, 1), (2, 2), (1, 3), (2, 4)] {
+        t.fill(p * K, AccessKind::Load, asid, PageSize::Size4K, p, false);
+    }
+    assert!(matches!(t.lookup(K, AccessKind::Load, 1, false), Lookup::Hit { .. }));
+    assert_eq!(t.flush_asid(1), 2);
+    assert_eq!(t.flush_asid(1), 0, "nothing left to flush");
+    assert_eq!(present(&t, 0), vec![2, 4]);
+    assert_eq!(t.lookup(K, AccessKind::Load, 1, false), Lookup::Miss);
+    // The two stale ways take the next two fills although page 2 is the least recently used.
+    t.fill(5 * K, AccessKind::Load, 2, PageSize::Size4K, 5, false);
+    t.fill(6 * K, AccessKind::Load, 1, PageSize::Size4K, 6, false);
+    assert_eq!(present(&t, 0), vec![2, 4, 5, 6]);
+    t.fill(7 * K, AccessKind::Load, 2, PageSize::Size4K, 7, false);
+    assert_eq!(present(&t, 0), vec![4, 5, 6, 7]);
+    let asids: Vec<(u64, u16)> = {
+        let mut v: Vec<_> = t.entries().map(|(_, e)| (e.vpn, e.asid)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(asids, vec![(4, 2), (5, 2), (6, 1), (7, 2)]);
+}
+
+#[test]
+fn every_address_space_can_hold_entries_at_once() {
+    // More entries than ids: every 12-bit address space holds a page, then each in turn is
+    // flushed and refilled, which needs purges to find ids.
+    let mut t = unified(&[(1024, 8)], Replacement::Lru, Inclusion::NonInclusive);
+    let va = |asid: u16| asid as u64 * K;
+    for asid in 0..=MAX_ASID {
+        t.fill(va(asid), AccessKind::Load, asid, PageSize::Size4K, asid as u64, false);
+    }
+    for asid in (0..=MAX_ASID).step_by(97) {
+        assert_eq!(t.flush_asid(asid), 1);
+        assert_eq!(t.lookup(va(asid), AccessKind::Load, asid, false), Lookup::Miss);
+        t.fill(va(asid), AccessKind::Load, asid, PageSize::Size4K, asid as u64 + 1, false);
+    }
+    assert!(t.ids.purges > 0);
+    for asid in 0..=MAX_ASID {
+        let pfn = asid as u64 + (asid % 97 == 0) as u64;
+        assert_eq!(t.peek(va(asid), asid), Some((PageSize::Size4K, pfn)), "asid {asid}");
+        assert_eq!(t.peek(va(asid), asid ^ 1), None, "asid {asid}");
+    }
+    assert_eq!(t.flush_all_asids(), MAX_ASID as u64 + 1);
+    assert_eq!(t.entries().count(), 0);
+}
