@@ -141,7 +141,9 @@ impl CacheLine {
 
 /// Distance from `cpu` to the nearest CPU of a non-empty `set` (mask tests, no iteration).
 fn nearest(set: &CpuMask, cpu: u32, topo: &Topology) -> Distance {
-    if set.contains(cpu) {
+    if set.weight() <= 4 {
+        set.iter().map(|s| topo.distance(s, cpu)).min().expect("a non-empty set")
+    } else if set.contains(cpu) {
         Distance::Same
     } else if !set.and(&topo.core_mask(cpu)).is_empty() {
         Distance::SmtSibling
@@ -154,8 +156,9 @@ fn nearest(set: &CpuMask, cpu: u32, topo: &Topology) -> Distance {
 
 /// Distance from `cpu` to the farthest CPU of `set` (which excludes `cpu`), if any.
 fn farthest_of(set: &CpuMask, cpu: u32, topo: &Topology) -> Option<Distance> {
-    if set.is_empty() {
-        None
+    // Few holders (a csd line, a lock word): ask each; many (mm->tlb_gen): mask tests.
+    if set.weight() <= 4 {
+        set.iter().map(|s| topo.distance(s, cpu)).max()
     } else if !set.and_not(&topo.socket_mask(topo.socket_of(cpu))).is_empty() {
         Some(Distance::CrossSocket)
     } else if !set.and_not(&topo.core_mask(cpu)).is_empty() {
