@@ -21,8 +21,6 @@ pub enum Owner {
     },
     /// The shared zero page.
     Zero,
-    /// Handed out but not yet mapped (gathered for freeing, or in transit).
-    Kernel,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -79,8 +77,8 @@ mod tests {
     #[test]
     fn freed_frames_are_reused_last_in_first_out() {
         let mut f = Frames::new();
-        let a = f.alloc(Owner::Kernel);
-        let b = f.alloc(Owner::Kernel);
+        let a = f.alloc(Owner::PageCache { file: 0, index: 0 });
+        let b = f.alloc(Owner::PageCache { file: 0, index: 0 });
         assert_ne!(a, ZERO_PFN);
         f.free(a);
         f.free(b);
@@ -93,7 +91,7 @@ mod tests {
     #[should_panic(expected = "double free")]
     fn double_free_is_a_bug() {
         let mut f = Frames::new();
-        let a = f.alloc(Owner::Kernel);
+        let a = f.alloc(Owner::PageCache { file: 0, index: 0 });
         f.free(a);
         f.free(a);
     }
