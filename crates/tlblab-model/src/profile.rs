@@ -432,6 +432,22 @@ impl MachineProfile {
             .expect("validated profile")
     }
 
+    /// Lookup latency of `level` for `kind` accesses: the slowest structure there that serves
+    /// them (0 when none does). Level 1 is 0 in every profile: hidden in load-to-use latency.
+    pub fn level_hit_cycles(&self, level: u8, kind: AccessKind) -> f64 {
+        self.tlb
+            .structures
+            .iter()
+            .filter(|s| s.level == level && s.serves.covers(kind))
+            .map(|s| s.hit_cycles.value)
+            .fold(0.0, f64::max)
+    }
+
+    /// The deepest TLB level.
+    pub fn tlb_levels(&self) -> u8 {
+        self.tlb.structures.iter().map(|s| s.level).max().unwrap_or(1)
+    }
+
     /// The clock in MHz as an integer, for the integer-time engine.
     pub fn clock_mhz(&self) -> u64 {
         self.cpu.clock_mhz.value.round() as u64

@@ -79,7 +79,7 @@ pub struct Metric {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Oracle {
+pub struct OracleReport {
     pub violations: u64,
     pub examples: Vec<String>,
 }
@@ -95,7 +95,7 @@ pub struct RunResult {
     pub counters: BTreeMap<String, u64>,
     /// Per CPU that ran a task: picoseconds by bucket.
     pub attribution: Vec<BTreeMap<String, u64>>,
-    pub oracle: Oracle,
+    pub oracle: OracleReport,
 }
 
 impl RunResult {
@@ -161,7 +161,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         iterations: stats.iterations,
         counters,
         attribution,
-        oracle: Oracle { violations, examples },
+        oracle: OracleReport { violations, examples },
     })
 }
 

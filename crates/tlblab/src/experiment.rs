@@ -8,7 +8,6 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-use tlblab_model::engine::time::Ps;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
 use tlblab_report::stats;
 
@@ -158,7 +157,7 @@ pub fn run(e: &Experiment, quick: bool) -> Result<(Summary, Vec<RunResult>)> {
                 tasks: *t,
                 seed: *it as u64 + 1,
                 warmup,
-                measure: Ps(measure.0),
+                measure,
             };
             run_sim(&profile, &spec).map_err(|m| anyhow!("{}: {m}", e.name))
         })

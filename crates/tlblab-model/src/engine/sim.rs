@@ -16,7 +16,7 @@ use super::time::Ps;
 use super::Program;
 use crate::hw::coherence::{CacheLine, LineCosts};
 use crate::hw::ipi::IpiCosts;
-use crate::hw::tlb::{AccessKind, Lookup, PageSize, TlbHierarchy};
+use crate::hw::tlb::{AccessKind, Lookup, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
 use crate::hw::topology::Topology;
 use crate::kernel::frames::{Frames, Owner, ZERO_PFN};
 use crate::kernel::mm::{zap_vma, Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
@@ -156,8 +156,8 @@ impl Counters {
 #[derive(Debug, Clone)]
 struct Costs {
     user_access: Ps,
-    /// Lookup latency of a hit at level `i + 1` (index 0: L1, free).
-    level_hit: Vec<Ps>,
+    /// `[kind][i]`: lookup latency of a hit at level `i + 1` (index 0: L1, free).
+    level_hit: [Vec<Ps>; NR_ACCESS_KINDS],
     walk: Ps,
     syscall_half: Ps,
     fault: Ps,
@@ -172,19 +172,8 @@ struct Costs {
 impl Costs {
     fn new(p: &MachineProfile) -> Costs {
         let mhz = p.clock_mhz();
-        let max_level = p.tlb.structures.iter().map(|s| s.level).max().unwrap_or(1);
-        let level_hit = (1..=max_level)
-            .map(|l| {
-                let c = p
-                    .tlb
-                    .structures
-                    .iter()
-                    .filter(|s| s.level == l)
-                    .map(|s| s.hit_cycles.value)
-                    .fold(0.0, f64::max);
-                Ps::from_cycles(c, mhz)
-            })
-            .collect();
+        let level_hit = AccessKind::ALL
+            .map(|k| (1..=p.tlb_levels()).map(|l| Ps::from_cycles(p.level_hit_cycles(l, k), mhz)).collect());
         let page_time = |mbps: f64| Ps::from_ns(PAGE_SIZE as f64 * 1000.0 / mbps);
         Costs {
             user_access: Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz),
@@ -635,7 +624,7 @@ impl Simulation {
                 self.costs.syscall_half
             }
             Step::Op(Op::Iteration) => unreachable!("counted in step()"),
-            Step::Fault { addr, write } => self.fault(cpu, t, mm, addr, write),
+            Step::Fault { addr, write } => self.fault(cpu, mm, addr, write),
             Step::Flush { start, end, freed_tables } => {
                 self.flush_tlb_mm_range(cpu, mm, start, end, freed_tables, now)
             }
@@ -701,7 +690,7 @@ impl Simulation {
             Lookup::Hit { level, pfn: payload, .. } => {
                 let (pfn, writable) = (payload >> 1, payload & 1 == 1);
                 self.oracle.check_access(pfn, mm, va, &self.frames);
-                let d = self.costs.level_hit[level as usize - 1] + self.costs.user_access;
+                let d = self.costs.level_hit[kind as usize][level as usize - 1] + self.costs.user_access;
                 if write && !writable {
                     // A write through a read-only entry faults; the CPU drops the entry.
                     self.cpus[cpu as usize].tlb.invlpg(va, pcid);
@@ -712,7 +701,7 @@ impl Simulation {
             }
             Lookup::Miss => {
                 self.counters.tlb_misses += 1;
-                let depth = self.costs.level_hit.last().copied().unwrap_or(Ps::ZERO);
+                let depth = self.costs.level_hit[kind as usize].last().copied().unwrap_or(Ps::ZERO);
                 let walk = self.costs.walk + depth;
                 self.charge(cpu, Bucket::Walk, walk);
                 match self.mms[mm as usize].pte(va) {
@@ -756,7 +745,7 @@ impl Simulation {
 
     /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
     /// fault-around, COW of private file pages, shared-file write notify.
-    fn fault(&mut self, cpu: u32, _t: usize, mm: MmId, va: u64, write: bool) -> Ps {
+    fn fault(&mut self, cpu: u32, mm: MmId, va: u64, write: bool) -> Ps {
         self.counters.page_faults += 1;
         let addr = va & !(PAGE_SIZE - 1);
         let vpn = addr >> PAGE_SHIFT;

@@ -48,13 +48,7 @@ pub fn chase(profile: &MachineProfile, pages: u64, size: PageSize, laps: u64, se
     let mut cycles = 0.0;
     for l in &data_levels {
         if l.level > 1 {
-            let hit_cycles = profile
-                .tlb
-                .structures
-                .iter()
-                .filter(|s| s.level == l.level && s.serves.covers(AccessKind::Load))
-                .map(|s| s.hit_cycles.value)
-                .fold(0.0, f64::max);
+            let hit_cycles = profile.level_hit_cycles(l.level, AccessKind::Load);
             // Every access that reaches this level pays its lookup, hit or miss.
             cycles += (l.load.hits + l.load.misses) as f64 * hit_cycles;
         }
