@@ -42,18 +42,21 @@ impl Oracle {
     }
 
     /// `pfn` is about to be freed; its owner says where it was mapped.
-    pub fn check_free<'a>(
+    pub fn check_free<C>(
         &mut self,
         pfn: u64,
         frames: &Frames,
         mms: &[Mm],
-        cpus: impl Iterator<Item = (&'a TlbHierarchy, &'a TlbState)>,
+        cpus: &[C],
+        view: impl Fn(&C) -> (&TlbHierarchy, &TlbState),
     ) {
         let Owner::Anon { mm, vpn } = frames.owner(pfn) else {
             return;
         };
         let m = &mms[mm as usize];
-        for (cpu, (tlb, st)) in cpus.enumerate() {
+        // Only a CPU that ever ran the mm can hold its translations.
+        for cpu in m.ever_loaded.iter() {
+            let (tlb, st) = view(&cpus[cpu as usize]);
             for (slot, ctx) in st.ctxs.iter().enumerate() {
                 if ctx.ctx_id != m.ctx_id {
                     continue;

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use super::ops::{Addr, MapKind, Op, NR_REGS};
-use super::queue::EventQueue;
+use super::queue::Agenda;
 use super::time::Ps;
 use super::Program;
 use crate::hw::coherence::{CacheLine, LineCosts};
@@ -84,6 +84,9 @@ pub struct Counters {
     pub shootdowns: u64,
     pub ipis_sent: u64,
     pub ipis_received: u64,
+    /// Remote `flush_tlb_func` calls (`nr_tlb_remote_flush_received`, the TLB row of
+    /// /proc/interrupts): one per queued request, however many one interrupt drains.
+    pub remote_flushes_received: u64,
     pub invlpg: u64,
     pub full_flushes: u64,
     pub partial_flushes: u64,
@@ -110,6 +113,7 @@ impl Counters {
             shootdowns,
             ipis_sent,
             ipis_received,
+            remote_flushes_received,
             invlpg,
             full_flushes,
             partial_flushes,
@@ -128,12 +132,13 @@ impl Counters {
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 18] {
+    pub fn fields(&self) -> [(&'static str, u64); 19] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
             ("ipis_sent", self.ipis_sent),
             ("ipis_received", self.ipis_received),
+            ("remote_flushes_received", self.remote_flushes_received),
             ("invlpg", self.invlpg),
             ("full_flushes", self.full_flushes),
             ("partial_flushes", self.partial_flushes),
@@ -218,11 +223,12 @@ enum Step {
     SyscallExit,
 }
 
-/// A flush IPI: the index of its shootdown, which holds the `flush_tlb_info` (events stay
-/// small, so the heap moves little).
+/// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, and
+/// the shootdown whose `flush_tlb_info` it carries.
 #[derive(Debug, Clone, Copy)]
-struct Irq {
-    shootdown: usize,
+struct Csd {
+    at: Ps,
+    shootdown: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -240,7 +246,13 @@ struct Cpu {
     st: TlbState,
     task: Option<usize>,
     steps: VecDeque<Step>,
-    irqs: VecDeque<Irq>,
+    /// `call_single_queue`, in enqueue-time order.
+    csq: VecDeque<Csd>,
+    /// Interrupts on their way, by arrival time (ascending; rarely more than one).
+    arrivals: Vec<Ps>,
+    /// An interrupt has arrived and is not taken yet. Like the APIC's IRR bit for the vector,
+    /// a second arrival before it is taken merges into it.
+    irq_pending: bool,
     /// The shootdown this CPU spins on.
     waiting: Option<usize>,
     /// The pending step event, if any.
@@ -248,9 +260,9 @@ struct Cpu {
     /// End of the CPU's last step: nothing new starts before it.
     busy_until: Ps,
     time: [Ps; NR_BUCKETS],
-    /// This CPU's call-function-data lock word (`csd->node.u_flags`): written by the sender,
-    /// read and released by the handler, spun on by the sender.
-    csd_line: CacheLine,
+    /// The head of this CPU's `call_single_queue`: every sender's `llist_add` and the handler's
+    /// `llist_del_all` are atomic RMWs on it.
+    csq_line: CacheLine,
 }
 
 struct Task {
@@ -261,12 +273,6 @@ struct Task {
     iterations: u64,
     measured: u64,
     buf: Vec<Op>,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Event {
-    Step(u32),
-    Irq(u32, Irq),
 }
 
 /// The result of one simulation run (before it is wrapped with its configuration).
@@ -296,7 +302,9 @@ pub struct Simulation {
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
     free_shootdowns: Vec<usize>,
-    queue: EventQueue<Event>,
+    agenda: Agenda,
+    /// Scratch for IPI fan-outs.
+    fan: Vec<(u32, Ps)>,
     counters: Counters,
     next_ctx_id: u64,
 }
@@ -327,12 +335,14 @@ impl Simulation {
                 st: TlbState::default(),
                 task: None,
                 steps: VecDeque::new(),
-                irqs: VecDeque::new(),
+                csq: VecDeque::new(),
+                arrivals: Vec::new(),
+                irq_pending: false,
                 waiting: None,
                 step_at: None,
                 busy_until: Ps::ZERO,
                 time: [Ps::ZERO; NR_BUCKETS],
-                csd_line: CacheLine::new(),
+                csq_line: CacheLine::new(),
             })
             .collect();
         Simulation {
@@ -350,7 +360,8 @@ impl Simulation {
             oracle: Oracle::default(),
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
-            queue: EventQueue::new(),
+            agenda: Agenda::new(topo.cpus()),
+            fan: Vec::new(),
             counters: Counters::default(),
             next_ctx_id: 1,
         }
@@ -397,6 +408,7 @@ impl Simulation {
     fn switch_mm(&mut self, cpu: u32, mm: MmId) {
         let m = &mut self.mms[mm as usize];
         m.cpumask.set(cpu);
+        m.ever_loaded.set(cpu);
         let c = &mut self.cpus[cpu as usize];
         let (asid, need_flush) = c.st.choose_new_asid(m.ctx_id, m.tlb_gen, self.pcid);
         c.st.loaded_asid = asid;
@@ -414,8 +426,29 @@ impl Simulation {
         let at = at.max(c.busy_until);
         if c.step_at.is_none_or(|t| at < t) {
             c.step_at = Some(at);
-            self.queue.push(at, cpu, Event::Step(cpu));
+            self.requeue(cpu);
         }
+    }
+
+    /// Puts `cpu`'s next event (its next step or the next interrupt arrival) on the agenda.
+    fn requeue(&mut self, cpu: u32) {
+        let c = &self.cpus[cpu as usize];
+        let next = match (c.step_at, c.arrivals.first()) {
+            (Some(s), Some(&a)) => Some(s.min(a)),
+            (s, a) => s.or(a.copied()),
+        };
+        if self.agenda.get(cpu) != next {
+            self.agenda.set(cpu, next);
+        }
+    }
+
+    /// An interrupt for `cpu` will arrive at `at`.
+    fn send_ipi(&mut self, cpu: u32, at: Ps) {
+        let a = &mut self.cpus[cpu as usize].arrivals;
+        let i = a.partition_point(|&t| t <= at);
+        a.insert(i, at);
+        self.counters.ipis_sent += 1;
+        self.requeue(cpu);
     }
 
     fn charge(&mut self, cpu: u32, b: Bucket, d: Ps) {
@@ -431,30 +464,26 @@ impl Simulation {
         }
         let end = warmup + measure;
         let mut snap: Option<(Counters, Vec<[Ps; NR_BUCKETS]>)> = None;
-        while let Some(key) = self.queue.peek() {
-            if key.time >= end {
+        while let Some((now, cpu)) = self.agenda.first() {
+            if now >= end {
                 break;
             }
-            if snap.is_none() && key.time >= warmup {
+            if snap.is_none() && now >= warmup {
                 snap = Some(self.snapshot(warmup));
             }
-            let (key, ev) = self.queue.pop().unwrap();
-            let now = key.time;
-            match ev {
-                Event::Step(cpu) => {
-                    if self.cpus[cpu as usize].step_at != Some(now) {
-                        continue; // superseded by an earlier step
-                    }
-                    self.cpus[cpu as usize].step_at = None;
-                    self.step(cpu, now, warmup, end);
+            let c = &mut self.cpus[cpu as usize];
+            if c.arrivals.first() == Some(&now) {
+                // An arrival is noted before a step at the same instant, so that step takes it.
+                c.arrivals.remove(0);
+                c.irq_pending = true;
+                if c.step_at.is_none() {
+                    self.schedule(cpu, now);
                 }
-                Event::Irq(cpu, irq) => {
-                    self.cpus[cpu as usize].irqs.push_back(irq);
-                    if self.cpus[cpu as usize].step_at.is_none() {
-                        self.schedule(cpu, now);
-                    }
-                }
+            } else {
+                c.step_at = None;
+                self.step(cpu, now, warmup, end);
             }
+            self.requeue(cpu);
         }
         let start = snap.unwrap_or_else(|| self.snapshot(warmup));
         let end_snap = self.snapshot(end);
@@ -494,8 +523,9 @@ impl Simulation {
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
         let ci = cpu as usize;
         self.charge_gap(cpu, now);
-        if let Some(irq) = self.cpus[ci].irqs.pop_front() {
-            let d = self.handle_irq(cpu, irq, now);
+        if self.cpus[ci].irq_pending {
+            self.cpus[ci].irq_pending = false;
+            let d = self.handle_irq(cpu, now);
             self.charge(cpu, Bucket::Handler, d);
             self.finish_step(cpu, now + d);
             return;
@@ -545,7 +575,7 @@ impl Simulation {
         match c.waiting {
             Some(sd) => {
                 let s = self.shootdowns[sd];
-                if s.pending == 0 || !c.irqs.is_empty() {
+                if s.pending == 0 || c.irq_pending {
                     self.schedule(cpu, at);
                 }
             }
@@ -635,12 +665,7 @@ impl Simulation {
             Step::FreeGathered => {
                 let pages = std::mem::take(&mut self.tasks[t].gathered);
                 for &pfn in &pages {
-                    self.oracle.check_free(
-                        pfn,
-                        &self.frames,
-                        &self.mms,
-                        self.cpus.iter().map(|c| (&c.tlb, &c.st)),
-                    );
+                    self.oracle.check_free(pfn, &self.frames, &self.mms, &self.cpus, |c| (&c.tlb, &c.st));
                     self.frames.free(pfn);
                 }
                 self.counters.pages_freed += pages.len() as u64;
@@ -941,28 +966,44 @@ impl Simulation {
         if !self.kernel.flush.concurrent_local {
             pre = local(self);
         }
-        // Queue one call-function entry per target (a write to the target's csd line).
-        let mut send = Ps::ZERO;
-        for t in targets.iter() {
-            send += self.cpus[t as usize].csd_line.write(cpu, &topo, &lines);
-        }
-        let fan = ipi.fanout(&targets);
-        send += fan.sender_busy;
+        // smp_call_function_many_cond (kernel/smp.c, v5.18): per target, csd_lock and fill the
+        // sender's csd for it (a store to a line the target wrote last, at its previous unlock),
+        // then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
+        // targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends).
         let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
         let t0 = now + d + pre;
-        for &(t, at) in &fan.arrivals {
-            self.queue.push(t0 + at, t, Event::Irq(t, Irq { shootdown: sd }));
+        let mut send = Ps::ZERO;
+        let mut ipi_mask = crate::hw::cpumask::CpuMask::new();
+        let coalesce = self.kernel.flush.coalesce_ipis;
+        for t in targets.iter() {
+            let tc = &mut self.cpus[t as usize];
+            send += lines.transfer(topo.distance(cpu, t));
+            send += tc.csq_line.write(cpu, &topo, &lines);
+            let at = t0 + send;
+            if tc.csq.is_empty() || !coalesce {
+                ipi_mask.set(t);
+            }
+            // Senders run in step order, not enqueue order: keep the queue sorted by time.
+            let csd = Csd { at, shootdown: sd as u32 };
+            if tc.csq.back().is_none_or(|b| b.at <= at) {
+                tc.csq.push_back(csd);
+            } else {
+                let i = tc.csq.partition_point(|e| e.at <= at);
+                tc.csq.insert(i, csd);
+            }
         }
-        self.counters.ipis_sent += fan.arrivals.len() as u64;
+        let mut fan = std::mem::take(&mut self.fan);
+        let (busy, _) = ipi.fanout_into(&ipi_mask, &mut fan);
+        let icr_t0 = t0 + send;
+        send += busy;
+        for &(t, at) in &fan {
+            self.send_ipi(t, icr_t0 + at);
+        }
+        self.fan = fan;
         let post = if self.kernel.flush.concurrent_local { local(self) } else { Ps::ZERO };
         let local_done = t0 + send + post;
-        let record = Shootdown {
-            info,
-            initiator: cpu,
-            pending: fan.arrivals.len() as u32,
-            last_ack: Ps::ZERO,
-            local_done,
-        };
+        let record =
+            Shootdown { info, initiator: cpu, pending: targets.weight(), last_ack: Ps::ZERO, local_done };
         if sd == self.shootdowns.len() {
             self.shootdowns.push(record);
         } else {
@@ -975,31 +1016,49 @@ impl Simulation {
         d
     }
 
-    /// An IPI handler run: entry, `flush_tlb_func`, acknowledgement, exit.
-    fn handle_irq(&mut self, cpu: u32, irq: Irq, now: Ps) -> Ps {
+    /// The call-function interrupt (`generic_smp_call_function_single_interrupt` ->
+    /// `flush_smp_call_function_queue`, v5.18): entry, `llist_del_all` of the queue, then for
+    /// each request in order `flush_tlb_func` and `csd_unlock` (the acknowledgement the sender
+    /// spins on), exit.
+    fn handle_irq(&mut self, cpu: u32, now: Ps) -> Ps {
         let ipi = self.costs.ipi.expect("IPIs need IPI costs");
         let (topo, lines) = (self.topo, self.costs.lines);
         self.counters.ipis_received += 1;
+        let ci = cpu as usize;
         let mut d = ipi.handler_entry;
-        d += self.cpus[cpu as usize].csd_line.read(cpu, &topo, &lines);
-        let info = self.shootdowns[irq.shootdown].info;
-        let f = self.run_flush_func(cpu, &info);
-        d += f;
-        // csd_unlock: a store to the csd line; the spinning sender then reads it back.
-        let initiator = info.initiator;
-        d += self.cpus[cpu as usize].csd_line.write(cpu, &topo, &lines);
-        let seen = self.cpus[cpu as usize].csd_line.read(initiator, &topo, &lines);
-        let ack = now + d + seen;
-        d += ipi.handler_exit;
-        let s = &mut self.shootdowns[irq.shootdown];
-        s.pending -= 1;
-        s.last_ack = s.last_ack.max(ack);
-        if s.pending == 0 && self.cpus[s.initiator as usize].step_at.is_none() {
-            let at = s.last_ack.max(s.local_done);
-            let init = s.initiator;
-            self.schedule(init, at);
+        d += self.cpus[ci].csq_line.write(cpu, &topo, &lines);
+        let taken_at = now + d;
+        while let Some(&e) = self.cpus[ci].csq.front() {
+            if e.at > taken_at {
+                break;
+            }
+            self.cpus[ci].csq.pop_front();
+            self.counters.remote_flushes_received += 1;
+            let info = self.shootdowns[e.shootdown as usize].info;
+            // The csd line travels sender -> handler (read func/info), handler -> sender
+            // (csd_unlock invalidates the sender's copy; its spin reads it back).
+            let hop = lines.transfer(topo.distance(info.initiator, cpu));
+            d += hop;
+            d += self.run_flush_func(cpu, &info);
+            d += hop;
+            let ack = now + d + hop;
+            let s = &mut self.shootdowns[e.shootdown as usize];
+            s.pending -= 1;
+            s.last_ack = s.last_ack.max(ack);
+            if s.pending == 0 && self.cpus[s.initiator as usize].step_at.is_none() {
+                let at = s.last_ack.max(s.local_done);
+                let init = s.initiator;
+                self.schedule(init, at);
+            }
         }
-        d
+        // A request that landed after llist_del_all found the queue empty, so its sender sent
+        // an IPI. (Senders run whole in the model: its ICR write is not charged to it.)
+        if let Some(&e) = self.cpus[ci].csq.front() {
+            if self.kernel.flush.coalesce_ipis && self.cpus[ci].arrivals.is_empty() {
+                self.send_ipi(cpu, e.at + ipi.send + ipi.delivery);
+            }
+        }
+        d + ipi.handler_exit
     }
 
     /// The flush knobs in force, with a table-derived shift resolved for this machine.

@@ -41,7 +41,8 @@ impl LineCosts {
         }
     }
 
-    fn transfer(&self, d: Distance) -> Ps {
+    /// The latency of moving a line `d` away (a hit when `d` is `Same`).
+    pub fn transfer(&self, d: Distance) -> Ps {
         match d {
             Distance::Same => self.hit,
             Distance::SmtSibling => self.smt_sibling,
@@ -110,6 +111,13 @@ impl CacheLine {
         if self.owner == Some(cpu) {
             self.stats.hits += 1;
             return c.hit;
+        }
+        if let (Some(o), true) = (self.owner, self.sharers.is_empty()) {
+            // The common hand-off of an exclusive line (a queue head, a lock word).
+            self.owner = Some(cpu);
+            self.stats.invalidations += 1;
+            self.stats.transfers += 1;
+            return c.transfer(topo.distance(o, cpu));
         }
         let mut others = self.sharers;
         others.clear(cpu);

@@ -48,6 +48,14 @@ impl IpiCosts {
     /// interrupt leaves with the write that names it.
     pub fn fanout(&self, targets: &CpuMask) -> Fanout {
         let mut arrivals = Vec::with_capacity(targets.weight() as usize);
+        let (sender_busy, icr_writes) = self.fanout_into(targets, &mut arrivals);
+        Fanout { sender_busy, icr_writes, arrivals }
+    }
+
+    /// As `fanout`, into a reused buffer (the engine's hot path); returns the sender's busy time
+    /// and the number of ICR writes.
+    pub fn fanout_into(&self, targets: &CpuMask, arrivals: &mut Vec<(u32, Ps)>) -> (Ps, u32) {
+        arrivals.clear();
         let mut writes = 0u32;
         let mut last_cluster = None;
         for t in targets.iter() {
@@ -66,7 +74,7 @@ impl IpiCosts {
             }
             arrivals.push((t, self.send * writes as u64 + self.delivery));
         }
-        Fanout { sender_busy: self.send * writes as u64, icr_writes: writes, arrivals }
+        (self.send * writes as u64, writes)
     }
 }
 

@@ -1412,6 +1412,9 @@ impl TlbHierarchy {
     /// level by level; within a set it picks what a lookup would.
     pub fn peek(&self, va: u64, asid: u16) -> Option<(PageSize, u64)> {
         let id = self.ids.key(asid);
+        if id == NO_ID && !self.globals {
+            return None; // nothing of this ASID is cached (e.g. since its last full flush)
+        }
         for &a in &self.by_level {
             let arr = &self.arrays[a as usize];
             for size in PageSize::ALL {

@@ -42,11 +42,22 @@ impl Topology {
 
     /// The global core index of `cpu`.
     pub fn core_of(&self, cpu: u32) -> u32 {
-        cpu % self.cores()
+        // Subtraction instead of `%`: the engine asks this on every line transfer, and there
+        // are only a few threads per core (a division costs more than the whole loop).
+        let (mut c, n) = (cpu, self.cores());
+        while c >= n {
+            c -= n;
+        }
+        c
     }
 
     pub fn socket_of(&self, cpu: u32) -> u32 {
-        self.core_of(cpu) / self.cores_per_socket
+        let (mut core, mut socket) = (self.core_of(cpu), 0);
+        while core >= self.cores_per_socket {
+            core -= self.cores_per_socket;
+            socket += 1;
+        }
+        socket
     }
 
     /// Every hardware thread of `socket`.

@@ -72,6 +72,9 @@ pub struct Mm {
     pub tlb_gen_line: CacheLine,
     /// `mm_cpumask(mm)`.
     pub cpumask: CpuMask,
+    /// Every CPU that ever loaded this mm: only their TLBs can hold its translations (the
+    /// oracle looks nowhere else).
+    pub ever_loaded: CpuMask,
     vmas: Vec<Vma>,
 }
 
@@ -83,6 +86,7 @@ impl Mm {
             tlb_gen: 1,
             tlb_gen_line: CacheLine::new(),
             cpumask: CpuMask::new(),
+            ever_loaded: CpuMask::new(),
             vmas: Vec::new(),
         }
     }

@@ -37,6 +37,7 @@ pub const KNOBS: &[(&str, &str)] = &[
     ("read_tlb_gen", "always | when-needed | never"),
     ("concurrent_local", "on | off"),
     ("generations", "on | off (v4.14+ tlb_gen protocol; off = v3.x handler)"),
+    ("coalesce_ipis", "on | off (v3.9+: IPI only to CPUs whose call queue was empty)"),
     ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
 ];
 
@@ -49,6 +50,7 @@ fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelCon
             early_return,
             read_tlb_gen,
             concurrent_local: true,
+            coalesce_ipis: true,
             free_before_flush: false,
         },
         shift_from_table: None,
@@ -64,6 +66,7 @@ fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
             early_return: false,
             read_tlb_gen: ReadTlbGen::Never,
             concurrent_local: false,
+            coalesce_ipis: true,
             free_before_flush: false,
         },
         shift_from_table: Some(post_fix),
@@ -81,6 +84,7 @@ impl KernelConfig {
                     early_return: false,
                     read_tlb_gen: ReadTlbGen::Never,
                     concurrent_local: false,
+                    coalesce_ipis: false,
                     free_before_flush: false,
                 },
                 shift_from_table: None,
@@ -181,6 +185,7 @@ impl KernelConfig {
             }
             "concurrent_local" => f.concurrent_local = on_off()?,
             "generations" => f.generations = on_off()?,
+            "coalesce_ipis" => f.coalesce_ipis = on_off()?,
             "free_before_flush" => f.free_before_flush = on_off()?,
             _ => {
                 let names: Vec<&str> = KNOBS.iter().map(|k| k.0).collect();

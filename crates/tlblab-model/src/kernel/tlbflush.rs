@@ -59,6 +59,10 @@ pub struct FlushKnobs {
     pub read_tlb_gen: ReadTlbGen,
     /// The initiator flushes locally while the remote handlers run (v5.13+), instead of first.
     pub concurrent_local: bool,
+    /// `smp_call_function_many` sends an IPI only to CPUs whose call queue was empty (v3.9+,
+    /// Shaohua Li's per-CPU csd rework; llist since v3.14); a handler run drains every request
+    /// queued so far. Off: v3.4, one IPI per target per call.
+    pub coalesce_ipis: bool,
     /// Free gathered pages before the flush completes. UNSAFE: exists so the oracle can be
     /// shown to catch it.
     pub free_before_flush: bool,

@@ -7,6 +7,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         early_return,
         read_tlb_gen: read,
         concurrent_local: true,
+        coalesce_ipis: true,
         free_before_flush: false,
     }
 }
