@@ -218,6 +218,10 @@ pub struct KernelCosts {
     pub syscall_ns: Sourced,
     /// A minor page fault's kernel path excluding zeroing and the TLB work.
     pub fault_ns: Sourced,
+    /// A context switch between two threads (`schedule()` and `switch_to`, without the TLB
+    /// work, which is simulated). Needed only when tasks outnumber CPUs or sleep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_switch_ns: Option<Sourced>,
 }
 
 /// A whole machine profile.
@@ -328,6 +332,9 @@ impl MachineProfile {
         check_sourced("kernel.global_flush_ns", &k.global_flush_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.syscall_ns", &k.syscall_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.fault_ns", &k.fault_ns, 0.0, 10_000_000.0)?;
+        if let Some(cs) = &k.context_switch_ns {
+            check_sourced("kernel.context_switch_ns", cs, 0.0, 10_000_000.0)?;
+        }
         let smp = t.cpus() > 1;
         match (&self.coherence, smp) {
             (None, true) => {

@@ -112,12 +112,17 @@ impl RunResult {
 }
 
 /// Builds and runs one simulation. will-it-scale binds task i to CPU i: with the model's CPU
-/// numbering that is one task per core first, then per hardware thread, as the harness does.
+/// numbering that is one task per core first, then per hardware thread, as the harness does;
+/// beyond the CPU count tasks share CPUs and are time-sliced.
 pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String> {
     let cpus = profile.topology.cpus();
-    if spec.tasks == 0 || spec.tasks > cpus {
+    if spec.tasks == 0 {
+        return Err("0 tasks: give at least one".into());
+    }
+    if spec.tasks > cpus && profile.kernel.context_switch_ns.is_none() {
         return Err(format!(
-            "{} tasks: machine `{}` has {cpus} CPUs; allowed 1 ..= {cpus}",
+            "{} tasks on machine `{}` with {cpus} CPUs need key `kernel.context_switch_ns` in its \
+             profile (tasks sharing a CPU are time-sliced); without it allowed 1 ..= {cpus}",
             spec.tasks, profile.name
         ));
     }
@@ -133,13 +138,14 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             Mode::Processes => sim.add_mm(),
         };
         let start = Ps(jitter.below(Ps::US.0));
-        sim.add_task_at(Box::new(WisTask::new(spec.workload.test)), mm, i, start);
+        // More tasks than CPUs: the harness's affinity wraps around the CPU list.
+        sim.add_task_at(Box::new(WisTask::new(spec.workload.test)), mm, i % cpus, start);
     }
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
     let value = ops as f64 / stats.measured.as_secs_f64();
     let counters = stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    let attribution = stats.attribution[..spec.tasks as usize]
+    let attribution = stats.attribution[..spec.tasks.min(cpus) as usize]
         .iter()
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())
         .collect();

@@ -42,10 +42,14 @@ pub enum Bucket {
     IpiSend,
     IpiWait,
     Handler,
+    /// Context switches and the scheduler.
+    Sched,
+    /// Waiting for a lock (sleeping tasks leave their CPU idle instead).
+    LockWait,
     Idle,
 }
 
-pub const NR_BUCKETS: usize = 10;
+pub const NR_BUCKETS: usize = 12;
 
 impl Bucket {
     pub const ALL: [Bucket; NR_BUCKETS] = [
@@ -58,6 +62,8 @@ impl Bucket {
         Bucket::IpiSend,
         Bucket::IpiWait,
         Bucket::Handler,
+        Bucket::Sched,
+        Bucket::LockWait,
         Bucket::Idle,
     ];
 
@@ -72,6 +78,8 @@ impl Bucket {
             Bucket::IpiSend => "ipi_send",
             Bucket::IpiWait => "ipi_wait",
             Bucket::Handler => "ipi_handler",
+            Bucket::Sched => "sched",
+            Bucket::LockWait => "lock_wait",
             Bucket::Idle => "idle",
         }
     }
@@ -100,6 +108,12 @@ pub struct Counters {
     pub pages_zeroed: u64,
     pub pages_copied: u64,
     pub pages_freed: u64,
+    pub context_switches: u64,
+    /// Tasks that slept on `mmap_lock`.
+    pub mmap_lock_sleeps: u64,
+    /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
+    /// an ASID slot whose generation is stale).
+    pub switch_flushes: u64,
     pub oracle_violations: u64,
 }
 
@@ -127,12 +141,15 @@ impl Counters {
             pages_zeroed,
             pages_copied,
             pages_freed,
+            context_switches,
+            mmap_lock_sleeps,
+            switch_flushes,
             oracle_violations
         )
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 19] {
+    pub fn fields(&self) -> [(&'static str, u64); 22] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
@@ -152,6 +169,9 @@ impl Counters {
             ("pages_zeroed", self.pages_zeroed),
             ("pages_copied", self.pages_copied),
             ("pages_freed", self.pages_freed),
+            ("context_switches", self.context_switches),
+            ("mmap_lock_sleeps", self.mmap_lock_sleeps),
+            ("switch_flushes", self.switch_flushes),
             ("oracle_violations", self.oracle_violations),
         ]
     }
@@ -170,6 +190,7 @@ struct Costs {
     copy_page: Ps,
     invlpg: Ps,
     full_flush: Ps,
+    context_switch: Option<Ps>,
     ipi: Option<IpiCosts>,
     lines: LineCosts,
 }
@@ -190,6 +211,7 @@ impl Costs {
             copy_page: page_time(p.memory.memcpy_mbps.value),
             invlpg: Ps::from_cycles(p.kernel.invlpg_cycles.value, mhz),
             full_flush: Ps::from_cycles(p.kernel.full_flush_cycles.value, mhz),
+            context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)),
             ipi: IpiCosts::from_profile(p),
             lines: LineCosts::from_profile(p),
         }
@@ -221,6 +243,15 @@ enum Step {
     },
     FreeGathered,
     SyscallExit,
+    /// `mmap_read_lock` / `mmap_write_lock`: may put the task to sleep.
+    MmapLock {
+        write: bool,
+    },
+    MmapUnlock {
+        write: bool,
+    },
+    /// A system call's body, once `mmap_lock` is held.
+    Locked(Op),
 }
 
 /// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, and
@@ -246,6 +277,9 @@ struct Cpu {
     st: TlbState,
     task: Option<usize>,
     steps: VecDeque<Step>,
+    /// Runnable tasks waiting for this CPU, in order (CFS with equal weights and no wake-up
+    /// preemption reduces to round robin).
+    runq: VecDeque<usize>,
     /// `call_single_queue`, in enqueue-time order.
     csq: VecDeque<Csd>,
     /// Interrupts on their way, by arrival time (ascending; rarely more than one).
@@ -273,6 +307,12 @@ struct Task {
     iterations: u64,
     measured: u64,
     buf: Vec<Op>,
+    /// The CPU the task is bound to (will-it-scale and the model never migrate tasks).
+    cpu: u32,
+    /// Steps of the system call or fault the task was in when it left the CPU.
+    saved: VecDeque<Step>,
+    /// When it last got its CPU, for its time slice.
+    on_cpu_since: Ps,
 }
 
 /// The result of one simulation run (before it is wrapped with its configuration).
@@ -303,8 +343,9 @@ pub struct Simulation {
     /// Finished shootdown slots, reused so memory stays flat over long runs.
     free_shootdowns: Vec<usize>,
     agenda: Agenda,
-    /// Scratch for IPI fan-outs.
+    /// Scratch for IPI fan-outs and lock wake-ups.
     fan: Vec<(u32, Ps)>,
+    woken: Vec<usize>,
     counters: Counters,
     next_ctx_id: u64,
 }
@@ -335,6 +376,7 @@ impl Simulation {
                 st: TlbState::default(),
                 task: None,
                 steps: VecDeque::new(),
+                runq: VecDeque::new(),
                 csq: VecDeque::new(),
                 arrivals: Vec::new(),
                 irq_pending: false,
@@ -362,6 +404,7 @@ impl Simulation {
             free_shootdowns: Vec::new(),
             agenda: Agenda::new(topo.cpus()),
             fan: Vec::new(),
+            woken: Vec::new(),
             counters: Counters::default(),
             next_ctx_id: 1,
         }
@@ -387,7 +430,6 @@ impl Simulation {
     /// As `add_task`, starting at `start`.
     pub fn add_task_at(&mut self, program: Box<dyn Program>, mm: MmId, cpu: u32, start: Ps) {
         assert!(cpu < self.cpus(), "cpu {cpu} does not exist");
-        assert!(self.cpus[cpu as usize].task.is_none(), "cpu {cpu} already runs a task");
         let t = self.tasks.len();
         self.tasks.push(Task {
             program,
@@ -397,27 +439,113 @@ impl Simulation {
             iterations: 0,
             measured: 0,
             buf: Vec::new(),
+            cpu,
+            saved: VecDeque::new(),
+            on_cpu_since: start,
         });
-        self.cpus[cpu as usize].task = Some(t);
+        let c = &mut self.cpus[cpu as usize];
+        if c.task.is_some() {
+            // A second task on a busy CPU waits for a time slice.
+            assert!(
+                self.costs.context_switch.is_some(),
+                "tasks sharing a CPU need kernel.context_switch_ns in the machine profile"
+            );
+            c.runq.push_back(t);
+            return;
+        }
+        c.task = Some(t);
         self.switch_mm(cpu, mm);
         self.cpus[cpu as usize].busy_until = start;
     }
 
-    /// `switch_mm_irqs_off` from init_mm to `mm` (v5.18): pick an ASID slot, flush it if stale,
-    /// join `mm_cpumask`.
-    fn switch_mm(&mut self, cpu: u32, mm: MmId) {
+    /// `switch_mm_irqs_off` to `mm` (v5.18, facts §1.7): the same mm is free unless the CPU was
+    /// lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
+    /// `mm_cpumask` (the old mm's bit is left for flush IPIs to trim) and picks an ASID slot,
+    /// flushing it if stale. Returns whether it flushed.
+    fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
         let m = &mut self.mms[mm as usize];
-        m.cpumask.set(cpu);
-        m.ever_loaded.set(cpu);
         let c = &mut self.cpus[cpu as usize];
-        let (asid, need_flush) = c.st.choose_new_asid(m.ctx_id, m.tlb_gen, self.pcid);
-        c.st.loaded_asid = asid;
-        c.st.loaded_mm = Some(mm);
-        c.st.is_lazy = false;
+        let was_lazy = std::mem::replace(&mut c.st.is_lazy, false);
+        let need_flush = if c.st.loaded_mm == Some(mm) {
+            let asid = c.st.loaded_asid as usize;
+            was_lazy && c.st.ctxs[asid].tlb_gen < m.tlb_gen
+        } else {
+            m.cpumask.set(cpu);
+            m.ever_loaded.set(cpu);
+            let (asid, need_flush) = c.st.choose_new_asid(m.ctx_id, m.tlb_gen, self.pcid);
+            c.st.loaded_asid = asid;
+            c.st.loaded_mm = Some(mm);
+            need_flush
+        };
         if need_flush {
-            c.st.ctxs[asid as usize] =
-                crate::kernel::tlbflush::TlbContext { ctx_id: m.ctx_id, tlb_gen: m.tlb_gen };
+            let asid = c.st.loaded_asid as usize;
+            c.st.ctxs[asid] = crate::kernel::tlbflush::TlbContext { ctx_id: m.ctx_id, tlb_gen: m.tlb_gen };
             c.tlb.flush_asid(c.st.pcid());
+        }
+        need_flush
+    }
+
+    /// CFS's slice for `nr` equal-weight runnable tasks (kernel/sched/fair.c, v5.18):
+    /// `max(sched_latency / nr, min_granularity)`, both scaled by `1 + ilog2(min(cpus, 8))`.
+    fn time_slice(&self, nr: usize) -> Ps {
+        let factor = 1 + (self.cpus().min(8) as u64).ilog2() as u64;
+        let latency = Ps::US * 6_000 * factor;
+        let min_gran = Ps::US * 750 * factor;
+        Ps(latency.0 / nr.max(1) as u64).max(min_gran)
+    }
+
+    /// `__schedule()` on `cpu` to `next`, which was runnable: `switch_mm`, restore the steps it
+    /// was in. The previous task must already be off the CPU. Returns the cost.
+    fn switch_to(&mut self, cpu: u32, next: usize, now: Ps) -> Ps {
+        self.counters.context_switches += 1;
+        let c = &mut self.cpus[cpu as usize];
+        debug_assert!(c.task.is_none() && c.steps.is_empty());
+        c.task = Some(next);
+        std::mem::swap(&mut c.steps, &mut self.tasks[next].saved);
+        let mut d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
+        if self.switch_mm(cpu, self.tasks[next].mm) {
+            self.counters.switch_flushes += 1;
+            self.counters.full_flushes += 1;
+            d += self.costs.full_flush;
+        }
+        self.tasks[next].on_cpu_since = now + d;
+        self.charge(cpu, Bucket::Sched, d);
+        d
+    }
+
+    /// Takes the current task off `cpu` (its pending steps go with it) and runs the next
+    /// runnable one, or idles in lazy TLB mode (`enter_lazy_tlb`: the mm stays loaded, remote
+    /// flushers skip this CPU). Returns the cost.
+    fn deschedule(&mut self, cpu: u32, requeue: bool, now: Ps) -> Ps {
+        let c = &mut self.cpus[cpu as usize];
+        let t = c.task.take().expect("a running task");
+        std::mem::swap(&mut c.steps, &mut self.tasks[t].saved);
+        if requeue {
+            c.runq.push_back(t);
+        }
+        match self.cpus[cpu as usize].runq.pop_front() {
+            Some(next) => self.switch_to(cpu, next, now),
+            None => {
+                let c = &mut self.cpus[cpu as usize];
+                if c.st.loaded_mm.is_some() {
+                    c.st.is_lazy = true;
+                }
+                let d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
+                self.counters.context_switches += 1;
+                self.charge(cpu, Bucket::Sched, d);
+                d
+            }
+        }
+    }
+
+    /// `try_to_wake_up` of task `t` (which now holds what it slept for): an idle CPU is kicked
+    /// (a reschedule IPI's delivery); a busy one runs it after the current task's slice.
+    fn wake(&mut self, t: usize, now: Ps) {
+        let cpu = self.tasks[t].cpu;
+        self.cpus[cpu as usize].runq.push_back(t);
+        if self.cpus[cpu as usize].task.is_none() {
+            let kick = self.costs.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
+            self.schedule(cpu, now + kick);
         }
     }
 
@@ -543,7 +671,22 @@ impl Simulation {
             self.cpus[ci].waiting = None;
             self.free_shootdowns.push(sd);
         }
-        let Some(t) = self.cpus[ci].task else { return };
+        let Some(t) = self.cpus[ci].task else {
+            if let Some(next) = self.cpus[ci].runq.pop_front() {
+                let d = self.switch_to(cpu, next, now);
+                self.finish_step(cpu, now + d);
+            }
+            return;
+        };
+        // Preemption happens on the way back to user space: only between operations.
+        if self.cpus[ci].steps.is_empty()
+            && !self.cpus[ci].runq.is_empty()
+            && now >= self.tasks[t].on_cpu_since + self.time_slice(self.cpus[ci].runq.len() + 1)
+        {
+            let d = self.deschedule(cpu, true, now);
+            self.finish_step(cpu, now + d);
+            return;
+        }
         let step = match self.cpus[ci].steps.pop_front() {
             Some(s) => s,
             None => {
@@ -590,7 +733,48 @@ impl Simulation {
     /// Executes one step of task `t` on `cpu`; returns its duration.
     fn exec(&mut self, cpu: u32, t: usize, step: Step, now: Ps) -> Ps {
         let mm = self.tasks[t].mm;
+        // System calls that change the address space run under mmap_lock (v5.18): mmap and
+        // munmap for write, madvise(MADV_DONTNEED) for read.
+        let step = match step {
+            Step::Op(op @ (Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. }))
+                if self.kernel.flush.mmap_lock =>
+            {
+                let steps = &mut self.cpus[cpu as usize].steps;
+                steps.push_front(Step::Locked(op));
+                steps.push_front(Step::MmapLock { write: !matches!(op, Op::MadviseDontneed { .. }) });
+                return Ps::ZERO;
+            }
+            Step::Locked(op) => Step::Op(op),
+            s => s,
+        };
         match step {
+            Step::MmapLock { write } => {
+                let (topo, lines) = (self.topo, self.costs.lines);
+                let sem = &mut self.mms[mm as usize].mmap_lock;
+                let d = sem.line.write(cpu, &topo, &lines);
+                let got = sem.acquire(t, write);
+                self.charge(cpu, Bucket::LockWait, d);
+                if got {
+                    return d;
+                }
+                self.counters.mmap_lock_sleeps += 1;
+                d + self.deschedule(cpu, false, now + d)
+            }
+            Step::MmapUnlock { write } => {
+                let (topo, lines) = (self.topo, self.costs.lines);
+                let sem = &mut self.mms[mm as usize].mmap_lock;
+                let d = sem.line.write(cpu, &topo, &lines);
+                let mut woken = std::mem::take(&mut self.woken);
+                sem.release(t, write, &mut woken);
+                for &w in &woken {
+                    self.wake(w, now + d);
+                }
+                woken.clear();
+                self.woken = woken;
+                self.charge(cpu, Bucket::LockWait, d);
+                d
+            }
+            Step::Locked(_) => unreachable!("unwrapped above"),
             Step::Op(Op::Access { addr, kind }) => {
                 let va = self.reg_addr(t, addr);
                 self.access(cpu, t, mm, va, kind)
@@ -630,6 +814,9 @@ impl Simulation {
                     }
                 };
                 self.tasks[t].regs[reg] = self.mms[mm as usize].mmap(len, backing, true);
+                if self.kernel.flush.mmap_lock {
+                    self.cpus[cpu as usize].steps.push_front(Step::MmapUnlock { write: true });
+                }
                 let d = self.costs.syscall_half * 2;
                 self.charge(cpu, Bucket::Syscall, d);
                 d
@@ -697,10 +884,15 @@ impl Simulation {
         let steps = &mut self.cpus[cpu as usize].steps;
         let flush = Step::Flush { start, end, freed_tables };
         let order: &[Step] = match (cleared, self.kernel.flush.free_before_flush) {
-            (false, _) => &[Step::FreeGathered, Step::SyscallExit],
-            (true, false) => &[flush, Step::FreeGathered, Step::SyscallExit],
-            (true, true) => &[Step::FreeGathered, flush, Step::SyscallExit],
+            (false, _) => &[Step::FreeGathered],
+            (true, false) => &[flush, Step::FreeGathered],
+            (true, true) => &[Step::FreeGathered, flush],
         };
+        // The flush and the free happen under mmap_lock; the unlock comes before the return.
+        steps.push_front(Step::SyscallExit);
+        if self.kernel.flush.mmap_lock {
+            steps.push_front(Step::MmapUnlock { write: freed_tables });
+        }
         for s in order.iter().rev() {
             steps.push_front(*s);
         }
@@ -749,10 +941,18 @@ impl Simulation {
     }
 
     /// Queues the fault, then the access again (the faulting instruction restarts).
+    /// The handler runs under `mmap_read_lock` (v5.18; per-VMA locks came in v6.4).
     fn push_fault(&mut self, cpu: u32, va: u64, kind: AccessKind, write: bool) {
+        let lock = self.kernel.flush.mmap_lock;
         let steps = &mut self.cpus[cpu as usize].steps;
         steps.push_front(Step::Access { va, kind });
+        if lock {
+            steps.push_front(Step::MmapUnlock { write: false });
+        }
         steps.push_front(Step::Fault { addr: va, write });
+        if lock {
+            steps.push_front(Step::MmapLock { write: false });
+        }
     }
 
     /// A page-cache page of `file`, read in (zero-filled: the files are sparse) if absent.

@@ -5,6 +5,7 @@
 
 use crate::hw::coherence::CacheLine;
 use crate::hw::cpumask::CpuMask;
+use crate::kernel::rwsem::RwSem;
 
 pub type MmId = u32;
 pub type FileId = u32;
@@ -75,6 +76,8 @@ pub struct Mm {
     /// Every CPU that ever loaded this mm: only their TLBs can hold its translations (the
     /// oracle looks nowhere else).
     pub ever_loaded: CpuMask,
+    /// `mm->mmap_lock`.
+    pub mmap_lock: RwSem,
     vmas: Vec<Vma>,
 }
 
@@ -87,6 +90,7 @@ impl Mm {
             tlb_gen_line: CacheLine::new(),
             cpumask: CpuMask::new(),
             ever_loaded: CpuMask::new(),
+            mmap_lock: RwSem::default(),
             vmas: Vec::new(),
         }
     }

@@ -4,4 +4,5 @@
 pub mod frames;
 pub mod mm;
 pub mod preset;
+pub mod rwsem;
 pub mod tlbflush;

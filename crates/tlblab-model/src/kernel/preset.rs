@@ -38,6 +38,7 @@ pub const KNOBS: &[(&str, &str)] = &[
     ("concurrent_local", "on | off"),
     ("generations", "on | off (v4.14+ tlb_gen protocol; off = v3.x handler)"),
     ("coalesce_ipis", "on | off (v3.9+: IPI only to CPUs whose call queue was empty)"),
+    ("mmap_lock", "on | off (faults and mmap/munmap/madvise take mmap_lock; off is an ablation)"),
     ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
 ];
 
@@ -51,6 +52,7 @@ fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelCon
             read_tlb_gen,
             concurrent_local: true,
             coalesce_ipis: true,
+            mmap_lock: true,
             free_before_flush: false,
         },
         shift_from_table: None,
@@ -67,6 +69,7 @@ fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
             read_tlb_gen: ReadTlbGen::Never,
             concurrent_local: false,
             coalesce_ipis: true,
+            mmap_lock: true,
             free_before_flush: false,
         },
         shift_from_table: Some(post_fix),
@@ -85,6 +88,7 @@ impl KernelConfig {
                     read_tlb_gen: ReadTlbGen::Never,
                     concurrent_local: false,
                     coalesce_ipis: false,
+                    mmap_lock: true,
                     free_before_flush: false,
                 },
                 shift_from_table: None,
@@ -186,6 +190,7 @@ impl KernelConfig {
             "concurrent_local" => f.concurrent_local = on_off()?,
             "generations" => f.generations = on_off()?,
             "coalesce_ipis" => f.coalesce_ipis = on_off()?,
+            "mmap_lock" => f.mmap_lock = on_off()?,
             "free_before_flush" => f.free_before_flush = on_off()?,
             _ => {
                 let names: Vec<&str> = KNOBS.iter().map(|k| k.0).collect();

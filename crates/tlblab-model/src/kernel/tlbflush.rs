@@ -63,6 +63,9 @@ pub struct FlushKnobs {
     /// Shaohua Li's per-CPU csd rework; llist since v3.14); a handler run drains every request
     /// queued so far. Off: v3.4, one IPI per target per call.
     pub coalesce_ipis: bool,
+    /// Faults and address-space system calls take `mmap_lock` (a sleeping rwsem with a
+    /// contended count line). Off: no lock at all (an ablation, not a kernel).
+    pub mmap_lock: bool,
     /// Free gathered pages before the flush completes. UNSAFE: exists so the oracle can be
     /// shown to catch it.
     pub free_before_flush: bool,

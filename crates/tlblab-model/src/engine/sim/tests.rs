@@ -153,3 +153,45 @@ fn coalesced_call_queues_need_fewer_interrupts_in_a_storm() {
     assert!(off.ipis_received < off.ipis_sent, "{off:?}");
     assert_eq!((on.oracle_violations, off.oracle_violations), (0, 0));
 }
+
+#[test]
+fn tasks_sharing_a_cpu_take_turns_by_cfs_slices() {
+    // Two threads on one CPU of a 72-CPU machine: slice = max(24 ms / 2, 3 ms) = 12 ms.
+    let p = profile("haswell-ep-2s");
+    let mut sim = Simulation::new(&p, KernelConfig::preset("5.18.1").unwrap());
+    let mm = sim.add_mm();
+    for _ in 0..2 {
+        sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 0);
+    }
+    let s = sim.run(Ps::ZERO, Ps::MS * 30);
+    assert!(s.iterations.iter().all(|&i| i > 0), "both ran: {:?}", s.iterations);
+    // Switches at about 12 and 24 ms.
+    assert!((2..=3).contains(&s.counters.context_switches), "{:?}", s.counters);
+    // Threads of one mm on one CPU: no IPIs, no flush at the switch.
+    assert_eq!((s.counters.ipis_sent, s.counters.switch_flushes), (0, 0));
+}
+
+#[test]
+fn sleepers_on_mmap_lock_go_lazy_and_catch_up_with_one_flush() {
+    // page_fault1 munmaps 128 MiB under mmap_lock for write while the other threads fault
+    // under it for read: readers sleep, their CPUs idle in lazy TLB mode, flushes skip them
+    // (unless page tables are freed), and each returns with a full flush if it fell behind.
+    let p = profile("haswell-ep-2s");
+    let mut sim = wis(&p, "5.18.1", Testcase::PageFault1, 4, true);
+    // Each thread faults 32768 pages (~30 ms) between munmaps.
+    let s = sim.run(Ps::ZERO, Ps::MS * 100);
+    let c = s.counters;
+    assert!(c.mmap_lock_sleeps > 0 && c.context_switches >= c.mmap_lock_sleeps, "{c:?}");
+    assert!(c.switch_flushes > 0, "{c:?}");
+    assert!(s.attribution[..4].iter().any(|a| a[Bucket::Idle as usize] > Ps::ZERO), "sleepers idle");
+    assert_eq!(c.oracle_violations, 0);
+    // Without the lock nobody sleeps.
+    let mut k = KernelConfig::preset("5.18.1").unwrap();
+    k.set("mmap_lock", "off").unwrap();
+    let mut sim = Simulation::new(&p, k);
+    let mm = sim.add_mm();
+    for cpu in 0..4 {
+        sim.add_task(Box::new(WisTask::new(Testcase::PageFault1)), mm, cpu);
+    }
+    assert_eq!(sim.run(Ps::ZERO, Ps::MS * 20).counters.mmap_lock_sleeps, 0);
+}

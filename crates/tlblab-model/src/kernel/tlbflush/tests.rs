@@ -8,6 +8,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         read_tlb_gen: read,
         concurrent_local: true,
         coalesce_ipis: true,
+        mmap_lock: true,
         free_before_flush: false,
     }
 }

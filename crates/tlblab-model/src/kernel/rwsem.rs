@@ -1,0 +1,122 @@
+//! `mmap_lock` (`struct rw_semaphore`, kernel/locking/rwsem.c, v5.18): a reader-writer sleeping
+//! lock. The model keeps what decides who runs: readers share it while no writer holds it and
+//! nobody waits (a reader that finds waiters queues behind them, so writers do not starve);
+//! waiters sleep in FIFO order; a release hands the lock to the head of the queue — a writer, or
+//! every reader up to the next writer — and wakes them already holding it.
+//!
+//! Departures: optimistic spinning (a writer spins while the owner runs, v4.x+) and
+//! `mmap_write_downgrade` in munmap are not modelled; waiters always sleep.
+//! The count word is a coherent line: every acquire and release is an atomic RMW on it.
+
+use std::collections::VecDeque;
+
+use crate::hw::coherence::CacheLine;
+
+/// A task waiting for the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waiter {
+    pub task: usize,
+    pub write: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RwSem {
+    readers: u32,
+    writer: Option<usize>,
+    waiters: VecDeque<Waiter>,
+    /// The count word (`sem->count`).
+    pub line: CacheLine,
+}
+
+impl RwSem {
+    /// `down_read` / `down_write` by `task`: `true` if it holds the lock now, `false` if it
+    /// queued and must sleep until a release hands the lock over.
+    pub fn acquire(&mut self, task: usize, write: bool) -> bool {
+        let free = if write { self.readers == 0 && self.writer.is_none() } else { self.writer.is_none() };
+        if free && self.waiters.is_empty() {
+            if write {
+                self.writer = Some(task);
+            } else {
+                self.readers += 1;
+            }
+            true
+        } else {
+            self.waiters.push_back(Waiter { task, write });
+            false
+        }
+    }
+
+    /// `up_read` / `up_write`; appends the tasks that now hold the lock (to be woken) to `woken`.
+    pub fn release(&mut self, task: usize, write: bool, woken: &mut Vec<usize>) {
+        if write {
+            assert_eq!(self.writer, Some(task), "up_write by a task that does not hold the lock");
+            self.writer = None;
+        } else {
+            assert!(self.readers > 0, "up_read of a lock no reader holds");
+            self.readers -= 1;
+        }
+        if self.readers > 0 || self.writer.is_some() {
+            return;
+        }
+        match self.waiters.front() {
+            Some(w) if w.write => {
+                self.writer = Some(w.task);
+                woken.push(w.task);
+                self.waiters.pop_front();
+            }
+            _ => {
+                while let Some(w) = self.waiters.front().filter(|w| !w.write) {
+                    self.readers += 1;
+                    woken.push(w.task);
+                    self.waiters.pop_front();
+                }
+            }
+        }
+    }
+
+    pub fn waiting(&self) -> usize {
+        self.waiters.len()
+    }
+
+    pub fn readers(&self) -> u32 {
+        self.readers
+    }
+
+    pub fn writer(&self) -> Option<usize> {
+        self.writer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_share_writers_exclude() {
+        let mut s = RwSem::default();
+        assert!(s.acquire(1, false) && s.acquire(2, false));
+        assert!(!s.acquire(3, true), "a writer waits for the readers");
+        assert!(!s.acquire(4, false), "a reader queues behind a waiting writer");
+        let mut woken = Vec::new();
+        s.release(1, false, &mut woken);
+        assert!(woken.is_empty());
+        s.release(2, false, &mut woken);
+        assert_eq!((woken.as_slice(), s.writer()), (&[3][..], Some(3)));
+        woken.clear();
+        s.release(3, true, &mut woken);
+        assert_eq!((woken.as_slice(), s.readers()), (&[4][..], 1));
+    }
+
+    #[test]
+    fn a_release_wakes_every_reader_up_to_the_next_writer() {
+        let mut s = RwSem::default();
+        assert!(s.acquire(0, true));
+        for (t, w) in [(1, false), (2, false), (3, true), (4, false)] {
+            assert!(!s.acquire(t, w));
+        }
+        let mut woken = Vec::new();
+        s.release(0, true, &mut woken);
+        assert_eq!(woken, [1, 2]);
+        assert_eq!((s.readers(), s.waiting()), (2, 2));
+    }
+}
