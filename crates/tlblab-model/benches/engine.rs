@@ -4,7 +4,8 @@
 //! `cargo bench -p tlblab-model --bench engine`. Each iteration simulates 1 ms after a 100 us
 //! warm-up; simulated/wall = 1.1 ms / (reported time per iteration).
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use tlblab_model::engine::queue::Agenda;
 use tlblab_model::engine::time::Ps;
 use tlblab_model::kernel::preset::KernelConfig;
 use tlblab_model::profile::MachineProfile;
@@ -35,5 +36,22 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// The agenda alone: one `set` of a pseudo-random CPU's next time and one `first`, on the
+/// Skylake-SP profile's 112 CPUs (what the engine does per event).
+fn agenda(c: &mut Criterion) {
+    let mut a = Agenda::new(112);
+    for cpu in 0..112 {
+        a.set(cpu, Some(Ps(cpu as u64 * 7)));
+    }
+    let mut x = 1u64;
+    c.bench_function("agenda/112cpus/set+first", |b| {
+        b.iter(|| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            a.set((x >> 33) as u32 % 112, Some(Ps(x >> 40)));
+            black_box(a.first())
+        })
+    });
+}
+
+criterion_group!(benches, bench, agenda);
 criterion_main!(benches);
