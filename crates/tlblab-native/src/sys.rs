@@ -123,13 +123,12 @@ impl Mapping {
         std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut u64, self.len / 8)
     }
 
-    /// The mapping as bytes.
+    /// The mapping as `u64` words, read-only.
     ///
     /// # Safety
-    /// No other thread may write the mapping while the slice is alive.
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn bytes_mut(&self) -> &mut [u8] {
-        std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len)
+    /// No thread may write the mapping while the slice is alive.
+    pub unsafe fn words(&self) -> &[u64] {
+        std::slice::from_raw_parts(self.ptr.as_ptr() as *const u64, self.len / 8)
     }
 }
 
