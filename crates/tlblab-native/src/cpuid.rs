@@ -58,7 +58,9 @@ impl CpuidDump {
                 q(0x18, s);
             }
         }
-        q(0x4000_0000, 0);
+        if q(0x4000_0000, 0)[0] >= 0x4000_0001 {
+            q(0x4000_0001, 0);
+        }
         let ext = q(0x8000_0000, 0)[0];
         for leaf in
             [0x8000_0002, 0x8000_0003, 0x8000_0004, 0x8000_0005, 0x8000_0006, 0x8000_0008, 0x8000_0019]
@@ -149,6 +151,13 @@ impl CpuidDump {
             return None;
         }
         self.get(0x4000_0000, 0).map(|r| regs_to_string(&[r[1], r[2], r[3]]).trim().to_string())
+    }
+
+    /// KVM's paravirtual remote TLB flush (KVM_FEATURE_PV_TLB_FLUSH, CPUID 0x4000_0001 EAX[9]):
+    /// the guest then skips the IPI to a preempted vCPU and lets the host flush it.
+    pub fn kvm_pv_tlb_flush(&self) -> bool {
+        self.hypervisor_vendor().is_some_and(|v| v.starts_with("KVMKVMKVM"))
+            && self.get(0x4000_0001, 0).is_some_and(|r| r[0] >> 9 & 1 == 1)
     }
 
     pub fn pcid(&self) -> bool {
@@ -451,7 +460,8 @@ mod tests {
         assert_eq!(d.vendor(), "AuthenticAMD");
         assert_eq!(d.family_model(), (25, 17));
         assert!(d.hypervisor());
-        assert!(d.pcid() && d.invpcid());
+        assert!(d.pcid() && d.invpcid() && !d.invlpgb());
+        assert!(d.kvm_pv_tlb_flush(), "KVM_FEATURE_PV_TLB_FLUSH is bit 9 of 0x40000001 EAX");
         let g = decode_tlbs(&d);
         let find = |level, serves, size| {
             g.entries.iter().find(|e| e.level == level && e.serves == serves && e.page_sizes == [size])

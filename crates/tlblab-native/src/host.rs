@@ -20,6 +20,8 @@ pub struct HostInfo {
     pub threads_per_core: u32,
     /// The hypervisor's CPUID signature when the host is a guest.
     pub hypervisor: Option<String>,
+    /// KVM paravirtual remote TLB flush offered (preempted vCPUs get no IPI).
+    pub kvm_pv_tlb_flush: bool,
     pub pcid: bool,
     pub invpcid: bool,
     pub invlpgb: bool,
@@ -89,6 +91,7 @@ impl HostInfo {
             hypervisor: cpuid.hypervisor_vendor().or_else(|| {
                 field("flags").filter(|f| f.split(' ').any(|x| x == "hypervisor")).map(|_| "unknown".into())
             }),
+            kvm_pv_tlb_flush: cpuid.kvm_pv_tlb_flush(),
             pcid: cpuid.pcid(),
             invpcid: cpuid.invpcid(),
             invlpgb: cpuid.invlpgb(),

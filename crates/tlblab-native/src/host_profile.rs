@@ -136,7 +136,7 @@ fn structures_from_cpuid(g: &cpuid::TlbGeometry, tag: &str, l2_hit: &Sourced) ->
 /// leaf 0x18 reads as zeros): L1 DTLB and an L2 of the measured reaches.
 fn structures_from_reach(r: &crate::probe::chase::Reach, tag: &str, l2_hit: &Sourced) -> Vec<TlbStructure> {
     let mut v = Vec::new();
-    let l1 = r.l1_pages.max(1) as u32;
+    let l1 = r.l1_pages.or(r.l2_pages).unwrap_or(64).max(1) as u32;
     let reach = |p: usize, next: Option<usize>| match next {
         Some(n) => format!("no penalty up to {p} pages, a penalty from {n}"),
         None => format!("no penalty up to {p} pages"),
@@ -151,7 +151,7 @@ fn structures_from_reach(r: &crate::probe::chase::Reach, tag: &str, l2_hit: &Sou
         sharing: Sharing::PerCore,
         source: format!(
             "{tag}: CPUID gave no TLB geometry; entries = the pointer-chase L1 reach ({}); fully associative assumed",
-            reach(r.l1_pages, r.l1_next)
+            r.l1_pages.map_or_else(|| format!("not visible: {}", r.reading), |p| reach(p, r.l1_next))
         ),
         confidence: Confidence::Estimate,
         hit_cycles: estimate(0.0, "level 1: lookup hidden in the load-to-use latency (profile.rs convention)"),
@@ -226,8 +226,9 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         Some(ns) => measured(
             cyc(ns),
             format!(
-                "{tag}: TLB-reach pointer chase, 4K minus THP time per access between the L1 and L2 reach = \
-                 {ns:.2} ns x {mhz:.0} MHz, medians of {n} runs"
+                "{tag}: TLB-reach pointer chase, 4K minus THP time per access inside the L2 reach = {ns:.2} ns \
+                 x {mhz:.0} MHz, medians of {n} runs ({})",
+                reach.map_or("", |x| x.reading.as_str())
             ),
         ),
         None => estimate(8.0, "no L2-TLB plateau in the reach sweep: G4 estimate 7-9 cycles, midpoint 8"),
@@ -244,11 +245,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     } else if let Some(x) = reach {
         // Cross-check the CPUID L1 DTLB against the measured reach, in its source.
         for s in structures.iter_mut().filter(|s| s.level == 1 && s.serves == Serves::Data) {
-            s.source += &format!(
-                "; pointer-chase reach: no penalty up to {} pages{}",
-                x.l1_pages,
-                x.l1_next.map_or(String::new(), |n| format!(", penalty from {n}"))
-            );
+            s.source += &format!("; pointer chase: {}", x.reading);
         }
     }
 
@@ -318,7 +315,9 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     let fault_ns = (fault1.fault_ns.median - clear_ns).max(0.0);
 
     let smp = h.cpus.len() > 1;
-    let c2c = r.c2c_ns.map(|s| s.median);
+    // A ping-pong run stalls whenever either thread is descheduled, which on a shared host
+    // happens in some runs: the best run is the transfer time.
+    let c2c = r.c2c_ns.map(|s| s.min);
     let coherence = match (smp, r.c2c_ns) {
         (true, Some(c)) => {
             let src = format!(
@@ -355,7 +354,9 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     let ipi = if smp {
         let c2c = c2c.unwrap_or(0.0);
         let inv = invlpg.max(0.0);
-        let rt = sc.and_then(|c| c.ipi_round_trip_ns).ok_or("several CPUs but no IPI round trip measured")?;
+        let rt = sc
+            .and_then(|c| c.ipi_round_trip_ns.or(c.ipi_round_trip_full_ns))
+            .ok_or("several CPUs but no IPI round trip measured (the sibling never ran during the sweep)")?;
         let rest = rt - inv - 3.0 * c2c;
         let target =
             sc.and_then(|c| c.target_cost_ns).map(|t| t - inv - 2.0 * c2c).filter(|&t| t > 0.0 && t < rest);

@@ -181,19 +181,22 @@ pub fn reach_sweep(
 /// What the sweep says about the data-side TLBs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reach {
-    /// Largest page count with no penalty (the L1 DTLB reach), and the next point measured.
-    pub l1_pages: usize,
+    /// Largest page count with no penalty where an L1-DTLB kink is visible (an L1 miss that hits
+    /// the L2 TLB may cost too little to see), and the next point measured.
+    pub l1_pages: Option<usize>,
     pub l1_next: Option<usize>,
     /// Largest page count with at most an L2-TLB hit (the STLB / L2 DTLB reach).
     pub l2_pages: Option<usize>,
     pub l2_next: Option<usize>,
     /// Penalty of an L2-TLB hit (ns per access), between the two reaches.
     pub l2_hit_ns: Option<f64>,
-    /// Penalty of a page walk whose page-table entries hit in the caches, beyond the L2 reach
-    /// (L2 lookup included: it precedes the walk).
+    /// Penalty of a page walk whose page-table entries hit in the caches, 4x-16x beyond the L2
+    /// reach (L2 lookup included: it precedes the walk).
     pub miss_ns: Option<f64>,
     /// Penalty at the largest size measured.
     pub max_ns: f64,
+    /// How the kinks were matched to TLB levels.
+    pub reading: String,
 }
 
 /// The first index from which `pred` holds for this point and the next (one outlier does not
@@ -202,47 +205,72 @@ fn first_sustained(p: &[f64], from: usize, pred: impl Fn(f64) -> bool) -> Option
     (from..p.len()).find(|&i| pred(p[i]) && (i + 1 == p.len() || pred(p[i + 1])))
 }
 
-/// Finds the kinks of a sweep. `None` without a THP baseline.
-pub fn analyse(sweep: &ReachSweep) -> Option<Reach> {
+/// Finds the kinks of a sweep; `cpuid_l2` is the L2 DTLB size CPUID reports, if any, used to
+/// tell an L1 kink from an L2 one when only one is visible. `None` without a THP baseline.
+pub fn analyse(sweep: &ReachSweep, cpuid_l2: Option<usize>) -> Option<Reach> {
     let pts = &sweep.points;
     let pen: Vec<f64> = pts.iter().map(|p| p.penalty()).collect::<Option<_>>()?;
     let n: Vec<usize> = pts.iter().map(|p| p.pages).collect();
     let small: Vec<f64> = pen.iter().zip(&n).filter(|(_, &n)| n <= 32).map(|(p, _)| *p).collect();
     let base = if small.is_empty() { pen[0] } else { Summary::of(&small).median };
     let top = *pen.last()?;
-    // The L1 kink: the first sustained rise by more than 1 ns (an L2-TLB hit costs several
-    // cycles; chase noise on a quiet core stays well below that).
+    let med = |v: Vec<f64>| (!v.is_empty()).then(|| Summary::of(&v).median);
+    // The first kink: the first sustained rise by more than 1 ns (chase noise on a quiet core
+    // stays well below that).
     let k1 = first_sustained(&pen, 0, |p| p > base + 1.0)?;
-    let l1_pages = if k1 == 0 { 0 } else { n[k1 - 1] };
-    // The L2 kink: the first sustained point past half-way from the base to the top.
+    let first = if k1 == 0 { 0 } else { n[k1 - 1] };
+    let walk_at = |reach: usize| {
+        med(n
+            .iter()
+            .zip(&pen)
+            .filter(|(&n, _)| n >= 4 * reach && n <= 16 * reach)
+            .map(|(_, p)| p - base)
+            .collect())
+    };
+    if cpuid_l2.is_some_and(|e| first >= e / 2) {
+        // The first visible rise is where CPUID's L2 TLB runs out: L1 misses that hit the L2
+        // TLB cost less than the 1 ns threshold here.
+        let hit = med(n
+            .iter()
+            .zip(&pen)
+            .filter(|(&m, _)| m >= 128 && m <= first)
+            .map(|(_, p)| (p - base).max(0.0))
+            .collect());
+        return Some(Reach {
+            l1_pages: None,
+            l1_next: None,
+            l2_pages: Some(first),
+            l2_next: n.get(k1).copied(),
+            l2_hit_ns: hit,
+            miss_ns: walk_at(first),
+            max_ns: top - base,
+            reading: format!(
+                "one rise, at {first}..{} pages, where CPUID's {} -entry L2 TLB runs out: an L1 DTLB miss that hits \
+                 the L2 TLB costs under 1 ns on this core, so the L1 reach is not visible",
+                n.get(k1).map_or("-".into(), |x| x.to_string()),
+                cpuid_l2.unwrap()
+            ),
+        });
+    }
+    // Otherwise the second kink: the first sustained point past half-way from base to top.
     let half = base + 0.5 * (top - base);
     let k2 = first_sustained(&pen, k1, |p| p > half);
     let l2_pages = k2.map(|k| n[k.max(1) - 1]);
     // L2-hit plateau: points at least twice the L1 reach and inside the L2 reach.
-    let plateau: Vec<f64> = (k1..k2.unwrap_or(pen.len()))
-        .filter(|&i| n[i] >= 2 * l1_pages.max(1))
+    let l2_hit_ns = med((k1..k2.unwrap_or(pen.len()))
+        .filter(|&i| n[i] >= 2 * first.max(1))
         .map(|i| pen[i] - base)
-        .collect();
-    let l2_hit_ns = if plateau.is_empty() { None } else { Some(Summary::of(&plateau).median) };
-    // Walks with cached page tables: 4x to 16x the L2 reach (random order: nearly every access
-    // misses, and the page tables of at most 64K pages (512 KiB) stay in the caches).
-    let miss_ns = l2_pages.and_then(|r| {
-        let v: Vec<f64> =
-            n.iter().zip(&pen).filter(|(&n, _)| n >= 4 * r && n <= 16 * r).map(|(_, p)| p - base).collect();
-        if v.is_empty() {
-            None
-        } else {
-            Some(Summary::of(&v).median)
-        }
-    });
+        .collect());
     Some(Reach {
-        l1_pages,
+        l1_pages: Some(first),
         l1_next: n.get(k1).copied(),
         l2_pages,
         l2_next: k2.and_then(|k| n.get(k).copied()),
         l2_hit_ns,
-        miss_ns,
+        miss_ns: l2_pages.and_then(walk_at),
         max_ns: top - base,
+        reading: "two rises: the first past the L1 DTLB, the second (half-way to the largest penalty) past the L2 TLB"
+            .into(),
     })
 }
 
@@ -365,15 +393,22 @@ mod tests {
                 )
             })
             .collect();
-        let r = analyse(&sweep(&pts)).unwrap();
-        assert_eq!((r.l1_pages, r.l1_next), (64, Some(96)));
+        let r = analyse(&sweep(&pts), None).unwrap();
+        assert_eq!((r.l1_pages, r.l1_next), (Some(64), Some(96)));
         assert_eq!((r.l2_pages, r.l2_next), (Some(3072), Some(4096)));
         assert!((r.l2_hit_ns.unwrap() - 2.9).abs() < 1e-9);
         assert!((r.miss_ns.unwrap() - 19.9).abs() < 1e-9);
         // One noisy point does not make a kink.
         let mut noisy = pts.clone();
         noisy[1].1 = 5.0;
-        assert_eq!(analyse(&sweep(&noisy)).unwrap().l1_pages, 64);
+        assert_eq!(analyse(&sweep(&noisy), None).unwrap().l1_pages, Some(64));
+        // This host: no visible L1 kink, one rise where CPUID's 3072-entry L2 DTLB runs out.
+        let flat: Vec<(usize, f64)> =
+            sweep_sizes(1 << 16).into_iter().map(|n| (n, if n <= 2048 { 0.0 } else { 12.0 })).collect();
+        let r = analyse(&sweep(&flat), Some(3072)).unwrap();
+        assert_eq!((r.l1_pages, r.l2_pages, r.l2_next), (None, Some(2048), Some(3072)));
+        assert_eq!(r.l2_hit_ns, Some(0.0));
+        assert_eq!(r.miss_ns, Some(12.0));
     }
 
     #[test]

@@ -99,6 +99,13 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
              IPI costs are the guest's, not the hardware's"
         ));
     }
+    if host.kvm_pv_tlb_flush {
+        notes.push(
+            "KVM offers paravirtual remote TLB flush: flushes aimed at a preempted vCPU are done by the host \
+             without an IPI, so the TLB row undercounts when vCPUs are preempted"
+                .into(),
+        );
+    }
     let thp = host.thp_usable();
 
     let i = part("core clock", &mut interference);
@@ -117,7 +124,15 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     let reach =
         chase::reach_sweep(max_pages, runs, if opts.quick { 50_000 } else { 400_000 }, thp, opts.seed)?;
     notes.extend(reach.notes.iter().cloned());
-    let reach_analysis = chase::analyse(&reach);
+    let cpuid_l2 = cpuid_tlb
+        .entries
+        .iter()
+        .filter(|e| {
+            e.level == 2 && e.serves != crate::cpuid::Serves::Instruction && e.page_sizes.contains(&"4k")
+        })
+        .map(|e| e.entries as usize)
+        .max();
+    let reach_analysis = chase::analyse(&reach, cpuid_l2);
     if reach_analysis.is_none() && thp {
         notes.push("the TLB-reach sweep shows no kink (penalty never rose by 1 ns): no reach figures".into());
     }
@@ -148,7 +163,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
 
     let c2c_ns = if ncpu > 1 {
         let i = part("cache-line ping-pong", &mut interference);
-        let s = clock::c2c_ns(cpus[0], cpus[1], runs, if opts.quick { 20_000 } else { 200_000 })?;
+        let s = clock::c2c_ns(cpus[0], cpus[1], 4 * runs, if opts.quick { 5_000 } else { 50_000 })?;
         interference.last_mut().unwrap().1 = i.stop(ncpu);
         Some(s)
     } else {
