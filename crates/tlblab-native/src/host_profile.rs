@@ -321,11 +321,11 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     let coherence = match (smp, r.c2c_ns) {
         (true, Some(c)) => {
             let src = format!(
-                "{tag}: CPU {} <-> CPU {} atomic ping-pong, half a round trip, {}",
-                h.cpus[0],
-                h.cpus[1],
-                spread(&c)
+                "{tag}: CPU {} <-> CPU {} atomic ping-pong, half a round trip, best of {} runs (median {:.1} ns: \
+                 a descheduled partner stalls a run)",
+                h.cpus[0], h.cpus[1], c.n, c.median
             );
+            let c = crate::stats::Summary { median: c.min, ..c };
             Some(Coherence {
                 smt_sibling_ns: if h.threads_per_core > 1 {
                     measured(c.median, format!("{src} (the two CPUs may be SMT siblings: not separated)"))
