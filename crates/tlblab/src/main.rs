@@ -28,6 +28,12 @@ enum Command {
     Reproduce(cmd::reproduce::ReproduceArgs),
     /// The TLB-reach pointer chase through every built-in machine's TLB hierarchy.
     Reach(cmd::reach::ReachArgs),
+    /// Measure this host: TLB geometry, TLB-miss and shootdown costs; write a host profile.
+    Probe(cmd::probe::ProbeArgs),
+    /// Run a native workload (will-it-scale tlb_flush*/page_fault1, ebizzy -m) on this host.
+    Native(cmd::native::NativeArgs),
+    /// Native workloads beside their simulation on the host profile, with the error.
+    Validate(cmd::validate::ValidateArgs),
 }
 
 fn main() {
@@ -38,6 +44,9 @@ fn main() {
         Command::List => cmd::list::run(),
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Reach(a) => cmd::reach::run(a),
+        Command::Probe(a) => cmd::probe::run(a),
+        Command::Native(a) => cmd::native::run(a),
+        Command::Validate(a) => cmd::validate::run(a),
     };
     if let Err(e) = result {
         eprintln!("tlblab: error: {e:#}");

@@ -1,7 +1,10 @@
 //! One module per subcommand: each parses nothing itself (clap does) and hands off to the model.
 
 pub mod list;
+pub mod native;
+pub mod probe;
 pub mod reach;
 pub mod reproduce;
 pub mod run;
 pub mod trace;
+pub mod validate;

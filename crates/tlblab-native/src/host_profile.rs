@@ -1,0 +1,571 @@
+//! A machine profile of the host built from the probe's measurements alone. No workload-level
+//! figure (ops/s, IPIs per operation of a benchmark) feeds it: `validate` compares against
+//! exactly those, so using them here would make the comparison circular.
+//!
+//! Every number cites what was measured, the median of how many runs, and the date. Numbers the
+//! probe cannot measure from user space say what was assumed and carry `estimate`.
+
+use tlblab_model::hw::tlb::{Inclusion, PageSize, Replacement, Serves};
+use tlblab_model::profile::{
+    ApicMode, Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, Sharing,
+    Sourced, Tlb, TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION,
+};
+
+use crate::cpuid;
+use crate::probe::ProbeReport;
+
+fn measured(value: f64, source: String) -> Sourced {
+    Sourced { value, source, confidence: Confidence::Measured }
+}
+
+fn estimate(value: f64, source: impl Into<String>) -> Sourced {
+    Sourced { value, source: source.into(), confidence: Confidence::Estimate }
+}
+
+/// The largest power of two not above `x` (x >= 1).
+fn pow2_floor(x: u32) -> u32 {
+    1 << (31 - x.max(1).leading_zeros())
+}
+
+/// CPUID rows as profile structures: rows of one level and kind with the same entry count are
+/// one physical array serving several page sizes (AMD reports 4K and 2M separately for the same
+/// structure); associativities the model cannot hold (sets must be a power of two) are widened
+/// to the nearest representable one at the same capacity.
+fn structures_from_cpuid(g: &cpuid::TlbGeometry, tag: &str, l2_hit: &Sourced) -> Vec<TlbStructure> {
+    let mut out: Vec<(TlbStructure, Vec<String>)> = Vec::new();
+    for e in &g.entries {
+        let serves = match e.serves {
+            cpuid::Serves::Instruction => Serves::Instruction,
+            cpuid::Serves::Data => Serves::Data,
+            cpuid::Serves::Unified => Serves::Unified,
+            cpuid::Serves::Load => Serves::Load,
+            cpuid::Serves::Store => Serves::Store,
+        };
+        let sizes: Vec<PageSize> = e
+            .page_sizes
+            .iter()
+            .filter_map(|s| match *s {
+                "4k" => Some(PageSize::Size4K),
+                "2m" => Some(PageSize::Size2M),
+                "1g" => Some(PageSize::Size1G),
+                _ => None, // 4M pages do not exist in 64-bit mode
+            })
+            .collect();
+        if sizes.is_empty() {
+            continue;
+        }
+        if let Some((s, srcs)) =
+            out.iter_mut().find(|(s, _)| s.level == e.level && s.serves == serves && s.entries == e.entries)
+        {
+            for z in sizes {
+                if !s.page_sizes.contains(&z) {
+                    s.page_sizes.push(z);
+                }
+            }
+            srcs.push(format!("{} ({}-way)", e.source, e.ways));
+            continue;
+        }
+        let sets = e.entries / e.ways.max(1);
+        let (ways, widened) = if sets.is_power_of_two() && e.entries % e.ways.max(1) == 0 {
+            (e.ways, None)
+        } else {
+            let s = pow2_floor(sets);
+            (e.entries / s, Some(e.ways))
+        };
+        let mut srcs = vec![format!("{} ({}-way)", e.source, e.ways)];
+        if let Some(w) = widened {
+            srcs.push(format!(
+                "{w}-way over {} entries gives {sets} sets, not a power of two: modelled as {} sets x {ways} ways \
+                 (same capacity)",
+                e.entries,
+                e.entries / ways
+            ));
+        }
+        let kind = match serves {
+            Serves::Instruction => "ITLB",
+            Serves::Unified if e.level == 2 => "STLB",
+            Serves::Load => "DTLB load",
+            Serves::Store => "DTLB store",
+            _ => "DTLB",
+        };
+        let hit_cycles = if e.level == 1 {
+            estimate(0.0, "level 1: lookup hidden in the load-to-use latency (profile.rs convention)")
+        } else if serves == Serves::Instruction {
+            Sourced {
+                value: l2_hit.value,
+                source: format!(
+                    "assumed equal to the data side (the probe chases loads only): {}",
+                    l2_hit.source
+                ),
+                confidence: Confidence::Estimate,
+            }
+        } else {
+            l2_hit.clone()
+        };
+        out.push((
+            TlbStructure {
+                name: format!("L{} {kind}", e.level),
+                level: e.level,
+                serves,
+                page_sizes: sizes,
+                entries: e.entries,
+                ways,
+                sharing: Sharing::PerCore,
+                source: String::new(),
+                confidence: Confidence::Measured,
+                hit_cycles,
+            },
+            srcs,
+        ));
+    }
+    // Names must tell arrays apart: add the page sizes where two share a name.
+    let names: Vec<String> = out.iter().map(|(s, _)| s.name.clone()).collect();
+    out.into_iter()
+        .map(|(mut s, srcs)| {
+            if names.iter().filter(|n| **n == s.name).count() > 1 {
+                let z: Vec<&str> = s.page_sizes.iter().map(|p| p.name()).collect();
+                s.name = format!("{} {}", s.name, z.join("/"));
+            }
+            s.source = format!("{tag}: {}", srcs.join("; "));
+            s
+        })
+        .collect()
+}
+
+/// The data side from the pointer chase when CPUID says nothing (e.g. an Intel guest whose
+/// leaf 0x18 reads as zeros): L1 DTLB and an L2 of the measured reaches.
+fn structures_from_reach(r: &crate::probe::chase::Reach, tag: &str, l2_hit: &Sourced) -> Vec<TlbStructure> {
+    let mut v = Vec::new();
+    let l1 = r.l1_pages.or(r.l2_pages).unwrap_or(64).max(1) as u32;
+    let reach = |p: usize, next: Option<usize>| match next {
+        Some(n) => format!("no penalty up to {p} pages, a penalty from {n}"),
+        None => format!("no penalty up to {p} pages"),
+    };
+    v.push(TlbStructure {
+        name: "L1 DTLB".into(),
+        level: 1,
+        serves: Serves::Data,
+        page_sizes: vec![PageSize::Size4K],
+        entries: l1,
+        ways: l1,
+        sharing: Sharing::PerCore,
+        source: format!(
+            "{tag}: CPUID gave no TLB geometry; entries = the pointer-chase L1 reach ({}); fully associative assumed",
+            r.l1_pages.map_or_else(|| format!("not visible: {}", r.reading), |p| reach(p, r.l1_next))
+        ),
+        confidence: Confidence::Estimate,
+        hit_cycles: estimate(0.0, "level 1: lookup hidden in the load-to-use latency (profile.rs convention)"),
+    });
+    v.push(TlbStructure {
+        name: "L1 ITLB".into(),
+        level: 1,
+        serves: Serves::Instruction,
+        page_sizes: vec![PageSize::Size4K],
+        entries: l1,
+        ways: l1,
+        sharing: Sharing::PerCore,
+        source: format!(
+            "{tag}: not measurable by a data pointer chase; assumed the size of the L1 DTLB reach"
+        ),
+        confidence: Confidence::Estimate,
+        hit_cycles: estimate(
+            0.0,
+            "level 1: lookup hidden in the load-to-use latency (profile.rs convention)",
+        ),
+    });
+    if let Some(p) = r.l2_pages {
+        let entries = p as u32;
+        let ways = if entries % 8 == 0 && (entries / 8).is_power_of_two() { 8 } else { entries };
+        v.push(TlbStructure {
+            name: "L2 STLB".into(),
+            level: 2,
+            serves: Serves::Unified,
+            page_sizes: vec![PageSize::Size4K, PageSize::Size2M],
+            entries,
+            ways,
+            sharing: Sharing::PerCore,
+            source: format!(
+                "{tag}: CPUID gave no TLB geometry; entries = the pointer-chase L2 reach ({}); {ways}-way and \
+                 unified (4K+2M) assumed",
+                reach(p, r.l2_next)
+            ),
+            confidence: Confidence::Estimate,
+            hit_cycles: l2_hit.clone(),
+        });
+    }
+    v
+}
+
+/// Builds the host profile named `name` from a probe report.
+pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
+    let h = &r.host;
+    let vm = h.hypervisor.as_ref().map_or_else(|| "bare metal".to_string(), |v| format!("{v} guest"));
+    let tag = format!("tlblab probe {} on {} ({vm}, Linux {})", r.date, h.model_name, h.kernel);
+    let n = r.runs;
+    let spread = |s: &crate::stats::Summary| format!("median of {} runs, IQR {:.0}%", s.n, 100.0 * s.rel_iqr);
+    let mhz = r.clock_mhz.median;
+    let cyc = |ns: f64| ns * mhz / 1000.0;
+    let cache = |lvl: &str| r.cache.iter().find(|c| c.name == lvl);
+    let cache_src = |lvl: &str| {
+        cache(lvl).map_or_else(String::new, |c| {
+            format!(
+                "{tag}: random pointer chase over every line of a {} KiB working set{}, {}",
+                c.working_set >> 10,
+                if h.thp_usable() { " on huge pages" } else { " (4 KiB pages)" },
+                spread(&c.ns)
+            )
+        })
+    };
+    let ns_of =
+        |lvl: &str| cache(lvl).map(|c| c.ns.median).ok_or_else(|| format!("the probe has no {lvl} latency"));
+    let (l1d_ns, l2_ns, llc_ns, dram_ns) = (ns_of("L1D")?, ns_of("L2")?, ns_of("LLC")?, ns_of("DRAM")?);
+
+    // TLBs: CPUID first, the chase when CPUID is silent.
+    let reach = r.reach_analysis.as_ref();
+    let l2_hit = match reach.and_then(|x| x.l2_hit_ns) {
+        Some(ns) => measured(
+            cyc(ns),
+            format!(
+                "{tag}: TLB-reach pointer chase, 4K minus THP time per access inside the L2 reach = {ns:.2} ns \
+                 x {mhz:.0} MHz, medians of {n} runs ({})",
+                reach.map_or("", |x| x.reading.as_str())
+            ),
+        ),
+        None => estimate(8.0, "no L2-TLB plateau in the reach sweep: G4 estimate 7-9 cycles, midpoint 8"),
+    };
+    let mut structures = structures_from_cpuid(&r.cpuid_tlb, &tag, &l2_hit);
+    let has_l1_data = structures.iter().any(|s| s.level == 1 && s.serves != Serves::Instruction);
+    if !has_l1_data {
+        let Some(reach) = reach else {
+            return Err(
+                "CPUID gave no TLB geometry and the pointer chase found no reach: no TLB to describe".into(),
+            );
+        };
+        structures = structures_from_reach(reach, &tag, &l2_hit);
+    } else if let Some(x) = reach {
+        // Cross-check the CPUID L1 DTLB against the measured reach, in its source.
+        for s in structures.iter_mut().filter(|s| s.level == 1 && s.serves == Serves::Data) {
+            s.source += &format!("; pointer chase: {}", x.reading);
+        }
+    }
+
+    let walk_cycles = match reach.and_then(|x| Some((x.miss_ns?, x.l2_hit_ns?))) {
+        Some((miss, hit)) if miss > hit => measured(
+            cyc(miss - hit),
+            format!(
+                "{tag}: TLB-reach chase, penalty at 4x-16x the L2 reach ({miss:.2} ns) minus the L2-TLB hit \
+                 ({hit:.2} ns) = {:.2} ns x {mhz:.0} MHz (page-table entries cached), medians of {n} runs",
+                miss - hit
+            ),
+        ),
+        _ => estimate(
+            15.0 + cyc(l1d_ns),
+            format!(
+                "no page-walk plateau in the reach sweep: G4 model 15 cycles + the measured L1D hit ({:.1} cycles)",
+                cyc(l1d_ns)
+            ),
+        ),
+    };
+
+    let sc = r.shootdown_costs.as_ref();
+    let sd_src = format!(
+        "{tag}: madvise(MADV_DONTNEED) of N freshly written pages, N = 1..512, {} calls per point, medians of {n} runs",
+        r.shootdown.reps
+    );
+    let (invlpg, full) = match sc {
+        Some(c) => (c.invlpg_ns, c.full_flush_ns),
+        None => (f64::NAN, f64::NAN),
+    };
+    let invlpg_cycles = if invlpg > 0.0 {
+        measured(
+            cyc(invlpg),
+            format!(
+                "{sd_src}: per-page slope alone below the ceiling ({:.1} ns) minus above it ({:.1} ns) = {invlpg:.1} ns",
+                sc.unwrap().slope_below_ns,
+                sc.unwrap().slope_above_ns
+            ),
+        )
+    } else {
+        estimate(
+            150.0,
+            format!(
+                "the shootdown sweep showed no per-page flush cost (slope difference {invlpg:.1} ns, within noise): \
+                 G3 estimate 100-200 cycles, midpoint 150"
+            ),
+        )
+    };
+    let full_flush_cycles = if full > 0.0 {
+        measured(
+            cyc(full),
+            format!("{sd_src}: intercept alone above the ceiling minus below it = {full:.0} ns"),
+        )
+    } else {
+        Sourced {
+            value: invlpg_cycles.value,
+            source: format!(
+                "the intercept difference of the shootdown sweep was {full:.0} ns (no measurable full-flush cost \
+                 beyond noise): taken equal to one INVLPG (DH14: 'not by much')"
+            ),
+            confidence: Confidence::Estimate,
+        }
+    };
+
+    let clear_ns = 4096.0 * 1000.0 / r.clear_page_mbps.median;
+    let fault1 = r.faults.first().ok_or("the probe has no fault measurement")?;
+    let fault_ns = (fault1.fault_ns.median - clear_ns).max(0.0);
+
+    let smp = h.cpus.len() > 1;
+    // A ping-pong run stalls whenever either thread is descheduled, which on a shared host
+    // happens in some runs: the best run is the transfer time.
+    let c2c = r.c2c_ns.map(|s| s.min);
+    let coherence = match (smp, r.c2c_ns) {
+        (true, Some(c)) => {
+            let src = format!(
+                "{tag}: CPU {} <-> CPU {} atomic ping-pong, half a round trip, best of {} runs (median {:.1} ns: \
+                 a descheduled partner stalls a run)",
+                h.cpus[0], h.cpus[1], c.n, c.median
+            );
+            let c = crate::stats::Summary { median: c.min, ..c };
+            Some(Coherence {
+                smt_sibling_ns: if h.threads_per_core > 1 {
+                    measured(c.median, format!("{src} (the two CPUs may be SMT siblings: not separated)"))
+                } else {
+                    estimate(
+                        c.median,
+                        format!(
+                            "no SMT siblings visible: set to the measured same-socket figure (unused). {src}"
+                        ),
+                    )
+                },
+                same_socket_ns: measured(c.median, src.clone()),
+                cross_socket_ns: estimate(
+                    c.median,
+                    format!(
+                        "{} socket(s) visible: set to the same-socket figure (unused on one socket). {src}",
+                        h.sockets
+                    ),
+                ),
+            })
+        }
+        (true, None) => return Err("several CPUs but no cache-line transfer measurement".into()),
+        (false, _) => None,
+    };
+
+    let ipi = if smp {
+        let c2c = c2c.unwrap_or(0.0);
+        let inv = invlpg.max(0.0);
+        let rt = sc
+            .and_then(|c| c.ipi_round_trip_ns.or(c.ipi_round_trip_full_ns))
+            .ok_or("several CPUs but no IPI round trip measured (the sibling never ran during the sweep)")?;
+        let rest = rt - inv - 3.0 * c2c;
+        let target =
+            sc.and_then(|c| c.target_cost_ns).map(|t| t - inv - 2.0 * c2c).filter(|&t| t > 0.0 && t < rest);
+        let rt_src = format!(
+            "{sd_src}: IPI round trip = with a busy sibling minus alone at 1 page = {rt:.0} ns; minus the remote INVLPG \
+             ({inv:.0} ns) and the 3 simulated csd/ack line transfers (3 x {c2c:.0} ns) leaves R = {rest:.0} ns"
+        );
+        if rest <= 0.0 {
+            return Err(format!("{rt_src}: R is not positive, so the IPI costs cannot be split"));
+        }
+        let (entry, exit, handler_conf, handler_src) = match target {
+            Some(t) => (
+                t * 2.0 / 3.0,
+                t / 3.0,
+                Confidence::Measured,
+                format!(
+                    "the sibling's lost time per flush IPI ({:.0} ns) minus the remote INVLPG and 2 line transfers = \
+                     {t:.0} ns of interrupt entry + exit, split 2:1 (assumed, as every profile: exit = half of entry)",
+                    t + inv + 2.0 * c2c
+                ),
+            ),
+            None => (
+                rest * 0.5,
+                rest * 0.25,
+                Confidence::Estimate,
+                "no usable sibling-slowdown figure: entry = 50% of R and exit = half of entry (the split every \
+                 profile uses)"
+                    .to_string(),
+            ),
+        };
+        let sd = rest - entry;
+        let ipi_src = |part: &str| format!("{rt_src}; {handler_src}; {part}");
+        let x2apic = std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| c.contains(" x2apic"));
+        Some(Ipi {
+            apic_mode: if x2apic { ApicMode::X2apicPhysical } else { ApicMode::XapicFlat },
+            apic_source: format!(
+                "{tag}: CPU flags {} x2apic; Linux's APIC routing is not visible from user space, so the mode is \
+                 assumed (with {} CPUs every mode sends one ICR write per target)",
+                if x2apic { "include" } else { "lack" },
+                h.cpus.len()
+            ),
+            apic_confidence: Confidence::Estimate,
+            send_ns: estimate(sd * 0.2, ipi_src(&format!("send = 20% of R - entry = {sd:.0} ns (the 10:40 split of every profile)"))),
+            delivery_ns: estimate(sd * 0.8, ipi_src(&format!("delivery = 80% of R - entry = {sd:.0} ns"))),
+            handler_entry_ns: Sourced {
+                value: entry,
+                source: ipi_src("handler entry"),
+                confidence: handler_conf,
+            },
+            handler_exit_ns: Sourced { value: exit, source: ipi_src("handler exit"), confidence: handler_conf },
+        })
+    } else {
+        None
+    };
+
+    let features_src = format!(
+        "{tag}: CPUID.1:ECX[17] PCID, CPUID.7:EBX[10] INVPCID, CPUID 0x80000008 EBX[3] INVLPGB; PTI from \
+         /sys/devices/system/cpu/vulnerabilities/meltdown"
+    );
+    let profile = MachineProfile {
+        schema_version: SCHEMA_VERSION,
+        name: name.to_string(),
+        description: format!(
+            "The host as measured by tlblab probe on {}: {} (family {} model {}), {} CPUs, {vm}, Linux {}{}",
+            r.date,
+            h.model_name,
+            h.family,
+            h.model,
+            h.cpus.len(),
+            h.kernel,
+            if r.quick { " (quick probe)" } else { "" }
+        ),
+        cpu: Cpu {
+            vendor: h.vendor.clone(),
+            model_name: h.model_name.clone(),
+            family: h.family,
+            model: h.model,
+            clock_mhz: measured(
+                mhz,
+                format!(
+                    "{tag}: a chain of dependent 1-cycle adds timed by the wall clock (no performance counters \
+                     needed), {}",
+                    spread(&r.clock_mhz)
+                ),
+            ),
+            features: Features {
+                pcid: h.pcid,
+                invpcid: h.invpcid,
+                pti: h.pti,
+                invlpgb: h.invlpgb,
+                source: features_src,
+                confidence: Confidence::Measured,
+            },
+        },
+        topology: Topology {
+            sockets: h.sockets,
+            cores_per_socket: h.cores_per_socket,
+            threads_per_core: h.threads_per_core,
+            source: format!(
+                "{tag}: sysfs topology (physical_package_id, thread_siblings_list) of the {} CPUs this process may use",
+                h.cpus.len()
+            ),
+            confidence: Confidence::Measured,
+        },
+        tlb: Tlb {
+            replacement: Replacement::Lru,
+            inclusion: Inclusion::NonInclusive,
+            policy_source: "assumption: neither CPUID nor a pointer chase over a cyclic order tells LRU from other \
+                            policies or shows inclusion; true LRU and non-inclusive levels assumed, as in every \
+                            built-in profile"
+                .into(),
+            policy_confidence: Confidence::Estimate,
+            asids: if h.pcid {
+                Sourced {
+                    value: 4096.0,
+                    source: format!("{tag}: PCID present (CPUID.1:ECX[17]): 12-bit PCID in CR3"),
+                    confidence: Confidence::Measured,
+                }
+            } else {
+                Sourced {
+                    value: 1.0,
+                    source: format!("{tag}: no PCID (CPUID.1:ECX[17] clear)"),
+                    confidence: Confidence::Measured,
+                }
+            },
+            structures,
+        },
+        walk: Walk {
+            kind: WalkKind::Hardware,
+            cycles: walk_cycles,
+            dram_extra_cycles: measured(
+                cyc(dram_ns - l1d_ns),
+                format!(
+                    "{tag}: G4 model (PTE load from DRAM instead of L1D): DRAM chase {dram_ns:.1} ns minus L1D chase \
+                     {l1d_ns:.2} ns, x {mhz:.0} MHz"
+                ),
+            ),
+            parallel_walkers: estimate(
+                if h.vendor == "amd" { 6.0 } else { 2.0 },
+                if h.vendor == "amd" {
+                    "not measured (needs independent chains and counters): AT-Z3's Zen 3 figure of 6 walkers assumed"
+                } else {
+                    "not measured (needs independent chains and counters): 2 walkers (Skylake and later) assumed"
+                },
+            ),
+        },
+        memory: Memory {
+            l1d_hit_cycles: measured(cyc(l1d_ns), format!("{} = {l1d_ns:.2} ns x {mhz:.0} MHz", cache_src("L1D"))),
+            l2_hit_cycles: measured(cyc(l2_ns), format!("{} = {l2_ns:.2} ns x {mhz:.0} MHz", cache_src("L2"))),
+            llc_hit_ns: measured(llc_ns, cache_src("LLC")),
+            dram_ns: measured(dram_ns, cache_src("DRAM")),
+            clear_page_mbps: measured(
+                r.clear_page_mbps.median,
+                format!("{tag}: memset of one cache-resident 4 KiB page, repeated, {}", spread(&r.clear_page_mbps)),
+            ),
+            memcpy_mbps: measured(
+                r.memcpy_mbps.median,
+                format!("{tag}: one-core copy between two large buffers (past the LLC), {}", spread(&r.memcpy_mbps)),
+            ),
+        },
+        kernel: KernelCosts {
+            invlpg_cycles,
+            full_flush_cycles,
+            global_flush_ns: estimate(
+                376.0,
+                "not measurable from user space (needs CR4/INVPCID in the kernel): AL16's Skylake INVPCID all-context \
+                 376 ns, as the other x86 profiles",
+            ),
+            syscall_ns: measured(
+                r.syscall_ns.median,
+                format!("{tag}: getppid() round trip with this kernel's mitigations, {}", spread(&r.syscall_ns)),
+            ),
+            fault_ns: measured(
+                fault_ns,
+                format!(
+                    "{tag}: first write to a fresh anonymous 4 KiB page, 1 thread ({:.0} ns/page, {}) minus clearing \
+                     one page at the measured clear_page rate ({clear_ns:.0} ns)",
+                    fault1.fault_ns.median,
+                    spread(&fault1.fault_ns)
+                ),
+            ),
+        },
+        coherence,
+        ipi,
+    };
+    profile.validate().map_err(|e| format!("the host profile does not validate: {e}"))?;
+    Ok(profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zen4_cpuid_rows_become_representable_structures() {
+        let text =
+            std::fs::read_to_string(format!("{}/tests/data/cpuid-zen4-kvm.txt", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        let g = cpuid::decode_tlbs(&cpuid::CpuidDump::parse(&text).unwrap());
+        let hit = estimate(8.0, "test");
+        let s = structures_from_cpuid(&g, "test", &hit);
+        let l1d = s.iter().find(|s| s.name == "L1 DTLB").unwrap();
+        assert_eq!((l1d.entries, l1d.ways), (72, 72));
+        assert_eq!(l1d.page_sizes, [PageSize::Size4K, PageSize::Size2M]);
+        // 3072 entries 8-way is 384 sets: widened to 256 sets x 12 ways.
+        let l2d = s.iter().find(|s| s.name == "L2 DTLB").unwrap();
+        assert_eq!((l2d.entries, l2d.ways), (3072, 12));
+        assert!(l2d.source.contains("not a power of two"), "{}", l2d.source);
+        assert_eq!(l2d.hit_cycles.value, 8.0);
+        assert!(s.iter().any(|s| s.name == "L2 ITLB" && s.hit_cycles.confidence == Confidence::Estimate));
+    }
+}

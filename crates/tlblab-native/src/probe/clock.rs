@@ -1,0 +1,123 @@
+//! The core clock (a chain of dependent one-cycle adds, so no performance counters are needed:
+//! guests usually have none) and the cache-line transfer time between two CPUs (an atomic
+//! ping-pong, half a round trip).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::stats::Summary;
+use crate::sys;
+
+/// Adds per loop iteration of the chain.
+const CHAIN: u64 = 64;
+
+/// Runs `iters` x 64 dependent adds: 64 cycles per iteration on any x86 core with 1-cycle ALU
+/// latency (every x86 core since the P6); the loop counter runs in parallel.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn add_chain(iters: u64) -> u64 {
+    let mut x = 0u64;
+    let mut n = iters;
+    // SAFETY: register-only arithmetic; no memory, no stack.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            ".rept 64",
+            "add {x}, 1",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            n = inout(reg) n,
+            options(nomem, nostack),
+        );
+    }
+    let _ = n;
+    x
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn add_chain(iters: u64) -> u64 {
+    let mut x = 0u64;
+    for _ in 0..iters * CHAIN {
+        x = std::hint::black_box(x + 1);
+    }
+    x
+}
+
+/// Core clock in MHz: median over `runs` of ~`ms` milliseconds each.
+pub fn core_clock_mhz(runs: usize, ms: u64) -> Summary {
+    // Calibrate the iteration count to the requested duration.
+    let t = Instant::now();
+    add_chain(100_000);
+    let per_iter = t.elapsed().as_secs_f64() / 100_000.0;
+    let iters = ((ms as f64 / 1000.0) / per_iter.max(1e-10)).clamp(1e4, 1e9) as u64;
+    let samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(add_chain(iters));
+            (iters * CHAIN) as f64 / t.elapsed().as_secs_f64() / 1e6
+        })
+        .collect();
+    Summary::of(&samples)
+}
+
+/// One-way cache-line transfer between `a` and `b` in ns: two pinned threads bounce a counter,
+/// each waiting for the other's value before writing the next. Median over `runs`.
+pub fn c2c_ns(a: usize, b: usize, runs: usize, bounces: u64) -> std::io::Result<Summary> {
+    let mut samples = Vec::new();
+    for _ in 0..runs {
+        let line = Arc::new(AtomicU64::new(0));
+        let ready = Arc::new(AtomicBool::new(false));
+        let (l2, r2) = (line.clone(), ready.clone());
+        let peer = std::thread::spawn(move || -> std::io::Result<()> {
+            sys::pin_to_cpu(b)?;
+            r2.store(true, Ordering::Release);
+            // Odd values are ours to answer.
+            let mut want = 1;
+            while want < 2 * bounces {
+                while l2.load(Ordering::Acquire) != want {
+                    std::hint::spin_loop();
+                }
+                l2.store(want + 1, Ordering::Release);
+                want += 2;
+            }
+            Ok(())
+        });
+        // The initiating side runs on its own thread too, so the caller's affinity is untouched.
+        let ns = std::thread::spawn(move || -> std::io::Result<f64> {
+            sys::pin_to_cpu(a)?;
+            while !ready.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            let t = Instant::now();
+            let mut v = 0;
+            while v < 2 * bounces {
+                line.store(v + 1, Ordering::Release);
+                while line.load(Ordering::Acquire) != v + 2 {
+                    std::hint::spin_loop();
+                }
+                v += 2;
+            }
+            Ok(t.elapsed().as_nanos() as f64)
+        })
+        .join()
+        .expect("ping-pong initiator panicked")?;
+        peer.join().expect("ping-pong peer panicked")?;
+        // Each bounce is a round trip: two transfers.
+        samples.push(ns / (2 * bounces) as f64);
+    }
+    Ok(Summary::of(&samples))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_is_plausible() {
+        let s = core_clock_mhz(3, 5);
+        assert!((100.0..10_000.0).contains(&s.median), "{s:?}");
+    }
+}

@@ -1,0 +1,135 @@
+//! Page fault + zeroing and unmap + free costs per page, with 1 and 2 threads of one mm (each
+//! faulting its own region): what `page_fault1` pays per iteration, and what contention on the
+//! mm and the allocator adds. Also the user-level unit costs the kernel paths are built from:
+//! a null system call, clearing a cache-resident page, and a DRAM-to-DRAM copy.
+
+use serde::Serialize;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+use crate::interrupts::IpiCounter;
+use crate::stats::Summary;
+use crate::sys::{self, Advice, Backing, Mapping, PAGE};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FaultPoint {
+    pub threads: usize,
+    /// Per page, per thread: first write (fault, allocation, zeroing, PTE install).
+    pub fault_ns: Summary,
+    /// Per page: munmap of the whole region (zap, TLB flush, free).
+    pub unmap_ns: Summary,
+    /// `TLB` interrupts per munmap.
+    pub ipis_per_unmap: Option<f64>,
+}
+
+/// `threads` threads on `cpus` each fault `pages` pages of their own mapping, then unmap it.
+pub fn fault_point(cpus: &[usize], threads: usize, pages: usize, runs: usize) -> std::io::Result<FaultPoint> {
+    let (mut fault, mut unmap, mut ipis) = (Vec::new(), Vec::new(), 0u64);
+    let mut have_ipis = true;
+    for _ in 0..runs {
+        let barrier = Arc::new(Barrier::new(threads));
+        let counter = IpiCounter::start();
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let (cpu, barrier) = (cpus[i % cpus.len()], barrier.clone());
+                std::thread::spawn(move || -> std::io::Result<(f64, f64)> {
+                    sys::pin_to_cpu(cpu)?;
+                    let m = Mapping::new(pages * PAGE, Backing::Anon)?;
+                    m.madvise(0, m.len(), Advice::NoHugePage)?;
+                    barrier.wait();
+                    let t = Instant::now();
+                    for p in 0..pages {
+                        m.write_byte(p * PAGE, 1);
+                    }
+                    let f = t.elapsed().as_nanos() as f64 / pages as f64;
+                    // Both threads unmap at once, as page_fault1's tasks do at the end of a pass.
+                    barrier.wait();
+                    let t = Instant::now();
+                    drop(m);
+                    Ok((f, t.elapsed().as_nanos() as f64 / pages as f64))
+                })
+            })
+            .collect();
+        for h in handles {
+            let (f, u) = h.join().expect("fault probe thread panicked")?;
+            fault.push(f);
+            unmap.push(u);
+        }
+        match counter.stop().tlb {
+            Some(n) => ipis += n,
+            None => have_ipis = false,
+        }
+    }
+    Ok(FaultPoint {
+        threads,
+        fault_ns: Summary::of(&fault),
+        unmap_ns: Summary::of(&unmap),
+        ipis_per_unmap: have_ipis.then(|| ipis as f64 / (runs * threads) as f64),
+    })
+}
+
+/// A null system call round trip in ns (`getppid`), median over `runs` of `calls` calls.
+pub fn syscall_ns(runs: usize, calls: u64) -> Summary {
+    let samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..calls {
+                std::hint::black_box(sys::null_syscall());
+            }
+            t.elapsed().as_nanos() as f64 / calls as f64
+        })
+        .collect();
+    Summary::of(&samples)
+}
+
+/// Clearing one cache-resident 4 KiB page, as MB/s (the zeroing the fault path does, minus
+/// the cache misses of a cold page: the profile's `clear_page_mbps` is defined that way).
+pub fn clear_page_mbps(runs: usize, clears: u64) -> Summary {
+    let mut page = vec![1u8; PAGE];
+    let samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            for i in 0..clears {
+                // A memset of an owned page; black_box keeps every clear.
+                page.fill(i as u8);
+                std::hint::black_box(&mut page);
+            }
+            (clears as f64 * PAGE as f64) / (t.elapsed().as_nanos() as f64 / 1000.0)
+        })
+        .collect();
+    Summary::of(&samples)
+}
+
+/// DRAM-to-DRAM copy of one core as MB/s, buffers of `bytes` (well past the last cache).
+pub fn memcpy_mbps(runs: usize, bytes: usize) -> Summary {
+    let src = vec![7u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            dst.copy_from_slice(&src);
+            std::hint::black_box(&mut dst);
+            bytes as f64 / (t.elapsed().as_nanos() as f64 / 1000.0)
+        })
+        .collect();
+    Summary::of(&samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_cost_something_and_both_thread_counts_run() {
+        let cpus = sys::allowed_cpus();
+        for threads in [1, 2] {
+            let p = fault_point(&cpus, threads, 256, 1).unwrap();
+            assert_eq!(p.fault_ns.n, threads);
+            // A fault with zeroing takes far longer than a cached store (>= 50 ns anywhere).
+            assert!(p.fault_ns.median > 50.0, "{p:?}");
+        }
+        assert!(syscall_ns(1, 1000).median > 1.0);
+        assert!(clear_page_mbps(1, 1000).median > 10.0);
+        assert!(memcpy_mbps(1, 1 << 20).median > 10.0);
+    }
+}

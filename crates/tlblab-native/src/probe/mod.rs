@@ -1,0 +1,237 @@
+//! `tlblab probe`: measures the host. Each part repeats its measurement and keeps the median,
+//! records how busy the rest of the machine was meanwhile, and says why it skipped anything.
+
+pub mod chase;
+pub mod clock;
+pub mod fault;
+pub mod shootdown;
+
+use serde::Serialize;
+
+use crate::cpuid::{decode_tlbs, CpuidDump, TlbGeometry};
+use crate::host::{HostInfo, Interference, InterferenceReport};
+use crate::stats::Summary;
+
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeOptions {
+    /// A few seconds in all (tests, CI); the full probe takes about a minute.
+    pub quick: bool,
+    pub seed: u64,
+}
+
+impl ProbeOptions {
+    fn runs(&self) -> usize {
+        if self.quick {
+            3
+        } else {
+            5
+        }
+    }
+}
+
+/// Everything the probe measured, with the analysis of each sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeReport {
+    pub date: String,
+    pub quick: bool,
+    pub runs: usize,
+    pub host: HostInfo,
+    pub cpuid_tlb: TlbGeometry,
+    pub clock_mhz: Summary,
+    pub cache: Vec<chase::CacheLevel>,
+    pub reach: chase::ReachSweep,
+    pub reach_analysis: Option<chase::Reach>,
+    pub shootdown: shootdown::ShootdownSweep,
+    pub shootdown_costs: Option<shootdown::ShootdownCosts>,
+    pub c2c_ns: Option<Summary>,
+    pub faults: Vec<fault::FaultPoint>,
+    pub syscall_ns: Summary,
+    pub clear_page_mbps: Summary,
+    pub memcpy_mbps: Summary,
+    /// Per part: the others' share of the machine while it ran.
+    pub interference: Vec<(String, Option<InterferenceReport>)>,
+    /// Skipped parts and caveats, in words.
+    pub notes: Vec<String>,
+    /// The raw CPUID leaves the geometry came from.
+    #[serde(skip)]
+    pub cpuid: CpuidDump,
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock (days-to-civil conversion).
+pub fn today() -> String {
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    civil_date(secs.div_euclid(86_400))
+}
+
+/// The proleptic Gregorian date of `days` since 1970-01-01.
+pub fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Runs every part of the probe. `progress` hears the name of each part as it starts.
+pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Result<ProbeReport> {
+    let runs = opts.runs();
+    let cpuid = CpuidDump::read_host();
+    let host = HostInfo::detect(&cpuid);
+    let cpus = host.cpus.clone();
+    let ncpu = cpus.len();
+    let mut notes = Vec::new();
+    let mut interference = Vec::new();
+    let mut part = |name: &str, interference: &mut Vec<(String, Option<InterferenceReport>)>| {
+        progress(name);
+        interference.push((name.to_string(), None));
+        Interference::start()
+    };
+    let cpuid_tlb = decode_tlbs(&cpuid);
+    if let Some(h) = &host.hypervisor {
+        notes.push(format!(
+            "the host is a virtual machine (hypervisor `{h}`): IPIs are virtualised (exits to the host), so \
+             IPI costs are the guest's, not the hardware's"
+        ));
+    }
+    if host.kvm_pv_tlb_flush {
+        notes.push(
+            "KVM offers paravirtual remote TLB flush: flushes aimed at a preempted vCPU are done by the host \
+             without an IPI, so the TLB row undercounts when vCPUs are preempted"
+                .into(),
+        );
+    }
+    let thp = host.thp_usable();
+
+    let i = part("core clock", &mut interference);
+    let clock_mhz = clock::core_clock_mhz(runs, if opts.quick { 5 } else { 20 });
+    interference.last_mut().unwrap().1 = i.stop(ncpu);
+
+    let i = part("cache latency ladder", &mut interference);
+    let steps = if opts.quick { 100_000 } else { 1_000_000 };
+    let (cache, n) =
+        chase::cache_ladder(runs, steps, if opts.quick { 64 << 20 } else { 256 << 20 }, thp, opts.seed)?;
+    notes.extend(n);
+    interference.last_mut().unwrap().1 = i.stop(ncpu);
+
+    let i = part("TLB reach pointer chase", &mut interference);
+    let max_pages = if opts.quick { 8192 } else { 1 << 18 };
+    let reach =
+        chase::reach_sweep(max_pages, runs, if opts.quick { 50_000 } else { 400_000 }, thp, opts.seed)?;
+    notes.extend(reach.notes.iter().cloned());
+    let cpuid_l2 = cpuid_tlb
+        .entries
+        .iter()
+        .filter(|e| {
+            e.level == 2 && e.serves != crate::cpuid::Serves::Instruction && e.page_sizes.contains(&"4k")
+        })
+        .map(|e| e.entries as usize)
+        .max();
+    let reach_analysis = chase::analyse(&reach, cpuid_l2);
+    if reach_analysis.is_none() && thp {
+        notes.push("the TLB-reach sweep shows no kink (penalty never rose by 1 ns): no reach figures".into());
+    }
+    interference.last_mut().unwrap().1 = i.stop(ncpu);
+
+    let i = part("shootdown sweep", &mut interference);
+    let shoot = shootdown::sweep(&cpus, if opts.quick { 20 } else { 150 }, runs)?;
+    notes.extend(shoot.notes.iter().cloned());
+    let ceiling = host.flush_ceiling.map_or(33, |c| c as usize);
+    if host.flush_ceiling.is_none() {
+        notes.push(
+            "debugfs tlb_single_page_flush_ceiling not readable (needs root and debugfs): the kernel default 33 \
+             splits the alone curve"
+                .into(),
+        );
+    }
+    let shootdown_costs = shootdown::analyse(&shoot, ceiling);
+    if let Some(c) = &shootdown_costs {
+        if ncpu > 1 && c.ipis_per_call.is_some_and(|v| v < 0.5) {
+            notes.push(
+                "the TLB row of /proc/interrupts barely moved with a sibling running: remote flushes are not \
+                 delivered as counted IPIs here (paravirtual flush?), so IPI counts below are not trustworthy"
+                    .into(),
+            );
+        }
+    }
+    interference.last_mut().unwrap().1 = i.stop(ncpu);
+
+    let c2c_ns = if ncpu > 1 {
+        let i = part("cache-line ping-pong", &mut interference);
+        let s = clock::c2c_ns(cpus[0], cpus[1], 4 * runs, if opts.quick { 5_000 } else { 50_000 })?;
+        interference.last_mut().unwrap().1 = i.stop(ncpu);
+        Some(s)
+    } else {
+        notes.push("one CPU only: no cache-line transfer to measure".into());
+        None
+    };
+
+    let i = part("page faults", &mut interference);
+    let pages = if opts.quick { 2048 } else { 16_384 };
+    let mut faults = vec![fault::fault_point(&cpus, 1, pages, runs)?];
+    if ncpu > 1 {
+        faults.push(fault::fault_point(&cpus, 2, pages, runs)?);
+    } else {
+        notes.push("one CPU only: the 2-thread fault point is skipped".into());
+    }
+    interference.last_mut().unwrap().1 = i.stop(ncpu);
+
+    let i = part("syscall, clear_page, memcpy", &mut interference);
+    let syscall_ns = fault::syscall_ns(runs, if opts.quick { 20_000 } else { 200_000 });
+    let clear_page_mbps = fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 });
+    let memcpy_mbps = fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 });
+    interference.last_mut().unwrap().1 = i.stop(ncpu);
+
+    for (name, r) in &interference {
+        if let Some(r) = r {
+            if r.others_share > 0.10 {
+                notes.push(format!(
+                    "interference: other processes used {:.0}% of the machine during `{name}` (medians help, \
+                     but expect spread)",
+                    100.0 * r.others_share
+                ));
+            }
+            if r.steal_share > 0.05 {
+                notes.push(format!("steal time {:.0}% during `{name}`", 100.0 * r.steal_share));
+            }
+        }
+    }
+    Ok(ProbeReport {
+        date: today(),
+        quick: opts.quick,
+        runs,
+        host,
+        cpuid_tlb,
+        clock_mhz,
+        cache,
+        reach,
+        reach_analysis,
+        shootdown: shoot,
+        shootdown_costs,
+        c2c_ns,
+        faults,
+        syscall_ns,
+        clear_page_mbps,
+        memcpy_mbps,
+        interference,
+        notes,
+        cpuid,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(19_723), "2024-01-01");
+        assert_eq!(civil_date(11_016), "2000-02-29");
+    }
+}

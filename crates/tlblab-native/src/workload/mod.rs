@@ -1,0 +1,232 @@
+//! Native workloads: our own re-implementations of the benchmark loops the simulator models,
+//! run for real so the two can be compared. Threads of one process (one mm), task i pinned to
+//! CPU i mod the CPUs allowed, as will-it-scale binds its tasks; more threads than CPUs is
+//! allowed (then tasks share CPUs and sleep on `mmap_lock`, which changes who gets IPIs).
+//!
+//! Measurement follows will-it-scale's harness: a warm-up, then the per-task counters are read
+//! at the start and end of the measured interval; the `TLB` and `CAL` rows of
+//! `/proc/interrupts` are read at the same instants.
+
+pub mod ebizzy;
+pub mod will_it_scale;
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use crate::host::{Interference, InterferenceReport};
+use crate::interrupts::{IpiCounter, IpiCounts};
+use crate::sys;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativeWorkload {
+    TlbFlush1,
+    TlbFlush2,
+    TlbFlush3,
+    PageFault1,
+    /// ebizzy 0.3 with `-m` (mmap/munmap every buffer).
+    Ebizzy,
+}
+
+impl NativeWorkload {
+    pub const ALL: [(&'static str, NativeWorkload); 5] = [
+        ("tlb_flush1", NativeWorkload::TlbFlush1),
+        ("tlb_flush2", NativeWorkload::TlbFlush2),
+        ("tlb_flush3", NativeWorkload::TlbFlush3),
+        ("page_fault1", NativeWorkload::PageFault1),
+        ("ebizzy", NativeWorkload::Ebizzy),
+    ];
+
+    /// `tlb_flush1` or `tlb_flush1_threads` (threads mode is the only mode); `ebizzy` or
+    /// `ebizzy_m`.
+    pub fn parse(name: &str) -> Result<NativeWorkload, String> {
+        let base = name.strip_suffix("_threads").or_else(|| name.strip_suffix("_m")).unwrap_or(name);
+        NativeWorkload::ALL.iter().find(|(n, _)| *n == base).map(|(_, w)| *w).ok_or_else(|| {
+            format!(
+                "unknown native workload `{name}`; allowed: {} (will-it-scale ones run in threads mode; \
+                 a `_threads` suffix is accepted)",
+                NativeWorkload::ALL.map(|(n, _)| n).join(", ")
+            )
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        NativeWorkload::ALL.iter().find(|(_, w)| *w == self).unwrap().0
+    }
+
+    /// The simulated workload with the same loop (`tlblab_model::run::Workload` name).
+    pub fn sim_name(self) -> &'static str {
+        match self {
+            NativeWorkload::TlbFlush1 => "tlb_flush1_threads",
+            NativeWorkload::TlbFlush2 => "tlb_flush2_threads",
+            NativeWorkload::TlbFlush3 => "tlb_flush3_threads",
+            NativeWorkload::PageFault1 => "page_fault1_threads",
+            NativeWorkload::Ebizzy => "ebizzy",
+        }
+    }
+
+    /// (metric name, unit), as the real benchmark prints it.
+    pub fn metric(self) -> (&'static str, &'static str) {
+        match self {
+            NativeWorkload::Ebizzy => ("records", "records/s"),
+            _ => ("ops", "ops/s"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NativeSpec {
+    pub workload: NativeWorkload,
+    pub threads: usize,
+    pub warmup: Duration,
+    pub measure: Duration,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NativeResult {
+    pub workload: String,
+    pub threads: usize,
+    pub cpus: Vec<usize>,
+    pub metric: String,
+    pub unit: String,
+    pub value: f64,
+    pub operations: u64,
+    pub per_thread: Vec<u64>,
+    pub seconds: f64,
+    pub ipis: IpiCounts,
+    /// `TLB` interrupts per operation (all CPUs, raw).
+    pub ipis_per_op: Option<f64>,
+    /// The same after subtracting the rate measured while idle just before the run.
+    pub ipis_per_op_net: Option<f64>,
+    pub cal_per_op: Option<f64>,
+    pub background_tlb_per_s: Option<f64>,
+    pub interference: Option<InterferenceReport>,
+}
+
+/// A per-task operation counter on its own 256-byte slot (will-it-scale's spacing, so
+/// counters never share a cache line).
+#[repr(align(256))]
+#[derive(Default)]
+pub struct Counter(pub AtomicU64);
+
+/// What a task's loop gets: its index, the stop flag and its counter.
+pub struct TaskCtx<'a> {
+    pub index: usize,
+    pub stop: &'a AtomicBool,
+    pub counter: &'a Counter,
+}
+
+impl TaskCtx<'_> {
+    #[inline(always)]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// `(*iterations)++`.
+    #[inline(always)]
+    pub fn done(&self, n: u64) {
+        self.counter.0.store(n, Ordering::Relaxed);
+    }
+}
+
+/// `TLB` interrupts per second while this process idles for `ms` (other tenants' shootdowns).
+fn background_tlb_rate(ms: u64) -> Option<f64> {
+    let c = IpiCounter::start();
+    let t = Instant::now();
+    std::thread::sleep(Duration::from_millis(ms));
+    c.stop().tlb.map(|n| n as f64 / t.elapsed().as_secs_f64())
+}
+
+/// Runs `spec`: one thread per task, each running `body` after a common start.
+pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
+    if spec.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    let cpus = sys::allowed_cpus();
+    let background = background_tlb_rate(200);
+    let shared = match spec.workload {
+        NativeWorkload::Ebizzy => {
+            Some(Arc::new(ebizzy::Chunks::new().map_err(|e| format!("ebizzy setup: {e}"))?))
+        }
+        _ => None,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let counters: Arc<Vec<Counter>> = Arc::new((0..spec.threads).map(|_| Counter::default()).collect());
+    let start = Arc::new(Barrier::new(spec.threads + 1));
+    let handles: Vec<_> = (0..spec.threads)
+        .map(|i| {
+            let (stop, counters, start, shared) =
+                (stop.clone(), counters.clone(), start.clone(), shared.clone());
+            let (w, cpu) = (spec.workload, cpus[i % cpus.len()]);
+            std::thread::spawn(move || -> Result<(), String> {
+                let pinned = sys::pin_to_cpu(cpu).map_err(|e| e.to_string());
+                start.wait();
+                pinned?;
+                let ctx = TaskCtx { index: i, stop: &stop, counter: &counters[i] };
+                match w {
+                    NativeWorkload::Ebizzy => ebizzy::task(&ctx, shared.as_deref().unwrap()),
+                    _ => will_it_scale::task(w, &ctx),
+                }
+                .map_err(|e| format!("{} task {i}: {e}", w.name()))
+            })
+        })
+        .collect();
+    start.wait();
+    std::thread::sleep(spec.warmup);
+    let read = |c: &Vec<Counter>| c.iter().map(|c| c.0.load(Ordering::Relaxed)).collect::<Vec<u64>>();
+    let (c0, ipis, interference, t0) =
+        (read(&counters), IpiCounter::start(), Interference::start(), Instant::now());
+    // Stop early if a task fails (it would otherwise leave the others measuring alone).
+    while t0.elapsed() < spec.measure && !handles.iter().any(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(10).min(spec.measure.saturating_sub(t0.elapsed())));
+    }
+    let (c1, ipis, interference, seconds) =
+        (read(&counters), ipis.stop(), interference.stop(cpus.len()), t0.elapsed().as_secs_f64());
+    stop.store(true, Ordering::Relaxed);
+    for h in handles {
+        h.join().map_err(|_| "a workload thread panicked".to_string())??;
+    }
+    let per_thread: Vec<u64> = c1.iter().zip(&c0).map(|(b, a)| b - a).collect();
+    let operations: u64 = per_thread.iter().sum();
+    let per_op = |n: Option<u64>| n.filter(|_| operations > 0).map(|n| n as f64 / operations as f64);
+    let (metric, unit) = spec.workload.metric();
+    Ok(NativeResult {
+        workload: spec.workload.name().to_string(),
+        threads: spec.threads,
+        cpus: (0..spec.threads).map(|i| cpus[i % cpus.len()]).collect(),
+        metric: metric.into(),
+        unit: unit.into(),
+        value: operations as f64 / seconds,
+        operations,
+        per_thread,
+        seconds,
+        ipis,
+        ipis_per_op: per_op(ipis.tlb),
+        ipis_per_op_net: ipis
+            .tlb
+            .zip(background)
+            .filter(|_| operations > 0)
+            .map(|(n, bg)| ((n as f64 - bg * seconds) / operations as f64).max(0.0)),
+        cal_per_op: per_op(ipis.cal),
+        background_tlb_per_s: background,
+        interference,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_with_and_without_suffix() {
+        assert_eq!(NativeWorkload::parse("tlb_flush1_threads"), Ok(NativeWorkload::TlbFlush1));
+        assert_eq!(NativeWorkload::parse("page_fault1"), Ok(NativeWorkload::PageFault1));
+        assert_eq!(NativeWorkload::parse("ebizzy_m"), Ok(NativeWorkload::Ebizzy));
+        let e = NativeWorkload::parse("tlb_flush9").unwrap_err();
+        assert!(e.contains("tlb_flush9") && e.contains("tlb_flush2"), "{e}");
+        for (n, w) in NativeWorkload::ALL {
+            assert_eq!(w.name(), n);
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! `tlblab probe`: measures the host (tlblab-native's probe) and prints a table, JSON, or a
+//! host machine profile built from the measurements alone.
+
+use anyhow::{anyhow, Context, Result};
+use std::path::PathBuf;
+use tlblab_native::probe::{self, ProbeOptions, ProbeReport};
+use tlblab_native::stats::Summary;
+use tlblab_report::table::Table;
+
+use crate::experiment::write_atomic;
+
+#[derive(Debug, clap::Args)]
+pub struct ProbeArgs {
+    /// A few seconds in all (fewer runs, smaller sweeps); the full probe takes about a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the measurements as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a machine profile of this host, every number citing its measurement.
+    #[arg(long, value_name = "FILE")]
+    pub write_profile: Option<PathBuf>,
+    /// The profile's `name` (what `--machine` shows in results).
+    #[arg(long, default_value = "host")]
+    pub name: String,
+    /// Seed of the pointer-chase orders.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only print the raw CPUID leaves the probe decodes (the format of tests/data/cpuid-*.txt).
+    #[arg(long)]
+    pub dump_cpuid: bool,
+}
+
+/// Runs the probe with progress on stderr.
+pub fn measure(quick: bool, seed: u64) -> Result<ProbeReport> {
+    probe::run(ProbeOptions { quick, seed }, |part| eprintln!("probe: {part} ..."))
+        .map_err(|e| anyhow!("probe failed: {e}"))
+}
+
+pub fn run(a: ProbeArgs) -> Result<()> {
+    if a.dump_cpuid {
+        print!("{}", tlblab_native::cpuid::CpuidDump::read_host().to_text());
+        return Ok(());
+    }
+    let r = measure(a.quick, a.seed)?;
+    // Print the measurements first: a profile that cannot be built must not lose them.
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).context("serialising the probe report")?);
+    } else {
+        print!("{}", render(&r));
+    }
+    if let Some(path) = &a.write_profile {
+        write_profile(&r, &a.name, path)?;
+        eprintln!("probe: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Writes the host profile built from `r` (atomically).
+pub fn write_profile(r: &ProbeReport, name: &str, path: &std::path::Path) -> Result<()> {
+    let p = tlblab_native::host_profile::build(r, name).map_err(|e| anyhow!("{e}"))?;
+    let body = toml::to_string(&p).context("serialising the host profile")?;
+    let text = format!(
+        "# Host profile written by `tlblab probe{} --write-profile` on {}.\n# Every number comes from the \
+         probe's measurements on this host (or says what was assumed); no workload result feeds it.\n\n{body}",
+        if r.quick { " --quick" } else { "" },
+        r.date
+    );
+    write_atomic(path, text.as_bytes())
+}
+
+fn s(x: &Summary, digits: usize) -> String {
+    format!("{:.*}", digits, x.median)
+}
+
+fn pct(x: &Summary) -> String {
+    format!("{:.0}%", 100.0 * x.rel_iqr)
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+pub fn render(r: &ProbeReport) -> String {
+    let h = &r.host;
+    let mut out = format!(
+        "tlblab probe, {}{}: {} (family {} model {}), {} CPUs {:?}, Linux {}\n",
+        r.date,
+        if r.quick { " (quick)" } else { "" },
+        h.model_name,
+        h.family,
+        h.model,
+        h.cpus.len(),
+        h.cpus,
+        h.kernel
+    );
+    out += &format!(
+        "virtualisation: {}{}; THP: {}; flush ceiling (debugfs): {}; PCID {} INVPCID {} INVLPGB {} PTI {}\n",
+        h.hypervisor
+            .as_ref()
+            .map_or("none (bare metal)".into(), |v| format!("guest of `{v}` (IPIs are virtualised)")),
+        if h.kvm_pv_tlb_flush { ", KVM PV TLB flush offered" } else { "" },
+        h.thp.as_deref().unwrap_or("unavailable"),
+        h.flush_ceiling.map_or("not readable".into(), |c| c.to_string()),
+        h.pcid,
+        h.invpcid,
+        h.invlpgb,
+        h.pti
+    );
+    out += &format!("every figure: median of {} runs (spread = interquartile range / median)\n\n", r.runs);
+
+    let mut t = Table::new(["TLB (CPUID)", "level", "serves", "page sizes", "entries", "ways", "source"]);
+    for e in &r.cpuid_tlb.entries {
+        t.row([
+            format!("L{}", e.level),
+            e.level.to_string(),
+            format!("{:?}", e.serves).to_lowercase(),
+            e.page_sizes.join("+"),
+            e.entries.to_string(),
+            if e.ways == e.entries { "full".into() } else { e.ways.to_string() },
+            e.source.clone(),
+        ]);
+    }
+    out += &t.render();
+    for n in &r.cpuid_tlb.notes {
+        out += &format!("  note: {n}\n");
+    }
+
+    out += &format!("\ncore clock: {} MHz (spread {})\n\n", s(&r.clock_mhz, 0), pct(&r.clock_mhz));
+    let mut t = Table::new(["cache level", "working set", "ns", "cycles", "spread"]);
+    for c in &r.cache {
+        t.row([
+            c.name.clone(),
+            format!("{} KiB", c.working_set >> 10),
+            s(&c.ns, 2),
+            format!("{:.1}", c.ns.median * r.clock_mhz.median / 1000.0),
+            pct(&c.ns),
+        ]);
+    }
+    out += &t.render();
+
+    out += "\nTLB reach: one line per page, random cyclic order; ns per access\n";
+    let mut t = Table::new(["pages", "4K", "spread", "THP", "spread", "penalty"]);
+    for p in &r.reach.points {
+        t.row([
+            p.pages.to_string(),
+            s(&p.ns_4k, 2),
+            pct(&p.ns_4k),
+            p.ns_thp.map_or("-".into(), |x| s(&x, 2)),
+            p.ns_thp.map_or("-".into(), |x| pct(&x)),
+            opt(p.penalty(), 2),
+        ]);
+    }
+    out += &t.render();
+    if let Some(th) = r.reach.thp_backed {
+        out += &format!("  THP region backed by huge pages: {:.0}%\n", 100.0 * th);
+    }
+    match &r.reach_analysis {
+        Some(a) => {
+            out += &format!("  reading: {}\n", a.reading);
+            out += &format!(
+                "  L1 DTLB reach: {} pages (penalty from {}); L2 TLB reach: {} pages (walks from {})\n",
+                a.l1_pages.map_or("not visible".into(), |n| n.to_string()),
+                a.l1_next.map_or("-".into(), |n| n.to_string()),
+                a.l2_pages.map_or("-".into(), |n| n.to_string()),
+                a.l2_next.map_or("-".into(), |n| n.to_string()),
+            );
+            out += &format!(
+                "  L2-TLB hit {} ns; page walk (PTEs cached, incl. L2 lookup) {} ns; at the largest size {:.2} ns\n",
+                opt(a.l2_hit_ns, 2),
+                opt(a.miss_ns, 2),
+                a.max_ns
+            );
+        }
+        None => out += "  no reach figures (see notes)\n",
+    }
+
+    out += &format!(
+        "\nShootdown: madvise(MADV_DONTNEED) of N pages on CPU {}, sibling of the same mm busy on CPU {}; ns per call, \
+         TLB interrupts per call\n",
+        r.shootdown.cpus.0,
+        r.shootdown.cpus.1.map_or("-".into(), |c| c.to_string())
+    );
+    let mut t =
+        Table::new(["pages", "alone", "sibling", "sib-alone", "IPIs alone", "IPIs sibling", "sibling ran"]);
+    for p in &r.shootdown.points {
+        t.row([
+            p.pages.to_string(),
+            s(&p.alone_ns, 0),
+            p.sibling_ns.map_or("-".into(), |x| s(&x, 0)),
+            opt(p.sibling_ns.map(|x| x.median - p.alone_ns.median), 0),
+            opt(p.alone_ipis, 2),
+            opt(p.sibling_ipis, 2),
+            p.sibling_running.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x)),
+        ]);
+    }
+    out += &t.render();
+    if let Some(c) = &r.shootdown_costs {
+        out += &format!(
+            "  kink: between {} and {} pages (ceiling used: {}); alone slope {:.1} ns/page below, {:.1} above\n",
+            c.kink_after, c.kink_before, c.ceiling, c.slope_below_ns, c.slope_above_ns
+        );
+        out += &format!(
+            "  INVLPG {:.1} ns; full flush {:.0} ns; IPI round trip {} ns (1 page), {} ns (full flush); \
+             target interrupted {} ns per IPI ({} gaps); IPIs per call while the sibling ran {}\n",
+            c.invlpg_ns,
+            c.full_flush_ns,
+            opt(c.ipi_round_trip_ns, 0),
+            opt(c.ipi_round_trip_full_ns, 0),
+            opt(c.target_cost_ns, 0),
+            r.shootdown.target_gaps,
+            opt(c.ipis_per_call, 2)
+        );
+    }
+    if let Some(c) = &r.c2c_ns {
+        out += &format!(
+            "\ncache-line transfer (one way): best {:.1} ns, median {} ns over {} runs (spread {})\n",
+            c.min,
+            s(c, 1),
+            c.n,
+            pct(c)
+        );
+    }
+    let mut t =
+        Table::new(["page faults", "fault+zero ns/page", "spread", "unmap+free ns/page", "IPIs per munmap"]);
+    for f in &r.faults {
+        t.row([
+            format!("{} thread(s)", f.threads),
+            s(&f.fault_ns, 0),
+            pct(&f.fault_ns),
+            s(&f.unmap_ns, 1),
+            opt(f.ipis_per_unmap, 2),
+        ]);
+    }
+    out += &format!("\n{}", t.render());
+    out += &format!(
+        "null syscall {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
+        s(&r.syscall_ns, 0),
+        s(&r.clear_page_mbps, 0),
+        s(&r.memcpy_mbps, 0)
+    );
+    let mut t = Table::new(["part", "others' CPU share", "steal"]);
+    for (name, i) in &r.interference {
+        t.row([
+            name.clone(),
+            i.map_or("-".into(), |i| format!("{:.1}%", 100.0 * i.others_share)),
+            i.map_or("-".into(), |i| format!("{:.1}%", 100.0 * i.steal_share)),
+        ]);
+    }
+    out += &format!("\ninterference (CPU time of other processes during each part):\n{}", t.render());
+    if !r.notes.is_empty() {
+        out += "\nnotes:\n";
+        for n in &r.notes {
+            out += &format!("  - {n}\n");
+        }
+    }
+    out
+}

@@ -1,0 +1,198 @@
+//! `tlblab validate`: every native workload at 1 and 2 threads on this host, beside the same
+//! simulated workload on the host profile (from `--machine FILE`, or measured by the probe
+//! now), with the relative error of the metric and of the IPIs per operation.
+
+use anyhow::{anyhow, Context, Result};
+use serde::Serialize;
+use tlblab_model::engine::time::Ps;
+use tlblab_model::run::{run as run_sim, RunSpec, Workload};
+use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
+use tlblab_report::table::Table;
+
+use crate::cmd::native::secs;
+use crate::cmd::run::{kernel_config, parse_duration};
+use crate::machines;
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// A host profile written by `tlblab probe --write-profile` (default: probe now).
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Kernel preset the simulation runs (the host kernel's closest; see `tlblab list`).
+    #[arg(long, default_value = "5.18.1+patch")]
+    pub kernel: String,
+    /// Measured seconds per native run.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Warm-up seconds per native run.
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Simulated measured time per run.
+    #[arg(long, default_value = "5ms", value_parser = parse_duration)]
+    pub duration: Ps,
+    /// Quick probe (when no --machine) and short native runs.
+    #[arg(long)]
+    pub quick: bool,
+    /// Only these workloads (repeatable); default: all.
+    #[arg(long = "workload")]
+    pub workloads: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SimSide {
+    pub value: f64,
+    pub unit: String,
+    pub ipis_per_op: f64,
+    pub cow_flushes_per_op: f64,
+    pub faults_per_op: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub threads: usize,
+    pub real: NativeResult,
+    /// `None` when this build has no simulated twin of the workload.
+    pub sim: Option<SimSide>,
+    /// (sim - real) / real.
+    pub metric_error: Option<f64>,
+    pub ipi_error: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    pub machine: String,
+    pub kernel: String,
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+pub fn run(a: ValidateArgs) -> Result<()> {
+    let profile = match &a.machine {
+        Some(m) => machines::load(m)?,
+        None => {
+            let r = crate::cmd::probe::measure(a.quick, 1)?;
+            let p = tlblab_native::host_profile::build(&r, "host").map_err(|e| anyhow!("{e}"))?;
+            eprintln!("validate: host profile measured now ({})", p.description);
+            p
+        }
+    };
+    let kernel = kernel_config(&a.kernel, &[])?;
+    let workloads: Vec<NativeWorkload> = if a.workloads.is_empty() {
+        NativeWorkload::ALL.iter().map(|(_, w)| *w).collect()
+    } else {
+        a.workloads.iter().map(|w| NativeWorkload::parse(w).map_err(|e| anyhow!(e))).collect::<Result<_>>()?
+    };
+    let cpus = tlblab_native::sys::allowed_cpus().len();
+    let (seconds, warmup) =
+        if a.quick { (a.seconds.min(0.5), a.warmup.min(0.3)) } else { (a.seconds, a.warmup) };
+    let mut notes = Vec::new();
+    let mut rows = Vec::new();
+    for w in workloads {
+        for threads in [1usize, 2] {
+            if threads > cpus {
+                notes.push(format!(
+                    "{}: {threads} threads skipped: this host lets us use {cpus} CPU(s)",
+                    w.name()
+                ));
+                continue;
+            }
+            eprintln!("validate: {} with {threads} thread(s) ...", w.name());
+            let real = workload::run(&NativeSpec {
+                workload: w,
+                threads,
+                warmup: secs("warmup", warmup)?,
+                measure: secs("seconds", seconds)?,
+            })
+            .map_err(|e| anyhow!(e))?;
+            let sim = match Workload::parse(w.sim_name()) {
+                Ok(sw) => {
+                    let r = run_sim(
+                        &profile,
+                        &RunSpec {
+                            kernel: kernel.clone(),
+                            workload: sw,
+                            tasks: threads as u32,
+                            seed: 1,
+                            warmup: Ps::US * 500,
+                            measure: a.duration,
+                        },
+                    )
+                    .map_err(|e| anyhow!("simulating {}: {e}", w.sim_name()))?;
+                    Some(SimSide {
+                        value: r.metric.value,
+                        unit: r.metric.unit.clone(),
+                        ipis_per_op: r.per_op("ipis_sent"),
+                        cow_flushes_per_op: r.per_op("cow_flushes"),
+                        faults_per_op: r.per_op("page_faults"),
+                    })
+                }
+                Err(_) => {
+                    if threads == 1 {
+                        notes.push(format!(
+                            "{}: no simulated `{}` workload in this build: native side only",
+                            w.name(),
+                            w.sim_name()
+                        ));
+                    }
+                    None
+                }
+            };
+            let rel = |sim: f64, real: f64| (real > 0.0).then(|| (sim - real) / real);
+            let metric_error = sim.as_ref().and_then(|s| rel(s.value, real.value));
+            let real_ipis = real.ipis_per_op_net.or(real.ipis_per_op);
+            let ipi_error =
+                sim.as_ref().zip(real_ipis).and_then(|(s, r)| rel(s.ipis_per_op, r).filter(|_| r > 0.05));
+            rows.push(Row { workload: w.name().into(), threads, real, sim, metric_error, ipi_error });
+        }
+    }
+    let v = Validation { machine: profile.name.clone(), kernel: a.kernel.clone(), rows, notes };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&v).context("serialising the validation")?);
+    } else {
+        print!("{}", render(&v));
+    }
+    Ok(())
+}
+
+pub fn render(v: &Validation) -> String {
+    let mut out = format!(
+        "validate: native workloads on this host vs the simulation on machine `{}`, kernel {}\n\
+         (IPIs per op: TLB interrupts per operation, real net of the idle background; errors = (sim - real) / real)\n\n",
+        v.machine, v.kernel
+    );
+    let pct = |e: Option<f64>| e.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e));
+    let mut t = Table::new([
+        "workload",
+        "threads",
+        "real",
+        "sim",
+        "unit",
+        "error",
+        "real IPIs/op",
+        "sim IPIs/op",
+        "IPI error",
+        "others' CPU",
+    ]);
+    for r in &v.rows {
+        t.row([
+            r.workload.clone(),
+            r.threads.to_string(),
+            format!("{:.0}", r.real.value),
+            r.sim.as_ref().map_or("-".into(), |s| format!("{:.0}", s.value)),
+            r.real.unit.clone(),
+            pct(r.metric_error),
+            r.real.ipis_per_op_net.or(r.real.ipis_per_op).map_or("-".into(), |x| format!("{x:.3}")),
+            r.sim.as_ref().map_or("-".into(), |s| format!("{:.3}", s.ipis_per_op)),
+            pct(r.ipi_error),
+            r.real.interference.map_or("-".into(), |i| format!("{:.0}%", 100.0 * i.others_share)),
+        ]);
+    }
+    out += &t.render();
+    for n in &v.notes {
+        out += &format!("note: {n}\n");
+    }
+    out
+}

@@ -1,0 +1,119 @@
+//! End-to-end tests of `tlblab probe`, `tlblab native` and `tlblab validate` on the real host.
+//! They run briefly (quick probe, sub-second workloads) and must work on 2 CPUs and in a VM.
+
+use std::process::{Command, Output};
+
+fn tlblab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tlblab")).args(args).output().expect("run tlblab")
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(o.status.success(), "tlblab failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn tmp_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("tlblab-native-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn quick_probe_writes_a_profile_that_loads_and_runs() {
+    let dir = tmp_dir();
+    let profile = dir.join("host.toml");
+    let o = tlblab(&["probe", "--quick", "--json", "--write-profile", profile.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["clock_mhz"]["median"].as_f64().unwrap() > 100.0);
+    assert_eq!(v["shootdown"]["points"].as_array().unwrap().len(), 22);
+    assert!(v["cache"].as_array().unwrap().len() == 4);
+    // The profile validates (tlblab refuses invalid ones) and every number cites the probe or
+    // says what it assumed.
+    let text = std::fs::read_to_string(&profile).unwrap();
+    assert!(text.contains("tlblab probe"), "{text}");
+    let o = tlblab(&[
+        "run",
+        "--machine",
+        profile.to_str().unwrap(),
+        "--workload",
+        "tlb_flush2_threads",
+        "--threads",
+        "1",
+        "--duration",
+        "200us",
+        "--warmup",
+        "50us",
+    ]);
+    assert!(stdout(&o).contains("ops:"));
+    // No temporary file is left behind by the atomic write.
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}
+
+#[test]
+fn cpuid_dump_is_the_sample_format() {
+    let text = stdout(&tlblab(&["probe", "--dump-cpuid"]));
+    if cfg!(target_arch = "x86_64") {
+        assert!(text.lines().any(|l| l.starts_with("0x00000000 0x0: ")), "{text}");
+    }
+}
+
+#[test]
+fn native_tlb_flush2_counts_operations_and_ipis() {
+    let o =
+        tlblab(&["native", "tlb_flush2", "--threads", "2", "--seconds", "0.3", "--warmup", "0.1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["workload"], "tlb_flush2");
+    assert_eq!(v["threads"], 2);
+    assert!(v["operations"].as_u64().unwrap() > 0);
+    assert_eq!(v["unit"], "ops/s");
+    // /proc/interrupts has a TLB row on x86 Linux.
+    if std::fs::read_to_string("/proc/interrupts").is_ok_and(|t| t.contains("TLB:")) {
+        assert!(v["ipis_per_op"].as_f64().is_some());
+    }
+}
+
+#[test]
+fn native_ebizzy_and_page_fault1_run() {
+    for w in ["ebizzy", "page_fault1", "tlb_flush1", "tlb_flush3"] {
+        let o = tlblab(&["native", w, "--threads", "1", "--seconds", "0.2", "--warmup", "0.05"]);
+        let out = stdout(&o);
+        assert!(out.contains(if w == "ebizzy" { "records/s" } else { "ops/s" }), "{out}");
+    }
+}
+
+#[test]
+fn bad_native_input_names_the_choices() {
+    let o = tlblab(&["native", "tlb_flush9"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("tlb_flush9") && e.contains("tlb_flush1") && e.contains("ebizzy"), "{e}");
+    let o = tlblab(&["native", "tlb_flush1", "--threads", "0"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--threads"));
+}
+
+#[test]
+fn validate_puts_real_and_simulated_side_by_side() {
+    // A built-in profile keeps this test independent of the probe's timing; the full command
+    // (probe, then validate on its profile) is what the README shows.
+    let o = tlblab(&[
+        "validate",
+        "--machine",
+        "milan-1s",
+        "--quick",
+        "--workload",
+        "tlb_flush2",
+        "--seconds",
+        "0.3",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert_eq!(r["workload"], "tlb_flush2");
+        assert!(r["real"]["value"].as_f64().unwrap() > 0.0);
+        assert!(r["sim"]["value"].as_f64().unwrap() > 0.0);
+        assert!(r["metric_error"].as_f64().is_some());
+    }
+}
