@@ -538,6 +538,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                     spread(&fault1.fault_ns)
                 ),
             ),
+            // Not probed yet: a host profile runs at most one task per CPU.
+            context_switch_ns: None,
         },
         coherence,
         ipi,
