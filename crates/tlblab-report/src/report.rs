@@ -3,6 +3,7 @@
 //! two standard pages. The caller writes [`Report::files`] into a directory.
 
 use std::collections::BTreeMap;
+use tlblab_model::engine::sim::Bucket;
 
 use crate::compare::{fmt_value, Comparison};
 use crate::html::{Block, Page};
@@ -104,10 +105,11 @@ fn attribution_blocks(r: &mut Report, columns: &[(String, &ResultSet, &str)]) ->
     for (name, set, kernel) in columns {
         let cells: Vec<_> = set.cells.iter().filter(|c| c.kernel == *kernel).collect();
         let per_cell: Vec<BTreeMap<String, f64>> = cells.iter().map(|c| c.attribution()).collect();
-        // Buckets in the order the model lists them (first cell's keys are sorted; keep every
-        // bucket that is ever non-zero).
+        // Buckets in the model's order (user work first, idle last), any unknown name after;
+        // only those that are ever non-zero.
+        let rank = |b: &str| Bucket::ALL.iter().position(|k| k.name() == b).unwrap_or(Bucket::ALL.len());
         let mut buckets: Vec<String> = per_cell.iter().flat_map(|m| m.keys().cloned()).collect();
-        buckets.sort();
+        buckets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
         buckets.dedup();
         buckets.retain(|b| per_cell.iter().any(|m| m.get(b).copied().unwrap_or(0.0) > 0.0));
         let bars = StackedBars {

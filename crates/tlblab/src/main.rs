@@ -3,6 +3,7 @@
 mod cmd;
 mod experiment;
 mod machines;
+mod results;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,8 @@ enum Command {
     Reproduce(cmd::reproduce::ReproduceArgs),
     /// The TLB-reach pointer chase through every built-in machine's TLB hierarchy.
     Reach(cmd::reach::ReachArgs),
+    /// Compare saved result sets (reproduce --out directories) as mmtests compare-kernels does.
+    Compare(cmd::compare::CompareArgs),
 }
 
 fn main() {
@@ -38,6 +41,7 @@ fn main() {
         Command::List => cmd::list::run(),
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Reach(a) => cmd::reach::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
     };
     if let Err(e) = result {
         eprintln!("tlblab: error: {e:#}");
