@@ -160,6 +160,15 @@ pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
     let mut r = Report::new(title);
     let cmp = Comparison::from_sets(&[(set.experiment.clone(), set)]);
     r.section("Setup", vec![Block::Paragraph(set_paragraph(set))]);
+    // The picture first, then the numbers behind it.
+    let chart = metric_chart(
+        &format!("{} vs threads", set.metric.name),
+        &cmp,
+        &set.kernels,
+        &format!("{} ({})", set.metric.name, set.metric.unit),
+    );
+    let plot = r.line_chart("metric", &chart);
+    r.section("Metric vs threads (error bars: one standard deviation)", vec![plot]);
     r.section("Table as the seed prints it", vec![Block::Pre(seed_table.to_string())]);
     r.section(
         "Statistics (mmtests compare-kernels style)",
@@ -172,14 +181,6 @@ pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
             Block::Pre(cmp.render()),
         ],
     );
-    let chart = metric_chart(
-        &format!("{} vs threads", set.metric.name),
-        &cmp,
-        &set.kernels,
-        &format!("{} ({})", set.metric.name, set.metric.unit),
-    );
-    let plot = r.line_chart("metric", &chart);
-    r.section("Metric vs threads", vec![plot]);
     let cols: Vec<(String, &ResultSet, &str)> =
         set.kernels.iter().map(|k| (k.clone(), set, k.as_str())).collect();
     let blocks = attribution_blocks(&mut r, &cols);
@@ -204,7 +205,6 @@ pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
     ));
     let setup = sets.iter().map(|(n, s)| Block::Paragraph(format!("{n}: {}", set_paragraph(s)))).collect();
     r.section("Result sets", setup);
-    r.section("Statistics (mmtests compare-kernels style)", vec![Block::Pre(cmp.render())]);
     let m = &sets[0].1.metric;
     let chart =
         metric_chart(&format!("{} vs threads", m.name), &cmp, &names, &format!("{} ({})", m.name, m.unit));
@@ -219,7 +219,21 @@ pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
         rows.push(row);
     }
     let header = std::iter::once(cmp.op_name.clone()).chain(names.iter().cloned()).collect();
-    r.section("Metric vs threads", vec![plot, Block::Table { header, rows }]);
+    r.section(
+        "Metric vs threads (error bars: one standard deviation)",
+        vec![plot, Block::Table { header, rows }],
+    );
+    r.section(
+        "Statistics (mmtests compare-kernels style)",
+        vec![
+            Block::Paragraph(format!(
+                "Percentages against the first column, positive = better; *x%* marks a mean that differs \
+                 from the first column's by Welch's t-test at {}%.",
+                (1.0 - crate::compare::ALPHA) * 100.0
+            )),
+            Block::Pre(cmp.render()),
+        ],
+    );
     let mut cols = Vec::new();
     let mut i = 0;
     for (_, s) in sets {

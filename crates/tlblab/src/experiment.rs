@@ -119,6 +119,11 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<ResultSet> 
             bail!("{}: key `kernel[{i}].label`: `{}` is used by an earlier column", e.name, k.label);
         }
     }
+    for (i, t) in e.threads.iter().enumerate() {
+        if e.threads[..i].contains(t) {
+            bail!("{}: key `threads`: {t} is listed twice", e.name);
+        }
+    }
     let mut cells = Vec::new();
     for k in &e.kernels {
         let kernel = kernel_config(&k.preset, &k.set)?;
