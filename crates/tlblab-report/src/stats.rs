@@ -133,7 +133,8 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
         return None;
     }
     let (va, vb) = (variance(a) / a.len() as f64, variance(b) / b.len() as f64);
-    if !(va + vb > 0.0) {
+    // Both variances zero (or NaN): nothing to judge a difference against.
+    if va + vb <= 0.0 || (va + vb).is_nan() {
         return None;
     }
     let t = (mean(a) - mean(b)) / (va + vb).sqrt();

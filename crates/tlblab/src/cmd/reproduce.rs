@@ -49,7 +49,7 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         let set = experiment::run(e, args.quick, &opts)?;
         let summary = set.summary();
         let table = experiment::render(e, &summary);
-        print!("{table}\n");
+        println!("{table}");
         if let Some(dir) = &dir {
             experiment::write_atomic(
                 &dir.join("summary.json"),
