@@ -17,6 +17,11 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 cargo test --workspace --release "$@" 2>&1 | tee "$log" || status=$?
+# The HTML reports as a reader sees them: headless Chromium renders what `reproduce --out` and
+# `compare --out` write (scripts/check_html.sh installs chromium on CI).
+if [ "$status" = 0 ]; then
+    bash "$ROOT/scripts/check_report.sh" || status=$?
+fi
 # One closing line for the whole suite (cargo prints one "test result" per test binary, the
 # last of which is often an empty doc-test run).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i } }

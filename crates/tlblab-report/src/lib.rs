@@ -1,8 +1,18 @@
-//! tlblab-report: statistics and reports over tlblab results, the way kernel developers read them
-//! (mmtests-style comparison tables, plots, an HTML report).
+//! tlblab-report: statistics and reports over tlblab results, the way kernel developers read them.
 //!
-//! The statistics and tables arrive with the results work (issue 5); for now this crate formats
-//! the plain tables the CLI prints.
+//! - [`stats`]: the mmtests statistics (Amean, Hmean, Gmean, Stddev, CoeffVar, Min, Max, best-95%
+//!   means), the percent-better column and Welch's t-test;
+//! - [`summary`]: a result set (every iteration of every (kernel, threads) cell) and its
+//!   `summary.json`;
+//! - [`compare`]: the compare-kernels table and the counters side by side;
+//! - [`plot`], [`html`], [`report`]: SVG/PNG plots and the HTML page that gathers everything.
+//!
+//! No file I/O here: builders return text and bytes, the CLI writes them.
 
+pub mod compare;
+pub mod html;
+pub mod plot;
+pub mod report;
 pub mod stats;
+pub mod summary;
 pub mod table;

@@ -4,15 +4,14 @@
 //! (kernel, thread count).
 
 use anyhow::{anyhow, bail, Context, Result};
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use serde::Deserialize;
 use std::path::Path;
-use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
-use tlblab_report::stats;
+use tlblab_model::run::Workload;
+use tlblab_report::summary::{Cell, MetricInfo, ResultSet};
 
 use crate::cmd::run::{kernel_config, parse_duration};
 use crate::machines;
+use crate::results::{self, CellSpec, RunOptions};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_experiments.rs"));
 
@@ -101,97 +100,50 @@ impl Experiment {
     }
 }
 
-/// One row of `summary.json`: a (kernel, thread count) cell over its iterations.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Row {
-    pub kernel: String,
-    pub threads: u32,
-    pub n: u32,
-    pub mean: f64,
-    pub stddev: f64,
-    pub min: f64,
-    pub max: f64,
-    pub counters_per_op: BTreeMap<String, f64>,
-    pub oracle_violations: u64,
-}
+// summary.json's types live in the report crate (compare and the HTML report read them too).
+pub use tlblab_report::summary::Summary;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct MetricInfo {
-    pub name: String,
-    pub unit: String,
-    pub higher_is_better: bool,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Summary {
-    pub experiment: String,
-    pub machine: String,
-    pub workload: String,
-    pub metric: MetricInfo,
-    pub kernels: Vec<String>,
-    pub rows: Vec<Row>,
-}
-
-/// Runs every cell (in parallel; the output does not depend on how many threads ran it).
-pub fn run(e: &Experiment, quick: bool) -> Result<(Summary, Vec<RunResult>)> {
+/// Runs every cell (in parallel; the output does not depend on how many threads ran it). With
+/// `opts.store` set, each finished cell is saved there at once and finished cells of an
+/// earlier, identical run are reused (see `results`).
+pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<ResultSet> {
     let profile = machines::load(&e.machine)?;
     let workload = Workload::parse(&e.workload).map_err(|m| anyhow!(m))?;
     let iterations = if quick { e.quick_iterations } else { e.iterations };
     let warmup = parse_duration(&e.warmup).map_err(|m| anyhow!(m))?;
     let measure =
         parse_duration(if quick { &e.quick_duration } else { &e.duration }).map_err(|m| anyhow!(m))?;
-    let mut cells = Vec::new();
-    for (ki, k) in e.kernels.iter().enumerate() {
-        for &t in &e.threads {
-            for it in 0..iterations {
-                cells.push((ki, kernel_config(&k.preset, &k.set)?, t, it));
-            }
+    // Labels name the cell files: two columns must not share one.
+    for (i, k) in e.kernels.iter().enumerate() {
+        if e.kernels[..i].iter().any(|o| o.label == k.label) {
+            bail!("{}: key `kernel[{i}].label`: `{}` is used by an earlier column", e.name, k.label);
         }
     }
-    let results: Vec<RunResult> = cells
-        .par_iter()
-        .map(|(_, kernel, t, it)| {
-            let spec = RunSpec {
+    for (i, t) in e.threads.iter().enumerate() {
+        if e.threads[..i].contains(t) {
+            bail!("{}: key `threads`: {t} is listed twice", e.name);
+        }
+    }
+    let mut cells = Vec::new();
+    for k in &e.kernels {
+        let kernel = kernel_config(&k.preset, &k.set)?;
+        for &t in &e.threads {
+            cells.push(CellSpec {
+                label: k.label.clone(),
                 kernel: kernel.clone(),
                 workload,
-                tasks: *t,
-                seed: *it as u64 + 1,
+                tasks: t,
+                // Iterations differ only by seed.
+                seeds: (1..=iterations as u64).collect(),
                 warmup,
                 measure,
-            };
-            run_sim(&profile, &spec).map_err(|m| anyhow!("{}: {m}", e.name))
-        })
-        .collect::<Result<_>>()?;
-    let mut rows = Vec::new();
-    for (ki, k) in e.kernels.iter().enumerate() {
-        for &t in &e.threads {
-            let rs: Vec<&RunResult> = cells
-                .iter()
-                .zip(&results)
-                .filter(|((c, _, ct, _), _)| *c == ki && *ct == t)
-                .map(|(_, r)| r)
-                .collect();
-            let x: Vec<f64> = rs.iter().map(|r| r.metric.value).collect();
-            let mut per_op = BTreeMap::new();
-            for name in rs[0].counters.keys() {
-                let v: Vec<f64> = rs.iter().map(|r| r.per_op(name)).collect();
-                per_op.insert(name.clone(), stats::mean(&v));
-            }
-            rows.push(Row {
-                kernel: k.label.clone(),
-                threads: t,
-                n: x.len() as u32,
-                mean: stats::mean(&x),
-                stddev: if x.len() > 1 { stats::stddev(&x) } else { 0.0 },
-                min: stats::min(&x),
-                max: stats::max(&x),
-                counters_per_op: per_op,
-                oracle_violations: rs.iter().map(|r| r.oracle.violations).sum(),
             });
         }
     }
-    let m = &results[0].metric;
-    let summary = Summary {
+    let (runs, _) =
+        results::run_cells(&profile, &cells, opts).map_err(|err| anyhow!("{}: {err:#}", e.name))?;
+    let m = &runs[0][0].metric;
+    Ok(ResultSet {
         experiment: e.name.clone(),
         machine: profile.name.clone(),
         workload: workload.name(),
@@ -201,9 +153,12 @@ pub fn run(e: &Experiment, quick: bool) -> Result<(Summary, Vec<RunResult>)> {
             higher_is_better: m.higher_is_better,
         },
         kernels: e.kernels.iter().map(|k| k.label.clone()).collect(),
-        rows,
-    };
-    Ok((summary, results))
+        cells: cells
+            .iter()
+            .zip(runs)
+            .map(|(c, runs)| Cell { kernel: c.label.clone(), threads: c.tasks, runs })
+            .collect(),
+    })
 }
 
 /// Writes `path` atomically: a temporary file in the same directory, then a rename.

@@ -3,6 +3,7 @@
 mod cmd;
 mod experiment;
 mod machines;
+mod results;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +35,8 @@ enum Command {
     Native(cmd::native::NativeArgs),
     /// Native workloads beside their simulation on the host profile, with the error.
     Validate(cmd::validate::ValidateArgs),
+    /// Compare saved result sets (reproduce --out directories) as mmtests compare-kernels does.
+    Compare(cmd::compare::CompareArgs),
 }
 
 fn main() {
@@ -47,6 +50,7 @@ fn main() {
         Command::Probe(a) => cmd::probe::run(a),
         Command::Native(a) => cmd::native::run(a),
         Command::Validate(a) => cmd::validate::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
     };
     if let Err(e) = result {
         eprintln!("tlblab: error: {e:#}");

@@ -1,21 +1,29 @@
-//! `tlblab reproduce [NAME] [--out DIR] [--quick]`: the main job. Runs a seed experiment, or
-//! with no name every experiment of `experiments/`, and prints each table in its seed's layout.
+//! `tlblab reproduce [NAME] [--out DIR] [--quick] [--jobs N]`: the main job. Runs a seed
+//! experiment, or with no name every experiment of `experiments/`, and prints each table in its
+//! seed's layout. With `--out`, every cell's runs go to `DIR/<experiment>/cells/` as they finish
+//! (a rerun reuses the finished ones), then `summary.json` and the HTML report beside them.
 
 use anyhow::Result;
 use std::path::PathBuf;
+use tlblab_report::report;
 
 use crate::experiment;
+use crate::results::{self, RunOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
     /// An experiment (name or prefix, e.g. seed-002) or a TOML file; all of them if omitted.
     pub name: Option<String>,
-    /// Write DIR/<experiment>/summary.json (and every run's result) there.
+    /// Write DIR/<experiment>/: summary.json, cells/ (every run), index.html and plots/.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Fewer iterations and a shorter measured interval.
     #[arg(long)]
     pub quick: bool,
+    /// Host threads to run simulations on (default: one per core). The output is the same for
+    /// any number.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 pub fn run(args: ReproduceArgs) -> Result<()> {
@@ -36,17 +44,23 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         if args.quick { " (quick)" } else { "" }
     );
     for e in &experiments {
-        let (summary, results) = experiment::run(e, args.quick)?;
-        print!("{}\n", experiment::render(e, &summary));
-        if let Some(out) = &args.out {
-            let dir = out.join(&e.name);
+        let dir = args.out.as_ref().map(|o| o.join(&e.name));
+        let opts = RunOptions { jobs: args.jobs, store: dir.clone(), progress_label: e.name.clone() };
+        let set = experiment::run(e, args.quick, &opts)?;
+        let summary = set.summary();
+        let table = experiment::render(e, &summary);
+        println!("{table}");
+        if let Some(dir) = &dir {
             experiment::write_atomic(
                 &dir.join("summary.json"),
                 serde_json::to_string_pretty(&summary)?.as_bytes(),
             )?;
-            let runs: Vec<_> = results.iter().collect();
-            experiment::write_atomic(&dir.join("runs.json"), serde_json::to_string(&runs)?.as_bytes())?;
-            println!("wrote {}\n", dir.join("summary.json").display());
+            results::write_report(dir, &report::experiment(&set, &e.title, &table))?;
+            println!(
+                "wrote {} and {}\n",
+                dir.join("summary.json").display(),
+                dir.join("index.html").display()
+            );
         }
     }
     Ok(())

@@ -1,0 +1,407 @@
+//! Plots as SVG text (and PNG through resvg): a line chart of any x/y series with error bars,
+//! and stacked bars. Everything is laid out here, with fixed number formatting, so the same data
+//! gives the same bytes.
+
+use std::fmt::Write;
+
+const W: f64 = 720.0;
+const H: f64 = 420.0;
+/// Plot area margins: left (y tick labels), right (legend), top (title), bottom (x labels).
+const ML: f64 = 78.0;
+const MR: f64 = 170.0;
+const MT: f64 = 40.0;
+const MB: f64 = 56.0;
+const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, sans-serif";
+
+/// Colour-blind-friendly palette (Okabe–Ito, then a few darker tones).
+pub const PALETTE: [&str; 12] = [
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#7F3C8D",
+    "#11A579", "#3969AC", "#E73F74",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    /// Half-height of the error bar (e.g. one standard deviation); 0 for none.
+    pub err: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<Point>,
+}
+
+/// y against x for several series, with error bars. `x_ticks` replaces the numeric x axis with
+/// labelled positions (for categorical sweeps: put the points at 0, 1, 2... and name them).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LineChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    pub x_ticks: Option<Vec<(f64, String)>>,
+    /// Start the y axis at zero (throughputs read better that way).
+    pub y_from_zero: bool,
+}
+
+/// One bar per category, each split into stacked segments; with `percent`, every bar is scaled
+/// to 100%.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StackedBars {
+    pub title: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    /// (segment name, value per category).
+    pub segments: Vec<(String, Vec<f64>)>,
+    pub percent: bool,
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Round "nice" tick positions (1, 2, 5 × 10^k) covering [lo, hi].
+pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
+    let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 1.0, lo + 1.0) };
+    let raw = (hi - lo) / target.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let first = (lo / step).floor() as i64;
+    let last = (hi / step).ceil() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// Tick label: short, fixed format (k/M/G suffixes for large values).
+pub fn fmt_tick(v: f64) -> String {
+    let a = v.abs();
+    let (x, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if x == x.round() { format!("{x:.0}") } else { format!("{x:.2}") };
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    format!("{s}{suffix}")
+}
+
+fn header(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="{FONT}" font-size="12">
+<rect x="0" y="0" width="{W}" height="{H}" fill="#ffffff"/>
+<text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>
+"##,
+        (ML + W - MR) / 2.0,
+        esc(title)
+    );
+}
+
+/// Axis frame, grid, ticks and labels; returns the y mapping's (lo, hi).
+fn y_axis(out: &mut String, ticks: &[f64], y_label: &str, x_label: &str) -> (f64, f64) {
+    let (lo, hi) = (ticks[0], *ticks.last().unwrap());
+    for &t in ticks {
+        let y = map(t, lo, hi, H - MB, MT);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{ML}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#dddddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            W - MR,
+            ML - 6.0,
+            y + 4.0,
+            fmt_tick(t)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<rect x="{ML}" y="{MT}" width="{:.1}" height="{:.1}" fill="none" stroke="#333333"/>
+<text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">{}</text>
+<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+        W - MR - ML,
+        H - MB - MT,
+        (MT + H - MB) / 2.0,
+        (MT + H - MB) / 2.0,
+        esc(y_label),
+        (ML + W - MR) / 2.0,
+        H - 14.0,
+        esc(x_label)
+    );
+    (lo, hi)
+}
+
+fn legend(out: &mut String, names: &[&str], filled: bool) {
+    for (i, name) in names.iter().enumerate() {
+        let y = MT + 8.0 + i as f64 * 20.0;
+        let c = PALETTE[i % PALETTE.len()];
+        let x = W - MR + 14.0;
+        if filled {
+            let _ = writeln!(out, r#"<rect x="{x}" y="{:.1}" width="14" height="12" fill="{c}"/>"#, y - 6.0);
+        } else {
+            let _ = writeln!(
+                out,
+                r#"<line x1="{x}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{c}" stroke-width="2.5"/>"#,
+                x + 16.0
+            );
+        }
+        let _ = writeln!(out, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, x + 22.0, y + 4.0, esc(name));
+    }
+}
+
+fn map(v: f64, lo: f64, hi: f64, a: f64, b: f64) -> f64 {
+    if hi == lo {
+        (a + b) / 2.0
+    } else {
+        a + (v - lo) / (hi - lo) * (b - a)
+    }
+}
+
+impl LineChart {
+    pub fn to_svg(&self) -> String {
+        let mut out = String::new();
+        header(&mut out, &self.title);
+        let pts: Vec<&Point> = self
+            .series
+            .iter()
+            .flat_map(|s| &s.points)
+            .filter(|p| p.y.is_finite() && p.x.is_finite())
+            .collect();
+        let err = |p: &Point| if p.err.is_finite() { p.err.abs() } else { 0.0 };
+        let mut ylo = pts.iter().map(|p| p.y - err(p)).fold(f64::INFINITY, f64::min);
+        let yhi = pts.iter().map(|p| p.y + err(p)).fold(f64::NEG_INFINITY, f64::max);
+        if self.y_from_zero && ylo > 0.0 {
+            ylo = 0.0;
+        }
+        let yt = if pts.is_empty() { vec![0.0, 1.0] } else { nice_ticks(ylo, yhi, 6) };
+        let (ylo, yhi) = y_axis(&mut out, &yt, &self.y_label, &self.x_label);
+        let xs: Vec<f64> = match &self.x_ticks {
+            Some(t) => t.iter().map(|(x, _)| *x).collect(),
+            None => pts.iter().map(|p| p.x).collect(),
+        };
+        let (mut xlo, mut xhi) = (
+            xs.iter().copied().fold(f64::INFINITY, f64::min),
+            xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        if !xlo.is_finite() {
+            (xlo, xhi) = (0.0, 1.0);
+        }
+        let xticks: Vec<(f64, String)> = match &self.x_ticks {
+            Some(t) => t.clone(),
+            None => {
+                let t = nice_ticks(xlo, xhi, 8);
+                (xlo, xhi) = (t[0], *t.last().unwrap());
+                t.into_iter().map(|v| (v, fmt_tick(v))).collect()
+            }
+        };
+        // Categorical axes get half a slot of padding on each side.
+        let pad = if self.x_ticks.is_some() { 0.5 } else { 0.0 };
+        let (xlo, xhi) = (xlo - pad, xhi + pad);
+        let px = |x: f64| map(x, xlo, xhi, ML, W - MR);
+        let py = |y: f64| map(y, ylo, yhi, H - MB, MT);
+        for (x, label) in &xticks {
+            let _ = writeln!(
+                out,
+                r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#333333"/><text x="{0:.1}" y="{3:.1}" text-anchor="middle">{4}</text>"##,
+                px(*x),
+                H - MB,
+                H - MB + 5.0,
+                H - MB + 18.0,
+                esc(label)
+            );
+        }
+        for (i, s) in self.series.iter().enumerate() {
+            let c = PALETTE[i % PALETTE.len()];
+            let p: Vec<&Point> = s.points.iter().filter(|p| p.y.is_finite() && p.x.is_finite()).collect();
+            let path: Vec<String> = p.iter().map(|p| format!("{:.1},{:.1}", px(p.x), py(p.y))).collect();
+            let _ = writeln!(
+                out,
+                r#"<polyline class="series" fill="none" stroke="{c}" stroke-width="2" points="{}"/>"#,
+                path.join(" ")
+            );
+            for p in p {
+                let (x, y) = (px(p.x), py(p.y));
+                let e = err(p);
+                if e > 0.0 {
+                    let (y0, y1) = (py(p.y - e), py(p.y + e));
+                    let _ = writeln!(
+                        out,
+                        r#"<path class="errorbar" d="M{x:.1} {y0:.1}V{y1:.1}M{:.1} {y0:.1}H{:.1}M{:.1} {y1:.1}H{:.1}" stroke="{c}" stroke-width="1.2"/>"#,
+                        x - 4.0,
+                        x + 4.0,
+                        x - 4.0,
+                        x + 4.0
+                    );
+                }
+                let _ = writeln!(out, r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{c}"/>"#);
+            }
+        }
+        legend(&mut out, &self.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), false);
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
+impl StackedBars {
+    pub fn to_svg(&self) -> String {
+        let mut out = String::new();
+        header(&mut out, &self.title);
+        let n = self.categories.len();
+        let totals: Vec<f64> = (0..n)
+            .map(|c| self.segments.iter().map(|(_, v)| v.get(c).copied().unwrap_or(0.0).max(0.0)).sum())
+            .collect();
+        let scale = |c: usize| if self.percent && totals[c] > 0.0 { 100.0 / totals[c] } else { 1.0 };
+        let top = if self.percent { 100.0 } else { totals.iter().copied().fold(0.0, f64::max) };
+        let yt = nice_ticks(0.0, if top > 0.0 { top } else { 1.0 }, 5);
+        let (ylo, yhi) = y_axis(&mut out, &yt, &self.y_label, "");
+        let slot = (W - MR - ML) / n.max(1) as f64;
+        let bw = (slot * 0.7).min(60.0);
+        let py = |y: f64| map(y, ylo, yhi, H - MB, MT);
+        for c in 0..n {
+            let x = ML + slot * (c as f64 + 0.5);
+            let mut acc = 0.0;
+            for (i, (name, v)) in self.segments.iter().enumerate() {
+                let h = v.get(c).copied().unwrap_or(0.0).max(0.0) * scale(c);
+                if h <= 0.0 {
+                    continue;
+                }
+                let (y0, y1) = (py(acc), py(acc + h));
+                let _ = writeln!(
+                    out,
+                    r#"<rect class="bar" x="{:.1}" y="{y1:.1}" width="{bw:.1}" height="{:.1}" fill="{}"><title>{}: {:.1}{}</title></rect>"#,
+                    x - bw / 2.0,
+                    y0 - y1,
+                    PALETTE[i % PALETTE.len()],
+                    esc(name),
+                    h,
+                    if self.percent { "%" } else { "" }
+                );
+                acc += h;
+            }
+            let _ = writeln!(
+                out,
+                r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                H - MB + 18.0,
+                esc(&self.categories[c])
+            );
+        }
+        legend(&mut out, &self.segments.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), true);
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
+/// Renders SVG text to PNG bytes (resvg), with the system's fonts for text (Debian:
+/// fonts-dejavu-core). Without any font the text is left out, the shapes still drawn.
+pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, String> {
+    use resvg::{tiny_skia, usvg};
+    use std::sync::{Arc, OnceLock};
+    // Scanning the font directories takes a while; do it once per process.
+    static FONTS: OnceLock<Arc<usvg::fontdb::Database>> = OnceLock::new();
+    let fonts = FONTS.get_or_init(|| {
+        let mut db = usvg::fontdb::Database::new();
+        db.load_system_fonts();
+        db.set_sans_serif_family("DejaVu Sans");
+        Arc::new(db)
+    });
+    let opt = usvg::Options {
+        fontdb: fonts.clone(),
+        font_family: "DejaVu Sans".into(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| format!("invalid SVG: {e}"))?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| format!("cannot allocate a {}x{} image", size.width(), size.height()))?;
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| format!("PNG encoding: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> LineChart {
+        LineChart {
+            title: "ops vs threads <a&b>".into(),
+            x_label: "threads".into(),
+            y_label: "ops/s".into(),
+            series: vec![
+                Series {
+                    name: "5.18.1".into(),
+                    points: vec![
+                        Point { x: 1.0, y: 100.0, err: 5.0 },
+                        Point { x: 4.0, y: 300.0, err: 0.0 },
+                        Point { x: 8.0, y: 250.0, err: 20.0 },
+                    ],
+                },
+                Series { name: "+patch".into(), points: vec![Point { x: 1.0, y: 120.0, err: 1.0 }] },
+            ],
+            x_ticks: None,
+            y_from_zero: true,
+        }
+    }
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(nice_ticks(0.0, 95.0, 5), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(nice_ticks(1.0, 45.0, 8), vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0]);
+        assert_eq!(nice_ticks(0.2, 0.9, 4), vec![0.2, 0.4, 0.6000000000000001, 0.8, 1.0]);
+        // A single value gets an axis around it.
+        let t = nice_ticks(3.0, 3.0, 5);
+        assert!(t[0] < 3.0 && *t.last().unwrap() > 3.0);
+        assert_eq!(
+            (fmt_tick(2_500_000.0), fmt_tick(20_000.0), fmt_tick(0.25)),
+            ("2.5M".into(), "20k".into(), "0.25".into())
+        );
+    }
+
+    #[test]
+    fn line_chart_draws_every_series_point_and_error_bar() {
+        let svg = chart().to_svg();
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(svg.matches("<circle").count(), 4);
+        // Error bars only where err > 0.
+        assert_eq!(svg.matches("class=\"errorbar\"").count(), 3);
+        assert!(svg.contains("ops vs threads &lt;a&amp;b&gt;") && svg.contains(">+patch<"));
+        // Same data, same bytes.
+        assert_eq!(svg, chart().to_svg());
+    }
+
+    #[test]
+    fn categorical_x_axis_uses_the_given_labels() {
+        let mut c = chart();
+        c.x_ticks = Some(vec![(1.0, "always".into()), (4.0, "never".into()), (8.0, "when needed".into())]);
+        let svg = c.to_svg();
+        assert!(svg.contains(">when needed<") && !svg.contains(">6<"));
+    }
+
+    #[test]
+    fn stacked_bars_scale_to_percent() {
+        let b = StackedBars {
+            title: "time".into(),
+            y_label: "% of CPU time".into(),
+            categories: vec!["1".into(), "8".into()],
+            segments: vec![("user".into(), vec![3.0, 1.0]), ("ipi_wait".into(), vec![1.0, 3.0])],
+            percent: true,
+        };
+        let svg = b.to_svg();
+        assert_eq!(svg.matches("class=\"bar\"").count(), 4);
+        assert!(svg.contains("<title>user: 75.0%</title>") && svg.contains("<title>ipi_wait: 75.0%</title>"));
+    }
+
+    #[test]
+    fn png_has_the_svg_size_and_is_not_blank() {
+        let png = svg_to_png(&chart().to_svg()).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+        // IHDR: width and height, big-endian, at bytes 16..24.
+        let w = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let h = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((w, h), (W as u32, H as u32));
+        // A blank white 720x420 image compresses to a few hundred bytes; lines and text do not.
+        assert!(png.len() > 3000, "{} bytes", png.len());
+        assert!(svg_to_png("<svg").is_err());
+    }
+}

@@ -1,0 +1,290 @@
+//! Whole reports: an HTML page plus the plot files it shows. [`Report`] is the generic builder
+//! (any text, table, line chart or stacked bars); [`experiment`] and [`comparison`] lay out the
+//! two standard pages. The caller writes [`Report::files`] into a directory.
+
+use std::collections::BTreeMap;
+use tlblab_model::engine::sim::Bucket;
+
+use crate::compare::{fmt_value, Comparison};
+use crate::html::{Block, Page};
+use crate::plot::{svg_to_png, LineChart, Point, Series, StackedBars};
+use crate::summary::{slug, ResultSet};
+
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub page: Page,
+    /// (file stem under `plots/`, SVG text).
+    pub plots: Vec<(String, String)>,
+}
+
+impl Report {
+    pub fn new(title: impl Into<String>) -> Report {
+        Report { page: Page::new(title), plots: Vec::new() }
+    }
+
+    /// A plot block for `svg`, saved as `plots/<stem>.svg` and `.png`. Stems are made unique.
+    pub fn plot(&mut self, stem: &str, svg: String, caption: impl Into<String>) -> Block {
+        let mut stem = slug(stem);
+        if self.plots.iter().any(|(s, _)| *s == stem) {
+            stem = format!("{stem}-{}", self.plots.len());
+        }
+        self.plots.push((stem.clone(), svg));
+        Block::Plot {
+            src: format!("plots/{stem}.svg"),
+            png: Some(format!("plots/{stem}.png")),
+            caption: caption.into(),
+        }
+    }
+
+    pub fn line_chart(&mut self, stem: &str, chart: &LineChart) -> Block {
+        let caption = chart.title.clone();
+        self.plot(stem, chart.to_svg(), caption)
+    }
+
+    pub fn stacked_bars(&mut self, stem: &str, bars: &StackedBars) -> Block {
+        let caption = bars.title.clone();
+        self.plot(stem, bars.to_svg(), caption)
+    }
+
+    pub fn section(&mut self, heading: impl Into<String>, blocks: Vec<Block>) {
+        self.page.section(heading, blocks);
+    }
+
+    /// Every file of the report, relative to its directory: `index.html`, `plots/*.svg`,
+    /// `plots/*.png`.
+    pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let mut out = vec![("index.html".to_string(), self.page.render().into_bytes())];
+        for (stem, svg) in &self.plots {
+            out.push((format!("plots/{stem}.svg"), svg.clone().into_bytes()));
+            out.push((
+                format!("plots/{stem}.png"),
+                svg_to_png(svg).map_err(|e| format!("plot {stem}: {e}"))?,
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// The metric against thread count, one series per column, error bars of one stddev.
+pub fn metric_chart(title: &str, cmp: &Comparison, series_names: &[String], y_label: &str) -> LineChart {
+    let series = cmp
+        .columns
+        .iter()
+        .zip(series_names)
+        .map(|(c, name)| Series {
+            name: name.clone(),
+            points: cmp
+                .ops
+                .iter()
+                .filter_map(|op| {
+                    let x = c.samples.get(op)?;
+                    let t: f64 = op.parse().ok()?;
+                    let sd = crate::stats::stddev(x);
+                    Some(Point { x: t, y: crate::stats::mean(x), err: if sd.is_nan() { 0.0 } else { sd } })
+                })
+                .collect(),
+        })
+        .collect();
+    LineChart {
+        title: title.into(),
+        x_label: cmp.op_name.clone(),
+        y_label: y_label.into(),
+        series,
+        x_ticks: None,
+        y_from_zero: true,
+    }
+}
+
+/// Where each column's CPU time went, per thread count, as stacked percentages.
+fn attribution_blocks(r: &mut Report, columns: &[(String, &ResultSet, &str)]) -> Vec<Block> {
+    let mut blocks = vec![Block::Paragraph(
+        "Share of the busy CPUs' simulated time by what they were doing, summed over the CPUs that ran \
+         a task and averaged over the iterations."
+            .into(),
+    )];
+    for (name, set, kernel) in columns {
+        let cells: Vec<_> = set.cells.iter().filter(|c| c.kernel == *kernel).collect();
+        let per_cell: Vec<BTreeMap<String, f64>> = cells.iter().map(|c| c.attribution()).collect();
+        // Buckets in the model's order (user work first, idle last), any unknown name after;
+        // only those that are ever non-zero.
+        let rank = |b: &str| Bucket::ALL.iter().position(|k| k.name() == b).unwrap_or(Bucket::ALL.len());
+        let mut buckets: Vec<String> = per_cell.iter().flat_map(|m| m.keys().cloned()).collect();
+        buckets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+        buckets.dedup();
+        buckets.retain(|b| per_cell.iter().any(|m| m.get(b).copied().unwrap_or(0.0) > 0.0));
+        let bars = StackedBars {
+            title: format!("time attribution: {name}"),
+            y_label: "% of CPU time".into(),
+            categories: cells.iter().map(|c| format!("{} thr", c.threads)).collect(),
+            segments: buckets
+                .iter()
+                .map(|b| (b.clone(), per_cell.iter().map(|m| m.get(b).copied().unwrap_or(0.0)).collect()))
+                .collect(),
+            percent: true,
+        };
+        blocks.push(r.stacked_bars(&format!("attribution-{name}"), &bars));
+    }
+    blocks
+}
+
+fn counters_blocks(cmp: &Comparison) -> Vec<Block> {
+    vec![
+        Block::Paragraph(
+            "Event counters divided by the operations of each run, mean over the iterations.".into(),
+        ),
+        Block::Pre(cmp.render_counters()),
+    ]
+}
+
+fn set_paragraph(s: &ResultSet) -> String {
+    let n: Vec<usize> = s.cells.iter().map(|c| c.runs.len()).collect();
+    let violations: u64 = s.cells.iter().flat_map(|c| &c.runs).map(|r| r.oracle.violations).sum();
+    format!(
+        "machine {}, workload {}, metric {} in {} ({} is better); {} kernel(s) × {} thread count(s), \
+         {}–{} iteration(s) per cell; safety oracle: {violations} violations.",
+        s.machine,
+        s.workload,
+        s.metric.name,
+        s.metric.unit,
+        if s.metric.higher_is_better { "higher" } else { "lower" },
+        s.kernels.len(),
+        s.threads().len(),
+        n.iter().min().unwrap_or(&0),
+        n.iter().max().unwrap_or(&0),
+    )
+}
+
+/// The page of one experiment: its table in the seed's layout (`seed_table`, as printed), the
+/// mmtests-style statistics, metric vs threads, time attribution and counters.
+pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
+    let mut r = Report::new(title);
+    let cmp = Comparison::from_sets(&[(set.experiment.clone(), set)]);
+    r.section("Setup", vec![Block::Paragraph(set_paragraph(set))]);
+    // The picture first, then the numbers behind it.
+    let chart = metric_chart(
+        &format!("{} vs threads", set.metric.name),
+        &cmp,
+        &set.kernels,
+        &format!("{} ({})", set.metric.name, set.metric.unit),
+    );
+    let plot = r.line_chart("metric", &chart);
+    r.section("Metric vs threads (error bars: one standard deviation)", vec![plot]);
+    r.section("Table as the seed prints it", vec![Block::Pre(seed_table.to_string())]);
+    r.section(
+        "Statistics (mmtests compare-kernels style)",
+        vec![
+            Block::Paragraph(format!(
+                "Percentages against the first kernel, positive = better; *x%* marks a mean that differs \
+                 from the first kernel's by Welch's t-test at {}%.",
+                (1.0 - crate::compare::ALPHA) * 100.0
+            )),
+            Block::Pre(cmp.render()),
+        ],
+    );
+    let cols: Vec<(String, &ResultSet, &str)> =
+        set.kernels.iter().map(|k| (k.clone(), set, k.as_str())).collect();
+    let blocks = attribution_blocks(&mut r, &cols);
+    r.section("Time attribution", blocks);
+    r.section("Events per operation", counters_blocks(&cmp));
+    r
+}
+
+/// The page of `tlblab compare`: the statistics table of every column of every set, the metric
+/// plot, attribution and counters side by side.
+pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
+    let cmp = Comparison::from_sets(sets);
+    let names: Vec<String> = sets
+        .iter()
+        .flat_map(|(n, s)| {
+            s.kernels.iter().map(move |k| if sets.len() > 1 { format!("{n}/{k}") } else { k.clone() })
+        })
+        .collect();
+    let mut r = Report::new(format!(
+        "tlblab compare: {}",
+        sets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ")
+    ));
+    let setup = sets.iter().map(|(n, s)| Block::Paragraph(format!("{n}: {}", set_paragraph(s)))).collect();
+    r.section("Result sets", setup);
+    let m = &sets[0].1.metric;
+    let chart =
+        metric_chart(&format!("{} vs threads", m.name), &cmp, &names, &format!("{} ({})", m.name, m.unit));
+    let plot = r.line_chart("metric", &chart);
+    // Mean per cell as a plain table too, for copying.
+    let mut rows = Vec::new();
+    for op in &cmp.ops {
+        let mut row = vec![op.clone()];
+        for c in &cmp.columns {
+            row.push(c.samples.get(op).map_or("-".into(), |x| fmt_value(crate::stats::mean(x))));
+        }
+        rows.push(row);
+    }
+    let header = std::iter::once(cmp.op_name.clone()).chain(names.iter().cloned()).collect();
+    r.section(
+        "Metric vs threads (error bars: one standard deviation)",
+        vec![plot, Block::Table { header, rows }],
+    );
+    r.section(
+        "Statistics (mmtests compare-kernels style)",
+        vec![
+            Block::Paragraph(format!(
+                "Percentages against the first column, positive = better; *x%* marks a mean that differs \
+                 from the first column's by Welch's t-test at {}%.",
+                (1.0 - crate::compare::ALPHA) * 100.0
+            )),
+            Block::Pre(cmp.render()),
+        ],
+    );
+    let mut cols = Vec::new();
+    let mut i = 0;
+    for (_, s) in sets {
+        for k in &s.kernels {
+            cols.push((names[i].clone(), *s, k.as_str()));
+            i += 1;
+        }
+    }
+    let blocks = attribution_blocks(&mut r, &cols);
+    r.section("Time attribution", blocks);
+    r.section("Events per operation", counters_blocks(&cmp));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::tests::set;
+
+    #[test]
+    fn experiment_page_has_tables_plots_and_attribution() {
+        let s = set("e", &[("a", &[(1, &[10.0, 11.0]), (2, &[20.0, 19.0])]), ("b+", &[(1, &[12.0, 12.5])])]);
+        let r = experiment(&s, "title", "the seed table");
+        let html = r.page.render();
+        assert!(html.contains("the seed table") && html.contains("Amean     1"));
+        // One metric plot and one attribution plot per kernel.
+        assert_eq!(r.plots.len(), 3);
+        assert_eq!(r.page.plots(), 3);
+        for (stem, _) in &r.plots {
+            assert!(html.contains(&format!("plots/{stem}.svg")), "{stem}");
+        }
+        let files = r.files().unwrap();
+        assert_eq!(files.len(), 1 + 2 * 3);
+        assert!(files.iter().any(|(p, b)| p.ends_with(".png") && &b[1..4] == b"PNG"));
+    }
+
+    #[test]
+    fn comparison_page_names_columns_by_set() {
+        let a = set("x", &[("k", &[(1, &[10.0, 11.0])])]);
+        let b = set("y", &[("k", &[(1, &[12.0, 13.0])])]);
+        let r = comparison(&[("A".into(), &a), ("B".into(), &b)]);
+        let svg = &r.plots.iter().find(|(s, _)| s == "metric").unwrap().1;
+        assert!(svg.contains(">A/k<") && svg.contains(">B/k<"));
+        assert!(r.page.render().contains("<th>B/k</th>"));
+    }
+
+    #[test]
+    fn plot_stems_are_unique() {
+        let mut r = Report::new("t");
+        r.plot("a b", String::new(), "x");
+        r.plot("a b", String::new(), "y");
+        assert_ne!(r.plots[0].0, r.plots[1].0);
+    }
+}

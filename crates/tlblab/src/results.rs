@@ -1,0 +1,352 @@
+//! Results on disk, and running many cells of runs.
+//!
+//! An experiment's output directory holds
+//!
+//! ```text
+//! DIR/<experiment>/summary.json                  one row per (kernel, threads) cell
+//! DIR/<experiment>/cells/<kernel-slug>/t<N>.json every iteration's RunResult of one cell
+//! DIR/<experiment>/index.html, plots/            the report
+//! ```
+//!
+//! Every file is written atomically (temporary file, then rename), and each cell file as soon as
+//! its iterations finish, so an interrupted run leaves whole files only. A cell file carries the
+//! exact configuration it ran (`spec`: machine profile, kernel knobs, workload, tasks, seeds,
+//! intervals, tlblab version); a later run with the same `--out` reuses a cell only when that
+//! configuration is identical, and runs the rest.
+
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use tlblab_model::engine::time::Ps;
+use tlblab_model::kernel::preset::KernelConfig;
+use tlblab_model::profile::MachineProfile;
+use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
+use tlblab_report::summary::{fnv1a64, slug, Cell, ResultSet, Summary};
+
+use crate::experiment::write_atomic;
+
+/// Version of the cell file layout (the RunResults inside carry their own).
+pub const CELL_SCHEMA_VERSION: u32 = 1;
+
+/// One (kernel, thread count) cell to run: one simulation per seed.
+#[derive(Debug, Clone)]
+pub struct CellSpec {
+    /// The column label (what the tables and file names show).
+    pub label: String,
+    pub kernel: KernelConfig,
+    pub workload: Workload,
+    pub tasks: u32,
+    pub seeds: Vec<u64>,
+    pub warmup: Ps,
+    pub measure: Ps,
+}
+
+impl CellSpec {
+    /// Everything that decides the cell's results, as JSON: two cells with equal identities give
+    /// identical RunResults.
+    fn identity(&self, profile: &MachineProfile) -> serde_json::Value {
+        serde_json::json!({
+            "tlblab_version": env!("CARGO_PKG_VERSION"),
+            "machine": profile,
+            "kernel": {
+                "name": self.kernel.name,
+                "flush": self.kernel.flush,
+                "shift_from_table": self.kernel.shift_from_table,
+            },
+            "workload": self.workload.name(),
+            "tasks": self.tasks,
+            "seeds": self.seeds,
+            "warmup_ps": self.warmup.0,
+            "measure_ps": self.measure.0,
+        })
+    }
+}
+
+/// A cell file: `cells/<kernel-slug>/t<N>.json`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CellFile {
+    pub schema_version: u32,
+    pub kernel: String,
+    pub threads: u32,
+    /// FNV-1a of `spec`'s JSON text, for a quick look; `spec` itself is what is compared.
+    pub fingerprint: String,
+    pub spec: serde_json::Value,
+    pub runs: Vec<RunResult>,
+}
+
+/// Path of a cell's file under an experiment directory.
+pub fn cell_path(dir: &Path, kernel: &str, threads: u32) -> PathBuf {
+    dir.join("cells").join(slug(kernel)).join(format!("t{threads}.json"))
+}
+
+/// The runs of a finished cell whose configuration is exactly `spec`, if any.
+fn reusable(path: &Path, spec: &serde_json::Value) -> Option<Vec<RunResult>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let f: CellFile = serde_json::from_str(&text).ok()?;
+    (f.schema_version == CELL_SCHEMA_VERSION && &f.spec == spec).then_some(f.runs)
+}
+
+/// How to run: host threads (`None`: rayon's default, one per core) and the label of the
+/// progress bar.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub jobs: Option<usize>,
+    /// Where cell files go (an experiment directory); nothing is written without it.
+    pub store: Option<PathBuf>,
+    pub progress_label: String,
+}
+
+/// Runs every cell, in parallel across cells and iterations, reusing finished cells found in
+/// `opts.store`. The result, in `cells` order, does not depend on the number of threads.
+/// Returns the runs per cell and how many cells were reused.
+pub fn run_cells(
+    profile: &MachineProfile,
+    cells: &[CellSpec],
+    opts: &RunOptions,
+) -> Result<(Vec<Vec<RunResult>>, usize)> {
+    if let Some(dir) = &opts.store {
+        remove_stale_temps(dir);
+    }
+    let total: u64 = cells.iter().map(|c| c.seeds.len() as u64).sum();
+    let bar = progress_bar(total, &opts.progress_label);
+    let reused = std::sync::atomic::AtomicUsize::new(0);
+    let work = || -> Result<Vec<Vec<RunResult>>> {
+        cells
+            .par_iter()
+            .map(|c| {
+                let spec = c.identity(profile);
+                let path = opts.store.as_ref().map(|d| cell_path(d, &c.label, c.tasks));
+                if let Some(runs) = path.as_deref().and_then(|p| reusable(p, &spec)) {
+                    bar.inc(c.seeds.len() as u64);
+                    reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(runs);
+                }
+                let runs = c
+                    .seeds
+                    .par_iter()
+                    .map(|&seed| {
+                        let s = RunSpec {
+                            kernel: c.kernel.clone(),
+                            workload: c.workload,
+                            tasks: c.tasks,
+                            seed,
+                            warmup: c.warmup,
+                            measure: c.measure,
+                        };
+                        let r = run_sim(profile, &s)
+                            .map_err(|m| anyhow!("{} at {} tasks: {m}", c.label, c.tasks));
+                        bar.inc(1);
+                        r
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                if let Some(path) = &path {
+                    let text = serde_json::to_string(&spec)?;
+                    let file = CellFile {
+                        schema_version: CELL_SCHEMA_VERSION,
+                        kernel: c.label.clone(),
+                        threads: c.tasks,
+                        fingerprint: format!("{:016x}", fnv1a64(text.as_bytes())),
+                        spec,
+                        runs,
+                    };
+                    write_atomic(path, serde_json::to_string(&file)?.as_bytes())?;
+                    return Ok(file.runs);
+                }
+                Ok(runs)
+            })
+            .collect()
+    };
+    let out = match opts.jobs {
+        Some(n) => {
+            if n == 0 {
+                bail!("--jobs 0: give at least 1 (or leave it out for one per core)");
+            }
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .context("cannot start the worker threads")?
+                .install(work)?
+        }
+        None => work()?,
+    };
+    bar.finish_and_clear();
+    Ok((out, reused.into_inner()))
+}
+
+/// Removes the temporary files (`.NAME.tmp-PID`, see `write_atomic`) that a run killed between
+/// writing and renaming left in an experiment directory or its `cells/` and `plots/`.
+fn remove_stale_temps(dir: &Path) {
+    let mut dirs = vec![dir.to_path_buf(), dir.join("plots")];
+    if let Ok(rd) = std::fs::read_dir(dir.join("cells")) {
+        dirs.extend(rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()));
+    }
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') && name.contains(".tmp-") {
+                std::fs::remove_file(e.path()).ok();
+            }
+        }
+    }
+}
+
+/// A progress bar on standard error, hidden when that is not a terminal (pipes and CI logs).
+fn progress_bar(total: u64, label: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || std::env::var_os("TLBLAB_NO_PROGRESS").is_some() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+/// Loads a saved result set: an experiment directory with `summary.json` and `cells/`, or a
+/// `--out` directory holding exactly one such experiment directory.
+pub fn load_set(dir: &Path) -> Result<(PathBuf, ResultSet)> {
+    let dir = if dir.join("summary.json").is_file() {
+        dir.to_path_buf()
+    } else {
+        let entries =
+            std::fs::read_dir(dir).with_context(|| format!("cannot read result set {}", dir.display()))?;
+        let mut subs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("summary.json").is_file())
+            .collect();
+        subs.sort();
+        match subs.len() {
+            1 => subs.remove(0),
+            0 => bail!(
+                "{}: not a result set (no summary.json in it or in a subdirectory); make one with \
+                 `tlblab reproduce NAME --out DIR`",
+                dir.display()
+            ),
+            _ => bail!(
+                "{}: holds several result sets, name one: {}",
+                dir.display(),
+                subs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    };
+    let path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let s: Summary = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let mut cells = Vec::new();
+    for row in &s.rows {
+        let p = cell_path(&dir, &row.kernel, row.threads);
+        let text = std::fs::read_to_string(&p).with_context(|| {
+            format!(
+                "{}: cell file {} for kernel `{}` at {} threads is missing",
+                dir.display(),
+                p.display(),
+                row.kernel,
+                row.threads
+            )
+        })?;
+        let f: CellFile = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+        if f.schema_version != CELL_SCHEMA_VERSION {
+            bail!(
+                "{}: key `schema_version` is {}; this tlblab reads {CELL_SCHEMA_VERSION}",
+                p.display(),
+                f.schema_version
+            );
+        }
+        cells.push(Cell { kernel: row.kernel.clone(), threads: row.threads, runs: f.runs });
+    }
+    let set = ResultSet {
+        experiment: s.experiment,
+        machine: s.machine,
+        workload: s.workload,
+        metric: s.metric,
+        kernels: s.kernels,
+        cells,
+    };
+    Ok((dir, set))
+}
+
+/// Writes a report's files (index.html, plots) into `dir`, each atomically.
+pub fn write_report(dir: &Path, report: &tlblab_report::report::Report) -> Result<()> {
+    for (rel, bytes) in report.files().map_err(|e| anyhow!(e))? {
+        write_atomic(&dir.join(rel), &bytes)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(seeds: Vec<u64>) -> CellSpec {
+        CellSpec {
+            label: "+patch".into(),
+            kernel: KernelConfig::preset("5.18.1+patch").unwrap(),
+            workload: Workload::parse("tlb_flush1_threads").unwrap(),
+            tasks: 2,
+            seeds,
+            warmup: Ps::US * 20,
+            measure: Ps::US * 50,
+        }
+    }
+
+    #[test]
+    fn cells_are_stored_reused_only_when_identical_and_thread_count_independent() {
+        let dir = std::env::temp_dir().join(format!("tlblab-results-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        let profile = crate::machines::load("haswell-ep-2s").unwrap();
+        let opts = RunOptions { jobs: Some(2), store: Some(dir.clone()), progress_label: String::new() };
+        let (a, reused) = run_cells(&profile, &[spec(vec![1, 2])], &opts).unwrap();
+        assert_eq!((a[0].len(), reused), (2, 0));
+        let path = cell_path(&dir, "+patch", 2);
+        let first = std::fs::read(&path).unwrap();
+        // Same spec: reused, file untouched.
+        let (b, reused) = run_cells(&profile, &[spec(vec![1, 2])], &opts).unwrap();
+        assert_eq!((&a, reused), (&b, 1));
+        // Different seeds: rerun, and the result matches a fresh one-thread run.
+        let one = RunOptions { jobs: Some(1), store: None, progress_label: String::new() };
+        let (c, reused) = run_cells(&profile, &[spec(vec![1, 3])], &opts).unwrap();
+        assert_eq!(reused, 0);
+        assert_eq!(c, run_cells(&profile, &[spec(vec![1, 3])], &one).unwrap().0);
+        assert_ne!(std::fs::read(&path).unwrap(), first);
+        // A damaged file is not reused (it is rewritten).
+        std::fs::write(&path, b"{\"schema_version\":1,").unwrap();
+        assert_eq!(run_cells(&profile, &[spec(vec![1, 3])], &opts).unwrap().1, 0);
+        // No temporary files are left behind.
+        let names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["t2.json"]);
+        assert!(run_cells(&profile, &[spec(vec![1])], &RunOptions { jobs: Some(0), ..opts })
+            .unwrap_err()
+            .to_string()
+            .contains("--jobs 0"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn load_set_explains_what_is_missing() {
+        let dir = std::env::temp_dir().join(format!("tlblab-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = load_set(&dir).unwrap_err().to_string();
+        assert!(e.contains("not a result set") && e.contains("tlblab reproduce"), "{e}");
+        std::fs::write(
+            dir.join("summary.json"),
+            r#"{"experiment":"e","machine":"m","workload":"w","metric":{"name":"ops","unit":"ops/s","higher_is_better":true},"kernels":["k"],"rows":[{"kernel":"k","threads":3,"n":1,"mean":1,"stddev":0,"min":1,"max":1,"counters_per_op":{},"oracle_violations":0}]}"#,
+        )
+        .unwrap();
+        let e = format!("{:#}", load_set(&dir).unwrap_err());
+        assert!(
+            e.contains("cell file") && e.contains("t3.json") && e.contains("kernel `k` at 3 threads"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
