@@ -11,23 +11,34 @@ use crate::kernel::preset::KernelConfig;
 use crate::kernel::tlbflush::FlushKnobs;
 use crate::profile::MachineProfile;
 use crate::rng::Rng;
+use std::sync::{Arc, Mutex};
+
+use crate::workload::ebizzy::{EbizzyCosts, EbizzyParams, EbizzyTask, Glibc};
 use crate::workload::will_it_scale::{Mode, Testcase, WisTask};
 
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
 
-/// A workload by its benchmark name, e.g. `tlb_flush1_threads`.
+/// A workload by its benchmark name: a will-it-scale testcase (`tlb_flush1_threads`), or
+/// `ebizzy` followed by ebizzy's own options and `KEY=VALUE` parameters (`ebizzy -m`,
+/// `ebizzy alloc=glibc-mmap`; see [`ebizzy::PARAMS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Workload {
-    pub test: Testcase,
-    pub mode: Mode,
+pub enum Workload {
+    WillItScale { test: Testcase, mode: Mode },
+    Ebizzy(EbizzyParams),
 }
 
 impl Workload {
     pub fn parse(name: &str) -> Result<Workload, String> {
+        let name = name.trim();
+        if let Some(rest) = name.strip_prefix("ebizzy") {
+            if rest.is_empty() || rest.starts_with(char::is_whitespace) {
+                return EbizzyParams::parse(rest).map(Workload::Ebizzy);
+            }
+        }
         for (n, test) in Testcase::ALL {
             for (suffix, mode) in [("_threads", Mode::Threads), ("_processes", Mode::Processes)] {
                 if name == format!("{n}{suffix}") {
-                    return Ok(Workload { test, mode });
+                    return Ok(Workload::WillItScale { test, mode });
                 }
             }
         }
@@ -35,17 +46,55 @@ impl Workload {
     }
 
     pub fn names() -> Vec<String> {
-        Testcase::ALL.iter().flat_map(|(n, _)| [format!("{n}_threads"), format!("{n}_processes")]).collect()
+        let mut v: Vec<String> = Testcase::ALL
+            .iter()
+            .flat_map(|(n, _)| [format!("{n}_threads"), format!("{n}_processes")])
+            .collect();
+        v.push("ebizzy [-m -M -n N -s BYTES -T -R -l -z] [alloc=.. rand=..]".into());
+        v
     }
 
     pub fn name(&self) -> String {
-        let m = match self.mode {
-            Mode::Threads => "threads",
-            Mode::Processes => "processes",
-        };
-        format!("{}_{m}", self.test.name())
+        match self {
+            Workload::WillItScale { test, mode } => {
+                let m = match mode {
+                    Mode::Threads => "threads",
+                    Mode::Processes => "processes",
+                };
+                format!("{}_{m}", test.name())
+            }
+            Workload::Ebizzy(p) => p.describe(),
+        }
+    }
+
+    /// The benchmark's metric: (name, unit).
+    pub fn metric(&self) -> (&'static str, &'static str) {
+        match self {
+            Workload::WillItScale { .. } => ("ops", "ops/s"),
+            Workload::Ebizzy(_) => ("records", "records/s"),
+        }
+    }
+
+    /// The task count the benchmark picks when none is given: ebizzy `-t`, else its default of
+    /// twice the online CPUs; will-it-scale has none (`-t` is required).
+    pub fn default_tasks(&self, cpus: u32) -> Option<u32> {
+        match self {
+            Workload::WillItScale { .. } => None,
+            Workload::Ebizzy(p) => Some(p.threads.unwrap_or(2 * cpus)),
+        }
+    }
+
+    /// The measured time the benchmark's own options set (ebizzy `-S`), if any.
+    pub fn default_measure(&self) -> Option<Ps> {
+        match self {
+            Workload::Ebizzy(EbizzyParams { seconds: Some(s), .. }) => Some(Ps::S * *s as u64),
+            _ => None,
+        }
     }
 }
+
+/// The window ebizzy threads start in (see `run`).
+const EBIZZY_START_SPREAD: Ps = Ps(250 * Ps::US.0);
 
 /// Everything one run needs besides the machine.
 #[derive(Debug, Clone)]
@@ -113,6 +162,8 @@ impl RunResult {
 
 /// Builds and runs one simulation. will-it-scale binds task i to CPU i: with the model's CPU
 /// numbering that is one task per core first, then per hardware thread, as the harness does.
+/// ebizzy does not pin its threads; the model places them the same way (the engine runs at
+/// most one task per CPU, so more ebizzy threads than CPUs is refused).
 pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String> {
     let cpus = profile.topology.cpus();
     if spec.tasks == 0 || spec.tasks > cpus {
@@ -126,14 +177,35 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     // this is the only thing the seed changes.
     let mut jitter = Rng::stream(spec.seed, "task start");
     let shared = sim.add_mm();
-    for i in 0..spec.tasks {
-        let mm = match spec.workload.mode {
-            Mode::Threads => shared,
-            Mode::Processes if i == 0 => shared,
-            Mode::Processes => sim.add_mm(),
-        };
-        let start = Ps(jitter.below(Ps::US.0));
-        sim.add_task_at(Box::new(WisTask::new(spec.workload.test)), mm, i, start);
+    match spec.workload {
+        Workload::WillItScale { test, mode } => {
+            for i in 0..spec.tasks {
+                let mm = match mode {
+                    Mode::Threads => shared,
+                    Mode::Processes if i == 0 => shared,
+                    Mode::Processes => sim.add_mm(),
+                };
+                let start = Ps(jitter.below(Ps::US.0));
+                sim.add_task_at(Box::new(WisTask::new(test)), mm, i, start);
+            }
+        }
+        Workload::Ebizzy(p) => {
+            // The main thread's untimed setup: allocate and fill the chunks (adjacent mappings
+            // of one kind, which the kernel merges into one VMA), then release the threads.
+            let (stride, header) = p.chunk_layout();
+            let region = sim.map_populated(shared, (stride * p.chunks as u64).div_ceil(4096) * 4096);
+            let costs = EbizzyCosts::new(profile.memory.memcpy_mbps.value, profile.clock_mhz());
+            let libc = Arc::new(Mutex::new(Glibc::default()));
+            for i in 0..spec.tasks {
+                let task = EbizzyTask::new(p, costs, region + header, libc.clone(), spec.seed, i);
+                // Each thread starts at a random phase within one record's time (~200 us on
+                // the seed's machine), so a short measured interval cuts the loops at random
+                // points, as the real 10 s runs (timed with 1 s resolution) do; otherwise every
+                // seed would count the same whole records.
+                let start = Ps(jitter.below(EBIZZY_START_SPREAD.0));
+                sim.add_task_at(Box::new(task), shared, i, start);
+            }
+        }
     }
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
@@ -157,7 +229,12 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             warmup_ps: spec.warmup.0,
             measure_ps: spec.measure.0,
         },
-        metric: Metric { name: "ops".into(), unit: "ops/s".into(), higher_is_better: true, value },
+        metric: Metric {
+            name: spec.workload.metric().0.into(),
+            unit: spec.workload.metric().1.into(),
+            higher_is_better: true,
+            value,
+        },
         iterations: stats.iterations,
         counters,
         attribution,
@@ -171,9 +248,13 @@ mod tests {
 
     #[test]
     fn workload_names_round_trip() {
-        for n in Workload::names() {
+        for n in Workload::names().into_iter().filter(|n| !n.starts_with("ebizzy")) {
             assert_eq!(Workload::parse(&n).unwrap().name(), n);
         }
+        for n in ["ebizzy", "ebizzy -m", "ebizzy -n 4 alloc=glibc-mmap rand=seeded"] {
+            assert_eq!(Workload::parse(n).unwrap().name(), n);
+        }
+        assert!(Workload::parse("ebizzyx").is_err());
         assert!(Workload::parse("tlb_flush9_threads").unwrap_err().contains("tlb_flush1_threads"));
     }
 }

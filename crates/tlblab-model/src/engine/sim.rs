@@ -92,6 +92,8 @@ pub struct Counters {
     pub tlb_gen_reads: u64,
     pub tlb_gen_transfers: u64,
     pub tlb_misses: u64,
+    /// Misses on a translation a flush had removed from this CPU's TLB (not a fault's retry).
+    pub tlb_misses_after_flush: u64,
     pub page_faults: u64,
     pub cow_flushes: u64,
     pub pages_zeroed: u64,
@@ -118,6 +120,7 @@ impl Counters {
             tlb_gen_reads,
             tlb_gen_transfers,
             tlb_misses,
+            tlb_misses_after_flush,
             page_faults,
             cow_flushes,
             pages_zeroed,
@@ -128,7 +131,7 @@ impl Counters {
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 18] {
+    pub fn fields(&self) -> [(&'static str, u64); 19] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
@@ -142,6 +145,7 @@ impl Counters {
             ("tlb_gen_reads", self.tlb_gen_reads),
             ("tlb_gen_transfers", self.tlb_gen_transfers),
             ("tlb_misses", self.tlb_misses),
+            ("tlb_misses_after_flush", self.tlb_misses_after_flush),
             ("page_faults", self.page_faults),
             ("cow_flushes", self.cow_flushes),
             ("pages_zeroed", self.pages_zeroed),
@@ -251,6 +255,32 @@ struct Cpu {
     /// This CPU's call-function-data lock word (`csd->node.u_flags`): written by the sender,
     /// read and released by the handler, spun on by the sender.
     csd_line: CacheLine,
+    /// Pages (VA >> 12) whose translation a flush dropped from this CPU's TLB and that it has
+    /// not translated since: the next miss on one is a miss caused by the flush.
+    flushed: std::collections::BTreeSet<u64>,
+}
+
+/// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
+const MAX_FLUSHED_TRACKED: usize = 1 << 16;
+
+impl Cpu {
+    fn note_flushed(&mut self, vpn: u64) {
+        if self.flushed.len() >= MAX_FLUSHED_TRACKED {
+            self.flushed.clear();
+        }
+        self.flushed.insert(vpn);
+    }
+
+    /// Records every 4K user page of `pcid` a full flush is about to drop.
+    fn note_flushed_asid(&mut self, pcid: u16) {
+        let Cpu { tlb, flushed, .. } = self;
+        if flushed.len() >= MAX_FLUSHED_TRACKED {
+            flushed.clear();
+        }
+        flushed.extend(
+            tlb.entries().filter(|(_, e)| !e.global && e.asid == pcid && e.size == PageSize::Size4K).map(|(_, e)| e.vpn),
+        );
+    }
 }
 
 struct Task {
@@ -333,6 +363,7 @@ impl Simulation {
                 busy_until: Ps::ZERO,
                 time: [Ps::ZERO; NR_BUCKETS],
                 csd_line: CacheLine::new(),
+                flushed: Default::default(),
             })
             .collect();
         Simulation {
@@ -366,6 +397,20 @@ impl Simulation {
         self.mms.push(Mm::new(id, self.next_ctx_id));
         self.next_ctx_id += 1;
         id
+    }
+
+    /// Maps `len` bytes of anonymous memory in `mm`, every page present and written, at no
+    /// simulated time: what a benchmark's untimed setup leaves behind (ebizzy's main thread fills
+    /// its chunks before it lets the workers go). Returns the start address.
+    pub fn map_populated(&mut self, mm: MmId, len: u64) -> u64 {
+        let start = self.mms[mm as usize].mmap(len, Backing::Anon, true);
+        let mut a = start;
+        while a < start + len {
+            let pfn = self.frames.alloc(Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
+            self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true });
+            a += PAGE_SIZE;
+        }
+        start
     }
 
     /// Binds a task running `program` in `mm` to `cpu` (one task per CPU), starting at time 0.
@@ -707,11 +752,16 @@ impl Simulation {
                 match self.mms[mm as usize].pte(va) {
                     Some(p) if p.present && (p.writable || !write) => {
                         let c = &mut self.cpus[cpu as usize];
+                        if c.flushed.remove(&(va >> PAGE_SHIFT)) {
+                            self.counters.tlb_misses_after_flush += 1;
+                        }
                         c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
                         self.charge(cpu, Bucket::User, self.costs.user_access);
                         walk + self.costs.user_access
                     }
                     Some(_) => {
+                        // The fault installs a new translation: a miss on it is not the flush's.
+                        self.cpus[cpu as usize].flushed.remove(&(va >> PAGE_SHIFT));
                         self.push_fault(cpu, va, kind, write);
                         walk
                     }
@@ -853,6 +903,7 @@ impl Simulation {
                 m.cpumask.clear(cpu);
                 c.st.loaded_mm = None;
                 c.st.is_lazy = false;
+                c.note_flushed_asid(pcid);
                 c.tlb.flush_asid(pcid);
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
@@ -864,13 +915,17 @@ impl Simulation {
             FlushAction::UpToDate => counters.flushes_skipped += 1,
             FlushAction::Partial { start, nr, stride_shift } => {
                 for i in 0..nr {
-                    c.tlb.invlpg(start + (i << stride_shift), pcid);
+                    let va = start + (i << stride_shift);
+                    if c.tlb.invlpg(va, pcid) > 0 && stride_shift == PAGE_SHIFT {
+                        c.note_flushed(va >> PAGE_SHIFT);
+                    }
                 }
                 counters.partial_flushes += 1;
                 counters.invlpg += nr;
                 cost += costs.invlpg * nr;
             }
             FlushAction::Full => {
+                c.note_flushed_asid(pcid);
                 c.tlb.flush_asid(pcid);
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
