@@ -298,12 +298,11 @@ fn render_seed_000(e: &Experiment, s: &Summary) -> String {
         "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
         s.metric.name, s.metric.unit, s.rows[0].n
     );
-    out += "\nPer iteration (record): pages flushed one at a time (INVLPG, all CPUs) / full flushes (all CPUs) / \
-            IPIs sent / TLB misses after flushes\n";
+    out += "\nPer record: pages flushed one at a time (INVLPGs, all CPUs) / full flushes (all CPUs) / IPIs \
+            sent / TLB misses after flushes\n";
     let mut head = format!("{:<10}", "thread");
     for k in &s.kernels {
-        head += &format!(" {:>w$}", k, w = 26);
-        let _ = w;
+        head += &format!(" {k:>26}");
     }
     out += &format!("{}\n", head.trim_end());
     for &t in &e.threads {

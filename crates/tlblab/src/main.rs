@@ -26,6 +26,8 @@ enum Command {
     List,
     /// Run the seed reproductions (all of experiments/, or one by name).
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Run the cross product of thread counts and knob values; name the best value.
+    Sweep(cmd::sweep::SweepArgs),
     /// The TLB-reach pointer chase through every built-in machine's TLB hierarchy.
     Reach(cmd::reach::ReachArgs),
 }
@@ -38,6 +40,7 @@ fn main() {
         Command::List => cmd::list::run(),
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Reach(a) => cmd::reach::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
     };
     if let Err(e) = result {
         eprintln!("tlblab: error: {e:#}");

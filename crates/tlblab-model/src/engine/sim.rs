@@ -277,9 +277,8 @@ impl Cpu {
         if flushed.len() >= MAX_FLUSHED_TRACKED {
             flushed.clear();
         }
-        flushed.extend(
-            tlb.entries().filter(|(_, e)| !e.global && e.asid == pcid && e.size == PageSize::Size4K).map(|(_, e)| e.vpn),
-        );
+        let user_4k = |e: &crate::hw::tlb::Entry| !e.global && e.asid == pcid && e.size == PageSize::Size4K;
+        flushed.extend(tlb.entries().filter(|(_, e)| user_4k(e)).map(|(_, e)| e.vpn));
     }
 }
 

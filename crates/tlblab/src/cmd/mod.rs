@@ -4,4 +4,5 @@ pub mod list;
 pub mod reach;
 pub mod reproduce;
 pub mod run;
+pub mod sweep;
 pub mod trace;
