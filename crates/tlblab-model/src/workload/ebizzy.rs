@@ -444,7 +444,7 @@ impl EbizzyTask {
             // arena_get2 -> _int_new_arena(bytes) -> new_heap(bytes + header, top_pad): the heap
             // is mapped (reserve + mprotect) and its first page written (heap_info, malloc_state).
             let want = bytes + glibc::ARENA_TOP + glibc::ALIGN;
-            let size = glibc::page_up((want + glibc::TOP_PAD).max(glibc::HEAP_MIN).min(glibc::HEAP_MAX));
+            let size = glibc::page_up((want + glibc::TOP_PAD).clamp(glibc::HEAP_MIN, glibc::HEAP_MAX));
             *a = Arena { created: true, size, top: glibc::ARENA_TOP };
             out.push(Op::Mmap { len: glibc::HEAP_MAX, kind: MapKind::Anon, reg: HEAP });
             out.push(Op::Access { addr: Addr { reg: HEAP, offset: 0 }, kind: AccessKind::Store });

@@ -201,14 +201,13 @@ pub fn sweep(a: &SweepArgs) -> Result<Vec<Cell>> {
     Ok(cells)
 }
 
+/// (thread count, best values (ties in the order given), best mean).
+pub type Best = (u32, Vec<String>, f64);
+
 /// The best value of a single varied knob per thread count (with the values tied with it, in
 /// the order given), and overall: the value with the highest geometric mean, over thread
 /// counts, of its score relative to that count's best (the first one given on a tie).
-pub fn best(
-    cells: &[Cell],
-    key: &str,
-    threads: &[u32],
-) -> (Vec<(u32, Vec<String>, f64)>, Option<(String, f64)>) {
+pub fn best(cells: &[Cell], key: &str, threads: &[u32]) -> (Vec<Best>, Option<(String, f64)>) {
     let mut per_thread = Vec::new();
     for &t in threads {
         let row: Vec<&Cell> = cells.iter().filter(|c| c.threads == t).collect();
