@@ -256,8 +256,9 @@ struct Cpu {
     /// read and released by the handler, spun on by the sender.
     csd_line: CacheLine,
     /// Pages (VA >> 12) whose translation a flush dropped from this CPU's TLB and that it has
-    /// not translated since: the next miss on one is a miss caused by the flush.
-    flushed: std::collections::BTreeSet<u64>,
+    /// not translated since: the next miss on one is a miss caused by the flush. Sorted, no
+    /// duplicates (a few hundred entries: a flat vector beats a tree here).
+    flushed: Vec<u64>,
 }
 
 /// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
@@ -268,7 +269,20 @@ impl Cpu {
         if self.flushed.len() >= MAX_FLUSHED_TRACKED {
             self.flushed.clear();
         }
-        self.flushed.insert(vpn);
+        if let Err(i) = self.flushed.binary_search(&vpn) {
+            self.flushed.insert(i, vpn);
+        }
+    }
+
+    /// Whether `vpn` was dropped by a flush (and forgets it: it is being translated again).
+    fn take_flushed(&mut self, vpn: u64) -> bool {
+        match self.flushed.binary_search(&vpn) {
+            Ok(i) => {
+                self.flushed.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Records every 4K user page of `pcid` a full flush is about to drop.
@@ -279,6 +293,8 @@ impl Cpu {
         }
         let user_4k = |e: &crate::hw::tlb::Entry| !e.global && e.asid == pcid && e.size == PageSize::Size4K;
         flushed.extend(tlb.entries().filter(|(_, e)| user_4k(e)).map(|(_, e)| e.vpn));
+        flushed.sort_unstable();
+        flushed.dedup();
     }
 }
 
@@ -751,7 +767,7 @@ impl Simulation {
                 match self.mms[mm as usize].pte(va) {
                     Some(p) if p.present && (p.writable || !write) => {
                         let c = &mut self.cpus[cpu as usize];
-                        if c.flushed.remove(&(va >> PAGE_SHIFT)) {
+                        if c.take_flushed(va >> PAGE_SHIFT) {
                             self.counters.tlb_misses_after_flush += 1;
                         }
                         c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
@@ -760,7 +776,7 @@ impl Simulation {
                     }
                     Some(_) => {
                         // The fault installs a new translation: a miss on it is not the flush's.
-                        self.cpus[cpu as usize].flushed.remove(&(va >> PAGE_SHIFT));
+                        self.cpus[cpu as usize].take_flushed(va >> PAGE_SHIFT);
                         self.push_fault(cpu, va, kind, write);
                         walk
                     }
