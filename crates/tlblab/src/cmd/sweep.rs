@@ -226,13 +226,18 @@ pub fn best(cells: &[Cell], key: &str, threads: &[u32]) -> (Vec<Best>, Option<(S
     }
     let mut overall: Option<(String, f64)> = None;
     for v in values {
+        // Thread counts that counted nothing say nothing about the values.
         let logs: Vec<f64> = per_thread
             .iter()
+            .filter(|(_, _, top)| *top > 0.0)
             .map(|(t, _, top)| {
                 let c = cells.iter().find(|c| c.threads == *t && &c.values[key] == v).unwrap();
                 (c.mean / top).ln()
             })
             .collect();
+        if logs.is_empty() {
+            continue;
+        }
         let g = stats::mean(&logs).exp();
         if overall.as_ref().is_none_or(|(_, best)| g > *best) {
             overall = Some((v.clone(), g));
@@ -288,6 +293,9 @@ pub fn render(a: &SweepArgs, cells: &[Cell], metric: &str) -> String {
                 100.0 * g
             );
         }
+    }
+    if cells.iter().any(|c| c.mean == 0.0) {
+        out += "some cells counted no operation in the measured time: give a longer --duration\n";
     }
     let v: u64 = cells.iter().map(|c| c.oracle_violations).sum();
     out += &format!("safety oracle: {v} violations\n");
