@@ -275,7 +275,7 @@ pub fn render(a: &SweepArgs, cells: &[Cell], metric: &str) -> String {
         "{} on {}, kernel {}{}; {metric}, mean of {} run(s) per cell\n{}",
         a.workload,
         a.machine,
-        a.kernel,
+        if keys.iter().any(|k| k == "kernel") { "varied" } else { a.kernel.as_str() },
         if a.set.is_empty() { String::new() } else { format!(" [{}]", a.set.join(",")) },
         a.iterations,
         t.render()
