@@ -41,11 +41,17 @@ pub struct Experiment {
     pub warmup: String,
     pub duration: String,
     pub quick_duration: String,
-    /// Table layout: `seed-002`.
+    /// Table layout: `seed-002` or `seed-000` (see `LAYOUTS`).
     pub layout: String,
+    /// Printed under the tables: where the model departs from the seed, and why.
+    #[serde(default)]
+    pub note: String,
     #[serde(rename = "kernel")]
     pub kernels: Vec<KernelColumn>,
 }
+
+/// Table layouts `render` knows: seed 002's bare means, seed 000's mmtests Mean/Stddev rows.
+pub const LAYOUTS: &[&str] = &["seed-002", "seed-000"];
 
 pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN_EXPERIMENTS.iter().map(|(n, _)| *n).collect()
@@ -87,8 +93,20 @@ impl Experiment {
         {
             parse_duration(v).map_err(|e| format!("key `{k}`: {e}"))?;
         }
-        if self.layout != "seed-002" {
-            return Err(format!("key `layout`: `{}` is not allowed; allowed: seed-002", self.layout));
+        if !LAYOUTS.contains(&self.layout.as_str()) {
+            return Err(format!(
+                "key `layout`: `{}` is not allowed; allowed: {}",
+                self.layout,
+                LAYOUTS.join(", ")
+            ));
+        }
+        for (i, k) in self.kernels.iter().enumerate() {
+            if self.kernels[..i].iter().any(|o| o.label == k.label) {
+                return Err(format!(
+                    "key `kernel[{i}].label`: `{}` is used twice; labels name columns",
+                    k.label
+                ));
+            }
         }
         if self.kernels.is_empty() {
             return Err("key `kernel`: at least one [[kernel]] column is required".into());
@@ -173,9 +191,99 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// The table in the seed's layout: metric mean per thread count, one column per kernel, then
-/// the event counts per operation beside it.
+/// The table in the seed's layout, then the event counts per operation beside it.
 pub fn render(e: &Experiment, s: &Summary) -> String {
+    let mut out = match e.layout.as_str() {
+        "seed-000" => render_seed_000(e, s),
+        _ => render_seed_002(e, s),
+    };
+    if !e.note.is_empty() {
+        out += &format!("\nNote: {}\n", e.note.trim());
+    }
+    out
+}
+
+/// mmtests' compare-kernels layout as seed 000 prints it: a Mean and a Stddev row per thread
+/// count, kernels as columns (group over label), each value with its difference to the first
+/// column where positive is better (pdiff for means of a higher-is-better metric, pndiff for
+/// stddevs; facts sheet §5.3). Then the per-iteration counts behind it.
+fn render_seed_000(e: &Experiment, s: &Summary) -> String {
+    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = 20;
+    let mut out = format!("{} ({}, seed thread {})\n", e.title, s.experiment, e.seed_thread);
+    out += &format!("{}\n", s.workload);
+    let mut groups = format!("{:<10}", "");
+    let mut labels = format!("{:<10}", "thread");
+    for k in &e.kernels {
+        // mmtests wraps "3.13.0-rc3-vanilla" as "3.13.0-rc3" over "vanilla".
+        let rest = k.label.strip_prefix(&format!("{}-", k.group)).unwrap_or(&k.label);
+        groups += &format!(" {:>w$}", k.group);
+        labels += &format!(" {rest:>w$}");
+    }
+    out += &format!("{}\n{}\n", groups.trim_end(), labels.trim_end());
+    let pct = |new: f64, base: f64, higher_better: bool| -> f64 {
+        if new == base {
+            0.0
+        } else if higher_better {
+            if base == 0.0 {
+                100.0
+            } else {
+                new * 100.0 / base - 100.0
+            }
+        } else if base == 0.0 {
+            -99.0
+        } else {
+            100.0 - new * 100.0 / base
+        }
+    };
+    let hb = s.metric.higher_is_better;
+    for (stat, higher_better) in [("Mean", hb), ("Stddev", false)] {
+        for &t in &e.threads {
+            let mut line = format!("{stat:<7}{t:<3}");
+            let v = |k: &str| if stat == "Mean" { cell(k, t).mean } else { cell(k, t).stddev };
+            let base = v(&s.kernels[0]);
+            for k in &s.kernels {
+                let x = v(k);
+                line += &format!(" {:>w$}", format!("{x:.2} ({:6.2}%)", pct(x, base, higher_better)));
+            }
+            out += &format!("{line}\n");
+        }
+    }
+    out += &format!(
+        "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
+        s.metric.name, s.metric.unit, s.rows[0].n
+    );
+    out += "\nPer record: pages flushed one at a time (INVLPGs, all CPUs) / full flushes (all CPUs) / IPIs \
+            sent / TLB misses after flushes\n";
+    let mut head = format!("{:<10}", "thread");
+    for k in &s.kernels {
+        head += &format!(" {k:>26}");
+    }
+    out += &format!("{}\n", head.trim_end());
+    for &t in &e.threads {
+        let mut line = format!("{t:<10}");
+        for k in &s.kernels {
+            let c = &cell(k, t).counters_per_op;
+            let g = |n: &str| c.get(n).copied().unwrap_or(0.0);
+            let txt = format!(
+                "{:.1}/{:.2}/{:.2}/{:.1}",
+                g("invlpg"),
+                g("full_flushes"),
+                g("ipis_sent"),
+                g("tlb_misses_after_flush")
+            );
+            line += &format!(" {txt:>26}");
+        }
+        out += &format!("{line}\n");
+    }
+    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
+    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out
+}
+
+/// Seed 002's layout: metric mean per thread count, one column per kernel, then the event
+/// counts per operation beside it.
+fn render_seed_002(e: &Experiment, s: &Summary) -> String {
     let mut out = format!(
         "{} ({}, seed thread {})\n{}\n",
         e.title,

@@ -27,6 +27,8 @@ enum Command {
     List,
     /// Run the seed reproductions (all of experiments/, or one by name).
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Run the cross product of thread counts and knob values; name the best value.
+    Sweep(cmd::sweep::SweepArgs),
     /// The TLB-reach pointer chase through every built-in machine's TLB hierarchy.
     Reach(cmd::reach::ReachArgs),
     /// Measure this host: TLB geometry, TLB-miss and shootdown costs; write a host profile.
@@ -51,6 +53,7 @@ fn main() {
         Command::Native(a) => cmd::native::run(a),
         Command::Validate(a) => cmd::validate::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
     };
     if let Err(e) = result {
         eprintln!("tlblab: error: {e:#}");

@@ -103,6 +103,8 @@ pub struct Counters {
     pub tlb_gen_reads: u64,
     pub tlb_gen_transfers: u64,
     pub tlb_misses: u64,
+    /// Misses on a translation a flush had removed from this CPU's TLB (not a fault's retry).
+    pub tlb_misses_after_flush: u64,
     pub page_faults: u64,
     pub cow_flushes: u64,
     pub pages_zeroed: u64,
@@ -136,6 +138,7 @@ impl Counters {
             tlb_gen_reads,
             tlb_gen_transfers,
             tlb_misses,
+            tlb_misses_after_flush,
             page_faults,
             cow_flushes,
             pages_zeroed,
@@ -149,7 +152,7 @@ impl Counters {
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 22] {
+    pub fn fields(&self) -> [(&'static str, u64); 23] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
@@ -164,6 +167,7 @@ impl Counters {
             ("tlb_gen_reads", self.tlb_gen_reads),
             ("tlb_gen_transfers", self.tlb_gen_transfers),
             ("tlb_misses", self.tlb_misses),
+            ("tlb_misses_after_flush", self.tlb_misses_after_flush),
             ("page_faults", self.page_faults),
             ("cow_flushes", self.cow_flushes),
             ("pages_zeroed", self.pages_zeroed),
@@ -297,6 +301,47 @@ struct Cpu {
     /// The head of this CPU's `call_single_queue`: every sender's `llist_add` and the handler's
     /// `llist_del_all` are atomic RMWs on it.
     csq_line: CacheLine,
+    /// Pages (VA >> 12) whose translation a flush dropped from this CPU's TLB and that it has
+    /// not translated since: the next miss on one is a miss caused by the flush. Sorted, no
+    /// duplicates (a few hundred entries: a flat vector beats a tree here).
+    flushed: Vec<u64>,
+}
+
+/// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
+const MAX_FLUSHED_TRACKED: usize = 1 << 16;
+
+impl Cpu {
+    fn note_flushed(&mut self, vpn: u64) {
+        if self.flushed.len() >= MAX_FLUSHED_TRACKED {
+            self.flushed.clear();
+        }
+        if let Err(i) = self.flushed.binary_search(&vpn) {
+            self.flushed.insert(i, vpn);
+        }
+    }
+
+    /// Whether `vpn` was dropped by a flush (and forgets it: it is being translated again).
+    fn take_flushed(&mut self, vpn: u64) -> bool {
+        match self.flushed.binary_search(&vpn) {
+            Ok(i) => {
+                self.flushed.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Records every 4K user page of `pcid` a full flush is about to drop.
+    fn note_flushed_asid(&mut self, pcid: u16) {
+        let Cpu { tlb, flushed, .. } = self;
+        if flushed.len() >= MAX_FLUSHED_TRACKED {
+            flushed.clear();
+        }
+        let user_4k = |e: &crate::hw::tlb::Entry| !e.global && e.asid == pcid && e.size == PageSize::Size4K;
+        flushed.extend(tlb.entries().filter(|(_, e)| user_4k(e)).map(|(_, e)| e.vpn));
+        flushed.sort_unstable();
+        flushed.dedup();
+    }
 }
 
 struct Task {
@@ -385,6 +430,7 @@ impl Simulation {
                 busy_until: Ps::ZERO,
                 time: [Ps::ZERO; NR_BUCKETS],
                 csq_line: CacheLine::new(),
+                flushed: Default::default(),
             })
             .collect();
         Simulation {
@@ -420,6 +466,20 @@ impl Simulation {
         self.mms.push(Mm::new(id, self.next_ctx_id));
         self.next_ctx_id += 1;
         id
+    }
+
+    /// Maps `len` bytes of anonymous memory in `mm`, every page present and written, at no
+    /// simulated time: what a benchmark's untimed setup leaves behind (ebizzy's main thread fills
+    /// its chunks before it lets the workers go). Returns the start address.
+    pub fn map_populated(&mut self, mm: MmId, len: u64) -> u64 {
+        let start = self.mms[mm as usize].mmap(len, Backing::Anon, true);
+        let mut a = start;
+        while a < start + len {
+            let pfn = self.frames.alloc(Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
+            self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true });
+            a += PAGE_SIZE;
+        }
+        start
     }
 
     /// Binds a task running `program` in `mm` to `cpu` (one task per CPU), starting at time 0.
@@ -924,11 +984,16 @@ impl Simulation {
                 match self.mms[mm as usize].pte(va) {
                     Some(p) if p.present && (p.writable || !write) => {
                         let c = &mut self.cpus[cpu as usize];
+                        if c.take_flushed(va >> PAGE_SHIFT) {
+                            self.counters.tlb_misses_after_flush += 1;
+                        }
                         c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
                         self.charge(cpu, Bucket::User, self.costs.user_access);
                         walk + self.costs.user_access
                     }
                     Some(_) => {
+                        // The fault installs a new translation: a miss on it is not the flush's.
+                        self.cpus[cpu as usize].take_flushed(va >> PAGE_SHIFT);
                         self.push_fault(cpu, va, kind, write);
                         walk
                     }
@@ -1078,6 +1143,7 @@ impl Simulation {
                 m.cpumask.clear(cpu);
                 c.st.loaded_mm = None;
                 c.st.is_lazy = false;
+                c.note_flushed_asid(pcid);
                 c.tlb.flush_asid(pcid);
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
@@ -1089,13 +1155,17 @@ impl Simulation {
             FlushAction::UpToDate => counters.flushes_skipped += 1,
             FlushAction::Partial { start, nr, stride_shift } => {
                 for i in 0..nr {
-                    c.tlb.invlpg(start + (i << stride_shift), pcid);
+                    let va = start + (i << stride_shift);
+                    if c.tlb.invlpg(va, pcid) > 0 && stride_shift == PAGE_SHIFT {
+                        c.note_flushed(va >> PAGE_SHIFT);
+                    }
                 }
                 counters.partial_flushes += 1;
                 counters.invlpg += nr;
                 cost += costs.invlpg * nr;
             }
             FlushAction::Full => {
+                c.note_flushed_asid(pcid);
                 c.tlb.flush_asid(pcid);
                 counters.full_flushes += 1;
                 cost += costs.full_flush;

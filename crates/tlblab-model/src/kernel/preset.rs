@@ -216,6 +216,28 @@ mod tests {
     }
 
     #[test]
+    fn seed_000_columns_on_ivy_bridge() {
+        let text = include_str!("../../../../profiles/ivybridge-4c8t.toml");
+        let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
+        let policy = |name: &str| {
+            crate::engine::sim::Simulation::new(&p, KernelConfig::preset(name).unwrap())
+                .effective_knobs()
+                .policy
+        };
+        assert_eq!(policy("3.4"), RangePolicy::AlwaysFull);
+        assert_eq!(policy("3.13"), RangePolicy::FlushallShift { shift: 1, post_fix: false, huge_walk: true });
+        assert_eq!(
+            policy("3.13-altershift"),
+            RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: true }
+        );
+        assert_eq!(
+            policy("3.13-nowalk"),
+            RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: false }
+        );
+        assert_eq!(policy("3.17"), RangePolicy::Ceiling(33));
+    }
+
+    #[test]
     fn knobs_set_alone_and_errors_list_the_allowed_values() {
         let mut k = KernelConfig::preset("5.18.1").unwrap();
         k.set("ceiling", "64").unwrap();

@@ -289,7 +289,9 @@ pub fn decide_range(
             } else {
                 inp.total_vm.min(entries) >> shift
             };
-            if pages > act || (!post_fix && huge_walk && inp.range_has_huge_pmd) {
+            // Mel Gorman's v2 patch 1/4 moved has_large_page() into the same test but kept it;
+            // only patch 4/4 ("nowalk") removed it: the walk follows `huge_walk` alone.
+            if pages > act || (huge_walk && inp.range_has_huge_pmd) {
                 full
             } else {
                 keep

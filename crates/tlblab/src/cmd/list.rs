@@ -27,6 +27,16 @@ pub fn run() -> Result<()> {
     print!("machines (profiles/*.toml; --machine also takes a file):\n{}", t.render());
     println!("\ntrace formats: raw64, lackey, hex");
     println!("\nworkloads: {}", tlblab_model::run::Workload::names().join(", "));
+    let mut t = Table::new(["ebizzy parameter (--param KEY=VALUE)", "values"]);
+    for (n, d) in tlblab_model::workload::ebizzy::PARAMS {
+        t.row([*n, *d]);
+    }
+    print!("\n{}", t.render());
+    println!(
+        "ebizzy options: -m (mmap/munmap each buffer) -M (never mmap) -n CHUNKS -s BYTES -T (touch only) \
+         -R (random size) -l (byte memcpy) -z (linear search) -t THREADS (default 2 x CPUs; at most the \
+         machine's CPUs) -S SECONDS"
+    );
     let mut t = Table::new(["kernel preset", "what it models"]);
     for (n, d) in tlblab_model::kernel::preset::PRESETS {
         t.row([*n, *d]);

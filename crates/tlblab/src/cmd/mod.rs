@@ -7,5 +7,6 @@ pub mod probe;
 pub mod reach;
 pub mod reproduce;
 pub mod run;
+pub mod sweep;
 pub mod trace;
 pub mod validate;

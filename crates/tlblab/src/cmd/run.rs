@@ -14,12 +14,15 @@ pub struct RunArgs {
     /// A built-in machine (see `tlblab list`) or a profile file.
     #[arg(long)]
     pub machine: String,
-    /// e.g. tlb_flush1_threads (see `tlblab list`).
+    /// e.g. tlb_flush1_threads, or `ebizzy` with ebizzy's options: "ebizzy -m" (see `tlblab list`).
     #[arg(long)]
     pub workload: String,
-    /// Number of tasks (will-it-scale's -t).
+    /// A workload parameter KEY=VALUE (repeatable), e.g. alloc=glibc-mmap for ebizzy.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Number of tasks (will-it-scale's -t; ebizzy's -t, default 2 x CPUs).
     #[arg(long)]
-    pub threads: u32,
+    pub threads: Option<u32>,
     /// Kernel preset (see `tlblab list`).
     #[arg(long, default_value = "5.18.1")]
     pub kernel: String,
@@ -28,9 +31,9 @@ pub struct RunArgs {
     pub set: Vec<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Measured simulated time, e.g. 5ms, 200us, 1s.
-    #[arg(long, default_value = "5ms", value_parser = parse_duration)]
-    pub duration: Ps,
+    /// Measured simulated time, e.g. 5ms, 200us, 1s (default 5ms, or ebizzy's -S).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Ps>,
     /// Simulated warm-up before the measurement (discarded, as the real harness does).
     #[arg(long, default_value = "500us", value_parser = parse_duration)]
     pub warmup: Ps,
@@ -56,6 +59,20 @@ pub fn parse_duration(s: &str) -> Result<Ps, String> {
     Ok(Ps((n * scale.0 as f64).round() as u64))
 }
 
+/// A workload from its name plus `KEY=VALUE` parameters.
+pub fn workload(name: &str, params: &[String]) -> Result<Workload> {
+    let text = std::iter::once(name.to_string()).chain(params.iter().cloned()).collect::<Vec<_>>().join(" ");
+    if !params.is_empty() && !name.trim().starts_with("ebizzy") {
+        return Err(anyhow!("--param: workload `{name}` takes no parameters"));
+    }
+    Workload::parse(&text).map_err(|e| anyhow!(e))
+}
+
+/// The task count: given, or the workload's own default (ebizzy's 2 x CPUs).
+pub fn tasks(given: Option<u32>, w: &Workload, cpus: u32) -> Result<u32> {
+    given.or_else(|| w.default_tasks(cpus)).ok_or_else(|| anyhow!("--threads is required for {}", w.name()))
+}
+
 /// A preset with `KNOB=VALUE` overrides applied.
 pub fn kernel_config(preset: &str, sets: &[String]) -> Result<KernelConfig> {
     let mut k = KernelConfig::preset(preset).map_err(|e| anyhow!(e))?;
@@ -73,13 +90,14 @@ pub fn kernel_config(preset: &str, sets: &[String]) -> Result<KernelConfig> {
 
 pub fn run(a: RunArgs) -> Result<()> {
     let profile = machines::load(&a.machine)?;
+    let workload = workload(&a.workload, &a.params)?;
     let spec = RunSpec {
         kernel: kernel_config(&a.kernel, &a.set)?,
-        workload: Workload::parse(&a.workload).map_err(|e| anyhow!(e))?,
-        tasks: a.threads,
+        tasks: tasks(a.threads, &workload, profile.topology.cpus())?,
         seed: a.seed,
         warmup: a.warmup,
-        measure: a.duration,
+        measure: a.duration.or(workload.default_measure()).unwrap_or(Ps::MS * 5),
+        workload,
     };
     let r = run_sim(&profile, &spec).map_err(|e| anyhow!(e))?;
     if a.json {

@@ -154,6 +154,11 @@ fn range_policies_by_era() {
     // The pre-fix huge-page walk forces a full flush.
     let (s, e) = pages(8);
     assert!(full(decide_range(pre, s, e, 12, &RangeInputs { range_has_huge_pmd: true, ..inp })));
+    // Mel's v2 "altershift" (post-fix formula, walk kept) still walks; "nowalk" does not.
+    let altershift = RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: true };
+    let huge = RangeInputs { range_has_huge_pmd: true, ..inp };
+    assert!(full(decide_range(altershift, s, e, 12, &huge)));
+    assert!(!full(decide_range(post, s, e, 12, &huge)));
     // A small mm caps the ceiling at total_vm.
     assert!(full(decide_range(post, s, e, 12, &inputs(4))));
     // v3.17+: 33 pages kept, 34 flushed whole; a 2 MB stride counts PMDs.
