@@ -331,6 +331,17 @@ impl Cpu {
         }
     }
 
+    /// A full flush of `pcid`'s non-global entries, remembering the 4K user pages it drops so
+    /// their next misses count as the flush's. Every full flush of the engine goes through
+    /// here; one of an address space with nothing cached (a CPU flushing again before it
+    /// refilled, as in a shootdown storm) stays O(1).
+    fn flush_asid(&mut self, pcid: u16) {
+        if self.tlb.may_hold(pcid) {
+            self.note_flushed_asid(pcid);
+        }
+        self.tlb.flush_asid(pcid);
+    }
+
     /// Records every 4K user page of `pcid` a full flush is about to drop.
     fn note_flushed_asid(&mut self, pcid: u16) {
         let Cpu { tlb, flushed, .. } = self;
@@ -540,7 +551,8 @@ impl Simulation {
         if need_flush {
             let asid = c.st.loaded_asid as usize;
             c.st.ctxs[asid] = crate::kernel::tlbflush::TlbContext { ctx_id: m.ctx_id, tlb_gen: m.tlb_gen };
-            c.tlb.flush_asid(c.st.pcid());
+            let pcid = c.st.pcid();
+            c.flush_asid(pcid);
         }
         need_flush
     }
@@ -557,18 +569,25 @@ impl Simulation {
     /// `__schedule()` on `cpu` to `next`, which was runnable: `switch_mm`, restore the steps it
     /// was in. The previous task must already be off the CPU. Returns the cost.
     fn switch_to(&mut self, cpu: u32, next: usize, now: Ps) -> Ps {
-        self.counters.context_switches += 1;
         let c = &mut self.cpus[cpu as usize];
         debug_assert!(c.task.is_none() && c.steps.is_empty());
         c.task = Some(next);
         std::mem::swap(&mut c.steps, &mut self.tasks[next].saved);
-        let mut d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
+        let mut d = self.context_switch(cpu);
         if self.switch_mm(cpu, self.tasks[next].mm) {
             self.counters.switch_flushes += 1;
             self.counters.full_flushes += 1;
             d += self.costs.full_flush;
+            self.charge(cpu, Bucket::Sched, self.costs.full_flush);
         }
         self.tasks[next].on_cpu_since = now + d;
+        d
+    }
+
+    /// `__schedule()` itself: counted and charged; the TLB work is the caller's.
+    fn context_switch(&mut self, cpu: u32) -> Ps {
+        self.counters.context_switches += 1;
+        let d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
         self.charge(cpu, Bucket::Sched, d);
         d
     }
@@ -590,10 +609,7 @@ impl Simulation {
                 if c.st.loaded_mm.is_some() {
                     c.st.is_lazy = true;
                 }
-                let d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
-                self.counters.context_switches += 1;
-                self.charge(cpu, Bucket::Sched, d);
-                d
+                self.context_switch(cpu)
             }
         }
     }
@@ -949,6 +965,7 @@ impl Simulation {
             (true, true) => &[Step::FreeGathered, flush],
         };
         // The flush and the free happen under mmap_lock; the unlock comes before the return.
+        // munmap, the only caller that frees page tables, holds it for write.
         steps.push_front(Step::SyscallExit);
         if self.kernel.flush.mmap_lock {
             steps.push_front(Step::MmapUnlock { write: freed_tables });
@@ -1143,8 +1160,7 @@ impl Simulation {
                 m.cpumask.clear(cpu);
                 c.st.loaded_mm = None;
                 c.st.is_lazy = false;
-                c.note_flushed_asid(pcid);
-                c.tlb.flush_asid(pcid);
+                c.flush_asid(pcid);
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
             }
@@ -1165,8 +1181,7 @@ impl Simulation {
                 cost += costs.invlpg * nr;
             }
             FlushAction::Full => {
-                c.note_flushed_asid(pcid);
-                c.tlb.flush_asid(pcid);
+                c.flush_asid(pcid);
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
             }

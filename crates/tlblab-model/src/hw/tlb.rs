@@ -1429,6 +1429,12 @@ impl TlbHierarchy {
         None
     }
 
+    /// Whether any non-global entry of `asid` may be cached (false from a full flush of it
+    /// until its next fill).
+    pub fn may_hold(&self, asid: u16) -> bool {
+        self.ids.key(asid & MAX_ASID) != NO_ID
+    }
+
     /// INVLPG: drops the translation of `va` in address space `asid` (and any global one) from
     /// every level and every page size that could cover it.
     pub fn invlpg(&mut self, va: u64, asid: u16) -> u64 {
