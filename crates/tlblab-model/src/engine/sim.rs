@@ -305,10 +305,17 @@ struct Cpu {
     /// not translated since: the next miss on one is a miss caused by the flush. Sorted, no
     /// duplicates (a few hundred entries: a flat vector beats a tree here).
     flushed: Vec<u64>,
+    /// User pages `(pcid, vpn)` filled since the CPU last took stock, with repeats: the only
+    /// pages a full flush can drop, so it peeks these few instead of scanning the whole TLB.
+    /// Unused (`filled_overflow`) once more than [`MAX_FILLED_TRACKED`] pile up.
+    filled: Vec<(u16, u64)>,
+    filled_overflow: bool,
 }
 
 /// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
 const MAX_FLUSHED_TRACKED: usize = 1 << 16;
+/// Bound on `Cpu::filled`: beyond it a full flush scans the TLB (cheaper than that many peeks).
+const MAX_FILLED_TRACKED: usize = 128;
 
 impl Cpu {
     fn note_flushed(&mut self, vpn: u64) {
@@ -342,16 +349,62 @@ impl Cpu {
         self.tlb.flush_asid(pcid);
     }
 
-    /// Records every 4K user page of `pcid` a full flush is about to drop.
+    /// A TLB fill of the user page `vpn` (every fill the engine makes is a 4K user page).
+    fn note_filled(&mut self, pcid: u16, vpn: u64) {
+        if self.filled_overflow {
+            return;
+        }
+        if self.filled.len() >= MAX_FILLED_TRACKED {
+            self.filled_overflow = true;
+            self.filled.clear();
+        } else {
+            self.filled.push((pcid, vpn));
+        }
+    }
+
+    /// Records every 4K user page of `pcid` a full flush is about to drop: the filled pages of
+    /// `pcid` still cached, or, if too many were filled to track, every one a scan finds (and
+    /// then the other address spaces' cached pages become the new list).
     fn note_flushed_asid(&mut self, pcid: u16) {
-        let Cpu { tlb, flushed, .. } = self;
+        if !self.filled_overflow {
+            let Cpu { tlb, filled, .. } = self;
+            let mut dropped = std::mem::take(&mut self.flushed);
+            filled.retain(|&(p, vpn)| {
+                if p != pcid {
+                    return true;
+                }
+                if tlb.peek(vpn << PAGE_SHIFT, pcid).is_some() {
+                    if let Err(i) = dropped.binary_search(&vpn) {
+                        dropped.insert(i, vpn);
+                    }
+                }
+                false
+            });
+            self.flushed = dropped;
+            if self.flushed.len() >= MAX_FLUSHED_TRACKED {
+                self.flushed.clear();
+            }
+            return;
+        }
+        let Cpu { tlb, flushed, filled, .. } = self;
         if flushed.len() >= MAX_FLUSHED_TRACKED {
             flushed.clear();
         }
-        let user_4k = |e: &crate::hw::tlb::Entry| !e.global && e.asid == pcid && e.size == PageSize::Size4K;
-        flushed.extend(tlb.entries().filter(|(_, e)| user_4k(e)).map(|(_, e)| e.vpn));
+        let user_4k = |e: &crate::hw::tlb::Entry| !e.global && e.size == PageSize::Size4K;
+        filled.clear();
+        for (_, e) in tlb.entries().filter(|(_, e)| user_4k(e)) {
+            if e.asid == pcid {
+                flushed.push(e.vpn);
+            } else {
+                filled.push((e.asid, e.vpn));
+            }
+        }
         flushed.sort_unstable();
         flushed.dedup();
+        self.filled_overflow = filled.len() > MAX_FILLED_TRACKED;
+        if self.filled_overflow {
+            filled.clear();
+        }
     }
 }
 
@@ -442,6 +495,8 @@ impl Simulation {
                 time: [Ps::ZERO; NR_BUCKETS],
                 csq_line: CacheLine::new(),
                 flushed: Default::default(),
+                filled: Vec::new(),
+                filled_overflow: false,
             })
             .collect();
         Simulation {
@@ -1005,6 +1060,7 @@ impl Simulation {
                             self.counters.tlb_misses_after_flush += 1;
                         }
                         c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
+                        c.note_filled(pcid, va >> PAGE_SHIFT);
                         self.charge(cpu, Bucket::User, self.costs.user_access);
                         walk + self.costs.user_access
                     }
