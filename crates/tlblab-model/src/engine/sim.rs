@@ -277,7 +277,9 @@ struct Shootdown {
 }
 
 struct Cpu {
-    tlb: TlbHierarchy,
+    /// Boxed: the arrays' bookkeeping is kilobytes, and the shootdown path touches the rest of
+    /// `Cpu` (queue, lines, tlb_state) for every target, so keep that part dense.
+    tlb: Box<TlbHierarchy>,
     st: TlbState,
     task: Option<usize>,
     steps: VecDeque<Step>,
@@ -481,7 +483,7 @@ impl Simulation {
         };
         let cpus = (0..topo.cpus())
             .map(|_| Cpu {
-                tlb: profile.build_tlb(),
+                tlb: Box::new(profile.build_tlb()),
                 st: TlbState::default(),
                 task: None,
                 steps: VecDeque::new(),
