@@ -276,6 +276,14 @@ struct Shootdown {
     local_done: Ps,
 }
 
+/// A CPU's `call_single_queue` (kernel/smp.c): its requests in enqueue-time order, and its head,
+/// on which every sender's `llist_add` and the handler's `llist_del_all` are atomic RMWs. Kept
+/// apart from [`Cpu`], in one dense vector: a shootdown touches the queue of every target.
+struct CallQueue {
+    entries: VecDeque<Csd>,
+    head: CacheLine,
+}
+
 struct Cpu {
     /// Boxed: the arrays' bookkeeping is kilobytes, and the shootdown path touches the rest of
     /// `Cpu` (queue, lines, tlb_state) for every target, so keep that part dense.
@@ -286,8 +294,6 @@ struct Cpu {
     /// Runnable tasks waiting for this CPU, in order (CFS with equal weights and no wake-up
     /// preemption reduces to round robin).
     runq: VecDeque<usize>,
-    /// `call_single_queue`, in enqueue-time order.
-    csq: VecDeque<Csd>,
     /// Interrupts on their way, by arrival time (ascending; rarely more than one).
     arrivals: Vec<Ps>,
     /// An interrupt has arrived and is not taken yet. Like the APIC's IRR bit for the vector,
@@ -300,9 +306,6 @@ struct Cpu {
     /// End of the CPU's last step: nothing new starts before it.
     busy_until: Ps,
     time: [Ps; NR_BUCKETS],
-    /// The head of this CPU's `call_single_queue`: every sender's `llist_add` and the handler's
-    /// `llist_del_all` are atomic RMWs on it.
-    csq_line: CacheLine,
     /// Pages (VA >> 12) whose translation a flush dropped from this CPU's TLB and that it has
     /// not translated since: the next miss on one is a miss caused by the flush. Sorted, no
     /// duplicates (a few hundred entries: a flat vector beats a tree here).
@@ -445,6 +448,10 @@ pub struct Simulation {
     pcid: bool,
     range_sizes: (u64, u64),
     cpus: Vec<Cpu>,
+    csqs: Vec<CallQueue>,
+    /// The CPUs whose `tlb_state.is_lazy` is set (a mirror, so choosing a shootdown's targets is
+    /// mask arithmetic instead of a visit to every CPU of `mm_cpumask`).
+    lazy: crate::hw::cpumask::CpuMask,
     tasks: Vec<Task>,
     mms: Vec<Mm>,
     files: Vec<Vec<u64>>,
@@ -488,14 +495,12 @@ impl Simulation {
                 task: None,
                 steps: VecDeque::new(),
                 runq: VecDeque::new(),
-                csq: VecDeque::new(),
                 arrivals: Vec::new(),
                 irq_pending: false,
                 waiting: None,
                 step_at: None,
                 busy_until: Ps::ZERO,
                 time: [Ps::ZERO; NR_BUCKETS],
-                csq_line: CacheLine::new(),
                 flushed: Default::default(),
                 filled: Vec::new(),
                 filled_overflow: false,
@@ -508,7 +513,15 @@ impl Simulation {
             policy,
             pcid: profile.cpu.features.pcid,
             range_sizes: RangeInputs::tlb_sizes(profile),
+            csqs: (0..topo.cpus())
+                .map(|_| CallQueue {
+                    // At most one request per shootdown in flight, one shootdown per CPU.
+                    entries: VecDeque::with_capacity(topo.cpus() as usize),
+                    head: CacheLine::new(),
+                })
+                .collect(),
             cpus,
+            lazy: crate::hw::cpumask::CpuMask::new(),
             tasks: Vec::new(),
             mms: Vec::new(),
             files: Vec::new(),
@@ -594,6 +607,7 @@ impl Simulation {
         let m = &mut self.mms[mm as usize];
         let c = &mut self.cpus[cpu as usize];
         let was_lazy = std::mem::replace(&mut c.st.is_lazy, false);
+        self.lazy.clear(cpu);
         let need_flush = if c.st.loaded_mm == Some(mm) {
             let asid = c.st.loaded_asid as usize;
             was_lazy && c.st.ctxs[asid].tlb_gen < m.tlb_gen
@@ -665,6 +679,7 @@ impl Simulation {
                 let c = &mut self.cpus[cpu as usize];
                 if c.st.loaded_mm.is_some() {
                     c.st.is_lazy = true;
+                    self.lazy.set(cpu);
                 }
                 self.context_switch(cpu)
             }
@@ -1200,7 +1215,7 @@ impl Simulation {
         let mut cost = Ps::ZERO;
         let knobs = self.kernel.flush;
         let (topo, lines) = (self.topo, self.costs.lines);
-        let Simulation { cpus, mms, counters, costs, .. } = &mut *self;
+        let Simulation { cpus, mms, counters, costs, lazy, .. } = &mut *self;
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
         let action = flush_tlb_func(&mut c.st, info, &knobs, || {
@@ -1218,6 +1233,7 @@ impl Simulation {
                 m.cpumask.clear(cpu);
                 c.st.loaded_mm = None;
                 c.st.is_lazy = false;
+                lazy.clear(cpu);
                 c.flush_asid(pcid);
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
@@ -1284,12 +1300,8 @@ impl Simulation {
             new_tlb_gen: m.tlb_gen,
             initiator: cpu,
         };
-        let mut targets = crate::hw::cpumask::CpuMask::new();
-        for c in m.cpumask.iter().filter(|&c| c != cpu) {
-            if freed_tables || !self.cpus[c as usize].st.is_lazy {
-                targets.set(c);
-            }
-        }
+        let mut targets = if freed_tables { m.cpumask } else { m.cpumask.and_not(&self.lazy) };
+        targets.clear(cpu);
         let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
         let local = |s: &mut Simulation| {
             if loaded_here {
@@ -1319,20 +1331,20 @@ impl Simulation {
         let mut ipi_mask = crate::hw::cpumask::CpuMask::new();
         let coalesce = self.kernel.flush.coalesce_ipis;
         for t in targets.iter() {
-            let tc = &mut self.cpus[t as usize];
+            let q = &mut self.csqs[t as usize];
             send += lines.transfer(topo.distance(cpu, t));
-            send += tc.csq_line.write(cpu, &topo, &lines);
+            send += q.head.write(cpu, &topo, &lines);
             let at = t0 + send;
-            if tc.csq.is_empty() || !coalesce {
+            if q.entries.is_empty() || !coalesce {
                 ipi_mask.set(t);
             }
             // Senders run in step order, not enqueue order: keep the queue sorted by time.
             let csd = Csd { at, shootdown: sd as u32 };
-            if tc.csq.back().is_none_or(|b| b.at <= at) {
-                tc.csq.push_back(csd);
+            if q.entries.back().is_none_or(|b| b.at <= at) {
+                q.entries.push_back(csd);
             } else {
-                let i = tc.csq.partition_point(|e| e.at <= at);
-                tc.csq.insert(i, csd);
+                let i = q.entries.partition_point(|e| e.at <= at);
+                q.entries.insert(i, csd);
             }
         }
         let mut fan = std::mem::take(&mut self.fan);
@@ -1369,13 +1381,13 @@ impl Simulation {
         self.counters.ipis_received += 1;
         let ci = cpu as usize;
         let mut d = ipi.handler_entry;
-        d += self.cpus[ci].csq_line.write(cpu, &topo, &lines);
+        d += self.csqs[ci].head.write(cpu, &topo, &lines);
         let taken_at = now + d;
-        while let Some(&e) = self.cpus[ci].csq.front() {
+        while let Some(&e) = self.csqs[ci].entries.front() {
             if e.at > taken_at {
                 break;
             }
-            self.cpus[ci].csq.pop_front();
+            self.csqs[ci].entries.pop_front();
             self.counters.remote_flushes_received += 1;
             let info = self.shootdowns[e.shootdown as usize].info;
             // The csd line travels sender -> handler (read func/info), handler -> sender
@@ -1396,7 +1408,7 @@ impl Simulation {
         }
         // A request that landed after llist_del_all found the queue empty, so its sender sent
         // an IPI. (Senders run whole in the model: its ICR write is not charged to it.)
-        if let Some(&e) = self.cpus[ci].csq.front() {
+        if let Some(&e) = self.csqs[ci].entries.front() {
             if self.kernel.flush.coalesce_ipis && self.cpus[ci].arrivals.is_empty() {
                 self.send_ipi(cpu, e.at + ipi.send + ipi.delivery);
             }
