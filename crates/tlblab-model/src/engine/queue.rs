@@ -16,32 +16,41 @@ pub struct Agenda {
     /// Leaves start at `width`; a leaf beyond the last CPU never wins.
     width: usize,
     times: Vec<Ps>,
-    /// `winner[i]`: the CPU that wins the match at node `i` (node 1 is the root).
-    winner: Vec<u32>,
+    /// `nodes[i]`: the winner of the match at node `i` (node 1 is the root) and its time, kept
+    /// side by side so a replay reads no leaf.
+    nodes: Vec<(Ps, u32)>,
 }
 
 impl Agenda {
     pub fn new(cpus: u32) -> Agenda {
         let width = (cpus.max(1) as usize).next_power_of_two();
         let times = vec![NEVER; width];
-        let mut winner = vec![0u32; 2 * width];
-        for (i, w) in winner[width..].iter_mut().enumerate() {
-            *w = i as u32;
+        let mut nodes = vec![(NEVER, 0u32); 2 * width];
+        for (i, n) in nodes[width..].iter_mut().enumerate() {
+            n.1 = i as u32;
         }
         for i in (1..width).rev() {
-            winner[i] = winner[2 * i];
+            nodes[i] = nodes[2 * i];
         }
-        Agenda { width, times, winner }
+        Agenda { width, times, nodes }
     }
 
     /// Sets `cpu`'s next event time (`None`: nothing to do until something wakes it).
     pub fn set(&mut self, cpu: u32, time: Option<Ps>) {
-        self.times[cpu as usize] = time.unwrap_or(NEVER);
-        let mut i = (self.width + cpu as usize) / 2;
+        let t = time.unwrap_or(NEVER);
+        self.times[cpu as usize] = t;
+        let mut i = self.width + cpu as usize;
+        self.nodes[i].0 = t;
+        i /= 2;
         while i >= 1 {
-            let (a, b) = (self.winner[2 * i], self.winner[2 * i + 1]);
+            let (a, b) = (self.nodes[2 * i], self.nodes[2 * i + 1]);
             // On equal times the left (lower) CPU wins, so ties go by CPU id.
-            self.winner[i] = if self.times[b as usize] < self.times[a as usize] { b } else { a };
+            let w = if b.0 < a.0 { b } else { a };
+            let old = std::mem::replace(&mut self.nodes[i], w);
+            // The same other CPU still wins here with an unchanged time: nothing above moves.
+            if old == w && w.1 != cpu {
+                break;
+            }
             i /= 2;
         }
     }
@@ -54,8 +63,7 @@ impl Agenda {
 
     /// The earliest `(time, cpu)`, if any CPU has an event.
     pub fn first(&self) -> Option<(Ps, u32)> {
-        let w = self.winner[1];
-        let t = self.times[w as usize];
+        let (t, w) = self.nodes[1];
         (t != NEVER).then_some((t, w))
     }
 }
