@@ -14,7 +14,7 @@ use super::ops::{Addr, MapKind, Op, NR_REGS};
 use super::queue::Agenda;
 use super::time::Ps;
 use super::Program;
-use crate::hw::coherence::{CacheLine, LineCosts};
+use crate::hw::coherence::{LineCosts, RmwLine};
 use crate::hw::ipi::IpiCosts;
 use crate::hw::tlb::{AccessKind, Lookup, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
 use crate::hw::topology::Topology;
@@ -281,7 +281,7 @@ struct Shootdown {
 /// apart from [`Cpu`], in one dense vector: a shootdown touches the queue of every target.
 struct CallQueue {
     entries: VecDeque<Csd>,
-    head: CacheLine,
+    head: RmwLine,
 }
 
 struct Cpu {
@@ -517,7 +517,7 @@ impl Simulation {
                 .map(|_| CallQueue {
                     // At most one request per shootdown in flight, one shootdown per CPU.
                     entries: VecDeque::with_capacity(topo.cpus() as usize),
-                    head: CacheLine::new(),
+                    head: RmwLine::default(),
                 })
                 .collect(),
             cpus,
@@ -1333,7 +1333,7 @@ impl Simulation {
         for t in targets.iter() {
             let q = &mut self.csqs[t as usize];
             send += lines.transfer(topo.distance(cpu, t));
-            send += q.head.write(cpu, &topo, &lines);
+            send += q.head.rmw(cpu, &topo, &lines);
             let at = t0 + send;
             if q.entries.is_empty() || !coalesce {
                 ipi_mask.set(t);
@@ -1381,7 +1381,7 @@ impl Simulation {
         self.counters.ipis_received += 1;
         let ci = cpu as usize;
         let mut d = ipi.handler_entry;
-        d += self.csqs[ci].head.write(cpu, &topo, &lines);
+        d += self.csqs[ci].head.rmw(cpu, &topo, &lines);
         let taken_at = now + d;
         while let Some(&e) = self.csqs[ci].entries.front() {
             if e.at > taken_at {

@@ -147,6 +147,26 @@ impl CacheLine {
     }
 }
 
+/// A line only ever touched by atomic read-modify-writes (a lock-free list head such as a
+/// `call_single_queue`): always exclusive at its last writer, so the owner is its whole state.
+/// Costs as [`CacheLine::write`] would give for the same sequence of writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RmwLine {
+    owner: Option<u32>,
+}
+
+impl RmwLine {
+    /// An RMW by `cpu`; returns its latency.
+    #[inline]
+    pub fn rmw(&mut self, cpu: u32, topo: &Topology, c: &LineCosts) -> Ps {
+        match self.owner.replace(cpu) {
+            Some(o) if o == cpu => c.hit,
+            Some(o) => c.transfer(topo.distance(o, cpu)),
+            None => c.uncached,
+        }
+    }
+}
+
 /// Distance from `cpu` to the nearest CPU of a non-empty `set` (mask tests, no iteration).
 fn nearest(set: &CpuMask, cpu: u32, topo: &Topology) -> Distance {
     if set.weight() <= 4 {
@@ -225,5 +245,16 @@ mod tests {
         let mut solo = CacheLine::new();
         solo.read(3, &T, &C);
         assert_eq!(solo.write(3, &T, &C), C.hit);
+    }
+
+    #[test]
+    fn rmw_line_costs_what_a_line_of_writes_costs() {
+        let (mut l, mut r) = (CacheLine::new(), RmwLine::default());
+        let mut x = 7u64;
+        for _ in 0..500 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let cpu = (x >> 33) as u32 % T.cpus();
+            assert_eq!(r.rmw(cpu, &T, &C), l.write(cpu, &T, &C));
+        }
     }
 }
