@@ -9,6 +9,7 @@
 //! Stale entries are legal between clearing a PTE and the completion of its flush, as long as
 //! the frame is not freed: that is exactly what the flush-then-free rule of `mmu_gather` buys.
 
+use crate::hw::cpumask::CpuMask;
 use crate::hw::tlb::{PageSize, TlbHierarchy};
 use crate::kernel::frames::{Frames, Owner};
 use crate::kernel::mm::{Mm, MmId, PAGE_SHIFT};
@@ -19,6 +20,9 @@ pub struct Oracle {
     pub violations: u64,
     /// The first few violations, described, for the report.
     pub examples: Vec<String>,
+    /// Per frame: every CPU that ever filled a TLB entry translating to it (in any life of the
+    /// frame). Only those can hold one, so a free checks them instead of every CPU of the mm.
+    fillers: Vec<CpuMask>,
 }
 
 const MAX_EXAMPLES: usize = 8;
@@ -41,6 +45,16 @@ impl Oracle {
         }
     }
 
+    /// `cpu` filled a TLB entry translating to `pfn`.
+    #[inline]
+    pub fn note_fill(&mut self, cpu: u32, pfn: u64) {
+        let i = pfn as usize;
+        if i >= self.fillers.len() {
+            self.fillers.resize(i + 1, CpuMask::new());
+        }
+        self.fillers[i].set(cpu);
+    }
+
     /// `pfn` is about to be freed; its owner says where it was mapped.
     pub fn check_free<C>(
         &mut self,
@@ -54,8 +68,11 @@ impl Oracle {
             return;
         };
         let m = &mms[mm as usize];
-        // Only a CPU that ever ran the mm can hold its translations.
-        for cpu in m.ever_loaded.iter() {
+        // Only a CPU that ever filled a translation to the frame can hold one.
+        let Some(fillers) = self.fillers.get(pfn as usize) else {
+            return;
+        };
+        for cpu in fillers.and(&m.ever_loaded).iter() {
             let (tlb, st) = view(&cpus[cpu as usize]);
             for (slot, ctx) in st.ctxs.iter().enumerate() {
                 if ctx.ctx_id != m.ctx_id {

@@ -1078,6 +1078,7 @@ impl Simulation {
                         }
                         c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
                         c.note_filled(pcid, va >> PAGE_SHIFT);
+                        self.oracle.note_fill(cpu, p.pfn);
                         self.charge(cpu, Bucket::User, self.costs.user_access);
                         walk + self.costs.user_access
                     }
