@@ -299,6 +299,11 @@ struct Cpu {
     /// An interrupt has arrived and is not taken yet. Like the APIC's IRR bit for the vector,
     /// a second arrival before it is taken merges into it.
     irq_pending: bool,
+    /// Requests the running call-function interrupt took with `llist_del_all` and has not
+    /// handled yet; non-empty only inside the handler.
+    taken: VecDeque<Csd>,
+    /// Inside the call-function interrupt handler (between entry and exit).
+    in_irq: bool,
     /// The shootdown this CPU spins on.
     waiting: Option<usize>,
     /// The pending step event, if any.
@@ -497,6 +502,8 @@ impl Simulation {
                 runq: VecDeque::new(),
                 arrivals: Vec::new(),
                 irq_pending: false,
+                taken: VecDeque::new(),
+                in_irq: false,
                 waiting: None,
                 step_at: None,
                 busy_until: Ps::ZERO,
@@ -799,6 +806,12 @@ impl Simulation {
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
         let ci = cpu as usize;
         self.charge_gap(cpu, now);
+        if self.cpus[ci].in_irq {
+            let d = self.drain_taken(cpu, now);
+            self.charge(cpu, Bucket::Handler, d);
+            self.finish_step(cpu, now + d);
+            return;
+        }
         if self.cpus[ci].irq_pending {
             self.cpus[ci].irq_pending = false;
             let d = self.handle_irq(cpu, now);
@@ -866,7 +879,7 @@ impl Simulation {
         match c.waiting {
             Some(sd) => {
                 let s = self.shootdowns[sd];
-                if s.pending == 0 || c.irq_pending {
+                if s.pending == 0 || c.irq_pending || c.in_irq {
                     self.schedule(cpu, at);
                 }
             }
@@ -1375,7 +1388,8 @@ impl Simulation {
     /// The call-function interrupt (`generic_smp_call_function_single_interrupt` ->
     /// `flush_smp_call_function_queue`, v5.18): entry, `llist_del_all` of the queue, then for
     /// each request in order `flush_tlb_func` and `csd_unlock` (the acknowledgement the sender
-    /// spins on), exit.
+    /// spins on), exit. Returns the time this step took; the handler may go on in later steps
+    /// (see [`Self::drain_taken`]).
     fn handle_irq(&mut self, cpu: u32, now: Ps) -> Ps {
         let ipi = self.costs.ipi.expect("IPIs need IPI costs");
         let (topo, lines) = (self.topo, self.costs.lines);
@@ -1384,11 +1398,37 @@ impl Simulation {
         let mut d = ipi.handler_entry;
         d += self.csqs[ci].head.rmw(cpu, &topo, &lines);
         let taken_at = now + d;
-        while let Some(&e) = self.csqs[ci].entries.front() {
-            if e.at > taken_at {
-                break;
+        let c = &mut self.cpus[ci];
+        let q = &mut self.csqs[ci].entries;
+        while q.front().is_some_and(|e| e.at <= taken_at) {
+            c.taken.extend(q.pop_front());
+        }
+        c.in_irq = true;
+        d + self.drain_taken(cpu, now + d)
+    }
+
+    /// Handles the taken requests one after another from `now`, and exits the handler after the
+    /// last. Every other CPU's event that falls before a request runs before it, exactly as if
+    /// each request were an event of its own: the lines a request touches (`mm->tlb_gen`, the
+    /// csd) move between the requests of one drain, as they do in a shootdown storm (seed 002's
+    /// E->S / S->E ping-pong). Returns the time spent in this step; if it stops early, the CPU
+    /// goes on at its end.
+    fn drain_taken(&mut self, cpu: u32, now: Ps) -> Ps {
+        let ipi = self.costs.ipi.expect("IPIs need IPI costs");
+        let (topo, lines) = (self.topo, self.costs.lines);
+        let ci = cpu as usize;
+        // This CPU's own next event is the continuation being computed; only its interrupt
+        // arrivals stay on the agenda while it decides whether to stop.
+        self.agenda.set(cpu, self.cpus[ci].arrivals.first().copied());
+        let mut d = Ps::ZERO;
+        while let Some(&e) = self.cpus[ci].taken.front() {
+            let t = now + d;
+            if let Some((to, c)) = self.agenda.first() {
+                if to < t || (to == t && c <= cpu) {
+                    return d;
+                }
             }
-            self.csqs[ci].entries.pop_front();
+            self.cpus[ci].taken.pop_front();
             self.counters.remote_flushes_received += 1;
             let info = self.shootdowns[e.shootdown as usize].info;
             // The csd line travels sender -> handler (read func/info), handler -> sender
@@ -1410,10 +1450,12 @@ impl Simulation {
         // A request that landed after llist_del_all found the queue empty, so its sender sent
         // an IPI. (Senders run whole in the model: its ICR write is not charged to it.)
         if let Some(&e) = self.csqs[ci].entries.front() {
-            if self.kernel.flush.coalesce_ipis && self.cpus[ci].arrivals.is_empty() {
+            let c = &self.cpus[ci];
+            if self.kernel.flush.coalesce_ipis && c.arrivals.is_empty() && !c.irq_pending {
                 self.send_ipi(cpu, e.at + ipi.send + ipi.delivery);
             }
         }
+        self.cpus[ci].in_irq = false;
         d + ipi.handler_exit
     }
 

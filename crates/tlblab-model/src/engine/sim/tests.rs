@@ -148,7 +148,8 @@ fn coalesced_call_queues_need_fewer_interrupts_in_a_storm() {
     };
     let (on, off) = (storm("on"), storm("off"));
     assert!(on.ipis_sent * 2 < on.remote_flushes_received, "{on:?}");
-    assert!(off.ipis_sent >= off.remote_flushes_received, "{off:?}");
+    // One interrupt per request (up to the requests straddling the measured window's edges).
+    assert!(off.ipis_sent * 100 >= off.remote_flushes_received * 99, "{off:?}");
     // Without coalescing, interrupts that arrive while one is pending merge (one IRR bit).
     assert!(off.ipis_received < off.ipis_sent, "{off:?}");
     assert_eq!((on.oracle_violations, off.oracle_violations), (0, 0));
