@@ -222,6 +222,11 @@ pub struct KernelCosts {
     /// work, which is simulated). Needed only when tasks outnumber CPUs or sleep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_switch_ns: Option<Sourced>,
+    /// INVPCID of one address in one PCID (type 0), instruction cost: what page-table isolation
+    /// adds to every single-page user flush for the user PCID. Needed when `cpu.features` has
+    /// both `pti` and `invpcid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invpcid_single_cycles: Option<Sourced>,
 }
 
 /// A whole machine profile.
@@ -334,6 +339,17 @@ impl MachineProfile {
         check_sourced("kernel.fault_ns", &k.fault_ns, 0.0, 10_000_000.0)?;
         if let Some(cs) = &k.context_switch_ns {
             check_sourced("kernel.context_switch_ns", cs, 0.0, 10_000_000.0)?;
+        }
+        match (&k.invpcid_single_cycles, cpu.features.pti && cpu.features.invpcid) {
+            (Some(c), _) => check_sourced("kernel.invpcid_single_cycles", c, 0.0, 100_000.0)?,
+            (None, true) => {
+                return Err(err(
+                    "kernel.invpcid_single_cycles",
+                    "is required when cpu.features has pti and invpcid (PTI flushes each user page \
+                     from the user PCID with INVPCID)",
+                ))
+            }
+            (None, false) => {}
         }
         let smp = t.cpus() > 1;
         match (&self.coherence, smp) {

@@ -540,6 +540,14 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             ),
             // Not probed yet: a host profile runs at most one task per CPU.
             context_switch_ns: None,
+            // PTI's per-page INVPCID of the user PCID cannot be timed from user space.
+            invpcid_single_cycles: (h.pti && h.invpcid).then(|| {
+                estimate(
+                    175.0,
+                    "not measurable from user space: DH17's per-page flush increment with PTI (~350 cycles, Skylake \
+                     desktop) minus an INVLPG (~175 cycles), as the Intel profiles",
+                )
+            }),
         },
         coherence,
         ipi,

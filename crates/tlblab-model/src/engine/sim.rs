@@ -116,6 +116,9 @@ pub struct Counters {
     /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
     /// an ASID slot whose generation is stale).
     pub switch_flushes: u64,
+    /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
+    /// (or, without INVPCID, single-page ones) under page-table isolation.
+    pub pti_user_flushes: u64,
     pub oracle_violations: u64,
 }
 
@@ -147,12 +150,13 @@ impl Counters {
             context_switches,
             mmap_lock_sleeps,
             switch_flushes,
+            pti_user_flushes,
             oracle_violations
         )
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 23] {
+    pub fn fields(&self) -> [(&'static str, u64); 24] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
@@ -176,6 +180,7 @@ impl Counters {
             ("context_switches", self.context_switches),
             ("mmap_lock_sleeps", self.mmap_lock_sleeps),
             ("switch_flushes", self.switch_flushes),
+            ("pti_user_flushes", self.pti_user_flushes),
             ("oracle_violations", self.oracle_violations),
         ]
     }
@@ -195,6 +200,9 @@ struct Costs {
     invlpg: Ps,
     full_flush: Ps,
     context_switch: Option<Ps>,
+    /// INVPCID of one user page, under PTI with INVPCID (`None`: no INVPCID, the user PCID's
+    /// flush is deferred to the return to user space instead).
+    invpcid_single: Option<Ps>,
     ipi: Option<IpiCosts>,
     lines: LineCosts,
 }
@@ -216,6 +224,10 @@ impl Costs {
             invlpg: Ps::from_cycles(p.kernel.invlpg_cycles.value, mhz),
             full_flush: Ps::from_cycles(p.kernel.full_flush_cycles.value, mhz),
             context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)),
+            invpcid_single: match (p.cpu.features.invpcid, &p.kernel.invpcid_single_cycles) {
+                (true, Some(c)) => Some(Ps::from_cycles(c.value, mhz)),
+                _ => None,
+            },
             ipi: IpiCosts::from_profile(p),
             lines: LineCosts::from_profile(p),
         }
@@ -320,6 +332,11 @@ struct Cpu {
     /// Unused (`filled_overflow`) once more than [`MAX_FILLED_TRACKED`] pile up.
     filled: Vec<(u16, u64)>,
     filled_overflow: bool,
+    /// Page-table isolation is on: user entries have a PCID of their own.
+    pti: bool,
+    /// `user_pcid_flush_mask` (v5.18): the user PCID must be flushed on the way back to user
+    /// space (`SWITCH_TO_USER_CR3` then writes CR3 without the no-flush bit).
+    user_flush_pending: bool,
 }
 
 /// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
@@ -353,6 +370,8 @@ impl Cpu {
     /// here; one of an address space with nothing cached (a CPU flushing again before it
     /// refilled, as in a shootdown storm) stays O(1).
     fn flush_asid(&mut self, pcid: u16) {
+        // invalidate_user_asid(): the user PCID is flushed at the next return to user space.
+        self.user_flush_pending |= self.pti;
         if self.tlb.may_hold(pcid) {
             self.note_flushed_asid(pcid);
         }
@@ -511,6 +530,8 @@ impl Simulation {
                 flushed: Default::default(),
                 filled: Vec::new(),
                 filled_overflow: false,
+                pti: kernel.flush.pti && profile.cpu.features.pti,
+                user_flush_pending: false,
             })
             .collect();
         Simulation {
@@ -845,6 +866,17 @@ impl Simulation {
             && now >= self.tasks[t].on_cpu_since + self.time_slice(self.cpus[ci].runq.len() + 1)
         {
             let d = self.deschedule(cpu, true, now);
+            self.finish_step(cpu, now + d);
+            return;
+        }
+        // Back to user space under PTI: a flush of the user PCID deferred by invalidate_user_asid
+        // (SWITCH_TO_USER_CR3 writes CR3 without the no-flush bit), once however many full
+        // flushes asked for it since.
+        if self.cpus[ci].steps.is_empty() && self.cpus[ci].user_flush_pending {
+            self.cpus[ci].user_flush_pending = false;
+            self.counters.pti_user_flushes += 1;
+            let d = self.costs.full_flush;
+            self.charge(cpu, Bucket::FlushWork, d);
             self.finish_step(cpu, now + d);
             return;
         }
@@ -1267,6 +1299,14 @@ impl Simulation {
                 counters.partial_flushes += 1;
                 counters.invlpg += nr;
                 cost += costs.invlpg * nr;
+                // flush_tlb_one_user (v5.18) under PTI: the user PCID's copy too, with INVPCID,
+                // or by a full flush of it on the way back to user space.
+                if c.pti {
+                    match costs.invpcid_single {
+                        Some(one) => cost += one * nr,
+                        None => c.user_flush_pending = true,
+                    }
+                }
             }
             FlushAction::Full => {
                 c.flush_asid(pcid);

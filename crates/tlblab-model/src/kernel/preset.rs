@@ -39,6 +39,7 @@ pub const KNOBS: &[(&str, &str)] = &[
     ("generations", "on | off (v4.14+ tlb_gen protocol; off = v3.x handler)"),
     ("coalesce_ipis", "on | off (v3.9+: IPI only to CPUs whose call queue was empty)"),
     ("mmap_lock", "on | off (faults and mmap/munmap/madvise take mmap_lock; off is an ablation)"),
+    ("pti", "on | off (v4.15+ page-table isolation, where the machine profile says the CPU needs it)"),
     ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
 ];
 
@@ -53,6 +54,7 @@ fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelCon
             concurrent_local: true,
             coalesce_ipis: true,
             mmap_lock: true,
+            pti: true,
             free_before_flush: false,
         },
         shift_from_table: None,
@@ -70,6 +72,7 @@ fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
             concurrent_local: false,
             coalesce_ipis: true,
             mmap_lock: true,
+            pti: false,
             free_before_flush: false,
         },
         shift_from_table: Some(post_fix),
@@ -89,6 +92,7 @@ impl KernelConfig {
                     concurrent_local: false,
                     coalesce_ipis: false,
                     mmap_lock: true,
+                    pti: false,
                     free_before_flush: false,
                 },
                 shift_from_table: None,
@@ -100,6 +104,7 @@ impl KernelConfig {
                 flush: FlushKnobs {
                     generations: false,
                     concurrent_local: false,
+                    pti: false,
                     ..modern(name, false, ReadTlbGen::Never).flush
                 },
                 ..modern(name, false, ReadTlbGen::Never)
@@ -191,6 +196,7 @@ impl KernelConfig {
             "generations" => f.generations = on_off()?,
             "coalesce_ipis" => f.coalesce_ipis = on_off()?,
             "mmap_lock" => f.mmap_lock = on_off()?,
+            "pti" => f.pti = on_off()?,
             "free_before_flush" => f.free_before_flush = on_off()?,
             _ => {
                 let names: Vec<&str> = KNOBS.iter().map(|k| k.0).collect();

@@ -66,6 +66,11 @@ pub struct FlushKnobs {
     /// Faults and address-space system calls take `mmap_lock` (a sleeping rwsem with a
     /// contended count line). Off: no lock at all (an ablation, not a kernel).
     pub mmap_lock: bool,
+    /// Kernel page-table isolation (v4.15+) where the CPU is Meltdown-affected (the profile's
+    /// `cpu.features.pti`): user entries live in a PCID of their own, so each single-page
+    /// flush also invalidates it there (INVPCID, or a deferred full flush of it without INVPCID)
+    /// and each full flush defers a flush of it to the next return to user space.
+    pub pti: bool,
     /// Free gathered pages before the flush completes. UNSAFE: exists so the oracle can be
     /// shown to catch it.
     pub free_before_flush: bool,

@@ -9,6 +9,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         concurrent_local: true,
         coalesce_ipis: true,
         mmap_lock: true,
+        pti: true,
         free_before_flush: false,
     }
 }
