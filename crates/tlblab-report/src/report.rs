@@ -137,11 +137,13 @@ fn counters_blocks(cmp: &Comparison) -> Vec<Block> {
     ]
 }
 
-fn set_paragraph(s: &ResultSet) -> String {
+/// One line about a set; `columns` names what its columns are (kernels, or a sweep's
+/// combinations).
+fn set_paragraph(s: &ResultSet, columns: &str) -> String {
     let n: Vec<usize> = s.cells.iter().map(|c| c.runs.len()).collect();
     let violations: u64 = s.cells.iter().flat_map(|c| &c.runs).map(|r| r.oracle.violations).sum();
     format!(
-        "machine {}, workload {}, metric {} in {} ({} is better); {} kernel(s) × {} thread count(s), \
+        "machine {}, workload {}, metric {} in {} ({} is better); {} {columns} × {} thread count(s), \
          {}–{} iteration(s) per cell; safety oracle: {violations} violations.",
         s.machine,
         s.workload,
@@ -160,7 +162,7 @@ fn set_paragraph(s: &ResultSet) -> String {
 pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
     let mut r = Report::new(title);
     let cmp = Comparison::from_sets(&[(set.experiment.clone(), set)]);
-    r.section("Setup", vec![Block::Paragraph(set_paragraph(set))]);
+    r.section("Setup", vec![Block::Paragraph(set_paragraph(set, "kernel(s)"))]);
     // The picture first, then the numbers behind it.
     let chart = metric_chart(
         &format!("{} vs threads", set.metric.name),
@@ -204,7 +206,10 @@ pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
         "tlblab compare: {}",
         sets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ")
     ));
-    let setup = sets.iter().map(|(n, s)| Block::Paragraph(format!("{n}: {}", set_paragraph(s)))).collect();
+    let setup = sets
+        .iter()
+        .map(|(n, s)| Block::Paragraph(format!("{n}: {}", set_paragraph(s, "kernel(s)"))))
+        .collect();
     r.section("Result sets", setup);
     let m = &sets[0].1.metric;
     let chart =
@@ -260,7 +265,11 @@ pub fn sweep(set: &ResultSet, grid: &Grid, title: &str, table: &str) -> Report {
         grid.axes.iter().map(|a| format!("{} ({} values)", a.key, a.values.len())).collect();
     r.section(
         "Setup",
-        vec![Block::Paragraph(format!("{} Varied: {}.", set_paragraph(set), varied.join(" × ")))],
+        vec![Block::Paragraph(format!(
+            "{} Varied: {}.",
+            set_paragraph(set, "combination(s)"),
+            varied.join(" × ")
+        ))],
     );
     r.section("Sweep table", vec![Block::Pre(table.to_string())]);
 
@@ -301,7 +310,7 @@ pub fn sweep(set: &ResultSet, grid: &Grid, title: &str, table: &str) -> Report {
     );
 
     let curves: Vec<Block> =
-        grid::curves(set, grid).iter().map(|c| r.line_chart(&format!("sweep-{}", c.title), c)).collect();
+        grid::curves(set, grid).iter().map(|c| r.line_chart(&format!("sweep-{}", c.x_label), c)).collect();
     r.section("Sweep curves (error bars: one standard deviation)", curves);
     let chart = metric_chart(
         &format!("{} vs threads", m.name),
@@ -383,7 +392,7 @@ mod tests {
         // One sweep curve, one metric chart, one attribution chart per value.
         let stems: Vec<&str> = r.plots.iter().map(|(s, _)| s.as_str()).collect();
         assert_eq!(stems.len(), 4, "{stems:?}");
-        assert!(stems[0].starts_with("sweep-ops_vs_ceiling") && stems[1] == "metric");
+        assert_eq!(stems[..2], ["sweep-ceiling", "metric"]);
         assert!(r.plots[0].1.contains(">1 thr<") && r.plots[0].1.contains(">ceiling<"));
         assert_eq!(r.page.plots(), 4);
     }
