@@ -276,4 +276,10 @@ fn sweep_is_the_same_for_any_jobs_and_names_the_best_ceiling() {
         "ceiling=1",
     ]));
     assert!(e.contains("allowed 1 ..= 8"), "{e}");
+    // Repeated thread counts or values would name one cell file twice.
+    let base = ["sweep", "--machine", "ivybridge-4c8t", "--workload", "ebizzy"];
+    let e = stderr(&tlblab(&[&base[..], &["--threads", "2,2", "--vary", "ceiling=1"]].concat()));
+    assert!(e.contains("--threads: 2 is listed twice"), "{e}");
+    let e = stderr(&tlblab(&[&base[..], &["--threads", "2", "--vary", "ceiling=1,1"]].concat()));
+    assert!(e.contains("value `1` is listed twice"), "{e}");
 }
