@@ -5,6 +5,7 @@
 //! - [`summary`]: a result set (every iteration of every (kernel, threads) cell) and its
 //!   `summary.json`;
 //! - [`compare`]: the compare-kernels table and the counters side by side;
+//! - [`sweep`]: a sweep's grid of varied knobs, its best values and sweep curves;
 //! - [`plot`], [`html`], [`report`]: SVG/PNG plots and the HTML page that gathers everything.
 //!
 //! No file I/O here: builders return text and bytes, the CLI writes them.
@@ -15,4 +16,5 @@ pub mod plot;
 pub mod report;
 pub mod stats;
 pub mod summary;
+pub mod sweep;
 pub mod table;

@@ -1,6 +1,6 @@
 //! Whole reports: an HTML page plus the plot files it shows. [`Report`] is the generic builder
-//! (any text, table, line chart or stacked bars); [`experiment`] and [`comparison`] lay out the
-//! two standard pages. The caller writes [`Report::files`] into a directory.
+//! (any text, table, line chart or stacked bars); [`experiment`], [`comparison`] and [`sweep`]
+//! lay out the three standard pages. The caller writes [`Report::files`] into a directory.
 
 use std::collections::BTreeMap;
 use tlblab_model::engine::sim::Bucket;
@@ -9,6 +9,7 @@ use crate::compare::{fmt_value, Comparison};
 use crate::html::{Block, Page};
 use crate::plot::{svg_to_png, LineChart, Point, Series, StackedBars};
 use crate::summary::{slug, ResultSet};
+use crate::sweep::{self as grid, Grid};
 
 #[derive(Debug, Clone, Default)]
 pub struct Report {
@@ -136,11 +137,13 @@ fn counters_blocks(cmp: &Comparison) -> Vec<Block> {
     ]
 }
 
-fn set_paragraph(s: &ResultSet) -> String {
+/// One line about a set; `columns` names what its columns are (kernels, or a sweep's
+/// combinations).
+fn set_paragraph(s: &ResultSet, columns: &str) -> String {
     let n: Vec<usize> = s.cells.iter().map(|c| c.runs.len()).collect();
     let violations: u64 = s.cells.iter().flat_map(|c| &c.runs).map(|r| r.oracle.violations).sum();
     format!(
-        "machine {}, workload {}, metric {} in {} ({} is better); {} kernel(s) × {} thread count(s), \
+        "machine {}, workload {}, metric {} in {} ({} is better); {} {columns} × {} thread count(s), \
          {}–{} iteration(s) per cell; safety oracle: {violations} violations.",
         s.machine,
         s.workload,
@@ -159,7 +162,7 @@ fn set_paragraph(s: &ResultSet) -> String {
 pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
     let mut r = Report::new(title);
     let cmp = Comparison::from_sets(&[(set.experiment.clone(), set)]);
-    r.section("Setup", vec![Block::Paragraph(set_paragraph(set))]);
+    r.section("Setup", vec![Block::Paragraph(set_paragraph(set, "kernel(s)"))]);
     // The picture first, then the numbers behind it.
     let chart = metric_chart(
         &format!("{} vs threads", set.metric.name),
@@ -203,7 +206,10 @@ pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
         "tlblab compare: {}",
         sets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" vs ")
     ));
-    let setup = sets.iter().map(|(n, s)| Block::Paragraph(format!("{n}: {}", set_paragraph(s)))).collect();
+    let setup = sets
+        .iter()
+        .map(|(n, s)| Block::Paragraph(format!("{n}: {}", set_paragraph(s, "kernel(s)"))))
+        .collect();
     r.section("Result sets", setup);
     let m = &sets[0].1.metric;
     let chart =
@@ -248,6 +254,91 @@ pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
     r
 }
 
+/// The page of `tlblab sweep`: the table as the terminal shows it (`table`), the best
+/// combination per thread count and overall, the sweep curves, metric vs threads, the mmtests
+/// statistics, time attribution and counters, one column per combination of `grid`
+/// (`set.kernels` are `grid.labels()`).
+pub fn sweep(set: &ResultSet, grid: &Grid, title: &str, table: &str) -> Report {
+    let mut r = Report::new(title);
+    let cmp = Comparison::from_sets(&[(set.experiment.clone(), set)]);
+    let varied: Vec<String> =
+        grid.axes.iter().map(|a| format!("{} ({} values)", a.key, a.values.len())).collect();
+    r.section(
+        "Setup",
+        vec![Block::Paragraph(format!(
+            "{} Varied: {}.",
+            set_paragraph(set, "combination(s)"),
+            varied.join(" × ")
+        ))],
+    );
+    r.section("Sweep table", vec![Block::Pre(table.to_string())]);
+
+    let m = &set.metric;
+    let key = grid.key();
+    let (per_thread, overall) = grid::best(set, grid);
+    let rows = per_thread
+        .iter()
+        .map(|b| {
+            vec![
+                b.threads.to_string(),
+                grid.value(b.tied[0]),
+                fmt_value(b.mean),
+                b.tied[1..].iter().map(|&i| grid.value(i)).collect::<Vec<_>>().join(" "),
+            ]
+        })
+        .collect();
+    let header =
+        vec!["threads".into(), format!("best {key}"), format!("{} ({})", m.name, m.unit), "tied".into()];
+    let overall = match overall {
+        Some((i, g)) => format!(
+            "Best {key} overall: {}, at {:.1}% of each thread count's best (geometric mean over the thread              counts that counted anything).",
+            grid.value(i),
+            100.0 * g
+        ),
+        None => format!("No thread count counted any {}: no best {key} overall.", m.name),
+    };
+    r.section(
+        "Best value",
+        vec![
+            Block::Paragraph(format!(
+                "By the mean over the iterations ({} is better).",
+                if m.higher_is_better { "higher" } else { "lower" }
+            )),
+            Block::Table { header, rows },
+            Block::Paragraph(overall),
+        ],
+    );
+
+    let curves: Vec<Block> =
+        grid::curves(set, grid).iter().map(|c| r.line_chart(&format!("sweep-{}", c.x_label), c)).collect();
+    r.section("Sweep curves (error bars: one standard deviation)", curves);
+    let chart = metric_chart(
+        &format!("{} vs threads", m.name),
+        &cmp,
+        &set.kernels,
+        &format!("{} ({})", m.name, m.unit),
+    );
+    let plot = r.line_chart("metric", &chart);
+    r.section("Metric vs threads (error bars: one standard deviation)", vec![plot]);
+    r.section(
+        "Statistics (mmtests compare-kernels style)",
+        vec![
+            Block::Paragraph(format!(
+                "Percentages against the first combination, positive = better; *x%* marks a mean that \
+                 differs from the first one's by Welch's t-test at {}%.",
+                (1.0 - crate::compare::ALPHA) * 100.0
+            )),
+            Block::Pre(cmp.render()),
+        ],
+    );
+    let cols: Vec<(String, &ResultSet, &str)> =
+        set.kernels.iter().map(|k| (k.clone(), set, k.as_str())).collect();
+    let blocks = attribution_blocks(&mut r, &cols);
+    r.section("Time attribution", blocks);
+    r.section("Events per operation", counters_blocks(&cmp));
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +369,32 @@ mod tests {
         let svg = &r.plots.iter().find(|(s, _)| s == "metric").unwrap().1;
         assert!(svg.contains(">A/k<") && svg.contains(">B/k<"));
         assert!(r.page.render().contains("<th>B/k</th>"));
+    }
+
+    #[test]
+    fn sweep_page_has_the_table_best_values_curves_and_attribution() {
+        let g = Grid::new(vec![grid::Axis::parse("ceiling=0,33").unwrap()]).unwrap();
+        let s = set(
+            "sweep",
+            &[
+                ("ceiling=0", &[(1, &[10.0, 11.0]), (2, &[20.0, 19.0])]),
+                ("ceiling=33", &[(1, &[12.0, 12.5]), (2, &[15.0, 16.0])]),
+            ],
+        );
+        let r = sweep(&s, &g, "sweep title", "the terminal table");
+        let html = r.page.render();
+        assert!(html.contains("<pre>the terminal table</pre>") && html.contains("<th>best ceiling</th>"));
+        // 1 thread: 33 (12.25); 2 threads: 0 (19.5); overall 0: sqrt(10.5/12.25) = 0.926 beats
+        // 33: sqrt(15.5/19.5) = 0.892.
+        assert!(html.contains("<tr><td>1</td><td>33</td><td>12.25</td><td></td></tr>"), "{html}");
+        assert!(html.contains("<tr><td>2</td><td>0</td><td>19.50</td><td></td></tr>"));
+        assert!(html.contains("Best ceiling overall: 0, at 92.6%"));
+        // One sweep curve, one metric chart, one attribution chart per value.
+        let stems: Vec<&str> = r.plots.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(stems.len(), 4, "{stems:?}");
+        assert_eq!(stems[..2], ["sweep-ceiling", "metric"]);
+        assert!(r.plots[0].1.contains(">1 thr<") && r.plots[0].1.contains(">ceiling<"));
+        assert_eq!(r.page.plots(), 4);
     }
 
     #[test]

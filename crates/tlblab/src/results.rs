@@ -8,6 +8,9 @@
 //! DIR/<experiment>/index.html, plots/            the report
 //! ```
 //!
+//! `tlblab sweep --out DIR` writes the same layout into `DIR` itself, one column ("kernel") per
+//! combination of varied values (`ceiling=33,alloc=mmap`).
+//!
 //! Every file is written atomically (temporary file, then rename), and each cell file as soon as
 //! its iterations finish, so an interrupted run leaves whole files only. A cell file carries the
 //! exact configuration it ran (`spec`: machine profile, kernel knobs, workload, tasks, seeds,
@@ -226,7 +229,7 @@ pub fn load_set(dir: &Path) -> Result<(PathBuf, ResultSet)> {
             1 => subs.remove(0),
             0 => bail!(
                 "{}: not a result set (no summary.json in it or in a subdirectory); make one with \
-                 `tlblab reproduce NAME --out DIR`",
+                 `tlblab reproduce NAME --out DIR` or `tlblab sweep ... --out DIR`",
                 dir.display()
             ),
             _ => bail!(

@@ -1,5 +1,6 @@
 //! End-to-end tests of ebizzy, seed 000 and `tlblab sweep`.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn tlblab(args: &[&str]) -> Output {
@@ -114,10 +115,48 @@ fn reproduce_seed_000_prints_mean_and_stddev_rows_and_the_counts() {
     assert!(cols[3].starts_with("0.0/1.00/"), "{row}");
 }
 
+/// Every file under `dir`, relative path -> bytes, sorted.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((
+                    p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Modification times of the cell files under `dir`, by path.
+fn cell_mtimes(dir: &Path) -> Vec<(String, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    for k in std::fs::read_dir(dir.join("cells")).unwrap() {
+        for f in std::fs::read_dir(k.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            out.push((p.display().to_string(), std::fs::metadata(&p).unwrap().modified().unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn sweep_is_the_same_for_any_jobs_and_names_the_best_ceiling() {
-    let args = |jobs: &'static str| {
-        vec![
+    let scratch = std::env::temp_dir().join(format!("tlblab-sweep-{}", std::process::id()));
+    std::fs::remove_dir_all(&scratch).ok();
+    std::fs::create_dir_all(&scratch).unwrap();
+    let (dir_a, dir_b) = (scratch.join("a"), scratch.join("b"));
+    let args = |jobs: &'static str, out: &Path| {
+        let mut v: Vec<String> = [
             "sweep",
             "--machine",
             "ivybridge-4c8t",
@@ -137,13 +176,73 @@ fn sweep_is_the_same_for_any_jobs_and_names_the_best_ceiling() {
             "2",
             "--jobs",
             jobs,
+            "--out",
         ]
+        .map(String::from)
+        .to_vec();
+        v.push(out.display().to_string());
+        v
     };
-    let a = stdout(&tlblab(&args("1")));
-    assert_eq!(a, stdout(&tlblab(&args("2"))));
+    let run = |v: &[String]| tlblab(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    let first = run(&args("1", &dir_a));
+    let a = stdout(&first);
+    assert!(String::from_utf8_lossy(&first.stderr).contains("0 of 4 cells reused"));
+    assert_eq!(a, stdout(&run(&args("2", &dir_b))));
     assert!(a.contains("best ceiling: 1 threads:") && a.contains("best ceiling overall:"), "{a}");
     // At 2 threads the full flush (ceiling 0 < 129 pages) beats 129 INVLPGs on both CPUs.
     assert!(a.contains("best ceiling: 2 threads: 0 "), "{a}");
+    // The directory: the same bytes for any --jobs, one cell file per (value, threads), the
+    // summary in reproduce's format, the report with the terminal's table and every plot.
+    let files = tree(&dir_a);
+    assert_eq!(files, tree(&dir_b));
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("cells/ceiling_0-") && n.ends_with("/t1.json")).count(),
+        1
+    );
+    assert_eq!(names.iter().filter(|n| n.starts_with("cells/")).count(), 4);
+    let read =
+        |name: &str| String::from_utf8(files.iter().find(|(n, _)| n == name).unwrap().1.clone()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&read("summary.json")).unwrap();
+    assert_eq!(summary["kernels"], serde_json::json!(["ceiling=0", "ceiling=200"]));
+    assert_eq!(
+        (summary["rows"].as_array().unwrap().len(), &summary["rows"][3]["n"]),
+        (4, &serde_json::json!(2))
+    );
+    let cells: serde_json::Value = serde_json::from_str(&read("sweep.json")).unwrap();
+    assert_eq!(cells[3]["values"]["ceiling"], "200");
+    let html = read("index.html");
+    let table = a.lines().nth(1).unwrap();
+    assert!(html.contains(table) && html.contains("Sweep curves") && html.contains("<th>best ceiling</th>"));
+    let plots = names.iter().filter(|n| n.starts_with("plots/") && n.ends_with(".svg")).count();
+    assert_eq!(plots, 4, "{names:?}");
+    assert!(html.contains(&format!("data-plots=\"{plots}\"")));
+    assert_eq!(names.iter().filter(|n| n.starts_with("plots/") && n.ends_with(".png")).count(), plots);
+    // A rerun redoes nothing: every cell reused, no cell file rewritten, same table.
+    let before = cell_mtimes(&dir_a);
+    let again = run(&args("2", &dir_a));
+    assert_eq!(stdout(&again), a);
+    let e = String::from_utf8_lossy(&again.stderr).into_owned();
+    assert!(e.contains("4 of 4 cells reused") && e.contains(", 0 run"), "{e}");
+    assert_eq!(cell_mtimes(&dir_a), before);
+    // One more value runs only its cells; a changed spec (warm-up) reruns every cell.
+    let mut more = args("2", &dir_a);
+    more[12] = "ceiling=0,200,33".into();
+    assert!(String::from_utf8_lossy(&run(&more).stderr)
+        .contains("4 of 6 cells reused from an earlier identical run, 2 run"));
+    let mut changed = args("2", &dir_a);
+    changed.extend(["--warmup".to_string(), "400us".to_string()]);
+    assert!(String::from_utf8_lossy(&run(&changed).stderr)
+        .contains("0 of 4 cells reused from an earlier identical run, 4 run"));
+    // The directory is a result set `compare` reads.
+    let cmp = stdout(&tlblab(&["compare", dir_b.to_str().unwrap()]));
+    assert!(cmp.contains("ceiling=200") && cmp.contains("Amean     1"), "{cmp}");
+    // --out naming a file is refused before anything runs.
+    let file = scratch.join("cells.json");
+    std::fs::write(&file, "[]").unwrap();
+    let e = stderr(&run(&args("1", &file)));
+    assert!(e.contains("cells.json: is a file") && e.contains("give a directory"), "{e}");
+    std::fs::remove_dir_all(&scratch).ok();
     // Presets vary too, and --json gives the cells.
     let o = tlblab(&[
         "sweep",
@@ -177,4 +276,10 @@ fn sweep_is_the_same_for_any_jobs_and_names_the_best_ceiling() {
         "ceiling=1",
     ]));
     assert!(e.contains("allowed 1 ..= 8"), "{e}");
+    // Repeated thread counts or values would name one cell file twice.
+    let base = ["sweep", "--machine", "ivybridge-4c8t", "--workload", "ebizzy"];
+    let e = stderr(&tlblab(&[&base[..], &["--threads", "2,2", "--vary", "ceiling=1"]].concat()));
+    assert!(e.contains("--threads: 2 is listed twice"), "{e}");
+    let e = stderr(&tlblab(&[&base[..], &["--threads", "2", "--vary", "ceiling=1,1"]].concat()));
+    assert!(e.contains("value `1` is listed twice"), "{e}");
 }

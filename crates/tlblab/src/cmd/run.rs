@@ -9,8 +9,9 @@ use tlblab_report::table::Table;
 
 use crate::machines;
 
+/// What to simulate: the arguments `run` and `sweep` share (flattened into both).
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub struct SimArgs {
     /// A built-in machine (see `tlblab list`) or a profile file.
     #[arg(long)]
     pub machine: String,
@@ -20,23 +21,30 @@ pub struct RunArgs {
     /// A workload parameter KEY=VALUE (repeatable), e.g. alloc=glibc-mmap for ebizzy.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
-    /// Number of tasks (will-it-scale's -t; ebizzy's -t, default 2 x CPUs).
-    #[arg(long)]
-    pub threads: Option<u32>,
-    /// Kernel preset (see `tlblab list`).
+    /// Kernel preset (see `tlblab list`); the knobs apply to it.
     #[arg(long, default_value = "5.18.1")]
     pub kernel: String,
     /// Override one knob: KNOB=VALUE (repeatable).
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     pub set: Vec<String>,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Measured simulated time, e.g. 5ms, 200us, 1s (default 5ms, or ebizzy's -S).
+    /// Measured simulated time, e.g. 5ms, 200us, 1s (default: `run` 5ms or ebizzy's -S, `sweep`
+    /// 2ms).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Ps>,
     /// Simulated warm-up before the measurement (discarded, as the real harness does).
     #[arg(long, default_value = "500us", value_parser = parse_duration)]
     pub warmup: Ps,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Number of tasks (will-it-scale's -t; ebizzy's -t, default 2 x CPUs).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Print the RunResult as JSON.
     #[arg(long)]
     pub json: bool,
@@ -89,14 +97,15 @@ pub fn kernel_config(preset: &str, sets: &[String]) -> Result<KernelConfig> {
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
-    let profile = machines::load(&a.machine)?;
-    let workload = workload(&a.workload, &a.params)?;
+    let sim = &a.sim;
+    let profile = machines::load(&sim.machine)?;
+    let workload = workload(&sim.workload, &sim.params)?;
     let spec = RunSpec {
-        kernel: kernel_config(&a.kernel, &a.set)?,
+        kernel: kernel_config(&sim.kernel, &sim.set)?,
         tasks: tasks(a.threads, &workload, profile.topology.cpus())?,
         seed: a.seed,
-        warmup: a.warmup,
-        measure: a.duration.or(workload.default_measure()).unwrap_or(Ps::MS * 5),
+        warmup: sim.warmup,
+        measure: sim.duration.or(workload.default_measure()).unwrap_or(Ps::MS * 5),
         workload,
     };
     let r = run_sim(&profile, &spec).map_err(|e| anyhow!(e))?;
