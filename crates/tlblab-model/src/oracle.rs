@@ -19,6 +19,10 @@ pub struct Oracle {
     pub violations: u64,
     /// The first few violations, described, for the report.
     pub examples: Vec<String>,
+    /// Lazy TLB CPUs receive every flush (v3.x-v4.18 `lazy_ipis = send`): hold them to the
+    /// rule of running CPUs. Otherwise (v4.19+) a lazy CPU may keep stale entries until its
+    /// next `switch_mm` catches it up.
+    pub lazy_cpus_flushed: bool,
 }
 
 const MAX_EXAMPLES: usize = 8;
@@ -61,7 +65,9 @@ impl Oracle {
                 if ctx.ctx_id != m.ctx_id {
                     continue;
                 }
-                let running = st.loaded_mm == Some(mm) && st.loaded_asid as usize == slot && !st.is_lazy;
+                let running = st.loaded_mm == Some(mm)
+                    && st.loaded_asid as usize == slot
+                    && (!st.is_lazy || self.lazy_cpus_flushed);
                 let reusable = ctx.tlb_gen >= m.tlb_gen;
                 if !(running || reusable) {
                     continue;

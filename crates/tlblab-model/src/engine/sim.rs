@@ -116,6 +116,8 @@ pub struct Counters {
     /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
     /// an ASID slot whose generation is stale).
     pub switch_flushes: u64,
+    /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
+    pub lazy_leaves: u64,
     pub oracle_violations: u64,
 }
 
@@ -147,12 +149,13 @@ impl Counters {
             context_switches,
             mmap_lock_sleeps,
             switch_flushes,
+            lazy_leaves,
             oracle_violations
         )
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 23] {
+    pub fn fields(&self) -> [(&'static str, u64); 24] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
@@ -176,6 +179,7 @@ impl Counters {
             ("context_switches", self.context_switches),
             ("mmap_lock_sleeps", self.mmap_lock_sleeps),
             ("switch_flushes", self.switch_flushes),
+            ("lazy_leaves", self.lazy_leaves),
             ("oracle_violations", self.oracle_violations),
         ]
     }
@@ -444,19 +448,27 @@ impl Simulation {
                 flushed: Default::default(),
             })
             .collect();
+        // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
+        // ASID slots); before, every CR3 load flushed.
+        let pcid = profile.cpu.features.pcid && kernel.flush.generations;
+        // Where lazy CPUs get every flush IPI, none may keep a stale translation either.
+        let oracle = Oracle {
+            lazy_cpus_flushed: kernel.flush.lazy_ipis == crate::kernel::tlbflush::LazyIpis::Send,
+            ..Oracle::default()
+        };
         Simulation {
             topo,
             costs: Costs::new(profile),
             kernel,
             policy,
-            pcid: profile.cpu.features.pcid,
+            pcid,
             range_sizes: RangeInputs::tlb_sizes(profile),
             cpus,
             tasks: Vec::new(),
             mms: Vec::new(),
             files: Vec::new(),
             frames: Frames::new(),
-            oracle: Oracle::default(),
+            oracle,
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
             agenda: Agenda::new(topo.cpus()),
@@ -533,13 +545,22 @@ impl Simulation {
     /// lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
     /// `mm_cpumask` (the old mm's bit is left for flush IPIs to trim) and picks an ASID slot,
     /// flushing it if stale. Returns whether it flushed.
+    ///
+    /// v3.x (no generations, lazy CPUs get every flush IPI): a lazy CPU still in `mm_cpumask`
+    /// missed no flush and reloads nothing; one a flush IPI made `leave_mm` has `loaded_mm`
+    /// none here, so it takes the other-mm path: rejoin the mask and load CR3 (no PCID before
+    /// v4.14: a full flush). v3.10-v3.13 `switch_mm`, prev == next branch.
     fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
         let m = &mut self.mms[mm as usize];
         let c = &mut self.cpus[cpu as usize];
         let was_lazy = std::mem::replace(&mut c.st.is_lazy, false);
+        let gen_check = self.kernel.flush.generations
+            || self.kernel.flush.lazy_ipis == crate::kernel::tlbflush::LazyIpis::Skip;
         let need_flush = if c.st.loaded_mm == Some(mm) {
             let asid = c.st.loaded_asid as usize;
-            was_lazy && c.st.ctxs[asid].tlb_gen < m.tlb_gen
+            // Without generations the slot's tlb_gen is only set here, so the check is a
+            // conservative stand-in, needed only when flushes may have skipped this CPU.
+            was_lazy && gen_check && c.st.ctxs[asid].tlb_gen < m.tlb_gen
         } else {
             m.cpumask.set(cpu);
             m.ever_loaded.set(cpu);
@@ -1156,11 +1177,13 @@ impl Simulation {
         match action {
             FlushAction::WrongMm => m.cpumask.clear(cpu),
             FlushAction::LeaveLazy => {
-                // switch_mm_irqs_off(NULL, &init_mm): leave the mm, which also flushes.
+                // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
+                // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
                 m.cpumask.clear(cpu);
                 c.st.loaded_mm = None;
                 c.st.is_lazy = false;
                 c.flush_asid(pcid);
+                counters.lazy_leaves += 1;
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
             }
@@ -1190,8 +1213,9 @@ impl Simulation {
     }
 
     /// `flush_tlb_mm_range` (v5.18 arch/x86/mm/tlb.c): bump `mm->tlb_gen`, choose the range,
-    /// send IPIs to the other CPUs of `mm_cpumask` (skipping lazy ones unless page tables were
-    /// freed), flush locally (concurrently or first, per knob), then wait for every ack.
+    /// send IPIs to the other CPUs of `mm_cpumask` (lazy ones per `lazy_ipis`: v4.19+ skips
+    /// them unless page tables were freed, v3.x-v4.18 sends to them too), flush locally
+    /// (concurrently or first, per knob), then wait for every ack.
     fn flush_tlb_mm_range(
         &mut self,
         cpu: u32,
@@ -1227,8 +1251,9 @@ impl Simulation {
             initiator: cpu,
         };
         let mut targets = crate::hw::cpumask::CpuMask::new();
+        let lazy_too = self.kernel.flush.lazy_ipis.targets_lazy(freed_tables);
         for c in m.cpumask.iter().filter(|&c| c != cpu) {
-            if freed_tables || !self.cpus[c as usize].st.is_lazy {
+            if lazy_too || !self.cpus[c as usize].st.is_lazy {
                 targets.set(c);
             }
         }
