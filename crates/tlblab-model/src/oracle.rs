@@ -23,6 +23,10 @@ pub struct Oracle {
     /// Per frame: every CPU that ever filled a TLB entry translating to it (in any life of the
     /// frame). Only those can hold one, so a free checks them instead of every CPU of the mm.
     fillers: Vec<CpuMask>,
+    /// Lazy TLB CPUs receive every flush (v3.x-v4.18 `lazy_ipis = send`): hold them to the
+    /// rule of running CPUs. Otherwise (v4.19+) a lazy CPU may keep stale entries until its
+    /// next `switch_mm` catches it up.
+    pub lazy_cpus_flushed: bool,
 }
 
 const MAX_EXAMPLES: usize = 8;
@@ -78,7 +82,9 @@ impl Oracle {
                 if ctx.ctx_id != m.ctx_id {
                     continue;
                 }
-                let running = st.loaded_mm == Some(mm) && st.loaded_asid as usize == slot && !st.is_lazy;
+                let running = st.loaded_mm == Some(mm)
+                    && st.loaded_asid as usize == slot
+                    && (!st.is_lazy || self.lazy_cpus_flushed);
                 let reusable = ctx.tlb_gen >= m.tlb_gen;
                 if !(running || reusable) {
                     continue;

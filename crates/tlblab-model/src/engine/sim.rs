@@ -119,6 +119,8 @@ pub struct Counters {
     /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
     /// (or, without INVPCID, single-page ones) under page-table isolation.
     pub pti_user_flushes: u64,
+    /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
+    pub lazy_leaves: u64,
     pub oracle_violations: u64,
 }
 
@@ -151,12 +153,13 @@ impl Counters {
             mmap_lock_sleeps,
             switch_flushes,
             pti_user_flushes,
+            lazy_leaves,
             oracle_violations
         )
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 24] {
+    pub fn fields(&self) -> [(&'static str, u64); 25] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
@@ -181,6 +184,7 @@ impl Counters {
             ("mmap_lock_sleeps", self.mmap_lock_sleeps),
             ("switch_flushes", self.switch_flushes),
             ("pti_user_flushes", self.pti_user_flushes),
+            ("lazy_leaves", self.lazy_leaves),
             ("oracle_violations", self.oracle_violations),
         ]
     }
@@ -534,12 +538,18 @@ impl Simulation {
                 user_flush_pending: false,
             })
             .collect();
+        // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
+        // ASID slots); before, every CR3 load flushed.
+        let pcid = profile.cpu.features.pcid && kernel.flush.generations;
+        // Where lazy CPUs get every flush IPI, none may keep a stale translation either.
+        let mut oracle = Oracle::default();
+        oracle.lazy_cpus_flushed = kernel.flush.lazy_ipis == crate::kernel::tlbflush::LazyIpis::Send;
         Simulation {
             topo,
             costs: Costs::new(profile),
             kernel,
             policy,
-            pcid: profile.cpu.features.pcid,
+            pcid,
             range_sizes: RangeInputs::tlb_sizes(profile),
             csqs: (0..topo.cpus())
                 .map(|_| CallQueue {
@@ -554,7 +564,7 @@ impl Simulation {
             mms: Vec::new(),
             files: Vec::new(),
             frames: Frames::new(),
-            oracle: Oracle::default(),
+            oracle,
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
             agenda: Agenda::new(topo.cpus()),
@@ -631,14 +641,23 @@ impl Simulation {
     /// lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
     /// `mm_cpumask` (the old mm's bit is left for flush IPIs to trim) and picks an ASID slot,
     /// flushing it if stale. Returns whether it flushed.
+    ///
+    /// v3.x (no generations, lazy CPUs get every flush IPI): a lazy CPU still in `mm_cpumask`
+    /// missed no flush and reloads nothing; one a flush IPI made `leave_mm` has `loaded_mm`
+    /// none here, so it takes the other-mm path: rejoin the mask and load CR3 (no PCID before
+    /// v4.14: a full flush). v3.10-v3.13 `switch_mm`, prev == next branch.
     fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
         let m = &mut self.mms[mm as usize];
         let c = &mut self.cpus[cpu as usize];
         let was_lazy = std::mem::replace(&mut c.st.is_lazy, false);
         self.lazy.clear(cpu);
+        let gen_check = self.kernel.flush.generations
+            || self.kernel.flush.lazy_ipis == crate::kernel::tlbflush::LazyIpis::Skip;
         let need_flush = if c.st.loaded_mm == Some(mm) {
             let asid = c.st.loaded_asid as usize;
-            was_lazy && c.st.ctxs[asid].tlb_gen < m.tlb_gen
+            // Without generations the slot's tlb_gen is only set here, so the check is a
+            // conservative stand-in, needed only when flushes may have skipped this CPU.
+            was_lazy && gen_check && c.st.ctxs[asid].tlb_gen < m.tlb_gen
         } else {
             m.cpumask.set(cpu);
             m.ever_loaded.set(cpu);
@@ -1275,12 +1294,14 @@ impl Simulation {
         match action {
             FlushAction::WrongMm => m.cpumask.clear(cpu),
             FlushAction::LeaveLazy => {
-                // switch_mm_irqs_off(NULL, &init_mm): leave the mm, which also flushes.
+                // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
+                // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
                 m.cpumask.clear(cpu);
                 c.st.loaded_mm = None;
                 c.st.is_lazy = false;
                 lazy.clear(cpu);
                 c.flush_asid(pcid);
+                counters.lazy_leaves += 1;
                 counters.full_flushes += 1;
                 cost += costs.full_flush;
             }
@@ -1318,8 +1339,9 @@ impl Simulation {
     }
 
     /// `flush_tlb_mm_range` (v5.18 arch/x86/mm/tlb.c): bump `mm->tlb_gen`, choose the range,
-    /// send IPIs to the other CPUs of `mm_cpumask` (skipping lazy ones unless page tables were
-    /// freed), flush locally (concurrently or first, per knob), then wait for every ack.
+    /// send IPIs to the other CPUs of `mm_cpumask` (lazy ones per `lazy_ipis`: v4.19+ skips
+    /// them unless page tables were freed, v3.x-v4.18 sends to them too), flush locally
+    /// (concurrently or first, per knob), then wait for every ack.
     fn flush_tlb_mm_range(
         &mut self,
         cpu: u32,
@@ -1354,7 +1376,8 @@ impl Simulation {
             new_tlb_gen: m.tlb_gen,
             initiator: cpu,
         };
-        let mut targets = if freed_tables { m.cpumask } else { m.cpumask.and_not(&self.lazy) };
+        let lazy_too = self.kernel.flush.lazy_ipis.targets_lazy(freed_tables);
+        let mut targets = if lazy_too { m.cpumask } else { m.cpumask.and_not(&self.lazy) };
         targets.clear(cpu);
         let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
         let local = |s: &mut Simulation| {

@@ -1,7 +1,7 @@
 //! Kernel presets: the knob bundles the seeds name as columns. Every knob stays settable on its
 //! own (`KernelConfig::set`).
 
-use super::tlbflush::{FlushKnobs, RangePolicy, ReadTlbGen};
+use super::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 
 /// A named kernel configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +38,11 @@ pub const KNOBS: &[(&str, &str)] = &[
     ("concurrent_local", "on | off"),
     ("generations", "on | off (v4.14+ tlb_gen protocol; off = v3.x handler)"),
     ("coalesce_ipis", "on | off (v3.9+: IPI only to CPUs whose call queue was empty)"),
+    (
+        "lazy_ipis",
+        "send | skip (send: v3.x-v4.18, lazy CPUs get flush IPIs and leave the mm; \
+         skip: v4.19+, only when page tables were freed)",
+    ),
     ("mmap_lock", "on | off (faults and mmap/munmap/madvise take mmap_lock; off is an ablation)"),
     ("pti", "on | off (v4.15+ page-table isolation, where the machine profile says the CPU needs it)"),
     ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
@@ -53,6 +58,7 @@ fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelCon
             read_tlb_gen,
             concurrent_local: true,
             coalesce_ipis: true,
+            lazy_ipis: LazyIpis::Skip,
             mmap_lock: true,
             pti: true,
             free_before_flush: false,
@@ -71,6 +77,7 @@ fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
             read_tlb_gen: ReadTlbGen::Never,
             concurrent_local: false,
             coalesce_ipis: true,
+            lazy_ipis: LazyIpis::Send,
             mmap_lock: true,
             pti: false,
             free_before_flush: false,
@@ -91,6 +98,7 @@ impl KernelConfig {
                     read_tlb_gen: ReadTlbGen::Never,
                     concurrent_local: false,
                     coalesce_ipis: false,
+                    lazy_ipis: LazyIpis::Send,
                     mmap_lock: true,
                     pti: false,
                     free_before_flush: false,
@@ -105,6 +113,7 @@ impl KernelConfig {
                     generations: false,
                     concurrent_local: false,
                     pti: false,
+                    lazy_ipis: LazyIpis::Send,
                     ..modern(name, false, ReadTlbGen::Never).flush
                 },
                 ..modern(name, false, ReadTlbGen::Never)
@@ -195,6 +204,13 @@ impl KernelConfig {
             "concurrent_local" => f.concurrent_local = on_off()?,
             "generations" => f.generations = on_off()?,
             "coalesce_ipis" => f.coalesce_ipis = on_off()?,
+            "lazy_ipis" => {
+                f.lazy_ipis = match value {
+                    "send" => LazyIpis::Send,
+                    "skip" => LazyIpis::Skip,
+                    _ => return Err(bad()),
+                }
+            }
             "mmap_lock" => f.mmap_lock = on_off()?,
             "pti" => f.pti = on_off()?,
             "free_before_flush" => f.free_before_flush = on_off()?,
@@ -241,6 +257,19 @@ mod tests {
             RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: false }
         );
         assert_eq!(policy("3.17"), RangePolicy::Ceiling(33));
+    }
+
+    #[test]
+    fn lazy_cpus_get_flush_ipis_up_to_v4_18() {
+        for (name, _) in PRESETS {
+            let want = if name.starts_with("3.") { LazyIpis::Send } else { LazyIpis::Skip };
+            assert_eq!(KernelConfig::preset(name).unwrap().flush.lazy_ipis, want, "{name}");
+        }
+        let mut k = KernelConfig::preset("5.18.1").unwrap();
+        k.set("lazy_ipis", "send").unwrap();
+        assert_eq!(k.flush.lazy_ipis, LazyIpis::Send);
+        let e = k.set("lazy_ipis", "sometimes").unwrap_err();
+        assert!(e.contains("lazy_ipis") && e.contains("send | skip"), "{e}");
     }
 
     #[test]

@@ -47,6 +47,32 @@ pub enum ReadTlbGen {
     Never,
 }
 
+/// Whether `flush_tlb_mm_range` interrupts CPUs of `mm_cpumask` that are in lazy TLB mode
+/// (idle, or running a kernel thread, with the user mm still loaded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LazyIpis {
+    /// v3.x-v4.18: every other CPU of `mm_cpumask` gets the IPI; a lazy one leaves the mm in the
+    /// handler (v3.13 `flush_tlb_func` -> `leave_mm`: clear its `mm_cpumask` bit and load
+    /// `swapper_pg_dir`; v4.14-v4.18 switch to `init_mm`), so it gets no further IPIs for the
+    /// mm and reloads CR3 (a full flush) when it switches back.
+    Send,
+    /// v4.19+ (Rik van Riel, "x86/mm/tlb: Only send page table free TLB flush to lazy TLB
+    /// CPUs"): lazy CPUs are skipped unless page tables were freed; one that fell behind
+    /// catches up with a full flush at its next `switch_mm` (the `tlb_gen` check).
+    Skip,
+}
+
+impl LazyIpis {
+    /// Whether a lazy CPU is a target of a flush that did (not) free page tables.
+    pub fn targets_lazy(self, freed_tables: bool) -> bool {
+        match self {
+            LazyIpis::Send => true,
+            LazyIpis::Skip => freed_tables,
+        }
+    }
+}
+
 /// The flush-protocol knobs; every one settable alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlushKnobs {
@@ -63,6 +89,9 @@ pub struct FlushKnobs {
     /// Shaohua Li's per-CPU csd rework; llist since v3.14); a handler run drains every request
     /// queued so far. Off: v3.4, one IPI per target per call.
     pub coalesce_ipis: bool,
+    /// Lazy TLB CPUs as flush targets (the sender's side of the rule; the handler's
+    /// `LeaveLazy` is the same in every era).
+    pub lazy_ipis: LazyIpis,
     /// Faults and address-space system calls take `mmap_lock` (a sleeping rwsem with a
     /// contended count line). Off: no lock at all (an ablation, not a kernel).
     pub mmap_lock: bool,
@@ -155,7 +184,9 @@ impl TlbState {
 pub enum FlushAction {
     /// The CPU no longer runs the mm (it switched away): it leaves `mm_cpumask`.
     WrongMm,
-    /// Lazy CPU: switch to init_mm (which flushes) and stop receiving IPIs.
+    /// Lazy CPU: leave the mm (v3.x `leave_mm`: clear the `mm_cpumask` bit, load
+    /// `swapper_pg_dir`; v4.14+ `switch_mm_irqs_off(NULL, &init_mm)`), which flushes, and stop
+    /// receiving IPIs for it.
     LeaveLazy,
     /// Early return: the request was already covered (`new_tlb_gen <= local`).
     EarlyReturn,
@@ -188,6 +219,8 @@ pub fn flush_tlb_func(
     if st.loaded_mm != Some(f.mm) {
         return FlushAction::WrongMm;
     }
+    // v3.13 checks `cpu_tlbstate.state == TLBSTATE_LAZY` after the active_mm test, as v4.14+
+    // checks `is_lazy` after the loaded_mm test: the same order in every era.
     if st.is_lazy {
         return FlushAction::LeaveLazy;
     }

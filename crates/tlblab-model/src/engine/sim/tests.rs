@@ -242,3 +242,119 @@ fn pti_defers_the_user_pcid_flush_to_the_return_to_user_space() {
     k.set("pti", "on").unwrap();
     assert!(k.flush.pti);
 }
+
+/// tlb_flush2 on CPU 0 while CPU 1, which ran the same mm, idles in lazy TLB mode (its task
+/// went to sleep for good). tlb_flush2 flushes one page per iteration with madvise (no page
+/// tables freed) and munmaps its 256-page region (page tables freed) every 256 iterations.
+fn lazy_cpu_beside_a_flusher(preset: &str, lazy_ipis: Option<&str>, run_for: Ps) -> (Simulation, RunStats) {
+    let p = profile("haswell-ep-2s");
+    let mut k = KernelConfig::preset(preset).unwrap();
+    if let Some(v) = lazy_ipis {
+        k.set("lazy_ipis", v).unwrap();
+    }
+    let mut sim = Simulation::new(&p, k);
+    let mm = sim.add_mm();
+    sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 0);
+    sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 1);
+    sim.deschedule(1, false, Ps::ZERO);
+    assert!(sim.cpus[1].st.is_lazy && sim.mms[mm as usize].cpumask.contains(1));
+    let s = sim.run(Ps::ZERO, run_for);
+    (sim, s)
+}
+
+#[test]
+fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
+    for preset in ["3.4", "3.13", "3.17"] {
+        let (sim, s) = lazy_cpu_beside_a_flusher(preset, None, Ps::MS);
+        let c = s.counters;
+        assert!(s.iterations[0] > 300, "past the first munmap: {preset}: {s:?}");
+        // The first flush reaches the lazy CPU, which leaves the mm (one full flush); it is out
+        // of mm_cpumask after that, so none of the later flushes interrupts it.
+        assert_eq!((c.lazy_leaves, c.remote_flushes_received, c.ipis_received), (1, 1, 1), "{preset}: {c:?}");
+        assert_eq!(c.shootdowns, 1, "{preset}: {c:?}");
+        assert!(!sim.mms[0].cpumask.contains(1) && sim.cpus[1].st.loaded_mm.is_none(), "{preset}");
+        assert_eq!(c.oracle_violations, 0, "{preset}");
+    }
+    // The same kernel with the v4.19 rule: madvise flushes never interrupt the lazy CPU.
+    let (sim, s) = lazy_cpu_beside_a_flusher("3.13", Some("skip"), Ps::US * 200);
+    assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
+    assert_eq!((s.counters.lazy_leaves, s.counters.ipis_sent, s.counters.shootdowns), (0, 0, 0));
+    assert!(sim.mms[0].cpumask.contains(1) && sim.cpus[1].st.is_lazy);
+    assert_eq!(s.counters.oracle_violations, 0);
+}
+
+#[test]
+fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
+    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::US * 200);
+    assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
+    assert_eq!((s.counters.lazy_leaves, s.counters.ipis_sent, s.counters.shootdowns), (0, 0, 0));
+    assert!(sim.cpus[1].st.is_lazy && sim.cpus[1].st.loaded_mm == Some(0));
+    assert_eq!(s.counters.oracle_violations, 0);
+    // The munmap after 256 pages frees page tables: that flush reaches the lazy CPU, which
+    // leaves the mm, and no later flush interrupts it.
+    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::MS);
+    assert!(s.iterations[0] > 300, "{s:?}");
+    assert_eq!((s.counters.lazy_leaves, s.counters.remote_flushes_received), (1, 1));
+    assert!(sim.cpus[1].st.loaded_mm.is_none());
+    // v4.14-v4.18 sent every flush to lazy CPUs; their handler left for init_mm.
+    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", Some("send"), Ps::US * 200);
+    assert_eq!((s.counters.lazy_leaves, s.counters.remote_flushes_received), (1, 1));
+    assert!(sim.cpus[1].st.loaded_mm.is_none());
+    assert_eq!(s.counters.oracle_violations, 0);
+}
+
+#[test]
+fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
+    // v3.10-v3.13 switch_mm, prev == next: a lazy CPU still in mm_cpumask reloads nothing; one
+    // that leave_mm took out of it rejoins and reloads CR3 (a full flush).
+    let p = profile("haswell-ep-2s");
+    let mut sim = Simulation::new(&p, KernelConfig::preset("3.13").unwrap());
+    let mm = sim.add_mm();
+    sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 1);
+    let flushes = |sim: &Simulation| sim.cpus[1].st.clone();
+    sim.deschedule(1, false, Ps::ZERO);
+    let before = flushes(&sim);
+    assert!(!sim.switch_mm(1, mm), "still in mm_cpumask: no reload");
+    assert_eq!(sim.cpus[1].st.loaded_mm, before.loaded_mm);
+    sim.cpus[1].st.is_lazy = true;
+    let info = FlushInfo {
+        mm,
+        start: 0,
+        end: PAGE_SIZE,
+        stride_shift: PAGE_SHIFT,
+        freed_tables: false,
+        new_tlb_gen: 1,
+        initiator: 0,
+    };
+    sim.run_flush_func(1, &info);
+    assert!(!sim.mms[mm as usize].cpumask.contains(1) && sim.counters.lazy_leaves == 1);
+    assert!(sim.switch_mm(1, mm), "left by leave_mm: CR3 reload");
+    assert!(sim.mms[mm as usize].cpumask.contains(1));
+}
+
+#[test]
+fn every_preset_runs_seed_000_ebizzy_with_mmap_lock_clean() {
+    // ebizzy with glibc-mmap munmaps under mmap_lock for write while faults sleep on it: lazy
+    // CPUs all the time. The oracle holds lazy CPUs to the running rule under `send`.
+    let p = profile("ivybridge-4c8t");
+    for (name, _) in crate::kernel::preset::PRESETS {
+        let spec = crate::run::RunSpec {
+            kernel: KernelConfig::preset(name).unwrap(),
+            workload: crate::run::Workload::parse("ebizzy alloc=glibc-mmap").unwrap(),
+            tasks: 6,
+            seed: 3,
+            warmup: Ps::US * 300,
+            measure: Ps::MS,
+        };
+        let r = crate::run::run(&p, &spec).unwrap();
+        assert_eq!(r.oracle.violations, 0, "{name}: {:?}", r.oracle.examples);
+        assert!(r.operations() > 0 && r.counters["mmap_lock_sleeps"] > 0, "{name}: {:?}", r.counters);
+        if name.starts_with("3.") {
+            // Sleepers' CPUs are lazy at flush time: each gets the IPI, leaves, and reloads CR3
+            // when woken. Range flushes then run on the initiator only.
+            let c = &r.counters;
+            assert!(c["lazy_leaves"] > r.operations(), "{name}: {c:?}");
+            assert!(c["switch_flushes"] > 0 && c["invlpg"] <= 130 * r.operations(), "{name}: {c:?}");
+        }
+    }
+}

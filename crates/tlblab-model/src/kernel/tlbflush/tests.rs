@@ -8,6 +8,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         read_tlb_gen: read,
         concurrent_local: true,
         coalesce_ipis: true,
+        lazy_ipis: LazyIpis::Skip,
         mmap_lock: true,
         pti: true,
         free_before_flush: false,
@@ -108,6 +109,17 @@ fn wrong_mm_and_lazy_cpus() {
     let mut st = state(1);
     st.is_lazy = true;
     assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, || 2), FlushAction::LeaveLazy);
+}
+
+#[test]
+fn lazy_cpus_are_targets_before_v4_19_and_for_freed_tables_after() {
+    assert!(LazyIpis::Send.targets_lazy(false) && LazyIpis::Send.targets_lazy(true));
+    assert!(!LazyIpis::Skip.targets_lazy(false) && LazyIpis::Skip.targets_lazy(true));
+    // The v3.x handler (no generations) leaves the mm too, without flushing the range.
+    let k = FlushKnobs { generations: false, lazy_ipis: LazyIpis::Send, ..knobs(false, ReadTlbGen::Never) };
+    let mut st = state(1);
+    st.is_lazy = true;
+    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, || unreachable!()), FlushAction::LeaveLazy);
 }
 
 #[test]
