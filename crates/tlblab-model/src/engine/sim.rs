@@ -639,8 +639,8 @@ impl Simulation {
 
     /// `switch_mm_irqs_off` to `mm` (v5.18, facts §1.7): the same mm is free unless the CPU was
     /// lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
-    /// `mm_cpumask` (the old mm's bit is left for flush IPIs to trim) and picks an ASID slot,
-    /// flushing it if stale. Returns whether it flushed.
+    /// `mm_cpumask` (the CPU leaves the old mm's) and picks an ASID slot, flushing it if stale.
+    /// Returns whether it flushed.
     ///
     /// v3.x (no generations, lazy CPUs get every flush IPI): a lazy CPU still in `mm_cpumask`
     /// missed no flush and reloads nothing; one a flush IPI made `leave_mm` has `loaded_mm`
@@ -659,6 +659,13 @@ impl Simulation {
             // conservative stand-in, needed only when flushes may have skipped this CPU.
             was_lazy && gen_check && c.st.ctxs[asid].tlb_gen < m.tlb_gen
         } else {
+            // Stop remote flushes for the previous mm (v3.x-v6.x switch_mm_irqs_off; lazily
+            // left in the mask for flush IPIs to trim only since v6.12's "x86,tlb: update
+            // mm_cpumask lazily").
+            if let Some(prev) = c.st.loaded_mm {
+                self.mms[prev as usize].cpumask.clear(cpu);
+            }
+            let m = &mut self.mms[mm as usize];
             m.cpumask.set(cpu);
             m.ever_loaded.set(cpu);
             let (asid, need_flush) = c.st.choose_new_asid(m.ctx_id, m.tlb_gen, self.pcid);
@@ -667,6 +674,7 @@ impl Simulation {
             need_flush
         };
         if need_flush {
+            let m = &self.mms[mm as usize];
             let asid = c.st.loaded_asid as usize;
             c.st.ctxs[asid] = crate::kernel::tlbflush::TlbContext { ctx_id: m.ctx_id, tlb_gen: m.tlb_gen };
             let pcid = c.st.pcid();

@@ -358,3 +358,21 @@ fn every_preset_runs_seed_000_ebizzy_with_mmap_lock_clean() {
         }
     }
 }
+
+#[test]
+fn a_cpu_switching_to_another_mm_leaves_the_old_mm_cpumask() {
+    // Two processes time-sliced on CPU 0 (v5.18 switch_mm_irqs_off clears the previous mm's
+    // bit): flushes of the mm not running there never target CPU 0.
+    let p = profile("haswell-ep-2s");
+    let mut sim = Simulation::new(&p, KernelConfig::preset("5.18.1").unwrap());
+    let (a, b) = (sim.add_mm(), sim.add_mm());
+    sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), a, 0);
+    sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), b, 0);
+    let s = sim.run(Ps::ZERO, Ps::MS * 30);
+    assert!(s.counters.context_switches >= 2, "{:?}", s.counters);
+    let running = sim.cpus[0].st.loaded_mm.unwrap();
+    let other = if running == a { b } else { a };
+    assert!(sim.mms[running as usize].cpumask.contains(0));
+    assert!(!sim.mms[other as usize].cpumask.contains(0));
+    assert_eq!(s.counters.ipis_sent, 0, "{:?}", s.counters);
+}
