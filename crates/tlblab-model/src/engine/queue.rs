@@ -61,6 +61,21 @@ impl Agenda {
         (t != NEVER).then_some(t)
     }
 
+    /// The earliest `(time, cpu)` of every CPU but `cpu`: the best of the winners `cpu`'s path
+    /// to the root meets (read-only, log2(CPUs) nodes).
+    pub fn first_excluding(&self, cpu: u32) -> Option<(Ps, u32)> {
+        let mut i = self.width + cpu as usize;
+        let mut best = (NEVER, u32::MAX);
+        while i > 1 {
+            let sib = self.nodes[i ^ 1];
+            if sib.0 < best.0 || (sib.0 == best.0 && sib.1 < best.1) {
+                best = sib;
+            }
+            i /= 2;
+        }
+        (best.0 != NEVER).then_some(best)
+    }
+
     /// The earliest `(time, cpu)`, if any CPU has an event.
     pub fn first(&self) -> Option<(Ps, u32)> {
         let (t, w) = self.nodes[1];
@@ -123,6 +138,9 @@ mod tests {
             times[cpu as usize] = t;
             let want = (0..37u32).filter_map(|c| times[c as usize].map(|t| (t, c))).min();
             assert_eq!(a.first(), want);
+            let ex = (x >> 7) as u32 % 37;
+            let want = (0..37u32).filter(|&c| c != ex).filter_map(|c| times[c as usize].map(|t| (t, c))).min();
+            assert_eq!(a.first_excluding(ex), want);
         }
     }
 }

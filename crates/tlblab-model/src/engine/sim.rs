@@ -1488,16 +1488,18 @@ impl Simulation {
         let ipi = self.costs.ipi.expect("IPIs need IPI costs");
         let (topo, lines) = (self.topo, self.costs.lines);
         let ci = cpu as usize;
-        // This CPU's own next event is the continuation being computed; only its interrupt
-        // arrivals stay on the agenda while it decides whether to stop.
-        self.agenda.set(cpu, self.cpus[ci].arrivals.first().copied());
         let mut d = Ps::ZERO;
         while let Some(&e) = self.cpus[ci].taken.front() {
             let t = now + d;
-            if let Some((to, c)) = self.agenda.first() {
-                if to < t || (to == t && c <= cpu) {
+            // This CPU's own agenda entry is the continuation being computed: look past it,
+            // at the other CPUs and at this CPU's interrupt arrivals.
+            if let Some((to, c)) = self.agenda.first_excluding(cpu) {
+                if to < t || (to == t && c < cpu) {
                     return d;
                 }
+            }
+            if self.cpus[ci].arrivals.first().is_some_and(|&a| a <= t) {
+                return d;
             }
             self.cpus[ci].taken.pop_front();
             self.counters.remote_flushes_received += 1;
