@@ -38,9 +38,10 @@ fn one_task_makes_no_ipis_and_frees_every_page_it_zaps() {
     let ops = s.iterations[0];
     assert!(ops > 100, "{ops}");
     assert_eq!((c.ipis_sent, c.shootdowns), (0, 0));
-    // Each iteration: one 1-page madvise flush (INVLPG), one freed page.
-    assert!(c.partial_flushes >= ops && c.partial_flushes <= ops + 2, "{c:?} {ops}");
-    assert!(c.pages_freed >= ops && c.pages_freed <= ops + 2, "{c:?}");
+    // Each iteration: one 1-page madvise flush (INVLPG), one freed page. The first iteration
+    // counted may have flushed and freed before the window opened.
+    assert!(c.partial_flushes + 1 >= ops && c.partial_flushes <= ops + 2, "{c:?} {ops}");
+    assert!(c.pages_freed + 1 >= ops && c.pages_freed <= ops + 2, "{c:?}");
     assert_eq!(c.oracle_violations, 0);
 }
 
