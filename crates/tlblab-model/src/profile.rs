@@ -216,8 +216,26 @@ pub struct KernelCosts {
     pub global_flush_ns: Sourced,
     /// A null system call round trip (entry + exit), with the profile's default mitigations.
     pub syscall_ns: Sourced,
-    /// A minor page fault's kernel path excluding zeroing and the TLB work.
+    /// A minor page fault's kernel path excluding zeroing, the TLB work and the per-page costs
+    /// below (page allocation, fault-around): exception entry/exit (with PTI where it is on) and
+    /// `handle_mm_fault` down to the PTE.
     pub fault_ns: Sourced,
+    /// Fault-around (`filemap_map_pages`, mm/filemap.c v5.18), per page-cache page it visits in
+    /// the window: xarray step, reference, trylock, checks, and mapping it (rmap, counter,
+    /// `set_pte`) when its PTE is none; visited pages already mapped cost the same lookups.
+    pub fault_around_page_cycles: Sourced,
+    /// One new page for a fault: the order-0 per-CPU-list allocation, the memcg charge, the
+    /// rmap and the LRU add (`alloc_page_vma` .. `lru_cache_add`), without zeroing or copying.
+    pub page_alloc_cycles: Sourced,
+    /// Freeing one anonymous page the `mmu_gather` collected, after the flush
+    /// (`release_pages`: LRU removal, memcg uncharge, per-CPU-list free).
+    pub page_free_cycles: Sourced,
+    /// Clearing one present PTE in `zap_pte_range` (get-and-clear, rmap removal, RSS counter,
+    /// gathering the page).
+    pub zap_pte_cycles: Sourced,
+    /// `flush_tlb_mm_range`'s own overhead per call, beyond the INVLPGs / CR3 write and the
+    /// `mm->tlb_gen` line the model charges separately.
+    pub flush_call_cycles: Sourced,
     /// A context switch between two threads (`schedule()` and `switch_to`, without the TLB
     /// work, which is simulated). Needed only when tasks outnumber CPUs or sleep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -337,6 +355,15 @@ impl MachineProfile {
         check_sourced("kernel.global_flush_ns", &k.global_flush_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.syscall_ns", &k.syscall_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.fault_ns", &k.fault_ns, 0.0, 10_000_000.0)?;
+        for (key, v) in [
+            ("kernel.fault_around_page_cycles", &k.fault_around_page_cycles),
+            ("kernel.page_alloc_cycles", &k.page_alloc_cycles),
+            ("kernel.page_free_cycles", &k.page_free_cycles),
+            ("kernel.zap_pte_cycles", &k.zap_pte_cycles),
+            ("kernel.flush_call_cycles", &k.flush_call_cycles),
+        ] {
+            check_sourced(key, v, 0.0, 1_000_000.0)?;
+        }
         if let Some(cs) = &k.context_switch_ns {
             check_sourced("kernel.context_switch_ns", cs, 0.0, 10_000_000.0)?;
         }

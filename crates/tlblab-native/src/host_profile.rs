@@ -197,6 +197,80 @@ fn structures_from_reach(r: &crate::probe::chase::Reach, tag: &str, l2_hit: &Sou
 }
 
 /// Builds the host profile named `name` from a probe report.
+/// Per-page kernel costs the probe cannot isolate from user space: the x86 profiles' estimates
+/// (their reasoning is in `profiles/*.toml`), borrowed and labelled as such.
+struct Borrowed {
+    fault_around_page_cycles: Sourced,
+    page_alloc_cycles: Sourced,
+    zap_pte_cycles: Sourced,
+}
+
+/// What the madvise sweep gives for the zap/free and flush-call paths.
+struct Derived {
+    page_free_cycles: Sourced,
+    flush_call_cycles: Sourced,
+}
+
+fn kernel_path_costs(
+    r: &ProbeReport,
+    sc: Option<&crate::probe::shootdown::ShootdownCosts>,
+    tag: &str,
+    sd_src: &str,
+    mhz: f64,
+) -> (Borrowed, Derived) {
+    let cyc = |ns: f64| ns * mhz / 1000.0;
+    let borrowed = |v: f64, what: &str| {
+        estimate(
+            v,
+            format!(
+                "not measurable from user space ({what}): the built-in x86 profiles' estimate, borrowed \
+                 (reasoning in profiles/haswell-ep-2s.toml)"
+            ),
+        )
+    };
+    let b = Borrowed {
+        fault_around_page_cycles: borrowed(100.0, "fault-around is one part of a read fault"),
+        page_alloc_cycles: borrowed(400.0, "the allocation is one part of the measured first-write fault"),
+        zap_pte_cycles: borrowed(60.0, "the zap is one part of the madvise per-page slope"),
+    };
+    // Above the ceiling the flush is one full flush whatever the count, so the per-page slope
+    // is the zap and the free of each page (freed in batches there: the LRU lock and the memcg
+    // uncharge are shared, so this is a lower bound for a lone page).
+    let zap = b.zap_pte_cycles.value;
+    let page_free_cycles = match sc {
+        Some(c) if cyc(c.slope_above_ns) > zap => measured(
+            cyc(c.slope_above_ns) - zap,
+            format!(
+                "{sd_src}: per-page slope alone above the ceiling ({:.1} ns = zap + free, no INVLPG) x {mhz:.0} MHz \
+                 minus zap_pte_cycles ({zap:.0}, borrowed estimate); batched frees, a lower bound for a lone page",
+                c.slope_above_ns
+            ),
+        ),
+        _ => estimate(
+            200.0,
+            "the madvise sweep gave no per-page slope above the ceiling: the x86 profiles' estimate, borrowed",
+        ),
+    };
+    let flush_call_cycles = match sc {
+        Some(c) if c.intercept_below_ns > r.syscall_ns.median => measured(
+            cyc(c.intercept_below_ns - r.syscall_ns.median),
+            format!(
+                "{sd_src}: intercept alone below the ceiling ({:.0} ns) minus the measured getppid() round trip \
+                 ({:.0} ns) x {mhz:.0} MHz; also holds madvise's own fixed path, which the model has no other key for",
+                c.intercept_below_ns, r.syscall_ns.median
+            ),
+        ),
+        _ => estimate(
+            714.0,
+            format!(
+                "{tag}: the madvise sweep's intercept was not above the syscall time: DH14's Ivy Bridge \
+                 flush_tlb_mm_range() call overhead (714 cycles), borrowed"
+            ),
+        ),
+    };
+    (b, Derived { page_free_cycles, flush_call_cycles })
+}
+
 pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     let h = &r.host;
     let vm = h.hypervisor.as_ref().map_or_else(|| "bare metal".to_string(), |v| format!("{v} guest"));
@@ -312,7 +386,11 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
 
     let clear_ns = 4096.0 * 1000.0 / r.clear_page_mbps.median;
     let fault1 = r.faults.first().ok_or("the probe has no fault measurement")?;
-    let fault_ns = (fault1.fault_ns.median - clear_ns).max(0.0);
+    let (per_page, paths) = kernel_path_costs(r, sc, &tag, &sd_src, mhz);
+    // The probe's first write to an anonymous page pays the fault, the allocation and the
+    // clearing: the allocation's share is the borrowed estimate, the clearing is measured.
+    let alloc_ns = per_page.page_alloc_cycles.value * 1000.0 / mhz;
+    let fault_ns = (fault1.fault_ns.median - clear_ns - alloc_ns).max(0.0);
 
     let smp = h.cpus.len() > 1;
     // A ping-pong run stalls whenever either thread is descheduled, which on a shared host
@@ -533,11 +611,17 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 fault_ns,
                 format!(
                     "{tag}: first write to a fresh anonymous 4 KiB page, 1 thread ({:.0} ns/page, {}) minus clearing \
-                     one page at the measured clear_page rate ({clear_ns:.0} ns)",
+                     one page at the measured clear_page rate ({clear_ns:.0} ns) minus page_alloc_cycles \
+                     ({alloc_ns:.0} ns, borrowed estimate)",
                     fault1.fault_ns.median,
                     spread(&fault1.fault_ns)
                 ),
             ),
+            fault_around_page_cycles: per_page.fault_around_page_cycles,
+            page_alloc_cycles: per_page.page_alloc_cycles,
+            page_free_cycles: paths.page_free_cycles,
+            zap_pte_cycles: per_page.zap_pte_cycles,
+            flush_call_cycles: paths.flush_call_cycles,
             // Not probed yet: a host profile runs at most one task per CPU.
             context_switch_ns: None,
             // PTI's per-page INVPCID of the user PCID cannot be timed from user space.

@@ -139,7 +139,8 @@ mod tests {
             let want = (0..37u32).filter_map(|c| times[c as usize].map(|t| (t, c))).min();
             assert_eq!(a.first(), want);
             let ex = (x >> 7) as u32 % 37;
-            let want = (0..37u32).filter(|&c| c != ex).filter_map(|c| times[c as usize].map(|t| (t, c))).min();
+            let want =
+                (0..37u32).filter(|&c| c != ex).filter_map(|c| times[c as usize].map(|t| (t, c))).min();
             assert_eq!(a.first_excluding(ex), want);
         }
     }

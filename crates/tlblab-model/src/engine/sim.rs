@@ -199,6 +199,11 @@ struct Costs {
     walk: Ps,
     syscall_half: Ps,
     fault: Ps,
+    fault_around_page: Ps,
+    page_alloc: Ps,
+    page_free: Ps,
+    zap_pte: Ps,
+    flush_call: Ps,
     clear_page: Ps,
     copy_page: Ps,
     invlpg: Ps,
@@ -223,6 +228,11 @@ impl Costs {
             walk: Ps::from_cycles(p.walk.cycles.value, mhz),
             syscall_half: Ps::from_ns(p.kernel.syscall_ns.value / 2.0),
             fault: Ps::from_ns(p.kernel.fault_ns.value),
+            fault_around_page: Ps::from_cycles(p.kernel.fault_around_page_cycles.value, mhz),
+            page_alloc: Ps::from_cycles(p.kernel.page_alloc_cycles.value, mhz),
+            page_free: Ps::from_cycles(p.kernel.page_free_cycles.value, mhz),
+            zap_pte: Ps::from_cycles(p.kernel.zap_pte_cycles.value, mhz),
+            flush_call: Ps::from_cycles(p.kernel.flush_call_cycles.value, mhz),
             clear_page: page_time(p.memory.clear_page_mbps.value),
             copy_page: page_time(p.memory.memcpy_mbps.value),
             invlpg: Ps::from_cycles(p.kernel.invlpg_cycles.value, mhz),
@@ -1049,16 +1059,18 @@ impl Simulation {
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
                 self.queue_zap_flush(cpu, vma.start, vma.end, !zapped.is_empty(), true);
-                self.charge(cpu, Bucket::Syscall, self.costs.syscall_half);
-                self.costs.syscall_half
+                let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
+                self.charge(cpu, Bucket::Syscall, d);
+                d
             }
             Step::Op(Op::MadviseDontneed { addr, len }) => {
                 let start = self.reg_addr(t, addr);
                 let zapped = self.mms[mm as usize].zap_range(start, start + len);
                 self.gather(t, mm, &zapped);
                 self.queue_zap_flush(cpu, start, start + len, !zapped.is_empty(), false);
-                self.charge(cpu, Bucket::Syscall, self.costs.syscall_half);
-                self.costs.syscall_half
+                let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
+                self.charge(cpu, Bucket::Syscall, d);
+                d
             }
             Step::Op(Op::Iteration) => unreachable!("counted in step()"),
             Step::Fault { addr, write } => self.fault(cpu, mm, addr, write),
@@ -1076,9 +1088,12 @@ impl Simulation {
                     self.frames.free(pfn);
                 }
                 self.counters.pages_freed += pages.len() as u64;
+                // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free).
+                let d = self.costs.page_free * pages.len() as u64;
+                self.charge(cpu, Bucket::Syscall, d);
                 self.tasks[t].gathered = pages;
                 self.tasks[t].gathered.clear();
-                Ps::ZERO
+                d
             }
             Step::SyscallExit => {
                 self.charge(cpu, Bucket::Syscall, self.costs.syscall_half);
@@ -1192,8 +1207,10 @@ impl Simulation {
         let pfn = self.frames.alloc(Owner::PageCache { file, index });
         self.files[file as usize][index as usize] = pfn;
         self.counters.pages_zeroed += 1;
+        // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
+        self.charge(cpu, Bucket::Fault, self.costs.page_alloc);
         self.charge(cpu, Bucket::Zeroing, self.costs.clear_page);
-        (pfn, self.costs.clear_page)
+        (pfn, self.costs.page_alloc + self.costs.clear_page)
     }
 
     /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
@@ -1209,6 +1226,8 @@ impl Simulation {
         let pte = self.mms[mm as usize].pte(addr).unwrap();
         let mut d = self.costs.fault;
         self.charge(cpu, Bucket::Fault, self.costs.fault);
+        // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
+        // copied (zero_copy time).
         let anon_page = |s: &mut Simulation, copy: bool| {
             let pfn = s.frames.alloc(Owner::Anon { mm, vpn });
             let c = if copy {
@@ -1218,10 +1237,15 @@ impl Simulation {
                 s.counters.pages_zeroed += 1;
                 s.costs.clear_page
             };
+            s.charge(cpu, Bucket::Fault, s.costs.page_alloc);
             s.charge(cpu, Bucket::Zeroing, c);
-            (pfn, c)
+            (pfn, s.costs.page_alloc + c)
         };
         let new_pte = match (backing, pte.present, write) {
+            // A write fault on a PTE that already allows it: another CPU upgraded it in place
+            // while this one held the old read-only entry (handle_pte_fault's spurious-fault
+            // path; flush_tlb_fix_spurious_fault is a no-op on x86). The retry refills.
+            (_, true, true) if pte.writable => return d,
             // Permission upgrade of a present PTE.
             (Backing::FileShared(_), true, true) => {
                 // do_wp_page -> wp_page_shared: page_mkwrite, make writable; no flush on x86.
@@ -1258,24 +1282,33 @@ impl Simulation {
                 Pte { pfn, present: true, writable: true }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
-                // do_read_fault: map the page, and (do_fault_around) every neighbour in the
-                // 16-page aligned window that is already cached and not mapped, read-only.
+                // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
+                // page of the 16-page aligned window, mapping read-only those whose PTE is
+                // none); a faulting page that was not cached is then read in by __do_fault.
+                let was_cached = self.files[f as usize][index as usize] != NO_PAGE;
                 let (pfn, c) = self.page_cache_page(cpu, f, index);
                 d += c;
                 let win = FAULT_AROUND_PAGES * PAGE_SIZE;
                 let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
+                let mut visited = was_cached as u64;
                 let mut a = ws;
                 while a < we {
                     if a != addr {
                         let i = (a - vstart) >> PAGE_SHIFT;
                         let cached = self.files[f as usize][i as usize];
                         let m = &mut self.mms[mm as usize];
-                        if cached != NO_PAGE && !m.pte(a).unwrap().present {
-                            m.set_pte(a, Pte { pfn: cached, present: true, writable: false });
+                        if cached != NO_PAGE {
+                            visited += 1;
+                            if !m.pte(a).unwrap().present {
+                                m.set_pte(a, Pte { pfn: cached, present: true, writable: false });
+                            }
                         }
                     }
                     a += PAGE_SIZE;
                 }
+                let around = self.costs.fault_around_page * visited;
+                self.charge(cpu, Bucket::Fault, around);
+                d += around;
                 Pte { pfn, present: true, writable: false }
             }
         };
@@ -1362,9 +1395,12 @@ impl Simulation {
         self.counters.flush_requests += 1;
         let (topo, lines) = (self.topo, self.costs.lines);
         let m = &mut self.mms[mm as usize];
-        // inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had no generation).
-        let mut d =
-            if self.kernel.flush.generations { m.tlb_gen_line.write(cpu, &topo, &lines) } else { Ps::ZERO };
+        // The call's own work (flush_tlb_info set-up, cpumask scan, IRQ and preemption toggles),
+        // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
+        let mut d = self.costs.flush_call;
+        if self.kernel.flush.generations {
+            d += m.tlb_gen_line.write(cpu, &topo, &lines);
+        }
         m.tlb_gen += 1;
         let inputs = RangeInputs {
             lld_4k: self.range_sizes.0,

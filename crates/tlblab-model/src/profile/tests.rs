@@ -91,3 +91,17 @@ fn unknown_and_missing_keys_fail_to_parse() {
     let e = toml::from_str::<MachineProfile>(&missing).unwrap_err().to_string();
     assert!(e.contains("schema_version"), "{e}");
 }
+
+#[test]
+fn kernel_path_costs_are_required_and_checked() {
+    let (_, text) = shipped().into_iter().find(|(p, _)| p.ends_with("haswell-ep-2s.toml")).unwrap();
+    let missing: String =
+        text.lines().filter(|l| !l.starts_with("page_alloc_cycles")).map(|l| format!("{l}\n")).collect();
+    let e = toml::from_str::<MachineProfile>(&missing).unwrap_err().to_string();
+    assert!(e.contains("page_alloc_cycles"), "{e}");
+    let mut p = base();
+    p.kernel.flush_call_cycles.value = -3.0;
+    let e = p.validate().unwrap_err();
+    assert_eq!(e.key, "kernel.flush_call_cycles.value");
+    assert!(e.message.contains("allowed 0 ..= 1000000"), "{e}");
+}

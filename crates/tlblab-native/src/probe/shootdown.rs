@@ -227,6 +227,9 @@ pub struct ShootdownCosts {
     pub invlpg_ns: f64,
     /// Intercept difference: a full local flush (the refill is not in it: nothing is reused).
     pub full_flush_ns: f64,
+    /// Alone, below the ceiling: the cost of a call with no page (syscall, madvise's fixed
+    /// path, `flush_tlb_mm_range`'s own overhead).
+    pub intercept_below_ns: f64,
     /// Sibling minus alone at 1 page: the initiator's wait for one remote flush.
     pub ipi_round_trip_ns: Option<f64>,
     /// Sibling minus alone, median over the full-flush points (ceiling+1 ..= 64 pages).
@@ -270,6 +273,7 @@ pub fn analyse(s: &ShootdownSweep, ceiling: usize) -> Option<ShootdownCosts> {
         slope_above_ns: b2,
         invlpg_ns: b1 - b2,
         full_flush_ns: a2 - a1,
+        intercept_below_ns: a1,
         ipi_round_trip_ns: rt,
         ipi_round_trip_full_ns: (!full.is_empty()).then(|| Summary::of(&full).median),
         target_cost_ns: s.target_gap_ns.map(|g| g.median),
@@ -318,6 +322,7 @@ mod tests {
         };
         let c = analyse(&s, 33).unwrap();
         assert!((c.invlpg_ns - 20.0).abs() < 1e-6 && (c.full_flush_ns - 300.0).abs() < 1e-6, "{c:?}");
+        assert!((c.intercept_below_ns - 500.0).abs() < 1e-6 && (c.slope_above_ns - 40.0).abs() < 1e-6);
         assert_eq!((c.kink_after, c.kink_before), (33, 34));
         assert!((c.ipi_round_trip_ns.unwrap() - 2020.0).abs() < 1e-9);
         assert_eq!(c.target_cost_ns, Some(900.0));
