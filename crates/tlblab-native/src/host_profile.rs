@@ -622,8 +622,14 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             page_free_cycles: paths.page_free_cycles,
             zap_pte_cycles: per_page.zap_pte_cycles,
             flush_call_cycles: paths.flush_call_cycles,
-            // Not probed yet: a host profile runs at most one task per CPU.
-            context_switch_ns: None,
+            context_switch_ns: Some(measured(
+                r.context_switch_ns.median,
+                format!(
+                    "{tag}: two threads pinned to one CPU passing a byte over a socket pair, per switch (the \
+                     blocking read, the write that wakes the other thread, schedule()), {}",
+                    spread(&r.context_switch_ns)
+                ),
+            )),
             // PTI's per-page INVPCID of the user PCID cannot be timed from user space.
             invpcid_single_cycles: (h.pti && h.invpcid).then(|| {
                 estimate(

@@ -82,6 +82,47 @@ pub fn syscall_ns(runs: usize, calls: u64) -> Summary {
     Summary::of(&samples)
 }
 
+/// A context switch between two threads of one process pinned to `cpu`, in ns: they pass a
+/// byte back and forth over a socket pair, so each hand-off is a blocking read that sleeps, a
+/// write that wakes the other thread, and `schedule()` to it (the same kind of figure as the
+/// built-in profiles' borrowed mutex/condvar ping-pong, wake-up included).
+pub fn context_switch_ns(cpu: usize, runs: usize, round_trips: u64) -> std::io::Result<Summary> {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let (mut a, mut b) = UnixStream::pair()?;
+        // Both ends run on threads of their own, so the caller's affinity stays as it was.
+        let echo = std::thread::spawn(move || -> std::io::Result<()> {
+            sys::pin_to_cpu(cpu)?;
+            let mut byte = [0u8; 1];
+            for _ in 0..round_trips {
+                b.read_exact(&mut byte)?;
+                b.write_all(&byte)?;
+            }
+            Ok(())
+        });
+        let timer = std::thread::spawn(move || -> std::io::Result<f64> {
+            sys::pin_to_cpu(cpu)?;
+            let mut byte = [0u8; 1];
+            // One round trip first, so both threads sit on the CPU's run queue before timing.
+            a.write_all(&byte)?;
+            a.read_exact(&mut byte)?;
+            let t = Instant::now();
+            for _ in 1..round_trips {
+                a.write_all(&byte)?;
+                a.read_exact(&mut byte)?;
+            }
+            // Two switches per round trip.
+            Ok(t.elapsed().as_nanos() as f64 / (2 * (round_trips - 1)) as f64)
+        });
+        let ns = timer.join().expect("context-switch timer thread panicked")?;
+        echo.join().expect("context-switch echo thread panicked")?;
+        samples.push(ns);
+    }
+    Ok(Summary::of(&samples))
+}
+
 /// Clearing one cache-resident 4 KiB page, as MB/s (the zeroing the fault path does, minus
 /// the cache misses of a cold page: the profile's `clear_page_mbps` is defined that way).
 pub fn clear_page_mbps(runs: usize, clears: u64) -> Summary {

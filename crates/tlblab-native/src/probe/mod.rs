@@ -46,6 +46,8 @@ pub struct ProbeReport {
     pub c2c_ns: Option<Summary>,
     pub faults: Vec<fault::FaultPoint>,
     pub syscall_ns: Summary,
+    /// A thread-to-thread context switch on one CPU, wake-up included.
+    pub context_switch_ns: Summary,
     pub clear_page_mbps: Summary,
     pub memcpy_mbps: Summary,
     /// Per part: the others' share of the machine while it ran.
@@ -181,8 +183,9 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     }
     interference.last_mut().unwrap().1 = i.stop(ncpu);
 
-    let i = part("syscall, clear_page, memcpy", &mut interference);
+    let i = part("syscall, context switch, clear_page, memcpy", &mut interference);
     let syscall_ns = fault::syscall_ns(runs, if opts.quick { 20_000 } else { 200_000 });
+    let context_switch_ns = fault::context_switch_ns(cpus[0], runs, if opts.quick { 2_000 } else { 20_000 })?;
     let clear_page_mbps = fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 });
     let memcpy_mbps = fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 });
     interference.last_mut().unwrap().1 = i.stop(ncpu);
@@ -216,6 +219,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         c2c_ns,
         faults,
         syscall_ns,
+        context_switch_ns,
         clear_page_mbps,
         memcpy_mbps,
         interference,

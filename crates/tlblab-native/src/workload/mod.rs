@@ -82,7 +82,14 @@ pub struct NativeSpec {
     pub threads: usize,
     pub warmup: Duration,
     pub measure: Duration,
+    /// Where tlb_flush1/3 create their file (will-it-scale: `mkstemp` in /tmp). The filesystem
+    /// matters: a disk filesystem's `page_mkwrite` and dirty tracking cost tlb_flush3 far more
+    /// than tmpfs.
+    pub dir: std::path::PathBuf,
 }
+
+/// will-it-scale's default directory for its files.
+pub const DEFAULT_DIR: &str = "/tmp";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct NativeResult {
@@ -159,7 +166,7 @@ pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
         .map(|i| {
             let (stop, counters, start, shared) =
                 (stop.clone(), counters.clone(), start.clone(), shared.clone());
-            let (w, cpu) = (spec.workload, cpus[i % cpus.len()]);
+            let (w, cpu, dir) = (spec.workload, cpus[i % cpus.len()], spec.dir.clone());
             std::thread::spawn(move || -> Result<(), String> {
                 let pinned = sys::pin_to_cpu(cpu).map_err(|e| e.to_string());
                 start.wait();
@@ -167,7 +174,7 @@ pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
                 let ctx = TaskCtx { index: i, stop: &stop, counter: &counters[i] };
                 match w {
                     NativeWorkload::Ebizzy => ebizzy::task(&ctx, shared.as_deref().unwrap()),
-                    _ => will_it_scale::task(w, &ctx),
+                    _ => will_it_scale::task(w, &ctx, &dir),
                 }
                 .map_err(|e| format!("{} task {i}: {e}", w.name()))
             })

@@ -16,13 +16,14 @@ const TLB_FLUSH2_MEMSIZE: usize = 1 << 20;
 const PAGE_FAULT1_MEMSIZE: usize = 128 << 20;
 
 /// Runs one task until the stop flag is set.
-pub fn task(w: NativeWorkload, ctx: &TaskCtx) -> Result<(), String> {
+pub fn task(w: NativeWorkload, ctx: &TaskCtx, dir: &std::path::Path) -> Result<(), String> {
     let mut iterations = 0u64;
     let io = |e: std::io::Error| e.to_string();
     match w {
         NativeWorkload::TlbFlush1 | NativeWorkload::TlbFlush3 => {
-            // will-it-scale uses mkstemp in /tmp.
-            let file = sys::unlinked_temp_file(std::path::Path::new("/tmp"), FILESIZE as u64).map_err(io)?;
+            // will-it-scale uses mkstemp in /tmp (`dir` by default).
+            let file = sys::unlinked_temp_file(dir, FILESIZE as u64)
+                .map_err(|e| format!("a {FILESIZE}-byte file in {}: {e}", dir.display()))?;
             let (shared, expect) = (w == NativeWorkload::TlbFlush3, u8::from(w == NativeWorkload::TlbFlush3));
             while !ctx.stopped() {
                 let backing = if shared { Backing::FileShared(&file) } else { Backing::FilePrivate(&file) };

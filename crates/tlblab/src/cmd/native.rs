@@ -19,6 +19,10 @@ pub struct NativeArgs {
     /// Warm-up seconds before the measurement.
     #[arg(long, default_value_t = 1.0)]
     pub warmup: f64,
+    /// Directory for tlb_flush1/3's file (will-it-scale: /tmp). Its filesystem matters: tmpfs
+    /// (e.g. /dev/shm) has no page_mkwrite or writeback, a disk filesystem has both.
+    #[arg(long, default_value = workload::DEFAULT_DIR)]
+    pub dir: std::path::PathBuf,
     #[arg(long)]
     pub json: bool,
 }
@@ -36,6 +40,7 @@ pub fn run(a: NativeArgs) -> Result<()> {
         threads: a.threads,
         warmup: secs("warmup", a.warmup)?,
         measure: secs("seconds", a.seconds)?,
+        dir: a.dir,
     };
     if spec.measure.is_zero() {
         return Err(anyhow!("--seconds must be positive"));

@@ -234,8 +234,9 @@ pub fn render(r: &ProbeReport) -> String {
     }
     out += &format!("\n{}", t.render());
     out += &format!(
-        "null syscall {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
+        "null syscall {} ns; context switch {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
         s(&r.syscall_ns, 0),
+        s(&r.context_switch_ns, 0),
         s(&r.clear_page_mbps, 0),
         s(&r.memcpy_mbps, 0)
     );

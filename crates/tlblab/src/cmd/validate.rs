@@ -33,6 +33,9 @@ pub struct ValidateArgs {
     /// Quick probe (when no --machine) and short native runs.
     #[arg(long)]
     pub quick: bool,
+    /// Directory for tlb_flush1/3's file (will-it-scale: /tmp); see `tlblab native --help`.
+    #[arg(long, default_value = tlblab_native::workload::DEFAULT_DIR)]
+    pub dir: std::path::PathBuf,
     /// Only these workloads (repeatable); default: all.
     #[arg(long = "workload")]
     pub workloads: Vec<String>,
@@ -105,6 +108,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                 threads,
                 warmup: secs("warmup", warmup)?,
                 measure: secs("seconds", seconds)?,
+                dir: a.dir.clone(),
             })
             .map_err(|e| anyhow!(e))?;
             let sim = match Workload::parse(w.sim_name()) {
