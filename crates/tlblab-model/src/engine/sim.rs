@@ -23,6 +23,7 @@ use crate::kernel::mm::{zap_vma, Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use crate::kernel::preset::KernelConfig;
 use crate::kernel::tlbflush::{
     decide_range, flush_tlb_func, flushall_shift, FlushAction, FlushInfo, RangeInputs, RangePolicy, TlbState,
+    TLB_FLUSH_ALL,
 };
 use crate::oracle::Oracle;
 use crate::profile::MachineProfile;
@@ -121,6 +122,12 @@ pub struct Counters {
     pub pti_user_flushes: u64,
     /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
     pub lazy_leaves: u64,
+    /// Flushes forced inside the zap because it cleared dirty shared-file PTEs (v5.18
+    /// `zap_pte_range`: flush before the page-table lock drops and the page is dirtied).
+    pub dirty_pte_flushes: u64,
+    /// Whole-mm flushes `tlb_finish_mmu` added because another thread's gather was in flight
+    /// (`mm_tlb_flush_nested`).
+    pub nested_flushes: u64,
     pub oracle_violations: u64,
 }
 
@@ -154,12 +161,14 @@ impl Counters {
             switch_flushes,
             pti_user_flushes,
             lazy_leaves,
+            dirty_pte_flushes,
+            nested_flushes,
             oracle_violations
         )
     }
 
     /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 25] {
+    pub fn fields(&self) -> [(&'static str, u64); 27] {
         [
             ("flush_requests", self.flush_requests),
             ("shootdowns", self.shootdowns),
@@ -185,6 +194,8 @@ impl Counters {
             ("switch_flushes", self.switch_flushes),
             ("pti_user_flushes", self.pti_user_flushes),
             ("lazy_leaves", self.lazy_leaves),
+            ("dirty_pte_flushes", self.dirty_pte_flushes),
+            ("nested_flushes", self.nested_flushes),
             ("oracle_violations", self.oracle_violations),
         ]
     }
@@ -272,6 +283,24 @@ enum Step {
         pte: Pte,
     },
     FreeGathered,
+    /// The flush `zap_pte_range` forces before dropping the page-table lock when it cleared
+    /// dirty shared-file PTEs (v5.18), which also resets the gather's range.
+    ForcedFlush {
+        start: u64,
+        end: u64,
+    },
+    /// `tlb_finish_mmu` (v5.18 mm/mmu_gather.c): if another thread of the mm is between its
+    /// own gather and finish (`mm_tlb_flush_nested`), flush the whole mm, page tables included,
+    /// whatever was flushed already; else flush the gathered range unless a forced flush did.
+    FinishMmu {
+        start: u64,
+        end: u64,
+        cleared: bool,
+        freed_tables: bool,
+        flushed: bool,
+    },
+    /// `dec_tlb_flush_pending` at the end of `tlb_finish_mmu`.
+    EndGather,
     SyscallExit,
     /// `mmap_read_lock` / `mmap_write_lock`: may put the task to sleep.
     MmapLock {
@@ -1056,18 +1085,28 @@ impl Simulation {
                 let vma = self.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
                 let zapped = zap_vma(&vma);
                 self.gather(t, mm, &zapped);
+                let dirty =
+                    matches!(vma.backing, Backing::FileShared(_)) && zapped.iter().any(|z| z.1.writable);
+                self.mms[mm as usize].tlb_flush_pending += 1;
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
-                self.queue_zap_flush(cpu, vma.start, vma.end, !zapped.is_empty(), true);
+                self.queue_zap_flush(cpu, vma.start, vma.end, !zapped.is_empty(), true, dirty);
                 let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
                 self.charge(cpu, Bucket::Syscall, d);
                 d
             }
             Step::Op(Op::MadviseDontneed { addr, len }) => {
                 let start = self.reg_addr(t, addr);
-                let zapped = self.mms[mm as usize].zap_range(start, start + len);
+                let m = &mut self.mms[mm as usize];
+                let zapped = m.zap_range(start, start + len);
+                // A writable shared-file PTE was written (the write fault made it writable):
+                // it is dirty.
+                let dirty = zapped.iter().any(|&(a, p)| {
+                    p.writable && m.vma(a).is_some_and(|v| matches!(v.backing, Backing::FileShared(_)))
+                });
+                m.tlb_flush_pending += 1;
                 self.gather(t, mm, &zapped);
-                self.queue_zap_flush(cpu, start, start + len, !zapped.is_empty(), false);
+                self.queue_zap_flush(cpu, start, start + len, !zapped.is_empty(), false, dirty);
                 let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
                 self.charge(cpu, Bucket::Syscall, d);
                 d
@@ -1076,6 +1115,24 @@ impl Simulation {
             Step::Fault { addr, write } => self.fault(cpu, mm, addr, write),
             Step::Flush { start, end, freed_tables } => {
                 self.flush_tlb_mm_range(cpu, mm, start, end, freed_tables, now)
+            }
+            Step::ForcedFlush { start, end } => {
+                self.counters.dirty_pte_flushes += 1;
+                self.flush_tlb_mm_range(cpu, mm, start, end, false, now)
+            }
+            Step::FinishMmu { start, end, cleared, freed_tables, flushed } => {
+                if self.mms[mm as usize].tlb_flush_pending > 1 {
+                    self.counters.nested_flushes += 1;
+                    self.flush_tlb_mm_range(cpu, mm, 0, TLB_FLUSH_ALL, true, now)
+                } else if cleared && !flushed {
+                    self.flush_tlb_mm_range(cpu, mm, start, end, freed_tables, now)
+                } else {
+                    Ps::ZERO
+                }
+            }
+            Step::EndGather => {
+                self.mms[mm as usize].tlb_flush_pending -= 1;
+                Ps::ZERO
             }
             Step::SetPte { addr, pte } => {
                 self.mms[mm as usize].set_pte(addr, pte);
@@ -1113,15 +1170,28 @@ impl Simulation {
         }
     }
 
-    /// `tlb_finish_mmu`: flush if anything was cleared, then free, then return to user space.
-    /// With the unsafe `free_before_flush` knob the pages are freed first.
-    fn queue_zap_flush(&mut self, cpu: u32, start: u64, end: u64, cleared: bool, freed_tables: bool) {
+    /// The rest of a zap (v5.18 `zap_pte_range` / `tlb_finish_mmu`), queued: a flush forced by
+    /// dirty shared-file PTEs (`dirty`), then the free, then `tlb_finish_mmu`'s flush (skipped
+    /// if forced already, unless nested), then return to user space. With the unsafe
+    /// `free_before_flush` knob the pages are freed before any flush.
+    fn queue_zap_flush(
+        &mut self,
+        cpu: u32,
+        start: u64,
+        end: u64,
+        cleared: bool,
+        freed_tables: bool,
+        dirty: bool,
+    ) {
         let steps = &mut self.cpus[cpu as usize].steps;
-        let flush = Step::Flush { start, end, freed_tables };
-        let order: &[Step] = match (cleared, self.kernel.flush.free_before_flush) {
-            (false, _) => &[Step::FreeGathered],
-            (true, false) => &[flush, Step::FreeGathered],
-            (true, true) => &[Step::FreeGathered, flush],
+        let forced = dirty && cleared;
+        let finish = Step::FinishMmu { start, end, cleared, freed_tables, flushed: forced };
+        let order: &[Step] = match (self.kernel.flush.free_before_flush, forced) {
+            (true, true) => &[Step::FreeGathered, Step::ForcedFlush { start, end }, finish, Step::EndGather],
+            (true, false) => &[Step::FreeGathered, finish, Step::EndGather],
+            // The forced flush frees the batch at once (v5.18 zap_pte_range's tlb_flush_mmu).
+            (false, true) => &[Step::ForcedFlush { start, end }, Step::FreeGathered, finish, Step::EndGather],
+            (false, false) => &[finish, Step::FreeGathered, Step::EndGather],
         };
         // The flush and the free happen under mmap_lock; the unlock comes before the return.
         // munmap, the only caller that frees page tables, holds it for write.

@@ -77,6 +77,9 @@ pub struct Mm {
     /// oracle looks nowhere else).
     pub ever_loaded: CpuMask,
     /// `mm->mmap_lock`.
+    /// `mm->tlb_flush_pending`: threads between `tlb_gather_mmu` and the end of
+    /// `tlb_finish_mmu` (v4.14+); more than one means their batched flushes are nested.
+    pub tlb_flush_pending: u32,
     pub mmap_lock: RwSem,
     vmas: Vec<Vma>,
 }
@@ -91,6 +94,7 @@ impl Mm {
             cpumask: CpuMask::new(),
             ever_loaded: CpuMask::new(),
             mmap_lock: RwSem::default(),
+            tlb_flush_pending: 0,
             vmas: Vec::new(),
         }
     }

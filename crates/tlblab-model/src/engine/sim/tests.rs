@@ -559,3 +559,33 @@ fn a_stale_read_only_entry_of_an_upgraded_pte_faults_without_copying() {
     assert_eq!((sim.counters.pages_copied, sim.counters.flush_requests), before);
     assert!(sim.cpus[0].steps.is_empty(), "no flush or PTE update queued");
 }
+
+#[test]
+fn dirty_shared_file_ptes_force_a_flush_and_nested_gathers_flush_the_whole_mm() {
+    let p = profile("haswell-ep-2s");
+    // One thread of tlb_flush3: the written MAP_SHARED page is dirty at madvise, so the zap
+    // flushes at once and tlb_finish_mmu has nothing left: one flush per operation.
+    let mut one = wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true);
+    let s = run(&mut one);
+    let (c, ops) = (s.counters, s.iterations[0]);
+    assert!(c.dirty_pte_flushes + 1 >= ops && c.dirty_pte_flushes <= ops + 1, "{c:?} ops {ops}");
+    assert_eq!(c.nested_flushes, 0, "{c:?}");
+    assert!(c.flush_requests <= ops + 2, "{c:?} ops {ops}");
+    // Several threads: their madvise calls overlap, and each finish then flushes the whole mm
+    // again (mm_tlb_flush_nested): about two flushes per operation, as a real host shows.
+    let mut two = wis(&p, "5.18.1", Testcase::TlbFlush3, 8, true);
+    let s = run(&mut two);
+    let ops: u64 = s.iterations.iter().sum();
+    let c = s.counters;
+    assert!(c.nested_flushes * 2 > ops, "{c:?} ops {ops}");
+    assert!(c.flush_requests as f64 > 1.8 * ops as f64, "{c:?} ops {ops}");
+    assert_eq!(c.oracle_violations, 0);
+    // Anonymous memory is never dirty file memory: no forced flush in tlb_flush2.
+    let mut anon = wis(&p, "5.18.1", Testcase::TlbFlush2, 2, true);
+    assert_eq!(run(&mut anon).counters.dirty_pte_flushes, 0);
+    // Every gather still open at the end belongs to a thread inside madvise.
+    for sim in [&one, &two, &anon] {
+        let open: u32 = sim.mms.iter().map(|m| m.tlb_flush_pending).sum();
+        assert!(open as usize <= sim.tasks.len(), "{open}");
+    }
+}
