@@ -173,22 +173,7 @@ pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
     let plot = r.line_chart("metric", &chart);
     r.section("Metric vs threads (error bars: one standard deviation)", vec![plot]);
     r.section("Table as the seed prints it", vec![Block::Pre(seed_table.to_string())]);
-    r.section(
-        "Statistics (mmtests compare-kernels style)",
-        vec![
-            Block::Paragraph(format!(
-                "Percentages against the first kernel, positive = better; *x%* marks a mean that differs \
-                 from the first kernel's by Welch's t-test at {}%.",
-                (1.0 - crate::compare::ALPHA) * 100.0
-            )),
-            Block::Pre(cmp.render()),
-        ],
-    );
-    let cols: Vec<(String, &ResultSet, &str)> =
-        set.kernels.iter().map(|k| (k.clone(), set, k.as_str())).collect();
-    let blocks = attribution_blocks(&mut r, &cols);
-    r.section("Time attribution", blocks);
-    r.section("Events per operation", counters_blocks(&cmp));
+    stats_attribution_counters(&mut r, set, &cmp, "kernel");
     r
 }
 
@@ -320,12 +305,19 @@ pub fn sweep(set: &ResultSet, grid: &Grid, title: &str, table: &str) -> Report {
     );
     let plot = r.line_chart("metric", &chart);
     r.section("Metric vs threads (error bars: one standard deviation)", vec![plot]);
+    stats_attribution_counters(&mut r, set, &cmp, "combination");
+    r
+}
+
+/// The sections every single-set page ends with: the mmtests statistics against the first
+/// column (a `column` word names what the columns are), time attribution, events per op.
+fn stats_attribution_counters(r: &mut Report, set: &ResultSet, cmp: &Comparison, column: &str) {
     r.section(
         "Statistics (mmtests compare-kernels style)",
         vec![
             Block::Paragraph(format!(
-                "Percentages against the first combination, positive = better; *x%* marks a mean that \
-                 differs from the first one's by Welch's t-test at {}%.",
+                "Percentages against the first {column}, positive = better; *x%* marks a mean that \
+                 differs from the first {column}'s by Welch's t-test at {}%.",
                 (1.0 - crate::compare::ALPHA) * 100.0
             )),
             Block::Pre(cmp.render()),
@@ -333,10 +325,9 @@ pub fn sweep(set: &ResultSet, grid: &Grid, title: &str, table: &str) -> Report {
     );
     let cols: Vec<(String, &ResultSet, &str)> =
         set.kernels.iter().map(|k| (k.clone(), set, k.as_str())).collect();
-    let blocks = attribution_blocks(&mut r, &cols);
+    let blocks = attribution_blocks(r, &cols);
     r.section("Time attribution", blocks);
-    r.section("Events per operation", counters_blocks(&cmp));
-    r
+    r.section("Events per operation", counters_blocks(cmp));
 }
 
 #[cfg(test)]
