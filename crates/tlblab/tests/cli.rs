@@ -1,12 +1,11 @@
 //! End-to-end tests of the `tlblab` command.
 
+mod common;
+use common::*;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-
-fn tlblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tlblab")).args(args).output().expect("run tlblab")
-}
 
 fn tlblab_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tlblab"))
@@ -18,16 +17,6 @@ fn tlblab_stdin(args: &[&str], input: &[u8]) -> Output {
         .unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(o.status.success(), "tlblab failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    assert!(!o.status.success(), "expected failure, got: {}", String::from_utf8_lossy(&o.stdout));
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 fn tmp(name: &str, data: &[u8]) -> PathBuf {

@@ -1,21 +1,9 @@
 //! End-to-end tests of ebizzy, seed 000 and `tlblab sweep`.
 
+mod common;
+use common::*;
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn tlblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tlblab")).args(args).output().expect("run tlblab")
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(o.status.success(), "tlblab failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    assert!(!o.status.success(), "expected failure, got: {}", String::from_utf8_lossy(&o.stdout));
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
 
 #[test]
 fn run_ebizzy_reports_records_per_second() {
@@ -113,27 +101,6 @@ fn reproduce_seed_000_prints_mean_and_stddev_rows_and_the_counts() {
     assert_eq!(cols[0], "1");
     assert!(cols[1].starts_with("129.") && cols[1].contains("/0.00/"), "{row}");
     assert!(cols[3].starts_with("0.0/1.00/"), "{row}");
-}
-
-/// Every file under `dir`, relative path -> bytes, sorted.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Modification times of the cell files under `dir`, by path.

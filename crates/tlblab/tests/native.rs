@@ -1,16 +1,8 @@
 //! End-to-end tests of `tlblab probe`, `tlblab native` and `tlblab validate` on the real host.
 //! They run briefly (quick probe, sub-second workloads) and must work on 2 CPUs and in a VM.
 
-use std::process::{Command, Output};
-
-fn tlblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tlblab")).args(args).output().expect("run tlblab")
-}
-
-fn stdout(o: &Output) -> String {
-    assert!(o.status.success(), "tlblab failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+mod common;
+use common::*;
 
 fn tmp_dir() -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("tlblab-native-{}", std::process::id()));

@@ -1,20 +1,17 @@
 //! End-to-end tests of results on disk, resuming, `--jobs`, `compare` and the HTML report.
 
+mod common;
+use common::*;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn tlblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tlblab")).args(args).output().expect("run tlblab")
-}
-
 fn ok(o: Output) -> String {
-    assert!(o.status.success(), "tlblab failed: {}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
+    stdout(&o)
 }
 
 fn fails(o: Output) -> String {
-    assert!(!o.status.success(), "expected failure, got: {}", String::from_utf8_lossy(&o.stdout));
-    String::from_utf8(o.stderr).unwrap()
+    stderr(&o)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -53,25 +50,6 @@ preset = "5.18.1+patch"
     )
     .unwrap();
     p
-}
-
-/// Every file under `dir`, relative path -> bytes, sorted.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {

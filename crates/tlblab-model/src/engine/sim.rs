@@ -86,119 +86,70 @@ impl Bucket {
     }
 }
 
-/// Event counters of a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    pub flush_requests: u64,
-    pub shootdowns: u64,
-    pub ipis_sent: u64,
-    pub ipis_received: u64,
-    /// Remote `flush_tlb_func` calls (`nr_tlb_remote_flush_received`, the TLB row of
-    /// /proc/interrupts): one per queued request, however many one interrupt drains.
-    pub remote_flushes_received: u64,
-    pub invlpg: u64,
-    pub full_flushes: u64,
-    pub partial_flushes: u64,
-    pub flushes_skipped: u64,
-    pub early_returns: u64,
-    pub tlb_gen_reads: u64,
-    pub tlb_gen_transfers: u64,
-    pub tlb_misses: u64,
-    /// Misses on a translation a flush had removed from this CPU's TLB (not a fault's retry).
-    pub tlb_misses_after_flush: u64,
-    pub page_faults: u64,
-    pub cow_flushes: u64,
-    pub pages_zeroed: u64,
-    pub pages_copied: u64,
-    pub pages_freed: u64,
-    pub context_switches: u64,
-    /// Tasks that slept on `mmap_lock`.
-    pub mmap_lock_sleeps: u64,
-    /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
-    /// an ASID slot whose generation is stale).
-    pub switch_flushes: u64,
-    /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
-    /// (or, without INVPCID, single-page ones) under page-table isolation.
-    pub pti_user_flushes: u64,
-    /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
-    pub lazy_leaves: u64,
-    /// Flushes forced inside the zap because it cleared dirty shared-file PTEs (v5.18
-    /// `zap_pte_range`: flush before the page-table lock drops and the page is dirtied).
-    pub dirty_pte_flushes: u64,
-    /// Whole-mm flushes `tlb_finish_mmu` added because another thread's gather was in flight
-    /// (`mm_tlb_flush_nested`).
-    pub nested_flushes: u64,
-    pub oracle_violations: u64,
+/// Defines [`Counters`] from one list of fields, with the window difference and the named list
+/// reports print: a new counter is one line here.
+macro_rules! counters {
+    ($($(#[$doc:meta])* $f:ident,)*) => {
+        /// Event counters of a run.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Counters {
+            $($(#[$doc])* pub $f: u64,)*
+        }
+
+        impl Counters {
+            fn minus(&self, o: &Counters) -> Counters {
+                Counters { $($f: self.$f - o.$f),* }
+            }
+
+            /// `(name, value)` pairs in a fixed order, for reports.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($f), self.$f)),*]
+            }
+        }
+    };
 }
 
-impl Counters {
-    fn minus(&self, o: &Counters) -> Counters {
-        macro_rules! sub {
-            ($($f:ident),*) => { Counters { $($f: self.$f - o.$f),* } };
-        }
-        sub!(
-            flush_requests,
-            shootdowns,
-            ipis_sent,
-            ipis_received,
-            remote_flushes_received,
-            invlpg,
-            full_flushes,
-            partial_flushes,
-            flushes_skipped,
-            early_returns,
-            tlb_gen_reads,
-            tlb_gen_transfers,
-            tlb_misses,
-            tlb_misses_after_flush,
-            page_faults,
-            cow_flushes,
-            pages_zeroed,
-            pages_copied,
-            pages_freed,
-            context_switches,
-            mmap_lock_sleeps,
-            switch_flushes,
-            pti_user_flushes,
-            lazy_leaves,
-            dirty_pte_flushes,
-            nested_flushes,
-            oracle_violations
-        )
-    }
-
-    /// `(name, value)` pairs in a fixed order, for reports.
-    pub fn fields(&self) -> [(&'static str, u64); 27] {
-        [
-            ("flush_requests", self.flush_requests),
-            ("shootdowns", self.shootdowns),
-            ("ipis_sent", self.ipis_sent),
-            ("ipis_received", self.ipis_received),
-            ("remote_flushes_received", self.remote_flushes_received),
-            ("invlpg", self.invlpg),
-            ("full_flushes", self.full_flushes),
-            ("partial_flushes", self.partial_flushes),
-            ("flushes_skipped", self.flushes_skipped),
-            ("early_returns", self.early_returns),
-            ("tlb_gen_reads", self.tlb_gen_reads),
-            ("tlb_gen_transfers", self.tlb_gen_transfers),
-            ("tlb_misses", self.tlb_misses),
-            ("tlb_misses_after_flush", self.tlb_misses_after_flush),
-            ("page_faults", self.page_faults),
-            ("cow_flushes", self.cow_flushes),
-            ("pages_zeroed", self.pages_zeroed),
-            ("pages_copied", self.pages_copied),
-            ("pages_freed", self.pages_freed),
-            ("context_switches", self.context_switches),
-            ("mmap_lock_sleeps", self.mmap_lock_sleeps),
-            ("switch_flushes", self.switch_flushes),
-            ("pti_user_flushes", self.pti_user_flushes),
-            ("lazy_leaves", self.lazy_leaves),
-            ("dirty_pte_flushes", self.dirty_pte_flushes),
-            ("nested_flushes", self.nested_flushes),
-            ("oracle_violations", self.oracle_violations),
-        ]
-    }
+counters! {
+    flush_requests,
+    shootdowns,
+    ipis_sent,
+    ipis_received,
+    /// Remote `flush_tlb_func` calls (`nr_tlb_remote_flush_received`, the TLB row of
+    /// /proc/interrupts): one per queued request, however many one interrupt drains.
+    remote_flushes_received,
+    invlpg,
+    full_flushes,
+    partial_flushes,
+    flushes_skipped,
+    early_returns,
+    tlb_gen_reads,
+    tlb_gen_transfers,
+    tlb_misses,
+    /// Misses on a translation a flush had removed from this CPU's TLB (not a fault's retry).
+    tlb_misses_after_flush,
+    page_faults,
+    cow_flushes,
+    pages_zeroed,
+    pages_copied,
+    pages_freed,
+    context_switches,
+    /// Tasks that slept on `mmap_lock`.
+    mmap_lock_sleeps,
+    /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
+    /// an ASID slot whose generation is stale).
+    switch_flushes,
+    /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
+    /// (or, without INVPCID, single-page ones) under page-table isolation.
+    pti_user_flushes,
+    /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
+    lazy_leaves,
+    /// Flushes forced inside the zap because it cleared dirty shared-file PTEs (v5.18
+    /// `zap_pte_range`: flush before the page-table lock drops and the page is dirtied).
+    dirty_pte_flushes,
+    /// Whole-mm flushes `tlb_finish_mmu` added because another thread's gather was in flight
+    /// (`mm_tlb_flush_nested`).
+    nested_flushes,
+    oracle_violations,
 }
 
 /// Unit costs in picoseconds, converted once from the profile.
@@ -634,7 +585,7 @@ impl Simulation {
         let mut a = start;
         while a < start + len {
             let pfn = self.frames.alloc(Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
-            self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true });
+            self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true, dirty: true });
             a += PAGE_SIZE;
         }
         start
@@ -1085,8 +1036,7 @@ impl Simulation {
                 let vma = self.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
                 let zapped = zap_vma(&vma);
                 self.gather(t, mm, &zapped);
-                let dirty =
-                    matches!(vma.backing, Backing::FileShared(_)) && zapped.iter().any(|z| z.1.writable);
+                let dirty = matches!(vma.backing, Backing::FileShared(_)) && zapped.iter().any(|z| z.1.dirty);
                 self.mms[mm as usize].tlb_flush_pending += 1;
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
@@ -1099,10 +1049,8 @@ impl Simulation {
                 let start = self.reg_addr(t, addr);
                 let m = &mut self.mms[mm as usize];
                 let zapped = m.zap_range(start, start + len);
-                // A writable shared-file PTE was written (the write fault made it writable):
-                // it is dirty.
                 let dirty = zapped.iter().any(|&(a, p)| {
-                    p.writable && m.vma(a).is_some_and(|v| matches!(v.backing, Backing::FileShared(_)))
+                    p.dirty && m.vma(a).is_some_and(|v| matches!(v.backing, Backing::FileShared(_)))
                 });
                 m.tlb_flush_pending += 1;
                 self.gather(t, mm, &zapped);
@@ -1318,8 +1266,9 @@ impl Simulation {
             (_, true, true) if pte.writable => return d,
             // Permission upgrade of a present PTE.
             (Backing::FileShared(_), true, true) => {
-                // do_wp_page -> wp_page_shared: page_mkwrite, make writable; no flush on x86.
-                Pte { writable: true, ..pte }
+                // do_wp_page -> wp_page_shared: page_mkwrite, make writable and dirty; no flush
+                // on x86.
+                Pte { writable: true, dirty: true, ..pte }
             }
             (_, true, true) => {
                 // wp_page_copy: new page, then ptep_clear_flush of the old PTE, then install.
@@ -1328,28 +1277,33 @@ impl Simulation {
                 self.mms[mm as usize].set_pte(addr, Pte::default());
                 self.counters.cow_flushes += 1;
                 let steps = &mut self.cpus[cpu as usize].steps;
-                steps.push_front(Step::SetPte { addr, pte: Pte { pfn, present: true, writable: true } });
+                steps.push_front(Step::SetPte {
+                    addr,
+                    pte: Pte { pfn, present: true, writable: true, dirty: true },
+                });
                 steps.push_front(Step::Flush { start: addr, end: addr + PAGE_SIZE, freed_tables: false });
                 return d;
             }
             (_, true, false) => return d, // raced with another fault: nothing to do
-            (Backing::Anon, false, false) => Pte { pfn: ZERO_PFN, present: true, writable: false },
+            (Backing::Anon, false, false) => {
+                Pte { pfn: ZERO_PFN, present: true, writable: false, dirty: false }
+            }
             (Backing::Anon, false, true) => {
                 let (pfn, c) = anon_page(self, false);
                 d += c;
-                Pte { pfn, present: true, writable: true }
+                Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FilePrivate(f), false, true) => {
                 // do_cow_fault: read the file page, copy it into a new anonymous page.
                 let (_, c0) = self.page_cache_page(cpu, f, index);
                 let (pfn, c) = anon_page(self, true);
                 d += c0 + c;
-                Pte { pfn, present: true, writable: true }
+                Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FileShared(f), false, true) => {
                 let (pfn, c) = self.page_cache_page(cpu, f, index);
                 d += c;
-                Pte { pfn, present: true, writable: true }
+                Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
                 // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
@@ -1370,7 +1324,10 @@ impl Simulation {
                         if cached != NO_PAGE {
                             visited += 1;
                             if !m.pte(a).unwrap().present {
-                                m.set_pte(a, Pte { pfn: cached, present: true, writable: false });
+                                m.set_pte(
+                                    a,
+                                    Pte { pfn: cached, present: true, writable: false, dirty: false },
+                                );
                             }
                         }
                     }
@@ -1379,7 +1336,7 @@ impl Simulation {
                 let around = self.costs.fault_around_page * visited;
                 self.charge(cpu, Bucket::Fault, around);
                 d += around;
-                Pte { pfn, present: true, writable: false }
+                Pte { pfn, present: true, writable: false, dirty: false }
             }
         };
         self.mms[mm as usize].set_pte(addr, new_pte);

@@ -32,6 +32,9 @@ pub struct Pte {
     pub pfn: u64,
     pub present: bool,
     pub writable: bool,
+    /// Written through since it was installed (`pte_dirty`): a write fault installs it dirty
+    /// (`pte_mkdirty`), and only write faults make a PTE writable in this model.
+    pub dirty: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -207,12 +210,15 @@ mod tests {
         let a = mm.mmap(4 * PAGE_SIZE, Backing::Anon, true);
         assert_eq!(mm.pte(a), Some(Pte::default()));
         assert_eq!(mm.pte(a - 1), None);
-        mm.set_pte(a + PAGE_SIZE, Pte { pfn: 7, present: true, writable: true });
-        mm.set_pte(a + 3 * PAGE_SIZE, Pte { pfn: 9, present: true, writable: false });
+        mm.set_pte(a + PAGE_SIZE, Pte { pfn: 7, present: true, writable: true, dirty: true });
+        mm.set_pte(a + 3 * PAGE_SIZE, Pte { pfn: 9, present: true, writable: false, dirty: false });
         let z = mm.zap_range(a, a + 2 * PAGE_SIZE);
-        assert_eq!(z, [(a + PAGE_SIZE, Pte { pfn: 7, present: true, writable: true })]);
+        assert_eq!(z, [(a + PAGE_SIZE, Pte { pfn: 7, present: true, writable: true, dirty: true })]);
         assert!(!mm.pte(a + PAGE_SIZE).unwrap().present);
         let v = mm.remove_vma(a).unwrap();
-        assert_eq!(zap_vma(&v), [(a + 3 * PAGE_SIZE, Pte { pfn: 9, present: true, writable: false })]);
+        assert_eq!(
+            zap_vma(&v),
+            [(a + 3 * PAGE_SIZE, Pte { pfn: 9, present: true, writable: false, dirty: false })]
+        );
     }
 }
