@@ -21,6 +21,7 @@ use crate::hw::topology::Topology;
 use crate::kernel::frames::{Frames, Owner, ZERO_PFN};
 use crate::kernel::mm::{zap_vma, Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use crate::kernel::preset::KernelConfig;
+use crate::kernel::text::{At, KernelText, Mapping, Path, LAYOUT, NR_PATHS};
 use crate::kernel::tlbflush::{
     decide_range, flush_tlb_func, flushall_shift, FlushAction, FlushInfo, RangeInputs, RangePolicy, TlbState,
     TLB_FLUSH_ALL,
@@ -141,6 +142,8 @@ counters! {
     /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
     /// (or, without INVPCID, single-page ones) under page-table isolation.
     pti_user_flushes,
+    /// Kernel code/data translations that missed every TLB level (kernel/text.rs).
+    kernel_tlb_misses,
     /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
     lazy_leaves,
     /// Flushes forced inside the zap because it cleared dirty shared-file PTEs (v5.18
@@ -331,7 +334,25 @@ struct Cpu {
     /// `user_pcid_flush_mask` (v5.18): the user PCID must be flushed on the way back to user
     /// space (`SWITCH_TO_USER_CR3` then writes CR3 without the no-flush bit).
     user_flush_pending: bool,
+    /// Per kernel path, the level-1 ways its translations hit when it last ran all hits.
+    kpaths: Box<[KPathWays; NR_PATHS]>,
 }
+
+/// The level-1 ways a kernel path's touches hit, valid while the TLB's epoch, the PCID and the
+/// stack (the task) are those it was taken with: then the path hits the same ways again, and
+/// replaying those hits is the lookups' exact effect, without the probes.
+#[derive(Debug, Clone, Copy)]
+struct KPathWays {
+    epoch: u64,
+    pcid: u16,
+    slot: usize,
+    n: u8,
+    ways: [(u8, u32, u8); MAX_PATH_TOUCHES],
+}
+
+const MAX_PATH_TOUCHES: usize = 8;
+const NO_KPATH: KPathWays =
+    KPathWays { epoch: u64::MAX, pcid: 0, slot: 0, n: 0, ways: [(0, 0, 0); MAX_PATH_TOUCHES] };
 
 /// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
 const MAX_FLUSHED_TRACKED: usize = 1 << 16;
@@ -484,6 +505,8 @@ pub struct Simulation {
     woken: Vec<usize>,
     counters: Counters,
     next_ctx_id: u64,
+    /// The kernel's own translations per path, when `kernel_tlb` is on and the CPU is x86.
+    text: Option<KernelText>,
 }
 
 const NO_PAGE: u64 = u64::MAX;
@@ -526,6 +549,7 @@ impl Simulation {
                 filled_overflow: false,
                 pti: kernel.flush.pti && profile.cpu.features.pti,
                 user_flush_pending: false,
+                kpaths: Box::new([NO_KPATH; NR_PATHS]),
             })
             .collect();
         // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
@@ -533,6 +557,16 @@ impl Simulation {
         let pcid = profile.cpu.features.pcid && kernel.flush.generations;
         // Where lazy CPUs get every flush IPI, none may keep a stale translation either.
         let mut oracle = Oracle::default();
+        // The layout is an x86-64 kernel's: other architectures' kernels map themselves
+        // differently (seed 003's 8xx is its own layout, not modelled yet).
+        let x86 = matches!(profile.cpu.vendor.as_str(), "intel" | "amd");
+        let text = (kernel.flush.kernel_tlb && x86).then(|| {
+            let gbpages = profile.tlb.structures.iter().any(|s| {
+                s.serves != crate::hw::tlb::Serves::Instruction && s.page_sizes.contains(&PageSize::Size1G)
+            });
+            let map = Mapping { pti: kernel.flush.pti && profile.cpu.features.pti, pcid, gbpages };
+            KernelText::new(&LAYOUT, map)
+        });
         oracle.lazy_cpus_flushed = kernel.flush.lazy_ipis == crate::kernel::tlbflush::LazyIpis::Send;
         Simulation {
             topo,
@@ -562,6 +596,7 @@ impl Simulation {
             woken: Vec::new(),
             counters: Counters::default(),
             next_ctx_id: 1,
+            text,
         }
     }
 
@@ -705,6 +740,59 @@ impl Simulation {
         self.counters.context_switches += 1;
         let d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
         self.charge(cpu, Bucket::Sched, d);
+        d + self.kernel_path(cpu, Path::ContextSwitch)
+    }
+
+    /// The kernel translations `path` needs on `cpu` (kernel/text.rs), in order: each a TLB
+    /// lookup, and on a miss a walk and a fill (global or tagged with the loaded PCID, as the
+    /// kernel maps it). Charged to page_walk; returns the walks' time.
+    fn kernel_path(&mut self, cpu: u32, path: Path) -> Ps {
+        let Some(text) = &self.text else { return Ps::ZERO };
+        let c = &mut self.cpus[cpu as usize];
+        let pcid = c.st.pcid();
+        // The running task's stack, or the idle task's.
+        let slot = c.task.unwrap_or(self.tasks.len() + cpu as usize);
+        let touches = text.touches(path);
+        let known = &c.kpaths[path as usize];
+        if known.epoch == c.tlb.epoch() && known.pcid == pcid && known.slot == slot {
+            for (t, &way) in touches.iter().zip(&known.ways[..known.n as usize]) {
+                c.tlb.rehit(way, t.kind, true);
+            }
+            return Ps::ZERO;
+        }
+        let epoch = c.tlb.epoch();
+        let mut d = Ps::ZERO;
+        for t in touches {
+            let va = match t.at {
+                At::Fixed(va) => va,
+                At::Stack => KernelText::stack_page(slot),
+            };
+            // The payload is never read back: no kernel page is ever freed.
+            if c.tlb.lookup_or_fill_sized(va, t.kind, pcid, true, t.size, va >> PAGE_SHIFT << 1, t.global)
+                == Lookup::Miss
+            {
+                self.counters.kernel_tlb_misses += 1;
+                let depth = self.costs.level_hit[t.kind as usize].last().copied().unwrap_or(Ps::ZERO);
+                d += self.costs.walk + depth;
+            }
+        }
+        c.time[Bucket::Walk as usize] += d;
+        // Every touch hit at level 1 (nothing was filled or promoted): remember the ways.
+        if c.tlb.epoch() == epoch && touches.len() <= MAX_PATH_TOUCHES {
+            let mut known = KPathWays { epoch, pcid, slot, ..NO_KPATH };
+            for t in touches {
+                let va = match t.at {
+                    At::Fixed(va) => va,
+                    At::Stack => KernelText::stack_page(slot),
+                };
+                match c.tlb.l1_way(va, t.kind, pcid, t.size) {
+                    Some(w) => known.ways[known.n as usize] = w,
+                    None => return d,
+                }
+                known.n += 1;
+            }
+            c.kpaths[path as usize] = known;
+        }
         d
     }
 
@@ -844,16 +932,17 @@ impl Simulation {
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
         let ci = cpu as usize;
         self.charge_gap(cpu, now);
-        if self.cpus[ci].in_irq {
-            let d = self.drain_taken(cpu, now);
-            self.charge(cpu, Bucket::Handler, d);
-            self.finish_step(cpu, now + d);
-            return;
-        }
-        if self.cpus[ci].irq_pending {
-            self.cpus[ci].irq_pending = false;
-            let d = self.handle_irq(cpu, now);
-            self.charge(cpu, Bucket::Handler, d);
+        if self.cpus[ci].in_irq || self.cpus[ci].irq_pending {
+            // The handler's kernel-text refills are charged as walks as they happen.
+            let walks = self.cpus[ci].time[Bucket::Walk as usize];
+            let d = if self.cpus[ci].in_irq {
+                self.drain_taken(cpu, now)
+            } else {
+                self.cpus[ci].irq_pending = false;
+                self.handle_irq(cpu, now)
+            };
+            let walked = self.cpus[ci].time[Bucket::Walk as usize] - walks;
+            self.charge(cpu, Bucket::Handler, d - walked);
             self.finish_step(cpu, now + d);
             return;
         }
@@ -1029,7 +1118,9 @@ impl Simulation {
                 }
                 let d = self.costs.syscall_half * 2;
                 self.charge(cpu, Bucket::Syscall, d);
-                d
+                d + self.kernel_path(cpu, Path::SyscallEntry)
+                    + self.kernel_path(cpu, Path::Mmap)
+                    + self.kernel_path(cpu, Path::SyscallExit)
             }
             Step::Op(Op::Munmap { addr }) => {
                 let start = self.reg_addr(t, addr);
@@ -1043,7 +1134,7 @@ impl Simulation {
                 self.queue_zap_flush(cpu, vma.start, vma.end, !zapped.is_empty(), true, dirty);
                 let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
                 self.charge(cpu, Bucket::Syscall, d);
-                d
+                d + self.kernel_path(cpu, Path::SyscallEntry) + self.kernel_path(cpu, Path::Munmap)
             }
             Step::Op(Op::MadviseDontneed { addr, len }) => {
                 let start = self.reg_addr(t, addr);
@@ -1057,7 +1148,7 @@ impl Simulation {
                 self.queue_zap_flush(cpu, start, start + len, !zapped.is_empty(), false, dirty);
                 let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
                 self.charge(cpu, Bucket::Syscall, d);
-                d
+                d + self.kernel_path(cpu, Path::SyscallEntry) + self.kernel_path(cpu, Path::Madvise)
             }
             Step::Op(Op::Iteration) => unreachable!("counted in step()"),
             Step::Fault { addr, write } => self.fault(cpu, mm, addr, write),
@@ -1094,15 +1185,18 @@ impl Simulation {
                 }
                 self.counters.pages_freed += pages.len() as u64;
                 // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free).
-                let d = self.costs.page_free * pages.len() as u64;
+                let mut d = self.costs.page_free * pages.len() as u64;
                 self.charge(cpu, Bucket::Syscall, d);
+                if !pages.is_empty() {
+                    d += self.kernel_path(cpu, Path::FreePages);
+                }
                 self.tasks[t].gathered = pages;
                 self.tasks[t].gathered.clear();
                 d
             }
             Step::SyscallExit => {
                 self.charge(cpu, Bucket::Syscall, self.costs.syscall_half);
-                self.costs.syscall_half
+                self.costs.syscall_half + self.kernel_path(cpu, Path::SyscallExit)
             }
         }
     }
@@ -1242,7 +1336,7 @@ impl Simulation {
             (v.backing, v.file_index(addr), v.start, v.end)
         };
         let pte = self.mms[mm as usize].pte(addr).unwrap();
-        let mut d = self.costs.fault;
+        let mut d = self.costs.fault + self.kernel_path(cpu, Path::Fault);
         self.charge(cpu, Bucket::Fault, self.costs.fault);
         // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
         // copied (zero_copy time).
@@ -1421,6 +1515,9 @@ impl Simulation {
     ) -> Ps {
         self.counters.flush_requests += 1;
         let (topo, lines) = (self.topo, self.costs.lines);
+        // Refills of the kernel code and data this path runs on (charged as page walks).
+        let text = self.kernel_path(cpu, Path::FlushInitiator);
+        let now = now + text;
         let m = &mut self.mms[mm as usize];
         // The call's own work (flush_tlb_info set-up, cpumask scan, IRQ and preemption toggles),
         // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
@@ -1461,7 +1558,7 @@ impl Simulation {
         if targets.is_empty() {
             let l = local(self);
             self.charge(cpu, Bucket::FlushWork, d + l);
-            return d + l;
+            return text + d + l;
         }
         let ipi = self.costs.ipi.expect("a machine with several CPUs has IPI costs");
         self.counters.shootdowns += 1;
@@ -1516,7 +1613,7 @@ impl Simulation {
         self.charge(cpu, Bucket::IpiSend, send);
         d += pre + send + post;
         self.cpus[cpu as usize].waiting = Some(sd);
-        d
+        text + d
     }
 
     /// The call-function interrupt (`generic_smp_call_function_single_interrupt` ->
@@ -1529,7 +1626,7 @@ impl Simulation {
         let (topo, lines) = (self.topo, self.costs.lines);
         self.counters.ipis_received += 1;
         let ci = cpu as usize;
-        let mut d = ipi.handler_entry;
+        let mut d = ipi.handler_entry + self.kernel_path(cpu, Path::IrqEntry);
         d += self.csqs[ci].head.rmw(cpu, &topo, &lines);
         let taken_at = now + d;
         let c = &mut self.cpus[ci];
@@ -1571,6 +1668,7 @@ impl Simulation {
             // (csd_unlock invalidates the sender's copy; its spin reads it back).
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
             d += hop;
+            d += self.kernel_path(cpu, Path::FlushFunc);
             d += self.run_flush_func(cpu, &info);
             d += hop;
             let ack = now + d + hop;
@@ -1592,7 +1690,7 @@ impl Simulation {
             }
         }
         self.cpus[ci].in_irq = false;
-        d + ipi.handler_exit
+        d + ipi.handler_exit + self.kernel_path(cpu, Path::IrqExit)
     }
 
     /// The flush knobs in force, with a table-derived shift resolved for this machine.

@@ -989,6 +989,10 @@ pub struct TlbHierarchy {
     /// Accesses that missed every level (page walks), `[kind][user/kernel]`.
     pub walks: [[u64; 2]; NR_ACCESS_KINDS],
     pub flushes: FlushCounters,
+    /// Bumped by every change of what the arrays hold or of the id mapping (not by the
+    /// replacement state a hit updates): while it stands still, a lookup that hit at level 1
+    /// hits the same way again (see [`Self::l1_way`]).
+    epoch: u64,
 }
 
 impl TlbHierarchy {
@@ -1094,6 +1098,7 @@ impl TlbHierarchy {
             },
             walks: Default::default(),
             flushes: FlushCounters::default(),
+            epoch: 0,
         };
         t.build_plans();
         Ok(t)
@@ -1235,6 +1240,94 @@ impl TlbHierarchy {
         }
     }
 
+    /// [`Self::lookup_or_fill`] of a translation that only ever has page size `size` (the
+    /// kernel's own mappings: image text in 2M pages, the direct map in 1G or 2M, stacks in 4K):
+    /// probes only the arrays holding `size`. A probe of another size could not hit, and a
+    /// missing probe changes nothing, so replacement state, counters and the result are those
+    /// of the full lookup, at a fraction of the probes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lookup_or_fill_sized(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        size: PageSize,
+        pfn: u64,
+        global: bool,
+    ) -> Lookup {
+        let k = kind as usize;
+        let priv_ = kernel as usize;
+        let one_key = !self.globals;
+        let id = self.ids.key(asid);
+        let plan = &self.plans[k];
+        // Nothing of `asid` is cached and no global entry exists: every probe would miss.
+        let hopeless = id == NO_ID && one_key;
+        for s in &plan.steps[..plan.len as usize] {
+            if s.array != NONE && s.size == size && !hopeless {
+                let vpn = (va << (64 - 57)) >> s.vpn_shift;
+                let want = s.tag_base | vpn << VPN_SHIFT | id;
+                let arr = &mut self.arrays[s.array as usize];
+                if let Some((tag, hit_pfn)) = arr.probe::<false>(vpn, want, one_key) {
+                    self.views[s.view as usize].counters.hits[k][priv_] += 1;
+                    let s = *s;
+                    if s.depth > 0 {
+                        self.promote(kind, &s, vpn, want, tag, hit_pfn);
+                    }
+                    return Lookup::Hit { level: s.level, pfn: hit_pfn, size: s.size };
+                }
+            }
+            if s.ends_level {
+                self.views[s.view as usize].counters.misses[k][priv_] += 1;
+            }
+        }
+        self.walks[k][priv_] += 1;
+        self.fill_inner(va, kind, asid, size, pfn, global, true);
+        Lookup::Miss
+    }
+
+    /// See the field: equal epochs mean equal contents.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The level-1 way a lookup of `va` (page size `size`, as in [`Self::lookup_or_fill_sized`])
+    /// would hit now, if it would hit at level 1: `(array, slot, view)`. Changes nothing.
+    pub fn l1_way(&self, va: u64, kind: AccessKind, asid: u16, size: PageSize) -> Option<(u8, u32, u8)> {
+        let one_key = !self.globals;
+        let id = self.ids.key(asid);
+        let plan = &self.plans[kind as usize];
+        for s in plan.steps[..plan.len as usize].iter().take_while(|s| s.depth == 0) {
+            if s.array != NONE && s.size == size {
+                let vpn = (va << (64 - 57)) >> s.vpn_shift;
+                let want = s.tag_base | vpn << VPN_SHIFT | id;
+                let arr = &self.arrays[s.array as usize];
+                let base = arr.set_base(vpn);
+                let g = global_key(want);
+                let set = &arr.slots[base..base + arr.ways];
+                let mut hits =
+                    set.iter().enumerate().filter(|(_, w)| w.key == want || (!one_key && w.key == g));
+                let (w, _) = hits.next()?;
+                // Two matching ways (own and global copies) would need the recency rule.
+                if hits.next().is_some() {
+                    return None;
+                }
+                return Some((s.array, (base + w) as u32, s.view));
+            }
+        }
+        None
+    }
+
+    /// What a level-1 hit on `way` (from [`Self::l1_way`], with the epoch unchanged since)
+    /// does: the replacement update and the hit count.
+    pub fn rehit(&mut self, (array, slot, view): (u8, u32, u8), kind: AccessKind, kernel: bool) {
+        debug_assert!(self.arrays[array as usize].slots[slot as usize].key & VALID != 0);
+        let arr = &mut self.arrays[array as usize];
+        let (base, w) = (slot as usize / arr.ways * arr.ways, slot as usize % arr.ways);
+        arr.touch(base, w);
+        self.views[view as usize].counters.hits[kind as usize][kernel as usize] += 1;
+    }
+
     /// [`Self::lookup_or_fill`] off the fast path.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
@@ -1283,6 +1376,7 @@ impl TlbHierarchy {
                 self.views[s.view as usize].counters.hits.as_flattened_mut()[kp] += 1;
                 // Non-inclusive: copy into the levels that missed, outermost first.
                 if depth > 0 {
+                    self.epoch += 1;
                     for inner in steps[..depth].iter().rev() {
                         self.arrays[inner.array as usize].put_victim(tag, hit_pfn);
                     }
@@ -1297,6 +1391,7 @@ impl TlbHierarchy {
             // would clear ways under the victims just chosen).
             want = (want & !ID_BITS) | self.ids.name(asid);
         }
+        self.epoch += 1;
         for s in steps.iter().rev() {
             self.arrays[s.array as usize].put_victim(want, pfn);
         }
@@ -1305,6 +1400,7 @@ impl TlbHierarchy {
 
     /// Moves or copies an entry found by step `s` (below level 1) into the inner levels.
     fn promote(&mut self, kind: AccessKind, s: &Step, vpn: u64, want: u64, tag: u64, pfn: u64) {
+        self.epoch += 1;
         let upto = if self.inclusion == Inclusion::Exclusive {
             self.arrays[s.array as usize].invalidate_tag(tag, &mut self.ids);
             1
@@ -1367,6 +1463,7 @@ impl TlbHierarchy {
         pfn: u64,
         probed: bool,
     ) {
+        self.epoch += 1;
         for f in steps.iter().rev() {
             let arr = &mut self.arrays[f.array as usize];
             let evicted = if probed {
@@ -1438,6 +1535,7 @@ impl TlbHierarchy {
     /// INVLPG: drops the translation of `va` in address space `asid` (and any global one) from
     /// every level and every page size that could cover it.
     pub fn invlpg(&mut self, va: u64, asid: u16) -> u64 {
+        self.epoch += 1;
         self.flushes.invlpg += 1;
         let id = self.ids.key(asid);
         let mut n = 0;
@@ -1455,6 +1553,7 @@ impl TlbHierarchy {
     /// A flushing CR3 write: every non-global entry of `asid`. O(1) amortized: the entries go
     /// stale with their id.
     pub fn flush_asid(&mut self, asid: u16) -> u64 {
+        self.epoch += 1;
         self.flushes.flush_asid += 1;
         let asid = asid & MAX_ASID;
         let mut n = 0;
@@ -1473,6 +1572,7 @@ impl TlbHierarchy {
     /// Every non-global entry of every address space (INVPCID all-context, non-global). O(1)
     /// amortized: every address space gives up its id (named since the last such flush).
     pub fn flush_all_asids(&mut self) -> u64 {
+        self.epoch += 1;
         self.flushes.flush_all_asids += 1;
         self.track();
         let mut n = 0;
@@ -1494,6 +1594,7 @@ impl TlbHierarchy {
 
     /// Everything, global entries included (CR4.PGE toggle / INVPCID all-context incl. globals).
     pub fn flush_global(&mut self) -> u64 {
+        self.epoch += 1;
         self.flushes.flush_global += 1;
         let n: u64 = self.arrays.iter_mut().map(|a| a.clear_all(&mut self.ids)).sum();
         if self.ids.tracking {
@@ -1542,6 +1643,7 @@ impl TlbHierarchy {
     /// back, and frees every id no address space holds. One scan of every array, needed once per
     /// `NR_IDS - (address spaces with entries)` namings.
     fn purge(&mut self) {
+        self.epoch += 1;
         self.ids.purges += 1;
         self.track();
         for a in &mut self.arrays {

@@ -5,4 +5,5 @@ pub mod frames;
 pub mod mm;
 pub mod preset;
 pub mod rwsem;
+pub mod text;
 pub mod tlbflush;

@@ -45,6 +45,7 @@ pub const KNOBS: &[(&str, &str)] = &[
     ),
     ("mmap_lock", "on | off (faults and mmap/munmap/madvise take mmap_lock; off is an ablation)"),
     ("pti", "on | off (v4.15+ page-table isolation, where the machine profile says the CPU needs it)"),
+    ("kernel_tlb", "on | off (kernel code and data use the TLB, per kernel/text.rs; off = free)"),
     ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
 ];
 
@@ -61,6 +62,7 @@ fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelCon
             lazy_ipis: LazyIpis::Skip,
             mmap_lock: true,
             pti: true,
+            kernel_tlb: true,
             free_before_flush: false,
         },
         shift_from_table: None,
@@ -80,6 +82,7 @@ fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
             lazy_ipis: LazyIpis::Send,
             mmap_lock: true,
             pti: false,
+            kernel_tlb: true,
             free_before_flush: false,
         },
         shift_from_table: Some(post_fix),
@@ -101,6 +104,7 @@ impl KernelConfig {
                     lazy_ipis: LazyIpis::Send,
                     mmap_lock: true,
                     pti: false,
+                    kernel_tlb: true,
                     free_before_flush: false,
                 },
                 shift_from_table: None,
@@ -213,6 +217,7 @@ impl KernelConfig {
             }
             "mmap_lock" => f.mmap_lock = on_off()?,
             "pti" => f.pti = on_off()?,
+            "kernel_tlb" => f.kernel_tlb = on_off()?,
             "free_before_flush" => f.free_before_flush = on_off()?,
             _ => {
                 let names: Vec<&str> = KNOBS.iter().map(|k| k.0).collect();

@@ -73,6 +73,10 @@ impl LazyIpis {
     }
 }
 
+fn on() -> bool {
+    true
+}
+
 /// The flush-protocol knobs; every one settable alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlushKnobs {
@@ -100,6 +104,11 @@ pub struct FlushKnobs {
     /// flush also invalidates it there (INVPCID, or a deferred full flush of it without INVPCID)
     /// and each full flush defers a flush of it to the next return to user space.
     pub pti: bool,
+    /// The kernel's own code and data go through the TLB (kernel/text.rs): its entries are
+    /// refilled after flushes that drop them (PTI with PCID) and compete with user entries.
+    /// Off: kernel translations are free (an ablation).
+    #[serde(default = "on")]
+    pub kernel_tlb: bool,
     /// Free gathered pages before the flush completes. UNSAFE: exists so the oracle can be
     /// shown to catch it.
     pub free_before_flush: bool,

@@ -589,3 +589,53 @@ fn dirty_shared_file_ptes_force_a_flush_and_nested_gathers_flush_the_whole_mm() 
         assert!(open as usize <= sim.tasks.len(), "{open}");
     }
 }
+
+#[test]
+fn kernel_entries_survive_full_flushes_only_without_pti() {
+    // Every flush full (ceiling 0), one thread: each madvise and COW flush writes CR3.
+    let pti = one_flusher("haswell-ep-2s", &[("ceiling", "0")]);
+    let global = one_flusher("haswell-ep-2s", &[("ceiling", "0"), ("pti", "off")]);
+    let free = one_flusher("haswell-ep-2s", &[("ceiling", "0"), ("kernel_tlb", "off")]);
+    let per_flush = |s: &RunStats| s.counters.kernel_tlb_misses as f64 / s.counters.full_flushes as f64;
+    // PTI with PCID: the kernel's entries carry the PCID and go with the user ones; the syscall
+    // exit, the next fault and the next madvise refill their text, stack and direct-map pages.
+    assert!(per_flush(&pti) >= 3.0, "{:?}", pti.counters);
+    // Without PTI they are global: after the first touches nothing of the kernel misses again.
+    assert!(global.counters.kernel_tlb_misses < 20, "{:?}", global.counters);
+    assert_eq!(free.counters.kernel_tlb_misses, 0);
+    // The refills are page walks, and cost throughput.
+    let walk = |s: &RunStats| s.attribution[0][Bucket::Walk as usize];
+    let p = profile("haswell-ep-2s");
+    let one = Ps::from_cycles(p.walk.cycles.value, p.clock_mhz());
+    assert!(walk(&pti) >= walk(&free) + one * pti.counters.kernel_tlb_misses, "{:?}", pti.attribution[0]);
+    assert!(pti.iterations[0] < free.iterations[0], "{} vs {}", pti.iterations[0], free.iterations[0]);
+}
+
+#[test]
+fn a_shootdown_handler_refills_its_kernel_pages_after_each_full_flush() {
+    // Two threads, every flush full: each remote flush_tlb_func drops the handler's own text and
+    // data under PTI, so the exit path and the next request refill them.
+    let p = profile("haswell-ep-2s");
+    let mut k = KernelConfig::preset("5.18.1").unwrap();
+    k.set("ceiling", "0").unwrap();
+    let mut sim = Simulation::new(&p, k.clone());
+    let mm = sim.add_mm();
+    for cpu in 0..2 {
+        sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, cpu);
+    }
+    let s = run(&mut sim);
+    k.set("kernel_tlb", "off").unwrap();
+    let mut free = Simulation::new(&p, k);
+    let mm = free.add_mm();
+    for cpu in 0..2 {
+        free.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, cpu);
+    }
+    let f = run(&mut free);
+    let c = s.counters;
+    assert!(c.remote_flushes_received > 100 && c.full_flushes > c.remote_flushes_received, "{c:?}");
+    // Per full flush at least the three text pages of the interrupt path are refilled.
+    assert!(c.kernel_tlb_misses >= 3 * c.full_flushes, "{c:?}");
+    let ops = |s: &RunStats| s.iterations.iter().sum::<u64>();
+    assert!(ops(&s) < ops(&f), "{} vs {}", ops(&s), ops(&f));
+    assert_eq!(c.oracle_violations, 0);
+}

@@ -11,6 +11,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         lazy_ipis: LazyIpis::Skip,
         mmap_lock: true,
         pti: true,
+        kernel_tlb: true,
         free_before_flush: false,
     }
 }
