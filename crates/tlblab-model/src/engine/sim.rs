@@ -16,7 +16,7 @@ use super::time::Ps;
 use super::Program;
 use crate::hw::coherence::{LineCosts, RmwLine};
 use crate::hw::ipi::IpiCosts;
-use crate::hw::tlb::{AccessKind, Lookup, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
+use crate::hw::tlb::{AccessKind, L1Way, Lookup, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
 use crate::hw::topology::Topology;
 use crate::kernel::frames::{Frames, Owner, ZERO_PFN};
 use crate::kernel::mm::{zap_vma, Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
@@ -338,21 +338,19 @@ struct Cpu {
     kpaths: Box<[KPathWays; NR_PATHS]>,
 }
 
-/// The level-1 ways a kernel path's touches hit, valid while the TLB's epoch, the PCID and the
-/// stack (the task) are those it was taken with: then the path hits the same ways again, and
-/// replaying those hits is the lookups' exact effect, without the probes.
+/// The level-1 ways a kernel path's touches hit when it last ran, for the stack of task `slot`
+/// (`n == 0`: none known). While every way still holds its translation for the loaded PCID
+/// ([`TlbHierarchy::still_hits`]), the path's lookups would hit exactly those ways, and replaying
+/// the hits is their exact effect without the probes.
 #[derive(Debug, Clone, Copy)]
 struct KPathWays {
-    epoch: u64,
-    pcid: u16,
     slot: usize,
     n: u8,
-    ways: [(u8, u32, u8); MAX_PATH_TOUCHES],
+    ways: [L1Way; MAX_PATH_TOUCHES],
 }
 
 const MAX_PATH_TOUCHES: usize = 8;
-const NO_KPATH: KPathWays =
-    KPathWays { epoch: u64::MAX, pcid: 0, slot: 0, n: 0, ways: [(0, 0, 0); MAX_PATH_TOUCHES] };
+const NO_KPATH: KPathWays = KPathWays { slot: 0, n: 0, ways: [L1Way::NONE; MAX_PATH_TOUCHES] };
 
 /// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
 const MAX_FLUSHED_TRACKED: usize = 1 << 16;
@@ -417,7 +415,8 @@ impl Cpu {
                 if p != pcid {
                     return true;
                 }
-                if tlb.peek(vpn << PAGE_SHIFT, pcid).is_some() {
+                // Every user fill of the engine is a 4K page.
+                if tlb.peek_sized(vpn << PAGE_SHIFT, pcid, PageSize::Size4K).is_some() {
                     if let Err(i) = dropped.binary_search(&vpn) {
                         dropped.insert(i, vpn);
                     }
@@ -754,13 +753,14 @@ impl Simulation {
         let slot = c.task.unwrap_or(self.tasks.len() + cpu as usize);
         let touches = text.touches(path);
         let known = &c.kpaths[path as usize];
-        if known.epoch == c.tlb.epoch() && known.pcid == pcid && known.slot == slot {
-            for (t, &way) in touches.iter().zip(&known.ways[..known.n as usize]) {
-                c.tlb.rehit(way, t.kind, true);
+        let ways = &known.ways[..known.n as usize];
+        if ways.len() == touches.len() && known.slot == slot && ways.iter().all(|w| c.tlb.still_hits(w, pcid))
+        {
+            for (t, w) in touches.iter().zip(ways) {
+                c.tlb.rehit(w, t.kind, true);
             }
             return Ps::ZERO;
         }
-        let epoch = c.tlb.epoch();
         let mut d = Ps::ZERO;
         for t in touches {
             let va = match t.at {
@@ -777,9 +777,10 @@ impl Simulation {
             }
         }
         c.time[Bucket::Walk as usize] += d;
-        // Every touch hit at level 1 (nothing was filled or promoted): remember the ways.
-        if c.tlb.epoch() == epoch && touches.len() <= MAX_PATH_TOUCHES {
-            let mut known = KPathWays { epoch, pcid, slot, ..NO_KPATH };
+        // Remember where the translations are now, for the next run.
+        c.kpaths[path as usize].n = 0;
+        if touches.len() <= MAX_PATH_TOUCHES {
+            let mut known = KPathWays { slot, ..NO_KPATH };
             for t in touches {
                 let va = match t.at {
                     At::Fixed(va) => va,
@@ -1251,7 +1252,9 @@ impl Simulation {
         let write = kind == AccessKind::Store;
         let c = &mut self.cpus[cpu as usize];
         let pcid = c.st.pcid();
-        match c.tlb.lookup(va, kind, pcid, false) {
+        // Every user translation of the engine is a 4K page: the kernel's 2M and 1G entries
+        // need not be probed for.
+        match c.tlb.lookup_sized(va, kind, pcid, false, PageSize::Size4K) {
             Lookup::Hit { level, pfn: payload, .. } => {
                 let (pfn, writable) = (payload >> 1, payload & 1 == 1);
                 self.oracle.check_access(pfn, mm, va, &self.frames);

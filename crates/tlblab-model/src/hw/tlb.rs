@@ -960,6 +960,20 @@ struct FillPlan {
     steps: [FillStep; MAX_LEVELS],
 }
 
+/// A level-1 way holding a translation, as [`TlbHierarchy::l1_way`] found it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct L1Way {
+    key: u64,
+    slot: u32,
+    array: u8,
+    view: u8,
+}
+
+impl L1Way {
+    /// No way (never still hits: no stored key is 0 and valid).
+    pub const NONE: L1Way = L1Way { key: 0, slot: 0, array: 0, view: 0 };
+}
+
 /// One hardware thread's TLBs.
 #[derive(Debug, Clone)]
 pub struct TlbHierarchy {
@@ -989,10 +1003,6 @@ pub struct TlbHierarchy {
     /// Accesses that missed every level (page walks), `[kind][user/kernel]`.
     pub walks: [[u64; 2]; NR_ACCESS_KINDS],
     pub flushes: FlushCounters,
-    /// Bumped by every change of what the arrays hold or of the id mapping (not by the
-    /// replacement state a hit updates): while it stands still, a lookup that hit at level 1
-    /// hits the same way again (see [`Self::l1_way`]).
-    epoch: u64,
 }
 
 impl TlbHierarchy {
@@ -1098,7 +1108,6 @@ impl TlbHierarchy {
             },
             walks: Default::default(),
             flushes: FlushCounters::default(),
-            epoch: 0,
         };
         t.build_plans();
         Ok(t)
@@ -1256,6 +1265,24 @@ impl TlbHierarchy {
         pfn: u64,
         global: bool,
     ) -> Lookup {
+        let r = self.lookup_sized(va, kind, asid, kernel, size);
+        if r == Lookup::Miss {
+            self.fill_inner(va, kind, asid, size, pfn, global, true);
+        }
+        r
+    }
+
+    /// [`Self::lookup`] of a translation that can only have page size `size` (see
+    /// [`Self::lookup_or_fill_sized`]): the same result, counters and replacement state.
+    #[inline]
+    pub fn lookup_sized(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        size: PageSize,
+    ) -> Lookup {
         let k = kind as usize;
         let priv_ = kernel as usize;
         let one_key = !self.globals;
@@ -1282,18 +1309,12 @@ impl TlbHierarchy {
             }
         }
         self.walks[k][priv_] += 1;
-        self.fill_inner(va, kind, asid, size, pfn, global, true);
         Lookup::Miss
     }
 
-    /// See the field: equal epochs mean equal contents.
-    pub fn epoch(&self) -> u64 {
-        self.epoch
-    }
-
-    /// The level-1 way a lookup of `va` (page size `size`, as in [`Self::lookup_or_fill_sized`])
-    /// would hit now, if it would hit at level 1: `(array, slot, view)`. Changes nothing.
-    pub fn l1_way(&self, va: u64, kind: AccessKind, asid: u16, size: PageSize) -> Option<(u8, u32, u8)> {
+    /// The level-1 way a lookup of `va` (page size `size`, as in [`Self::lookup_sized`]) would
+    /// hit now, if it would hit at level 1 and only one way of the set matches. Changes nothing.
+    pub fn l1_way(&self, va: u64, kind: AccessKind, asid: u16, size: PageSize) -> Option<L1Way> {
         let one_key = !self.globals;
         let id = self.ids.key(asid);
         let plan = &self.plans[kind as usize];
@@ -1307,25 +1328,36 @@ impl TlbHierarchy {
                 let set = &arr.slots[base..base + arr.ways];
                 let mut hits =
                     set.iter().enumerate().filter(|(_, w)| w.key == want || (!one_key && w.key == g));
-                let (w, _) = hits.next()?;
+                let (w, way) = hits.next()?;
                 // Two matching ways (own and global copies) would need the recency rule.
                 if hits.next().is_some() {
                     return None;
                 }
-                return Some((s.array, (base + w) as u32, s.view));
+                return Some(L1Way { key: way.key, slot: (base + w) as u32, array: s.array, view: s.view });
             }
         }
         None
     }
 
-    /// What a level-1 hit on `way` (from [`Self::l1_way`], with the epoch unchanged since)
-    /// does: the replacement update and the hit count.
-    pub fn rehit(&mut self, (array, slot, view): (u8, u32, u8), kind: AccessKind, kernel: bool) {
-        debug_assert!(self.arrays[array as usize].slots[slot as usize].key & VALID != 0);
-        let arr = &mut self.arrays[array as usize];
-        let (base, w) = (slot as usize / arr.ways * arr.ways, slot as usize % arr.ways);
+    /// Whether a lookup in `asid` would still hit `way` first. A non-global entry's key holds
+    /// the id its address space had when it was filled: the key still matches iff the address
+    /// space still has that id (a flush takes it away; an id is handed out again only once no
+    /// entry holds it), so the way holds a live entry a lookup matches. The one-match condition
+    /// of [`Self::l1_way`] holds as long as no second copy of the page is filled, which the
+    /// callers' fixed-size, fixed-globalness translations never do.
+    #[inline]
+    pub fn still_hits(&self, way: &L1Way, asid: u16) -> bool {
+        self.arrays[way.array as usize].slots[way.slot as usize].key == way.key
+            && (way.key & GLOBAL != 0 || way.key & ID_BITS == self.ids.key(asid))
+    }
+
+    /// What a level-1 hit on `way` (which [`Self::still_hits`]) does: the replacement update
+    /// and the hit count.
+    pub fn rehit(&mut self, way: &L1Way, kind: AccessKind, kernel: bool) {
+        let arr = &mut self.arrays[way.array as usize];
+        let (base, w) = (way.slot as usize / arr.ways * arr.ways, way.slot as usize % arr.ways);
         arr.touch(base, w);
-        self.views[view as usize].counters.hits[kind as usize][kernel as usize] += 1;
+        self.views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
     }
 
     /// [`Self::lookup_or_fill`] off the fast path.
@@ -1376,7 +1408,6 @@ impl TlbHierarchy {
                 self.views[s.view as usize].counters.hits.as_flattened_mut()[kp] += 1;
                 // Non-inclusive: copy into the levels that missed, outermost first.
                 if depth > 0 {
-                    self.epoch += 1;
                     for inner in steps[..depth].iter().rev() {
                         self.arrays[inner.array as usize].put_victim(tag, hit_pfn);
                     }
@@ -1391,7 +1422,6 @@ impl TlbHierarchy {
             // would clear ways under the victims just chosen).
             want = (want & !ID_BITS) | self.ids.name(asid);
         }
-        self.epoch += 1;
         for s in steps.iter().rev() {
             self.arrays[s.array as usize].put_victim(want, pfn);
         }
@@ -1400,7 +1430,6 @@ impl TlbHierarchy {
 
     /// Moves or copies an entry found by step `s` (below level 1) into the inner levels.
     fn promote(&mut self, kind: AccessKind, s: &Step, vpn: u64, want: u64, tag: u64, pfn: u64) {
-        self.epoch += 1;
         let upto = if self.inclusion == Inclusion::Exclusive {
             self.arrays[s.array as usize].invalidate_tag(tag, &mut self.ids);
             1
@@ -1463,7 +1492,6 @@ impl TlbHierarchy {
         pfn: u64,
         probed: bool,
     ) {
-        self.epoch += 1;
         for f in steps.iter().rev() {
             let arr = &mut self.arrays[f.array as usize];
             let evicted = if probed {
@@ -1526,6 +1554,20 @@ impl TlbHierarchy {
         None
     }
 
+    /// [`Self::peek`] of a translation that can only have page size `size`: its stored pfn.
+    pub fn peek_sized(&self, va: u64, asid: u16, size: PageSize) -> Option<u64> {
+        let id = self.ids.key(asid);
+        if id == NO_ID && !self.globals {
+            return None;
+        }
+        let vpn = vpn_of(va, size);
+        self.by_level
+            .iter()
+            .map(|&a| &self.arrays[a as usize])
+            .filter(|arr| arr.holds(size))
+            .find_map(|arr| arr.peek(vpn, make_tag(vpn, size, id)))
+    }
+
     /// Whether any non-global entry of `asid` may be cached (false from a full flush of it
     /// until its next fill).
     pub fn may_hold(&self, asid: u16) -> bool {
@@ -1535,7 +1577,6 @@ impl TlbHierarchy {
     /// INVLPG: drops the translation of `va` in address space `asid` (and any global one) from
     /// every level and every page size that could cover it.
     pub fn invlpg(&mut self, va: u64, asid: u16) -> u64 {
-        self.epoch += 1;
         self.flushes.invlpg += 1;
         let id = self.ids.key(asid);
         let mut n = 0;
@@ -1553,7 +1594,6 @@ impl TlbHierarchy {
     /// A flushing CR3 write: every non-global entry of `asid`. O(1) amortized: the entries go
     /// stale with their id.
     pub fn flush_asid(&mut self, asid: u16) -> u64 {
-        self.epoch += 1;
         self.flushes.flush_asid += 1;
         let asid = asid & MAX_ASID;
         let mut n = 0;
@@ -1572,7 +1612,6 @@ impl TlbHierarchy {
     /// Every non-global entry of every address space (INVPCID all-context, non-global). O(1)
     /// amortized: every address space gives up its id (named since the last such flush).
     pub fn flush_all_asids(&mut self) -> u64 {
-        self.epoch += 1;
         self.flushes.flush_all_asids += 1;
         self.track();
         let mut n = 0;
@@ -1594,7 +1633,6 @@ impl TlbHierarchy {
 
     /// Everything, global entries included (CR4.PGE toggle / INVPCID all-context incl. globals).
     pub fn flush_global(&mut self) -> u64 {
-        self.epoch += 1;
         self.flushes.flush_global += 1;
         let n: u64 = self.arrays.iter_mut().map(|a| a.clear_all(&mut self.ids)).sum();
         if self.ids.tracking {
@@ -1643,7 +1681,6 @@ impl TlbHierarchy {
     /// back, and frees every id no address space holds. One scan of every array, needed once per
     /// `NR_IDS - (address spaces with entries)` namings.
     fn purge(&mut self) {
-        self.epoch += 1;
         self.ids.purges += 1;
         self.track();
         for a in &mut self.arrays {

@@ -672,8 +672,15 @@ fn a_sized_lookup_does_what_the_full_lookup_does() {
                     }
                     8..=13 => {
                         let va = arg * 7 * K;
-                        for t in [&mut full, &mut sized] {
-                            if t.lookup(va, AccessKind::Load, asid, false) == Lookup::Miss {
+                        assert_eq!(
+                            full.peek(va, asid).map(|p| p.1),
+                            sized.peek_sized(va, asid, PageSize::Size4K)
+                        );
+                        let a = full.lookup(va, AccessKind::Load, asid, false);
+                        let b = sized.lookup_sized(va, AccessKind::Load, asid, false, PageSize::Size4K);
+                        assert_eq!(a, b);
+                        if a == Lookup::Miss {
+                            for t in [&mut full, &mut sized] {
                                 t.fill(va, AccessKind::Load, asid, PageSize::Size4K, arg, false);
                             }
                         }
@@ -695,40 +702,44 @@ fn a_sized_lookup_does_what_the_full_lookup_does() {
 
 #[test]
 fn replaying_a_level_one_hit_is_the_hit() {
-    // Two copies take the same operations; at every kernel touch that hits at level 1 with the
-    // epoch unchanged since the way was found, one looks up and the other replays the way.
-    // Replacement state must agree: later evictions and counters are compared.
+    // Two copies take the same operations, flushes included. At a kernel touch whose way (found
+    // at an earlier touch of the page) still hits, one looks up and the other replays the way:
+    // contents, later evictions and counters must agree. Where the way no longer hits, the
+    // lookup must not be a level-1 hit in that way.
     for replacement in [Replacement::Lru, Replacement::Plru] {
         let (mut look, mut replay) = (split_sizes(replacement), split_sizes(replacement));
-        let mut known: Vec<Option<(u64, (u8, u32, u8))>> = vec![None; 64];
-        let mut replays = 0;
+        let mut known: Vec<Option<L1Way>> = vec![None; 64];
+        let (mut replays, mut stale) = (0, 0);
         for (kind, arg, asid) in mixed_ops(6000) {
-            let asid = asid.min(1);
+            let asid = asid.min(2);
             if kind < 10 {
                 let (va, k, size) = kernel_touch(arg);
                 let slot = (arg % 64) as usize;
                 let a = look.lookup_or_fill_sized(va, k, asid, true, size, va >> 12, false);
                 match known[slot] {
-                    Some((epoch, way)) if epoch == replay.epoch() && arg % 2 == 0 => {
+                    Some(way) if replay.still_hits(&way, asid) => {
                         assert!(matches!(a, Lookup::Hit { level: 1, .. }), "a replayable way must hit");
-                        replay.rehit(way, k, true);
+                        replay.rehit(&way, k, true);
                         replays += 1;
                     }
-                    _ => {
+                    other => {
+                        stale += other.is_some() as u32;
                         replay.lookup_or_fill_sized(va, k, asid, true, size, va >> 12, false);
                     }
                 }
-                known[slot] = replay.l1_way(va, k, asid, size).map(|w| (replay.epoch(), w));
-            } else {
+                known[slot] = replay.l1_way(va, k, asid, size);
+            } else if kind < 14 {
                 let va = arg * 11 * K;
                 for t in [&mut look, &mut replay] {
                     if t.lookup(va, AccessKind::Load, asid, false) == Lookup::Miss {
                         t.fill(va, AccessKind::Load, asid, PageSize::Size4K, arg, false);
                     }
                 }
+            } else {
+                assert_eq!(look.flush_asid(asid), replay.flush_asid(asid));
             }
         }
-        assert!(replays > 100, "the replay path ran {replays} times");
+        assert!(replays > 100 && stale > 100, "replayed {replays}, found stale {stale}");
         let list = |t: &TlbHierarchy| t.entries().collect::<Vec<_>>();
         assert_eq!(list(&look), list(&replay));
         for (a, b) in look.views().iter().zip(replay.views()) {
