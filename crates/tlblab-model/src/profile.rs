@@ -245,6 +245,11 @@ pub struct KernelCosts {
     /// both `pti` and `invpcid`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invpcid_single_cycles: Option<Sourced>,
+    /// What page-table isolation adds to one kernel entry and exit (the CR3 switches and the
+    /// entry stack), on top of `syscall_ns` and `fault_ns`, which are without PTI. Needed when
+    /// `cpu.features.pti`; charged only when the kernel runs with PTI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pti_entry_exit_ns: Option<Sourced>,
 }
 
 /// A whole machine profile.
@@ -374,6 +379,16 @@ impl MachineProfile {
                     "kernel.invpcid_single_cycles",
                     "is required when cpu.features has pti and invpcid (PTI flushes each user page \
                      from the user PCID with INVPCID)",
+                ))
+            }
+            (None, false) => {}
+        }
+        match (&k.pti_entry_exit_ns, cpu.features.pti) {
+            (Some(c), _) => check_sourced("kernel.pti_entry_exit_ns", c, 0.0, 100_000.0)?,
+            (None, true) => {
+                return Err(err(
+                    "kernel.pti_entry_exit_ns",
+                    "is required when cpu.features has pti (syscall_ns and fault_ns are without PTI;                      this is what PTI adds to each kernel entry and exit)",
                 ))
             }
             (None, false) => {}

@@ -638,6 +638,10 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                      desktop) minus an INVLPG (~175 cycles), as the Intel profiles",
                 )
             }),
+            // The measured syscall and fault times already include this kernel's PTI, if any.
+            pti_entry_exit_ns: h.pti.then(|| {
+                measured(0.0, format!("{tag}: included in the measured syscall_ns and fault_ns (PTI is on here)"))
+            }),
         },
         coherence,
         ipi,

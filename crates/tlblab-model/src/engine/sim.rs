@@ -567,9 +567,17 @@ impl Simulation {
             KernelText::new(&LAYOUT, map)
         });
         oracle.lazy_cpus_flushed = kernel.flush.lazy_ipis == crate::kernel::tlbflush::LazyIpis::Send;
+        // Under PTI every kernel entry and exit switches CR3 (v4.15+ entry code): a system call
+        // pays it at both halves, a fault once.
+        let mut costs = Costs::new(profile);
+        if kernel.flush.pti && profile.cpu.features.pti {
+            let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
+            costs.syscall_half += Ps(adder.0 / 2);
+            costs.fault += adder;
+        }
         Simulation {
             topo,
-            costs: Costs::new(profile),
+            costs,
             kernel,
             policy,
             pcid,

@@ -105,3 +105,16 @@ fn kernel_path_costs_are_required_and_checked() {
     assert_eq!(e.key, "kernel.flush_call_cycles.value");
     assert!(e.message.contains("allowed 0 ..= 1000000"), "{e}");
 }
+
+#[test]
+fn a_pti_machine_needs_the_pti_entry_cost() {
+    let (_, text) = shipped().into_iter().find(|(p, _)| p.ends_with("haswell-ep-2s.toml")).unwrap();
+    let mut p: MachineProfile = toml::from_str(&text).unwrap();
+    assert!(p.cpu.features.pti);
+    p.kernel.pti_entry_exit_ns = None;
+    let e = p.validate().unwrap_err();
+    assert_eq!(e.key, "kernel.pti_entry_exit_ns");
+    assert!(e.message.contains("required when cpu.features has pti"), "{e}");
+    p.cpu.features.pti = false;
+    p.validate().unwrap();
+}

@@ -639,3 +639,16 @@ fn a_shootdown_handler_refills_its_kernel_pages_after_each_full_flush() {
     assert!(ops(&s) < ops(&f), "{} vs {}", ops(&s), ops(&f));
     assert_eq!(c.oracle_violations, 0);
 }
+
+#[test]
+fn pti_adds_its_entry_cost_to_each_system_call_and_fault() {
+    let p = profile("haswell-ep-2s");
+    let adder = Ps::from_ns(p.kernel.pti_entry_exit_ns.as_ref().unwrap().value);
+    let (on, off) = (one_flusher("haswell-ep-2s", &[]), one_flusher("haswell-ep-2s", &[("pti", "off")]));
+    // Per iteration: madvise (entry and exit) and two faults (the first touch and the COW).
+    let per_op = |s: &RunStats, b: Bucket| s.attribution[0][b as usize].0 as f64 / s.iterations[0] as f64;
+    let syscall = per_op(&on, Bucket::Syscall) - per_op(&off, Bucket::Syscall);
+    let fault = per_op(&on, Bucket::Fault) - per_op(&off, Bucket::Fault);
+    assert!((syscall - adder.0 as f64).abs() < 0.02 * adder.0 as f64, "{syscall} ps vs {adder:?}");
+    assert!((fault - 2.0 * adder.0 as f64).abs() < 0.02 * adder.0 as f64, "{fault} ps vs 2 x {adder:?}");
+}
