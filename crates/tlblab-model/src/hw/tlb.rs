@@ -1194,13 +1194,30 @@ impl TlbHierarchy {
     /// inclusion policy says.
     #[inline]
     pub fn lookup(&mut self, va: u64, kind: AccessKind, asid: u16, kernel: bool) -> Lookup {
+        self.lookup_of(va, kind, asid, kernel, None)
+    }
+
+    /// [`Self::lookup`] probing only the arrays of page size `only`, if given (see
+    /// [`Self::lookup_sized`]).
+    #[inline(always)]
+    fn lookup_of(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        only: Option<PageSize>,
+    ) -> Lookup {
         let k = kind as usize;
         let priv_ = kernel as usize;
         let one_key = !self.globals;
         let id = self.ids.key(asid);
         let plan = &self.plans[k];
+        // Nothing of `asid` is cached and no global entry exists: every probe would miss (and a
+        // missing probe changes nothing).
+        let hopeless = id == NO_ID && one_key;
         for s in &plan.steps[..plan.len as usize] {
-            if s.array != NONE {
+            if s.array != NONE && !hopeless && only.is_none_or(|z| s.size == z) {
                 let vpn = (va << (64 - 57)) >> s.vpn_shift;
                 let want = s.tag_base | vpn << VPN_SHIFT | id;
                 let arr = &mut self.arrays[s.array as usize];
@@ -1283,33 +1300,7 @@ impl TlbHierarchy {
         kernel: bool,
         size: PageSize,
     ) -> Lookup {
-        let k = kind as usize;
-        let priv_ = kernel as usize;
-        let one_key = !self.globals;
-        let id = self.ids.key(asid);
-        let plan = &self.plans[k];
-        // Nothing of `asid` is cached and no global entry exists: every probe would miss.
-        let hopeless = id == NO_ID && one_key;
-        for s in &plan.steps[..plan.len as usize] {
-            if s.array != NONE && s.size == size && !hopeless {
-                let vpn = (va << (64 - 57)) >> s.vpn_shift;
-                let want = s.tag_base | vpn << VPN_SHIFT | id;
-                let arr = &mut self.arrays[s.array as usize];
-                if let Some((tag, hit_pfn)) = arr.probe::<false>(vpn, want, one_key) {
-                    self.views[s.view as usize].counters.hits[k][priv_] += 1;
-                    let s = *s;
-                    if s.depth > 0 {
-                        self.promote(kind, &s, vpn, want, tag, hit_pfn);
-                    }
-                    return Lookup::Hit { level: s.level, pfn: hit_pfn, size: s.size };
-                }
-            }
-            if s.ends_level {
-                self.views[s.view as usize].counters.misses[k][priv_] += 1;
-            }
-        }
-        self.walks[k][priv_] += 1;
-        Lookup::Miss
+        self.lookup_of(va, kind, asid, kernel, Some(size))
     }
 
     /// The level-1 way a lookup of `va` (page size `size`, as in [`Self::lookup_sized`]) would
