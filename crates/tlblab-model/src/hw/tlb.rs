@@ -1291,7 +1291,7 @@ impl TlbHierarchy {
 
     /// [`Self::lookup`] of a translation that can only have page size `size` (see
     /// [`Self::lookup_or_fill_sized`]): the same result, counters and replacement state.
-    #[inline]
+    #[inline(never)]
     pub fn lookup_sized(
         &mut self,
         va: u64,
