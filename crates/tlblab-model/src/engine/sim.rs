@@ -770,7 +770,10 @@ impl Simulation {
             return Ps::ZERO;
         }
         let mut d = Ps::ZERO;
-        for t in touches {
+        // Where each translation sits at level 1 after its lookup, for the next run.
+        let mut known = KPathWays { slot, ..NO_KPATH };
+        let mut all_known = touches.len() <= MAX_PATH_TOUCHES;
+        for (i, t) in touches.iter().enumerate() {
             let va = match t.at {
                 At::Fixed(va) => va,
                 At::Stack => KernelText::stack_page(slot),
@@ -783,25 +786,16 @@ impl Simulation {
                 let depth = self.costs.level_hit[t.kind as usize].last().copied().unwrap_or(Ps::ZERO);
                 d += self.costs.walk + depth;
             }
+            if all_known {
+                match c.tlb.l1_way(va, t.kind, pcid, t.size) {
+                    Some(w) => known.ways[i] = w,
+                    None => all_known = false,
+                }
+            }
         }
         c.time[Bucket::Walk as usize] += d;
-        // Remember where the translations are now, for the next run.
-        c.kpaths[path as usize].n = 0;
-        if touches.len() <= MAX_PATH_TOUCHES {
-            let mut known = KPathWays { slot, ..NO_KPATH };
-            for t in touches {
-                let va = match t.at {
-                    At::Fixed(va) => va,
-                    At::Stack => KernelText::stack_page(slot),
-                };
-                match c.tlb.l1_way(va, t.kind, pcid, t.size) {
-                    Some(w) => known.ways[known.n as usize] = w,
-                    None => return d,
-                }
-                known.n += 1;
-            }
-            c.kpaths[path as usize] = known;
-        }
+        known.n = if all_known { touches.len() as u8 } else { 0 };
+        c.kpaths[path as usize] = known;
         d
     }
 

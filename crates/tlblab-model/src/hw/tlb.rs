@@ -430,6 +430,8 @@ pub struct TlbArray {
     clock: u64,
     /// Scratch of a fused lookup-and-fill: the slot the last [`Self::probe`] miss chose to fill.
     victim: usize,
+    /// The slot of the last probe hit or write (see [`TlbHierarchy::l1_way`]).
+    last: u32,
     /// PLRU only: one tree per set.
     plru: Vec<u64>,
     page_sizes: u8,
@@ -457,6 +459,7 @@ impl TlbArray {
             slots: vec![Way::default(); geometry.entries() as usize],
             clock: 0,
             victim: 0,
+            last: 0,
             plru: if replacement == Replacement::Plru { vec![0; geometry.sets as usize] } else { Vec::new() },
             page_sizes: page_sizes.iter().fold(0, |m, p| m | 1 << *p as u8),
         }
@@ -545,6 +548,7 @@ impl TlbArray {
         } else {
             plru_touch(&mut self.plru[set], w, W);
         }
+        self.last = (base + w) as u32;
         Some((ways[w].key, ways[w].pfn))
     }
 
@@ -592,6 +596,7 @@ impl TlbArray {
             }
             Replacement::Plru => plru_touch(&mut self.plru[base / self.ways], way, self.ways),
         }
+        self.last = (base + way) as u32;
     }
 
     /// Writes a translation into `base + way` and marks it most recently used; returns the tag and
@@ -599,6 +604,7 @@ impl TlbArray {
     #[inline(always)]
     fn put(&mut self, base: usize, way: usize, tag: u64, pfn: u64, ids: &mut AsidIds) -> Option<(u64, u64)> {
         let evicted = self.put_lru(base + way, tag, pfn, ids);
+        self.last = (base + way) as u32;
         if self.replacement == Replacement::Plru {
             plru_touch(&mut self.plru[base / self.ways], way, self.ways);
         }
@@ -1303,31 +1309,26 @@ impl TlbHierarchy {
         self.lookup_of(va, kind, asid, kernel, Some(size))
     }
 
-    /// The level-1 way a lookup of `va` (page size `size`, as in [`Self::lookup_sized`]) would
-    /// hit now, if it would hit at level 1 and only one way of the set matches. Changes nothing.
+    /// Where the translation of `va` (page size `size`) sits at level 1, read just after a
+    /// [`Self::lookup_or_fill_sized`] of it, which leaves it there (hit, promoted or filled) as
+    /// the last slot its level-1 array touched. `None` if it is not there (no level-1 array of
+    /// that size, or a later touch of the array came in between). Changes nothing.
     pub fn l1_way(&self, va: u64, kind: AccessKind, asid: u16, size: PageSize) -> Option<L1Way> {
-        let one_key = !self.globals;
-        let id = self.ids.key(asid);
         let plan = &self.plans[kind as usize];
-        for s in plan.steps[..plan.len as usize].iter().take_while(|s| s.depth == 0) {
-            if s.array != NONE && s.size == size {
-                let vpn = (va << (64 - 57)) >> s.vpn_shift;
-                let want = s.tag_base | vpn << VPN_SHIFT | id;
-                let arr = &self.arrays[s.array as usize];
-                let base = arr.set_base(vpn);
-                let g = global_key(want);
-                let set = &arr.slots[base..base + arr.ways];
-                let mut hits =
-                    set.iter().enumerate().filter(|(_, w)| w.key == want || (!one_key && w.key == g));
-                let (w, way) = hits.next()?;
-                // Two matching ways (own and global copies) would need the recency rule.
-                if hits.next().is_some() {
-                    return None;
-                }
-                return Some(L1Way { key: way.key, slot: (base + w) as u32, array: s.array, view: s.view });
-            }
-        }
-        None
+        let s = plan.steps[..plan.len as usize]
+            .iter()
+            .take_while(|s| s.depth == 0)
+            .find(|s| s.array != NONE && s.size == size)?;
+        let vpn = (va << (64 - 57)) >> s.vpn_shift;
+        let want = s.tag_base | vpn << VPN_SHIFT | self.ids.key(asid);
+        let arr = &self.arrays[s.array as usize];
+        let key = arr.slots[arr.last as usize].key;
+        (key == want || key == global_key(want)).then_some(L1Way {
+            key,
+            slot: arr.last,
+            array: s.array,
+            view: s.view,
+        })
     }
 
     /// Whether a lookup in `asid` would still hit `way` first. A non-global entry's key holds
