@@ -249,3 +249,34 @@ fn reproduce_seed_002_writes_a_stable_summary() {
     assert_eq!(text, std::fs::read_to_string(dir.join("b/seed-002-tlb-gen/summary.json")).unwrap());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn kernel_tlb_refills_show_in_the_counters_and_the_knob_turns_them_off() {
+    let run = |kernel_tlb: &str| -> serde_json::Value {
+        let args = [
+            "run",
+            "--machine",
+            "haswell-ep-2s",
+            "--workload",
+            "tlb_flush1_threads",
+            "--threads",
+            "4",
+            "--duration",
+            "300us",
+            "--warmup",
+            "100us",
+            "--set",
+            kernel_tlb,
+            "--json",
+        ];
+        serde_json::from_str(&stdout(&tlblab(&args))).unwrap()
+    };
+    // 5.18.1 on Haswell runs with PTI and PCID: the kernel's entries go with every full flush.
+    let on = run("kernel_tlb=on");
+    let off = run("kernel_tlb=off");
+    assert!(on["counters"]["kernel_tlb_misses"].as_u64().unwrap() > 100, "{}", on["counters"]);
+    assert_eq!(off["counters"]["kernel_tlb_misses"].as_u64().unwrap(), 0);
+    assert_eq!(on["config"]["knobs"]["kernel_tlb"], true);
+    let list = stdout(&tlblab(&["list"]));
+    assert!(list.contains("kernel_tlb") && list.contains("kernel text layout"), "{list}");
+}

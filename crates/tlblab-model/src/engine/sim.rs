@@ -334,7 +334,7 @@ struct Cpu {
     /// `user_pcid_flush_mask` (v5.18): the user PCID must be flushed on the way back to user
     /// space (`SWITCH_TO_USER_CR3` then writes CR3 without the no-flush bit).
     user_flush_pending: bool,
-    /// Per kernel path, the level-1 ways its translations hit when it last ran all hits.
+    /// Per kernel path, where its translations sat at level 1 after it last ran.
     kpaths: Box<[KPathWays; NR_PATHS]>,
 }
 

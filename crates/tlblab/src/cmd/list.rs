@@ -47,5 +47,7 @@ pub fn run() -> Result<()> {
         t.row([*n, *d]);
     }
     print!("\n{}", t.render());
+    let layout = &tlblab_model::kernel::text::LAYOUT;
+    println!("\nkernel text layout (kernel_tlb): {}, from {}", layout.name, layout.source);
     Ok(())
 }
