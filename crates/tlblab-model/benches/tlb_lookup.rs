@@ -64,5 +64,54 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// The kernel-path pattern (engine/sim.rs `kernel_path`) on the Haswell-EP profile: four kernel
+/// translations of fixed sizes (two 2M text pages, the 1G direct map, a 4K stack page) looked up
+/// with `lookup_or_fill_sized`, against replaying their level-1 ways (`still_hits` + `rehit`),
+/// and after every full flush of the PCID (all four miss and refill), the shootdown storm case.
+fn kernel_path(c: &mut Criterion) {
+    let hsw: MachineProfile = toml::from_str(include_str!("../../../profiles/haswell-ep-2s.toml")).unwrap();
+    let touches = [
+        (0xffff_ffff_8120_0000u64, AccessKind::Fetch, PageSize::Size2M),
+        (0xffff_ffff_8140_0000, AccessKind::Fetch, PageSize::Size2M),
+        (0xffff_8880_0000_0000, AccessKind::Load, PageSize::Size1G),
+        (0xffff_c900_0000_3000, AccessKind::Store, PageSize::Size4K),
+    ];
+    let mut g = c.benchmark_group("kernel_path");
+    g.throughput(Throughput::Elements(touches.len() as u64));
+    let mut t = hsw.build_tlb();
+    g.bench_function("lookup_or_fill_sized/hits", |b| {
+        b.iter(|| {
+            for &(va, k, z) in &touches {
+                black_box(t.lookup_or_fill_sized(black_box(va), k, 1, true, z, va >> 12, false));
+            }
+        })
+    });
+    let ways: Vec<_> = touches
+        .iter()
+        .map(|&(va, k, z)| {
+            t.lookup_or_fill_sized(va, k, 1, true, z, va >> 12, false);
+            t.l1_way(va, k, 1, z).unwrap()
+        })
+        .collect();
+    g.bench_function("replay/hits", |b| {
+        b.iter(|| {
+            if ways.iter().all(|w| t.still_hits(w, 1)) {
+                for (w, &(_, k, _)) in ways.iter().zip(&touches) {
+                    t.rehit(w, k, true);
+                }
+            }
+        })
+    });
+    g.bench_function("after_full_flush/misses", |b| {
+        b.iter(|| {
+            t.flush_asid(1);
+            for &(va, k, z) in &touches {
+                black_box(t.lookup_or_fill_sized(black_box(va), k, 1, true, z, va >> 12, false));
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, kernel_path);
 criterion_main!(benches);
