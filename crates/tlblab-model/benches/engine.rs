@@ -6,10 +6,10 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tlblab_model::engine::queue::Agenda;
-use tlblab_model::engine::time::Ps;
 use tlblab_model::kernel::preset::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run, RunSpec, Workload};
+use tlblab_model::time::Ps;
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");

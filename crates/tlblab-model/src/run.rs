@@ -5,12 +5,13 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::engine::sim::{Bucket, Simulation};
-use crate::engine::time::Ps;
+use crate::attribution::Bucket;
+use crate::engine::sim::Simulation;
 use crate::kernel::preset::KernelConfig;
 use crate::kernel::tlbflush::FlushKnobs;
 use crate::profile::MachineProfile;
 use crate::rng::Rng;
+use crate::time::Ps;
 use std::sync::{Arc, Mutex};
 
 use crate::workload::ebizzy::{EbizzyCosts, EbizzyParams, EbizzyTask, Glibc};

@@ -3,7 +3,7 @@
 //! lay out the three standard pages. The caller writes [`Report::files`] into a directory.
 
 use std::collections::BTreeMap;
-use tlblab_model::engine::sim::Bucket;
+use tlblab_model::attribution::Bucket;
 
 use crate::compare::{fmt_value, Comparison};
 use crate::html::{Block, Page};

@@ -23,10 +23,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use tlblab_model::engine::time::Ps;
 use tlblab_model::kernel::preset::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
+use tlblab_model::time::Ps;
 use tlblab_report::summary::{fnv1a64, slug, Cell, ResultSet, Summary};
 
 use crate::experiment::write_atomic;

@@ -7,7 +7,7 @@
 //! one entry per CPU instead of one per event, a shootdown storm (tens of millions of IPIs per
 //! simulated second on a 56-core machine) never grows the structure.
 
-use super::time::Ps;
+use crate::time::Ps;
 
 const NEVER: Ps = Ps(u64::MAX);
 

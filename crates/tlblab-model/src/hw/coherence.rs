@@ -9,8 +9,8 @@
 
 use super::cpumask::CpuMask;
 use super::topology::{Distance, Topology};
-use crate::engine::time::Ps;
 use crate::profile::MachineProfile;
+use crate::time::Ps;
 
 /// Latencies of a line access by distance to the nearest (read) or farthest (write) holder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 //! (`hw/coherence.rs`), so its cost depends on where the two CPUs sit.
 
 use super::cpumask::CpuMask;
-use crate::engine::time::Ps;
 use crate::profile::{ApicMode, MachineProfile};
+use crate::time::Ps;
 
 /// x2APIC logical clusters hold 16 CPUs (Linux `x2apic_cluster.c`). The model groups CPU ids
 /// 16 at a time, which matches the firmware's usual APIC-id order of cores.

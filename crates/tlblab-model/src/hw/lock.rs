@@ -4,7 +4,7 @@
 
 use super::coherence::{CacheLine, LineCosts};
 use super::topology::Topology;
-use crate::engine::time::Ps;
+use crate::time::Ps;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LockStats {

@@ -1,9 +1,241 @@
-//! Kernel mechanisms, named after the Linux code they follow. Each rule's comment names the
-//! kernel version it follows.
+//! The kernel model: mechanisms and kernel state, one file per Linux file, each rule's comment
+//! naming the kernel version it follows.
+//!
+//! [`Kernel`] holds the state (address spaces, the page cache, frames, per-CPU `cpu_tlbstate`
+//! and TLBs, the call queues, shootdowns in flight, counters). Its methods live in the file named
+//! after the Linux code they follow: `switch_mm` and `flush_tlb_mm_range` in [`tlbflush`], the
+//! call-function interrupt in [`smp`], the gather in [`mmu_gather`], faults in [`memory`], the
+//! page cache in [`filemap`], the system-call bodies in [`mmap`], CFS in [`sched`], the kernel's
+//! own translations in [`text`], boot-time resolution in [`boot`]. They reach the engine only
+//! through [`ctx::Ctx`].
+//!
+//! A system call or fault runs as a sequence of [`Step`]s, continuations the engine queues per
+//! CPU and hands back to the subsystem that queued them, so that other CPUs' events (IPIs above
+//! all) interleave with a call's phases.
 
+pub mod boot;
+pub mod cpu;
+pub mod ctx;
+pub mod filemap;
 pub mod frames;
+pub mod memory;
 pub mod mm;
+pub mod mmap;
+pub mod mmu_gather;
 pub mod preset;
 pub mod rwsem;
+pub mod sched;
+pub mod smp;
+pub mod syscalls;
 pub mod text;
 pub mod tlbflush;
+pub mod vmstat;
+
+use boot::Costs;
+use cpu::Cpu;
+use ctx::Ctx;
+use frames::{Frames, Owner};
+use mm::{Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
+use preset::KernelConfig;
+use sched::Task;
+use smp::CallQueue;
+use syscalls::Op;
+use text::KernelText;
+use tlbflush::{RangePolicy, Shootdown};
+use vmstat::Counters;
+
+use crate::attribution::Bucket;
+use crate::hw::cpumask::CpuMask;
+use crate::hw::topology::Topology;
+use crate::oracle::Oracle;
+use crate::time::Ps;
+
+/// A kernel continuation queued on a CPU, by the subsystem that handles it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// An operation of the task's program (a user access, compute, or a system call).
+    User(Op),
+    /// System-call entry/exit and `mmap_lock` (mmap.rs).
+    Sys(mmap::Step),
+    /// Faults and their retries (memory.rs).
+    Mm(memory::Step),
+    /// The rest of a zap: forced flush, free, `tlb_finish_mmu` (mmu_gather.rs).
+    Gather(mmu_gather::Step),
+    /// A `flush_tlb_mm_range` call (tlbflush.rs).
+    Flush(tlbflush::Step),
+}
+
+/// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
+pub struct Kernel {
+    pub topo: Topology,
+    costs: Costs,
+    pub config: KernelConfig,
+    /// The range policy with any table-derived shift resolved for this machine.
+    policy: RangePolicy,
+    /// User address spaces are PCID-tagged (v4.14+ on a CPU with PCID).
+    pcid: bool,
+    /// The data and instruction TLBs' 4K entry counts (the range policies' inputs).
+    range_sizes: (u64, u64),
+    pub cpus: Vec<Cpu>,
+    csqs: Vec<CallQueue>,
+    /// The CPUs whose `tlb_state.is_lazy` is set (a mirror, so choosing a shootdown's targets is
+    /// mask arithmetic instead of a visit to every CPU of `mm_cpumask`).
+    lazy: CpuMask,
+    pub tasks: Vec<Task>,
+    pub mms: Vec<Mm>,
+    pub files: Vec<Vec<u64>>,
+    pub frames: Frames,
+    pub oracle: Oracle,
+    shootdowns: Vec<Shootdown>,
+    /// Finished shootdown slots, reused so memory stays flat over long runs.
+    free_shootdowns: Vec<usize>,
+    /// Scratch for IPI fan-outs and lock wake-ups.
+    fan: Vec<(u32, Ps)>,
+    woken: Vec<usize>,
+    pub counters: Counters,
+    next_ctx_id: u64,
+    /// The kernel's own translations per path, when `kernel_tlb` is on and the CPU is x86.
+    text: Option<KernelText>,
+}
+
+impl Kernel {
+    pub fn nr_cpus(&self) -> u32 {
+        self.topo.cpus()
+    }
+
+    /// A new, empty address space.
+    pub fn add_mm(&mut self) -> MmId {
+        let id = self.mms.len() as MmId;
+        self.mms.push(Mm::new(id, self.next_ctx_id));
+        self.next_ctx_id += 1;
+        id
+    }
+
+    /// Maps `len` bytes of anonymous memory in `mm`, every page present and written, at no
+    /// simulated time: what a benchmark's untimed setup leaves behind (ebizzy's main thread fills
+    /// its chunks before it lets the workers go). Returns the start address.
+    pub fn map_populated(&mut self, mm: MmId, len: u64) -> u64 {
+        let start = self.mms[mm as usize].mmap(len, Backing::Anon, true);
+        let mut a = start;
+        while a < start + len {
+            let pfn = self.frames.alloc(Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
+            self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true, dirty: true });
+            a += PAGE_SIZE;
+        }
+        start
+    }
+
+    /// Whether `cpu` runs a task.
+    pub fn has_task(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].task.is_some()
+    }
+
+    /// Whether `cpu` spins for shootdown acknowledgements (its idle time is IPI wait).
+    pub fn waiting(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].waiting.is_some()
+    }
+
+    /// Whether `cpu`, its step over, keeps spinning until an acknowledgement or an interrupt
+    /// wakes it: it waits on a shootdown with acknowledgements pending, outside the handler.
+    pub fn spinning(&self, cpu: u32) -> bool {
+        let c = &self.cpus[cpu as usize];
+        c.waiting.is_some_and(|sd| self.shootdowns[sd].pending > 0) && !c.in_irq
+    }
+
+    /// Inside the call-function interrupt handler.
+    pub fn in_irq(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].in_irq
+    }
+
+    fn reg_addr(&self, t: usize, a: syscalls::Addr) -> u64 {
+        self.tasks[t].regs[a.reg] + a.offset
+    }
+
+    /// An operation of task `t`'s program (not `Iteration`, which the engine counts): a user
+    /// access or compute, or a system call. Returns its duration.
+    pub fn op(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
+        match op {
+            Op::Access { addr, kind } => {
+                let va = self.reg_addr(t, addr);
+                self.access(ctx, t, va, kind)
+            }
+            Op::Compute(d) => {
+                ctx.charge(Bucket::User, d);
+                d
+            }
+            Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
+            Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
+            Op::Iteration => unreachable!("counted by the engine"),
+        }
+    }
+
+    /// Runs a queued continuation of task `t`: one line per subsystem.
+    pub fn step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        match s {
+            Step::User(op) => self.op(ctx, t, op),
+            Step::Sys(s) => self.sys_step(ctx, t, s),
+            Step::Mm(s) => self.mm_step(ctx, t, s),
+            Step::Gather(s) => self.gather_step(ctx, t, s),
+            Step::Flush(s) => self.flush_step(ctx, t, s),
+        }
+    }
+
+    /// What `cpu` does at an operation boundary before its next continuation or operation:
+    /// finish waiting on a shootdown, schedule, preempt, flush the user PCID on the way out.
+    pub fn boundary(&mut self, ctx: &mut Ctx) -> Boundary {
+        let cpu = ctx.cpu;
+        let ci = cpu as usize;
+        if let Some(sd) = self.cpus[ci].waiting {
+            let s = self.shootdowns[sd];
+            if s.pending > 0 {
+                return Boundary::Spin; // keep spinning; an ack or an IPI will wake us
+            }
+            let resume = s.last_ack.max(s.local_done);
+            if resume > ctx.now {
+                return Boundary::At(resume);
+            }
+            self.cpus[ci].waiting = None;
+            self.free_shootdowns.push(sd);
+        }
+        let Some(t) = self.cpus[ci].task else {
+            return match self.cpus[ci].runq.pop_front() {
+                Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
+                None => Boundary::Idle,
+            };
+        };
+        if ctx.in_user() {
+            if let Some(d) = self.preempt(ctx, t) {
+                return Boundary::Ran(d);
+            }
+            if let Some(d) = self.return_to_user(ctx) {
+                return Boundary::Ran(d);
+            }
+        }
+        Boundary::Task(t)
+    }
+
+    /// The flush knobs in force, with a table-derived shift resolved for this machine.
+    pub fn effective_knobs(&self) -> tlbflush::FlushKnobs {
+        tlbflush::FlushKnobs { policy: self.policy, ..self.config.flush }
+    }
+
+    /// Violations found and the first few, described.
+    pub fn oracle_report(&self) -> (u64, Vec<String>) {
+        (self.oracle.violations, self.oracle.examples.clone())
+    }
+}
+
+/// What a CPU does at an operation boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boundary {
+    /// Spins for acknowledgements: nothing until one (or an interrupt) wakes it.
+    Spin,
+    /// Waits until the given time (its own flush or the last acknowledgement lands then).
+    At(Ps),
+    /// Nothing to run.
+    Idle,
+    /// Did kernel work (a context switch, a deferred flush) that took this long.
+    Ran(Ps),
+    /// Task `t` goes on: its next continuation, or its program's next operation.
+    Task(usize),
+}

@@ -247,9 +247,7 @@ mod tests {
         let text = include_str!("../../../../profiles/ivybridge-4c8t.toml");
         let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
         let policy = |name: &str| {
-            crate::engine::sim::Simulation::new(&p, KernelConfig::preset(name).unwrap())
-                .effective_knobs()
-                .policy
+            crate::kernel::Kernel::boot(&p, KernelConfig::preset(name).unwrap()).effective_knobs().policy
         };
         assert_eq!(policy("3.4"), RangePolicy::AlwaysFull);
         assert_eq!(policy("3.13"), RangePolicy::FlushallShift { shift: 1, post_fix: false, huge_walk: true });

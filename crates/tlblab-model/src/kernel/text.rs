@@ -17,7 +17,12 @@
 //! where the CPU has them (`direct_gbpages`); kernel stacks are vmalloc'ed 4 KiB pages
 //! (`CONFIG_VMAP_STACK`, v4.9+). Function addresses come from [`LAYOUT`].
 
-use crate::hw::tlb::{AccessKind, PageSize};
+use super::ctx::Ctx;
+use super::mm::PAGE_SHIFT;
+use super::Kernel;
+use crate::attribution::Bucket;
+use crate::hw::tlb::{AccessKind, L1Way, Lookup, PageSize};
+use crate::time::Ps;
 
 /// Function and section addresses of one kernel build, from its `/proc/kallsyms`.
 pub struct Layout {
@@ -364,6 +369,72 @@ impl KernelText {
     /// Whether `va` is a kernel address (the upper half).
     pub fn is_kernel(va: u64) -> bool {
         va >> 63 == 1
+    }
+}
+
+/// The level-1 ways a kernel path's touches hit when it last ran, for the stack of task `slot`
+/// (`n == 0`: none known). While every way still holds its translation for the loaded PCID
+/// ([`TlbHierarchy::still_hits`]), the path's lookups would hit exactly those ways, and replaying
+/// the hits is their exact effect without the probes.
+#[derive(Debug, Clone, Copy)]
+pub struct KPathWays {
+    pub slot: usize,
+    pub n: u8,
+    pub ways: [L1Way; MAX_PATH_TOUCHES],
+}
+
+pub const MAX_PATH_TOUCHES: usize = 8;
+pub const NO_KPATH: KPathWays = KPathWays { slot: 0, n: 0, ways: [L1Way::NONE; MAX_PATH_TOUCHES] };
+
+impl Kernel {
+    /// The kernel translations `path` needs on this CPU (kernel/text.rs), in order: each a TLB
+    /// lookup, and on a miss a walk and a fill (global or tagged with the loaded PCID, as the
+    /// kernel maps it). Charged to page_walk; returns the walks' time.
+    pub(super) fn kernel_path(&mut self, ctx: &mut Ctx, path: Path) -> Ps {
+        let cpu = ctx.cpu;
+        let Some(text) = &self.text else { return Ps::ZERO };
+        let c = &mut self.cpus[cpu as usize];
+        let pcid = c.st.pcid();
+        // The running task's stack, or the idle task's.
+        let slot = c.task.unwrap_or(self.tasks.len() + cpu as usize);
+        let touches = text.touches(path);
+        let known = &c.kpaths[path as usize];
+        let ways = &known.ways[..known.n as usize];
+        if ways.len() == touches.len() && known.slot == slot && ways.iter().all(|w| c.tlb.still_hits(w, pcid))
+        {
+            for (t, w) in touches.iter().zip(ways) {
+                c.tlb.rehit(w, t.kind, true);
+            }
+            return Ps::ZERO;
+        }
+        let mut d = Ps::ZERO;
+        // Where each translation sits at level 1 after its lookup, for the next run.
+        let mut known = KPathWays { slot, ..NO_KPATH };
+        let mut all_known = touches.len() <= MAX_PATH_TOUCHES;
+        for (i, t) in touches.iter().enumerate() {
+            let va = match t.at {
+                At::Fixed(va) => va,
+                At::Stack => KernelText::stack_page(slot),
+            };
+            // The payload is never read back: no kernel page is ever freed.
+            if c.tlb.lookup_or_fill_sized(va, t.kind, pcid, true, t.size, va >> PAGE_SHIFT << 1, t.global)
+                == Lookup::Miss
+            {
+                self.counters.kernel_tlb_misses += 1;
+                let depth = self.costs.level_hit[t.kind as usize].last().copied().unwrap_or(Ps::ZERO);
+                d += self.costs.walk + depth;
+            }
+            if all_known {
+                match c.tlb.l1_way(va, t.kind, pcid, t.size) {
+                    Some(w) => known.ways[i] = w,
+                    None => all_known = false,
+                }
+            }
+        }
+        ctx.charge(Bucket::Walk, d);
+        known.n = if all_known { touches.len() as u8 } else { 0 };
+        c.kpaths[path as usize] = known;
+        d
     }
 }
 

@@ -10,10 +10,16 @@
 //!   Nadav Amit) and the read of `mm->context.tlb_gen` as knobs.
 //!   The order of operations follows arch/x86/mm/tlb.c of v5.18 / v6.0.
 
+use super::ctx::Ctx;
+use super::mm::{MmId, PAGE_SHIFT};
+use super::smp::Csd;
+use super::text::Path;
+use super::Kernel;
+use crate::attribution::Bucket;
+use crate::hw::cpumask::CpuMask;
 use crate::hw::tlb::{PageSize, Serves};
 use crate::profile::MachineProfile;
-
-use super::mm::{MmId, PAGE_SHIFT};
+use crate::time::Ps;
 
 /// `TLB_NR_DYN_ASIDS`: per-CPU dynamic ASID slots (arch/x86/include/asm/tlbflush.h, v4.14+).
 pub const TLB_NR_DYN_ASIDS: usize = 6;
@@ -391,6 +397,275 @@ pub fn flushall_shift(vendor: &str, family: u32, model: u32, post_fix: bool) -> 
         },
         // Not x86 (or an unknown family): the x86 range-flush heuristic does not apply.
         _ => -1,
+    }
+}
+
+// ---- The mechanism on the machine: switch_mm, flush_tlb_mm_range, flush_tlb_func applied ----
+
+/// A `flush_tlb_mm_range` call queued as a continuation (a COW fault's `ptep_clear_flush`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub start: u64,
+    pub end: u64,
+    pub freed_tables: bool,
+}
+
+/// A shootdown in flight: the `flush_tlb_info` its requests carry, and what its initiator
+/// waits for.
+#[derive(Debug, Clone, Copy)]
+pub struct Shootdown {
+    pub info: FlushInfo,
+    pub initiator: u32,
+    pub pending: u32,
+    /// When the initiator sees the last acknowledgement / finishes its own flush.
+    pub last_ack: Ps,
+    pub local_done: Ps,
+}
+
+impl Kernel {
+    /// A queued `flush_tlb_mm_range` of task `t`'s mm.
+    pub(super) fn flush_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        let mm = self.tasks[t].mm;
+        self.flush_tlb_mm_range(ctx, mm, s.start, s.end, s.freed_tables)
+    }
+
+    /// Back to user space under PTI: a flush of the user PCID deferred by invalidate_user_asid
+    /// (SWITCH_TO_USER_CR3 writes CR3 without the no-flush bit), once however many full
+    /// flushes asked for it since (v5.18). Returns its cost if one was due.
+    pub(super) fn return_to_user(&mut self, ctx: &mut Ctx) -> Option<Ps> {
+        let c = &mut self.cpus[ctx.cpu as usize];
+        if !c.user_flush_pending {
+            return None;
+        }
+        c.user_flush_pending = false;
+        self.counters.pti_user_flushes += 1;
+        let d = self.costs.full_flush;
+        ctx.charge(Bucket::FlushWork, d);
+        Some(d)
+    }
+
+    /// `switch_mm_irqs_off` to `mm` (v5.18, facts §1.7): the same mm is free unless the CPU was
+    /// lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
+    /// `mm_cpumask` (the CPU leaves the old mm's) and picks an ASID slot, flushing it if stale.
+    /// Returns whether it flushed.
+    ///
+    /// v3.x (no generations, lazy CPUs get every flush IPI): a lazy CPU still in `mm_cpumask`
+    /// missed no flush and reloads nothing; one a flush IPI made `leave_mm` has `loaded_mm`
+    /// none here, so it takes the other-mm path: rejoin the mask and load CR3 (no PCID before
+    /// v4.14: a full flush). v3.10-v3.13 `switch_mm`, prev == next branch.
+    pub fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
+        let m = &mut self.mms[mm as usize];
+        let c = &mut self.cpus[cpu as usize];
+        let was_lazy = std::mem::replace(&mut c.st.is_lazy, false);
+        self.lazy.clear(cpu);
+        let gen_check = self.config.flush.generations || self.config.flush.lazy_ipis == LazyIpis::Skip;
+        let need_flush = if c.st.loaded_mm == Some(mm) {
+            let asid = c.st.loaded_asid as usize;
+            // Without generations the slot's tlb_gen is only set here, so the check is a
+            // conservative stand-in, needed only when flushes may have skipped this CPU.
+            was_lazy && gen_check && c.st.ctxs[asid].tlb_gen < m.tlb_gen
+        } else {
+            // Stop remote flushes for the previous mm (v3.x-v6.x switch_mm_irqs_off; lazily
+            // left in the mask for flush IPIs to trim only since v6.12's "x86,tlb: update
+            // mm_cpumask lazily").
+            if let Some(prev) = c.st.loaded_mm {
+                self.mms[prev as usize].cpumask.clear(cpu);
+            }
+            let m = &mut self.mms[mm as usize];
+            m.cpumask.set(cpu);
+            m.ever_loaded.set(cpu);
+            let (asid, need_flush) = c.st.choose_new_asid(m.ctx_id, m.tlb_gen, self.pcid);
+            c.st.loaded_asid = asid;
+            c.st.loaded_mm = Some(mm);
+            need_flush
+        };
+        if need_flush {
+            let m = &self.mms[mm as usize];
+            let asid = c.st.loaded_asid as usize;
+            c.st.ctxs[asid] = TlbContext { ctx_id: m.ctx_id, tlb_gen: m.tlb_gen };
+            let pcid = c.st.pcid();
+            c.flush_asid(pcid);
+        }
+        need_flush
+    }
+
+    /// `flush_tlb_func` on `cpu` for `info`; returns its cost. Local (initiator) or remote.
+    pub fn run_flush_func(&mut self, cpu: u32, info: &FlushInfo) -> Ps {
+        let mut cost = Ps::ZERO;
+        let knobs = self.config.flush;
+        let (topo, lines) = (self.topo, self.costs.lines);
+        let Kernel { cpus, mms, counters, costs, lazy, .. } = &mut *self;
+        let m = &mut mms[info.mm as usize];
+        let c = &mut cpus[cpu as usize];
+        let action = flush_tlb_func(&mut c.st, info, &knobs, || {
+            counters.tlb_gen_reads += 1;
+            let before = m.tlb_gen_line.stats.transfers;
+            cost += m.tlb_gen_line.read(cpu, &topo, &lines);
+            counters.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
+            m.tlb_gen
+        });
+        let pcid = c.st.pcid();
+        match action {
+            FlushAction::WrongMm => m.cpumask.clear(cpu),
+            FlushAction::LeaveLazy => {
+                // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
+                // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
+                m.cpumask.clear(cpu);
+                c.st.loaded_mm = None;
+                c.st.is_lazy = false;
+                lazy.clear(cpu);
+                c.flush_asid(pcid);
+                counters.lazy_leaves += 1;
+                counters.full_flushes += 1;
+                cost += costs.full_flush;
+            }
+            FlushAction::EarlyReturn => {
+                counters.early_returns += 1;
+                counters.flushes_skipped += 1;
+            }
+            FlushAction::UpToDate => counters.flushes_skipped += 1,
+            FlushAction::Partial { start, nr, stride_shift } => {
+                for i in 0..nr {
+                    let va = start + (i << stride_shift);
+                    if c.tlb.invlpg(va, pcid) > 0 && stride_shift == PAGE_SHIFT {
+                        c.note_flushed(va >> PAGE_SHIFT);
+                    }
+                }
+                counters.partial_flushes += 1;
+                counters.invlpg += nr;
+                cost += costs.invlpg * nr;
+                // flush_tlb_one_user (v5.18) under PTI: the user PCID's copy too, with INVPCID,
+                // or by a full flush of it on the way back to user space.
+                if c.pti {
+                    match costs.invpcid_single {
+                        Some(one) => cost += one * nr,
+                        None => c.user_flush_pending = true,
+                    }
+                }
+            }
+            FlushAction::Full => {
+                c.flush_asid(pcid);
+                counters.full_flushes += 1;
+                cost += costs.full_flush;
+            }
+        }
+        cost
+    }
+
+    /// `flush_tlb_mm_range` (v5.18 arch/x86/mm/tlb.c): bump `mm->tlb_gen`, choose the range,
+    /// send IPIs to the other CPUs of `mm_cpumask` (lazy ones per `lazy_ipis`: v4.19+ skips
+    /// them unless page tables were freed, v3.x-v4.18 sends to them too), flush locally
+    /// (concurrently or first, per knob), then wait for every ack.
+    pub(super) fn flush_tlb_mm_range(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: MmId,
+        start: u64,
+        end: u64,
+        freed_tables: bool,
+    ) -> Ps {
+        let (cpu, now) = (ctx.cpu, ctx.now);
+        self.counters.flush_requests += 1;
+        let (topo, lines) = (self.topo, self.costs.lines);
+        // Refills of the kernel code and data this path runs on (charged as page walks).
+        let text = self.kernel_path(ctx, Path::FlushInitiator);
+        let now = now + text;
+        let m = &mut self.mms[mm as usize];
+        // The call's own work (flush_tlb_info set-up, cpumask scan, IRQ and preemption toggles),
+        // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
+        let mut d = self.costs.flush_call;
+        if self.config.flush.generations {
+            d += m.tlb_gen_line.write(cpu, &topo, &lines);
+        }
+        m.tlb_gen += 1;
+        let inputs = RangeInputs {
+            lld_4k: self.range_sizes.0,
+            lli_4k: self.range_sizes.1,
+            total_vm: m.total_vm(),
+            vm_exec: false,
+            vm_hugetlb: false,
+            range_has_huge_pmd: false,
+        };
+        let r = decide_range(self.policy, start, end, PAGE_SHIFT, &inputs);
+        let info = FlushInfo {
+            mm,
+            start: r.start,
+            end: r.end,
+            stride_shift: r.stride_shift,
+            freed_tables,
+            new_tlb_gen: m.tlb_gen,
+            initiator: cpu,
+        };
+        let lazy_too = self.config.flush.lazy_ipis.targets_lazy(freed_tables);
+        let mut targets = if lazy_too { m.cpumask } else { m.cpumask.and_not(&self.lazy) };
+        targets.clear(cpu);
+        let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
+        let local = |s: &mut Kernel| {
+            if loaded_here {
+                s.run_flush_func(cpu, &info)
+            } else {
+                Ps::ZERO
+            }
+        };
+        if targets.is_empty() {
+            let l = local(self);
+            ctx.charge(Bucket::FlushWork, d + l);
+            return text + d + l;
+        }
+        let ipi = self.costs.ipi.expect("a machine with several CPUs has IPI costs");
+        self.counters.shootdowns += 1;
+        let mut pre = Ps::ZERO;
+        if !self.config.flush.concurrent_local {
+            pre = local(self);
+        }
+        // smp_call_function_many_cond (kernel/smp.c, v5.18): per target, csd_lock and fill the
+        // sender's csd for it (a store to a line the target wrote last, at its previous unlock),
+        // then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
+        // targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends).
+        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
+        let t0 = now + d + pre;
+        let mut send = Ps::ZERO;
+        let mut ipi_mask = CpuMask::new();
+        let coalesce = self.config.flush.coalesce_ipis;
+        for t in targets.iter() {
+            let q = &mut self.csqs[t as usize];
+            send += lines.transfer(topo.distance(cpu, t));
+            send += q.head.rmw(cpu, &topo, &lines);
+            let at = t0 + send;
+            if q.entries.is_empty() || !coalesce {
+                ipi_mask.set(t);
+            }
+            // Senders run in step order, not enqueue order: keep the queue sorted by time.
+            let csd = Csd { at, shootdown: sd as u32 };
+            if q.entries.back().is_none_or(|b| b.at <= at) {
+                q.entries.push_back(csd);
+            } else {
+                let i = q.entries.partition_point(|e| e.at <= at);
+                q.entries.insert(i, csd);
+            }
+        }
+        let mut fan = std::mem::take(&mut self.fan);
+        let (busy, _) = ipi.fanout_into(&ipi_mask, &mut fan);
+        let icr_t0 = t0 + send;
+        send += busy;
+        for &(t, at) in &fan {
+            self.send_ipi(ctx, t, icr_t0 + at);
+        }
+        self.fan = fan;
+        let post = if self.config.flush.concurrent_local { local(self) } else { Ps::ZERO };
+        let local_done = t0 + send + post;
+        let record =
+            Shootdown { info, initiator: cpu, pending: targets.weight(), last_ack: Ps::ZERO, local_done };
+        if sd == self.shootdowns.len() {
+            self.shootdowns.push(record);
+        } else {
+            self.shootdowns[sd] = record;
+        }
+        ctx.charge(Bucket::FlushWork, d + pre + post);
+        ctx.charge(Bucket::IpiSend, send);
+        d += pre + send + post;
+        self.cpus[cpu as usize].waiting = Some(sd);
+        text + d
     }
 }
 

@@ -22,11 +22,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::engine::ops::{Addr, MapKind, Op};
-use crate::engine::time::Ps;
-use crate::engine::Program;
 use crate::hw::tlb::AccessKind;
+use crate::kernel::syscalls::Program;
+use crate::kernel::syscalls::{Addr, MapKind, Op};
 use crate::rng::Rng;
+use crate::time::Ps;
 
 const PAGE: u64 = 4096;
 /// `record_t` is `size_t`.

@@ -2,9 +2,9 @@
 //! task's loop as the real testcase writes it. `_threads` variants share one mm, `_processes`
 //! variants get one each; the score is the sum over tasks of iterations per second.
 
-use crate::engine::ops::{Addr, MapKind, Op};
-use crate::engine::Program;
 use crate::hw::tlb::AccessKind;
+use crate::kernel::syscalls::Program;
+use crate::kernel::syscalls::{Addr, MapKind, Op};
 
 const PAGE: u64 = 4096;
 /// tlb_flush1/3: `#define FILESIZE (128 * 1024 * 1024)`.

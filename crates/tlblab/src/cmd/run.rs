@@ -2,9 +2,9 @@
 //! time went.
 
 use anyhow::{anyhow, Context, Result};
-use tlblab_model::engine::time::Ps;
 use tlblab_model::kernel::preset::KernelConfig;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
+use tlblab_model::time::Ps;
 use tlblab_report::table::Table;
 
 use crate::machines;

@@ -4,8 +4,8 @@
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
-use tlblab_model::engine::time::Ps;
 use tlblab_model::run::{run as run_sim, RunSpec, Workload};
+use tlblab_model::time::Ps;
 use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
 use tlblab_report::table::Table;
 

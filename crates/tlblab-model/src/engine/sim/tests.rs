@@ -1,4 +1,10 @@
 use super::*;
+use crate::attribution::Bucket;
+use crate::hw::tlb::AccessKind;
+use crate::kernel::frames::Owner;
+use crate::kernel::mm::{PAGE_SHIFT, PAGE_SIZE};
+use crate::kernel::syscalls::{Addr, MapKind};
+use crate::kernel::tlbflush::FlushInfo;
 use crate::workload::will_it_scale::{Testcase, WisTask};
 
 fn profile(name: &str) -> MachineProfile {
@@ -256,8 +262,8 @@ fn lazy_cpu_beside_a_flusher(preset: &str, lazy_ipis: Option<&str>, run_for: Ps)
     let mm = sim.add_mm();
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 0);
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 1);
-    sim.deschedule(1, false, Ps::ZERO);
-    assert!(sim.cpus[1].st.is_lazy && sim.mms[mm as usize].cpumask.contains(1));
+    sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, false, Ps::ZERO));
+    assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.mms[mm as usize].cpumask.contains(1));
     let s = sim.run(Ps::ZERO, run_for);
     (sim, s)
 }
@@ -272,14 +278,17 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
         // of mm_cpumask after that, so none of the later flushes interrupts it.
         assert_eq!((c.lazy_leaves, c.remote_flushes_received, c.ipis_received), (1, 1, 1), "{preset}: {c:?}");
         assert_eq!(c.shootdowns, 1, "{preset}: {c:?}");
-        assert!(!sim.mms[0].cpumask.contains(1) && sim.cpus[1].st.loaded_mm.is_none(), "{preset}");
+        assert!(
+            !sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.loaded_mm.is_none(),
+            "{preset}"
+        );
         assert_eq!(c.oracle_violations, 0, "{preset}");
     }
     // The same kernel with the v4.19 rule: madvise flushes never interrupt the lazy CPU.
     let (sim, s) = lazy_cpu_beside_a_flusher("3.13", Some("skip"), Ps::US * 200);
     assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
     assert_eq!((s.counters.lazy_leaves, s.counters.ipis_sent, s.counters.shootdowns), (0, 0, 0));
-    assert!(sim.mms[0].cpumask.contains(1) && sim.cpus[1].st.is_lazy);
+    assert!(sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.is_lazy);
     assert_eq!(s.counters.oracle_violations, 0);
 }
 
@@ -288,18 +297,18 @@ fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::US * 200);
     assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
     assert_eq!((s.counters.lazy_leaves, s.counters.ipis_sent, s.counters.shootdowns), (0, 0, 0));
-    assert!(sim.cpus[1].st.is_lazy && sim.cpus[1].st.loaded_mm == Some(0));
+    assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.cpus[1].st.loaded_mm == Some(0));
     assert_eq!(s.counters.oracle_violations, 0);
     // The munmap after 256 pages frees page tables: that flush reaches the lazy CPU, which
     // leaves the mm, and no later flush interrupts it.
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::MS);
     assert!(s.iterations[0] > 300, "{s:?}");
     assert_eq!((s.counters.lazy_leaves, s.counters.remote_flushes_received), (1, 1));
-    assert!(sim.cpus[1].st.loaded_mm.is_none());
+    assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
     // v4.14-v4.18 sent every flush to lazy CPUs; their handler left for init_mm.
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", Some("send"), Ps::US * 200);
     assert_eq!((s.counters.lazy_leaves, s.counters.remote_flushes_received), (1, 1));
-    assert!(sim.cpus[1].st.loaded_mm.is_none());
+    assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
     assert_eq!(s.counters.oracle_violations, 0);
 }
 
@@ -311,12 +320,12 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
     let mut sim = Simulation::new(&p, KernelConfig::preset("3.13").unwrap());
     let mm = sim.add_mm();
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 1);
-    let flushes = |sim: &Simulation| sim.cpus[1].st.clone();
-    sim.deschedule(1, false, Ps::ZERO);
+    let flushes = |sim: &Simulation| sim.kernel.cpus[1].st.clone();
+    sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, false, Ps::ZERO));
     let before = flushes(&sim);
-    assert!(!sim.switch_mm(1, mm), "still in mm_cpumask: no reload");
-    assert_eq!(sim.cpus[1].st.loaded_mm, before.loaded_mm);
-    sim.cpus[1].st.is_lazy = true;
+    assert!(!sim.kernel.switch_mm(1, mm), "still in mm_cpumask: no reload");
+    assert_eq!(sim.kernel.cpus[1].st.loaded_mm, before.loaded_mm);
+    sim.kernel.cpus[1].st.is_lazy = true;
     let info = FlushInfo {
         mm,
         start: 0,
@@ -326,10 +335,10 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
         new_tlb_gen: 1,
         initiator: 0,
     };
-    sim.run_flush_func(1, &info);
-    assert!(!sim.mms[mm as usize].cpumask.contains(1) && sim.counters.lazy_leaves == 1);
-    assert!(sim.switch_mm(1, mm), "left by leave_mm: CR3 reload");
-    assert!(sim.mms[mm as usize].cpumask.contains(1));
+    sim.kernel.run_flush_func(1, &info);
+    assert!(!sim.kernel.mms[mm as usize].cpumask.contains(1) && sim.kernel.counters.lazy_leaves == 1);
+    assert!(sim.kernel.switch_mm(1, mm), "left by leave_mm: CR3 reload");
+    assert!(sim.kernel.mms[mm as usize].cpumask.contains(1));
 }
 
 #[test]
@@ -386,10 +395,10 @@ fn a_cpu_switching_to_another_mm_leaves_the_old_mm_cpumask() {
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), b, 0);
     let s = sim.run(Ps::ZERO, Ps::MS * 30);
     assert!(s.counters.context_switches >= 2, "{:?}", s.counters);
-    let running = sim.cpus[0].st.loaded_mm.unwrap();
+    let running = sim.kernel.cpus[0].st.loaded_mm.unwrap();
     let other = if running == a { b } else { a };
-    assert!(sim.mms[running as usize].cpumask.contains(0));
-    assert!(!sim.mms[other as usize].cpumask.contains(0));
+    assert!(sim.kernel.mms[running as usize].cpumask.contains(0));
+    assert!(!sim.kernel.mms[other as usize].cpumask.contains(0));
     assert_eq!(s.counters.ipis_sent, 0, "{:?}", s.counters);
 }
 
@@ -531,10 +540,10 @@ fn tlb_flush3_write_to_a_fault_around_page_upgrades_it_in_place() {
     sim.add_task(Box::new(Script(ops)), mm, 0);
     let c = sim.run(Ps::ZERO, Ps::MS).counters;
     assert_eq!((c.page_faults, c.flush_requests, c.pages_copied, c.pages_zeroed), (2, 0, 0, 0), "{c:?}");
-    let base = sim.tasks[0].regs[0];
-    let pte = sim.mms[mm as usize].pte(base + PAGE_SIZE).unwrap();
+    let base = sim.kernel.tasks[0].regs[0];
+    let pte = sim.kernel.mms[mm as usize].pte(base + PAGE_SIZE).unwrap();
     assert!(pte.present && pte.writable);
-    assert_eq!(sim.frames.owner(pte.pfn), Owner::PageCache { file: 0, index: 1 });
+    assert_eq!(sim.kernel.frames.owner(pte.pfn), Owner::PageCache { file: 0, index: 1 });
     // The loop itself: per operation one flush (the madvise), two faults, nothing copied or
     // freed; tlb_flush1's private mapping needs a second flush for the COW.
     let s = run(&mut wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true));
@@ -552,12 +561,15 @@ fn a_stale_read_only_entry_of_an_upgraded_pte_faults_without_copying() {
     let mut sim = Simulation::new(&p, KernelConfig::preset("5.18.1").unwrap());
     let mm = sim.add_mm();
     let addr = sim.map_populated(mm, 4 * PAGE_SIZE);
-    let before = (sim.counters.pages_copied, sim.counters.flush_requests);
-    sim.fault(0, mm, addr, true);
-    let pte = sim.mms[mm as usize].pte(addr).unwrap();
+    let before = (sim.kernel.counters.pages_copied, sim.kernel.counters.flush_requests);
+    let queued = sim.with_ctx(0, Ps::ZERO, |k, ctx| {
+        k.fault(ctx, mm, addr, true);
+        !ctx.in_user()
+    });
+    let pte = sim.kernel.mms[mm as usize].pte(addr).unwrap();
     assert!(pte.present && pte.writable);
-    assert_eq!((sim.counters.pages_copied, sim.counters.flush_requests), before);
-    assert!(sim.cpus[0].steps.is_empty(), "no flush or PTE update queued");
+    assert_eq!((sim.kernel.counters.pages_copied, sim.kernel.counters.flush_requests), before);
+    assert!(!queued, "no flush or PTE update queued");
 }
 
 #[test]
@@ -585,8 +597,8 @@ fn dirty_shared_file_ptes_force_a_flush_and_nested_gathers_flush_the_whole_mm() 
     assert_eq!(run(&mut anon).counters.dirty_pte_flushes, 0);
     // Every gather still open at the end belongs to a thread inside madvise.
     for sim in [&one, &two, &anon] {
-        let open: u32 = sim.mms.iter().map(|m| m.tlb_flush_pending).sum();
-        assert!(open as usize <= sim.tasks.len(), "{open}");
+        let open: u32 = sim.kernel.mms.iter().map(|m| m.tlb_flush_pending).sum();
+        assert!(open as usize <= sim.kernel.tasks.len(), "{open}");
     }
 }
 

@@ -1,9 +1,9 @@
 //! What a task asks the simulated machine to do: user accesses and compute, the system calls
 //! the workloads make, and the loop-iteration marker the score counts. The kernel expands each
-//! system call and fault into its own steps (`engine/sim.rs`).
+//! system call and fault into its own steps (`kernel/mod.rs`: [`super::Step`]).
 
-use crate::engine::time::Ps;
 use crate::hw::tlb::AccessKind;
+use crate::time::Ps;
 
 /// Registers a task keeps results in (an mmap'd address, a file id), so later operations can
 /// use them.
@@ -48,4 +48,10 @@ pub enum Op {
     MadviseDontneed { addr: Addr, len: u64 },
     /// One benchmark loop iteration completed (`(*iterations)++`).
     Iteration,
+}
+
+/// A task's operation stream (its user space): called whenever the task has nothing queued.
+pub trait Program: Send {
+    /// Appends the next operations (one loop iteration, or a setup step).
+    fn next(&mut self, out: &mut Vec<Op>);
 }

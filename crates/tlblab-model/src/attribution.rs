@@ -1,0 +1,58 @@
+//! Where a CPU's time goes: the buckets every kernel path charges its time to and every report
+//! stacks (DESIGN.md §10). Below both the engine and the kernel, so neither imports the other
+//! for it.
+
+/// Where a CPU's time went (DESIGN.md §10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Bucket {
+    User,
+    Walk,
+    Syscall,
+    Fault,
+    Zeroing,
+    FlushWork,
+    IpiSend,
+    IpiWait,
+    Handler,
+    /// Context switches and the scheduler.
+    Sched,
+    /// Waiting for a lock (sleeping tasks leave their CPU idle instead).
+    LockWait,
+    Idle,
+}
+
+pub const NR_BUCKETS: usize = 12;
+
+impl Bucket {
+    pub const ALL: [Bucket; NR_BUCKETS] = [
+        Bucket::User,
+        Bucket::Walk,
+        Bucket::Syscall,
+        Bucket::Fault,
+        Bucket::Zeroing,
+        Bucket::FlushWork,
+        Bucket::IpiSend,
+        Bucket::IpiWait,
+        Bucket::Handler,
+        Bucket::Sched,
+        Bucket::LockWait,
+        Bucket::Idle,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Bucket::User => "user",
+            Bucket::Walk => "page_walk",
+            Bucket::Syscall => "syscall",
+            Bucket::Fault => "fault",
+            Bucket::Zeroing => "zero_copy",
+            Bucket::FlushWork => "flush",
+            Bucket::IpiSend => "ipi_send",
+            Bucket::IpiWait => "ipi_wait",
+            Bucket::Handler => "ipi_handler",
+            Bucket::Sched => "sched",
+            Bucket::LockWait => "lock_wait",
+            Bucket::Idle => "idle",
+        }
+    }
+}

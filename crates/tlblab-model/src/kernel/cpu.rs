@@ -1,0 +1,144 @@
+//! Per-CPU kernel state: the CPU's TLB (hardware) with the kernel's `cpu_tlbstate` beside it,
+//! the runqueue's current task and waiting tasks, the call-function handler's taken requests,
+//! and the bookkeeping that tells a flush's misses from others.
+
+use std::collections::VecDeque;
+
+use super::mm::PAGE_SHIFT;
+use super::smp::Csd;
+use super::text::{KPathWays, NR_PATHS};
+use super::tlbflush::TlbState;
+use crate::hw::tlb::{Entry, PageSize, TlbHierarchy};
+
+pub struct Cpu {
+    /// Boxed: the arrays' bookkeeping is kilobytes, and the shootdown path touches the rest of
+    /// `Cpu` (queue, lines, tlb_state) for every target, so keep that part dense.
+    pub tlb: Box<TlbHierarchy>,
+    pub st: TlbState,
+    pub task: Option<usize>,
+    /// Runnable tasks waiting for this CPU, in order (CFS with equal weights and no wake-up
+    /// preemption reduces to round robin).
+    pub runq: VecDeque<usize>,
+    /// Requests the running call-function interrupt took with `llist_del_all` and has not
+    /// handled yet; non-empty only inside the handler.
+    pub taken: VecDeque<Csd>,
+    /// Inside the call-function interrupt handler (between entry and exit).
+    pub in_irq: bool,
+    /// The shootdown this CPU spins on.
+    pub waiting: Option<usize>,
+    /// Pages (VA >> 12) whose translation a flush dropped from this CPU's TLB and that it has
+    /// not translated since: the next miss on one is a miss caused by the flush. Sorted, no
+    /// duplicates (a few hundred entries: a flat vector beats a tree here).
+    pub flushed: Vec<u64>,
+    /// User pages `(pcid, vpn)` filled since the CPU last took stock, with repeats: the only
+    /// pages a full flush can drop, so it peeks these few instead of scanning the whole TLB.
+    /// Unused (`filled_overflow`) once more than [`MAX_FILLED_TRACKED`] pile up.
+    pub filled: Vec<(u16, u64)>,
+    pub filled_overflow: bool,
+    /// Page-table isolation is on: user entries have a PCID of their own.
+    pub pti: bool,
+    /// `user_pcid_flush_mask` (v5.18): the user PCID must be flushed on the way back to user
+    /// space (`SWITCH_TO_USER_CR3` then writes CR3 without the no-flush bit).
+    pub user_flush_pending: bool,
+    /// Per kernel path, where its translations sat at level 1 after it last ran.
+    pub kpaths: Box<[KPathWays; NR_PATHS]>,
+}
+
+/// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).
+const MAX_FLUSHED_TRACKED: usize = 1 << 16;
+/// Bound on `Cpu::filled`: beyond it a full flush scans the TLB (cheaper than that many peeks).
+const MAX_FILLED_TRACKED: usize = 128;
+
+impl Cpu {
+    pub fn note_flushed(&mut self, vpn: u64) {
+        if self.flushed.len() >= MAX_FLUSHED_TRACKED {
+            self.flushed.clear();
+        }
+        if let Err(i) = self.flushed.binary_search(&vpn) {
+            self.flushed.insert(i, vpn);
+        }
+    }
+
+    /// Whether `vpn` was dropped by a flush (and forgets it: it is being translated again).
+    pub fn take_flushed(&mut self, vpn: u64) -> bool {
+        match self.flushed.binary_search(&vpn) {
+            Ok(i) => {
+                self.flushed.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// A full flush of `pcid`'s non-global entries, remembering the 4K user pages it drops so
+    /// their next misses count as the flush's. Every full flush of the engine goes through
+    /// here; one of an address space with nothing cached (a CPU flushing again before it
+    /// refilled, as in a shootdown storm) stays O(1).
+    pub fn flush_asid(&mut self, pcid: u16) {
+        // invalidate_user_asid(): the user PCID is flushed at the next return to user space.
+        self.user_flush_pending |= self.pti;
+        if self.tlb.may_hold(pcid) {
+            self.note_flushed_asid(pcid);
+        }
+        self.tlb.flush_asid(pcid);
+    }
+
+    /// A TLB fill of the user page `vpn` (every fill the engine makes is a 4K user page).
+    pub fn note_filled(&mut self, pcid: u16, vpn: u64) {
+        if self.filled_overflow {
+            return;
+        }
+        if self.filled.len() >= MAX_FILLED_TRACKED {
+            self.filled_overflow = true;
+            self.filled.clear();
+        } else {
+            self.filled.push((pcid, vpn));
+        }
+    }
+
+    /// Records every 4K user page of `pcid` a full flush is about to drop: the filled pages of
+    /// `pcid` still cached, or, if too many were filled to track, every one a scan finds (and
+    /// then the other address spaces' cached pages become the new list).
+    pub fn note_flushed_asid(&mut self, pcid: u16) {
+        if !self.filled_overflow {
+            let Cpu { tlb, filled, .. } = self;
+            let mut dropped = std::mem::take(&mut self.flushed);
+            filled.retain(|&(p, vpn)| {
+                if p != pcid {
+                    return true;
+                }
+                // Every user fill of the engine is a 4K page.
+                if tlb.peek_sized(vpn << PAGE_SHIFT, pcid, PageSize::Size4K).is_some() {
+                    if let Err(i) = dropped.binary_search(&vpn) {
+                        dropped.insert(i, vpn);
+                    }
+                }
+                false
+            });
+            self.flushed = dropped;
+            if self.flushed.len() >= MAX_FLUSHED_TRACKED {
+                self.flushed.clear();
+            }
+            return;
+        }
+        let Cpu { tlb, flushed, filled, .. } = self;
+        if flushed.len() >= MAX_FLUSHED_TRACKED {
+            flushed.clear();
+        }
+        let user_4k = |e: &Entry| !e.global && e.size == PageSize::Size4K;
+        filled.clear();
+        for (_, e) in tlb.entries().filter(|(_, e)| user_4k(e)) {
+            if e.asid == pcid {
+                flushed.push(e.vpn);
+            } else {
+                filled.push((e.asid, e.vpn));
+            }
+        }
+        flushed.sort_unstable();
+        flushed.dedup();
+        self.filled_overflow = filled.len() > MAX_FILLED_TRACKED;
+        if self.filled_overflow {
+            filled.clear();
+        }
+    }
+}

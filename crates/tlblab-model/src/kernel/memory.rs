@@ -1,0 +1,231 @@
+//! The page-fault handler and the user access that leads to it (mm/memory.c, v5.18): a TLB
+//! lookup, a page walk on a miss, and the fault paths the workloads take: anonymous and
+//! zero-page faults, file reads with fault-around, COW of private file pages and of the zero
+//! page, shared-file write notify.
+
+use super::ctx::Ctx;
+use super::filemap::NO_PAGE;
+use super::frames::{Owner, ZERO_PFN};
+use super::mm::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
+use super::text::Path;
+use super::{mmap, tlbflush, Kernel, Step as KStep};
+use crate::attribution::Bucket;
+use crate::hw::tlb::{AccessKind, Lookup, PageSize};
+use crate::time::Ps;
+
+/// `fault_around_bytes` default (mm/memory.c): 64 KiB = 16 pages.
+const FAULT_AROUND_PAGES: u64 = 16;
+
+/// A fault's continuations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A user access at an absolute address (a retry after a fault).
+    Access {
+        va: u64,
+        kind: AccessKind,
+    },
+    Fault {
+        addr: u64,
+        write: bool,
+    },
+    /// A PTE installed after the flush that had to precede it (a COW's `ptep_clear_flush`).
+    SetPte {
+        addr: u64,
+        pte: Pte,
+    },
+}
+
+impl Kernel {
+    pub(super) fn mm_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        let mm = self.tasks[t].mm;
+        match s {
+            Step::Access { va, kind } => self.access(ctx, t, va, kind),
+            Step::Fault { addr, write } => self.fault(ctx, mm, addr, write),
+            Step::SetPte { addr, pte } => {
+                self.mms[mm as usize].set_pte(addr, pte);
+                Ps::ZERO
+            }
+        }
+    }
+
+    /// A user access: TLB lookup, page walk on a miss, fault if the PTE does not allow it.
+    pub(super) fn access(&mut self, ctx: &mut Ctx, t: usize, va: u64, kind: AccessKind) -> Ps {
+        let (cpu, mm) = (ctx.cpu, self.tasks[t].mm);
+        let write = kind == AccessKind::Store;
+        let c = &mut self.cpus[cpu as usize];
+        let pcid = c.st.pcid();
+        // Every user translation of the engine is a 4K page: the kernel's 2M and 1G entries
+        // need not be probed for.
+        match c.tlb.lookup_sized(va, kind, pcid, false, PageSize::Size4K) {
+            Lookup::Hit { level, pfn: payload, .. } => {
+                let (pfn, writable) = (payload >> 1, payload & 1 == 1);
+                self.oracle.check_access(pfn, mm, va, &self.frames);
+                let d = self.costs.level_hit[kind as usize][level as usize - 1] + self.costs.user_access;
+                if write && !writable {
+                    // A write through a read-only entry faults; the CPU drops the entry.
+                    self.cpus[cpu as usize].tlb.invlpg(va, pcid);
+                    self.push_fault(ctx, va, kind, write);
+                }
+                ctx.charge(Bucket::User, d);
+                d
+            }
+            Lookup::Miss => {
+                self.counters.tlb_misses += 1;
+                let depth = self.costs.level_hit[kind as usize].last().copied().unwrap_or(Ps::ZERO);
+                let walk = self.costs.walk + depth;
+                ctx.charge(Bucket::Walk, walk);
+                match self.mms[mm as usize].pte(va) {
+                    Some(p) if p.present && (p.writable || !write) => {
+                        let c = &mut self.cpus[cpu as usize];
+                        if c.take_flushed(va >> PAGE_SHIFT) {
+                            self.counters.tlb_misses_after_flush += 1;
+                        }
+                        c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
+                        c.note_filled(pcid, va >> PAGE_SHIFT);
+                        self.oracle.note_fill(cpu, p.pfn);
+                        ctx.charge(Bucket::User, self.costs.user_access);
+                        walk + self.costs.user_access
+                    }
+                    Some(_) => {
+                        // The fault installs a new translation: a miss on it is not the flush's.
+                        self.cpus[cpu as usize].take_flushed(va >> PAGE_SHIFT);
+                        self.push_fault(ctx, va, kind, write);
+                        walk
+                    }
+                    None => {
+                        panic!("task {t} touched unmapped address {va:#x} (SIGSEGV in the workload model)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues the fault, then the access again (the faulting instruction restarts).
+    /// The handler runs under `mmap_read_lock` (v5.18; per-VMA locks came in v6.4).
+    fn push_fault(&mut self, ctx: &mut Ctx, va: u64, kind: AccessKind, write: bool) {
+        let lock = self.config.flush.mmap_lock;
+        ctx.then(KStep::Mm(Step::Access { va, kind }));
+        if lock {
+            ctx.then(KStep::Sys(mmap::Step::Unlock { write: false }));
+        }
+        ctx.then(KStep::Mm(Step::Fault { addr: va, write }));
+        if lock {
+            ctx.then(KStep::Sys(mmap::Step::Lock { write: false }));
+        }
+    }
+
+    /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
+    /// fault-around, COW of private file pages, shared-file write notify.
+    pub fn fault(&mut self, ctx: &mut Ctx, mm: MmId, va: u64, write: bool) -> Ps {
+        self.counters.page_faults += 1;
+        let addr = va & !(PAGE_SIZE - 1);
+        let vpn = addr >> PAGE_SHIFT;
+        let (backing, index, vstart, vend) = {
+            let v = self.mms[mm as usize].vma(addr).expect("fault outside a VMA");
+            (v.backing, v.file_index(addr), v.start, v.end)
+        };
+        let pte = self.mms[mm as usize].pte(addr).unwrap();
+        let mut d = self.costs.fault + self.kernel_path(ctx, Path::Fault);
+        ctx.charge(Bucket::Fault, self.costs.fault);
+        // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
+        // copied (zero_copy time).
+        let anon_page = |s: &mut Kernel, ctx: &mut Ctx, copy: bool| {
+            let pfn = s.frames.alloc(Owner::Anon { mm, vpn });
+            let c = if copy {
+                s.counters.pages_copied += 1;
+                s.costs.copy_page
+            } else {
+                s.counters.pages_zeroed += 1;
+                s.costs.clear_page
+            };
+            ctx.charge(Bucket::Fault, s.costs.page_alloc);
+            ctx.charge(Bucket::Zeroing, c);
+            (pfn, s.costs.page_alloc + c)
+        };
+        let new_pte = match (backing, pte.present, write) {
+            // A write fault on a PTE that already allows it: another CPU upgraded it in place
+            // while this one held the old read-only entry (handle_pte_fault's spurious-fault
+            // path; flush_tlb_fix_spurious_fault is a no-op on x86). The retry refills.
+            (_, true, true) if pte.writable => return d,
+            // Permission upgrade of a present PTE.
+            (Backing::FileShared(_), true, true) => {
+                // do_wp_page -> wp_page_shared: page_mkwrite, make writable and dirty; no flush
+                // on x86.
+                Pte { writable: true, dirty: true, ..pte }
+            }
+            (_, true, true) => {
+                // wp_page_copy: new page, then ptep_clear_flush of the old PTE, then install.
+                let (pfn, c) = anon_page(self, ctx, pte.pfn != ZERO_PFN);
+                d += c;
+                self.mms[mm as usize].set_pte(addr, Pte::default());
+                self.counters.cow_flushes += 1;
+                ctx.then(KStep::Mm(Step::SetPte {
+                    addr,
+                    pte: Pte { pfn, present: true, writable: true, dirty: true },
+                }));
+                ctx.then(KStep::Flush(tlbflush::Step {
+                    start: addr,
+                    end: addr + PAGE_SIZE,
+                    freed_tables: false,
+                }));
+                return d;
+            }
+            (_, true, false) => return d, // raced with another fault: nothing to do
+            (Backing::Anon, false, false) => {
+                Pte { pfn: ZERO_PFN, present: true, writable: false, dirty: false }
+            }
+            (Backing::Anon, false, true) => {
+                let (pfn, c) = anon_page(self, ctx, false);
+                d += c;
+                Pte { pfn, present: true, writable: true, dirty: true }
+            }
+            (Backing::FilePrivate(f), false, true) => {
+                // do_cow_fault: read the file page, copy it into a new anonymous page.
+                let (_, c0) = self.page_cache_page(ctx, f, index);
+                let (pfn, c) = anon_page(self, ctx, true);
+                d += c0 + c;
+                Pte { pfn, present: true, writable: true, dirty: true }
+            }
+            (Backing::FileShared(f), false, true) => {
+                let (pfn, c) = self.page_cache_page(ctx, f, index);
+                d += c;
+                Pte { pfn, present: true, writable: true, dirty: true }
+            }
+            (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
+                // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
+                // page of the 16-page aligned window, mapping read-only those whose PTE is
+                // none); a faulting page that was not cached is then read in by __do_fault.
+                let was_cached = self.files[f as usize][index as usize] != NO_PAGE;
+                let (pfn, c) = self.page_cache_page(ctx, f, index);
+                d += c;
+                let win = FAULT_AROUND_PAGES * PAGE_SIZE;
+                let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
+                let mut visited = was_cached as u64;
+                let mut a = ws;
+                while a < we {
+                    if a != addr {
+                        let i = (a - vstart) >> PAGE_SHIFT;
+                        let cached = self.files[f as usize][i as usize];
+                        let m = &mut self.mms[mm as usize];
+                        if cached != NO_PAGE {
+                            visited += 1;
+                            if !m.pte(a).unwrap().present {
+                                m.set_pte(
+                                    a,
+                                    Pte { pfn: cached, present: true, writable: false, dirty: false },
+                                );
+                            }
+                        }
+                    }
+                    a += PAGE_SIZE;
+                }
+                let around = self.costs.fault_around_page * visited;
+                ctx.charge(Bucket::Fault, around);
+                d += around;
+                Pte { pfn, present: true, writable: false, dirty: false }
+            }
+        };
+        self.mms[mm as usize].set_pte(addr, new_pte);
+        d
+    }
+}

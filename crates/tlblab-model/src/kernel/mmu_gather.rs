@@ -1,0 +1,117 @@
+//! `mmu_gather` (mm/mmu_gather.c and the zap in mm/memory.c, v5.18): a zap clears PTEs and
+//! gathers the anonymous pages; the TLB flush comes before the pages are freed; and
+//! `tlb_finish_mmu` flushes the whole mm when another thread's gather is in flight.
+
+use super::ctx::Ctx;
+use super::frames::Owner;
+use super::mm::{MmId, Pte, PAGE_SHIFT};
+use super::text::Path;
+use super::{mmap, Kernel, Step as KStep};
+use crate::attribution::Bucket;
+use crate::time::Ps;
+
+use super::tlbflush::TLB_FLUSH_ALL;
+
+/// The rest of a zap, queued after the PTEs are cleared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `tlb_flush_mmu_free` / `release_pages`: free the gathered pages.
+    FreeGathered,
+    /// The flush `zap_pte_range` forces before dropping the page-table lock when it cleared
+    /// dirty shared-file PTEs (v5.18), which also resets the gather's range.
+    ForcedFlush { start: u64, end: u64 },
+    /// `tlb_finish_mmu` (v5.18 mm/mmu_gather.c): if another thread of the mm is between its
+    /// own gather and finish (`mm_tlb_flush_nested`), flush the whole mm, page tables included,
+    /// whatever was flushed already; else flush the gathered range unless a forced flush did.
+    FinishMmu { start: u64, end: u64, cleared: bool, freed_tables: bool, flushed: bool },
+    /// `dec_tlb_flush_pending` at the end of `tlb_finish_mmu`.
+    EndGather,
+}
+
+impl Kernel {
+    /// `mmu_gather`: anonymous pages are freed after the flush; page-cache pages stay cached.
+    pub(super) fn gather(&mut self, t: usize, mm: MmId, zapped: &[(u64, Pte)]) {
+        for &(addr, pte) in zapped {
+            // The frame keeps its owner until it is freed: until then a stale TLB entry may
+            // still legally reach it.
+            if self.frames.owner(pte.pfn) == (Owner::Anon { mm, vpn: addr >> PAGE_SHIFT }) {
+                self.tasks[t].gathered.push(pte.pfn);
+            }
+        }
+    }
+
+    /// The rest of a zap (v5.18 `zap_pte_range` / `tlb_finish_mmu`), queued: a flush forced by
+    /// dirty shared-file PTEs (`dirty`), then the free, then `tlb_finish_mmu`'s flush (skipped
+    /// if forced already, unless nested), then return to user space. With the unsafe
+    /// `free_before_flush` knob the pages are freed before any flush.
+    pub(super) fn queue_zap_flush(
+        &mut self,
+        ctx: &mut Ctx,
+        start: u64,
+        end: u64,
+        cleared: bool,
+        freed_tables: bool,
+        dirty: bool,
+    ) {
+        let forced = dirty && cleared;
+        let finish = Step::FinishMmu { start, end, cleared, freed_tables, flushed: forced };
+        let order: &[Step] = match (self.config.flush.free_before_flush, forced) {
+            (true, true) => &[Step::FreeGathered, Step::ForcedFlush { start, end }, finish, Step::EndGather],
+            (true, false) => &[Step::FreeGathered, finish, Step::EndGather],
+            // The forced flush frees the batch at once (v5.18 zap_pte_range's tlb_flush_mmu).
+            (false, true) => &[Step::ForcedFlush { start, end }, Step::FreeGathered, finish, Step::EndGather],
+            (false, false) => &[finish, Step::FreeGathered, Step::EndGather],
+        };
+        // The flush and the free happen under mmap_lock; the unlock comes before the return.
+        // munmap, the only caller that frees page tables, holds it for write.
+        ctx.then(KStep::Sys(mmap::Step::Exit));
+        if self.config.flush.mmap_lock {
+            ctx.then(KStep::Sys(mmap::Step::Unlock { write: freed_tables }));
+        }
+        for s in order.iter().rev() {
+            ctx.then(KStep::Gather(*s));
+        }
+    }
+
+    /// A queued step of task `t`'s zap.
+    pub(super) fn gather_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        let mm = self.tasks[t].mm;
+        match s {
+            Step::ForcedFlush { start, end } => {
+                self.counters.dirty_pte_flushes += 1;
+                self.flush_tlb_mm_range(ctx, mm, start, end, false)
+            }
+            Step::FinishMmu { start, end, cleared, freed_tables, flushed } => {
+                if self.mms[mm as usize].tlb_flush_pending > 1 {
+                    self.counters.nested_flushes += 1;
+                    self.flush_tlb_mm_range(ctx, mm, 0, TLB_FLUSH_ALL, true)
+                } else if cleared && !flushed {
+                    self.flush_tlb_mm_range(ctx, mm, start, end, freed_tables)
+                } else {
+                    Ps::ZERO
+                }
+            }
+            Step::EndGather => {
+                self.mms[mm as usize].tlb_flush_pending -= 1;
+                Ps::ZERO
+            }
+            Step::FreeGathered => {
+                let pages = std::mem::take(&mut self.tasks[t].gathered);
+                for &pfn in &pages {
+                    self.oracle.check_free(pfn, &self.frames, &self.mms, &self.cpus, |c| (&c.tlb, &c.st));
+                    self.frames.free(pfn);
+                }
+                self.counters.pages_freed += pages.len() as u64;
+                // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free).
+                let mut d = self.costs.page_free * pages.len() as u64;
+                ctx.charge(Bucket::Syscall, d);
+                if !pages.is_empty() {
+                    d += self.kernel_path(ctx, Path::FreePages);
+                }
+                self.tasks[t].gathered = pages;
+                self.tasks[t].gathered.clear();
+                d
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The scheduler, as far as the workloads need it (kernel/sched/core.c and fair.c, v5.18): tasks
+//! bound to one CPU each, CFS time slices among a CPU's runnable tasks, `__schedule` with its
+//! `switch_mm`, lazy TLB mode for an idle CPU, and wake-ups.
+
+use std::collections::VecDeque;
+
+use super::ctx::Ctx;
+use super::mm::MmId;
+use super::syscalls::NR_REGS;
+use super::text::Path;
+use super::{Kernel, Step};
+use crate::attribution::Bucket;
+use crate::time::Ps;
+
+/// A task's kernel side (`task_struct`): its mm, registers, pages gathered for freeing, and the
+/// continuations it was in when it left its CPU.
+pub struct Task {
+    pub mm: MmId,
+    pub regs: [u64; NR_REGS],
+    pub gathered: Vec<u64>,
+    /// The CPU the task is bound to (will-it-scale and the model never migrate tasks).
+    pub cpu: u32,
+    /// Steps of the system call or fault the task was in when it left the CPU.
+    pub saved: VecDeque<Step>,
+    /// When it last got its CPU, for its time slice.
+    pub on_cpu_since: Ps,
+}
+
+impl Kernel {
+    /// Binds a new task in `mm` to `cpu`, starting at `start`. Returns whether it runs at once
+    /// (else it waits in the CPU's runqueue for a time slice).
+    pub fn add_task(&mut self, mm: MmId, cpu: u32, start: Ps) -> bool {
+        assert!(cpu < self.nr_cpus(), "cpu {cpu} does not exist");
+        let t = self.tasks.len();
+        self.tasks.push(Task {
+            mm,
+            regs: [0; NR_REGS],
+            gathered: Vec::new(),
+            cpu,
+            saved: VecDeque::new(),
+            on_cpu_since: start,
+        });
+        let c = &mut self.cpus[cpu as usize];
+        if c.task.is_some() {
+            // A second task on a busy CPU waits for a time slice.
+            assert!(
+                self.costs.context_switch.is_some(),
+                "tasks sharing a CPU need kernel.context_switch_ns in the machine profile"
+            );
+            c.runq.push_back(t);
+            return false;
+        }
+        c.task = Some(t);
+        self.switch_mm(cpu, mm);
+        true
+    }
+
+    /// CFS's slice for `nr` equal-weight runnable tasks (kernel/sched/fair.c, v5.18):
+    /// `max(sched_latency / nr, min_granularity)`, both scaled by `1 + ilog2(min(cpus, 8))`.
+    fn time_slice(&self, nr: usize) -> Ps {
+        let factor = 1 + (self.nr_cpus().min(8) as u64).ilog2() as u64;
+        let latency = Ps::US * 6_000 * factor;
+        let min_gran = Ps::US * 750 * factor;
+        Ps(latency.0 / nr.max(1) as u64).max(min_gran)
+    }
+
+    /// Preemption happens on the way back to user space, only between operations: once task
+    /// `t`'s slice is over and another task is runnable, the next one runs. Returns the cost.
+    pub(super) fn preempt(&mut self, ctx: &mut Ctx, t: usize) -> Option<Ps> {
+        let c = &self.cpus[ctx.cpu as usize];
+        if !c.runq.is_empty() && ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1) {
+            return Some(self.deschedule(ctx, true, ctx.now));
+        }
+        None
+    }
+
+    /// `__schedule()` on this CPU at `now` to `next`, which was runnable: `switch_mm`, restore the steps it
+    /// was in. The previous task must already be off the CPU. Returns the cost.
+    pub(super) fn switch_to(&mut self, ctx: &mut Ctx, next: usize, now: Ps) -> Ps {
+        let cpu = ctx.cpu;
+        let c = &mut self.cpus[cpu as usize];
+        debug_assert!(c.task.is_none() && ctx.in_user());
+        c.task = Some(next);
+        ctx.swap_steps(&mut self.tasks[next].saved);
+        let mut d = self.context_switch(ctx);
+        if self.switch_mm(cpu, self.tasks[next].mm) {
+            self.counters.switch_flushes += 1;
+            self.counters.full_flushes += 1;
+            d += self.costs.full_flush;
+            ctx.charge(Bucket::Sched, self.costs.full_flush);
+        }
+        self.tasks[next].on_cpu_since = now + d;
+        d
+    }
+
+    /// `__schedule()` itself: counted and charged; the TLB work is the caller's.
+    fn context_switch(&mut self, ctx: &mut Ctx) -> Ps {
+        self.counters.context_switches += 1;
+        let d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
+        ctx.charge(Bucket::Sched, d);
+        d + self.kernel_path(ctx, Path::ContextSwitch)
+    }
+
+    /// Takes the current task off this CPU (its pending steps go with it) and runs the next
+    /// runnable one, or idles in lazy TLB mode (`enter_lazy_tlb`: the mm stays loaded, remote
+    /// flushers skip this CPU). Returns the cost.
+    pub fn deschedule(&mut self, ctx: &mut Ctx, requeue: bool, now: Ps) -> Ps {
+        let cpu = ctx.cpu;
+        let c = &mut self.cpus[cpu as usize];
+        let t = c.task.take().expect("a running task");
+        ctx.swap_steps(&mut self.tasks[t].saved);
+        if requeue {
+            c.runq.push_back(t);
+        }
+        match self.cpus[cpu as usize].runq.pop_front() {
+            Some(next) => self.switch_to(ctx, next, now),
+            None => {
+                let c = &mut self.cpus[cpu as usize];
+                if c.st.loaded_mm.is_some() {
+                    c.st.is_lazy = true;
+                    self.lazy.set(cpu);
+                }
+                self.context_switch(ctx)
+            }
+        }
+    }
+
+    /// `try_to_wake_up` of task `t` (which now holds what it slept for): an idle CPU is kicked
+    /// (a reschedule IPI's delivery); a busy one runs it after the current task's slice.
+    pub(super) fn wake(&mut self, ctx: &mut Ctx, t: usize, now: Ps) {
+        let cpu = self.tasks[t].cpu;
+        self.cpus[cpu as usize].runq.push_back(t);
+        if self.cpus[cpu as usize].task.is_none() {
+            let kick = self.costs.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
+            ctx.kick(cpu, now + kick);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The call-function IPI (kernel/smp.c, v5.18): per-CPU `call_single_queue`s of requests, and
+//! the interrupt that drains them (`generic_smp_call_function_single_interrupt` ->
+//! `flush_smp_call_function_queue`). The only requests modelled are TLB flushes; what a request
+//! does is tlbflush.rs's `flush_tlb_func`.
+
+use std::collections::VecDeque;
+
+use super::ctx::Ctx;
+use super::text::Path;
+use super::Kernel;
+use crate::attribution::Bucket;
+use crate::hw::coherence::RmwLine;
+use crate::time::Ps;
+
+/// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, and
+/// the shootdown whose `flush_tlb_info` it carries.
+#[derive(Debug, Clone, Copy)]
+pub struct Csd {
+    pub at: Ps,
+    pub shootdown: u32,
+}
+
+/// A CPU's `call_single_queue` (kernel/smp.c): its requests in enqueue-time order, and its head,
+/// on which every sender's `llist_add` and the handler's `llist_del_all` are atomic RMWs. Kept
+/// apart from [`super::cpu::Cpu`], in one dense vector: a shootdown touches the queue of every target.
+pub struct CallQueue {
+    pub entries: VecDeque<Csd>,
+    pub head: RmwLine,
+}
+
+impl Kernel {
+    /// An interrupt step on this CPU: the call-function handler's entry (`new`: the engine just
+    /// took a pending interrupt) or its continuation. Its kernel-text refills are charged as
+    /// walks as they happen, the rest as handler time. Returns the step's duration.
+    pub fn interrupt(&mut self, ctx: &mut Ctx, new: bool) -> Ps {
+        let walks = ctx.charged(Bucket::Walk);
+        let d = if new { self.handle_irq(ctx) } else { self.drain_taken(ctx, ctx.now) };
+        let walked = ctx.charged(Bucket::Walk) - walks;
+        ctx.charge(Bucket::Handler, d - walked);
+        d
+    }
+
+    /// The call-function interrupt (`generic_smp_call_function_single_interrupt` ->
+    /// `flush_smp_call_function_queue`, v5.18): entry, `llist_del_all` of the queue, then for
+    /// each request in order `flush_tlb_func` and `csd_unlock` (the acknowledgement the sender
+    /// spins on), exit. Returns the time this step took; the handler may go on in later steps
+    /// (see [`Self::drain_taken`]).
+    fn handle_irq(&mut self, ctx: &mut Ctx) -> Ps {
+        let ipi = self.costs.ipi.expect("IPIs need IPI costs");
+        let (topo, lines) = (self.topo, self.costs.lines);
+        let (cpu, now) = (ctx.cpu, ctx.now);
+        self.counters.ipis_received += 1;
+        let ci = cpu as usize;
+        let mut d = ipi.handler_entry + self.kernel_path(ctx, Path::IrqEntry);
+        d += self.csqs[ci].head.rmw(cpu, &topo, &lines);
+        let taken_at = now + d;
+        let c = &mut self.cpus[ci];
+        let q = &mut self.csqs[ci].entries;
+        while q.front().is_some_and(|e| e.at <= taken_at) {
+            c.taken.extend(q.pop_front());
+        }
+        c.in_irq = true;
+        d + self.drain_taken(ctx, now + d)
+    }
+
+    /// Handles the taken requests one after another from `now`, and exits the handler after the
+    /// last. Every other CPU's event that falls before a request runs before it, exactly as if
+    /// each request were an event of its own: the lines a request touches (`mm->tlb_gen`, the
+    /// csd) move between the requests of one drain, as they do in a shootdown storm (seed 002's
+    /// E->S / S->E ping-pong). Returns the time spent in this step; if it stops early, the CPU
+    /// goes on at its end.
+    fn drain_taken(&mut self, ctx: &mut Ctx, now: Ps) -> Ps {
+        let ipi = self.costs.ipi.expect("IPIs need IPI costs");
+        let (topo, lines) = (self.topo, self.costs.lines);
+        let cpu = ctx.cpu;
+        let ci = cpu as usize;
+        let mut d = Ps::ZERO;
+        while let Some(&e) = self.cpus[ci].taken.front() {
+            // This CPU's own agenda entry is the continuation being computed: look past it,
+            // at the other CPUs and at this CPU's interrupt arrivals.
+            if ctx.others_before(now + d) {
+                return d;
+            }
+            self.cpus[ci].taken.pop_front();
+            self.counters.remote_flushes_received += 1;
+            let info = self.shootdowns[e.shootdown as usize].info;
+            // The csd line travels sender -> handler (read func/info), handler -> sender
+            // (csd_unlock invalidates the sender's copy; its spin reads it back).
+            let hop = lines.transfer(topo.distance(info.initiator, cpu));
+            d += hop;
+            d += self.kernel_path(ctx, Path::FlushFunc);
+            d += self.run_flush_func(cpu, &info);
+            d += hop;
+            let ack = now + d + hop;
+            let s = &mut self.shootdowns[e.shootdown as usize];
+            s.pending -= 1;
+            s.last_ack = s.last_ack.max(ack);
+            if s.pending == 0 && !ctx.stepping(s.initiator) {
+                let at = s.last_ack.max(s.local_done);
+                ctx.kick(s.initiator, at);
+            }
+        }
+        // A request that landed after llist_del_all found the queue empty, so its sender sent
+        // an IPI. (Senders run whole in the model: its ICR write is not charged to it.)
+        if let Some(&e) = self.csqs[ci].entries.front() {
+            if self.config.flush.coalesce_ipis && ctx.irq_quiet() {
+                self.send_ipi(ctx, cpu, e.at + ipi.send + ipi.delivery);
+            }
+        }
+        self.cpus[ci].in_irq = false;
+        d + ipi.handler_exit + self.kernel_path(ctx, Path::IrqExit)
+    }
+
+    /// An interrupt for `cpu` will arrive at `at`.
+    pub(super) fn send_ipi(&mut self, ctx: &mut Ctx, cpu: u32, at: Ps) {
+        self.counters.ipis_sent += 1;
+        ctx.send_ipi(cpu, at);
+    }
+}
