@@ -3,12 +3,30 @@
 //!
 //! Pure and deterministic: no files, no threads, no clock. The CLI reads profiles and traces and
 //! hands this crate parsed values; the same inputs and seed always give the same result.
+//!
+//! # The principal types, and the seam
+//!
+//! A [`run::RunSpec`] (a [`profile::MachineProfile`], a [`kernel::config::KernelConfig`], a
+//! workload, tasks, seeds) becomes a [`engine::sim::Simulation`]: the engine, which keeps time and
+//! control only (the agenda, each CPU's interrupt arrivals and step time, its queue of kernel
+//! continuations, attribution), and a [`kernel::Kernel`], which owns the mechanisms and their
+//! state, one file per Linux file under [`kernel`]. Each task runs a workload's
+//! [`kernel::syscalls::Program`], a stream of [`kernel::syscalls::Op`]s (user accesses, compute,
+//! system calls). The engine hands the kernel each step through one narrow type,
+//! [`kernel::ctx::Ctx`] (charge time to an [`attribution::Bucket`], queue a continuation, send an
+//! IPI, kick a CPU, ask whether another CPU's event comes first); kernel code never sees the
+//! agenda. The kernel reaches the hardware in [`hw`]: per-CPU [`hw::tlb::TlbHierarchy`], coherent
+//! lines, locks, IPI costs. Every run ends as a [`run::RunResult`]: the metric, the
+//! [`kernel::vmstat::Counters`], time per bucket, the [`kernel::oracle`]'s safety findings, and the exact
+//! configuration it ran.
+//!
+//! Arrows point one way: `engine -> kernel -> hw`, all of them onto [`time`] and [`attribution`];
+//! `run` and `workload` sit above.
 
 pub mod attribution;
 pub mod engine;
 pub mod hw;
 pub mod kernel;
-pub mod oracle;
 pub mod profile;
 pub mod rng;
 pub mod run;

@@ -11,6 +11,10 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+use crate::hw::coherence::LineCosts;
+use crate::hw::ipi::{ApicMode, IpiCosts};
+use crate::time::Ps;
+
 use crate::hw::tlb::{
     AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy,
 };
@@ -177,17 +181,6 @@ pub struct Coherence {
 }
 
 /// How the local APIC fans an IPI out to a set of targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApicMode {
-    /// xAPIC flat logical mode: one ICR write reaches every target (<= 8 CPUs).
-    XapicFlat,
-    /// x2APIC cluster mode: one ICR write per 16-CPU cluster.
-    X2apicCluster,
-    /// x2APIC physical mode: one ICR write per target.
-    X2apicPhysical,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Ipi {
@@ -516,6 +509,57 @@ impl MachineProfile {
     /// The clock in MHz as an integer, for the integer-time engine.
     pub fn clock_mhz(&self) -> u64 {
         self.cpu.clock_mhz.value.round() as u64
+    }
+}
+
+// The hardware model's parameters from a profile (here, so `hw` needs no profile types).
+
+impl LineCosts {
+    pub fn from_profile(p: &MachineProfile) -> LineCosts {
+        let mhz = p.clock_mhz();
+        let hit = Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz);
+        let uncached = Ps::from_ns(p.memory.llc_hit_ns.value);
+        match &p.coherence {
+            Some(c) => LineCosts {
+                hit,
+                smt_sibling: Ps::from_ns(c.smt_sibling_ns.value),
+                same_socket: Ps::from_ns(c.same_socket_ns.value),
+                cross_socket: Ps::from_ns(c.cross_socket_ns.value),
+                uncached,
+            },
+            // A uniprocessor never transfers a line between CPUs.
+            None => LineCosts { hit, smt_sibling: hit, same_socket: hit, cross_socket: hit, uncached },
+        }
+    }
+}
+
+impl IpiCosts {
+    /// `None` on a uniprocessor profile (no IPIs).
+    pub fn from_profile(p: &MachineProfile) -> Option<IpiCosts> {
+        let i = p.ipi.as_ref()?;
+        Some(IpiCosts {
+            mode: i.apic_mode,
+            send: Ps::from_ns(i.send_ns.value),
+            delivery: Ps::from_ns(i.delivery_ns.value),
+            handler_entry: Ps::from_ns(i.handler_entry_ns.value),
+            handler_exit: Ps::from_ns(i.handler_exit_ns.value),
+        })
+    }
+}
+
+impl crate::hw::topology::Topology {
+    pub fn from_profile(t: &Topology) -> crate::hw::topology::Topology {
+        let topo = crate::hw::topology::Topology {
+            sockets: t.sockets,
+            cores_per_socket: t.cores_per_socket,
+            threads_per_core: t.threads_per_core,
+        };
+        assert!(
+            topo.cpus() as usize <= crate::hw::cpumask::NR_CPUS,
+            "at most {} CPUs",
+            crate::hw::cpumask::NR_CPUS
+        );
+        topo
     }
 }
 

@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::attribution::Bucket;
 use crate::engine::sim::Simulation;
-use crate::kernel::preset::KernelConfig;
-use crate::kernel::tlbflush::FlushKnobs;
+use crate::kernel::config::{KernelConfig, Knobs};
 use crate::profile::MachineProfile;
 use crate::rng::Rng;
 use crate::time::Ps;
@@ -112,7 +111,7 @@ pub struct RunSpec {
 pub struct RunConfig {
     pub machine: String,
     pub kernel: String,
-    pub knobs: FlushKnobs,
+    pub knobs: Knobs,
     pub workload: String,
     pub tasks: u32,
     pub seed: u64,

@@ -5,10 +5,11 @@
 //! Every number cites what was measured, the median of how many runs, and the date. Numbers the
 //! probe cannot measure from user space say what was assumed and carry `estimate`.
 
+use tlblab_model::hw::ipi::ApicMode;
 use tlblab_model::hw::tlb::{Inclusion, PageSize, Replacement, Serves};
 use tlblab_model::profile::{
-    ApicMode, Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, Sharing,
-    Sourced, Tlb, TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION,
+    Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, Sharing, Sourced, Tlb,
+    TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION,
 };
 
 use crate::cpuid;

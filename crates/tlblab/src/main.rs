@@ -56,7 +56,9 @@ fn main() {
         Command::Sweep(a) => cmd::sweep::run(a),
     };
     if let Err(e) = result {
+        // One line naming the flag, file or key and what is allowed; exit code 2, as clap's own
+        // usage errors (every error tlblab reports is about what it was given).
         eprintln!("tlblab: error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(2);
     }
 }

@@ -280,3 +280,56 @@ fn kernel_tlb_refills_show_in_the_counters_and_the_knob_turns_them_off() {
     let list = stdout(&tlblab(&["list"]));
     assert!(list.contains("kernel_tlb") && list.contains("kernel text layout"), "{list}");
 }
+
+#[test]
+fn a_preset_file_runs_like_the_built_in_it_spells_out_and_a_bad_one_exits_2() {
+    let run = |kernel: &str| -> serde_json::Value {
+        let args = [
+            "run",
+            "--machine",
+            "haswell-ep-2s",
+            "--workload",
+            "tlb_flush2_threads",
+            "--threads",
+            "3",
+            "--duration",
+            "200us",
+            "--warmup",
+            "50us",
+            "--kernel",
+            kernel,
+            "--json",
+        ];
+        serde_json::from_str(&stdout(&tlblab(&args))).unwrap()
+    };
+    // The same knobs as the built-in 5.18.1+patch, written out in a file of the user's.
+    let mine = "description = \"mine\"\ninherits = \"5.18.1\"\n[flush]\nearly_return = true\n\
+                read_tlb_gen = \"when-needed\"\n";
+    let p = tmp("mine.toml", mine.as_bytes());
+    let (file, builtin) = (run(p.to_str().unwrap()), run("5.18.1+patch"));
+    assert_eq!(file["config"]["kernel"], "mine");
+    assert_eq!(file["config"]["knobs"], builtin["config"]["knobs"]);
+    assert_eq!(file["counters"], builtin["counters"]);
+    assert_eq!(file["metric"], builtin["metric"]);
+    // A bad value: one line naming the file, the key and the allowed values; exit code 2.
+    let p = tmp("bad-kernel.toml", b"inherits = \"5.18.1\"\n[flush]\nread_tlb_gen = \"sometimes\"\n");
+    let o = tlblab(&[
+        "run",
+        "--machine",
+        "haswell-ep-2s",
+        "--workload",
+        "tlb_flush2_threads",
+        "--kernel",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad-kernel.toml")
+            && e.contains("flush.read_tlb_gen")
+            && e.contains("always | when-needed | never"),
+        "{e}"
+    );
+    let list = stdout(&tlblab(&["list"]));
+    assert!(list.contains("5.18.1+patch") && list.contains("avoid reading mm_tlb_gen"), "{list}");
+}

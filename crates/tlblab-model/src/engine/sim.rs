@@ -16,11 +16,10 @@ use std::collections::VecDeque;
 
 use super::queue::Agenda;
 use crate::attribution::NR_BUCKETS;
+use crate::kernel::config::{KernelConfig, Knobs};
 use crate::kernel::ctx::{Ctx, Engine};
 use crate::kernel::mm::MmId;
-use crate::kernel::preset::KernelConfig;
 use crate::kernel::syscalls::{Op, Program};
-use crate::kernel::tlbflush::FlushKnobs;
 use crate::kernel::vmstat::Counters;
 use crate::kernel::{Boundary, Kernel, Step};
 use crate::profile::MachineProfile;
@@ -296,7 +295,7 @@ impl Simulation {
     }
 
     /// The flush knobs in force, with a table-derived shift resolved for this machine.
-    pub fn effective_knobs(&self) -> FlushKnobs {
+    pub fn effective_knobs(&self) -> Knobs {
         self.kernel.effective_knobs()
     }
 

@@ -9,7 +9,6 @@
 
 use super::cpumask::CpuMask;
 use super::topology::{Distance, Topology};
-use crate::profile::MachineProfile;
 use crate::time::Ps;
 
 /// Latencies of a line access by distance to the nearest (read) or farthest (write) holder.
@@ -24,23 +23,6 @@ pub struct LineCosts {
 }
 
 impl LineCosts {
-    pub fn from_profile(p: &MachineProfile) -> LineCosts {
-        let mhz = p.clock_mhz();
-        let hit = Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz);
-        let uncached = Ps::from_ns(p.memory.llc_hit_ns.value);
-        match &p.coherence {
-            Some(c) => LineCosts {
-                hit,
-                smt_sibling: Ps::from_ns(c.smt_sibling_ns.value),
-                same_socket: Ps::from_ns(c.same_socket_ns.value),
-                cross_socket: Ps::from_ns(c.cross_socket_ns.value),
-                uncached,
-            },
-            // A uniprocessor never transfers a line between CPUs.
-            None => LineCosts { hit, smt_sibling: hit, same_socket: hit, cross_socket: hit, uncached },
-        }
-    }
-
     /// The latency of moving a line `d` away (a hit when `d` is `Same`).
     pub fn transfer(&self, d: Distance) -> Ps {
         match d {

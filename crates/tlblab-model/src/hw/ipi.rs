@@ -4,12 +4,23 @@
 //! (`hw/coherence.rs`), so its cost depends on where the two CPUs sit.
 
 use super::cpumask::CpuMask;
-use crate::profile::{ApicMode, MachineProfile};
 use crate::time::Ps;
 
 /// x2APIC logical clusters hold 16 CPUs (Linux `x2apic_cluster.c`). The model groups CPU ids
 /// 16 at a time, which matches the firmware's usual APIC-id order of cores.
 const X2APIC_CLUSTER: u32 = 16;
+
+/// How the local APIC addresses IPIs (decides how many ICR writes a multicast takes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApicMode {
+    /// xAPIC flat logical mode: one ICR write reaches every target (<= 8 CPUs).
+    XapicFlat,
+    /// x2APIC cluster mode: one ICR write per 16-CPU cluster.
+    X2apicCluster,
+    /// x2APIC physical mode: one ICR write per target.
+    X2apicPhysical,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IpiCosts {
@@ -32,18 +43,6 @@ pub struct Fanout {
 }
 
 impl IpiCosts {
-    /// `None` on a uniprocessor profile (no IPIs).
-    pub fn from_profile(p: &MachineProfile) -> Option<IpiCosts> {
-        let i = p.ipi.as_ref()?;
-        Some(IpiCosts {
-            mode: i.apic_mode,
-            send: Ps::from_ns(i.send_ns.value),
-            delivery: Ps::from_ns(i.delivery_ns.value),
-            handler_entry: Ps::from_ns(i.handler_entry_ns.value),
-            handler_exit: Ps::from_ns(i.handler_exit_ns.value),
-        })
-    }
-
     /// Sends one IPI to every CPU of `targets`. ICR writes are issued back to back; a target's
     /// interrupt leaves with the write that names it.
     pub fn fanout(&self, targets: &CpuMask) -> Fanout {

@@ -3,7 +3,6 @@
 //! CPU `c` and CPU `c + cores` share a core.
 
 use crate::hw::cpumask::{CpuMask, NR_CPUS};
-use crate::profile::Topology as ProfileTopology;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Topology {
@@ -22,16 +21,6 @@ pub enum Distance {
 }
 
 impl Topology {
-    pub fn from_profile(t: &ProfileTopology) -> Topology {
-        let topo = Topology {
-            sockets: t.sockets,
-            cores_per_socket: t.cores_per_socket,
-            threads_per_core: t.threads_per_core,
-        };
-        assert!(topo.cpus() as usize <= NR_CPUS, "at most {NR_CPUS} CPUs");
-        topo
-    }
-
     pub fn cpus(&self) -> u32 {
         self.cores() * self.threads_per_core
     }

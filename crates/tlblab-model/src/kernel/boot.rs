@@ -4,10 +4,10 @@
 
 use std::collections::VecDeque;
 
+use super::config::KernelConfig;
 use super::cpu::Cpu;
 use super::frames::Frames;
 use super::mm::PAGE_SIZE;
-use super::preset::KernelConfig;
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
@@ -18,7 +18,7 @@ use crate::hw::cpumask::CpuMask;
 use crate::hw::ipi::IpiCosts;
 use crate::hw::tlb::{AccessKind, PageSize, Serves, NR_ACCESS_KINDS};
 use crate::hw::topology::Topology;
-use crate::oracle::Oracle;
+use crate::kernel::oracle::Oracle;
 use crate::profile::MachineProfile;
 use crate::time::Ps;
 
@@ -125,7 +125,7 @@ impl Kernel {
         // The layout is an x86-64 kernel's: other architectures' kernels map themselves
         // differently (seed 003's 8xx is its own layout, not modelled yet).
         let x86 = matches!(profile.cpu.vendor.as_str(), "intel" | "amd");
-        let text = (config.flush.kernel_tlb && x86).then(|| {
+        let text = (config.text.kernel_tlb && x86).then(|| {
             let gbpages = profile
                 .tlb
                 .structures

@@ -103,7 +103,7 @@ impl Kernel {
     /// Queues the fault, then the access again (the faulting instruction restarts).
     /// The handler runs under `mmap_read_lock` (v5.18; per-VMA locks came in v6.4).
     fn push_fault(&mut self, ctx: &mut Ctx, va: u64, kind: AccessKind, write: bool) {
-        let lock = self.config.flush.mmap_lock;
+        let lock = self.config.mm.mmap_lock;
         ctx.then(KStep::Mm(Step::Access { va, kind }));
         if lock {
             ctx.then(KStep::Sys(mmap::Step::Unlock { write: false }));

@@ -187,6 +187,17 @@ pub fn zap_vma(v: &Vma) -> Vec<(u64, Pte)> {
         .collect()
 }
 
+/// The knobs of the address-space paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MmKnobs {
+    /// Faults and address-space system calls take `mmap_lock` (a sleeping rwsem with a
+    /// contended count line). Off: no lock at all (an ablation, not a kernel).
+    pub mmap_lock: bool,
+    /// Free gathered pages before the flush completes. UNSAFE: exists so the oracle can be
+    /// shown to catch it.
+    pub free_before_flush: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@ impl Kernel {
     /// `mmap`, `munmap` or `madvise(MADV_DONTNEED)` from task `t`. They change the address space
     /// under mmap_lock (v5.18): mmap and munmap for write, madvise(MADV_DONTNEED) for read.
     pub(super) fn syscall(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
-        if self.config.flush.mmap_lock {
+        if self.config.mm.mmap_lock {
             ctx.then(KStep::Sys(Step::Locked(op)));
             ctx.then(KStep::Sys(Step::Lock { write: !matches!(op, Op::MadviseDontneed { .. }) }));
             return Ps::ZERO;
@@ -94,7 +94,7 @@ impl Kernel {
                     }
                 };
                 self.tasks[t].regs[reg] = self.mms[mm as usize].mmap(len, backing, true);
-                if self.config.flush.mmap_lock {
+                if self.config.mm.mmap_lock {
                     ctx.then(KStep::Sys(Step::Unlock { write: true }));
                 }
                 let d = self.costs.syscall_half * 2;

@@ -55,7 +55,7 @@ impl Kernel {
     ) {
         let forced = dirty && cleared;
         let finish = Step::FinishMmu { start, end, cleared, freed_tables, flushed: forced };
-        let order: &[Step] = match (self.config.flush.free_before_flush, forced) {
+        let order: &[Step] = match (self.config.mm.free_before_flush, forced) {
             (true, true) => &[Step::FreeGathered, Step::ForcedFlush { start, end }, finish, Step::EndGather],
             (true, false) => &[Step::FreeGathered, finish, Step::EndGather],
             // The forced flush frees the batch at once (v5.18 zap_pte_range's tlb_flush_mmu).
@@ -65,7 +65,7 @@ impl Kernel {
         // The flush and the free happen under mmap_lock; the unlock comes before the return.
         // munmap, the only caller that frees page tables, holds it for write.
         ctx.then(KStep::Sys(mmap::Step::Exit));
-        if self.config.flush.mmap_lock {
+        if self.config.mm.mmap_lock {
             ctx.then(KStep::Sys(mmap::Step::Unlock { write: freed_tables }));
         }
         for s in order.iter().rev() {

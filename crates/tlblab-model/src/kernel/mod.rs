@@ -14,6 +14,7 @@
 //! all) interleave with a call's phases.
 
 pub mod boot;
+pub mod config;
 pub mod cpu;
 pub mod ctx;
 pub mod filemap;
@@ -22,6 +23,7 @@ pub mod memory;
 pub mod mm;
 pub mod mmap;
 pub mod mmu_gather;
+pub mod oracle;
 pub mod preset;
 pub mod rwsem;
 pub mod sched;
@@ -32,11 +34,11 @@ pub mod tlbflush;
 pub mod vmstat;
 
 use boot::Costs;
+use config::KernelConfig;
 use cpu::Cpu;
 use ctx::Ctx;
 use frames::{Frames, Owner};
 use mm::{Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
-use preset::KernelConfig;
 use sched::Task;
 use smp::CallQueue;
 use syscalls::Op;
@@ -47,8 +49,8 @@ use vmstat::Counters;
 use crate::attribution::Bucket;
 use crate::hw::cpumask::CpuMask;
 use crate::hw::topology::Topology;
-use crate::oracle::Oracle;
 use crate::time::Ps;
+use oracle::Oracle;
 
 /// A kernel continuation queued on a CPU, by the subsystem that handles it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,8 +217,10 @@ impl Kernel {
     }
 
     /// The flush knobs in force, with a table-derived shift resolved for this machine.
-    pub fn effective_knobs(&self) -> tlbflush::FlushKnobs {
-        tlbflush::FlushKnobs { policy: self.policy, ..self.config.flush }
+    pub fn effective_knobs(&self) -> config::Knobs {
+        let mut k = self.config.knobs();
+        k.flush.policy = self.policy;
+        k
     }
 
     /// Violations found and the first few, described.

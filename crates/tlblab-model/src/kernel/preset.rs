@@ -1,240 +1,44 @@
-//! Kernel presets: the knob bundles the seeds name as columns. Every knob stays settable on its
-//! own (`KernelConfig::set`).
+//! Kernel presets: the knob bundles the seeds name as columns, one TOML file each in
+//! `kernels/` (embedded at build time; see [`super::config`] for the format). Every knob stays
+//! settable on its own (`KernelConfig::set`); a user's own preset file loads with
+//! [`KernelConfig::from_file_text`].
 
-use super::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
+use super::config::KernelConfig;
 
-/// A named kernel configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelConfig {
-    pub name: String,
-    pub flush: FlushKnobs,
-    /// The range policy is derived from the machine for `flushall_shift` presets: `None` means
-    /// "use the per-family shift table" (`post_fix` chooses the table).
-    pub shift_from_table: Option<bool>,
-}
+include!(concat!(env!("OUT_DIR"), "/builtin_kernels.rs"));
 
-/// (name, what it models).
-pub const PRESETS: &[(&str, &str)] = &[
-    ("3.4", "v3.4.69: no x86 range flush, every flush_tlb_mm_range is a full flush"),
-    ("3.13", "v3.13-rc3: tlb_flushall_shift per family (Ivy Bridge 1), huge-page walk"),
-    ("3.13-altershift", "v3.13-rc3 + Mel Gorman's fix: post-fix formula, Ivy Bridge shift 2, walk kept"),
-    ("3.13-nowalk", "altershift without the has_large_page() walk (the v3.14 result)"),
-    ("3.17", "v3.17+: tlb_single_page_flush_ceiling = 33, generation-less handler"),
-    ("5.18.1", "v5.18.1: ceiling 33, concurrent local flush, mm->tlb_gen read at handler entry"),
-    ("5.18.1+patch", "v5.18.1 + 'x86/mm/tlb: avoid reading mm_tlb_gen when possible' (v6.0)"),
-    ("5.18.1-early-return-touch", "early return, but mm->tlb_gen always read (Andy Lutomirski's question)"),
-    ("5.18.1-no-tlb-gen", "early return, mm->tlb_gen never read by flush_tlb_func"),
-];
-
-/// (knob, allowed values).
-pub const KNOBS: &[(&str, &str)] = &[
-    ("range_policy", "always-full | flushall-shift | ceiling"),
-    ("ceiling", "pages (tlb_single_page_flush_ceiling), e.g. 33"),
-    ("flushall_shift", "-1..63, or 'table' / 'table-postfix' for the per-family table"),
-    ("post_fix", "on | off (3.14 formula for flushall-shift)"),
-    ("huge_walk", "on | off (has_large_page walk of v3.6-v3.13)"),
-    ("early_return", "on | off"),
-    ("read_tlb_gen", "always | when-needed | never"),
-    ("concurrent_local", "on | off"),
-    ("generations", "on | off (v4.14+ tlb_gen protocol; off = v3.x handler)"),
-    ("coalesce_ipis", "on | off (v3.9+: IPI only to CPUs whose call queue was empty)"),
-    (
-        "lazy_ipis",
-        "send | skip (send: v3.x-v4.18, lazy CPUs get flush IPIs and leave the mm; \
-         skip: v4.19+, only when page tables were freed)",
-    ),
-    ("mmap_lock", "on | off (faults and mmap/munmap/madvise take mmap_lock; off is an ablation)"),
-    ("pti", "on | off (v4.15+ page-table isolation, where the machine profile says the CPU needs it)"),
-    ("kernel_tlb", "on | off (kernel code and data use the TLB, per kernel/text.rs; off = free)"),
-    ("free_before_flush", "on | off (UNSAFE: frees pages before the TLB flush; for the oracle)"),
-];
-
-fn modern(name: &str, early_return: bool, read_tlb_gen: ReadTlbGen) -> KernelConfig {
-    KernelConfig {
-        name: name.into(),
-        flush: FlushKnobs {
-            policy: RangePolicy::Ceiling(33),
-            generations: true,
-            early_return,
-            read_tlb_gen,
-            concurrent_local: true,
-            coalesce_ipis: true,
-            lazy_ipis: LazyIpis::Skip,
-            mmap_lock: true,
-            pti: true,
-            kernel_tlb: true,
-            free_before_flush: false,
-        },
-        shift_from_table: None,
-    }
-}
-
-fn shift_era(name: &str, post_fix: bool, huge_walk: bool) -> KernelConfig {
-    KernelConfig {
-        name: name.into(),
-        flush: FlushKnobs {
-            policy: RangePolicy::FlushallShift { shift: 6, post_fix, huge_walk },
-            generations: false,
-            early_return: false,
-            read_tlb_gen: ReadTlbGen::Never,
-            concurrent_local: false,
-            coalesce_ipis: true,
-            lazy_ipis: LazyIpis::Send,
-            mmap_lock: true,
-            pti: false,
-            kernel_tlb: true,
-            free_before_flush: false,
-        },
-        shift_from_table: Some(post_fix),
-    }
+/// The built-in presets: (name, what it models), in version order.
+pub fn presets() -> impl Iterator<Item = (&'static str, String)> {
+    BUILTIN
+        .iter()
+        .map(|(name, _)| (*name, KernelConfig::preset(name).map(|k| k.description).unwrap_or_default()))
 }
 
 impl KernelConfig {
+    /// A built-in preset by name.
     pub fn preset(name: &str) -> Result<KernelConfig, String> {
-        Ok(match name {
-            "3.4" => KernelConfig {
-                name: name.into(),
-                flush: FlushKnobs {
-                    policy: RangePolicy::AlwaysFull,
-                    generations: false,
-                    early_return: false,
-                    read_tlb_gen: ReadTlbGen::Never,
-                    concurrent_local: false,
-                    coalesce_ipis: false,
-                    lazy_ipis: LazyIpis::Send,
-                    mmap_lock: true,
-                    pti: false,
-                    kernel_tlb: true,
-                    free_before_flush: false,
-                },
-                shift_from_table: None,
-            },
-            "3.13" => shift_era(name, false, true),
-            "3.13-altershift" => shift_era(name, true, true),
-            "3.13-nowalk" => shift_era(name, true, false),
-            "3.17" => KernelConfig {
-                flush: FlushKnobs {
-                    generations: false,
-                    concurrent_local: false,
-                    pti: false,
-                    lazy_ipis: LazyIpis::Send,
-                    ..modern(name, false, ReadTlbGen::Never).flush
-                },
-                ..modern(name, false, ReadTlbGen::Never)
-            },
-            "5.18.1" => modern(name, false, ReadTlbGen::Always),
-            "5.18.1+patch" => modern(name, true, ReadTlbGen::WhenNeeded),
-            "5.18.1-early-return-touch" => modern(name, true, ReadTlbGen::Always),
-            "5.18.1-no-tlb-gen" => modern(name, true, ReadTlbGen::Never),
-            _ => {
-                let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-                return Err(format!("unknown kernel preset `{name}`; presets: {}", names.join(", ")));
-            }
-        })
+        let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
+            let names: Vec<&str> = BUILTIN.iter().map(|p| p.0).collect();
+            return Err(format!("unknown kernel preset `{name}`; presets: {}", names.join(", ")));
+        };
+        KernelConfig::from_toml(name, &format!("kernels/{name}.toml"), text, KernelConfig::preset)
     }
 
-    /// Sets one knob from `KEY=VALUE` text.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let allowed = || KNOBS.iter().find(|k| k.0 == key).map_or("", |k| k.1);
-        let bad = || format!("knob `{key}`: `{value}` is not allowed; allowed: {}", allowed());
-        let on_off = || match value {
-            "on" | "true" | "1" => Ok(true),
-            "off" | "false" | "0" => Ok(false),
-            _ => Err(bad()),
-        };
-        let f = &mut self.flush;
-        match key {
-            "range_policy" => {
-                f.policy = match value {
-                    "always-full" => RangePolicy::AlwaysFull,
-                    "ceiling" => RangePolicy::Ceiling(33),
-                    "flushall-shift" => {
-                        self.shift_from_table.get_or_insert(true);
-                        RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: false }
-                    }
-                    _ => return Err(bad()),
-                }
-            }
-            "ceiling" => f.policy = RangePolicy::Ceiling(value.parse().map_err(|_| bad())?),
-            "flushall_shift" => {
-                let (post_fix, huge_walk) = match f.policy {
-                    RangePolicy::FlushallShift { post_fix, huge_walk, .. } => (post_fix, huge_walk),
-                    _ => (true, false),
-                };
-                match value {
-                    "table" | "table-postfix" => {
-                        self.shift_from_table = Some(value == "table-postfix");
-                        f.policy = RangePolicy::FlushallShift {
-                            shift: 6,
-                            post_fix: value == "table-postfix",
-                            huge_walk,
-                        };
-                    }
-                    _ => {
-                        let shift: i8 = value.parse().map_err(|_| bad())?;
-                        if !(-1..=63).contains(&shift) {
-                            return Err(bad());
-                        }
-                        self.shift_from_table = None;
-                        f.policy = RangePolicy::FlushallShift { shift, post_fix, huge_walk };
-                    }
-                }
-            }
-            "post_fix" | "huge_walk" => {
-                let v = on_off()?;
-                match &mut f.policy {
-                    RangePolicy::FlushallShift { post_fix, huge_walk, .. } => {
-                        if key == "post_fix" {
-                            *post_fix = v;
-                            if let Some(t) = &mut self.shift_from_table {
-                                *t = v;
-                            }
-                        } else {
-                            *huge_walk = v;
-                        }
-                    }
-                    _ => return Err(format!("knob `{key}` applies only with range_policy=flushall-shift")),
-                }
-            }
-            "early_return" => f.early_return = on_off()?,
-            "read_tlb_gen" => {
-                f.read_tlb_gen = match value {
-                    "always" => ReadTlbGen::Always,
-                    "when-needed" => ReadTlbGen::WhenNeeded,
-                    "never" => ReadTlbGen::Never,
-                    _ => return Err(bad()),
-                }
-            }
-            "concurrent_local" => f.concurrent_local = on_off()?,
-            "generations" => f.generations = on_off()?,
-            "coalesce_ipis" => f.coalesce_ipis = on_off()?,
-            "lazy_ipis" => {
-                f.lazy_ipis = match value {
-                    "send" => LazyIpis::Send,
-                    "skip" => LazyIpis::Skip,
-                    _ => return Err(bad()),
-                }
-            }
-            "mmap_lock" => f.mmap_lock = on_off()?,
-            "pti" => f.pti = on_off()?,
-            "kernel_tlb" => f.kernel_tlb = on_off()?,
-            "free_before_flush" => f.free_before_flush = on_off()?,
-            _ => {
-                let names: Vec<&str> = KNOBS.iter().map(|k| k.0).collect();
-                return Err(format!("unknown knob `{key}`; knobs: {}", names.join(", ")));
-            }
-        }
-        Ok(())
+    /// A preset file of the user's (`origin`: its path): named after the file, and it may
+    /// inherit a built-in preset.
+    pub fn from_file_text(name: &str, origin: &str, text: &str) -> Result<KernelConfig, String> {
+        KernelConfig::from_toml(name, origin, text, KernelConfig::preset)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 
     #[test]
     fn every_preset_builds_and_seed_002_columns_differ_only_in_their_knobs() {
-        for (name, _) in PRESETS {
+        for (name, _) in BUILTIN {
             KernelConfig::preset(name).unwrap();
         }
         let base = KernelConfig::preset("5.18.1").unwrap().flush;
@@ -247,7 +51,10 @@ mod tests {
         let text = include_str!("../../../../profiles/ivybridge-4c8t.toml");
         let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
         let policy = |name: &str| {
-            crate::kernel::Kernel::boot(&p, KernelConfig::preset(name).unwrap()).effective_knobs().policy
+            crate::kernel::Kernel::boot(&p, KernelConfig::preset(name).unwrap())
+                .effective_knobs()
+                .flush
+                .policy
         };
         assert_eq!(policy("3.4"), RangePolicy::AlwaysFull);
         assert_eq!(policy("3.13"), RangePolicy::FlushallShift { shift: 1, post_fix: false, huge_walk: true });
@@ -264,7 +71,7 @@ mod tests {
 
     #[test]
     fn lazy_cpus_get_flush_ipis_up_to_v4_18() {
-        for (name, _) in PRESETS {
+        for (name, _) in BUILTIN {
             let want = if name.starts_with("3.") { LazyIpis::Send } else { LazyIpis::Skip };
             assert_eq!(KernelConfig::preset(name).unwrap().flush.lazy_ipis, want, "{name}");
         }
@@ -289,5 +96,60 @@ mod tests {
         assert!(KernelConfig::preset("2.6.9").unwrap_err().contains("5.18.1+patch"));
         k.set("flushall_shift", "2").unwrap();
         assert_eq!(k.flush.policy, RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: false });
+    }
+
+    #[test]
+    fn every_3x_preset_is_complete_and_the_v3_13_family_inherits_its_table() {
+        let k = KernelConfig::preset("3.4").unwrap();
+        assert_eq!(k.flush.policy, RangePolicy::AlwaysFull);
+        assert!(!k.flush.coalesce_ipis && !k.flush.generations && !k.flush.pti && k.mm.mmap_lock);
+        let walk = KernelConfig::preset("3.13").unwrap();
+        assert_eq!(walk.shift_from_table, Some(false));
+        let alt = KernelConfig::preset("3.13-altershift").unwrap();
+        assert_eq!(alt.shift_from_table, Some(true));
+        assert_eq!(
+            alt.flush.policy,
+            RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: true }
+        );
+        assert_eq!(
+            KernelConfig::preset("3.13-nowalk").unwrap().knobs().flush,
+            FlushKnobs {
+                policy: RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: false },
+                ..alt.flush
+            }
+        );
+        let names: Vec<_> = presets().map(|p| p.0).collect();
+        assert_eq!(names[..2], ["3.4", "3.13"], "version order");
+        assert!(presets().all(|(_, d)| !d.is_empty()), "every preset says what it models");
+    }
+
+    #[test]
+    fn a_user_preset_inherits_a_built_in_one_and_bad_ones_name_file_key_and_allowed_values() {
+        let mine = "description = \"mine\"\ninherits = \"5.18.1\"\n[flush]\nceiling = 64\n[mm]\nmmap_lock = \"off\"\n";
+        let k = KernelConfig::from_file_text("mine", "my.toml", mine).unwrap();
+        assert_eq!(
+            (k.name.as_str(), k.flush.policy, k.mm.mmap_lock),
+            ("mine", RangePolicy::Ceiling(64), false)
+        );
+        assert_eq!(k.flush.read_tlb_gen, ReadTlbGen::Always);
+        let err = |text: &str| KernelConfig::from_file_text("bad", "bad.toml", text).unwrap_err();
+        let e = err("inherits = \"5.18.1\"\n[flush]\nread_tlb_gen = \"sometimes\"\n");
+        assert!(
+            e.starts_with("bad.toml: key `flush.read_tlb_gen`") && e.contains("always | when-needed | never"),
+            "{e}"
+        );
+        let e = err("inherits = \"5.18.1\"\n[flush]\nmmap_lock = true\n");
+        assert!(e.contains("`flush.mmap_lock`") && e.contains("early_return"), "{e}");
+        let e = err("inherits = \"2.6.9\"\n");
+        assert!(e.contains("key `inherits`") && e.contains("5.18.1+patch"), "{e}");
+        let e = err("[flush]\nrange_policy = \"ceiling\"\n");
+        assert!(e.contains("key `flush.ceiling` is missing"), "{e}");
+        let e = err("[sched]\n");
+        assert!(e.contains("unknown key `sched`") && e.contains("flush, mm, text"), "{e}");
+        let e = err("inherits = \"5.18.1\"\n[flush]\nceiling = 1.5\n");
+        assert!(e.contains("`flush.ceiling`"), "{e}");
+        let e = err("inherits = \"5.18.1\"\n[flush]\npost_fix = true\n");
+        assert!(e.contains("flushall-shift"), "{e}");
+        assert!(err("[flush\n").starts_with("bad.toml: "));
     }
 }

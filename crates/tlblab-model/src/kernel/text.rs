@@ -372,6 +372,20 @@ impl KernelText {
     }
 }
 
+/// The knob of the kernel's own translations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TextKnobs {
+    /// The kernel's own code and data go through the TLB: its entries are refilled after
+    /// flushes that drop them (PTI with PCID) and compete with user entries. Off: kernel
+    /// translations are free (an ablation). Results saved before the knob existed had it on.
+    #[serde(default = "on")]
+    pub kernel_tlb: bool,
+}
+
+fn on() -> bool {
+    true
+}
+
 /// The level-1 ways a kernel path's touches hit when it last ran, for the stack of task `slot`
 /// (`n == 0`: none known). While every way still holds its translation for the loaded PCID
 /// ([`TlbHierarchy::still_hits`]), the path's lookups would hit exactly those ways, and replaying

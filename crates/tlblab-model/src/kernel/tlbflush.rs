@@ -79,10 +79,6 @@ impl LazyIpis {
     }
 }
 
-fn on() -> bool {
-    true
-}
-
 /// The flush-protocol knobs; every one settable alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlushKnobs {
@@ -102,22 +98,11 @@ pub struct FlushKnobs {
     /// Lazy TLB CPUs as flush targets (the sender's side of the rule; the handler's
     /// `LeaveLazy` is the same in every era).
     pub lazy_ipis: LazyIpis,
-    /// Faults and address-space system calls take `mmap_lock` (a sleeping rwsem with a
-    /// contended count line). Off: no lock at all (an ablation, not a kernel).
-    pub mmap_lock: bool,
     /// Kernel page-table isolation (v4.15+) where the CPU is Meltdown-affected (the profile's
     /// `cpu.features.pti`): user entries live in a PCID of their own, so each single-page
     /// flush also invalidates it there (INVPCID, or a deferred full flush of it without INVPCID)
     /// and each full flush defers a flush of it to the next return to user space.
     pub pti: bool,
-    /// The kernel's own code and data go through the TLB (kernel/text.rs): its entries are
-    /// refilled after flushes that drop them (PTI with PCID) and compete with user entries.
-    /// Off: kernel translations are free (an ablation).
-    #[serde(default = "on")]
-    pub kernel_tlb: bool,
-    /// Free gathered pages before the flush completes. UNSAFE: exists so the oracle can be
-    /// shown to catch it.
-    pub free_before_flush: bool,
 }
 
 /// `struct flush_tlb_info`.

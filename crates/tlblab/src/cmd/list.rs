@@ -37,14 +37,14 @@ pub fn run() -> Result<()> {
          -R (random size) -l (byte memcpy) -z (linear search) -t THREADS (default 2 x CPUs; at most the \
          machine's CPUs) -S SECONDS"
     );
-    let mut t = Table::new(["kernel preset", "what it models"]);
-    for (n, d) in tlblab_model::kernel::preset::PRESETS {
-        t.row([*n, *d]);
+    let mut t = Table::new(["kernel preset (kernels/*.toml; --kernel also takes a file)", "what it models"]);
+    for (n, d) in tlblab_model::kernel::preset::presets() {
+        t.row([n, d.as_str()]);
     }
     print!("\n{}", t.render());
-    let mut t = Table::new(["knob (--set KNOB=VALUE)", "values"]);
-    for (n, d) in tlblab_model::kernel::preset::KNOBS {
-        t.row([*n, *d]);
+    let mut t = Table::new(["knob (--set KNOB=VALUE)", "preset section", "values", "what it models"]);
+    for k in tlblab_model::kernel::config::KNOBS {
+        t.row([k.name, k.section, k.allowed, k.doc]);
     }
     print!("\n{}", t.render());
     let layout = &tlblab_model::kernel::text::LAYOUT;

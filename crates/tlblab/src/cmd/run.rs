@@ -2,7 +2,7 @@
 //! time went.
 
 use anyhow::{anyhow, Context, Result};
-use tlblab_model::kernel::preset::KernelConfig;
+use tlblab_model::kernel::config::KernelConfig;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;
 use tlblab_report::table::Table;
@@ -21,7 +21,7 @@ pub struct SimArgs {
     /// A workload parameter KEY=VALUE (repeatable), e.g. alloc=glibc-mmap for ebizzy.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
-    /// Kernel preset (see `tlblab list`); the knobs apply to it.
+    /// Kernel preset (see `tlblab list`) or a preset file (kernels/*.toml format); the knobs apply to it.
     #[arg(long, default_value = "5.18.1")]
     pub kernel: String,
     /// Override one knob: KNOB=VALUE (repeatable).
@@ -81,9 +81,19 @@ pub fn tasks(given: Option<u32>, w: &Workload, cpus: u32) -> Result<u32> {
     given.or_else(|| w.default_tasks(cpus)).ok_or_else(|| anyhow!("--threads is required for {}", w.name()))
 }
 
-/// A preset with `KNOB=VALUE` overrides applied.
+/// A built-in preset by name, or a preset file (`.toml`, or a path), with `KNOB=VALUE` overrides
+/// applied.
 pub fn kernel_config(preset: &str, sets: &[String]) -> Result<KernelConfig> {
-    let mut k = KernelConfig::preset(preset).map_err(|e| anyhow!(e))?;
+    let path = std::path::Path::new(preset);
+    let mut k = if preset.ends_with(".toml") || preset.contains('/') || path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow!("--kernel: cannot read kernel preset {}: {e}", path.display()))?;
+        let name = path.file_stem().map_or(preset.into(), |s| s.to_string_lossy().into_owned());
+        KernelConfig::from_file_text(&name, &path.display().to_string(), &text).map_err(|e| anyhow!(e))?
+    } else {
+        KernelConfig::preset(preset)
+            .map_err(|e| anyhow!("--kernel: {e} (or give a path to a .toml preset)"))?
+    };
     for kv in sets {
         let (key, value) = kv
             .split_once('=')

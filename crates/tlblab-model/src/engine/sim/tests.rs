@@ -102,7 +102,7 @@ fn the_oracle_catches_freeing_before_the_flush() {
 #[test]
 fn every_preset_runs_clean() {
     let p = profile("ivybridge-4c8t");
-    for (name, _) in crate::kernel::preset::PRESETS {
+    for (name, _) in crate::kernel::preset::BUILTIN {
         for test in [
             Testcase::TlbFlush1,
             Testcase::TlbFlush2,
@@ -346,7 +346,7 @@ fn every_preset_runs_seed_000_ebizzy_with_mmap_lock_clean() {
     // ebizzy with glibc-mmap munmaps under mmap_lock for write while faults sleep on it: lazy
     // CPUs all the time. The oracle holds lazy CPUs to the running rule under `send`.
     let p = profile("ivybridge-4c8t");
-    for (name, _) in crate::kernel::preset::PRESETS {
+    for (name, _) in crate::kernel::preset::BUILTIN {
         let spec = crate::run::RunSpec {
             kernel: KernelConfig::preset(name).unwrap(),
             workload: crate::run::Workload::parse("ebizzy alloc=glibc-mmap").unwrap(),

@@ -9,10 +9,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         concurrent_local: true,
         coalesce_ipis: true,
         lazy_ipis: LazyIpis::Skip,
-        mmap_lock: true,
         pti: true,
-        kernel_tlb: true,
-        free_before_flush: false,
     }
 }
 

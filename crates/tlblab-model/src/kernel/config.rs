@@ -1,0 +1,418 @@
+//! A kernel configuration: knobs by subsystem, each knob defined once in [`KNOBS`] (name, the
+//! subsystem it belongs to, allowed values, what it models, how it applies), and presets as TOML
+//! files (`kernels/*.toml`, see [`super::preset`]) that set knobs by subsystem section:
+//!
+//! ```toml
+//! description = "v5.18.1 + 'x86/mm/tlb: avoid reading mm_tlb_gen when possible' (v6.0)"
+//! inherits = "5.18.1"          # optional: start from a built-in preset
+//! [flush]
+//! early_return = true
+//! read_tlb_gen = "when-needed"
+//! ```
+//!
+//! A preset without `inherits` must set every knob that applies (no hidden defaults). Knobs apply
+//! in [`KNOBS`] order whatever the file's order (the range policy before its parameters).
+
+use super::mm::MmKnobs;
+use super::text::TextKnobs;
+use super::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
+
+/// A named kernel configuration.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "Recorded", into = "Recorded")]
+pub struct KernelConfig {
+    pub name: String,
+    /// What the preset models (its file's `description`).
+    pub description: String,
+    pub flush: FlushKnobs,
+    pub mm: MmKnobs,
+    pub text: TextKnobs,
+    /// The range policy is derived from the machine for `flushall_shift` presets: `None` means
+    /// "use the per-family shift table" (`post_fix` chooses the table).
+    pub shift_from_table: Option<bool>,
+}
+
+/// Every knob's value, flat: what a run records as the configuration it ran (the key set of
+/// results written before knobs were grouped by subsystem, so saved results stay comparable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Knobs {
+    #[serde(flatten)]
+    pub flush: FlushKnobs,
+    #[serde(flatten)]
+    pub mm: MmKnobs,
+    #[serde(flatten)]
+    pub text: TextKnobs,
+}
+
+/// The recorded form of a [`KernelConfig`].
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Recorded {
+    name: String,
+    flush: Knobs,
+    shift_from_table: Option<bool>,
+}
+
+impl From<Recorded> for KernelConfig {
+    fn from(r: Recorded) -> KernelConfig {
+        let Knobs { flush, mm, text } = r.flush;
+        KernelConfig {
+            name: r.name,
+            description: String::new(),
+            flush,
+            mm,
+            text,
+            shift_from_table: r.shift_from_table,
+        }
+    }
+}
+
+impl From<KernelConfig> for Recorded {
+    fn from(k: KernelConfig) -> Recorded {
+        Recorded { flush: k.knobs(), name: k.name, shift_from_table: k.shift_from_table }
+    }
+}
+
+/// A knob's value is not among the allowed ones (`None`), or is wrong for another reason.
+type Refusal = Option<String>;
+
+/// One knob: its name (as `--set NAME=VALUE` and in a preset's `[section]`), the subsystem
+/// section it belongs to, its allowed values, what it models, and how a value applies.
+pub struct Knob {
+    pub name: &'static str,
+    pub section: &'static str,
+    pub allowed: &'static str,
+    pub doc: &'static str,
+    apply: fn(&mut KernelConfig, &str) -> Result<(), Refusal>,
+}
+
+fn on_off(v: &str) -> Result<bool, Refusal> {
+    match v {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(None),
+    }
+}
+
+/// Every knob, in the order presets apply them.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        name: "range_policy",
+        section: "flush",
+        allowed: "always-full | flushall-shift | ceiling",
+        doc: "how flush_tlb_mm_range chooses INVLPGs or a full flush: v3.4, v3.6-v3.13, v3.17+",
+        apply: |k, v| {
+            k.flush.policy = match v {
+                "always-full" => RangePolicy::AlwaysFull,
+                "ceiling" => RangePolicy::Ceiling(33),
+                "flushall-shift" => {
+                    k.shift_from_table.get_or_insert(true);
+                    RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: false }
+                }
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "ceiling",
+        section: "flush",
+        allowed: "pages, e.g. 33",
+        doc: "tlb_single_page_flush_ceiling (v3.17+; sets range_policy=ceiling)",
+        apply: |k, v| {
+            k.flush.policy = RangePolicy::Ceiling(v.parse().map_err(|_| None)?);
+            Ok(())
+        },
+    },
+    Knob {
+        name: "flushall_shift",
+        section: "flush",
+        allowed: "-1..63 | table | table-postfix",
+        doc: "tlb_flushall_shift (v3.6-v3.13), or the per-family table (pre- or post-fix)",
+        apply: |k, v| {
+            let (post_fix, huge_walk) = match k.flush.policy {
+                RangePolicy::FlushallShift { post_fix, huge_walk, .. } => (post_fix, huge_walk),
+                _ => (true, false),
+            };
+            if v == "table" || v == "table-postfix" {
+                k.shift_from_table = Some(v == "table-postfix");
+                k.flush.policy =
+                    RangePolicy::FlushallShift { shift: 6, post_fix: v == "table-postfix", huge_walk };
+                return Ok(());
+            }
+            let shift: i8 = v.parse().map_err(|_| None)?;
+            if !(-1..=63).contains(&shift) {
+                return Err(None);
+            }
+            k.shift_from_table = None;
+            k.flush.policy = RangePolicy::FlushallShift { shift, post_fix, huge_walk };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "post_fix",
+        section: "flush",
+        allowed: "on | off",
+        doc: "Mel Gorman's v3.14 flushall-shift formula",
+        apply: |k, v| {
+            let v = on_off(v)?;
+            match &mut k.flush.policy {
+                RangePolicy::FlushallShift { post_fix, .. } => {
+                    *post_fix = v;
+                    if let Some(t) = &mut k.shift_from_table {
+                        *t = v;
+                    }
+                    Ok(())
+                }
+                _ => Err(Some("applies only with range_policy=flushall-shift".into())),
+            }
+        },
+    },
+    Knob {
+        name: "huge_walk",
+        section: "flush",
+        allowed: "on | off",
+        doc: "the has_large_page() walk of v3.6-v3.13",
+        apply: |k, v| {
+            let v = on_off(v)?;
+            match &mut k.flush.policy {
+                RangePolicy::FlushallShift { huge_walk, .. } => {
+                    *huge_walk = v;
+                    Ok(())
+                }
+                _ => Err(Some("applies only with range_policy=flushall-shift".into())),
+            }
+        },
+    },
+    Knob {
+        name: "early_return",
+        section: "flush",
+        allowed: "on | off",
+        doc: "flush_tlb_func returns at once when the request is already covered (v6.0+)",
+        apply: |k, v| on_off(v).map(|b| k.flush.early_return = b),
+    },
+    Knob {
+        name: "read_tlb_gen",
+        section: "flush",
+        allowed: "always | when-needed | never",
+        doc: "when flush_tlb_func reads mm->context.tlb_gen (v4.14-v5.19 | v6.0+ | seed 002's fourth column)",
+        apply: |k, v| {
+            k.flush.read_tlb_gen = match v {
+                "always" => ReadTlbGen::Always,
+                "when-needed" => ReadTlbGen::WhenNeeded,
+                "never" => ReadTlbGen::Never,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "concurrent_local",
+        section: "flush",
+        allowed: "on | off",
+        doc: "the initiator flushes locally while remote handlers run (v5.13+)",
+        apply: |k, v| on_off(v).map(|b| k.flush.concurrent_local = b),
+    },
+    Knob {
+        name: "generations",
+        section: "flush",
+        allowed: "on | off",
+        doc: "the v4.14+ tlb_gen protocol; off = the v3.x handler",
+        apply: |k, v| on_off(v).map(|b| k.flush.generations = b),
+    },
+    Knob {
+        name: "coalesce_ipis",
+        section: "flush",
+        allowed: "on | off",
+        doc: "v3.9+: IPI only to CPUs whose call queue was empty",
+        apply: |k, v| on_off(v).map(|b| k.flush.coalesce_ipis = b),
+    },
+    Knob {
+        name: "lazy_ipis",
+        section: "flush",
+        allowed: "send | skip",
+        doc: "send: v3.x-v4.18, lazy CPUs get flush IPIs and leave the mm; skip: v4.19+, only when \
+              page tables were freed",
+        apply: |k, v| {
+            k.flush.lazy_ipis = match v {
+                "send" => LazyIpis::Send,
+                "skip" => LazyIpis::Skip,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "mmap_lock",
+        section: "mm",
+        allowed: "on | off",
+        doc: "faults and mmap/munmap/madvise take mmap_lock; off is an ablation",
+        apply: |k, v| on_off(v).map(|b| k.mm.mmap_lock = b),
+    },
+    Knob {
+        name: "pti",
+        section: "flush",
+        allowed: "on | off",
+        doc: "v4.15+ page-table isolation, where the machine profile says the CPU needs it",
+        apply: |k, v| on_off(v).map(|b| k.flush.pti = b),
+    },
+    Knob {
+        name: "kernel_tlb",
+        section: "text",
+        allowed: "on | off",
+        doc: "kernel code and data use the TLB, per kernel/text.rs; off = free",
+        apply: |k, v| on_off(v).map(|b| k.text.kernel_tlb = b),
+    },
+    Knob {
+        name: "free_before_flush",
+        section: "mm",
+        allowed: "on | off",
+        doc: "UNSAFE: frees pages before the TLB flush; for the oracle",
+        apply: |k, v| on_off(v).map(|b| k.mm.free_before_flush = b),
+    },
+];
+
+/// The subsystem sections a preset file may have.
+pub const SECTIONS: &[&str] = &["flush", "mm", "text"];
+
+fn knob_names(section: Option<&str>) -> String {
+    KNOBS
+        .iter()
+        .filter(|k| section.is_none_or(|s| k.section == s))
+        .map(|k| k.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl KernelConfig {
+    /// Every knob's value (what a run records).
+    pub fn knobs(&self) -> Knobs {
+        Knobs { flush: self.flush, mm: self.mm, text: self.text }
+    }
+
+    /// Sets one knob from `KEY=VALUE` text.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let Some(knob) = KNOBS.iter().find(|k| k.name == key) else {
+            return Err(format!("unknown knob `{key}`; knobs: {}", knob_names(None)));
+        };
+        (knob.apply)(self, value).map_err(|r| match r {
+            None => format!("knob `{key}`: `{value}` is not allowed; allowed: {}", knob.allowed),
+            Some(why) => format!("knob `{key}` {why}"),
+        })
+    }
+
+    /// A preset from its TOML text. `origin` names the file in errors; `base` resolves
+    /// `inherits` (the built-in presets).
+    pub fn from_toml(
+        name: &str,
+        origin: &str,
+        text: &str,
+        base: impl Fn(&str) -> Result<KernelConfig, String>,
+    ) -> Result<KernelConfig, String> {
+        let table: toml::Table =
+            text.parse().map_err(|e: toml::de::Error| format!("{origin}: {}", e.message()))?;
+        let string = |key: &str| -> Result<Option<String>, String> {
+            match table.get(key) {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(format!("{origin}: key `{key}` must be a string")),
+            }
+        };
+        for key in table.keys() {
+            let known =
+                ["description", "inherits"].contains(&key.as_str()) || SECTIONS.contains(&key.as_str());
+            if !known {
+                return Err(format!(
+                    "{origin}: unknown key `{key}`; allowed: description, inherits, {}",
+                    SECTIONS.join(", ")
+                ));
+            }
+        }
+        let inherits = string("inherits")?;
+        let mut k = match &inherits {
+            Some(b) => base(b).map_err(|e| format!("{origin}: key `inherits`: {e}"))?,
+            // Every value is overwritten: completeness is checked below.
+            None => blank(),
+        };
+        k.name = name.to_string();
+        k.description = string("description")?.unwrap_or_default();
+        let mut set = Vec::new();
+        for section in SECTIONS {
+            let Some(v) = table.get(*section) else { continue };
+            let toml::Value::Table(t) = v else {
+                return Err(format!("{origin}: key `{section}` must be a table of knobs"));
+            };
+            if let Some(bad) =
+                t.keys().find(|key| !KNOBS.iter().any(|k| k.section == *section && k.name == *key))
+            {
+                return Err(format!(
+                    "{origin}: unknown key `{section}.{bad}`; knobs of [{section}]: {}",
+                    knob_names(Some(section))
+                ));
+            }
+        }
+        for knob in KNOBS {
+            let Some(v) = table.get(knob.section).and_then(|s| s.get(knob.name)) else { continue };
+            let key = format!("{}.{}", knob.section, knob.name);
+            let value = match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+                _ => {
+                    return Err(format!(
+                        "{origin}: key `{key}`: a string, integer or boolean; allowed: {}",
+                        knob.allowed
+                    ))
+                }
+            };
+            (knob.apply)(&mut k, &value).map_err(|r| match r {
+                None => format!("{origin}: key `{key}`: `{value}` is not allowed; allowed: {}", knob.allowed),
+                Some(why) => format!("{origin}: key `{key}` {why}"),
+            })?;
+            set.push(knob.name);
+        }
+        if inherits.is_none() {
+            let needed = required(&k);
+            if let Some(missing) = KNOBS.iter().find(|n| needed(n.name) && !set.contains(&n.name)) {
+                return Err(format!(
+                    "{origin}: key `{}.{}` is missing; a preset without `inherits` sets every knob that applies ({})",
+                    missing.section,
+                    missing.name,
+                    missing.allowed
+                ));
+            }
+        }
+        Ok(k)
+    }
+}
+
+/// Which knobs a complete preset must set: the range policy's own parameters only for that
+/// policy.
+fn required(k: &KernelConfig) -> impl Fn(&str) -> bool {
+    let policy = k.flush.policy;
+    move |name| match name {
+        "ceiling" => matches!(policy, RangePolicy::Ceiling(_)),
+        "flushall_shift" | "post_fix" | "huge_walk" => matches!(policy, RangePolicy::FlushallShift { .. }),
+        _ => true,
+    }
+}
+
+/// A configuration every knob of which a complete preset overwrites.
+fn blank() -> KernelConfig {
+    KernelConfig {
+        name: String::new(),
+        description: String::new(),
+        flush: FlushKnobs {
+            policy: RangePolicy::AlwaysFull,
+            generations: false,
+            early_return: false,
+            read_tlb_gen: ReadTlbGen::Never,
+            concurrent_local: false,
+            coalesce_ipis: false,
+            lazy_ipis: LazyIpis::Send,
+            pti: false,
+        },
+        mm: MmKnobs { mmap_lock: false, free_before_flush: false },
+        text: TextKnobs { kernel_tlb: false },
+        shift_from_table: None,
+    }
+}
