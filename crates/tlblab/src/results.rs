@@ -56,7 +56,7 @@ impl CellSpec {
             "machine": profile,
             "kernel": {
                 "name": self.kernel.name,
-                "flush": self.kernel.flush,
+                "flush": self.kernel.knobs(),
                 "shift_from_table": self.kernel.shift_from_table,
             },
             "workload": self.workload.name(),

@@ -2,7 +2,7 @@
 //! enumeration: first every core's first thread (socket by socket), then the SMT siblings, so
 //! CPU `c` and CPU `c + cores` share a core.
 
-use crate::hw::cpumask::{CpuMask, NR_CPUS};
+use crate::hw::cpumask::CpuMask;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Topology {

@@ -7,7 +7,6 @@ use std::collections::VecDeque;
 use super::config::KernelConfig;
 use super::cpu::Cpu;
 use super::frames::Frames;
-use super::mm::PAGE_SIZE;
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
@@ -22,30 +21,34 @@ use crate::kernel::oracle::Oracle;
 use crate::profile::MachineProfile;
 use crate::time::Ps;
 
-/// Unit costs in picoseconds, converted once from the profile.
+/// Unit costs in picoseconds, converted once from the profile at boot: the machine's, and each
+/// subsystem's own (defined in its file).
 #[derive(Debug, Clone)]
 pub struct Costs {
+    pub hw: HwCosts,
+    pub entry: super::syscalls::Costs,
+    pub mm: super::memory::Costs,
+    pub flush: super::tlbflush::Costs,
+    pub sched: super::sched::Costs,
+}
+
+/// What the hardware charges: a user access, a TLB hit per level, a page walk, a coherent line
+/// moving, an IPI.
+#[derive(Debug, Clone)]
+pub struct HwCosts {
     pub user_access: Ps,
     /// `[kind][i]`: lookup latency of a hit at level `i + 1` (index 0: L1, free).
     pub level_hit: [Vec<Ps>; NR_ACCESS_KINDS],
     pub walk: Ps,
-    pub syscall_half: Ps,
-    pub fault: Ps,
-    pub fault_around_page: Ps,
-    pub page_alloc: Ps,
-    pub page_free: Ps,
-    pub zap_pte: Ps,
-    pub flush_call: Ps,
-    pub clear_page: Ps,
-    pub copy_page: Ps,
-    pub invlpg: Ps,
-    pub full_flush: Ps,
-    pub context_switch: Option<Ps>,
-    /// INVPCID of one user page, under PTI with INVPCID (`None`: no INVPCID, the user PCID's
-    /// flush is deferred to the return to user space instead).
-    pub invpcid_single: Option<Ps>,
     pub ipi: Option<IpiCosts>,
     pub lines: LineCosts,
+}
+
+impl HwCosts {
+    /// A walk after a miss at every level: the walk plus the last level's lookup.
+    pub fn miss(&self, kind: AccessKind) -> Ps {
+        self.walk + self.level_hit[kind as usize].last().copied().unwrap_or(Ps::ZERO)
+    }
 }
 
 impl Costs {
@@ -53,29 +56,18 @@ impl Costs {
         let mhz = p.clock_mhz();
         let level_hit = AccessKind::ALL
             .map(|k| (1..=p.tlb_levels()).map(|l| Ps::from_cycles(p.level_hit_cycles(l, k), mhz)).collect());
-        let page_time = |mbps: f64| Ps::from_ns(PAGE_SIZE as f64 * 1000.0 / mbps);
         Costs {
-            user_access: Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz),
-            level_hit,
-            walk: Ps::from_cycles(p.walk.cycles.value, mhz),
-            syscall_half: Ps::from_ns(p.kernel.syscall_ns.value / 2.0),
-            fault: Ps::from_ns(p.kernel.fault_ns.value),
-            fault_around_page: Ps::from_cycles(p.kernel.fault_around_page_cycles.value, mhz),
-            page_alloc: Ps::from_cycles(p.kernel.page_alloc_cycles.value, mhz),
-            page_free: Ps::from_cycles(p.kernel.page_free_cycles.value, mhz),
-            zap_pte: Ps::from_cycles(p.kernel.zap_pte_cycles.value, mhz),
-            flush_call: Ps::from_cycles(p.kernel.flush_call_cycles.value, mhz),
-            clear_page: page_time(p.memory.clear_page_mbps.value),
-            copy_page: page_time(p.memory.memcpy_mbps.value),
-            invlpg: Ps::from_cycles(p.kernel.invlpg_cycles.value, mhz),
-            full_flush: Ps::from_cycles(p.kernel.full_flush_cycles.value, mhz),
-            context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)),
-            invpcid_single: match (p.cpu.features.invpcid, &p.kernel.invpcid_single_cycles) {
-                (true, Some(c)) => Some(Ps::from_cycles(c.value, mhz)),
-                _ => None,
+            hw: HwCosts {
+                user_access: Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz),
+                level_hit,
+                walk: Ps::from_cycles(p.walk.cycles.value, mhz),
+                ipi: IpiCosts::from_profile(p),
+                lines: LineCosts::from_profile(p),
             },
-            ipi: IpiCosts::from_profile(p),
-            lines: LineCosts::from_profile(p),
+            entry: super::syscalls::Costs::from_profile(p),
+            mm: super::memory::Costs::from_profile(p),
+            flush: super::tlbflush::Costs::from_profile(p),
+            sched: super::sched::Costs::from_profile(p),
         }
     }
 }
@@ -139,8 +131,8 @@ impl Kernel {
         let mut costs = Costs::new(profile);
         if pti {
             let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
-            costs.syscall_half += Ps(adder.0 / 2);
-            costs.fault += adder;
+            costs.entry.syscall_half += Ps(adder.0 / 2);
+            costs.mm.fault += adder;
         }
         Kernel {
             topo,

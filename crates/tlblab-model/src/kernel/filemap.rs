@@ -21,9 +21,9 @@ impl Kernel {
         self.files[file as usize][index as usize] = pfn;
         self.counters.pages_zeroed += 1;
         // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
-        ctx.charge(Bucket::Fault, self.costs.page_alloc);
-        ctx.charge(Bucket::Zeroing, self.costs.clear_page);
-        (pfn, self.costs.page_alloc + self.costs.clear_page)
+        ctx.charge(Bucket::Fault, self.costs.mm.page_alloc);
+        ctx.charge(Bucket::Zeroing, self.costs.mm.clear_page);
+        (pfn, self.costs.mm.page_alloc + self.costs.mm.clear_page)
     }
 
     /// `open` + `ftruncate` + `unlink` of a `pages`-page file for task `t` (its id goes in
@@ -42,7 +42,7 @@ impl Kernel {
             .collect();
         self.files.push(slots);
         self.tasks[t].regs[reg] = file as u64;
-        let d = self.costs.syscall_half * 6;
+        let d = self.costs.entry.syscall_half * 6;
         ctx.charge(Bucket::Syscall, d);
         d
     }

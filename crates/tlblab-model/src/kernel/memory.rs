@@ -35,6 +35,34 @@ pub enum Step {
     },
 }
 
+/// What the fault and page paths cost (mm/memory.c, mm/page_alloc.c, release_pages).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    pub fault: Ps,
+    pub fault_around_page: Ps,
+    pub page_alloc: Ps,
+    pub page_free: Ps,
+    pub zap_pte: Ps,
+    pub clear_page: Ps,
+    pub copy_page: Ps,
+}
+
+impl Costs {
+    pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
+        let mhz = p.clock_mhz();
+        let page_time = |mbps: f64| Ps::from_ns(PAGE_SIZE as f64 * 1000.0 / mbps);
+        Costs {
+            fault: Ps::from_ns(p.kernel.fault_ns.value),
+            fault_around_page: Ps::from_cycles(p.kernel.fault_around_page_cycles.value, mhz),
+            page_alloc: Ps::from_cycles(p.kernel.page_alloc_cycles.value, mhz),
+            page_free: Ps::from_cycles(p.kernel.page_free_cycles.value, mhz),
+            zap_pte: Ps::from_cycles(p.kernel.zap_pte_cycles.value, mhz),
+            clear_page: page_time(p.memory.clear_page_mbps.value),
+            copy_page: page_time(p.memory.memcpy_mbps.value),
+        }
+    }
+}
+
 impl Kernel {
     pub(super) fn mm_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
         let mm = self.tasks[t].mm;
@@ -60,7 +88,8 @@ impl Kernel {
             Lookup::Hit { level, pfn: payload, .. } => {
                 let (pfn, writable) = (payload >> 1, payload & 1 == 1);
                 self.oracle.check_access(pfn, mm, va, &self.frames);
-                let d = self.costs.level_hit[kind as usize][level as usize - 1] + self.costs.user_access;
+                let d =
+                    self.costs.hw.level_hit[kind as usize][level as usize - 1] + self.costs.hw.user_access;
                 if write && !writable {
                     // A write through a read-only entry faults; the CPU drops the entry.
                     self.cpus[cpu as usize].tlb.invlpg(va, pcid);
@@ -71,8 +100,7 @@ impl Kernel {
             }
             Lookup::Miss => {
                 self.counters.tlb_misses += 1;
-                let depth = self.costs.level_hit[kind as usize].last().copied().unwrap_or(Ps::ZERO);
-                let walk = self.costs.walk + depth;
+                let walk = self.costs.hw.miss(kind);
                 ctx.charge(Bucket::Walk, walk);
                 match self.mms[mm as usize].pte(va) {
                     Some(p) if p.present && (p.writable || !write) => {
@@ -83,8 +111,8 @@ impl Kernel {
                         c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
                         c.note_filled(pcid, va >> PAGE_SHIFT);
                         self.oracle.note_fill(cpu, p.pfn);
-                        ctx.charge(Bucket::User, self.costs.user_access);
-                        walk + self.costs.user_access
+                        ctx.charge(Bucket::User, self.costs.hw.user_access);
+                        walk + self.costs.hw.user_access
                     }
                     Some(_) => {
                         // The fault installs a new translation: a miss on it is not the flush's.
@@ -125,22 +153,22 @@ impl Kernel {
             (v.backing, v.file_index(addr), v.start, v.end)
         };
         let pte = self.mms[mm as usize].pte(addr).unwrap();
-        let mut d = self.costs.fault + self.kernel_path(ctx, Path::Fault);
-        ctx.charge(Bucket::Fault, self.costs.fault);
+        let mut d = self.costs.mm.fault + self.kernel_path(ctx, Path::Fault);
+        ctx.charge(Bucket::Fault, self.costs.mm.fault);
         // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
         // copied (zero_copy time).
         let anon_page = |s: &mut Kernel, ctx: &mut Ctx, copy: bool| {
             let pfn = s.frames.alloc(Owner::Anon { mm, vpn });
             let c = if copy {
                 s.counters.pages_copied += 1;
-                s.costs.copy_page
+                s.costs.mm.copy_page
             } else {
                 s.counters.pages_zeroed += 1;
-                s.costs.clear_page
+                s.costs.mm.clear_page
             };
-            ctx.charge(Bucket::Fault, s.costs.page_alloc);
+            ctx.charge(Bucket::Fault, s.costs.mm.page_alloc);
             ctx.charge(Bucket::Zeroing, c);
-            (pfn, s.costs.page_alloc + c)
+            (pfn, s.costs.mm.page_alloc + c)
         };
         let new_pte = match (backing, pte.present, write) {
             // A write fault on a PTE that already allows it: another CPU upgraded it in place
@@ -219,7 +247,7 @@ impl Kernel {
                     }
                     a += PAGE_SIZE;
                 }
-                let around = self.costs.fault_around_page * visited;
+                let around = self.costs.mm.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
                 Pte { pfn, present: true, writable: false, dirty: false }

@@ -44,15 +44,15 @@ impl Kernel {
             Step::Unlock { write } => self.mmap_unlock(ctx, t, write),
             Step::Locked(op) => self.syscall_body(ctx, t, op),
             Step::Exit => {
-                ctx.charge(Bucket::Syscall, self.costs.syscall_half);
-                self.costs.syscall_half + self.kernel_path(ctx, Path::SyscallExit)
+                ctx.charge(Bucket::Syscall, self.costs.entry.syscall_half);
+                self.costs.entry.syscall_half + self.kernel_path(ctx, Path::SyscallExit)
             }
         }
     }
 
     /// Takes task `t`'s `mmap_lock`, or puts the task to sleep until a release hands it over.
     fn mmap_lock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
-        let (topo, lines) = (self.topo, self.costs.lines);
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         let sem = &mut self.mms[self.tasks[t].mm as usize].mmap_lock;
         let d = sem.line.write(ctx.cpu, &topo, &lines);
         let got = sem.acquire(t, write);
@@ -66,7 +66,7 @@ impl Kernel {
 
     /// Releases task `t`'s `mmap_lock`, waking the tasks it hands the lock to.
     fn mmap_unlock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
-        let (topo, lines) = (self.topo, self.costs.lines);
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         let sem = &mut self.mms[self.tasks[t].mm as usize].mmap_lock;
         let d = sem.line.write(ctx.cpu, &topo, &lines);
         let mut woken = std::mem::take(&mut self.woken);
@@ -97,7 +97,7 @@ impl Kernel {
                 if self.config.mm.mmap_lock {
                     ctx.then(KStep::Sys(Step::Unlock { write: true }));
                 }
-                let d = self.costs.syscall_half * 2;
+                let d = self.costs.entry.syscall_half * 2;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry)
                     + self.kernel_path(ctx, Path::Mmap)
@@ -113,7 +113,7 @@ impl Kernel {
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
                 self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
-                let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
+                let d = self.costs.entry.syscall_half + self.costs.mm.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Munmap)
             }
@@ -127,7 +127,7 @@ impl Kernel {
                 m.tlb_flush_pending += 1;
                 self.gather(t, mm, &zapped);
                 self.queue_zap_flush(ctx, start, start + len, !zapped.is_empty(), false, dirty);
-                let d = self.costs.syscall_half + self.costs.zap_pte * zapped.len() as u64;
+                let d = self.costs.entry.syscall_half + self.costs.mm.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Madvise)
             }

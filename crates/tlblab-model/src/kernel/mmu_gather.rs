@@ -103,7 +103,7 @@ impl Kernel {
                 }
                 self.counters.pages_freed += pages.len() as u64;
                 // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free).
-                let mut d = self.costs.page_free * pages.len() as u64;
+                let mut d = self.costs.mm.page_free * pages.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 if !pages.is_empty() {
                     d += self.kernel_path(ctx, Path::FreePages);

@@ -26,6 +26,19 @@ pub struct Task {
     pub on_cpu_since: Ps,
 }
 
+/// What the scheduler costs: `__schedule` between two tasks (measured on the host by `probe`;
+/// `None` where the profile has no figure, and then no CPU may be shared).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    pub context_switch: Option<Ps>,
+}
+
+impl Costs {
+    pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
+        Costs { context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)) }
+    }
+}
+
 impl Kernel {
     /// Binds a new task in `mm` to `cpu`, starting at `start`. Returns whether it runs at once
     /// (else it waits in the CPU's runqueue for a time slice).
@@ -44,7 +57,7 @@ impl Kernel {
         if c.task.is_some() {
             // A second task on a busy CPU waits for a time slice.
             assert!(
-                self.costs.context_switch.is_some(),
+                self.costs.sched.context_switch.is_some(),
                 "tasks sharing a CPU need kernel.context_switch_ns in the machine profile"
             );
             c.runq.push_back(t);
@@ -86,8 +99,8 @@ impl Kernel {
         if self.switch_mm(cpu, self.tasks[next].mm) {
             self.counters.switch_flushes += 1;
             self.counters.full_flushes += 1;
-            d += self.costs.full_flush;
-            ctx.charge(Bucket::Sched, self.costs.full_flush);
+            d += self.costs.flush.full_flush;
+            ctx.charge(Bucket::Sched, self.costs.flush.full_flush);
         }
         self.tasks[next].on_cpu_since = now + d;
         d
@@ -96,7 +109,7 @@ impl Kernel {
     /// `__schedule()` itself: counted and charged; the TLB work is the caller's.
     fn context_switch(&mut self, ctx: &mut Ctx) -> Ps {
         self.counters.context_switches += 1;
-        let d = self.costs.context_switch.expect("a context switch needs kernel.context_switch_ns");
+        let d = self.costs.sched.context_switch.expect("a context switch needs kernel.context_switch_ns");
         ctx.charge(Bucket::Sched, d);
         d + self.kernel_path(ctx, Path::ContextSwitch)
     }
@@ -131,7 +144,7 @@ impl Kernel {
         let cpu = self.tasks[t].cpu;
         self.cpus[cpu as usize].runq.push_back(t);
         if self.cpus[cpu as usize].task.is_none() {
-            let kick = self.costs.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
+            let kick = self.costs.hw.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
             ctx.kick(cpu, now + kick);
         }
     }

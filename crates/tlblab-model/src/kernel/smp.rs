@@ -46,8 +46,8 @@ impl Kernel {
     /// spins on), exit. Returns the time this step took; the handler may go on in later steps
     /// (see [`Self::drain_taken`]).
     fn handle_irq(&mut self, ctx: &mut Ctx) -> Ps {
-        let ipi = self.costs.ipi.expect("IPIs need IPI costs");
-        let (topo, lines) = (self.topo, self.costs.lines);
+        let ipi = self.costs.hw.ipi.expect("IPIs need IPI costs");
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         let (cpu, now) = (ctx.cpu, ctx.now);
         self.counters.ipis_received += 1;
         let ci = cpu as usize;
@@ -70,8 +70,8 @@ impl Kernel {
     /// E->S / S->E ping-pong). Returns the time spent in this step; if it stops early, the CPU
     /// goes on at its end.
     fn drain_taken(&mut self, ctx: &mut Ctx, now: Ps) -> Ps {
-        let ipi = self.costs.ipi.expect("IPIs need IPI costs");
-        let (topo, lines) = (self.topo, self.costs.lines);
+        let ipi = self.costs.hw.ipi.expect("IPIs need IPI costs");
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         let cpu = ctx.cpu;
         let ci = cpu as usize;
         let mut d = Ps::ZERO;

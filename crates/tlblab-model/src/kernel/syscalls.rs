@@ -55,3 +55,16 @@ pub trait Program: Send {
     /// Appends the next operations (one loop iteration, or a setup step).
     fn next(&mut self, out: &mut Vec<Op>);
 }
+
+/// What a system call's entry and exit cost (without PTI; boot adds its CR3 switches).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    /// Half a null system call: the entry, or the exit.
+    pub syscall_half: Ps,
+}
+
+impl Costs {
+    pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
+        Costs { syscall_half: Ps::from_ns(p.kernel.syscall_ns.value / 2.0) }
+    }
+}

@@ -435,8 +435,7 @@ impl Kernel {
                 == Lookup::Miss
             {
                 self.counters.kernel_tlb_misses += 1;
-                let depth = self.costs.level_hit[t.kind as usize].last().copied().unwrap_or(Ps::ZERO);
-                d += self.costs.walk + depth;
+                d += self.costs.hw.miss(t.kind);
             }
             if all_known {
                 match c.tlb.l1_way(va, t.kind, pcid, t.size) {

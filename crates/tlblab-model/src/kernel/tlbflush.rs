@@ -407,6 +407,33 @@ pub struct Shootdown {
     pub local_done: Ps,
 }
 
+/// What the flush paths cost on this CPU.
+#[derive(Debug, Clone)]
+pub struct Costs {
+    /// `flush_tlb_mm_range`'s own work (flush_tlb_info set-up, cpumask scan, IRQ toggles).
+    pub flush_call: Ps,
+    pub invlpg: Ps,
+    pub full_flush: Ps,
+    /// INVPCID of one user page, under PTI with INVPCID (`None`: no INVPCID, the user PCID's
+    /// flush is deferred to the return to user space instead).
+    pub invpcid_single: Option<Ps>,
+}
+
+impl Costs {
+    pub fn from_profile(p: &MachineProfile) -> Costs {
+        let mhz = p.clock_mhz();
+        Costs {
+            flush_call: Ps::from_cycles(p.kernel.flush_call_cycles.value, mhz),
+            invlpg: Ps::from_cycles(p.kernel.invlpg_cycles.value, mhz),
+            full_flush: Ps::from_cycles(p.kernel.full_flush_cycles.value, mhz),
+            invpcid_single: match (p.cpu.features.invpcid, &p.kernel.invpcid_single_cycles) {
+                (true, Some(c)) => Some(Ps::from_cycles(c.value, mhz)),
+                _ => None,
+            },
+        }
+    }
+}
+
 impl Kernel {
     /// A queued `flush_tlb_mm_range` of task `t`'s mm.
     pub(super) fn flush_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
@@ -424,7 +451,7 @@ impl Kernel {
         }
         c.user_flush_pending = false;
         self.counters.pti_user_flushes += 1;
-        let d = self.costs.full_flush;
+        let d = self.costs.flush.full_flush;
         ctx.charge(Bucket::FlushWork, d);
         Some(d)
     }
@@ -478,7 +505,7 @@ impl Kernel {
     pub fn run_flush_func(&mut self, cpu: u32, info: &FlushInfo) -> Ps {
         let mut cost = Ps::ZERO;
         let knobs = self.config.flush;
-        let (topo, lines) = (self.topo, self.costs.lines);
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         let Kernel { cpus, mms, counters, costs, lazy, .. } = &mut *self;
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
@@ -502,7 +529,7 @@ impl Kernel {
                 c.flush_asid(pcid);
                 counters.lazy_leaves += 1;
                 counters.full_flushes += 1;
-                cost += costs.full_flush;
+                cost += costs.flush.full_flush;
             }
             FlushAction::EarlyReturn => {
                 counters.early_returns += 1;
@@ -518,11 +545,11 @@ impl Kernel {
                 }
                 counters.partial_flushes += 1;
                 counters.invlpg += nr;
-                cost += costs.invlpg * nr;
+                cost += costs.flush.invlpg * nr;
                 // flush_tlb_one_user (v5.18) under PTI: the user PCID's copy too, with INVPCID,
                 // or by a full flush of it on the way back to user space.
                 if c.pti {
-                    match costs.invpcid_single {
+                    match costs.flush.invpcid_single {
                         Some(one) => cost += one * nr,
                         None => c.user_flush_pending = true,
                     }
@@ -531,7 +558,7 @@ impl Kernel {
             FlushAction::Full => {
                 c.flush_asid(pcid);
                 counters.full_flushes += 1;
-                cost += costs.full_flush;
+                cost += costs.flush.full_flush;
             }
         }
         cost
@@ -551,14 +578,14 @@ impl Kernel {
     ) -> Ps {
         let (cpu, now) = (ctx.cpu, ctx.now);
         self.counters.flush_requests += 1;
-        let (topo, lines) = (self.topo, self.costs.lines);
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         // Refills of the kernel code and data this path runs on (charged as page walks).
         let text = self.kernel_path(ctx, Path::FlushInitiator);
         let now = now + text;
         let m = &mut self.mms[mm as usize];
         // The call's own work (flush_tlb_info set-up, cpumask scan, IRQ and preemption toggles),
         // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
-        let mut d = self.costs.flush_call;
+        let mut d = self.costs.flush.flush_call;
         if self.config.flush.generations {
             d += m.tlb_gen_line.write(cpu, &topo, &lines);
         }
@@ -597,7 +624,7 @@ impl Kernel {
             ctx.charge(Bucket::FlushWork, d + l);
             return text + d + l;
         }
-        let ipi = self.costs.ipi.expect("a machine with several CPUs has IPI costs");
+        let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
         self.counters.shootdowns += 1;
         let mut pre = Ps::ZERO;
         if !self.config.flush.concurrent_local {
