@@ -2,6 +2,7 @@
 //! kernel version it follows.
 
 pub mod frames;
+pub mod head_8xx;
 pub mod mm;
 pub mod preset;
 pub mod rwsem;
