@@ -6,5 +6,6 @@ pub mod head_8xx;
 pub mod mm;
 pub mod preset;
 pub mod rwsem;
+pub mod system_map;
 pub mod text;
 pub mod tlbflush;
