@@ -519,5 +519,7 @@ impl MachineProfile {
     }
 }
 
+pub mod ppc8xx;
+
 #[cfg(test)]
 mod tests;
