@@ -19,6 +19,7 @@
 //! - `dcbz` establishes a zeroed, modified line without reading memory (PowerPC architecture);
 //!   in write-through mode the model also writes the zeroed line to memory (an assumption: the
 //!   manual pages read here do not say what dcbz does to a write-through page).
+//!
 //! The I-cache is the same structure used for fetches only.
 
 use std::fmt;
@@ -86,7 +87,7 @@ impl CacheSpec {
             return err(format!("ways = {} must be 1..=64", self.ways));
         }
         let way_bytes = self.line_bytes * self.ways;
-        if self.size_bytes == 0 || self.size_bytes % way_bytes != 0 || !self.sets().is_power_of_two() {
+        if self.size_bytes == 0 || !self.size_bytes.is_multiple_of(way_bytes) || !self.sets().is_power_of_two() {
             return err(format!(
                 "size_bytes = {} must be a power-of-two number of sets of {} ways x {} bytes",
                 self.size_bytes, self.ways, self.line_bytes

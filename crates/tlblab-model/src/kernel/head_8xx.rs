@@ -17,8 +17,8 @@
 //!   8 MB pages at boot and sets RSV4I/RSV4D.
 //!
 //! Both: save CR and two GPRs (one in `M_TW`, the others at physical 0 and 4), read `M_TWB`
-//! (level-1 entry address of the current pgd), substitute `swapper_pg_dir` when the EA is
-//! >= 0x80000000, load the level-1 entry, bail out if it is 0, set `Mx_TWC`, read the PTE
+//! (level-1 entry address of the current pgd), substitute `swapper_pg_dir` when the EA is at or
+//! above 0x80000000, load the level-1 entry, bail out if it is 0, set `Mx_TWC`, read the PTE
 //! address from `MD_TWC`, load the PTE, force the four subpage-valid bits, write `Mx_RPN`
 //! (which loads the TLB entry the replacement counter points at), restore, `rfi`. All of it runs
 //! with translation off, so its instruction fetches are physical addresses at the vector
