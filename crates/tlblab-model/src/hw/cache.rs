@@ -87,7 +87,10 @@ impl CacheSpec {
             return err(format!("ways = {} must be 1..=64", self.ways));
         }
         let way_bytes = self.line_bytes * self.ways;
-        if self.size_bytes == 0 || !self.size_bytes.is_multiple_of(way_bytes) || !self.sets().is_power_of_two() {
+        if self.size_bytes == 0
+            || !self.size_bytes.is_multiple_of(way_bytes)
+            || !self.sets().is_power_of_two()
+        {
             return err(format!(
                 "size_bytes = {} must be a power-of-two number of sets of {} ways x {} bytes",
                 self.size_bytes, self.ways, self.line_bytes

@@ -14,7 +14,7 @@ fn shipped_layouts_parse_and_their_paths_reach_the_dumped_pages() {
         assert_eq!(l.dumps().len(), 1);
         let c = l.check(&l.dumps()[0]);
         assert!(c.missing().is_empty(), "{name}: dumped pages not on the modelled path: {:x?}", c.missing());
-        for p in ["sys_read", "sys_write", "writeback", "dd_read_user", "dd_write_user"] {
+        for p in ["sys_read", "sys_write", "writeback", "timer_tick", "dd_read_user", "dd_write_user"] {
             assert!(l.path(p).is_some(), "{name}: path {p}");
         }
     }
@@ -56,6 +56,18 @@ fn one_iteration_footprint_by_version() {
         f26.lines
     );
     assert!(n26 > n24);
+    for (v, text) in [("2.4", L24), ("2.6", L26)] {
+        let l = load(v, text);
+        let it = l.footprint(iter).unwrap();
+        let all = l.footprint(iter.into_iter().chain(["writeback", "timer_tick"])).unwrap();
+        let tick = l.footprint(["timer_tick"]).unwrap();
+        eprintln!(
+            "{v}: timer tick {} kernel pages; iteration + writeback + tick = {} pages ({} beyond the iteration)",
+            tick.kernel_pages.len(),
+            all.kernel_pages.len() + all.user_pages.len(),
+            all.kernel_pages.len() + all.user_pages.len() - it.kernel_pages.len() - it.user_pages.len()
+        );
+    }
 }
 
 const MINI: &str = r#"
