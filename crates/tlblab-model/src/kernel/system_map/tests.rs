@@ -141,7 +141,8 @@ fn errors_name_the_file_the_key_and_the_allowed_values() {
     }
 }
 
-/// The layouts replayed through the 8xx pieces without the engine: every 16-byte line of every
+/// The layouts replayed through the 8xx pieces without the engine, on the shipped
+/// `profiles/ppc/mpc855t-8xx.toml` numbers: every 16-byte line of every
 /// function of dd's iteration is fetched through the ITLB (a miss runs the version's
 /// `InstructionTLBMiss` against the caches) and the I-cache, with writeback every 8th iteration
 /// and a timer tick every 10th (2.4, HZ=100) or every iteration (2.6, HZ=1000) — both rates are
@@ -150,34 +151,21 @@ fn errors_name_the_file_the_key_and_the_allowed_values() {
 /// than 2.4, and the pinned 8 MB entry brings 2.6 back to (near) 2.4.
 #[test]
 fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
-    use crate::hw::cache::{Cache, CacheSpec, WritePolicy};
+    use crate::hw::cache::Cache;
     use crate::hw::tlb8xx::{Mmu8xx, Side};
     use crate::kernel::head_8xx::{
-        self, pte, Cpu8xx, HandlerCosts, Head8xxConfig, PageTables8xx, PinConfig, Version, KERNELBASE,
+        self, pte, Cpu8xx, Head8xxConfig, PageTables8xx, PinConfig, Version, KERNELBASE,
     };
 
-    let spec = |name: &str| CacheSpec {
-        name: name.into(),
-        size_bytes: 4096,
-        line_bytes: 16,
-        ways: 2,
-        hit_cycles: 1,
-        miss_cycles: 9,
-        fill_cycles: 11,
-        writeback_cycles: 9,
-        write_through_cycles: 7,
-    };
-    let costs = HandlerCosts {
-        exception_entry_cycles: 16,
-        rfi_cycles: 16,
-        alu_cycles: 1,
-        mfspr_cycles: 1,
-        mtspr_cycles: 2,
-        taken_branch_cycles: 1,
-    };
+    let prof = crate::profile::ppc8xx::Ppc8xxSections::parse(
+        "profiles/ppc/mpc855t-8xx.toml",
+        include_str!("../../../../../profiles/ppc/mpc855t-8xx.toml"),
+    )
+    .unwrap();
+    let costs = prof.handler_costs().unwrap();
     let run = |version: Version, text: &str, hz_every: u32, pin: bool, lose: bool| -> (f64, f64, f64) {
         let l = load("replay", text);
-        let cfg = Head8xxConfig { version, cpu6: false, dcache_policy: WritePolicy::WriteThrough, costs };
+        let cfg = Head8xxConfig { version, cpu6: false, dcache_policy: prof.dcache_write_policy(), costs };
         let mut t = PageTables8xx::new(0x0100_0000);
         let swapper = t.new_pgd();
         let user = t.new_pgd();
@@ -191,7 +179,7 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
             &mut mmu,
             &PinConfig { pin_tlb: pin, lose_pinned: lose, lost_at: 0x3000, immr: 0xff00_0000 },
         );
-        let (mut ic, mut dc) = (Cache::new(spec("I")).unwrap(), Cache::new(spec("D")).unwrap());
+        let (mut ic, mut dc) = (Cache::new(prof.icache()).unwrap(), Cache::new(prof.dcache()).unwrap());
         let mut cpu = Cpu8xx {
             mmu: &mut mmu,
             icache: &mut ic,
@@ -227,7 +215,7 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
                                 cycles += ev.cycles;
                             }
                         }
-                        cpu.icache.read((line as u64) & 0x0fff_ffff);
+                        cpu.icache.read(line & 0x0fff_ffff);
                     }
                 }
             }
