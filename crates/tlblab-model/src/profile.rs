@@ -562,6 +562,7 @@ impl crate::hw::topology::Topology {
         topo
     }
 }
+pub mod ppc8xx;
 
 #[cfg(test)]
 mod tests;

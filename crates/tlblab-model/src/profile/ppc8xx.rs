@@ -1,0 +1,231 @@
+//! The MPC8xx profile sections schema v1 has no place for: caches, the 8xx TLB rules and the
+//! reload handler's instruction costs (`profiles/ppc/mpc855t-8xx.toml`). Parsed from a string,
+//! validated, and turned into the specs `hw::cache`, `hw::tlb8xx` and `kernel::head_8xx` take.
+//!
+//! Wiring (for the lead): add `#[serde(default)] pub caches: Option<Caches>`,
+//! `pub mmu8xx: Option<Mmu8xxSpec>`, `pub head_8xx: Option<HeadCosts>` to `MachineProfile`, move
+//! the three tables into `profiles/mpc855t.toml`, and call [`Ppc8xxSections::validate`]'s checks
+//! from `MachineProfile::validate` when `walk.kind = "software"`.
+
+use serde::Deserialize;
+use std::fmt;
+
+use super::Sourced;
+use crate::hw::cache::{CacheSpec, WritePolicy};
+use crate::hw::tlb8xx::{PageSize8xx, ENTRIES, FIRST_RESERVED};
+use crate::kernel::head_8xx::HandlerCosts;
+
+pub const PPC8XX_SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSection {
+    pub name: String,
+    /// `instruction` or `data`.
+    pub serves: String,
+    pub size_bytes: Sourced,
+    pub line_bytes: Sourced,
+    pub ways: Sourced,
+    pub hit_cycles: Sourced,
+    pub miss_cycles: Sourced,
+    pub fill_cycles: Sourced,
+    pub writeback_cycles: Sourced,
+    pub write_through_cycles: Sourced,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Caches {
+    pub replacement: String,
+    pub replacement_source: String,
+    pub dcache_write_policy: String,
+    pub dcache_write_policy_source: String,
+    #[serde(rename = "cache")]
+    pub caches: Vec<CacheSection>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mmu8xxSpec {
+    pub entries: Sourced,
+    pub reserved_entries: Sourced,
+    pub replacement: String,
+    pub replacement_source: String,
+    pub page_sizes: Vec<String>,
+    pub page_sizes_source: String,
+    pub asids: Sourced,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeadCosts {
+    pub exception_entry_cycles: Sourced,
+    pub rfi_cycles: Sourced,
+    pub alu_cycles: Sourced,
+    pub mfspr_cycles: Sourced,
+    pub mtspr_cycles: Sourced,
+    pub taken_branch_cycles: Sourced,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ppc8xxSections {
+    pub schema_version: u32,
+    /// The v1 profile these sections extend.
+    pub machine: String,
+    pub caches: Caches,
+    pub mmu8xx: Mmu8xxSpec,
+    pub head_8xx: HeadCosts,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ppc8xxError(pub String);
+
+impl fmt::Display for Ppc8xxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Ppc8xxError {}
+
+/// A whole number of clocks or bytes in `lo..=hi`.
+fn whole(key: &str, s: &Sourced, lo: u32, hi: u32) -> Result<u32, String> {
+    let v = s.value;
+    if v.fract() != 0.0 || v < lo as f64 || v > hi as f64 {
+        return Err(format!("{key} = {v}: must be a whole number in {lo}..={hi}"));
+    }
+    Ok(v as u32)
+}
+
+impl Ppc8xxSections {
+    /// Parse and validate; `file` names the source in errors (one line: file, key, allowed values).
+    pub fn parse(file: &str, text: &str) -> Result<Ppc8xxSections, Ppc8xxError> {
+        let s: Ppc8xxSections = toml::from_str(text).map_err(|e| {
+            Ppc8xxError(format!("{file}: {}", e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))
+        })?;
+        s.validate().map_err(|m| Ppc8xxError(format!("{file}: {m}")))?;
+        Ok(s)
+    }
+
+    /// Range and cross-field checks; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.schema_version != PPC8XX_SCHEMA {
+            return Err(format!(
+                "schema_version = {}: this build reads {PPC8XX_SCHEMA}",
+                self.schema_version
+            ));
+        }
+        if self.caches.replacement != "lru" {
+            return Err(format!(
+                "caches.replacement = {:?}: allowed values are [\"lru\"]",
+                self.caches.replacement
+            ));
+        }
+        if WritePolicy::parse(&self.caches.dcache_write_policy).is_none() {
+            return Err(format!(
+                "caches.dcache_write_policy = {:?}: allowed values are [\"copyback\", \"write-through\"]",
+                self.caches.dcache_write_policy
+            ));
+        }
+        for side in ["instruction", "data"] {
+            let n = self.caches.caches.iter().filter(|c| c.serves == side).count();
+            if n != 1 {
+                return Err(format!(
+                    "caches.cache: need exactly one cache with serves = {side:?}, found {n}"
+                ));
+            }
+        }
+        for (i, c) in self.caches.caches.iter().enumerate() {
+            if !["instruction", "data"].contains(&c.serves.as_str()) {
+                return Err(format!(
+                    "caches.cache[{i}].serves = {:?}: allowed values are [\"instruction\", \"data\"]",
+                    c.serves
+                ));
+            }
+            self.cache_spec(c)
+                .map_err(|m| format!("caches.cache[{i}] ({}).{m}", c.name))?
+                .validate()
+                .map_err(|e| e.to_string())?;
+        }
+        let m = &self.mmu8xx;
+        let entries = whole("mmu8xx.entries", &m.entries, 1, 64)?;
+        if entries as usize != ENTRIES {
+            return Err(format!("mmu8xx.entries = {entries}: the 8xx TLB model has {ENTRIES} entries"));
+        }
+        let rsv = whole("mmu8xx.reserved_entries", &m.reserved_entries, 0, 32)?;
+        if rsv as usize != ENTRIES - FIRST_RESERVED {
+            return Err(format!(
+                "mmu8xx.reserved_entries = {rsv}: the 8xx TLB model reserves {}",
+                ENTRIES - FIRST_RESERVED
+            ));
+        }
+        if m.replacement != "counter" {
+            return Err(format!(
+                "mmu8xx.replacement = {:?}: allowed values are [\"counter\"]",
+                m.replacement
+            ));
+        }
+        for p in &m.page_sizes {
+            if PageSize8xx::parse(p).is_none() {
+                return Err(format!(
+                    "mmu8xx.page_sizes: {p:?}: allowed values are [\"4k\", \"16k\", \"512k\", \"8m\"]"
+                ));
+            }
+        }
+        whole("mmu8xx.asids", &m.asids, 16, 16)?;
+        self.handler_costs()?;
+        Ok(())
+    }
+
+    fn cache_spec(&self, c: &CacheSection) -> Result<CacheSpec, String> {
+        Ok(CacheSpec {
+            name: c.name.clone(),
+            size_bytes: whole("size_bytes", &c.size_bytes, 16, 1 << 20)?,
+            line_bytes: whole("line_bytes", &c.line_bytes, 4, 256)?,
+            ways: whole("ways", &c.ways, 1, 64)?,
+            hit_cycles: whole("hit_cycles", &c.hit_cycles, 0, 1000)?,
+            miss_cycles: whole("miss_cycles", &c.miss_cycles, 0, 10_000)?,
+            fill_cycles: whole("fill_cycles", &c.fill_cycles, 0, 10_000)?,
+            writeback_cycles: whole("writeback_cycles", &c.writeback_cycles, 0, 10_000)?,
+            write_through_cycles: whole("write_through_cycles", &c.write_through_cycles, 0, 10_000)?,
+        })
+    }
+
+    fn side(&self, serves: &str) -> CacheSpec {
+        let c = self.caches.caches.iter().find(|c| c.serves == serves).expect("validated");
+        self.cache_spec(c).expect("validated")
+    }
+
+    pub fn icache(&self) -> CacheSpec {
+        self.side("instruction")
+    }
+
+    pub fn dcache(&self) -> CacheSpec {
+        self.side("data")
+    }
+
+    pub fn dcache_write_policy(&self) -> WritePolicy {
+        WritePolicy::parse(&self.caches.dcache_write_policy).expect("validated")
+    }
+
+    pub fn handler_costs(&self) -> Result<HandlerCosts, String> {
+        let h = &self.head_8xx;
+        Ok(HandlerCosts {
+            exception_entry_cycles: whole(
+                "head_8xx.exception_entry_cycles",
+                &h.exception_entry_cycles,
+                0,
+                1000,
+            )?,
+            rfi_cycles: whole("head_8xx.rfi_cycles", &h.rfi_cycles, 0, 1000)?,
+            alu_cycles: whole("head_8xx.alu_cycles", &h.alu_cycles, 1, 100)?,
+            mfspr_cycles: whole("head_8xx.mfspr_cycles", &h.mfspr_cycles, 1, 100)?,
+            mtspr_cycles: whole("head_8xx.mtspr_cycles", &h.mtspr_cycles, 1, 100)?,
+            taken_branch_cycles: whole("head_8xx.taken_branch_cycles", &h.taken_branch_cycles, 0, 100)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
