@@ -3,6 +3,8 @@
 
 pub mod frames;
 pub mod mm;
+pub mod mmzone;
+pub mod page_alloc;
 pub mod preset;
 pub mod rwsem;
 pub mod text;
