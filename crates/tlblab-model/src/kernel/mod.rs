@@ -7,5 +7,6 @@ pub mod mmzone;
 pub mod page_alloc;
 pub mod preset;
 pub mod rwsem;
+pub mod slab;
 pub mod text;
 pub mod tlbflush;
