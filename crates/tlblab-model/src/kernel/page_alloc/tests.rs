@@ -228,3 +228,26 @@ fn presets_deserialize_from_toml_and_unknown_keys_are_refused() {
     assert!(e.to_string().contains("bogus"), "{e}");
     assert!(PageAllocConfig::preset("4.8").unwrap_err().contains("4.9, 4.9-hopcpu, 5.14"));
 }
+
+#[test]
+fn the_seed_004_profiles_give_costs_and_others_name_the_missing_section() {
+    for text in [
+        include_str!("../../../../../profiles/haswell-ep-2698v3-2s.toml"),
+        include_str!("../../../../../profiles/ivybridge-i3-3240.toml"),
+    ] {
+        let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
+        let c = PageAllocCosts::from_profile(&p).unwrap();
+        assert!(c.struct_page > Ps::ZERO && c.pcp_alloc > Ps::ZERO);
+        crate::kernel::slab::SlabCosts::from_profile(&p).unwrap();
+    }
+    let p: crate::profile::MachineProfile =
+        toml::from_str(include_str!("../../../../../profiles/ivybridge-4c8t.toml")).unwrap();
+    let e = PageAllocCosts::from_profile(&p).unwrap_err();
+    assert_eq!(e.key, "page_alloc");
+    assert!(e.to_string().contains("ivybridge-4c8t"), "{e}");
+    assert_eq!(crate::kernel::slab::SlabCosts::from_profile(&p).unwrap_err().key, "slab");
+    let mut bad: crate::profile::MachineProfile =
+        toml::from_str(include_str!("../../../../../profiles/ivybridge-i3-3240.toml")).unwrap();
+    bad.page_alloc.as_mut().unwrap().struct_page_miss_ns.source = String::new();
+    assert_eq!(bad.validate().unwrap_err().key, "page_alloc.struct_page_miss_ns.source");
+}
