@@ -4,6 +4,7 @@
 pub mod frames;
 pub mod mm;
 pub mod mmzone;
+pub mod net;
 pub mod page_alloc;
 pub mod preset;
 pub mod rwsem;
