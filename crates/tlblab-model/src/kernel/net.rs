@@ -162,6 +162,7 @@ fn alloc_skb(
 /// runs there too): `sock_alloc_send_skb` of the whole datagram linear (no frags on loopback's
 /// 64 KiB MTU), `loopback_xmit` orphans it (the sender's wmem is released at once), and
 /// `__sock_queue_rcv_skb` queues it or, when `rmem_alloc >= rcvbuf`, drops and frees it here.
+#[allow(clippy::too_many_arguments)]
 pub fn udp_send(
     slab: &mut Slab,
     pa: &mut PageAlloc,

@@ -227,12 +227,6 @@ impl PageAlloc {
         self.zones.iter().position(|z| pfn >= z.start_pfn && pfn < z.start_pfn + z.pages.len() as u64)
     }
 
-    /// The zonelist of `cpu`: its node first, then the others in node order.
-    fn zonelist(&self, cpu: u32) -> impl Iterator<Item = usize> + '_ {
-        let local = self.node_of_cpu(cpu) as usize;
-        std::iter::once(local).chain((0..self.zones.len()).filter(move |&z| z != local))
-    }
-
     /// Takes `zone->lock` for a section whose work is `s`; returns (grant, hold, contended).
     fn lock_section(&mut self, zi: usize, cpu: u32, at: Ps, s: &Section, env: Env) -> (Ps, Ps, bool) {
         let z = &mut self.zones[zi];
@@ -261,9 +255,17 @@ impl PageAlloc {
     pub fn alloc_pages(&mut self, cpu: u32, now: Ps, order: u8, mt: MigrateType, env: Env) -> AllocOutcome {
         assert!(order < MAX_ORDER && (mt as usize) < MIGRATE_PCPTYPES, "order {order}, migratetype {mt:?}");
         let local = self.node_of_cpu(cpu) as usize;
+        let nr = self.zones.len();
         for pass in 0..2 {
-            let zones: Vec<usize> = self.zonelist(cpu).collect();
-            for zi in zones {
+            // The zonelist: the local node's zone first, then the others in node order.
+            for k in 0..nr {
+                let zi = if k == 0 {
+                    local
+                } else if k <= local {
+                    k - 1
+                } else {
+                    k
+                };
                 let z = &self.zones[zi];
                 let mark = if pass == 0 { z.wmark.low } else { z.wmark.min };
                 if !z.watermark_ok(order, mark) {

@@ -191,7 +191,7 @@ fn run(cfg: PageAllocConfig, ops: &[Op]) -> Result<(Vec<String>, PageAllocStats)
     }
     // Free everything and drain: the zones are whole again.
     for (pfn, order) in std::mem::take(&mut live) {
-        clock = clock + Ps(1);
+        clock += Ps(1);
         pa.free_pages(0, clock, pfn, order, env).map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
     for cpu in 0..4 {

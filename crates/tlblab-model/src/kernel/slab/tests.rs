@@ -167,7 +167,7 @@ proptest! {
         let mut seen: HashSet<Object> = HashSet::new();
         let mut t = Ps(0);
         for (cpu, alloc, size, pick) in ops {
-            t = t + Ps(1_000);
+            t += Ps(1_000);
             if alloc || live.is_empty() {
                 let (o, out) = s.kmalloc(&mut pa, cpu, t, size, env()).unwrap();
                 prop_assert!(seen.insert(o), "{:?} handed out while live", o);
