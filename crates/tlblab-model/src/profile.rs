@@ -263,6 +263,50 @@ pub struct MachineProfile {
     pub coherence: Option<Coherence>,
     /// Absent on uniprocessors (no IPIs).
     pub ipi: Option<Ipi>,
+    /// Unit costs of the page allocator (kernel/page_alloc.rs); needed only by runs that use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_alloc: Option<PageAllocProfile>,
+    /// Unit costs of SLUB (kernel/slab.rs); needed only by runs that use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slab: Option<SlabProfile>,
+}
+
+/// `[page_alloc]`: what the buddy allocator and the per-CPU lists cost per operation. The lock
+/// word and the zone's own lines are simulated (hw/lock.rs, hw/coherence.rs); these are the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageAllocProfile {
+    /// One allocation served from a per-CPU list: IRQs off, list pop, counters, `prep_new_page`
+    /// checks (no zeroing).
+    pub pcp_alloc_cycles: Sourced,
+    /// One free onto a per-CPU list (`free_hot_cold_page` / `free_unref_page`).
+    pub pcp_free_cycles: Sourced,
+    /// A `zone->lock` section's fixed part beyond the lock-word RMW: irqsave/restore, unlock,
+    /// zone statistics.
+    pub zone_lock_section_cycles: Sourced,
+    /// One block moved on or off a buddy free list with its counters (zone lines cache-hot).
+    pub buddy_block_cycles: Sourced,
+    /// Touching one `struct page` line this CPU does not hold (a free block, its buddy, a list
+    /// neighbour): what dominates `zone->lock` hold times.
+    pub struct_page_miss_ns: Sourced,
+}
+
+/// `[slab]`: SLUB's unit costs (kernel/slab.rs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlabProfile {
+    /// `slab_alloc` fast path: a `this_cpu_cmpxchg_double` on the per-CPU freelist.
+    pub alloc_fastpath_cycles: Sourced,
+    /// `slab_free` fast path (object of the CPU's own active slab).
+    pub free_fastpath_cycles: Sourced,
+    /// `___slab_alloc` slow path beyond the page allocation: take the next slab (partial list or
+    /// a new one), freeze it, load its freelist.
+    pub alloc_slowpath_cycles: Sourced,
+    /// `__slab_free` slow path: the `cmpxchg_double` on the slab page's freelist, beyond the
+    /// line transfer the model charges from the slab's last user.
+    pub free_slowpath_cycles: Sourced,
+    /// `new_slab`: per object of a fresh slab (building the freelist).
+    pub new_slab_object_cycles: Sourced,
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
@@ -409,7 +453,46 @@ impl MachineProfile {
             }
             (None, false) => {}
         }
+        if let Some(pa) = &self.page_alloc {
+            for (key, v, max) in [
+                ("page_alloc.pcp_alloc_cycles", &pa.pcp_alloc_cycles, 100_000.0),
+                ("page_alloc.pcp_free_cycles", &pa.pcp_free_cycles, 100_000.0),
+                ("page_alloc.zone_lock_section_cycles", &pa.zone_lock_section_cycles, 100_000.0),
+                ("page_alloc.buddy_block_cycles", &pa.buddy_block_cycles, 100_000.0),
+                ("page_alloc.struct_page_miss_ns", &pa.struct_page_miss_ns, 10_000.0),
+            ] {
+                check_sourced(key, v, 0.0, max)?;
+            }
+        }
+        if let Some(sl) = &self.slab {
+            for (key, v) in [
+                ("slab.alloc_fastpath_cycles", &sl.alloc_fastpath_cycles),
+                ("slab.free_fastpath_cycles", &sl.free_fastpath_cycles),
+                ("slab.alloc_slowpath_cycles", &sl.alloc_slowpath_cycles),
+                ("slab.free_slowpath_cycles", &sl.free_slowpath_cycles),
+                ("slab.new_slab_object_cycles", &sl.new_slab_object_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 100_000.0)?;
+            }
+        }
         Ok(())
+    }
+
+    /// The `[page_alloc]` section, or an error naming it, for runs that need the allocator.
+    pub fn page_alloc(&self) -> Result<&PageAllocProfile, ProfileError> {
+        self.page_alloc.as_ref().ok_or_else(|| {
+            err(
+                "page_alloc",
+                format!("profile `{}` has no [page_alloc] section (needed by the page allocator)", self.name),
+            )
+        })
+    }
+
+    /// The `[slab]` section, or an error naming it.
+    pub fn slab(&self) -> Result<&SlabProfile, ProfileError> {
+        self.slab.as_ref().ok_or_else(|| {
+            err("slab", format!("profile `{}` has no [slab] section (needed by SLUB)", self.name))
+        })
     }
 
     fn validate_tlb(&self) -> Result<(), ProfileError> {

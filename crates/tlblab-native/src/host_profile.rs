@@ -646,6 +646,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         },
         coherence,
         ipi,
+        page_alloc: None,
+        slab: None,
     };
     profile.validate().map_err(|e| format!("the host profile does not validate: {e}"))?;
     Ok(profile)

@@ -1,0 +1,600 @@
+//! The zoned buddy allocator and its per-CPU page lists (mm/page_alloc.c).
+//!
+//! One `ZONE_NORMAL` per NUMA node (a socket), each with buddy free lists per order and
+//! migratetype under `zone->lock` (a FIFO spinlock on a contended line, hw/lock.rs), watermarks,
+//! and one `per_cpu_pages` per CPU. The buddy rules (`__rmqueue_smallest` + `expand`,
+//! `__rmqueue_fallback` with pageblock stealing, `__free_one_page` with the buddy-is-free test and
+//! the tail placement when the next-order buddy is free) follow v4.9; v5.14 keeps them for the
+//! cases modelled here (no CMA, no isolation, no highatomic reserve, no page shuffling). What
+//! differs by era (which orders the per-CPU lists hold, batch, high, refill and drain sizes) is
+//! a [`PageAllocConfig`].
+//!
+//! Like `kernel/tlbflush.rs::flush_tlb_func`, this is engine-independent: the caller says which
+//! CPU asks at what time and gets back when the call returns, how long it waited for
+//! `zone->lock`, and what happened. Time inside `zone->lock` is built from what the call did:
+//! blocks moved, `struct page` lines touched (blocks, buddies, list neighbours), and the zone's
+//! data line, which travels with the lock.
+
+mod buddy;
+mod config;
+
+use buddy::Section;
+
+pub use config::*;
+
+use crate::hw::coherence::{CacheLine, LineCosts};
+use crate::hw::lock::SpinLock;
+use crate::hw::topology::Topology;
+use crate::time::Ps;
+
+use super::mmzone::*;
+
+/// What the caller's machine looks like to the allocator.
+#[derive(Debug, Clone, Copy)]
+pub struct Env<'a> {
+    pub topo: &'a Topology,
+    pub lines: &'a LineCosts,
+}
+
+/// Counters, as a RunResult reports them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageAllocStats {
+    pub zone_lock_acquisitions: u64,
+    pub zone_lock_contended: u64,
+    /// Time from asking for `zone->lock` to holding it (includes the lock-word RMW).
+    pub zone_lock_wait: Ps,
+    pub zone_lock_hold: Ps,
+    /// Allocations served from a per-CPU list that had a block, per order.
+    pub pcp_hits: [u64; MAX_ORDER as usize],
+    /// Allocations that found their per-CPU list empty (and refilled it), per order.
+    pub pcp_misses: [u64; MAX_ORDER as usize],
+    /// Allocations of orders the per-CPU lists do not hold (straight from the buddy lists).
+    pub buddy_allocs: [u64; MAX_ORDER as usize],
+    pub frees_to_pcp: [u64; MAX_ORDER as usize],
+    pub frees_to_buddy: [u64; MAX_ORDER as usize],
+    pub refills: u64,
+    pub refill_blocks: u64,
+    pub drains: u64,
+    pub drain_blocks: u64,
+    pub buddy_splits: u64,
+    pub buddy_merges: u64,
+    pub fallbacks: u64,
+    pub pageblocks_stolen: u64,
+    pub struct_page_touches: u64,
+    /// Allocations that found no zone above its low watermark (the kernel wakes kswapd).
+    pub kswapd_wakeups: u64,
+    pub alloc_failures: u64,
+}
+
+/// What `alloc_pages` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocOutcome {
+    /// The first page frame of the block, or `None` when every zone was below `min` or had no
+    /// block of the order (the kernel would reclaim or fail).
+    pub pfn: Option<u64>,
+    pub done: Ps,
+    pub lock_wait: Ps,
+    pub pcp_hit: bool,
+    pub refill_blocks: u32,
+    pub zone_locked: bool,
+    pub contended: bool,
+    pub splits: u32,
+    /// The block came from another node's zone (the local one failed its watermark).
+    pub remote_zone: bool,
+}
+
+/// What `free_pages` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeOutcome {
+    pub done: Ps,
+    pub lock_wait: Ps,
+    pub to_pcp: bool,
+    pub drained_blocks: u32,
+    pub zone_locked: bool,
+    pub contended: bool,
+    pub merges: u32,
+}
+
+/// A free the allocator refuses: the block is not allocated at that order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageAllocError {
+    NoSuchPage(u64),
+    NotAllocated { pfn: u64, order: u8 },
+}
+
+impl std::fmt::Display for PageAllocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageAllocError::NoSuchPage(p) => write!(f, "pfn {p} is in no zone"),
+            PageAllocError::NotAllocated { pfn, order } => {
+                write!(f, "pfn {pfn} is not an allocated block of order {order} (double free?)")
+            }
+        }
+    }
+}
+
+/// `struct zone` (the parts the allocator uses).
+#[derive(Debug, Clone)]
+pub struct Zone {
+    pub node: u32,
+    pub start_pfn: u64,
+    pub pages: Vec<PageMeta>,
+    pub free_area: [FreeArea; MAX_ORDER as usize],
+    /// `get_pageblock_migratetype()` per pageblock.
+    pub pageblock_mt: Vec<MigrateType>,
+    /// `NR_FREE_PAGES`: base pages on the buddy lists (not on per-CPU lists).
+    pub nr_free: u64,
+    pub managed: u64,
+    pub wmark: Watermarks,
+    pub lock: SpinLock,
+    /// The zone's `free_area` / counters line, written under the lock by whoever holds it.
+    pub data_line: CacheLine,
+    /// `zone->pageset`, indexed by CPU.
+    pub pcp: Vec<PerCpuPages>,
+}
+
+impl Zone {
+    fn new(node: u32, start_pfn: u64, nr_pages: u64, cpus: usize, nr_lists: usize) -> Zone {
+        let block = 1u64 << (MAX_ORDER - 1);
+        assert!(nr_pages > 0 && nr_pages % block == 0, "a zone is a whole number of 4 MiB blocks");
+        assert!(start_pfn % block == 0 && nr_pages < NIL as u64);
+        let mut z = Zone {
+            node,
+            start_pfn,
+            pages: vec![PageMeta::default(); nr_pages as usize],
+            free_area: [FreeArea::default(); MAX_ORDER as usize],
+            // memmap_init_zone() marks every pageblock MOVABLE at boot (v4.9).
+            pageblock_mt: vec![MigrateType::Movable; (nr_pages >> PAGEBLOCK_ORDER) as usize],
+            nr_free: 0,
+            managed: nr_pages,
+            wmark: Watermarks::default(),
+            lock: SpinLock::new(),
+            data_line: CacheLine::new(),
+            pcp: vec![PerCpuPages { lists: vec![List::default(); nr_lists], ..Default::default() }; cpus],
+        };
+        // Boot frees memory in MAX_ORDER-1 blocks; push_back keeps them in address order.
+        let top = MAX_ORDER - 1;
+        for i in (0..nr_pages).step_by(block as usize) {
+            let i = i as u32;
+            z.pages[i as usize].order = top;
+            z.pages[i as usize].state = PageState::Buddy;
+            z.free_area[top as usize].free_list[MigrateType::Movable as usize].push_back(&mut z.pages, i);
+            z.free_area[top as usize].nr_free += 1;
+        }
+        z.nr_free = nr_pages;
+        z
+    }
+}
+
+/// The page allocator: one zone per node, per-CPU lists, counters.
+#[derive(Debug, Clone)]
+pub struct PageAlloc {
+    pub cfg: PageAllocConfig,
+    pub costs: PageAllocCosts,
+    pub zones: Vec<Zone>,
+    cpu_node: Vec<u32>,
+    pub stats: PageAllocStats,
+}
+
+impl PageAlloc {
+    /// A machine of `topo` with `pages_per_node` page frames on each socket's node (a multiple
+    /// of 1024). Watermarks, batch and high are computed as the era's kernel does at boot.
+    pub fn new(
+        cfg: PageAllocConfig,
+        costs: PageAllocCosts,
+        topo: &Topology,
+        pages_per_node: u64,
+    ) -> PageAlloc {
+        let cpus = topo.cpus() as usize;
+        let nr_lists = cfg.pcp_lists.nr_lists();
+        let zones: Vec<Zone> = (0..topo.sockets)
+            .map(|n| Zone::new(n, n as u64 * pages_per_node, pages_per_node, cpus, nr_lists))
+            .collect();
+        let cpu_node = (0..cpus as u32).map(|c| topo.socket_of(c)).collect();
+        let mut pa = PageAlloc { cfg, costs, zones, cpu_node, stats: PageAllocStats::default() };
+        pa.setup_per_zone_wmarks();
+        let node_cpus = (cpus as u64 / topo.sockets as u64).max(1);
+        for z in &mut pa.zones {
+            let batch = cfg.zone_batchsize(z.managed);
+            let high = cfg.pcp_high(batch, z.wmark.low, node_cpus);
+            for p in &mut z.pcp {
+                p.batch = batch;
+                p.high = high;
+            }
+        }
+        pa
+    }
+
+    /// `__setup_per_zone_wmarks()` (v4.6+, same in v5.14): `min` is the zone's share of
+    /// `min_free_kbytes`; `low` and `high` add `max(min / 4, managed * scale / 10000)` once and
+    /// twice.
+    fn setup_per_zone_wmarks(&mut self) {
+        let lowmem: u64 = self.zones.iter().map(|z| z.managed).sum();
+        let pages_min = self.cfg.min_free_kbytes(lowmem) / 4;
+        for z in &mut self.zones {
+            let min = pages_min * z.managed / lowmem;
+            let gap = (min / 4).max(z.managed * self.cfg.watermark_scale_factor / 10_000);
+            z.wmark = Watermarks { min, low: min + gap, high: min + 2 * gap };
+        }
+    }
+
+    pub fn node_of_cpu(&self, cpu: u32) -> u32 {
+        self.cpu_node[cpu as usize]
+    }
+
+    /// The zone holding `pfn`.
+    pub fn zone_of(&self, pfn: u64) -> Option<usize> {
+        self.zones.iter().position(|z| pfn >= z.start_pfn && pfn < z.start_pfn + z.pages.len() as u64)
+    }
+
+    /// Takes `zone->lock` for a section whose work is `s`; returns (grant, hold, contended).
+    fn lock_section(&mut self, zi: usize, cpu: u32, at: Ps, s: &Section, env: Env) -> (Ps, Ps, bool) {
+        let z = &mut self.zones[zi];
+        let data = z.data_line.write(cpu, env.topo, env.lines);
+        let hold = self.costs.lock_section
+            + self.costs.buddy_block * s.blocks as u64
+            + self.costs.struct_page * s.touches as u64
+            + data;
+        let before = z.lock.stats;
+        let grant = z.lock.acquire(cpu, at, hold, env.topo, env.lines);
+        let st = &mut self.stats;
+        st.zone_lock_acquisitions += 1;
+        let contended = z.lock.stats.contended > before.contended;
+        st.zone_lock_contended += contended as u64;
+        st.zone_lock_wait += grant - at;
+        st.zone_lock_hold += hold;
+        st.struct_page_touches += s.touches as u64;
+        st.buddy_splits += s.splits as u64;
+        st.buddy_merges += s.merges as u64;
+        (grant, hold, contended)
+    }
+
+    /// `alloc_pages(gfp, order)` on `cpu` at `now`, for a `mt` allocation (`gfp_migratetype`):
+    /// `get_page_from_freelist` over the zonelist with the low watermark, then once more with
+    /// `min` (the slow path, after waking kswapd; reclaim itself is not modelled).
+    pub fn alloc_pages(&mut self, cpu: u32, now: Ps, order: u8, mt: MigrateType, env: Env) -> AllocOutcome {
+        assert!(order < MAX_ORDER && (mt as usize) < MIGRATE_PCPTYPES, "order {order}, migratetype {mt:?}");
+        let local = self.node_of_cpu(cpu) as usize;
+        let nr = self.zones.len();
+        for pass in 0..2 {
+            // The zonelist: the local node's zone first, then the others in node order.
+            for k in 0..nr {
+                let zi = if k == 0 {
+                    local
+                } else if k <= local {
+                    k - 1
+                } else {
+                    k
+                };
+                let z = &self.zones[zi];
+                let mark = if pass == 0 { z.wmark.low } else { z.wmark.min };
+                if !z.watermark_ok(order, mark) {
+                    continue;
+                }
+                let mut out = self.rmqueue(zi, cpu, now, order, mt, env);
+                if out.pfn.is_some() {
+                    out.remote_zone = zi != local;
+                    return out;
+                }
+            }
+            if pass == 0 {
+                self.stats.kswapd_wakeups += 1;
+            }
+        }
+        self.stats.alloc_failures += 1;
+        AllocOutcome {
+            pfn: None,
+            done: now,
+            lock_wait: Ps::ZERO,
+            pcp_hit: false,
+            refill_blocks: 0,
+            zone_locked: false,
+            contended: false,
+            splits: 0,
+            remote_zone: false,
+        }
+    }
+
+    /// `buffered_rmqueue()` (v4.9) / `rmqueue()` (v5.14): the per-CPU list for the orders the era
+    /// caches (refilled by `rmqueue_bulk` under one `zone->lock`), else one `__rmqueue` under it.
+    fn rmqueue(
+        &mut self,
+        zi: usize,
+        cpu: u32,
+        now: Ps,
+        order: u8,
+        mt: MigrateType,
+        env: Env,
+    ) -> AllocOutcome {
+        let mut out = AllocOutcome {
+            pfn: None,
+            done: now,
+            lock_wait: Ps::ZERO,
+            pcp_hit: false,
+            refill_blocks: 0,
+            zone_locked: false,
+            contended: false,
+            splits: 0,
+            remote_zone: false,
+        };
+        let lists = self.cfg.pcp_lists;
+        if !lists.allowed(order) {
+            let mut s = Section::new();
+            let got = self.zones[zi].rmqueue(order, mt, &mut self.stats, &mut s);
+            let (grant, hold, contended) = self.lock_section(zi, cpu, now, &s, env);
+            out.done = grant + hold;
+            out.lock_wait = grant - now;
+            out.zone_locked = true;
+            out.contended = contended;
+            out.splits = s.splits;
+            if let Some(i) = got {
+                let p = &mut self.zones[zi].pages[i as usize];
+                p.state = PageState::Allocated;
+                p.order = order;
+                out.pfn = Some(self.zones[zi].start_pfn + i as u64);
+                self.stats.buddy_allocs[order as usize] += 1;
+            }
+            return out;
+        }
+        let pindex = lists.pindex(mt as usize, order);
+        let mut t = now + self.costs.pcp_alloc;
+        if self.cfg.drain == PcpDrain::FreeFactor {
+            // v5.13+: an allocation halves the free factor.
+            self.zones[zi].pcp[cpu as usize].free_factor >>= 1;
+        }
+        if self.zones[zi].pcp[cpu as usize].lists[pindex].is_empty() {
+            let batch = self.zones[zi].pcp[cpu as usize].batch;
+            let n = match self.cfg.refill {
+                PcpRefill::Batch => batch,
+                PcpRefill::BatchShiftedByOrder if batch > 1 => (batch >> order).max(2),
+                PcpRefill::BatchShiftedByOrder => batch,
+            };
+            let mut s = Section::new();
+            let z = &mut self.zones[zi];
+            let mut got = 0;
+            for _ in 0..n {
+                let Some(i) = z.rmqueue(order, mt, &mut self.stats, &mut s) else { break };
+                let p = &mut z.pages[i as usize];
+                p.state = PageState::Pcp;
+                p.order = order;
+                // rmqueue_bulk appends after the previous page: address order from the head.
+                let pcp = &mut z.pcp[cpu as usize];
+                pcp.lists[pindex].push_back(&mut z.pages, i);
+                got += 1;
+            }
+            z.pcp[cpu as usize].count += got << order;
+            let (grant, hold, contended) = self.lock_section(zi, cpu, t, &s, env);
+            out.lock_wait = grant - t;
+            out.zone_locked = true;
+            out.contended = contended;
+            out.refill_blocks = got as u32;
+            out.splits = s.splits;
+            t = grant + hold;
+            self.stats.pcp_misses[order as usize] += 1;
+            self.stats.refills += 1;
+            self.stats.refill_blocks += got;
+        } else {
+            out.pcp_hit = true;
+            self.stats.pcp_hits[order as usize] += 1;
+        }
+        let z = &mut self.zones[zi];
+        let pcp = &mut z.pcp[cpu as usize];
+        let i = pcp.lists[pindex].first;
+        out.done = t;
+        if i == NIL {
+            return out;
+        }
+        pcp.lists[pindex].remove(&mut z.pages, i);
+        pcp.count -= 1 << order;
+        let p = &mut z.pages[i as usize];
+        p.state = PageState::Allocated;
+        p.order = order;
+        out.pfn = Some(z.start_pfn + i as u64);
+        out
+    }
+
+    /// `__free_pages(page, order)` on `cpu` at `now`: onto this CPU's list for the orders the era
+    /// caches (draining `free_pcppages_bulk` under `zone->lock` once `count >= high`), else
+    /// `free_one_page` under `zone->lock`.
+    pub fn free_pages(
+        &mut self,
+        cpu: u32,
+        now: Ps,
+        pfn: u64,
+        order: u8,
+        env: Env,
+    ) -> Result<FreeOutcome, PageAllocError> {
+        let zi = self.zone_of(pfn).ok_or(PageAllocError::NoSuchPage(pfn))?;
+        let z = &mut self.zones[zi];
+        let i = (pfn - z.start_pfn) as u32;
+        let p = z.pages[i as usize];
+        if p.state != PageState::Allocated || p.order != order {
+            return Err(PageAllocError::NotAllocated { pfn, order });
+        }
+        // get_pfnblock_migratetype(); highatomic blocks go on the MOVABLE list (v4.9).
+        let mut mt = z.mt_of(i);
+        if mt as usize >= MIGRATE_PCPTYPES {
+            mt = MigrateType::Movable;
+        }
+        let mut out = FreeOutcome {
+            done: now,
+            lock_wait: Ps::ZERO,
+            to_pcp: false,
+            drained_blocks: 0,
+            zone_locked: false,
+            contended: false,
+            merges: 0,
+        };
+        let lists = self.cfg.pcp_lists;
+        if !lists.allowed(order) {
+            // __free_pages_ok() -> free_one_page()
+            z.pages[i as usize].state = PageState::None;
+            let mut s = Section::new();
+            z.free_one_page(i, order, mt, &mut s);
+            let (grant, hold, contended) = self.lock_section(zi, cpu, now, &s, env);
+            out.done = grant + hold;
+            out.lock_wait = grant - now;
+            out.zone_locked = true;
+            out.contended = contended;
+            out.merges = s.merges;
+            self.stats.frees_to_buddy[order as usize] += 1;
+            return Ok(out);
+        }
+        let pindex = lists.pindex(mt as usize, order);
+        let pcp = &mut z.pcp[cpu as usize];
+        z.pages[i as usize].state = PageState::Pcp;
+        z.pages[i as usize].mt = mt;
+        pcp.lists[pindex].push_front(&mut z.pages, i);
+        pcp.count += 1 << order;
+        out.to_pcp = true;
+        self.stats.frees_to_pcp[order as usize] += 1;
+        let mut t = now + self.costs.pcp_free;
+        if pcp.count >= pcp.high {
+            let n = self.nr_to_drain(zi, cpu);
+            let start = match self.cfg.drain {
+                PcpDrain::BatchPages => pindex,
+                _ => 1 % lists.nr_lists(),
+            };
+            let picked = self.pick_for_drain(zi, cpu, n, start);
+            let mut s = Section::new();
+            if self.cfg.drain_picks_outside_lock {
+                t += self.costs.buddy_block * picked.len() as u64;
+            } else {
+                s.blocks += picked.len() as u32;
+            }
+            let z = &mut self.zones[zi];
+            for &(j, o) in &picked {
+                z.pages[j as usize].state = PageState::None;
+                let pmt = z.pages[j as usize].mt;
+                z.free_one_page(j, o, pmt, &mut s);
+            }
+            let (grant, hold, contended) = self.lock_section(zi, cpu, t, &s, env);
+            out.lock_wait = grant - t;
+            out.zone_locked = true;
+            out.contended = contended;
+            out.drained_blocks = picked.len() as u32;
+            out.merges = s.merges;
+            t = grant + hold;
+            self.stats.drains += 1;
+            self.stats.drain_blocks += picked.len() as u64;
+        }
+        out.done = t;
+        Ok(out)
+    }
+
+    /// How much one drain frees (entries for v4.9, base pages otherwise).
+    fn nr_to_drain(&mut self, zi: usize, cpu: u32) -> u64 {
+        let pcp = &mut self.zones[zi].pcp[cpu as usize];
+        match self.cfg.drain {
+            PcpDrain::BatchEntries | PcpDrain::BatchPages => pcp.batch,
+            PcpDrain::FreeFactor => {
+                // nr_pcp_free() (v5.14).
+                let (batch, high) = (pcp.batch, pcp.high);
+                if high < batch {
+                    return 1;
+                }
+                let (min_nr, max_nr) = (batch, high - batch);
+                let b = batch << pcp.free_factor.min(20);
+                if b < max_nr {
+                    pcp.free_factor += 1;
+                }
+                b.clamp(min_nr, max_nr.max(min_nr))
+            }
+        }
+    }
+
+    /// `free_pcppages_bulk()`'s picking: round robin over the lists from `start`, taking from
+    /// each list's tail (coldest) `batch_free` blocks, where `batch_free` grows with every empty
+    /// list passed; the last non-empty list gives everything left. Counts entries (v4.9) or base
+    /// pages (later). Removes the blocks from the lists and `pcp->count`.
+    fn pick_for_drain(&mut self, zi: usize, cpu: u32, count: u64, start: usize) -> Vec<(u32, u8)> {
+        let lists = self.cfg.pcp_lists;
+        let per_page = self.cfg.drain != PcpDrain::BatchEntries;
+        let z = &mut self.zones[zi];
+        let pcp = &mut z.pcp[cpu as usize];
+        let nr = pcp.lists.len();
+        let mut remaining = count.min(pcp.count) as i64;
+        let mut picked = Vec::new();
+        let mut pindex = (start + nr - 1) % nr;
+        let mut batch_free = 0i64;
+        while remaining > 0 && pcp.count > 0 {
+            loop {
+                batch_free += 1;
+                pindex = (pindex + 1) % nr;
+                if !pcp.lists[pindex].is_empty() {
+                    break;
+                }
+            }
+            if batch_free == nr as i64 {
+                batch_free = remaining;
+            }
+            let order = lists.order_of(pindex);
+            loop {
+                let j = pcp.lists[pindex].last;
+                pcp.lists[pindex].remove(&mut z.pages, j);
+                pcp.count -= 1 << order;
+                remaining -= if per_page { 1 << order } else { 1 };
+                picked.push((j, order));
+                batch_free -= 1;
+                if remaining <= 0 || batch_free == 0 || pcp.lists[pindex].is_empty() {
+                    break;
+                }
+            }
+        }
+        picked
+    }
+
+    /// `drain_pages_zone()` on every zone: `cpu`'s per-CPU lists go back to the buddy lists, one
+    /// `zone->lock` section per non-empty zone (what `drain_all_pages` runs on each CPU before
+    /// reclaim gives up, and CPU hot-unplug). Returns when done.
+    pub fn drain_local_pages(&mut self, cpu: u32, now: Ps, env: Env) -> Ps {
+        let mut t = now;
+        for zi in 0..self.zones.len() {
+            let count = self.zones[zi].pcp[cpu as usize].count;
+            if count == 0 {
+                continue;
+            }
+            let picked = self.pick_for_drain_all(zi, cpu);
+            let mut s = Section::new();
+            s.blocks += picked.len() as u32;
+            let z = &mut self.zones[zi];
+            for &(j, o) in &picked {
+                z.pages[j as usize].state = PageState::None;
+                let pmt = z.pages[j as usize].mt;
+                z.free_one_page(j, o, pmt, &mut s);
+            }
+            let (grant, hold, _) = self.lock_section(zi, cpu, t, &s, env);
+            t = grant + hold;
+            self.stats.drains += 1;
+            self.stats.drain_blocks += picked.len() as u64;
+        }
+        t
+    }
+
+    fn pick_for_drain_all(&mut self, zi: usize, cpu: u32) -> Vec<(u32, u8)> {
+        let lists = self.cfg.pcp_lists;
+        let z = &mut self.zones[zi];
+        let pcp = &mut z.pcp[cpu as usize];
+        let mut picked = Vec::new();
+        for (pindex, list) in pcp.lists.iter_mut().enumerate() {
+            let order = lists.order_of(pindex);
+            while !list.is_empty() {
+                let j = list.last;
+                list.remove(&mut z.pages, j);
+                picked.push((j, order));
+            }
+        }
+        pcp.count = 0;
+        picked
+    }
+
+    /// Base pages free in the buddy lists plus on every per-CPU list (for checks).
+    pub fn free_and_cached_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.nr_free + z.pcp.iter().map(|p| p.count).sum::<u64>()).sum()
+    }
+}
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
