@@ -16,7 +16,9 @@ use super::time::Ps;
 use super::Program;
 use crate::hw::coherence::{LineCosts, RmwLine};
 use crate::hw::ipi::IpiCosts;
-use crate::hw::tlb::{AccessKind, L1Way, Lookup, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
+use crate::hw::tlb::{
+    Access, AccessKind, L1Way, Lookup, PageSize, TlbHierarchy, TlbPayload, Translation, NR_ACCESS_KINDS,
+};
 use crate::hw::topology::Topology;
 use crate::kernel::frames::{Frames, Owner, ZERO_PFN};
 use crate::kernel::mm::{zap_vma, Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
@@ -778,8 +780,10 @@ impl Simulation {
                 At::Fixed(va) => va,
                 At::Stack => KernelText::stack_page(slot),
             };
+            let a = Access { va, kind: t.kind, asid: pcid, kernel: true };
             // The payload is never read back: no kernel page is ever freed.
-            if c.tlb.lookup_or_fill_sized(va, t.kind, pcid, true, t.size, va >> PAGE_SHIFT << 1, t.global)
+            let payload = TlbPayload::new(va >> PAGE_SHIFT, false);
+            if c.tlb.lookup_or_fill_sized(a, Translation { size: t.size, payload, global: t.global })
                 == Lookup::Miss
             {
                 self.counters.kernel_tlb_misses += 1;
@@ -787,7 +791,7 @@ impl Simulation {
                 d += self.costs.walk + depth;
             }
             if all_known {
-                match c.tlb.l1_way(va, t.kind, pcid, t.size) {
+                match c.tlb.l1_way(a, t.size) {
                     Some(w) => known.ways[i] = w,
                     None => all_known = false,
                 }
@@ -1256,9 +1260,10 @@ impl Simulation {
         let pcid = c.st.pcid();
         // Every user translation of the engine is a 4K page: the kernel's 2M and 1G entries
         // need not be probed for.
-        match c.tlb.lookup_sized(va, kind, pcid, false, PageSize::Size4K) {
-            Lookup::Hit { level, pfn: payload, .. } => {
-                let (pfn, writable) = (payload >> 1, payload & 1 == 1);
+        let a = Access { va, kind, asid: pcid, kernel: false };
+        match c.tlb.lookup_sized(a, PageSize::Size4K) {
+            Lookup::Hit { level, payload, .. } => {
+                let (pfn, writable) = (payload.pfn(), payload.writable());
                 self.oracle.check_access(pfn, mm, va, &self.frames);
                 let d = self.costs.level_hit[kind as usize][level as usize - 1] + self.costs.user_access;
                 if write && !writable {
@@ -1280,7 +1285,8 @@ impl Simulation {
                         if c.take_flushed(va >> PAGE_SHIFT) {
                             self.counters.tlb_misses_after_flush += 1;
                         }
-                        c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
+                        let payload = TlbPayload::new(p.pfn, p.writable);
+                        c.tlb.fill(a, Translation { size: PageSize::Size4K, payload, global: false });
                         c.note_filled(pcid, va >> PAGE_SHIFT);
                         self.oracle.note_fill(cpu, p.pfn);
                         self.charge(cpu, Bucket::User, self.costs.user_access);
