@@ -351,9 +351,24 @@ impl TlbHierarchy {
 
     /// [`Self::lookup`] of a translation that can only have page size `size` (see
     /// [`Self::lookup_or_fill_sized`]): the same result, counters and replacement state.
-    #[inline(never)]
+    #[inline]
     pub fn lookup_sized(&mut self, a: Access, size: PageSize) -> Lookup {
-        self.lookup_of(a, Some(size))
+        self.lookup_sized_at(a.va, a.kind, a.asid, a.kernel, size)
+    }
+
+    /// [`Self::lookup_sized`] out of line. Its arguments are scalars, not an [`Access`]: the
+    /// engine calls it for every user access, and scalars travel in registers where a struct of
+    /// mixed fields is passed through memory.
+    #[inline(never)]
+    fn lookup_sized_at(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        size: PageSize,
+    ) -> Lookup {
+        self.lookup_of(Access { va, kind, asid, kernel }, Some(size))
     }
 
     /// Where the translation of `a.va` (page size `size`) sits at level 1, read just after a
@@ -482,13 +497,28 @@ impl TlbHierarchy {
     }
 
     /// [`Self::fill`]; `probed`: every level has just missed a lookup of `a`.
+    #[inline(always)]
     fn fill_inner(&mut self, a: Access, t: Translation, probed: bool) {
-        let Translation { size, payload, global } = t;
-        let vpn = vpn_of(a.va, size);
+        self.fill_at(a.va, a.kind, a.asid, t.size, t.payload, t.global, probed);
+    }
+
+    /// [`Self::fill_inner`] out of line, with scalar arguments (see [`Self::lookup_sized_at`]).
+    #[allow(clippy::too_many_arguments)]
+    fn fill_at(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        size: PageSize,
+        payload: TlbPayload,
+        global: bool,
+        probed: bool,
+    ) {
+        let vpn = vpn_of(va, size);
         let tag = if global {
             global_key(make_tag(vpn, size, 0))
         } else {
-            make_tag(vpn, size, self.id_for_fill(a.asid))
+            make_tag(vpn, size, self.id_for_fill(asid))
         };
         if (global && !self.globals) || self.sizes_live & (1 << size as u8) == 0 {
             self.globals |= global;
@@ -499,8 +529,8 @@ impl TlbHierarchy {
         // the former has no copy to replace; a global one may still have an alias (see
         // [`AsidIds::alias`]), left to [`TlbArray::insert`].
         let probed = probed && !global;
-        let fill = self.fills[a.kind as usize][size as usize];
-        self.fill_levels(a.kind, &fill.steps[..fill.walk_len as usize], vpn, tag, payload, probed);
+        let fill = self.fills[kind as usize][size as usize];
+        self.fill_levels(kind, &fill.steps[..fill.walk_len as usize], vpn, tag, payload, probed);
     }
 
     /// Writes `tag` into the arrays of `steps`, outermost first so inclusive back-invalidation
