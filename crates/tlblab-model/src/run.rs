@@ -9,92 +9,12 @@ use crate::attribution::Bucket;
 use crate::engine::sim::Simulation;
 use crate::kernel::config::{KernelConfig, Knobs};
 use crate::profile::MachineProfile;
-use crate::rng::Rng;
 use crate::time::Ps;
-use std::sync::{Arc, Mutex};
 
-use crate::workload::ebizzy::{EbizzyCosts, EbizzyParams, EbizzyTask, Glibc};
-use crate::workload::will_it_scale::{Mode, Testcase, WisTask};
+use crate::workload::Setup;
+pub use crate::workload::Workload;
 
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
-
-/// A workload by its benchmark name: a will-it-scale testcase (`tlb_flush1_threads`), or
-/// `ebizzy` followed by ebizzy's own options and `KEY=VALUE` parameters (`ebizzy -m`,
-/// `ebizzy alloc=glibc-mmap`; see [`ebizzy::PARAMS`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Workload {
-    WillItScale { test: Testcase, mode: Mode },
-    Ebizzy(EbizzyParams),
-}
-
-impl Workload {
-    pub fn parse(name: &str) -> Result<Workload, String> {
-        let name = name.trim();
-        if let Some(rest) = name.strip_prefix("ebizzy") {
-            if rest.is_empty() || rest.starts_with(char::is_whitespace) {
-                return EbizzyParams::parse(rest).map(Workload::Ebizzy);
-            }
-        }
-        for (n, test) in Testcase::ALL {
-            for (suffix, mode) in [("_threads", Mode::Threads), ("_processes", Mode::Processes)] {
-                if name == format!("{n}{suffix}") {
-                    return Ok(Workload::WillItScale { test, mode });
-                }
-            }
-        }
-        Err(format!("unknown workload `{name}`; workloads: {}", Workload::names().join(", ")))
-    }
-
-    pub fn names() -> Vec<String> {
-        let mut v: Vec<String> = Testcase::ALL
-            .iter()
-            .flat_map(|(n, _)| [format!("{n}_threads"), format!("{n}_processes")])
-            .collect();
-        v.push("ebizzy [-m -M -n N -s BYTES -T -R -l -z] [alloc=.. rand=..]".into());
-        v
-    }
-
-    pub fn name(&self) -> String {
-        match self {
-            Workload::WillItScale { test, mode } => {
-                let m = match mode {
-                    Mode::Threads => "threads",
-                    Mode::Processes => "processes",
-                };
-                format!("{}_{m}", test.name())
-            }
-            Workload::Ebizzy(p) => p.describe(),
-        }
-    }
-
-    /// The benchmark's metric: (name, unit).
-    pub fn metric(&self) -> (&'static str, &'static str) {
-        match self {
-            Workload::WillItScale { .. } => ("ops", "ops/s"),
-            Workload::Ebizzy(_) => ("records", "records/s"),
-        }
-    }
-
-    /// The task count the benchmark picks when none is given: ebizzy `-t`, else its default of
-    /// twice the online CPUs; will-it-scale has none (`-t` is required).
-    pub fn default_tasks(&self, cpus: u32) -> Option<u32> {
-        match self {
-            Workload::WillItScale { .. } => None,
-            Workload::Ebizzy(p) => Some(p.threads.unwrap_or(2 * cpus)),
-        }
-    }
-
-    /// The measured time the benchmark's own options set (ebizzy `-S`), if any.
-    pub fn default_measure(&self) -> Option<Ps> {
-        match self {
-            Workload::Ebizzy(EbizzyParams { seconds: Some(s), .. }) => Some(Ps::S * *s as u64),
-            _ => None,
-        }
-    }
-}
-
-/// The window ebizzy threads start in (see `run`).
-const EBIZZY_START_SPREAD: Ps = Ps(250 * Ps::US.0);
 
 /// Everything one run needs besides the machine.
 #[derive(Debug, Clone)]
@@ -160,10 +80,8 @@ impl RunResult {
     }
 }
 
-/// Builds and runs one simulation. will-it-scale binds task i to CPU i: with the model's CPU
-/// numbering that is one task per core first, then per hardware thread, as the harness does;
-/// beyond the CPU count tasks share CPUs and are time-sliced. ebizzy does not pin its threads;
-/// the model places them the same way.
+/// Builds and runs one simulation: the workload sets up its address spaces and tasks (see
+/// [`crate::workload::Benchmark::setup`]), the machine runs the warm-up and the measured interval.
 pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String> {
     let cpus = profile.topology.cpus();
     if spec.tasks == 0 {
@@ -177,44 +95,11 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         ));
     }
     let mut sim = Simulation::new(profile, spec.kernel.clone());
-    // Tasks start within a microsecond of each other, as threads released by the harness do;
-    // this is the only thing the seed changes.
-    let mut jitter = Rng::stream(spec.seed, "task start");
-    let shared = sim.add_mm();
-    match spec.workload {
-        Workload::WillItScale { test, mode } => {
-            for i in 0..spec.tasks {
-                let mm = match mode {
-                    Mode::Threads => shared,
-                    Mode::Processes if i == 0 => shared,
-                    Mode::Processes => sim.add_mm(),
-                };
-                let start = Ps(jitter.below(Ps::US.0));
-                // More tasks than CPUs: the harness's affinity wraps around the CPU list.
-                sim.add_task_at(Box::new(WisTask::new(test)), mm, i % cpus, start);
-            }
-        }
-        Workload::Ebizzy(p) => {
-            // The main thread's untimed setup: allocate and fill the chunks (adjacent mappings
-            // of one kind, which the kernel merges into one VMA), then release the threads.
-            let (stride, header) = p.chunk_layout();
-            let region = sim.map_populated(shared, (stride * p.chunks as u64).div_ceil(4096) * 4096);
-            let costs = EbizzyCosts::new(profile.memory.memcpy_mbps.value, profile.clock_mhz());
-            let libc = Arc::new(Mutex::new(Glibc::default()));
-            for i in 0..spec.tasks {
-                let task = EbizzyTask::new(p, costs, region + header, libc.clone(), spec.seed, i);
-                // Each thread starts at a random phase within one record's time (~200 us on
-                // the seed's machine), so a short measured interval cuts the loops at random
-                // points, as the real 10 s runs (timed with 1 s resolution) do; otherwise every
-                // seed would count the same whole records.
-                let start = Ps(jitter.below(EBIZZY_START_SPREAD.0));
-                sim.add_task_at(Box::new(task), shared, i % cpus, start);
-            }
-        }
-    }
+    spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
-    let value = ops as f64 / stats.measured.as_secs_f64();
+    let value = spec.workload.score(ops, stats.measured);
+    let metric = spec.workload.metric();
     let counters = stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let attribution = stats.attribution[..spec.tasks.min(cpus) as usize]
         .iter()
@@ -235,9 +120,9 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             measure_ps: spec.measure.0,
         },
         metric: Metric {
-            name: spec.workload.metric().0.into(),
-            unit: spec.workload.metric().1.into(),
-            higher_is_better: true,
+            name: metric.name.into(),
+            unit: metric.unit.into(),
+            higher_is_better: metric.higher_is_better,
             value,
         },
         iterations: stats.iterations,
@@ -309,6 +194,54 @@ mod tests {
         assert!(a.iter().any(|&x| x != a[0]), "{a:?}");
     }
 
+    /// A benchmark timing a fixed amount of work, as hackbench does: seconds, lower is better.
+    #[derive(Debug)]
+    struct Timed;
+
+    impl crate::workload::Benchmark for Timed {
+        fn parse(_: &str) -> Option<Result<Timed, String>> {
+            None
+        }
+        fn names() -> Vec<String> {
+            Vec::new()
+        }
+        fn name(&self) -> String {
+            "timed".into()
+        }
+        fn metric(&self) -> crate::workload::MetricKind {
+            crate::workload::MetricKind { name: "time", unit: "seconds", higher_is_better: false }
+        }
+        fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
+            use crate::workload::will_it_scale::{Mode, Testcase, WillItScale};
+            WillItScale { test: Testcase::TlbFlush2, mode: Mode::Threads }.setup(sim, run)
+        }
+        fn score(&self, iterations: u64, measured: Ps) -> f64 {
+            measured.as_secs_f64() / iterations.max(1) as f64
+        }
+    }
+
+    #[test]
+    fn the_metric_its_direction_and_its_value_come_from_the_benchmark() {
+        let spec = |workload| RunSpec {
+            kernel: KernelConfig::preset("3.17").unwrap(),
+            workload,
+            tasks: 2,
+            seed: 1,
+            warmup: Ps::US * 100,
+            measure: Ps::US * 500,
+        };
+        let timed = run(&profile("haswell-ep-2s"), &spec(Workload::from(Timed))).unwrap();
+        let m = &timed.metric;
+        assert_eq!((m.name.as_str(), m.unit.as_str(), m.higher_is_better), ("time", "seconds", false));
+        assert!(timed.operations() > 0);
+        let ops =
+            run(&profile("haswell-ep-2s"), &spec(Workload::parse("tlb_flush2_threads").unwrap())).unwrap();
+        assert_eq!((ops.metric.unit.as_str(), ops.metric.higher_is_better), ("ops/s", true));
+        assert_eq!(ops.iterations, timed.iterations, "the same loop");
+        // Seconds per operation against operations per second.
+        assert!((m.value * ops.metric.value - 1.0).abs() < 1e-12, "{} {}", m.value, ops.metric.value);
+    }
+
     #[test]
     fn workload_names_round_trip() {
         for n in Workload::names().into_iter().filter(|n| !n.starts_with("ebizzy")) {
@@ -319,5 +252,9 @@ mod tests {
         }
         assert!(Workload::parse("ebizzyx").is_err());
         assert!(Workload::parse("tlb_flush9_threads").unwrap_err().contains("tlb_flush1_threads"));
+        let e = Workload::parse("tlb_flush1_threads alloc=mmap").unwrap_err();
+        assert!(e.contains("`tlb_flush1_threads` takes no parameters"), "{e}");
+        let e = Workload::parse("ebizzy rand=lcg2").unwrap_err();
+        assert!(e.contains("`rand`") && e.contains("lcg") && e.contains("seeded"), "{e}");
     }
 }

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::hw::tlb::{AccessKind, PageSize, TlbHierarchy, NR_ACCESS_KINDS};
+use crate::hw::tlb::{Access, AccessKind, PageSize, TlbHierarchy, TlbPayload, Translation, NR_ACCESS_KINDS};
 
 /// x86-64 kernel addresses are the canonical upper half.
 #[inline(always)]
@@ -32,8 +32,9 @@ impl TraceDriver {
     pub fn lookup(&mut self, va: u64, kind: AccessKind) {
         self.accesses += 1;
         // Every page is mapped: a miss walks and fills (fused, so the fill skips re-searching).
-        let pfn = va >> self.shift;
-        self.tlb.lookup_or_fill(va, kind, 0, is_kernel(va), self.page_size, pfn, false);
+        let payload = TlbPayload::new(va >> self.shift, true);
+        let a = Access { va, kind, asid: 0, kernel: is_kernel(va) };
+        self.tlb.lookup_or_fill(a, Translation { size: self.page_size, payload, global: false });
     }
 
     /// An access of `size` bytes at `addr`: one lookup per page it touches (a load that

@@ -149,7 +149,7 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<ResultSet> 
             cells.push(CellSpec {
                 label: k.label.clone(),
                 kernel: kernel.clone(),
-                workload,
+                workload: workload.clone(),
                 tasks: t,
                 // Iterations differ only by seed.
                 seeds: (1..=iterations as u64).collect(),

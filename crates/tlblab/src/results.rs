@@ -133,7 +133,7 @@ pub fn run_cells(
                     .map(|&seed| {
                         let s = RunSpec {
                             kernel: c.kernel.clone(),
-                            workload: c.workload,
+                            workload: c.workload.clone(),
                             tasks: c.tasks,
                             seed,
                             warmup: c.warmup,

@@ -10,7 +10,7 @@ use super::mm::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use super::text::Path;
 use super::{mmap, tlbflush, Kernel, Step as KStep};
 use crate::attribution::Bucket;
-use crate::hw::tlb::{AccessKind, Lookup, PageSize};
+use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translation};
 use crate::time::Ps;
 
 /// `fault_around_bytes` default (mm/memory.c): 64 KiB = 16 pages.
@@ -84,9 +84,10 @@ impl Kernel {
         let pcid = c.st.pcid();
         // Every user translation of the engine is a 4K page: the kernel's 2M and 1G entries
         // need not be probed for.
-        match c.tlb.lookup_sized(va, kind, pcid, false, PageSize::Size4K) {
-            Lookup::Hit { level, pfn: payload, .. } => {
-                let (pfn, writable) = (payload >> 1, payload & 1 == 1);
+        let a = Access { va, kind, asid: pcid, kernel: false };
+        match c.tlb.lookup_sized(a, PageSize::Size4K) {
+            Lookup::Hit { level, payload, .. } => {
+                let (pfn, writable) = (payload.pfn(), payload.writable());
                 self.oracle.check_access(pfn, mm, va, &self.frames);
                 let d =
                     self.costs.hw.level_hit[kind as usize][level as usize - 1] + self.costs.hw.user_access;
@@ -108,7 +109,8 @@ impl Kernel {
                         if c.take_flushed(va >> PAGE_SHIFT) {
                             self.counters.tlb_misses_after_flush += 1;
                         }
-                        c.tlb.fill(va, kind, pcid, PageSize::Size4K, p.pfn << 1 | p.writable as u64, false);
+                        let payload = TlbPayload::new(p.pfn, p.writable);
+                        c.tlb.fill(a, Translation { size: PageSize::Size4K, payload, global: false });
                         c.note_filled(pcid, va >> PAGE_SHIFT);
                         self.oracle.note_fill(cpu, p.pfn);
                         ctx.charge(Bucket::User, self.costs.hw.user_access);

@@ -92,10 +92,9 @@ impl Oracle {
                     continue;
                 }
                 let pcid = slot as u16 + 1;
-                // The TLB payload is `pfn << 1 | writable`.
                 let held = matches!(
                     tlb.peek(vpn << PAGE_SHIFT, pcid),
-                    Some((PageSize::Size4K, payload)) if payload >> 1 == pfn
+                    Some((PageSize::Size4K, payload)) if payload.pfn() == pfn
                 );
                 {
                     if held {

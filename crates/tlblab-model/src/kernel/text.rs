@@ -21,7 +21,7 @@ use super::ctx::Ctx;
 use super::mm::PAGE_SHIFT;
 use super::Kernel;
 use crate::attribution::Bucket;
-use crate::hw::tlb::{AccessKind, L1Way, Lookup, PageSize};
+use crate::hw::tlb::{Access, AccessKind, L1Way, Lookup, PageSize, TlbPayload, Translation};
 use crate::time::Ps;
 
 /// Function and section addresses of one kernel build, from its `/proc/kallsyms`.
@@ -430,15 +430,17 @@ impl Kernel {
                 At::Fixed(va) => va,
                 At::Stack => KernelText::stack_page(slot),
             };
+            let a = Access { va, kind: t.kind, asid: pcid, kernel: true };
             // The payload is never read back: no kernel page is ever freed.
-            if c.tlb.lookup_or_fill_sized(va, t.kind, pcid, true, t.size, va >> PAGE_SHIFT << 1, t.global)
+            let payload = TlbPayload::new(va >> PAGE_SHIFT, false);
+            if c.tlb.lookup_or_fill_sized(a, Translation { size: t.size, payload, global: t.global })
                 == Lookup::Miss
             {
                 self.counters.kernel_tlb_misses += 1;
                 d += self.costs.hw.miss(t.kind);
             }
             if all_known {
-                match c.tlb.l1_way(va, t.kind, pcid, t.size) {
+                match c.tlb.l1_way(a, t.size) {
                     Some(w) => known.ways[i] = w,
                     None => all_known = false,
                 }

@@ -22,6 +22,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::{Benchmark, MetricKind, Setup};
+use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
 use crate::kernel::syscalls::Program;
 use crate::kernel::syscalls::{Addr, MapKind, Op};
@@ -171,7 +173,7 @@ impl Default for EbizzyParams {
 
 impl EbizzyParams {
     /// Parses ebizzy's own options and `KEY=VALUE` parameters, e.g. `-m -n 4 rand=seeded`.
-    pub fn parse(args: &str) -> Result<EbizzyParams, String> {
+    pub fn from_args(args: &str) -> Result<EbizzyParams, String> {
         let mut p = EbizzyParams::default();
         let mut it = args.split_whitespace();
         let num = |opt: &str, v: Option<&str>| -> Result<u64, String> {
@@ -257,7 +259,7 @@ impl EbizzyParams {
     /// The canonical text: `ebizzy` plus every option or parameter that is not the default.
     pub fn describe(&self) -> String {
         let d = EbizzyParams::default();
-        let mut s = String::from("ebizzy");
+        let mut s = String::from(NAME);
         if self.alloc == Alloc::Mmap {
             s += " -m";
         }
@@ -296,6 +298,73 @@ impl EbizzyParams {
             Alloc::Mmap => (glibc::page_up(self.chunk_size), 0),
             _ if self.never_mmap || nb < glibc::MMAP_THRESHOLD => (nb, 2 * glibc::SIZE_SZ),
             _ => (glibc::page_up(nb + glibc::SIZE_SZ), 2 * glibc::SIZE_SZ),
+        }
+    }
+}
+
+/// The benchmark's name, the first word of its workload text (also the native workload's).
+pub const NAME: &str = "ebizzy";
+
+/// The window ebizzy threads start in (see [`EbizzyParams::setup`]).
+const START_SPREAD: Ps = Ps(250 * Ps::US.0);
+
+/// ebizzy's options as a benchmark: `ebizzy` followed by the options and `KEY=VALUE` parameters.
+impl Benchmark for EbizzyParams {
+    fn parse(text: &str) -> Option<Result<EbizzyParams, String>> {
+        let rest = text.strip_prefix(NAME)?;
+        (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| EbizzyParams::from_args(rest))
+    }
+
+    fn names() -> Vec<String> {
+        vec![format!("{NAME} [-m -M -n N -s BYTES -T -R -l -z] [alloc=.. rand=..]")]
+    }
+
+    fn params() -> &'static [(&'static str, &'static str)] {
+        PARAMS
+    }
+
+    fn options() -> &'static str {
+        "-m (mmap/munmap each buffer) -M (never mmap) -n CHUNKS -s BYTES -T (touch only) -R (random size) -l \
+         (byte memcpy) -z (linear search) -t THREADS (default 2 x CPUs; at most the machine's CPUs) -S SECONDS"
+    }
+
+    fn name(&self) -> String {
+        self.describe()
+    }
+
+    fn metric(&self) -> MetricKind {
+        MetricKind { name: "records", unit: "records/s", higher_is_better: true }
+    }
+
+    /// `-t`, else ebizzy's default of twice the online CPUs.
+    fn default_tasks(&self, cpus: u32) -> Option<u32> {
+        Some(self.threads.unwrap_or(2 * cpus))
+    }
+
+    /// `-S`.
+    fn default_measure(&self) -> Option<Ps> {
+        self.seconds.map(|s| Ps::S * s as u64)
+    }
+
+    /// The main thread's untimed setup: allocate and fill the chunks (adjacent mappings of one
+    /// kind, which the kernel merges into one VMA), then release the threads. ebizzy does not pin
+    /// its threads; the model places thread i on CPU i mod the CPUs.
+    fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
+        let cpus = run.profile.topology.cpus();
+        let mut jitter = Rng::stream(run.seed, "task start");
+        let shared = sim.add_mm();
+        let (stride, header) = self.chunk_layout();
+        let region = sim.map_populated(shared, (stride * self.chunks as u64).div_ceil(4096) * 4096);
+        let costs = EbizzyCosts::new(run.profile.memory.memcpy_mbps.value, run.profile.clock_mhz());
+        let libc = Arc::new(Mutex::new(Glibc::default()));
+        for i in 0..run.tasks {
+            let task = EbizzyTask::new(*self, costs, region + header, libc.clone(), run.seed, i);
+            // Each thread starts at a random phase within one record's time (~200 us on the
+            // seed's machine), so a short measured interval cuts the loops at random points, as
+            // the real 10 s runs (timed with 1 s resolution) do; otherwise every seed would
+            // count the same whole records.
+            let start = Ps(jitter.below(START_SPREAD.0));
+            sim.add_task_at(Box::new(task), shared, i % cpus, start);
         }
     }
 }
@@ -636,114 +705,4 @@ impl Program for EbizzyTask {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn task(p: EbizzyParams) -> EbizzyTask {
-        EbizzyTask::new(p, EbizzyCosts::new(7500.0, 3400), 0x1000_0010, Arc::default(), 1, 0)
-    }
-
-    /// Runs `n` iterations; returns each iteration's ops.
-    fn iterations(t: &mut EbizzyTask, n: usize) -> Vec<Vec<Op>> {
-        (0..n)
-            .map(|_| {
-                let mut ops = Vec::new();
-                t.next(&mut ops);
-                t.next(&mut ops);
-                ops
-            })
-            .collect()
-    }
-
-    fn syscalls(ops: &[Op]) -> Vec<String> {
-        ops.iter()
-            .filter_map(|o| match o {
-                Op::Mmap { len, .. } => Some(format!("mmap {}", len / PAGE)),
-                Op::Munmap { .. } => Some("munmap".to_string()),
-                Op::MadviseDontneed { len, .. } => Some(format!("madvise {}", len / PAGE)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn ebizzy_0_3_lcg_never_leaves_zero() {
-        let mut t = task(EbizzyParams::default());
-        assert!((0..100).all(|_| t.rand(10, 0) == 0));
-        let mut t = task(EbizzyParams { rand: RandSource::Seeded, ..Default::default() });
-        let picks: Vec<u64> = (0..100).map(|_| t.rand(10, 0)).collect();
-        assert!(picks.iter().any(|&c| c != 0) && picks.iter().all(|&c| c < 10));
-    }
-
-    #[test]
-    fn glibc_2_18_settles_on_96_page_trims() {
-        let mut t = task(EbizzyParams::default());
-        let it = iterations(&mut t, 4);
-        // New arena (a 64 MiB heap, 161 pages of it in use), first free trims 128 pages; the second buffer is mmapped
-        // (threshold still 128 KiB) and its free raises the threshold; then 96-page trims.
-        assert_eq!(syscalls(&it[0]), ["mmap 16384", "madvise 128"]);
-        assert_eq!(syscalls(&it[1]), ["mmap 129", "munmap"]);
-        assert_eq!(syscalls(&it[2]), ["madvise 96"]);
-        assert_eq!(syscalls(&it[3]), ["madvise 96"]);
-    }
-
-    #[test]
-    fn glibc_2_36_stops_making_syscalls() {
-        let mut t = task(EbizzyParams { alloc: Alloc::Glibc236, ..Default::default() });
-        let it = iterations(&mut t, 5);
-        assert_eq!(syscalls(&it[0]), ["mmap 16384", "madvise 128"]);
-        assert_eq!(syscalls(&it[1]), ["mmap 129", "munmap"]);
-        assert!(syscalls(&it[2]).is_empty() && syscalls(&it[4]).is_empty());
-    }
-
-    #[test]
-    fn mmap_rules_map_129_or_128_pages() {
-        let mut t = task(EbizzyParams { alloc: Alloc::GlibcMmap, ..Default::default() });
-        for it in iterations(&mut t, 3) {
-            assert_eq!(syscalls(&it), ["mmap 129", "munmap"]);
-        }
-        let mut t = task(EbizzyParams::parse("-m").unwrap());
-        for it in iterations(&mut t, 3) {
-            assert_eq!(syscalls(&it), ["mmap 128", "munmap"]);
-        }
-    }
-
-    #[test]
-    fn memcpy_touches_every_page_and_bsearch_the_pages_on_its_path() {
-        let mut t = task(EbizzyParams::parse("-m").unwrap());
-        let ops = &iterations(&mut t, 1)[0];
-        let stores: Vec<u64> = ops
-            .iter()
-            .filter_map(|o| match o {
-                Op::Access { addr, kind: AccessKind::Store } => Some(addr.offset / PAGE),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(stores, (0..128).collect::<Vec<_>>());
-        // Source chunk 0 at 0x1000_0010: 129 pages read.
-        let loads =
-            ops.iter().filter(|o| matches!(o, Op::Access { addr: Addr { reg: ABS, .. }, .. })).count();
-        assert_eq!(loads, 129);
-        // Key 0: probes at records 32768, 16384, ..., 1, 0 = 17 probes.
-        let probes = ops
-            .iter()
-            .filter(|o| matches!(o, Op::Access { addr: Addr { reg: BUF, .. }, kind: AccessKind::Load }))
-            .count();
-        assert_eq!(probes, 17);
-        // Copy time: 512 KiB at 7.5 GB/s = 69.9 us.
-        let copy: u64 =
-            ops.iter().filter_map(|o| if let Op::Compute(d) = o { Some(d.0) } else { None }).sum();
-        assert!((69_900_000..70_000_000).contains(&copy), "{copy}");
-    }
-
-    #[test]
-    fn options_parse_and_bad_ones_say_what_is_allowed() {
-        let p = EbizzyParams::parse("-n 4 -s 65536 -T -z alloc=glibc-2.36 rand=seeded").unwrap();
-        assert_eq!((p.chunks, p.chunk_size, p.touch_only, p.linear), (4, 65536, true, true));
-        assert_eq!(EbizzyParams::parse(&p.describe()[6..]).unwrap(), p);
-        assert!(EbizzyParams::parse("-m -M").unwrap_err().contains("never mmap"));
-        let e = EbizzyParams::parse("alloc=jemalloc").unwrap_err();
-        assert!(e.contains("glibc-2.18 | glibc-mmap"), "{e}");
-        assert!(EbizzyParams::parse("-q").unwrap_err().contains("-m -M -n N"));
-    }
-}
+mod tests;

@@ -1,5 +1,146 @@
 //! Workloads: each follows a real benchmark's loop and reports its metric.
+//!
+//! A simulated benchmark is a [`Benchmark`]: it parses its own workload text (the benchmark's
+//! options and the model's `KEY=VALUE` parameters), names its metric and which way is better,
+//! picks its task count, and sets itself up on a [`Simulation`] through the simulation's public
+//! API (`add_mm`, `map_populated`, `add_task_at`). [`SUITES`] lists every one; [`Workload`] is a
+//! parsed one, which `run::run` runs without knowing which benchmark it is.
+//! `pointer_chase` is not one: it drives a bare TLB hierarchy for `tlblab reach`.
 
 pub mod ebizzy;
 pub mod pointer_chase;
 pub mod will_it_scale;
+
+use std::sync::Arc;
+
+use crate::engine::sim::Simulation;
+use crate::profile::MachineProfile;
+use crate::time::Ps;
+
+/// What a benchmark reports: the metric's name and unit as the benchmark prints them, and which
+/// way is better (throughputs: higher; elapsed times, e.g. hackbench's seconds: lower).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricKind {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+}
+
+/// What a benchmark's setup gets besides the simulation.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup<'a> {
+    pub profile: &'a MachineProfile,
+    pub tasks: u32,
+    pub seed: u64,
+}
+
+/// One simulated benchmark, parsed from its workload text.
+pub trait Benchmark: std::fmt::Debug + Send + Sync {
+    /// Parses `text` if it names this benchmark (`None` if it does not). A bad option or
+    /// parameter is an error that names it and its allowed values.
+    fn parse(text: &str) -> Option<Result<Self, String>>
+    where
+        Self: Sized;
+
+    /// The benchmark's names, as `tlblab list` shows them.
+    fn names() -> Vec<String>
+    where
+        Self: Sized;
+
+    /// The model's `KEY=VALUE` parameters: (key, allowed values).
+    fn params() -> &'static [(&'static str, &'static str)]
+    where
+        Self: Sized,
+    {
+        &[]
+    }
+
+    /// The benchmark's own options, for `tlblab list` (empty if it has none).
+    fn options() -> &'static str
+    where
+        Self: Sized,
+    {
+        ""
+    }
+
+    /// The canonical workload text: parsing it gives this benchmark back.
+    fn name(&self) -> String;
+
+    fn metric(&self) -> MetricKind;
+
+    /// The task count the benchmark picks when none is given (`None`: one must be given).
+    fn default_tasks(&self, _cpus: u32) -> Option<u32> {
+        None
+    }
+
+    /// The measured time the benchmark's own options set, if any.
+    fn default_measure(&self) -> Option<Ps> {
+        None
+    }
+
+    /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
+    fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
+
+    /// The metric from the loop iterations counted in the measured interval (default: iterations
+    /// per second; a benchmark timing a fixed amount of work overrides it).
+    fn score(&self, iterations: u64, measured: Ps) -> f64 {
+        iterations as f64 / measured.as_secs_f64()
+    }
+}
+
+/// A benchmark type as a registry entry: its names, parameters and parser.
+pub struct Suite {
+    /// Heading for its options and parameters in `tlblab list`.
+    pub name: &'static str,
+    pub names: fn() -> Vec<String>,
+    pub params: fn() -> &'static [(&'static str, &'static str)],
+    pub options: fn() -> &'static str,
+    pub parse: fn(&str) -> Option<Result<Workload, String>>,
+}
+
+impl Suite {
+    pub const fn of<B: Benchmark + 'static>(name: &'static str) -> Suite {
+        Suite { name, names: B::names, params: B::params, options: B::options, parse: parse_as::<B> }
+    }
+}
+
+fn parse_as<B: Benchmark + 'static>(text: &str) -> Option<Result<Workload, String>> {
+    B::parse(text).map(|r| r.map(Workload::from))
+}
+
+/// Every simulated benchmark.
+pub const SUITES: &[Suite] =
+    &[Suite::of::<will_it_scale::WillItScale>("will-it-scale"), Suite::of::<ebizzy::EbizzyParams>("ebizzy")];
+
+/// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
+/// ebizzy's own options and `KEY=VALUE` parameters (`ebizzy -m`, `ebizzy alloc=glibc-mmap`).
+#[derive(Debug, Clone)]
+pub struct Workload(Arc<dyn Benchmark>);
+
+impl Workload {
+    pub fn parse(text: &str) -> Result<Workload, String> {
+        let text = text.trim();
+        SUITES.iter().find_map(|s| (s.parse)(text)).unwrap_or_else(|| {
+            Err(format!("unknown workload `{text}`; workloads: {}", Workload::names().join(", ")))
+        })
+    }
+
+    /// Every benchmark name, as `tlblab list` shows them.
+    pub fn names() -> Vec<String> {
+        SUITES.iter().flat_map(|s| (s.names)()).collect()
+    }
+}
+
+impl<B: Benchmark + 'static> From<B> for Workload {
+    fn from(b: B) -> Workload {
+        Workload(Arc::new(b))
+    }
+}
+
+impl std::ops::Deref for Workload {
+    type Target = dyn Benchmark;
+
+    fn deref(&self) -> &(dyn Benchmark + 'static) {
+        &*self.0
+    }
+}

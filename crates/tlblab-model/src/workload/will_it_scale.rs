@@ -2,9 +2,13 @@
 //! task's loop as the real testcase writes it. `_threads` variants share one mm, `_processes`
 //! variants get one each; the score is the sum over tasks of iterations per second.
 
+use super::{Benchmark, MetricKind, Setup};
+use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
 use crate::kernel::syscalls::Program;
 use crate::kernel::syscalls::{Addr, MapKind, Op};
+use crate::rng::Rng;
+use crate::time::Ps;
 
 const PAGE: u64 = 4096;
 /// tlb_flush1/3: `#define FILESIZE (128 * 1024 * 1024)`.
@@ -33,16 +37,23 @@ pub enum Testcase {
 }
 
 impl Testcase {
-    pub const ALL: [(&'static str, Testcase); 5] = [
-        ("tlb_flush1", Testcase::TlbFlush1),
-        ("tlb_flush2", Testcase::TlbFlush2),
-        ("tlb_flush3", Testcase::TlbFlush3),
-        ("page_fault1", Testcase::PageFault1),
-        ("mmap1", Testcase::Mmap1),
+    pub const ALL: [Testcase; 5] = [
+        Testcase::TlbFlush1,
+        Testcase::TlbFlush2,
+        Testcase::TlbFlush3,
+        Testcase::PageFault1,
+        Testcase::Mmap1,
     ];
 
-    pub fn name(self) -> &'static str {
-        Testcase::ALL.iter().find(|(_, t)| *t == self).unwrap().0
+    /// The testcase's file name in will-it-scale's `tests/` (also the native workload's name).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Testcase::TlbFlush1 => "tlb_flush1",
+            Testcase::TlbFlush2 => "tlb_flush2",
+            Testcase::TlbFlush3 => "tlb_flush3",
+            Testcase::PageFault1 => "page_fault1",
+            Testcase::Mmap1 => "mmap1",
+        }
     }
 }
 
@@ -50,6 +61,77 @@ impl Testcase {
 pub enum Mode {
     Threads,
     Processes,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Threads, Mode::Processes];
+
+    /// The suffix of the harness's binaries (`tlb_flush1_threads`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Threads => "threads",
+            Mode::Processes => "processes",
+        }
+    }
+}
+
+/// One will-it-scale benchmark: a testcase in a mode (`tlb_flush1_threads`). The score is
+/// operations per second summed over tasks; `-t` (the task count) is required.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WillItScale {
+    pub test: Testcase,
+    pub mode: Mode,
+}
+
+impl Benchmark for WillItScale {
+    fn parse(text: &str) -> Option<Result<WillItScale, String>> {
+        let mut words = text.split_whitespace();
+        let first = words.next()?;
+        let w = Testcase::ALL
+            .iter()
+            .flat_map(|&test| Mode::ALL.map(|mode| WillItScale { test, mode }))
+            .find(|w| w.name() == first)?;
+        Some(match words.next() {
+            Some(extra) => Err(format!("workload `{first}` takes no parameters (got `{extra}`)")),
+            None => Ok(w),
+        })
+    }
+
+    fn names() -> Vec<String> {
+        Testcase::ALL
+            .iter()
+            .flat_map(|&test| Mode::ALL.map(|mode| WillItScale { test, mode }.name()))
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        format!("{}_{}", self.test.name(), self.mode.name())
+    }
+
+    fn metric(&self) -> MetricKind {
+        MetricKind { name: "ops", unit: "ops/s", higher_is_better: true }
+    }
+
+    /// Task i is bound to CPU i, as the harness binds it: with the model's CPU numbering that is
+    /// one task per core first, then per hardware thread; beyond the CPU count the affinity wraps
+    /// around the CPU list and tasks are time-sliced. `_threads` tasks share one mm,
+    /// `_processes` tasks get one each.
+    fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
+        let cpus = run.profile.topology.cpus();
+        // Tasks start within a microsecond of each other, as threads released by the harness
+        // do; this is the only thing the seed changes.
+        let mut jitter = Rng::stream(run.seed, "task start");
+        let shared = sim.add_mm();
+        for i in 0..run.tasks {
+            let mm = match self.mode {
+                Mode::Threads => shared,
+                Mode::Processes if i == 0 => shared,
+                Mode::Processes => sim.add_mm(),
+            };
+            let start = Ps(jitter.below(Ps::US.0));
+            sim.add_task_at(Box::new(WisTask::new(self.test)), mm, i % cpus, start);
+        }
+    }
 }
 
 /// One task's loop.

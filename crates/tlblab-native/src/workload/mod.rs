@@ -15,6 +15,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use tlblab_model::workload::ebizzy::{Alloc, EbizzyParams, NAME as EBIZZY};
+use tlblab_model::workload::will_it_scale::{Mode, Testcase, WillItScale};
+use tlblab_model::workload::{MetricKind, Workload};
+
 use crate::host::{Interference, InterferenceReport};
 use crate::interrupts::{IpiCounter, IpiCounts};
 use crate::sys;
@@ -30,12 +34,13 @@ pub enum NativeWorkload {
 }
 
 impl NativeWorkload {
+    /// Named as the model names the benchmark (one list: `tlblab_model::workload`).
     pub const ALL: [(&'static str, NativeWorkload); 5] = [
-        ("tlb_flush1", NativeWorkload::TlbFlush1),
-        ("tlb_flush2", NativeWorkload::TlbFlush2),
-        ("tlb_flush3", NativeWorkload::TlbFlush3),
-        ("page_fault1", NativeWorkload::PageFault1),
-        ("ebizzy", NativeWorkload::Ebizzy),
+        (Testcase::TlbFlush1.name(), NativeWorkload::TlbFlush1),
+        (Testcase::TlbFlush2.name(), NativeWorkload::TlbFlush2),
+        (Testcase::TlbFlush3.name(), NativeWorkload::TlbFlush3),
+        (Testcase::PageFault1.name(), NativeWorkload::PageFault1),
+        (EBIZZY, NativeWorkload::Ebizzy),
     ];
 
     /// `tlb_flush1` or `tlb_flush1_threads` (threads mode is the only mode); `ebizzy` or
@@ -55,24 +60,24 @@ impl NativeWorkload {
         NativeWorkload::ALL.iter().find(|(_, w)| *w == self).unwrap().0
     }
 
-    /// The simulated workload with the same loop (`tlblab_model::run::Workload` name).
-    pub fn sim_name(self) -> &'static str {
+    /// The simulated workload with the same loop.
+    pub fn sim(self) -> Workload {
+        let wis = |test| Workload::from(WillItScale { test, mode: Mode::Threads });
         match self {
-            NativeWorkload::TlbFlush1 => "tlb_flush1_threads",
-            NativeWorkload::TlbFlush2 => "tlb_flush2_threads",
-            NativeWorkload::TlbFlush3 => "tlb_flush3_threads",
-            NativeWorkload::PageFault1 => "page_fault1_threads",
+            NativeWorkload::TlbFlush1 => wis(Testcase::TlbFlush1),
+            NativeWorkload::TlbFlush2 => wis(Testcase::TlbFlush2),
+            NativeWorkload::TlbFlush3 => wis(Testcase::TlbFlush3),
+            NativeWorkload::PageFault1 => wis(Testcase::PageFault1),
             // The native loop mmaps and munmaps every buffer: ebizzy's -m.
-            NativeWorkload::Ebizzy => "ebizzy -m",
+            NativeWorkload::Ebizzy => {
+                Workload::from(EbizzyParams { alloc: Alloc::Mmap, ..EbizzyParams::default() })
+            }
         }
     }
 
-    /// (metric name, unit), as the real benchmark prints it.
-    pub fn metric(self) -> (&'static str, &'static str) {
-        match self {
-            NativeWorkload::Ebizzy => ("records", "records/s"),
-            _ => ("ops", "ops/s"),
-        }
+    /// The metric, as the real benchmark prints it (the simulated twin's).
+    pub fn metric(self) -> MetricKind {
+        self.sim().metric()
     }
 }
 
@@ -198,13 +203,13 @@ pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
     let per_thread: Vec<u64> = c1.iter().zip(&c0).map(|(b, a)| b - a).collect();
     let operations: u64 = per_thread.iter().sum();
     let per_op = |n: Option<u64>| n.filter(|_| operations > 0).map(|n| n as f64 / operations as f64);
-    let (metric, unit) = spec.workload.metric();
+    let metric = spec.workload.metric();
     Ok(NativeResult {
         workload: spec.workload.name().to_string(),
         threads: spec.threads,
         cpus: (0..spec.threads).map(|i| cpus[i % cpus.len()]).collect(),
-        metric: metric.into(),
-        unit: unit.into(),
+        metric: metric.name.into(),
+        unit: metric.unit.into(),
         value: operations as f64 / seconds,
         operations,
         per_thread,

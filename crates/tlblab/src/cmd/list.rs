@@ -27,16 +27,21 @@ pub fn run() -> Result<()> {
     print!("machines (profiles/*.toml; --machine also takes a file):\n{}", t.render());
     println!("\ntrace formats: raw64, lackey, hex");
     println!("\nworkloads: {}", tlblab_model::run::Workload::names().join(", "));
-    let mut t = Table::new(["ebizzy parameter (--param KEY=VALUE)", "values"]);
-    for (n, d) in tlblab_model::workload::ebizzy::PARAMS {
-        t.row([*n, *d]);
+    for suite in tlblab_model::workload::SUITES {
+        let params = (suite.params)();
+        if !params.is_empty() {
+            let mut t =
+                Table::new([format!("{} parameter (--param KEY=VALUE)", suite.name), "values".into()]);
+            for (n, d) in params {
+                t.row([n.to_string(), d.to_string()]);
+            }
+            print!("\n{}", t.render());
+        }
+        let options = (suite.options)();
+        if !options.is_empty() {
+            println!("{} options: {options}", suite.name);
+        }
     }
-    print!("\n{}", t.render());
-    println!(
-        "ebizzy options: -m (mmap/munmap each buffer) -M (never mmap) -n CHUNKS -s BYTES -T (touch only) \
-         -R (random size) -l (byte memcpy) -z (linear search) -t THREADS (default 2 x CPUs; at most the \
-         machine's CPUs) -S SECONDS"
-    );
     let mut t = Table::new(["kernel preset (kernels/*.toml; --kernel also takes a file)", "what it models"]);
     for (n, d) in tlblab_model::kernel::preset::presets() {
         t.row([n, d.as_str()]);

@@ -134,7 +134,7 @@ pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Sweep> {
             specs.push(CellSpec {
                 label: grid.label(ci),
                 kernel: kernel.clone(),
-                workload,
+                workload: workload.clone(),
                 tasks: t,
                 // Iterations differ only by seed.
                 seeds: (1..=a.iterations as u64).collect(),

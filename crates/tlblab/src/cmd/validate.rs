@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
-use tlblab_model::run::{run as run_sim, RunSpec, Workload};
+use tlblab_model::run::{run as run_sim, RunSpec};
 use tlblab_model::time::Ps;
 use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
 use tlblab_report::table::Table;
@@ -124,39 +124,26 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                 dir: dir.clone(),
             })
             .map_err(|e| anyhow!(e))?;
-            let sim = match Workload::parse(w.sim_name()) {
-                Ok(sw) => {
-                    let r = run_sim(
-                        &profile,
-                        &RunSpec {
-                            kernel: kernel.clone(),
-                            workload: sw,
-                            tasks: threads as u32,
-                            seed: 1,
-                            warmup: Ps::US * 500,
-                            measure: a.duration,
-                        },
-                    )
-                    .map_err(|e| anyhow!("simulating {}: {e}", w.sim_name()))?;
-                    Some(SimSide {
-                        value: r.metric.value,
-                        unit: r.metric.unit.clone(),
-                        ipis_per_op: r.per_op("ipis_sent"),
-                        cow_flushes_per_op: r.per_op("cow_flushes"),
-                        faults_per_op: r.per_op("page_faults"),
-                    })
-                }
-                Err(_) => {
-                    if threads == 1 {
-                        notes.push(format!(
-                            "{}: no simulated `{}` workload in this build: native side only",
-                            w.name(),
-                            w.sim_name()
-                        ));
-                    }
-                    None
-                }
-            };
+            let sw = w.sim();
+            let r = run_sim(
+                &profile,
+                &RunSpec {
+                    kernel: kernel.clone(),
+                    workload: sw.clone(),
+                    tasks: threads as u32,
+                    seed: 1,
+                    warmup: Ps::US * 500,
+                    measure: a.duration,
+                },
+            )
+            .map_err(|e| anyhow!("simulating {}: {e}", sw.name()))?;
+            let sim = Some(SimSide {
+                value: r.metric.value,
+                unit: r.metric.unit.clone(),
+                ipis_per_op: r.per_op("ipis_sent"),
+                cow_flushes_per_op: r.per_op("cow_flushes"),
+                faults_per_op: r.per_op("page_faults"),
+            });
             let rel = |sim: f64, real: f64| (real > 0.0).then(|| (sim - real) / real);
             let metric_error = sim.as_ref().and_then(|s| rel(s.value, real.value));
             let real_ipis = real.ipis_per_op_net.or(real.ipis_per_op);

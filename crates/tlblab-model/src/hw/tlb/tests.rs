@@ -24,11 +24,26 @@ fn unified(levels: &[(u32, u32)], replacement: Replacement, inclusion: Inclusion
     TlbHierarchy::new(&specs, replacement, inclusion).unwrap()
 }
 
+/// The access of `va` for `kind` in address space `asid`, counted as kernel iff `kernel`.
+fn at(va: u64, kind: AccessKind, asid: u16, kernel: bool) -> Access {
+    Access { va, kind, asid, kernel }
+}
+
+/// A translation of page size `size` to frame `pfn` (writable).
+fn to(size: PageSize, pfn: u64, global: bool) -> Translation {
+    Translation { size, payload: TlbPayload::new(pfn, true), global }
+}
+
+/// [`TlbHierarchy::peek`] with the frame of the payload.
+fn peek(t: &TlbHierarchy, va: u64, asid: u16) -> Option<(PageSize, u64)> {
+    t.peek(va, asid).map(|(size, payload)| (size, payload.pfn()))
+}
+
 /// Translate with an identity page table, as `tlblab trace` does.
 fn access(t: &mut TlbHierarchy, va: u64) -> Lookup {
-    let r = t.lookup(va, AccessKind::Load, 0, false);
+    let r = t.lookup(at(va, AccessKind::Load, 0, false));
     if r == Lookup::Miss {
-        t.fill(va, AccessKind::Load, 0, PageSize::Size4K, va >> 12, false);
+        t.fill(at(va, AccessKind::Load, 0, false), to(PageSize::Size4K, va >> 12, false));
     }
     r
 }
@@ -46,7 +61,7 @@ fn lru_evicts_the_least_recently_used_way() {
         access(&mut t, p * K);
     }
     assert_eq!(present(&t, 0), vec![1, 3]);
-    assert!(matches!(access(&mut t, K), Lookup::Hit { level: 1, pfn: 1, .. }));
+    assert!(matches!(access(&mut t, K), Lookup::Hit { level: 1, payload, .. } if payload.pfn() == 1));
     assert_eq!(access(&mut t, 2 * K), Lookup::Miss);
 }
 
@@ -113,11 +128,15 @@ fn exclusive_levels_swap_entries() {
 #[test]
 fn entries_are_tagged_by_asid_and_global_entries_match_every_asid() {
     let mut t = unified(&[(4, 4)], Replacement::Lru, Inclusion::NonInclusive);
-    t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 7, false);
-    t.fill(2 * K, AccessKind::Load, 1, PageSize::Size4K, 8, true);
-    assert!(matches!(t.lookup(K, AccessKind::Load, 1, false), Lookup::Hit { pfn: 7, .. }));
-    assert_eq!(t.lookup(K, AccessKind::Load, 2, false), Lookup::Miss);
-    assert!(matches!(t.lookup(2 * K, AccessKind::Load, 2, true), Lookup::Hit { pfn: 8, .. }));
+    t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 7, false));
+    t.fill(at(2 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 8, true));
+    assert!(
+        matches!(t.lookup(at(K, AccessKind::Load, 1, false)), Lookup::Hit { payload, .. } if payload.pfn() == 7)
+    );
+    assert_eq!(t.lookup(at(K, AccessKind::Load, 2, false)), Lookup::Miss);
+    assert!(
+        matches!(t.lookup(at(2 * K, AccessKind::Load, 2, true)), Lookup::Hit { payload, .. } if payload.pfn() == 8)
+    );
 }
 
 #[test]
@@ -129,17 +148,21 @@ fn invlpg_drops_the_address_in_every_page_size_and_global_entries() {
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     let va = 5 * M2 + 3 * K;
-    t.fill(va, AccessKind::Load, 1, PageSize::Size2M, 100, false);
-    t.fill(va, AccessKind::Load, 2, PageSize::Size4K, 200, false);
-    t.fill(va, AccessKind::Load, 3, PageSize::Size4K, 300, true);
-    t.fill(va + K, AccessKind::Load, 1, PageSize::Size4K, 400, false);
+    t.fill(at(va, AccessKind::Load, 1, false), to(PageSize::Size2M, 100, false));
+    t.fill(at(va, AccessKind::Load, 2, false), to(PageSize::Size4K, 200, false));
+    t.fill(at(va, AccessKind::Load, 3, false), to(PageSize::Size4K, 300, true));
+    t.fill(at(va + K, AccessKind::Load, 1, false), to(PageSize::Size4K, 400, false));
     // INVLPG in asid 1: drops asid 1's 2M entry (both levels) and the global 4K one, keeps asid 2's
     // and the neighbouring page.
     let n = t.invlpg(va + 17, 1);
     assert_eq!(n, 4);
-    assert_eq!(t.lookup(va, AccessKind::Load, 1, false), Lookup::Miss);
-    assert!(matches!(t.lookup(va, AccessKind::Load, 2, false), Lookup::Hit { pfn: 200, .. }));
-    assert!(matches!(t.lookup(va + K, AccessKind::Load, 1, false), Lookup::Hit { pfn: 400, .. }));
+    assert_eq!(t.lookup(at(va, AccessKind::Load, 1, false)), Lookup::Miss);
+    assert!(
+        matches!(t.lookup(at(va, AccessKind::Load, 2, false)), Lookup::Hit { payload, .. } if payload.pfn() == 200)
+    );
+    assert!(
+        matches!(t.lookup(at(va + K, AccessKind::Load, 1, false)), Lookup::Hit { payload, .. } if payload.pfn() == 400)
+    );
     assert_eq!(t.flushes.invlpg, 1);
     assert_eq!(t.flushes.entries_invalidated, 4);
 }
@@ -148,9 +171,9 @@ fn invlpg_drops_the_address_in_every_page_size_and_global_entries() {
 fn full_flushes_respect_asid_and_global_bits() {
     let mk = || {
         let mut t = unified(&[(4, 4), (16, 4)], Replacement::Lru, Inclusion::NonInclusive);
-        t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 1, false);
-        t.fill(2 * K, AccessKind::Load, 2, PageSize::Size4K, 2, false);
-        t.fill(3 * K, AccessKind::Load, 1, PageSize::Size4K, 3, true);
+        t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 1, false));
+        t.fill(at(2 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 2, false));
+        t.fill(at(3 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 3, true));
         t
     };
     let asids = |t: &TlbHierarchy| {
@@ -185,8 +208,8 @@ fn counters_split_by_access_kind_and_privilege() {
         (kva, AccessKind::Store, true),
         (kva, AccessKind::Load, true),
     ] {
-        if t.lookup(va, kind, 0, kernel) == Lookup::Miss {
-            t.fill(va, kind, 0, PageSize::Size4K, 9, false);
+        if t.lookup(at(va, kind, 0, kernel)) == Lookup::Miss {
+            t.fill(at(va, kind, 0, false), to(PageSize::Size4K, 9, false));
         }
     }
     let names: Vec<&str> = t.views().iter().map(|v| v.name.as_str()).collect();
@@ -209,9 +232,9 @@ fn split_load_and_store_arrays_serve_their_own_accesses() {
         spec("Store DTLB", 1, Serves::Store, &[PageSize::Size4K], 1, 4),
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
-    t.fill(K, AccessKind::Store, 0, PageSize::Size4K, 1, false);
-    assert_eq!(t.lookup(K, AccessKind::Load, 0, false), Lookup::Miss);
-    assert!(matches!(t.lookup(K, AccessKind::Store, 0, false), Lookup::Hit { level: 1, .. }));
+    t.fill(at(K, AccessKind::Store, 0, false), to(PageSize::Size4K, 1, false));
+    assert_eq!(t.lookup(at(K, AccessKind::Load, 0, false)), Lookup::Miss);
+    assert!(matches!(t.lookup(at(K, AccessKind::Store, 0, false)), Lookup::Hit { level: 1, .. }));
     assert_eq!(t.views().len(), 2, "load and store arrays share the L1 DTLB view");
     assert_eq!(t.views()[1].name, "L1 DTLB");
 }
@@ -224,9 +247,9 @@ fn a_page_size_missing_from_level_one_is_served_by_the_stlb() {
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     let va = 3 << 30;
-    t.fill(va, AccessKind::Load, 0, PageSize::Size1G, 5, false);
+    t.fill(at(va, AccessKind::Load, 0, false), to(PageSize::Size1G, 5, false));
     assert!(matches!(
-        t.lookup(va + 12345, AccessKind::Load, 0, false),
+        t.lookup(at(va + 12345, AccessKind::Load, 0, false)),
         Lookup::Hit { level: 2, size: PageSize::Size1G, .. }
     ));
 }
@@ -419,7 +442,7 @@ impl ReferenceTlb {
 fn hier_entries(t: &TlbHierarchy) -> Vec<(usize, RefEntry)> {
     let mut v: Vec<_> = t
         .entries()
-        .map(|(i, e)| (i, RefEntry { vpn: e.vpn, asid: e.asid, global: e.global, pfn: e.pfn }))
+        .map(|(i, e)| (i, RefEntry { vpn: e.vpn, asid: e.asid, global: e.global, pfn: e.payload.pfn() }))
         .collect();
     v.sort();
     v
@@ -454,17 +477,12 @@ fn asids_globals_and_flushes_match_a_naive_reference() {
             match rand(100) {
                 0..=39 => {
                     let got = match t.lookup_or_fill(
-                        va,
-                        AccessKind::Load,
-                        asid,
-                        false,
-                        PageSize::Size4K,
-                        pfn,
-                        global,
+                        at(va, AccessKind::Load, asid, false),
+                        to(PageSize::Size4K, pfn, global),
                     ) {
-                        Lookup::Hit { level, pfn, size } => {
+                        Lookup::Hit { level, payload, size } => {
                             assert_eq!(size, PageSize::Size4K);
-                            Some((level, pfn))
+                            Some((level, payload.pfn()))
                         }
                         Lookup::Miss => None,
                     };
@@ -475,14 +493,14 @@ fn asids_globals_and_flushes_match_a_naive_reference() {
                     assert_eq!(got, want, "lookup_or_fill {}", ctx());
                 }
                 40..=59 => {
-                    let got = match t.lookup(va, AccessKind::Load, asid, false) {
-                        Lookup::Hit { level, pfn, .. } => Some((level, pfn)),
+                    let got = match t.lookup(at(va, AccessKind::Load, asid, false)) {
+                        Lookup::Hit { level, payload, .. } => Some((level, payload.pfn())),
                         Lookup::Miss => None,
                     };
                     assert_eq!(got, r.lookup(vpn, asid), "lookup {}", ctx());
                 }
                 60..=67 => {
-                    t.fill(va, AccessKind::Load, asid, PageSize::Size4K, pfn, global);
+                    t.fill(at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, pfn, global));
                     r.fill(vpn, asid, pfn, global);
                 }
                 68..=75 => {
@@ -506,7 +524,7 @@ fn asids_globals_and_flushes_match_a_naive_reference() {
                     invalidated += n;
                 }
                 _ => {
-                    let got = t.peek(va, asid);
+                    let got = peek(&t, va, asid);
                     assert_eq!(got, r.peek(vpn, asid).map(|pfn| (PageSize::Size4K, pfn)), "peek {}", ctx());
                 }
             }
@@ -527,46 +545,46 @@ fn peek_reports_what_a_lookup_would_find_without_touching_anything() {
         spec("STLB", 2, Serves::Unified, &[PageSize::Size4K, PageSize::Size2M], 8, 4),
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
-    assert_eq!(t.peek(K, 1), None);
-    t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 11, false);
-    t.fill(5 * M2, AccessKind::Load, 1, PageSize::Size2M, 22, false);
-    t.fill(9 * K, AccessKind::Load, 3, PageSize::Size4K, 33, true);
+    assert_eq!(peek(&t, K, 1), None);
+    t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 11, false));
+    t.fill(at(5 * M2, AccessKind::Load, 1, false), to(PageSize::Size2M, 22, false));
+    t.fill(at(9 * K, AccessKind::Load, 3, false), to(PageSize::Size4K, 33, true));
     let before =
         (t.views().iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks, t.flushes.clone());
-    assert_eq!(t.peek(K + 5, 1), Some((PageSize::Size4K, 11)));
-    assert_eq!(t.peek(K, 2), None, "another address space");
-    assert_eq!(t.peek(5 * M2 + 7 * K, 1), Some((PageSize::Size2M, 22)), "only level 2 holds 2M pages");
-    assert_eq!(t.peek(9 * K, 7), Some((PageSize::Size4K, 33)), "global entries match every address space");
-    assert_eq!(t.peek(9 * K, 0), Some((PageSize::Size4K, 33)));
+    assert_eq!(peek(&t, K + 5, 1), Some((PageSize::Size4K, 11)));
+    assert_eq!(peek(&t, K, 2), None, "another address space");
+    assert_eq!(peek(&t, 5 * M2 + 7 * K, 1), Some((PageSize::Size2M, 22)), "only level 2 holds 2M pages");
+    assert_eq!(peek(&t, 9 * K, 7), Some((PageSize::Size4K, 33)), "global entries match every address space");
+    assert_eq!(peek(&t, 9 * K, 0), Some((PageSize::Size4K, 33)));
     let after =
         (t.views().iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks, t.flushes.clone());
     assert_eq!(before, after, "peek counts nothing");
     // Flushed (stale) entries are invisible; global ones survive an ASID flush.
     assert_eq!(t.flush_asid(1), 3);
-    assert_eq!(t.peek(K, 1), None);
-    assert_eq!(t.peek(5 * M2, 1), None);
-    assert_eq!(t.peek(9 * K, 1), Some((PageSize::Size4K, 33)));
+    assert_eq!(peek(&t, K, 1), None);
+    assert_eq!(peek(&t, 5 * M2, 1), None);
+    assert_eq!(peek(&t, 9 * K, 1), Some((PageSize::Size4K, 33)));
     assert_eq!(t.flush_all_asids(), 0);
-    assert_eq!(t.peek(9 * K, 1), Some((PageSize::Size4K, 33)));
+    assert_eq!(peek(&t, 9 * K, 1), Some((PageSize::Size4K, 33)));
     assert_eq!(t.flush_global(), 2);
-    assert_eq!(t.peek(9 * K, 1), None);
+    assert_eq!(peek(&t, 9 * K, 1), None);
 }
 
 #[test]
 fn peek_does_not_update_lru_order() {
     let mut t = unified(&[(1, 2)], Replacement::Lru, Inclusion::NonInclusive);
-    t.fill(K, AccessKind::Load, 1, PageSize::Size4K, 1, false);
-    t.fill(2 * K, AccessKind::Load, 1, PageSize::Size4K, 2, false);
+    t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 1, false));
+    t.fill(at(2 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 2, false));
     // Page 1 is the LRU way; peeking at it must not make it recent.
     for _ in 0..3 {
-        assert_eq!(t.peek(K, 1), Some((PageSize::Size4K, 1)));
+        assert_eq!(peek(&t, K, 1), Some((PageSize::Size4K, 1)));
     }
-    t.fill(3 * K, AccessKind::Load, 1, PageSize::Size4K, 3, false);
-    assert_eq!(t.peek(K, 1), None, "the peeked LRU entry is evicted first");
+    t.fill(at(3 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 3, false));
+    assert_eq!(peek(&t, K, 1), None, "the peeked LRU entry is evicted first");
     assert_eq!(present(&t, 0), vec![2, 3]);
     // A lookup, unlike a peek, does make it recent.
-    assert!(matches!(t.lookup(2 * K, AccessKind::Load, 1, false), Lookup::Hit { .. }));
-    t.fill(4 * K, AccessKind::Load, 1, PageSize::Size4K, 4, false);
+    assert!(matches!(t.lookup(at(2 * K, AccessKind::Load, 1, false)), Lookup::Hit { .. }));
+    t.fill(at(4 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 4, false));
     assert_eq!(present(&t, 0), vec![2, 4]);
 }
 
@@ -575,18 +593,18 @@ fn flushed_entries_are_the_first_victims_and_are_not_listed() {
     let mut t = unified(&[(1, 4)], Replacement::Lru, Inclusion::NonInclusive);
     // Ways in fill order: asid 1 page 1, asid 2 page 2, asid 1 page 3, asid 2 page 4.
     for (asid, p) in [(1, 1), (2, 2), (1, 3), (2, 4)] {
-        t.fill(p * K, AccessKind::Load, asid, PageSize::Size4K, p, false);
+        t.fill(at(p * K, AccessKind::Load, asid, false), to(PageSize::Size4K, p, false));
     }
-    assert!(matches!(t.lookup(K, AccessKind::Load, 1, false), Lookup::Hit { .. }));
+    assert!(matches!(t.lookup(at(K, AccessKind::Load, 1, false)), Lookup::Hit { .. }));
     assert_eq!(t.flush_asid(1), 2);
     assert_eq!(t.flush_asid(1), 0, "nothing left to flush");
     assert_eq!(present(&t, 0), vec![2, 4]);
-    assert_eq!(t.lookup(K, AccessKind::Load, 1, false), Lookup::Miss);
+    assert_eq!(t.lookup(at(K, AccessKind::Load, 1, false)), Lookup::Miss);
     // The two stale ways take the next two fills although page 2 is the least recently used.
-    t.fill(5 * K, AccessKind::Load, 2, PageSize::Size4K, 5, false);
-    t.fill(6 * K, AccessKind::Load, 1, PageSize::Size4K, 6, false);
+    t.fill(at(5 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 5, false));
+    t.fill(at(6 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 6, false));
     assert_eq!(present(&t, 0), vec![2, 4, 5, 6]);
-    t.fill(7 * K, AccessKind::Load, 2, PageSize::Size4K, 7, false);
+    t.fill(at(7 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 7, false));
     assert_eq!(present(&t, 0), vec![4, 5, 6, 7]);
     let asids: Vec<(u64, u16)> = {
         let mut v: Vec<_> = t.entries().map(|(_, e)| (e.vpn, e.asid)).collect();
@@ -603,18 +621,18 @@ fn every_address_space_can_hold_entries_at_once() {
     let mut t = unified(&[(1024, 8)], Replacement::Lru, Inclusion::NonInclusive);
     let va = |asid: u16| asid as u64 * K;
     for asid in 0..=MAX_ASID {
-        t.fill(va(asid), AccessKind::Load, asid, PageSize::Size4K, asid as u64, false);
+        t.fill(at(va(asid), AccessKind::Load, asid, false), to(PageSize::Size4K, asid as u64, false));
     }
     for asid in (0..=MAX_ASID).step_by(97) {
         assert_eq!(t.flush_asid(asid), 1);
-        assert_eq!(t.lookup(va(asid), AccessKind::Load, asid, false), Lookup::Miss);
-        t.fill(va(asid), AccessKind::Load, asid, PageSize::Size4K, asid as u64 + 1, false);
+        assert_eq!(t.lookup(at(va(asid), AccessKind::Load, asid, false)), Lookup::Miss);
+        t.fill(at(va(asid), AccessKind::Load, asid, false), to(PageSize::Size4K, asid as u64 + 1, false));
     }
     assert!(t.ids.purges > 0);
     for asid in 0..=MAX_ASID {
         let pfn = asid as u64 + (asid % 97 == 0) as u64;
-        assert_eq!(t.peek(va(asid), asid), Some((PageSize::Size4K, pfn)), "asid {asid}");
-        assert_eq!(t.peek(va(asid), asid ^ 1), None, "asid {asid}");
+        assert_eq!(peek(&t, va(asid), asid), Some((PageSize::Size4K, pfn)), "asid {asid}");
+        assert_eq!(peek(&t, va(asid), asid ^ 1), None, "asid {asid}");
     }
     assert_eq!(t.flush_all_asids(), MAX_ASID as u64 + 1);
     assert_eq!(t.entries().count(), 0);
@@ -666,22 +684,25 @@ fn a_sized_lookup_does_what_the_full_lookup_does() {
                 match kind {
                     0..=7 => {
                         let (va, k, size) = kernel_touch(arg);
-                        let a = full.lookup_or_fill(va, k, asid, true, size, va >> 12, global);
-                        let b = sized.lookup_or_fill_sized(va, k, asid, true, size, va >> 12, global);
+                        let a = full.lookup_or_fill(at(va, k, asid, true), to(size, va >> 12, global));
+                        let b = sized.lookup_or_fill_sized(at(va, k, asid, true), to(size, va >> 12, global));
                         assert_eq!(a, b);
                     }
                     8..=13 => {
                         let va = arg * 7 * K;
                         assert_eq!(
-                            full.peek(va, asid).map(|p| p.1),
-                            sized.peek_sized(va, asid, PageSize::Size4K)
+                            peek(&full, va, asid).map(|p| p.1),
+                            sized.peek_sized(va, asid, PageSize::Size4K).map(TlbPayload::pfn)
                         );
-                        let a = full.lookup(va, AccessKind::Load, asid, false);
-                        let b = sized.lookup_sized(va, AccessKind::Load, asid, false, PageSize::Size4K);
+                        let a = full.lookup(at(va, AccessKind::Load, asid, false));
+                        let b = sized.lookup_sized(at(va, AccessKind::Load, asid, false), PageSize::Size4K);
                         assert_eq!(a, b);
                         if a == Lookup::Miss {
                             for t in [&mut full, &mut sized] {
-                                t.fill(va, AccessKind::Load, asid, PageSize::Size4K, arg, false);
+                                t.fill(
+                                    at(va, AccessKind::Load, asid, false),
+                                    to(PageSize::Size4K, arg, false),
+                                );
                             }
                         }
                     }
@@ -715,7 +736,7 @@ fn replaying_a_level_one_hit_is_the_hit() {
             if kind < 10 {
                 let (va, k, size) = kernel_touch(arg);
                 let slot = (arg % 64) as usize;
-                let a = look.lookup_or_fill_sized(va, k, asid, true, size, va >> 12, false);
+                let a = look.lookup_or_fill_sized(at(va, k, asid, true), to(size, va >> 12, false));
                 match known[slot] {
                     Some(way) if replay.still_hits(&way, asid) => {
                         assert!(matches!(a, Lookup::Hit { level: 1, .. }), "a replayable way must hit");
@@ -724,15 +745,15 @@ fn replaying_a_level_one_hit_is_the_hit() {
                     }
                     other => {
                         stale += other.is_some() as u32;
-                        replay.lookup_or_fill_sized(va, k, asid, true, size, va >> 12, false);
+                        replay.lookup_or_fill_sized(at(va, k, asid, true), to(size, va >> 12, false));
                     }
                 }
-                known[slot] = replay.l1_way(va, k, asid, size);
+                known[slot] = replay.l1_way(at(va, k, asid, true), size);
             } else if kind < 14 {
                 let va = arg * 11 * K;
                 for t in [&mut look, &mut replay] {
-                    if t.lookup(va, AccessKind::Load, asid, false) == Lookup::Miss {
-                        t.fill(va, AccessKind::Load, asid, PageSize::Size4K, arg, false);
+                    if t.lookup(at(va, AccessKind::Load, asid, false)) == Lookup::Miss {
+                        t.fill(at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, arg, false));
                     }
                 }
             } else {

@@ -1,0 +1,176 @@
+//! Invalidation (INVLPG, flushing CR3 writes, INVPCID, CR4.PGE toggles), the oracle's
+//! side-effect-free `peek`, and handing out and recycling internal address-space ids.
+
+use super::spec::PageSize;
+use super::tag::*;
+use super::{TlbHierarchy, TlbPayload};
+
+impl TlbHierarchy {
+    /// Whether some level would translate `va` in address space `asid` (with an entry of that
+    /// address space or a global one), and with what: the page size and the stored payload. Changes
+    /// nothing (no replacement state, no counters). Probes the live page sizes of every array,
+    /// level by level; within a set it picks what a lookup would.
+    pub fn peek(&self, va: u64, asid: u16) -> Option<(PageSize, TlbPayload)> {
+        let id = self.ids.key(asid);
+        if id == NO_ID && !self.globals {
+            return None; // nothing of this ASID is cached (e.g. since its last full flush)
+        }
+        for &a in &self.by_level {
+            let arr = &self.arrays[a as usize];
+            for size in PageSize::ALL {
+                if arr.holds(size) && self.sizes_live & (1 << size as u8) != 0 {
+                    let vpn = vpn_of(va, size);
+                    if let Some(payload) = arr.peek(vpn, make_tag(vpn, size, id)) {
+                        return Some((size, payload));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// [`Self::peek`] of a translation that can only have page size `size`: its stored payload.
+    pub fn peek_sized(&self, va: u64, asid: u16, size: PageSize) -> Option<TlbPayload> {
+        let id = self.ids.key(asid);
+        if id == NO_ID && !self.globals {
+            return None;
+        }
+        let vpn = vpn_of(va, size);
+        self.by_level
+            .iter()
+            .map(|&a| &self.arrays[a as usize])
+            .filter(|arr| arr.holds(size))
+            .find_map(|arr| arr.peek(vpn, make_tag(vpn, size, id)))
+    }
+
+    /// Whether any non-global entry of `asid` may be cached (false from a full flush of it
+    /// until its next fill).
+    pub fn may_hold(&self, asid: u16) -> bool {
+        self.ids.key(asid & MAX_ASID) != NO_ID
+    }
+
+    /// INVLPG: drops the translation of `va` in address space `asid` (and any global one) from
+    /// every level and every page size that could cover it.
+    pub fn invlpg(&mut self, va: u64, asid: u16) -> u64 {
+        self.flushes.invlpg += 1;
+        let id = self.ids.key(asid);
+        let mut n = 0;
+        for arr in &mut self.arrays {
+            for size in PageSize::ALL {
+                if arr.holds(size) && self.sizes_live & (1 << size as u8) != 0 {
+                    n += arr.invalidate_vpn(vpn_of(va, size), size, id, true, &mut self.ids);
+                }
+            }
+        }
+        self.flushes.entries_invalidated += n;
+        n
+    }
+
+    /// A flushing CR3 write: every non-global entry of `asid`. O(1) amortized: the entries go
+    /// stale with their id.
+    pub fn flush_asid(&mut self, asid: u16) -> u64 {
+        self.flushes.flush_asid += 1;
+        let asid = asid & MAX_ASID;
+        let mut n = 0;
+        if self.ids.key(asid) != NO_ID {
+            self.track();
+            n = self.ids.count[self.ids.key(asid) as usize] as u64;
+            if n > 0 {
+                // Its entries go stale; it gets a fresh id at its next fill.
+                self.ids.unbind(asid);
+            }
+        }
+        self.flushes.entries_invalidated += n;
+        n
+    }
+
+    /// Every non-global entry of every address space (INVPCID all-context, non-global). O(1)
+    /// amortized: every address space gives up its id (named since the last such flush).
+    pub fn flush_all_asids(&mut self) -> u64 {
+        self.flushes.flush_all_asids += 1;
+        self.track();
+        let mut n = 0;
+        for word in 0..self.ids.named.len() {
+            while self.ids.named[word] != 0 {
+                let asid = (word * 64 + self.ids.named[word].trailing_zeros() as usize) as u16;
+                let id = self.ids.key[asid as usize] as usize;
+                let held = self.ids.count[id] as u64;
+                self.ids.unbind(asid);
+                if held == 0 {
+                    self.ids.free.push(id as u16);
+                }
+                n += held;
+            }
+        }
+        self.flushes.entries_invalidated += n;
+        n
+    }
+
+    /// Everything, global entries included (CR4.PGE toggle / INVPCID all-context incl. globals).
+    pub fn flush_global(&mut self) -> u64 {
+        self.flushes.flush_global += 1;
+        let n: u64 = self.arrays.iter_mut().map(|a| a.clear_all(&mut self.ids)).sum();
+        if self.ids.tracking {
+            // No entry is left: every stale id is free again.
+            self.ids.recycle_unowned();
+        }
+        self.flushes.entries_invalidated += n;
+        n
+    }
+
+    /// The id (key bits) of `asid`, which is about to fill: named now if it has none.
+    #[inline(always)]
+    pub(super) fn id_for_fill(&mut self, asid: u16) -> u64 {
+        let id = self.ids.key(asid);
+        if id != NO_ID {
+            id
+        } else {
+            self.name(asid)
+        }
+    }
+
+    /// Gives `asid` a free id, purging if none is left (then one is: `asid` holds none, so at
+    /// most `NR_IDS - 1` ids are held).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn name(&mut self, asid: u16) -> u64 {
+        if self.ids.free.is_empty() {
+            self.purge();
+        }
+        self.ids.name(asid)
+    }
+
+    /// Starts keeping per-id entry counts (see [`AsidIds::tracking`]).
+    pub(super) fn track(&mut self) {
+        if !self.ids.tracking {
+            self.ids.count.fill(0);
+            for a in &self.arrays {
+                a.count_ids(&mut self.ids.count);
+            }
+            self.ids.tracking = true;
+            self.build_plans();
+        }
+    }
+
+    /// Recycles ids: zeroes every stale entry, takes the ids of address spaces holding no entry
+    /// back, and frees every id no address space holds. One scan of every array, needed once per
+    /// `NR_IDS - (address spaces with entries)` namings.
+    pub(super) fn purge(&mut self) {
+        self.ids.purges += 1;
+        self.track();
+        for a in &mut self.arrays {
+            a.clear_stale(&mut self.ids);
+        }
+        for word in 0..self.ids.named.len() {
+            let mut bits = self.ids.named[word];
+            while bits != 0 {
+                let asid = (word * 64 + bits.trailing_zeros() as usize) as u16;
+                bits &= bits - 1;
+                if self.ids.count[self.ids.key[asid as usize] as usize] == 0 {
+                    self.ids.unbind(asid);
+                }
+            }
+        }
+        self.ids.recycle_unowned();
+    }
+}

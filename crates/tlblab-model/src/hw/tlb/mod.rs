@@ -1,0 +1,616 @@
+//! The per-CPU TLB hierarchy: first-level instruction and data TLBs, second-level STLB / L2 TLBs,
+//! each a set-associative array of translations tagged by address-space id, page size and global
+//! bit.
+//!
+//! A lookup probes level 1, then level 2, ..., then reports a miss (the caller walks the page
+//! table and calls [`TlbHierarchy::fill`]). Hardware probes the arrays of every page size at a
+//! level in parallel; the model does the same, skipping page sizes that were never filled.
+//!
+//! Hot path rules (see DESIGN.md "Speed"): flat arrays per structure, one `u64` tag compare per
+//! way, no allocation and no hashing on lookup.
+//!
+//! How the hot path keeps to them: each access kind has a precomputed probe plan (the arrays of
+//! the live page sizes, level by level), so a lookup is one loop over flat steps; a set is one
+//! contiguous slice scanned branch-free for the common associativities; LRU is a per-way stamp,
+//! so a hit is one store and a victim is the smallest stamp; and `lookup_or_fill` (the trace
+//! driver's walk-on-miss) picks each missed level's victim during the probe, so the fill is a
+//! store.
+//!
+//! Flushing an address space (a flushing CR3 write, and INVPCID's all-context flush) is O(1)
+//! amortized, as the engine's shootdowns need: tags hold an internal id per address space, and a
+//! flush retires the id, leaving its entries stale (invalid in every respect) until a purge
+//! recycles ids (`AsidIds`). [`TlbHierarchy::peek`] answers "would this CPU translate va?"
+//! (the safety oracle's question) with one probe per array.
+//!
+//! Files: `spec.rs` (page sizes, access kinds, geometry, structure specs, counters), `tag.rs` (the
+//! tag layout and the ASID/PCID -> internal id map), `array.rs` (one set-associative array),
+//! `replacement.rs` (LRU, tree-PLRU), `plan.rs` (probe and fill plans), `flush.rs` (INVLPG, CR3
+//! and INVPCID flushes, `peek`, id recycling); this file: the hierarchy, its lookups and fills.
+
+mod array;
+mod flush;
+mod plan;
+mod replacement;
+mod spec;
+mod tag;
+
+pub use array::{ArrayView, Entry, TlbArray};
+pub use replacement::Replacement;
+pub use spec::{
+    AccessKind, FlushCounters, Geometry, Inclusion, LevelCounters, LevelView, PageSize, Serves,
+    StructureSpec, NR_ACCESS_KINDS, NR_PAGE_SIZES,
+};
+pub use tag::MAX_ASID;
+
+use plan::{FillPlan, FillStep, Plan, ProbeStep, MAX_STEPS, NO_STEP};
+use spec::Side;
+use tag::*;
+
+/// Array index per access kind and page size of one view, `NONE` if its level cannot hold it.
+type ViewArrays = [[u8; NR_PAGE_SIZES]; NR_ACCESS_KINDS];
+
+const NONE: u8 = u8::MAX;
+/// Deepest hierarchy supported (`tlblab trace --tlb` may stack this many levels).
+pub const MAX_LEVELS: usize = 8;
+
+/// What a TLB entry holds besides its tag: the frame, and whether the entry allows stores (the
+/// PTE's R/W bit as the walk found it: a store through a read-only entry faults). Packed in one
+/// `u64` (`pfn << 1 | writable`), so a way is two words and a stamp, as before it had a name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct TlbPayload(u64);
+
+impl TlbPayload {
+    #[inline(always)]
+    pub const fn new(pfn: u64, writable: bool) -> TlbPayload {
+        TlbPayload(pfn << 1 | writable as u64)
+    }
+
+    #[inline(always)]
+    pub const fn pfn(self) -> u64 {
+        self.0 >> 1
+    }
+
+    #[inline(always)]
+    pub const fn writable(self) -> bool {
+        self.0 & 1 == 1
+    }
+}
+
+/// One access as the TLB sees it: the linear address, what kind of access, the address space
+/// (ASID/PCID) it is made in, and whether it counts as a kernel or a user access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub va: u64,
+    pub kind: AccessKind,
+    pub asid: u16,
+    pub kernel: bool,
+}
+
+/// What a page walk found for an access, which a fill installs: the page size, the payload and
+/// whether the entry is global (matches every address space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Translation {
+    pub size: PageSize,
+    pub payload: TlbPayload,
+    pub global: bool,
+}
+
+/// Where a lookup was satisfied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// Hit at `level` (1-based) with the cached payload and page size.
+    Hit { level: u8, payload: TlbPayload, size: PageSize },
+    /// Missed every level: the caller walks the page table and calls `fill`.
+    Miss,
+}
+
+/// A level-1 way holding a translation, as [`TlbHierarchy::l1_way`] found it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct L1Way {
+    key: u64,
+    slot: u32,
+    array: u8,
+    view: u8,
+}
+
+impl L1Way {
+    /// No way (never still hits: no stored key is 0 and valid).
+    pub const NONE: L1Way = L1Way { key: 0, slot: 0, array: 0, view: 0 };
+}
+
+/// One hardware thread's TLBs.
+#[derive(Debug, Clone)]
+pub struct TlbHierarchy {
+    arrays: Vec<TlbArray>,
+    specs: Vec<StructureSpec>,
+    views: Vec<LevelView>,
+    /// Per view: the arrays it is made of.
+    view_arrays: Vec<ViewArrays>,
+    /// `paths[kind][..depths[kind]]` = view indices, innermost first.
+    paths: [[u8; MAX_LEVELS]; NR_ACCESS_KINDS],
+    depths: [u8; NR_ACCESS_KINDS],
+    /// The lookup plan per access kind.
+    plans: [Plan; NR_ACCESS_KINDS],
+    /// `fills[kind][size]`.
+    fills: [[FillPlan; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
+    replacement: Replacement,
+    inclusion: Inclusion,
+    /// Page sizes ever filled: lookups skip the rest.
+    sizes_live: u8,
+    /// A global entry was ever filled (else a probe needs one compare per way, see
+    /// [`TlbArray::probe`]).
+    globals: bool,
+    /// Architectural address-space ids to the ids the tags hold.
+    ids: AsidIds,
+    /// The arrays by level (then in spec order): the order [`Self::peek`] probes them in.
+    by_level: Vec<u8>,
+    /// Accesses that missed every level (page walks), `[kind][user/kernel]`.
+    pub walks: [[u64; 2]; NR_ACCESS_KINDS],
+    pub flushes: FlushCounters,
+}
+
+impl TlbHierarchy {
+    /// Builds the hierarchy. Structures at the same level, side and page size are an error.
+    pub fn new(
+        specs: &[StructureSpec],
+        replacement: Replacement,
+        inclusion: Inclusion,
+    ) -> Result<TlbHierarchy, String> {
+        if specs.is_empty() {
+            return Err("a TLB hierarchy needs at least one structure".into());
+        }
+        if specs.len() >= NONE as usize {
+            return Err("too many TLB structures".into());
+        }
+        let arrays: Vec<TlbArray> =
+            specs.iter().map(|s| TlbArray::new(s.geometry, replacement, &s.page_sizes)).collect();
+        // Group structures into views by (level, side).
+        let mut views: Vec<LevelView> = Vec::new();
+        let mut view_arrays: Vec<ViewArrays> = Vec::new();
+        let mut view_side: Vec<Side> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (i, s) in specs.iter().enumerate() {
+            let side = s.serves.side();
+            let v = match views.iter().zip(&view_side).position(|(v, vs)| v.level == s.level && *vs == side) {
+                Some(v) => v,
+                None => {
+                    views.push(LevelView {
+                        name: view_name(s.level, side),
+                        level: s.level,
+                        counters: LevelCounters::default(),
+                    });
+                    view_arrays.push([[NONE; NR_PAGE_SIZES]; NR_ACCESS_KINDS]);
+                    view_side.push(side);
+                    members.push(Vec::new());
+                    views.len() - 1
+                }
+            };
+            members[v].push(i);
+            for kind in AccessKind::ALL.into_iter().filter(|&k| s.serves.covers(k)) {
+                for &p in &s.page_sizes {
+                    let slot = &mut view_arrays[v][kind as usize][p as usize];
+                    if *slot != NONE {
+                        return Err(format!(
+                            "structures `{}` and `{}` both hold level-{} {} pages for {:?} accesses",
+                            specs[*slot as usize].name,
+                            s.name,
+                            s.level,
+                            p.name(),
+                            kind
+                        ));
+                    }
+                    *slot = i as u8;
+                }
+            }
+        }
+        // A view made of one structure reports under that structure's name.
+        for (v, m) in views.iter_mut().zip(&members) {
+            if let [only] = m[..] {
+                v.name = specs[only].name.clone();
+            }
+        }
+        let max_level = specs.iter().map(|s| s.level).max().unwrap_or(1);
+        if max_level as usize > MAX_LEVELS {
+            return Err(format!("at most {MAX_LEVELS} TLB levels"));
+        }
+        let mut paths = [[NONE; MAX_LEVELS]; NR_ACCESS_KINDS];
+        let mut depths = [0u8; NR_ACCESS_KINDS];
+        for kind in AccessKind::ALL {
+            for level in 1..=max_level {
+                if let Some(v) = views
+                    .iter()
+                    .zip(&view_arrays)
+                    .position(|(v, a)| v.level == level && a[kind as usize].iter().any(|&a| a != NONE))
+                {
+                    let k = kind as usize;
+                    paths[k][depths[k] as usize] = v as u8;
+                    depths[k] += 1;
+                }
+            }
+        }
+        let empty_plan = Plan { len: 0, steps: [NO_STEP; MAX_STEPS], chain: false };
+        let empty_fill =
+            FillPlan { len: 0, walk_len: 0, steps: [FillStep { array: NONE, depth: 0 }; MAX_LEVELS] };
+        let mut t = TlbHierarchy {
+            arrays,
+            specs: specs.to_vec(),
+            views,
+            view_arrays,
+            paths,
+            depths,
+            plans: [empty_plan.clone(), empty_plan.clone(), empty_plan],
+            fills: [[empty_fill; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
+            replacement,
+            inclusion,
+            sizes_live: 0,
+            globals: false,
+            ids: AsidIds::new(),
+            by_level: {
+                let mut v: Vec<u8> = (0..specs.len() as u8).collect();
+                v.sort_by_key(|&i| specs[i as usize].level);
+                v
+            },
+            walks: Default::default(),
+            flushes: FlushCounters::default(),
+        };
+        t.build_plans();
+        Ok(t)
+    }
+
+    pub fn views(&self) -> &[LevelView] {
+        &self.views
+    }
+
+    pub fn specs(&self) -> &[StructureSpec] {
+        &self.specs
+    }
+
+    /// The structures, in spec order, as their contents look from outside.
+    pub fn arrays(&self) -> Vec<ArrayView<'_>> {
+        self.arrays.iter().map(|array| ArrayView { array, ids: &self.ids }).collect()
+    }
+
+    pub fn inclusion(&self) -> Inclusion {
+        self.inclusion
+    }
+
+    /// Translates `a.va` for `a.kind` in address space `a.asid`, counted as a user or kernel
+    /// access (`a.kernel`). On a hit below level 1 the entry is filled into the inner levels as
+    /// the inclusion policy says.
+    #[inline]
+    pub fn lookup(&mut self, a: Access) -> Lookup {
+        self.lookup_of(a, None)
+    }
+
+    /// [`Self::lookup`] probing only the arrays of page size `only`, if given (see
+    /// [`Self::lookup_sized`]).
+    #[inline(always)]
+    fn lookup_of(&mut self, a: Access, only: Option<PageSize>) -> Lookup {
+        let Access { va, kind, asid, kernel } = a;
+        let k = kind as usize;
+        let priv_ = kernel as usize;
+        let one_key = !self.globals;
+        let id = self.ids.key(asid);
+        let plan = &self.plans[k];
+        // Nothing of `asid` is cached and no global entry exists: every probe would miss (and a
+        // missing probe changes nothing).
+        let hopeless = id == NO_ID && one_key;
+        for s in &plan.steps[..plan.len as usize] {
+            if s.array != NONE && !hopeless && only.is_none_or(|z| s.size == z) {
+                let vpn = (va << (64 - 57)) >> s.vpn_shift;
+                let want = s.tag_base | vpn << VPN_SHIFT | id;
+                let arr = &mut self.arrays[s.array as usize];
+                if let Some((tag, payload)) = arr.probe::<false>(vpn, want, one_key) {
+                    self.views[s.view as usize].counters.hits[k][priv_] += 1;
+                    let s = *s;
+                    if s.depth > 0 {
+                        self.promote(kind, &s, vpn, want, tag, payload);
+                    }
+                    return Lookup::Hit { level: s.level, payload, size: s.size };
+                }
+            }
+            if s.ends_level {
+                self.views[s.view as usize].counters.misses[k][priv_] += 1;
+            }
+        }
+        self.walks[k][priv_] += 1;
+        Lookup::Miss
+    }
+
+    /// [`Self::lookup`], and on a miss [`Self::fill`] with `t`: what a caller with a page table
+    /// that maps every page does.
+    ///
+    /// Fused, the fill skips what the lookup just proved: the translation is in no array, so no
+    /// stale copy needs replacing; and on the common shape (see [`Plan::chain`]) each level picks
+    /// its victim way while the probe has the set at hand, so a fill is a plain store.
+    #[inline(always)]
+    pub fn lookup_or_fill(&mut self, a: Access, t: Translation) -> Lookup {
+        let plan = &self.plans[a.kind as usize];
+        // The chain's probes match one key per way (no global entry exists), so they also cover
+        // what a non-global fill replaces.
+        if plan.chain && plan.steps[0].size == t.size && !t.global {
+            self.chain_lookup_or_fill(a, t.payload)
+        } else {
+            self.lookup_then_fill(a, t)
+        }
+    }
+
+    /// [`Self::lookup_or_fill`] of a translation that only ever has page size `t.size` (the
+    /// kernel's own mappings: image text in 2M pages, the direct map in 1G or 2M, stacks in 4K):
+    /// probes only the arrays holding that size. A probe of another size could not hit, and a
+    /// missing probe changes nothing, so replacement state, counters and the result are those
+    /// of the full lookup, at a fraction of the probes.
+    pub fn lookup_or_fill_sized(&mut self, a: Access, t: Translation) -> Lookup {
+        let r = self.lookup_sized(a, t.size);
+        if r == Lookup::Miss {
+            self.fill_inner(a, t, true);
+        }
+        r
+    }
+
+    /// [`Self::lookup`] of a translation that can only have page size `size` (see
+    /// [`Self::lookup_or_fill_sized`]): the same result, counters and replacement state.
+    #[inline]
+    pub fn lookup_sized(&mut self, a: Access, size: PageSize) -> Lookup {
+        self.lookup_sized_at(a.va, a.kind, a.asid, a.kernel, size)
+    }
+
+    /// [`Self::lookup_sized`] out of line. Its arguments are scalars, not an [`Access`]: the
+    /// engine calls it for every user access, and scalars travel in registers where a struct of
+    /// mixed fields is passed through memory.
+    #[inline(never)]
+    fn lookup_sized_at(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        size: PageSize,
+    ) -> Lookup {
+        self.lookup_of(Access { va, kind, asid, kernel }, Some(size))
+    }
+
+    /// Where the translation of `a.va` (page size `size`) sits at level 1, read just after a
+    /// [`Self::lookup_or_fill_sized`] of it, which leaves it there (hit, promoted or filled) as
+    /// the last slot its level-1 array touched. `None` if it is not there (no level-1 array of
+    /// that size, or a later touch of the array came in between). Changes nothing.
+    pub fn l1_way(&self, a: Access, size: PageSize) -> Option<L1Way> {
+        let plan = &self.plans[a.kind as usize];
+        let s = plan.steps[..plan.len as usize]
+            .iter()
+            .take_while(|s| s.depth == 0)
+            .find(|s| s.array != NONE && s.size == size)?;
+        let vpn = (a.va << (64 - 57)) >> s.vpn_shift;
+        let want = s.tag_base | vpn << VPN_SHIFT | self.ids.key(a.asid);
+        let arr = &self.arrays[s.array as usize];
+        let key = arr.slots[arr.last as usize].key;
+        (key == want || key == global_key(want)).then_some(L1Way {
+            key,
+            slot: arr.last,
+            array: s.array,
+            view: s.view,
+        })
+    }
+
+    /// Whether a lookup in `asid` would still hit `way` first. A non-global entry's key holds
+    /// the id its address space had when it was filled: the key still matches iff the address
+    /// space still has that id (a flush takes it away; an id is handed out again only once no
+    /// entry holds it), so the way holds a live entry a lookup matches. The one-match condition
+    /// of [`Self::l1_way`] holds as long as no second copy of the page is filled, which the
+    /// callers' fixed-size, fixed-globalness translations never do.
+    #[inline]
+    pub fn still_hits(&self, way: &L1Way, asid: u16) -> bool {
+        self.arrays[way.array as usize].slots[way.slot as usize].key == way.key
+            && (way.key & GLOBAL != 0 || way.key & ID_BITS == self.ids.key(asid))
+    }
+
+    /// What a level-1 hit on `way` (which [`Self::still_hits`]) does: the replacement update
+    /// and the hit count.
+    pub fn rehit(&mut self, way: &L1Way, kind: AccessKind, kernel: bool) {
+        let arr = &mut self.arrays[way.array as usize];
+        let (base, w) = (way.slot as usize / arr.ways * arr.ways, way.slot as usize % arr.ways);
+        arr.touch(base, w);
+        self.views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
+    }
+
+    /// [`Self::lookup_or_fill`] off the fast path.
+    #[inline(never)]
+    fn lookup_then_fill(&mut self, a: Access, t: Translation) -> Lookup {
+        let r = self.lookup(a);
+        if r == Lookup::Miss {
+            self.fill_inner(a, t, true);
+        }
+        r
+    }
+
+    /// [`Self::lookup_or_fill`] on a chain plan, of a non-global translation: one probe per level,
+    /// LRU, non-inclusive, no global entry, no stale entry.
+    #[inline(always)]
+    fn chain_lookup_or_fill(&mut self, a: Access, payload: TlbPayload) -> Lookup {
+        let Access { va, kind, asid, kernel } = a;
+        let k = kind as usize;
+        let priv_ = kernel as usize;
+        // `[kind][user/kernel]` counters, flattened once.
+        let kp = k * 2 + priv_;
+        let plan = &self.plans[k];
+        let steps = &plan.steps[..plan.len as usize];
+        // One page size: the same vpn and tag at every level.
+        let first = &plan.steps[0];
+        let vpn = (va << (64 - 57)) >> first.vpn_shift;
+        let mut want = first.tag_base | vpn << VPN_SHIFT | self.ids.key(asid);
+        for (depth, s) in steps.iter().enumerate() {
+            // A miss leaves the array's victim way for the fill: nothing else touches the set
+            // before it.
+            if let Some((tag, hit)) = self.arrays[s.array as usize].probe::<true>(vpn, want, true) {
+                self.views[s.view as usize].counters.hits.as_flattened_mut()[kp] += 1;
+                // Non-inclusive: copy into the levels that missed, outermost first.
+                if depth > 0 {
+                    for inner in steps[..depth].iter().rev() {
+                        self.arrays[inner.array as usize].put_victim(tag, hit);
+                    }
+                }
+                return Lookup::Hit { level: s.level, payload: hit, size: s.size };
+            }
+            self.views[s.view as usize].counters.misses.as_flattened_mut()[kp] += 1;
+        }
+        self.walks.as_flattened_mut()[kp] += 1;
+        if want & NO_ID != 0 {
+            // The address space's first fill. No entry is stale, so naming does not purge (which
+            // would clear ways under the victims just chosen).
+            want = (want & !ID_BITS) | self.ids.name(asid);
+        }
+        for s in steps.iter().rev() {
+            self.arrays[s.array as usize].put_victim(want, payload);
+        }
+        Lookup::Miss
+    }
+
+    /// Moves or copies an entry found by step `s` (below level 1) into the inner levels.
+    fn promote(
+        &mut self,
+        kind: AccessKind,
+        s: &ProbeStep,
+        vpn: u64,
+        want: u64,
+        tag: u64,
+        payload: TlbPayload,
+    ) {
+        let upto = if self.inclusion == Inclusion::Exclusive {
+            self.arrays[s.array as usize].invalidate_tag(tag, &mut self.ids);
+            1
+        } else {
+            s.depth
+        };
+        // The inner levels were just probed for `want` (and its global form); if `tag` is that
+        // translation, no stale copy can be there.
+        let probed = tag == want;
+        let fill = self.fills[kind as usize][s.size as usize];
+        let n = fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < upto).count();
+        self.fill_levels(kind, &fill.steps[..n], vpn, tag, payload, probed);
+    }
+
+    /// Installs translation `t` of `a` after a page walk: every level that can hold it
+    /// (non-inclusive, inclusive) or level 1 only (exclusive). `a.kernel` is not used.
+    pub fn fill(&mut self, a: Access, t: Translation) {
+        self.fill_inner(a, t, false);
+    }
+
+    /// [`Self::fill`]; `probed`: every level has just missed a lookup of `a`.
+    #[inline(always)]
+    fn fill_inner(&mut self, a: Access, t: Translation, probed: bool) {
+        self.fill_at(a.va, a.kind, a.asid, t.size, t.payload, t.global, probed);
+    }
+
+    /// [`Self::fill_inner`] out of line, with scalar arguments (see [`Self::lookup_sized_at`]).
+    #[allow(clippy::too_many_arguments)]
+    fn fill_at(
+        &mut self,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        size: PageSize,
+        payload: TlbPayload,
+        global: bool,
+        probed: bool,
+    ) {
+        let vpn = vpn_of(va, size);
+        let tag = if global {
+            global_key(make_tag(vpn, size, 0))
+        } else {
+            make_tag(vpn, size, self.id_for_fill(asid))
+        };
+        if (global && !self.globals) || self.sizes_live & (1 << size as u8) == 0 {
+            self.globals |= global;
+            self.sizes_live |= 1 << size as u8;
+            self.build_plans();
+        }
+        // The miss covered the address space's own translation and its global form, so a fill of
+        // the former has no copy to replace; a global one may still have an alias (see
+        // [`AsidIds::alias`]), left to [`TlbArray::insert`].
+        let probed = probed && !global;
+        let fill = self.fills[kind as usize][size as usize];
+        self.fill_levels(kind, &fill.steps[..fill.walk_len as usize], vpn, tag, payload, probed);
+    }
+
+    /// Writes `tag` into the arrays of `steps`, outermost first so inclusive back-invalidation
+    /// never removes what it just installed. `probed`: no array holds a copy of `tag` to replace.
+    fn fill_levels(
+        &mut self,
+        kind: AccessKind,
+        steps: &[FillStep],
+        vpn: u64,
+        tag: u64,
+        payload: TlbPayload,
+        probed: bool,
+    ) {
+        for f in steps.iter().rev() {
+            let arr = &mut self.arrays[f.array as usize];
+            let evicted = if probed {
+                arr.insert_new(vpn, tag, payload, &mut self.ids)
+            } else {
+                arr.insert(vpn, tag, payload, &mut self.ids)
+            };
+            if let Some((victim, victim_payload)) = evicted {
+                self.on_evict(kind, f.depth as usize, victim, victim_payload);
+            }
+        }
+    }
+
+    fn on_evict(&mut self, kind: AccessKind, depth: usize, victim: u64, victim_payload: TlbPayload) {
+        let size = tag_size(victim);
+        let vpn = tag_vpn(victim);
+        match self.inclusion {
+            Inclusion::NonInclusive => {}
+            Inclusion::Inclusive => {
+                // Back-invalidate every inner array (of any side) holding the same translation.
+                let level = self.views[self.paths[kind as usize][depth] as usize].level;
+                for (i, s) in self.specs.iter().enumerate() {
+                    if s.level < level && self.arrays[i].holds(size) {
+                        self.arrays[i].invalidate_tag(victim, &mut self.ids);
+                    }
+                }
+            }
+            Inclusion::Exclusive => {
+                // A level-n victim moves to level n+1 (no further cascade beyond it).
+                let fill = &self.fills[kind as usize][size as usize];
+                if let Some(f) =
+                    fill.steps[..fill.len as usize].iter().find(|f| f.depth as usize == depth + 1)
+                {
+                    self.arrays[f.array as usize].insert(vpn, victim, victim_payload, &mut self.ids);
+                }
+            }
+        }
+    }
+
+    /// Every live entry with the index of the structure holding it.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, Entry)> + '_ {
+        self.arrays.iter().enumerate().flat_map(|(i, a)| a.entries(&self.ids).map(move |e| (i, e)))
+    }
+
+    /// A copy with the same TLB contents and all counters zeroed (measure after a warm-up).
+    pub fn clone_reset_counters(&self) -> TlbHierarchy {
+        let mut t = self.clone();
+        t.views.iter_mut().for_each(|v| v.counters = LevelCounters::default());
+        t.walks = Default::default();
+        t.flushes = FlushCounters::default();
+        t
+    }
+
+    /// Total page walks.
+    pub fn total_walks(&self) -> u64 {
+        self.walks.iter().flatten().sum()
+    }
+}
+
+fn view_name(level: u8, side: Side) -> String {
+    match (level, side) {
+        (n, Side::Instruction) => format!("L{n} ITLB"),
+        (n, Side::Data) => format!("L{n} DTLB"),
+        (2, Side::Unified) => "STLB".into(),
+        (n, Side::Unified) => format!("L{n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
