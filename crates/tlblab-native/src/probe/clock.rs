@@ -63,8 +63,14 @@ pub fn core_clock_mhz(runs: usize, ms: u64) -> Summary {
     Summary::of(&samples)
 }
 
+/// Round trips timed together inside a block of the ping-pong.
+const BATCH: u64 = 64;
+
 /// One-way cache-line transfer between `a` and `b` in ns: two pinned threads bounce a counter,
-/// each waiting for the other's value before writing the next. Median over `runs`.
+/// each waiting for the other's value before writing the next. Each of the `runs` blocks times
+/// its bounces in batches of 64 round trips and keeps the median batch: a batch during which
+/// either thread was descheduled (milliseconds instead of microseconds) is then an outlier of
+/// the block, not its figure. Summary over blocks.
 pub fn c2c_ns(a: usize, b: usize, runs: usize, bounces: u64) -> std::io::Result<Summary> {
     let mut samples = Vec::new();
     for _ in 0..runs {
@@ -91,7 +97,8 @@ pub fn c2c_ns(a: usize, b: usize, runs: usize, bounces: u64) -> std::io::Result<
             while !ready.load(Ordering::Acquire) {
                 std::hint::spin_loop();
             }
-            let t = Instant::now();
+            let mut batches = Vec::with_capacity((bounces / BATCH) as usize + 1);
+            let mut t = Instant::now();
             let mut v = 0;
             while v < 2 * bounces {
                 line.store(v + 1, Ordering::Release);
@@ -99,14 +106,22 @@ pub fn c2c_ns(a: usize, b: usize, runs: usize, bounces: u64) -> std::io::Result<
                     std::hint::spin_loop();
                 }
                 v += 2;
+                if (v / 2) % BATCH == 0 {
+                    batches.push(t.elapsed().as_nanos() as f64 / BATCH as f64);
+                    t = Instant::now();
+                }
             }
-            Ok(t.elapsed().as_nanos() as f64)
+            Ok(if batches.is_empty() {
+                t.elapsed().as_nanos() as f64 / bounces as f64
+            } else {
+                Summary::of(&batches).median
+            })
         })
         .join()
         .expect("ping-pong initiator panicked")?;
         peer.join().expect("ping-pong peer panicked")?;
         // Each bounce is a round trip: two transfers.
-        samples.push(ns / (2 * bounces) as f64);
+        samples.push(ns / 2.0);
     }
     Ok(Summary::of(&samples))
 }
