@@ -315,8 +315,12 @@ pub fn analyse(sweep: &ReachSweep, cpuid_l2: Option<usize>) -> Option<Reach> {
         l2_pages = k2.map(|k| n[k.max(1) - 1]);
         l2_next = k2.and_then(|k| n.get(k).copied());
         // L2-hit plateau: points at least twice the L1 reach and inside the L2 reach.
-        hit_idx = (k1..k2.unwrap_or(pen.len())).filter(|&i| n[i] >= 2 * first.max(1)).collect();
-        walk_set = l2_pages.map(walk_idx).unwrap_or_default();
+        // Where CPUID gives the L2 size, the plateaus are anchored on it rather than on where
+        // this sweep's second rise fell, so every probe of the host uses the same sizes.
+        let l2_end = cpuid_l2.or(l2_pages).unwrap_or(usize::MAX);
+        hit_idx =
+            (k1..k2.unwrap_or(pen.len())).filter(|&i| n[i] >= 2 * first.max(1) && n[i] <= l2_end).collect();
+        walk_set = cpuid_l2.or(l2_pages).map(walk_idx).unwrap_or_default();
         clamp = false;
         reading = "two rises: the first past the L1 DTLB, the second (half-way to the largest penalty) past the L2 TLB"
             .into();

@@ -31,7 +31,8 @@ pub struct ProbeArgs {
     pub dump_cpuid: bool,
     /// Run the whole probe N times and report, per profile key, the spread across the runs
     /// (warning where a key moved by more than 10% or the host was busy). With
-    /// --write-profile, the run nearest every key's median is written.
+    /// --write-profile FILE, FILE gets the run nearest every key's median and FILE-runI.toml
+    /// each run's own profile.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
 }
@@ -106,6 +107,12 @@ fn run_repeated(a: &ProbeArgs) -> Result<()> {
         let i = central.ok_or_else(|| anyhow!("no run of the probe gave a profile: nothing to write"))?;
         write_profile(&reports[i], &a.name, path)?;
         eprintln!("probe: wrote {} (run {}, the nearest every key's median)", path.display(), i + 1);
+        // Every run's own profile beside it (`host-run1.toml`, ...), to validate on each.
+        let stem = path.file_stem().map_or("host".into(), |s| s.to_string_lossy().into_owned());
+        for (j, r) in reports.iter().enumerate().filter(|(j, _)| profiles[*j].is_some()) {
+            let p = path.with_file_name(format!("{stem}-run{}.toml", j + 1));
+            write_profile(r, &a.name, &p)?;
+        }
     }
     Ok(())
 }
