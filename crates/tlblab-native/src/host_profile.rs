@@ -563,7 +563,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 mhz,
                 format!(
                     "{tag}: a chain of dependent 1-cycle adds timed by the wall clock (no performance counters \
-                     needed), {}",
+                     needed), per block the median of 0.2 ms batches, {}",
                     spread(&r.raw.clock_mhz)
                 ),
             ),
