@@ -143,7 +143,14 @@ fn repeated_quick_probes_report_every_key_across_runs() {
     let n = v["most_central_run"].as_u64().unwrap();
     assert!(n == 1 || n == 2);
     assert!(std::fs::read_to_string(&profile).unwrap().contains("blocks min"));
-    assert!(dir.join("central-run1.toml").exists() && dir.join("central-run2.toml").exists());
+    // Each run whose measurements gave a profile has its own file (on a busy host a quick run
+    // can fail to give one, and then says so in a warning).
+    let warnings = v["warnings"].as_array().unwrap();
+    for i in 1..=2 {
+        let failed =
+            warnings.iter().any(|w| w.as_str().unwrap().starts_with(&format!("run {i}: no profile")));
+        assert_eq!(dir.join(format!("central-run{i}.toml")).exists(), !failed, "run {i}: {warnings:?}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
