@@ -1,12 +1,12 @@
 //! What the host is: kernel, CPUs and topology, virtualisation, THP and the flush ceiling, and
 //! how busy everything else was while we measured (interference).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cpuid::CpuidDump;
 use crate::sys;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HostInfo {
     pub kernel: String,
     pub vendor: String,
@@ -134,12 +134,15 @@ pub struct Interference {
     wall: std::time::Instant,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct InterferenceReport {
     /// Others' CPU time divided by (wall time x CPUs): 0 = we had the machine to ourselves.
     pub others_share: f64,
     /// Steal time (the hypervisor ran someone else) as a share of wall time x CPUs.
     pub steal_share: f64,
+    /// Wall time of the measurement.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 /// (busy, steal) in clock ticks, summed over CPUs.
@@ -183,6 +186,7 @@ impl Interference {
         Some(InterferenceReport {
             others_share: ((busy - own) / cap).clamp(0.0, 1.0),
             steal_share: ((s1 - s0) as f64 / hz / cap).clamp(0.0, 1.0),
+            seconds: wall,
         })
     }
 }

@@ -238,34 +238,61 @@ fn kernel_path_costs(
     // is the zap and the free of each page (freed in batches there: the LRU lock and the memcg
     // uncharge are shared, so this is a lower bound for a lone page).
     let zap = b.zap_pte_cycles.value;
-    let page_free_cycles = match sc {
-        Some(c) if cyc(c.slope_above_ns) > zap => measured(
-            cyc(c.slope_above_ns) - zap,
+    let free = sc.map(|c| {
+        c.slope_above_ns.map(
+            |ns| cyc(ns) - zap,
             format!(
-                "{sd_src}: per-page slope alone above the ceiling ({:.1} ns = zap + free, no INVLPG) x {mhz:.0} MHz \
-                 minus zap_pte_cycles ({zap:.0}, borrowed estimate); batched frees, a lower bound for a lone page",
-                c.slope_above_ns
+                "{} x {mhz:.0} MHz minus zap_pte_cycles ({zap:.0}, borrowed estimate)",
+                c.slope_above_ns.how
+            ),
+        )
+    });
+    let page_free_cycles = match free {
+        Some(f) if f.resolved => measured(
+            f.value,
+            format!(
+                "{sd_src}: per-page slope alone above the ceiling (zap + free, no INVLPG): {} cycles; batched \
+                 frees, a lower bound for a lone page",
+                f.describe(0, "")
             ),
         ),
-        _ => estimate(
+        f => estimate(
             200.0,
-            "the madvise sweep gave no per-page slope above the ceiling: the x86 profiles' estimate, borrowed",
+            format!(
+                "{}the x86 profiles' estimate, borrowed",
+                f.map_or("the madvise sweep gave no per-page slope above the ceiling: ".into(), |f| format!(
+                    "below resolution ({}): ",
+                    f.describe(0, " cycles")
+                ))
+            ),
         ),
     };
-    let flush_call_cycles = match sc {
-        Some(c) if c.intercept_below_ns > r.syscall_ns.median => measured(
-            cyc(c.intercept_below_ns - r.syscall_ns.median),
+    let sys = r.raw.syscall_ns.median;
+    let call = sc.map(|c| {
+        c.intercept_below_ns.map(
+            |ns| cyc(ns - sys),
             format!(
-                "{sd_src}: intercept alone below the ceiling ({:.0} ns) minus the measured getppid() round trip \
-                 ({:.0} ns) x {mhz:.0} MHz; also holds madvise's own fixed path, which the model has no other key for",
-                c.intercept_below_ns, r.syscall_ns.median
+                "{} minus the measured getppid() round trip ({sys:.0} ns), x {mhz:.0} MHz",
+                c.intercept_below_ns.how
+            ),
+        )
+    });
+    let flush_call_cycles = match call {
+        Some(f) if f.resolved => measured(
+            f.value,
+            format!(
+                "{sd_src}: {} cycles; also holds madvise's own fixed path, which the model has no other key for",
+                f.describe(0, "")
             ),
         ),
-        _ => estimate(
+        f => estimate(
             714.0,
             format!(
-                "{tag}: the madvise sweep's intercept was not above the syscall time: DH14's Ivy Bridge \
-                 flush_tlb_mm_range() call overhead (714 cycles), borrowed"
+                "{tag}: {}DH14's Ivy Bridge flush_tlb_mm_range() call overhead (714 cycles), borrowed",
+                f.map_or("the madvise sweep gave no intercept: ".into(), |f| format!(
+                    "below resolution ({}): ",
+                    f.describe(0, " cycles")
+                ))
             ),
         ),
     };
@@ -276,11 +303,10 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     let h = &r.host;
     let vm = h.hypervisor.as_ref().map_or_else(|| "bare metal".to_string(), |v| format!("{v} guest"));
     let tag = format!("tlblab probe {} on {} ({vm}, Linux {})", r.date, h.model_name, h.kernel);
-    let n = r.runs;
-    let spread = |s: &crate::stats::Summary| format!("median of {} runs, IQR {:.0}%", s.n, 100.0 * s.rel_iqr);
-    let mhz = r.clock_mhz.median;
+    let spread = |s: &crate::stats::Summary| format!("median over blocks, {}", s.spread_text(2, ""));
+    let mhz = r.raw.clock_mhz.median;
     let cyc = |ns: f64| ns * mhz / 1000.0;
-    let cache = |lvl: &str| r.cache.iter().find(|c| c.name == lvl);
+    let cache = |lvl: &str| r.raw.cache.iter().find(|c| c.name == lvl);
     let cache_src = |lvl: &str| {
         cache(lvl).map_or_else(String::new, |c| {
             format!(
@@ -297,16 +323,27 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
 
     // TLBs: CPUID first, the chase when CPUID is silent.
     let reach = r.reach_analysis.as_ref();
-    let l2_hit = match reach.and_then(|x| x.l2_hit_ns) {
-        Some(ns) => measured(
-            cyc(ns),
+    let l2_hit = match reach.and_then(|x| x.l2_hit.as_ref()) {
+        Some(e) if e.resolved => measured(
+            cyc(e.value),
             format!(
-                "{tag}: TLB-reach pointer chase, 4K minus THP time per access inside the L2 reach = {ns:.2} ns \
-                 x {mhz:.0} MHz, medians of {n} runs ({})",
+                "{tag}: TLB-reach pointer chase, 4K minus THP time per access inside the L2 reach = {:.2} ns x {mhz:.0} \
+                 MHz ({}; {})",
+                e.value,
+                e.describe(2, " ns"),
                 reach.map_or("", |x| x.reading.as_str())
             ),
         ),
-        None => estimate(8.0, "no L2-TLB plateau in the reach sweep: G4 estimate 7-9 cycles, midpoint 8"),
+        e => estimate(
+            8.0,
+            format!(
+                "{}G4 estimate 7-9 cycles, midpoint 8",
+                e.map_or("no L2-TLB plateau in the reach sweep: ".into(), |e| format!(
+                    "the L2-TLB hit is below the chase's resolution ({}): ",
+                    e.describe(2, " ns")
+                ))
+            ),
+        ),
     };
     let mut structures = structures_from_cpuid(&r.cpuid_tlb, &tag, &l2_hit);
     let has_l1_data = structures.iter().any(|s| s.level == 1 && s.serves != Serves::Instruction);
@@ -324,69 +361,74 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         }
     }
 
-    let walk_cycles = match reach.and_then(|x| Some((x.miss_ns?, x.l2_hit_ns?))) {
-        Some((miss, hit)) if miss > hit => measured(
-            cyc(miss - hit),
+    let walk = reach.and_then(|x| x.walk.as_ref());
+    let walk_cycles = match walk {
+        Some(w) if w.resolved => measured(
+            cyc(w.value),
             format!(
-                "{tag}: TLB-reach chase, penalty at 4x-16x the L2 reach ({miss:.2} ns) minus the L2-TLB hit \
-                 ({hit:.2} ns) = {:.2} ns x {mhz:.0} MHz (page-table entries cached), medians of {n} runs",
-                miss - hit
+                "{tag}: TLB-reach chase, page walk with page-table entries cached = {:.2} ns x {mhz:.0} MHz ({})",
+                w.value,
+                w.describe(2, " ns")
             ),
         ),
-        _ => estimate(
+        w => estimate(
             15.0 + cyc(l1d_ns),
             format!(
-                "no page-walk plateau in the reach sweep: G4 model 15 cycles + the measured L1D hit ({:.1} cycles)",
+                "{}G4 model 15 cycles + the measured L1D hit ({:.1} cycles)",
+                w.map_or("no page-walk plateau in the reach sweep: ".into(), |w| format!(
+                    "the walk is below the chase's resolution ({}): ",
+                    w.describe(2, " ns")
+                )),
                 cyc(l1d_ns)
             ),
         ),
     };
 
     let sc = r.shootdown_costs.as_ref();
+    let sd = &r.raw.shootdown;
     let sd_src = format!(
-        "{tag}: madvise(MADV_DONTNEED) of N freshly written pages, N = 1..512, {} calls per point, medians of {n} runs",
-        r.shootdown.reps
+        "{tag}: madvise(MADV_DONTNEED) of N freshly written pages, N = 1..512, alone and with a busy sibling \
+         interleaved per N, {} blocks of {} calls per point and condition",
+        sd.blocks.len(),
+        sd.reps
     );
-    let (invlpg, full) = match sc {
-        Some(c) => (c.invlpg_ns, c.full_flush_ns),
-        None => (f64::NAN, f64::NAN),
-    };
-    let invlpg_cycles = if invlpg > 0.0 {
-        measured(
-            cyc(invlpg),
-            format!(
-                "{sd_src}: per-page slope alone below the ceiling ({:.1} ns) minus above it ({:.1} ns) = {invlpg:.1} ns",
-                sc.unwrap().slope_below_ns,
-                sc.unwrap().slope_above_ns
-            ),
-        )
-    } else {
-        estimate(
+    let inv = sc.map(|c| &c.invlpg_ns);
+    let invlpg_cycles = match inv {
+        Some(e) if e.resolved => {
+            measured(cyc(e.value), format!("{sd_src}: {} = {:.1} ns x {mhz:.0} MHz", e.describe(1, " ns"), e.value))
+        }
+        e => estimate(
             150.0,
             format!(
-                "the shootdown sweep showed no per-page flush cost (slope difference {invlpg:.1} ns, within noise): \
-                 G3 estimate 100-200 cycles, midpoint 150"
+                "{}G3 estimate 100-200 cycles, midpoint 150",
+                e.map_or("no shootdown sweep: ".into(), |e| format!(
+                    "below resolution: the per-page flush cost does not stand above the blocks' scatter ({}): ",
+                    e.describe(1, " ns")
+                ))
             ),
-        )
+        ),
     };
-    let full_flush_cycles = if full > 0.0 {
-        measured(
-            cyc(full),
-            format!("{sd_src}: intercept alone above the ceiling minus below it = {full:.0} ns"),
-        )
-    } else {
-        Sourced {
+    let full = sc.map(|c| &c.full_flush_ns);
+    let full_flush_cycles = match full {
+        Some(e) if e.resolved => measured(
+            cyc(e.value),
+            format!("{sd_src}: {} = {:.0} ns x {mhz:.0} MHz", e.describe(0, " ns"), e.value),
+        ),
+        e => Sourced {
             value: invlpg_cycles.value,
             source: format!(
-                "the intercept difference of the shootdown sweep was {full:.0} ns (no measurable full-flush cost \
-                 beyond noise): taken equal to one INVLPG (DH14: 'not by much')"
+                "{}taken equal to one INVLPG (DH14: 'not by much')",
+                e.map_or("no shootdown sweep: ".into(), |e| format!(
+                    "below resolution: no full-flush cost above the blocks' scatter ({}): ",
+                    e.describe(0, " ns")
+                ))
             ),
             confidence: Confidence::Estimate,
-        }
+        },
     };
 
-    let clear_ns = 4096.0 * 1000.0 / r.clear_page_mbps.median;
-    let fault1 = r.faults.first().ok_or("the probe has no fault measurement")?;
+    let clear_ns = 4096.0 * 1000.0 / r.raw.clear_page_mbps.median;
+    let fault1 = r.raw.faults.first().ok_or("the probe has no fault measurement")?;
     let (per_page, paths) = kernel_path_costs(r, sc, &tag, &sd_src, mhz);
     // The probe's first write to an anonymous page pays the fault, the allocation and the
     // clearing: the allocation's share is the borrowed estimate, the clearing is measured.
@@ -394,17 +436,19 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     let fault_ns = (fault1.fault_ns.median - clear_ns - alloc_ns).max(0.0);
 
     let smp = h.cpus.len() > 1;
-    // A ping-pong run stalls whenever either thread is descheduled, which on a shared host
-    // happens in some runs: the best run is the transfer time.
-    let c2c = r.c2c_ns.map(|s| s.min);
-    let coherence = match (smp, r.c2c_ns) {
+    // Each ping-pong block is already the median of its batches of round trips (a batch during
+    // which either thread was descheduled is an outlier of its block): the median block is
+    // the transfer time.
+    let c2c = r.raw.c2c_ns.map(|s| s.median);
+    let coherence = match (smp, r.raw.c2c_ns) {
         (true, Some(c)) => {
             let src = format!(
-                "{tag}: CPU {} <-> CPU {} atomic ping-pong, half a round trip, best of {} runs (median {:.1} ns: \
-                 a descheduled partner stalls a run)",
-                h.cpus[0], h.cpus[1], c.n, c.median
+                "{tag}: CPU {} <-> CPU {} atomic ping-pong, half a round trip, per block the median of batches of 64 \
+                 round trips, median over blocks ({})",
+                h.cpus[0],
+                h.cpus[1],
+                c.spread_text(1, " ns")
             );
-            let c = crate::stats::Summary { median: c.min, ..c };
             Some(Coherence {
                 smt_sibling_ns: if h.threads_per_core > 1 {
                     measured(c.median, format!("{src} (the two CPUs may be SMT siblings: not separated)"))
@@ -432,16 +476,19 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
 
     let ipi = if smp {
         let c2c = c2c.unwrap_or(0.0);
-        let inv = invlpg.max(0.0);
-        let rt = sc
-            .and_then(|c| c.ipi_round_trip_ns.or(c.ipi_round_trip_full_ns))
+        // The remote INVLPG as the profile has it (measured, or its labelled fallback).
+        let inv = invlpg_cycles.value * 1000.0 / mhz;
+        let rt_e = sc
+            .and_then(|c| c.ipi_round_trip_ns.as_ref().or(c.ipi_round_trip_full_ns.as_ref()))
             .ok_or("several CPUs but no IPI round trip measured (the sibling never ran during the sweep)")?;
+        let rt = rt_e.value;
         let rest = rt - inv - 3.0 * c2c;
-        let target =
-            sc.and_then(|c| c.target_cost_ns).map(|t| t - inv - 2.0 * c2c).filter(|&t| t > 0.0 && t < rest);
+        let target_e = sc.and_then(|c| c.target_cost_ns.as_ref());
+        let target = target_e.map(|t| t.value - inv - 2.0 * c2c).filter(|&t| t > 0.0 && t < rest);
         let rt_src = format!(
-            "{sd_src}: IPI round trip = with a busy sibling minus alone at 1 page = {rt:.0} ns; minus the remote INVLPG \
-             ({inv:.0} ns) and the 3 simulated csd/ack line transfers (3 x {c2c:.0} ns) leaves R = {rest:.0} ns"
+            "{sd_src}: IPI round trip = {rt:.0} ns ({}); minus the remote INVLPG ({inv:.0} ns) and the 3 simulated \
+             csd/ack line transfers (3 x {c2c:.0} ns) leaves R = {rest:.0} ns",
+            rt_e.describe(0, " ns")
         );
         if rest <= 0.0 {
             return Err(format!("{rt_src}: R is not positive, so the IPI costs cannot be split"));
@@ -452,9 +499,9 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 t / 3.0,
                 Confidence::Measured,
                 format!(
-                    "the sibling's lost time per flush IPI ({:.0} ns) minus the remote INVLPG and 2 line transfers = \
+                    "the sibling's lost time per flush IPI ({}) minus the remote INVLPG and 2 line transfers = \
                      {t:.0} ns of interrupt entry + exit, split 2:1 (assumed, as every profile: exit = half of entry)",
-                    t + inv + 2.0 * c2c
+                    target_e.map_or(String::new(), |e| e.describe(0, " ns"))
                 ),
             ),
             None => (
@@ -517,8 +564,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 mhz,
                 format!(
                     "{tag}: a chain of dependent 1-cycle adds timed by the wall clock (no performance counters \
-                     needed), {}",
-                    spread(&r.clock_mhz)
+                     needed), per block the median of 0.2 ms batches, {}",
+                    spread(&r.raw.clock_mhz)
                 ),
             ),
             features: Features {
@@ -588,12 +635,12 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             llc_hit_ns: measured(llc_ns, cache_src("LLC")),
             dram_ns: measured(dram_ns, cache_src("DRAM")),
             clear_page_mbps: measured(
-                r.clear_page_mbps.median,
-                format!("{tag}: memset of one cache-resident 4 KiB page, repeated, {}", spread(&r.clear_page_mbps)),
+                r.raw.clear_page_mbps.median,
+                format!("{tag}: memset of one cache-resident 4 KiB page, repeated, {}", spread(&r.raw.clear_page_mbps)),
             ),
             memcpy_mbps: measured(
-                r.memcpy_mbps.median,
-                format!("{tag}: one-core copy between two large buffers (past the LLC), {}", spread(&r.memcpy_mbps)),
+                r.raw.memcpy_mbps.median,
+                format!("{tag}: one-core copy between two large buffers (past the LLC), {}", spread(&r.raw.memcpy_mbps)),
             ),
         },
         kernel: KernelCosts {
@@ -605,8 +652,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                  376 ns, as the other x86 profiles",
             ),
             syscall_ns: measured(
-                r.syscall_ns.median,
-                format!("{tag}: getppid() round trip with this kernel's mitigations, {}", spread(&r.syscall_ns)),
+                r.raw.syscall_ns.median,
+                format!("{tag}: getppid() round trip with this kernel's mitigations, {}", spread(&r.raw.syscall_ns)),
             ),
             fault_ns: measured(
                 fault_ns,
@@ -624,11 +671,11 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             zap_pte_cycles: per_page.zap_pte_cycles,
             flush_call_cycles: paths.flush_call_cycles,
             context_switch_ns: Some(measured(
-                r.context_switch_ns.median,
+                r.raw.context_switch_ns.median,
                 format!(
                     "{tag}: two threads pinned to one CPU passing a byte over a socket pair, per switch (the \
                      blocking read, the write that wakes the other thread, schedule()), {}",
-                    spread(&r.context_switch_ns)
+                    spread(&r.raw.context_switch_ns)
                 ),
             )),
             // PTI's per-page INVPCID of the user PCID cannot be timed from user space.

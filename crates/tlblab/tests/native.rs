@@ -107,5 +107,56 @@ fn validate_puts_real_and_simulated_side_by_side() {
         assert!(r["real"]["value"].as_f64().unwrap() > 0.0);
         assert!(r["sim"]["value"].as_f64().unwrap() > 0.0);
         assert!(r["metric_error"].as_f64().is_some());
+        // CAL beside TLB: the model's call-function interrupts taken, the host's CAL row.
+        assert!(r["sim"]["cal_per_op"].as_f64().is_some_and(|c| c >= 0.0), "{r}");
+        assert!(r["sim"]["mmap_lock_sleeps_per_op"].as_f64().is_some(), "{r}");
+        if std::fs::read_to_string("/proc/interrupts").is_ok_and(|t| t.contains("CAL:")) {
+            assert!(r["real"]["cal_per_op"].as_f64().is_some(), "{r}");
+        }
     }
+}
+
+#[test]
+fn repeated_quick_probes_report_every_key_across_runs() {
+    // A directory of its own: the other probe test counts the files in tmp_dir().
+    let dir = std::env::temp_dir().join(format!("tlblab-native-repeat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = dir.join("central.toml");
+    let o = tlblab(&[
+        "probe",
+        "--quick",
+        "--repeat",
+        "2",
+        "--json",
+        "--write-profile",
+        profile.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    let keys = v["keys"].as_array().unwrap();
+    let clock = keys.iter().find(|k| k["key"] == "cpu.clock_mhz").expect("cpu.clock_mhz");
+    assert_eq!(clock["values"].as_array().unwrap().len(), 2);
+    assert!(clock["spread"].as_f64().unwrap() >= 0.0);
+    assert!(keys.iter().any(|k| k["key"] == "kernel.invlpg_cycles"));
+    // Each run's raw blocks are in the output, and the central run's profile was written.
+    assert!(!v["runs"][0]["shootdown"]["blocks"].as_array().unwrap().is_empty());
+    let n = v["most_central_run"].as_u64().unwrap();
+    assert!(n == 1 || n == 2);
+    assert!(std::fs::read_to_string(&profile).unwrap().contains("blocks min"));
+    // Each run whose measurements gave a profile has its own file (on a busy host a quick run
+    // can fail to give one, and then says so in a warning).
+    let warnings = v["warnings"].as_array().unwrap();
+    for i in 1..=2 {
+        let failed =
+            warnings.iter().any(|w| w.as_str().unwrap().starts_with(&format!("run {i}: no profile")));
+        assert_eq!(dir.join(format!("central-run{i}.toml")).exists(), !failed, "run {i}: {warnings:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_repeat_of_zero_is_refused() {
+    let o = tlblab(&["probe", "--repeat", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--repeat"));
 }

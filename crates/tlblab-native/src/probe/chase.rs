@@ -6,10 +6,10 @@
 //! DTLB, an L2-TLB hit while it fits the L2 TLB, a page walk beyond. Past 72 x 512 pages the
 //! huge-page run itself leaves its L1 DTLB, so the difference there understates by one L2 hit.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-use crate::stats::Summary;
+use crate::stats::{BlockEstimate, Summary};
 use crate::sys::{self, Advice, Mapping, HUGE_PAGE, PAGE};
 
 /// xorshift64*: the probe's own small, seeded generator for chain orders.
@@ -88,27 +88,67 @@ fn region(bytes: usize, advice: Advice) -> std::io::Result<Mapping> {
     Ok(m)
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReachPoint {
     pub pages: usize,
     pub ns_4k: Summary,
     /// `None` when THP is unavailable.
     pub ns_thp: Option<Summary>,
+    /// 4K minus THP within each block, summarised over blocks (`None` without THP).
+    pub penalty_ns: Option<Summary>,
 }
 
 impl ReachPoint {
-    /// Translation penalty in ns per access (4K minus THP medians).
+    /// Translation penalty in ns per access: the median over blocks of 4K minus THP.
     pub fn penalty(&self) -> Option<f64> {
-        self.ns_thp.map(|t| self.ns_4k.median - t.median)
+        self.penalty_ns.map(|p| p.median)
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One block: every size chased once on 4 KiB pages and once on huge pages, back to back (the
+/// order alternating), so each block's 4K-minus-THP difference is taken inside a few
+/// milliseconds. Vectors are indexed like [`ReachSweep::points`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReachBlock {
+    pub ns_4k: Vec<f64>,
+    pub ns_thp: Vec<Option<f64>>,
+}
+
+impl ReachBlock {
+    fn penalty(&self, i: usize) -> Option<f64> {
+        self.ns_thp[i].map(|t| self.ns_4k[i] - t)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReachSweep {
     pub points: Vec<ReachPoint>,
+    /// The raw measurement, one entry per block.
+    pub blocks: Vec<ReachBlock>,
     /// Share of the THP region that really was backed by huge pages.
     pub thp_backed: Option<f64>,
     pub notes: Vec<String>,
+}
+
+impl ReachSweep {
+    /// The per-size summaries over `blocks` (sizes in `pages`).
+    pub fn from_blocks(pages: &[usize], blocks: Vec<ReachBlock>, thp_backed: Option<f64>) -> ReachSweep {
+        let points = pages
+            .iter()
+            .enumerate()
+            .map(|(i, &pages)| {
+                let thp: Option<Vec<f64>> = blocks.iter().map(|b| b.ns_thp[i]).collect();
+                let pen: Option<Vec<f64>> = blocks.iter().map(|b| b.penalty(i)).collect();
+                ReachPoint {
+                    pages,
+                    ns_4k: Summary::of(&blocks.iter().map(|b| b.ns_4k[i]).collect::<Vec<_>>()),
+                    ns_thp: thp.map(|v| Summary::of(&v)),
+                    penalty_ns: pen.map(|v| Summary::of(&v)),
+                }
+            })
+            .collect();
+        ReachSweep { points, blocks, thp_backed, notes: vec![] }
+    }
 }
 
 /// The page counts of the sweep: 16, 24, 32, 48, ... up to `max_pages` (powers of two and
@@ -126,21 +166,16 @@ pub fn sweep_sizes(max_pages: usize) -> Vec<usize> {
     v
 }
 
-/// One chase point over the first `pages` pages of `m` (one line per page, line offset varying
-/// with the page so cache sets do not alias). Median over `runs`.
-fn reach_point(m: &Mapping, pages: usize, runs: usize, min_steps: u64, rng: &mut Rng) -> Summary {
+/// One timing of a chase over the first `pages` pages of `m` (one line per page, line offset
+/// varying with the page so cache sets do not alias), in a fresh random order.
+fn reach_point(m: &Mapping, pages: usize, min_steps: u64, rng: &mut Rng) -> f64 {
     let mut slots: Vec<usize> = (0..pages).map(|p| p * PAGE + (p % 64) * 64).collect();
     let steps = (min_steps.div_ceil(pages as u64)) * pages as u64;
-    let samples: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = build_cycle(m, &mut slots, rng);
-            time_chase(start, pages as u64, steps)
-        })
-        .collect();
-    Summary::of(&samples)
+    let start = build_cycle(m, &mut slots, rng);
+    time_chase(start, pages as u64, steps)
 }
 
-/// The TLB-reach sweep up to `max_pages`.
+/// The TLB-reach sweep up to `max_pages`, in `runs` blocks.
 pub fn reach_sweep(
     max_pages: usize,
     runs: usize,
@@ -151,11 +186,8 @@ pub fn reach_sweep(
     let sizes = sweep_sizes(max_pages);
     let mut notes = Vec::new();
     let mut rng = Rng::new(seed);
-    let ns_4k: Vec<Summary> = {
-        let m = region(max_pages * PAGE, Advice::NoHugePage)?;
-        sizes.iter().map(|&n| reach_point(&m, n, runs, min_steps, &mut rng)).collect()
-    };
-    let (ns_thp, thp_backed) = if thp {
+    let m4k = region(max_pages * PAGE, Advice::NoHugePage)?;
+    let (mthp, thp_backed) = if thp {
         let m = region(max_pages * PAGE, Advice::HugePage)?;
         let share = huge_page_share(&m);
         if share.is_some_and(|s| s < 0.9) {
@@ -164,22 +196,34 @@ pub fn reach_sweep(
                 100.0 * share.unwrap()
             ));
         }
-        (sizes.iter().map(|&n| Some(reach_point(&m, n, runs, min_steps, &mut rng))).collect(), share)
+        (Some(m), share)
     } else {
         notes.push("transparent huge pages unavailable: no THP baseline, so no translation penalty".into());
-        (vec![None; sizes.len()], None)
+        (None, None)
     };
-    let points = sizes
-        .iter()
-        .zip(ns_4k)
-        .zip(ns_thp)
-        .map(|((&pages, ns_4k), ns_thp)| ReachPoint { pages, ns_4k, ns_thp })
+    let blocks = (0..runs)
+        .map(|run| {
+            let mut b = ReachBlock { ns_4k: vec![0.0; sizes.len()], ns_thp: vec![None; sizes.len()] };
+            for (i, &n) in sizes.iter().enumerate() {
+                // Which page size goes first alternates by size and block.
+                if (i + run) % 2 == 0 {
+                    b.ns_4k[i] = reach_point(&m4k, n, min_steps, &mut rng);
+                    b.ns_thp[i] = mthp.as_ref().map(|m| reach_point(m, n, min_steps, &mut rng));
+                } else {
+                    b.ns_thp[i] = mthp.as_ref().map(|m| reach_point(m, n, min_steps, &mut rng));
+                    b.ns_4k[i] = reach_point(&m4k, n, min_steps, &mut rng);
+                }
+            }
+            b
+        })
         .collect();
-    Ok(ReachSweep { points, thp_backed, notes })
+    let mut s = ReachSweep::from_blocks(&sizes, blocks, thp_backed);
+    s.notes = notes;
+    Ok(s)
 }
 
 /// What the sweep says about the data-side TLBs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reach {
     /// Largest page count with no penalty where an L1-DTLB kink is visible (an L1 miss that hits
     /// the L2 TLB may cost too little to see), and the next point measured.
@@ -195,6 +239,11 @@ pub struct Reach {
     pub miss_ns: Option<f64>,
     /// Penalty at the largest size measured.
     pub max_ns: f64,
+    /// Per block, over the same sizes as `l2_hit_ns`: the L2-TLB hit penalty.
+    pub l2_hit: Option<BlockEstimate>,
+    /// Per block, the walk plateau minus the L2-TLB hit (`miss_ns - l2_hit_ns`): one page walk
+    /// whose page-table entries hit in the caches.
+    pub walk: Option<BlockEstimate>,
     /// How the kinks were matched to TLB levels.
     pub reading: String,
 }
@@ -205,8 +254,29 @@ fn first_sustained(p: &[f64], from: usize, pred: impl Fn(f64) -> bool) -> Option
     (from..p.len()).find(|&i| pred(p[i]) && (i + 1 == p.len() || pred(p[i + 1])))
 }
 
+/// The plateaus of one penalty curve, over fixed sets of sizes: (L2-TLB hit, walk plateau),
+/// both relative to the curve's own no-penalty base (median at <= 32 pages).
+fn plateaus(
+    pen: &[f64],
+    n: &[usize],
+    hit_idx: &[usize],
+    walk_idx: &[usize],
+    clamp: bool,
+) -> (Option<f64>, Option<f64>) {
+    let med = |v: Vec<f64>| (!v.is_empty()).then(|| Summary::of(&v).median);
+    let small: Vec<f64> = pen.iter().zip(n).filter(|(_, &n)| n <= 32).map(|(p, _)| *p).collect();
+    let base = med(small).unwrap_or(pen[0]);
+    let hit =
+        med(hit_idx.iter().map(|&i| if clamp { (pen[i] - base).max(0.0) } else { pen[i] - base }).collect());
+    let walk = med(walk_idx.iter().map(|&i| pen[i] - base).collect());
+    (hit, walk)
+}
+
 /// Finds the kinks of a sweep; `cpuid_l2` is the L2 DTLB size CPUID reports, if any, used to
 /// tell an L1 kink from an L2 one when only one is visible. `None` without a THP baseline.
+///
+/// The kinks come from the block-median penalty curve; the L2-hit and walk figures are then
+/// taken over the same sizes in every block separately ([`Reach::l2_hit`], [`Reach::walk`]).
 pub fn analyse(sweep: &ReachSweep, cpuid_l2: Option<usize>) -> Option<Reach> {
     let pts = &sweep.points;
     let pen: Vec<f64> = pts.iter().map(|p| p.penalty()).collect::<Option<_>>()?;
@@ -214,67 +284,98 @@ pub fn analyse(sweep: &ReachSweep, cpuid_l2: Option<usize>) -> Option<Reach> {
     let small: Vec<f64> = pen.iter().zip(&n).filter(|(_, &n)| n <= 32).map(|(p, _)| *p).collect();
     let base = if small.is_empty() { pen[0] } else { Summary::of(&small).median };
     let top = *pen.last()?;
-    let med = |v: Vec<f64>| (!v.is_empty()).then(|| Summary::of(&v).median);
     // The first kink: the first sustained rise by more than 1 ns (chase noise on a quiet core
     // stays well below that).
     let k1 = first_sustained(&pen, 0, |p| p > base + 1.0)?;
     let first = if k1 == 0 { 0 } else { n[k1 - 1] };
-    let walk_at = |reach: usize| {
-        med(n
-            .iter()
-            .zip(&pen)
-            .filter(|(&n, _)| n >= 4 * reach && n <= 16 * reach)
-            .map(|(_, p)| p - base)
-            .collect())
+    let walk_idx = |reach: usize| -> Vec<usize> {
+        (0..n.len()).filter(|&i| n[i] >= 4 * reach && n[i] <= 16 * reach).collect()
     };
+    let (l1_pages, l1_next, l2_pages, l2_next, hit_idx, walk_set, clamp, reading);
     if cpuid_l2.is_some_and(|e| first >= e / 2) {
         // The first visible rise is where CPUID's L2 TLB runs out: L1 misses that hit the L2
         // TLB cost less than the 1 ns threshold here.
-        let hit = med(n
-            .iter()
-            .zip(&pen)
-            .filter(|(&m, _)| m >= 128 && m <= first)
-            .map(|(_, p)| (p - base).max(0.0))
-            .collect());
-        return Some(Reach {
-            l1_pages: None,
-            l1_next: None,
-            l2_pages: Some(first),
-            l2_next: n.get(k1).copied(),
-            l2_hit_ns: hit,
-            miss_ns: walk_at(first),
-            max_ns: top - base,
-            reading: format!(
-                "one rise, at {first}..{} pages, where CPUID's {} -entry L2 TLB runs out: an L1 DTLB miss that hits \
-                 the L2 TLB costs under 1 ns on this core, so the L1 reach is not visible",
-                n.get(k1).map_or("-".into(), |x| x.to_string()),
-                cpuid_l2.unwrap()
-            ),
-        });
+        (l1_pages, l1_next, l2_pages, l2_next) = (None, None, Some(first), n.get(k1).copied());
+        hit_idx = (0..n.len()).filter(|&i| n[i] >= 128 && n[i] <= first).collect::<Vec<_>>();
+        // The walk plateau is anchored on CPUID's size, not on where this sweep's rise fell,
+        // so every probe of the host averages over the same sizes.
+        walk_set = walk_idx(cpuid_l2.unwrap());
+        clamp = true;
+        reading = format!(
+            "one rise, at {first}..{} pages, where CPUID's {} -entry L2 TLB runs out: an L1 DTLB miss that hits \
+             the L2 TLB costs under 1 ns on this core, so the L1 reach is not visible",
+            n.get(k1).map_or("-".into(), |x| x.to_string()),
+            cpuid_l2.unwrap()
+        );
+    } else {
+        // Otherwise the second kink: the first sustained point past half-way from base to top.
+        let half = base + 0.5 * (top - base);
+        let k2 = first_sustained(&pen, k1, |p| p > half);
+        (l1_pages, l1_next) = (Some(first), n.get(k1).copied());
+        l2_pages = k2.map(|k| n[k.max(1) - 1]);
+        l2_next = k2.and_then(|k| n.get(k).copied());
+        // L2-hit plateau: points at least twice the L1 reach and inside the L2 reach.
+        // Where CPUID gives the L2 size, the plateaus are anchored on it rather than on where
+        // this sweep's second rise fell, so every probe of the host uses the same sizes.
+        let l2_end = cpuid_l2.or(l2_pages).unwrap_or(usize::MAX);
+        hit_idx =
+            (k1..k2.unwrap_or(pen.len())).filter(|&i| n[i] >= 2 * first.max(1) && n[i] <= l2_end).collect();
+        walk_set = cpuid_l2.or(l2_pages).map(walk_idx).unwrap_or_default();
+        clamp = false;
+        reading = "two rises: the first past the L1 DTLB, the second (half-way to the largest penalty) past the L2 TLB"
+            .into();
     }
-    // Otherwise the second kink: the first sustained point past half-way from base to top.
-    let half = base + 0.5 * (top - base);
-    let k2 = first_sustained(&pen, k1, |p| p > half);
-    let l2_pages = k2.map(|k| n[k.max(1) - 1]);
-    // L2-hit plateau: points at least twice the L1 reach and inside the L2 reach.
-    let l2_hit_ns = med((k1..k2.unwrap_or(pen.len()))
-        .filter(|&i| n[i] >= 2 * first.max(1))
-        .map(|i| pen[i] - base)
-        .collect());
+    let (l2_hit_ns, miss_ns) = plateaus(&pen, &n, &hit_idx, &walk_set, clamp);
+    // Per block: the same sizes, the block's own base.
+    let per_block: Vec<(Option<f64>, Option<f64>)> = sweep
+        .blocks
+        .iter()
+        .filter_map(|b| {
+            let p: Option<Vec<f64>> = (0..n.len()).map(|i| b.penalty(i)).collect();
+            p.map(|p| plateaus(&p, &n, &hit_idx, &walk_set, clamp))
+        })
+        .collect();
+    let hits: Vec<f64> = per_block.iter().map(|x| x.0.unwrap_or(f64::NAN)).collect();
+    let walks: Vec<f64> = per_block.iter().map(|x| x.0.zip(x.1).map_or(f64::NAN, |(h, m)| m - h)).collect();
+    let sizes = |idx: &[usize]| match (idx.first(), idx.last()) {
+        (Some(&a), Some(&b)) => format!("{}..={} pages", n[a], n[b]),
+        _ => "no sizes".into(),
+    };
     Some(Reach {
-        l1_pages: Some(first),
-        l1_next: n.get(k1).copied(),
+        l1_pages,
+        l1_next,
         l2_pages,
-        l2_next: k2.and_then(|k| n.get(k).copied()),
+        l2_next,
         l2_hit_ns,
-        miss_ns: l2_pages.and_then(walk_at),
+        miss_ns,
         max_ns: top - base,
-        reading: "two rises: the first past the L1 DTLB, the second (half-way to the largest penalty) past the L2 TLB"
-            .into(),
+        l2_hit: l2_hit_ns.map(|_| {
+            let mut e = BlockEstimate::positive(
+                &hits,
+                format!("per block: median 4K-minus-THP penalty over {} minus the block's base (<= 32 pages)", sizes(&hit_idx)),
+            );
+            // With one visible rise the plateau is by construction under the 1 ns the kink
+            // search needs: a figure there is not resolved, whatever its scatter.
+            if clamp && e.value < 1.0 {
+                e.resolved = false;
+                e.how += " (under the 1 ns a rise must reach to be told from chase noise)";
+            }
+            e
+        }),
+        walk: miss_ns.zip(l2_hit_ns).map(|_| {
+            BlockEstimate::positive(
+                &walks,
+                format!(
+                    "per block: median penalty over {} (4x-16x the L2 reach) minus the block's L2-hit plateau",
+                    sizes(&walk_set)
+                ),
+            )
+        }),
+        reading,
     })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CacheLevel {
     /// `L1D`, `L2`, `LLC`, `DRAM`.
     pub name: String,
@@ -337,19 +438,24 @@ pub fn cache_ladder(
     let advice = if thp { Advice::HugePage } else { Advice::NoHugePage };
     let m = region(sets[3].1, advice)?;
     let mut rng = Rng::new(seed);
-    let mut out = Vec::new();
-    for (name, ws) in sets {
-        let mut slots: Vec<usize> = (0..ws / 64).map(|l| l * 64).collect();
-        // A random cycle needs no full lap to be measured: cap the warm-up at the step count.
-        let warm = (slots.len() as u64).min(min_steps);
-        let samples: Vec<f64> = (0..runs)
-            .map(|_| {
-                let start = build_cycle(&m, &mut slots, &mut rng);
-                time_chase(start, warm, min_steps)
-            })
-            .collect();
-        out.push(CacheLevel { name: name.into(), working_set: ws, ns: Summary::of(&samples) });
+    let mut slots: Vec<Vec<usize>> =
+        sets.iter().map(|(_, ws)| (0..ws / 64).map(|l| l * 64).collect()).collect();
+    let mut samples = vec![Vec::with_capacity(runs); sets.len()];
+    // Blocks: every level once per block, so a slow phase of the host shows as spread in every
+    // level rather than as a bias of one.
+    for _ in 0..runs {
+        for (i, slots) in slots.iter_mut().enumerate() {
+            // A random cycle needs no full lap to be measured: cap the warm-up at the step count.
+            let warm = (slots.len() as u64).min(min_steps);
+            let start = build_cycle(&m, slots, &mut rng);
+            samples[i].push(time_chase(start, warm, min_steps));
+        }
     }
+    let out = sets
+        .iter()
+        .zip(samples)
+        .map(|(&(name, ws), v)| CacheLevel { name: name.into(), working_set: ws, ns: Summary::of(&v) })
+        .collect();
     Ok((out, notes))
 }
 
@@ -357,16 +463,15 @@ pub fn cache_ladder(
 mod tests {
     use super::*;
 
+    /// Three blocks of the penalty curve `pen`, the second 0.2 ns slower everywhere (4K and THP
+    /// alike, so its penalty is the same) and the third with every penalty 10% higher.
     fn sweep(pen: &[(usize, f64)]) -> ReachSweep {
-        let s = |v: f64| Summary { median: v, min: v, max: v, rel_iqr: 0.0, n: 1 };
-        ReachSweep {
-            points: pen
-                .iter()
-                .map(|&(pages, p)| ReachPoint { pages, ns_4k: s(1.5 + p), ns_thp: Some(s(1.5)) })
-                .collect(),
-            thp_backed: Some(1.0),
-            notes: vec![],
-        }
+        let pages: Vec<usize> = pen.iter().map(|p| p.0).collect();
+        let block = |shift: f64, scale: f64| ReachBlock {
+            ns_4k: pen.iter().map(|&(_, p)| 1.5 + shift + scale * p).collect(),
+            ns_thp: pen.iter().map(|_| Some(1.5 + shift)).collect(),
+        };
+        ReachSweep::from_blocks(&pages, vec![block(0.0, 1.0), block(0.2, 1.0), block(0.0, 1.1)], Some(1.0))
     }
 
     #[test]
@@ -398,6 +503,10 @@ mod tests {
         assert_eq!((r.l2_pages, r.l2_next), (Some(3072), Some(4096)));
         assert!((r.l2_hit_ns.unwrap() - 2.9).abs() < 1e-9);
         assert!((r.miss_ns.unwrap() - 19.9).abs() < 1e-9);
+        // Per block: walk = plateau minus hit: 17, 17 and 18.7 (the 10% block).
+        let w = r.walk.as_ref().unwrap();
+        assert!(w.resolved && (w.value - 17.0).abs() < 1e-9, "{w:?}");
+        assert!((w.blocks.max - 1.1 * 17.0).abs() < 1e-9, "{w:?}");
         // One noisy point does not make a kink.
         let mut noisy = pts.clone();
         noisy[1].1 = 5.0;
@@ -409,6 +518,8 @@ mod tests {
         assert_eq!((r.l1_pages, r.l2_pages, r.l2_next), (None, Some(2048), Some(3072)));
         assert_eq!(r.l2_hit_ns, Some(0.0));
         assert_eq!(r.miss_ns, Some(12.0));
+        assert!(!r.l2_hit.as_ref().unwrap().resolved, "{:?}", r.l2_hit);
+        assert!(r.walk.as_ref().unwrap().resolved);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! mm and the allocator adds. Also the user-level unit costs the kernel paths are built from:
 //! a null system call, clearing a cache-resident page, and a DRAM-to-DRAM copy.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
@@ -11,7 +11,7 @@ use crate::interrupts::IpiCounter;
 use crate::stats::Summary;
 use crate::sys::{self, Advice, Backing, Mapping, PAGE};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FaultPoint {
     pub threads: usize,
     /// Per page, per thread: first write (fault, allocation, zeroing, PTE install).
@@ -68,15 +68,25 @@ pub fn fault_point(cpus: &[usize], threads: usize, pages: usize, runs: usize) ->
     })
 }
 
-/// A null system call round trip in ns (`getppid`), median over `runs` of `calls` calls.
+/// Calls timed together inside a block of the null-syscall loop.
+const SYSCALL_BATCH: u64 = 1000;
+
+/// A null system call round trip in ns (`getppid`): `runs` blocks of `calls` calls, each block
+/// timed in batches of 1000 calls and kept as its median batch (a batch that lost the CPU to
+/// another task is an outlier of its block, not its figure); summary over blocks.
 pub fn syscall_ns(runs: usize, calls: u64) -> Summary {
     let samples: Vec<f64> = (0..runs)
         .map(|_| {
-            let t = Instant::now();
-            for _ in 0..calls {
-                std::hint::black_box(sys::null_syscall());
-            }
-            t.elapsed().as_nanos() as f64 / calls as f64
+            let batches: Vec<f64> = (0..calls.div_ceil(SYSCALL_BATCH))
+                .map(|_| {
+                    let t = Instant::now();
+                    for _ in 0..SYSCALL_BATCH {
+                        std::hint::black_box(sys::null_syscall());
+                    }
+                    t.elapsed().as_nanos() as f64 / SYSCALL_BATCH as f64
+                })
+                .collect();
+            Summary::of(&batches).median
         })
         .collect();
     Summary::of(&samples)

@@ -1,12 +1,18 @@
-//! `tlblab probe`: measures the host. Each part repeats its measurement and keeps the median,
-//! records how busy the rest of the machine was meanwhile, and says why it skipped anything.
+//! `tlblab probe`: measures the host. Each part repeats its measurement in short blocks (the
+//! conditions a cost is a difference of run back to back inside every block), derives each
+//! cost per block and keeps the median over blocks with its spread, records how busy the rest
+//! of the machine was meanwhile, and says why it skipped anything.
+//!
+//! The report keeps the raw per-block measurements beside what is derived from them, so a
+//! recorded report (`tlblab probe --json`) can be read back with [`ProbeReport::from_json`]
+//! and every derivation re-run without timing anything (`tests/data/probe-*.json`).
 
 pub mod chase;
 pub mod clock;
 pub mod fault;
 pub mod shootdown;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cpuid::{decode_tlbs, CpuidDump, TlbGeometry};
 use crate::host::{HostInfo, Interference, InterferenceReport};
@@ -20,6 +26,7 @@ pub struct ProbeOptions {
 }
 
 impl ProbeOptions {
+    /// Blocks of the chases, the ladder and the fault points.
     fn runs(&self) -> usize {
         if self.quick {
             3
@@ -27,22 +34,54 @@ impl ProbeOptions {
             5
         }
     }
+
+    /// Blocks of the shootdown sweep and calls per point and condition in each: many short
+    /// blocks rather than a few long ones (the same number of calls in all).
+    fn shootdown_blocks(&self) -> (usize, usize) {
+        if self.quick {
+            (5, 12)
+        } else {
+            (9, 80)
+        }
+    }
 }
 
 /// Everything the probe measured, with the analysis of each sweep.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProbeReport {
     pub date: String,
     pub quick: bool,
     pub runs: usize,
     pub host: HostInfo,
+    /// The raw CPUID leaves the geometry came from (`tlblab probe --dump-cpuid` format).
+    pub cpuid_dump: String,
+    /// Decoded from `cpuid_dump` (again, when a report is read back).
+    #[serde(skip_deserializing)]
     pub cpuid_tlb: TlbGeometry,
+    #[serde(flatten)]
+    pub raw: Measurements,
+    /// Derived from `raw` (again, when a report is read back).
+    #[serde(skip_deserializing)]
+    pub reach_analysis: Option<chase::Reach>,
+    #[serde(skip_deserializing)]
+    pub shootdown_costs: Option<shootdown::ShootdownCosts>,
+    /// Per part: the others' share of the machine while it ran.
+    pub interference: Vec<(String, Option<InterferenceReport>)>,
+    /// Skipped parts and caveats, in words.
+    pub notes: Vec<String>,
+}
+
+/// The raw measurements, every one kept per block: what the derivations read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measurements {
     pub clock_mhz: Summary,
     pub cache: Vec<chase::CacheLevel>,
     pub reach: chase::ReachSweep,
-    pub reach_analysis: Option<chase::Reach>,
     pub shootdown: shootdown::ShootdownSweep,
-    pub shootdown_costs: Option<shootdown::ShootdownCosts>,
+    /// The flush ceiling that splits the madvise curve (debugfs, else the kernel default 33).
+    pub ceiling: usize,
+    /// The L2 data TLB's 4K entries as CPUID reports them (tells the reach kinks apart).
+    pub cpuid_l2: Option<usize>,
     pub c2c_ns: Option<Summary>,
     pub faults: Vec<fault::FaultPoint>,
     pub syscall_ns: Summary,
@@ -50,13 +89,22 @@ pub struct ProbeReport {
     pub context_switch_ns: Summary,
     pub clear_page_mbps: Summary,
     pub memcpy_mbps: Summary,
-    /// Per part: the others' share of the machine while it ran.
-    pub interference: Vec<(String, Option<InterferenceReport>)>,
-    /// Skipped parts and caveats, in words.
-    pub notes: Vec<String>,
-    /// The raw CPUID leaves the geometry came from.
-    #[serde(skip)]
-    pub cpuid: CpuidDump,
+}
+
+/// The analyses of the two sweeps, from the raw measurements alone.
+pub fn derive(m: &Measurements) -> (Option<chase::Reach>, Option<shootdown::ShootdownCosts>) {
+    (chase::analyse(&m.reach, m.cpuid_l2), shootdown::analyse(&m.shootdown, m.ceiling))
+}
+
+impl ProbeReport {
+    /// Reads a recorded report (`tlblab probe --json`) back and re-derives everything that is
+    /// derived: the TLB geometry from the CPUID dump and the sweeps' analyses from the blocks.
+    pub fn from_json(text: &str) -> Result<ProbeReport, String> {
+        let mut r: ProbeReport = serde_json::from_str(text).map_err(|e| format!("probe report: {e}"))?;
+        r.cpuid_tlb = decode_tlbs(&CpuidDump::parse(&r.cpuid_dump)?);
+        (r.reach_analysis, r.shootdown_costs) = derive(&r.raw);
+        Ok(r)
+    }
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from the system clock (days-to-civil conversion).
@@ -134,14 +182,14 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         })
         .map(|e| e.entries as usize)
         .max();
-    let reach_analysis = chase::analyse(&reach, cpuid_l2);
-    if reach_analysis.is_none() && thp {
+    if chase::analyse(&reach, cpuid_l2).is_none() && thp {
         notes.push("the TLB-reach sweep shows no kink (penalty never rose by 1 ns): no reach figures".into());
     }
     interference.last_mut().unwrap().1 = i.stop(ncpu);
 
     let i = part("shootdown sweep", &mut interference);
-    let shoot = shootdown::sweep(&cpus, if opts.quick { 20 } else { 150 }, runs)?;
+    let (blocks, reps) = opts.shootdown_blocks();
+    let shoot = shootdown::sweep(&cpus, reps, blocks)?;
     notes.extend(shoot.notes.iter().cloned());
     let ceiling = host.flush_ceiling.map_or(33, |c| c as usize);
     if host.flush_ceiling.is_none() {
@@ -151,8 +199,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
                 .into(),
         );
     }
-    let shootdown_costs = shootdown::analyse(&shoot, ceiling);
-    if let Some(c) = &shootdown_costs {
+    if let Some(c) = &shootdown::analyse(&shoot, ceiling) {
         if ncpu > 1 && c.ipis_per_call.is_some_and(|v| v < 0.5) {
             notes.push(
                 "the TLB row of /proc/interrupts barely moved with a sibling running: remote flushes are not \
@@ -184,7 +231,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     interference.last_mut().unwrap().1 = i.stop(ncpu);
 
     let i = part("syscall, context switch, clear_page, memcpy", &mut interference);
-    let syscall_ns = fault::syscall_ns(runs, if opts.quick { 20_000 } else { 200_000 });
+    let syscall_ns = fault::syscall_ns(3 * runs, if opts.quick { 10_000 } else { 60_000 });
     let context_switch_ns = fault::context_switch_ns(cpus[0], runs, if opts.quick { 2_000 } else { 20_000 })?;
     let clear_page_mbps = fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 });
     let memcpy_mbps = fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 });
@@ -204,27 +251,33 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
             }
         }
     }
-    Ok(ProbeReport {
-        date: today(),
-        quick: opts.quick,
-        runs,
-        host,
-        cpuid_tlb,
+    let raw = Measurements {
         clock_mhz,
         cache,
         reach,
-        reach_analysis,
         shootdown: shoot,
-        shootdown_costs,
+        ceiling,
+        cpuid_l2,
         c2c_ns,
         faults,
         syscall_ns,
         context_switch_ns,
         clear_page_mbps,
         memcpy_mbps,
+    };
+    let (reach_analysis, shootdown_costs) = derive(&raw);
+    Ok(ProbeReport {
+        date: today(),
+        quick: opts.quick,
+        runs,
+        host,
+        cpuid_dump: cpuid.to_text(),
+        cpuid_tlb,
+        raw,
+        reach_analysis,
+        shootdown_costs,
         interference,
         notes,
-        cpuid,
     })
 }
 

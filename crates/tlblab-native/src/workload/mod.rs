@@ -112,8 +112,16 @@ pub struct NativeResult {
     pub ipis_per_op: Option<f64>,
     /// The same after subtracting the rate measured while idle just before the run.
     pub ipis_per_op_net: Option<f64>,
+    /// `CAL` (function-call) interrupts per operation, raw. On x86 since v4.x every call-function
+    /// IPI counts here, flush IPIs included (`sysvec_call_function{,_single}` increment
+    /// `irq_call_count`; `flush_tlb_func` adds `irq_tlb_count` on top), so CAL >= TLB and
+    /// CAL - TLB is the other function calls: on Linux 6.x chiefly remote wake-ups of idle
+    /// CPUs (`ttwu_queue_wakelist`), see `docs/cal-interrupts.md`.
     pub cal_per_op: Option<f64>,
+    /// The same net of the idle background rate.
+    pub cal_per_op_net: Option<f64>,
     pub background_tlb_per_s: Option<f64>,
+    pub background_cal_per_s: Option<f64>,
     pub interference: Option<InterferenceReport>,
 }
 
@@ -143,12 +151,14 @@ impl TaskCtx<'_> {
     }
 }
 
-/// `TLB` interrupts per second while this process idles for `ms` (other tenants' shootdowns).
-fn background_tlb_rate(ms: u64) -> Option<f64> {
+/// `TLB` and `CAL` interrupts per second while this process idles for `ms` (other tenants'
+/// shootdowns and function calls).
+fn background_rates(ms: u64) -> (Option<f64>, Option<f64>) {
     let c = IpiCounter::start();
     let t = Instant::now();
     std::thread::sleep(Duration::from_millis(ms));
-    c.stop().tlb.map(|n| n as f64 / t.elapsed().as_secs_f64())
+    let (n, s) = (c.stop(), t.elapsed().as_secs_f64());
+    (n.tlb.map(|n| n as f64 / s), n.cal.map(|n| n as f64 / s))
 }
 
 /// Runs `spec`: one thread per task, each running `body` after a common start.
@@ -157,7 +167,7 @@ pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
         return Err("--threads must be at least 1".into());
     }
     let cpus = sys::allowed_cpus();
-    let background = background_tlb_rate(200);
+    let (background, background_cal) = background_rates(200);
     let shared = match spec.workload {
         NativeWorkload::Ebizzy => {
             Some(Arc::new(ebizzy::Chunks::new().map_err(|e| format!("ebizzy setup: {e}"))?))
@@ -222,7 +232,13 @@ pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
             .filter(|_| operations > 0)
             .map(|(n, bg)| ((n as f64 - bg * seconds) / operations as f64).max(0.0)),
         cal_per_op: per_op(ipis.cal),
+        cal_per_op_net: ipis
+            .cal
+            .zip(background_cal)
+            .filter(|_| operations > 0)
+            .map(|(n, bg)| ((n as f64 - bg * seconds) / operations as f64).max(0.0)),
         background_tlb_per_s: background,
+        background_cal_per_s: background_cal,
         interference,
     })
 }

@@ -4,6 +4,7 @@ pub mod compare;
 pub mod list;
 pub mod native;
 pub mod probe;
+pub mod probe_repeat;
 pub mod reach;
 pub mod reproduce;
 pub mod run;

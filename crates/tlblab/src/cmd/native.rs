@@ -61,11 +61,14 @@ pub fn render(r: &NativeResult) -> String {
         r.workload, r.threads, r.cpus, r.seconds, r.metric, r.value, r.unit, r.operations, r.per_thread
     );
     out += &format!(
-        "TLB interrupts per op: {} (net of the idle background {} /s: {}); CAL per op: {}\n",
+        "TLB interrupts per op: {} (net of the idle background {} /s: {}); CAL per op: {} (net of {} /s: {}; \
+         CAL includes the flush IPIs)\n",
         opt(r.ipis_per_op),
         r.background_tlb_per_s.map_or("-".into(), |v| format!("{v:.0}")),
         opt(r.ipis_per_op_net),
-        opt(r.cal_per_op)
+        opt(r.cal_per_op),
+        r.background_cal_per_s.map_or("-".into(), |v| format!("{v:.0}")),
+        opt(r.cal_per_op_net)
     );
     if let Some(i) = r.interference {
         out += &format!(

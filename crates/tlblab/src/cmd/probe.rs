@@ -4,7 +4,7 @@
 use anyhow::{anyhow, Context, Result};
 use std::path::PathBuf;
 use tlblab_native::probe::{self, ProbeOptions, ProbeReport};
-use tlblab_native::stats::Summary;
+use tlblab_native::stats::{BlockEstimate, Summary};
 use tlblab_report::table::Table;
 
 use crate::experiment::write_atomic;
@@ -29,6 +29,12 @@ pub struct ProbeArgs {
     /// Only print the raw CPUID leaves the probe decodes (the format of tests/data/cpuid-*.txt).
     #[arg(long)]
     pub dump_cpuid: bool,
+    /// Run the whole probe N times and report, per profile key, the spread across the runs
+    /// (warning where a key moved by more than 10% or the host was busy). With
+    /// --write-profile FILE, FILE gets the run nearest every key's median and FILE-runI.toml
+    /// each run's own profile.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
 }
 
 /// Runs the probe with progress on stderr.
@@ -42,6 +48,9 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         print!("{}", tlblab_native::cpuid::CpuidDump::read_host().to_text());
         return Ok(());
     }
+    if a.repeat > 1 {
+        return run_repeated(&a);
+    }
     let r = measure(a.quick, a.seed)?;
     // Print the measurements first: a profile that cannot be built must not lose them.
     if a.json {
@@ -52,6 +61,58 @@ pub fn run(a: ProbeArgs) -> Result<()> {
     if let Some(path) = &a.write_profile {
         write_profile(&r, &a.name, path)?;
         eprintln!("probe: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// `--repeat N`: N whole probes, then the per-key spread.
+fn run_repeated(a: &ProbeArgs) -> Result<()> {
+    use crate::cmd::probe_repeat as rep;
+    let n = a.repeat as usize;
+    let (mut reports, mut profiles, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        eprintln!("probe: run {} of {n}", i + 1);
+        let r = measure(a.quick, a.seed)?;
+        match tlblab_native::host_profile::build(&r, &a.name) {
+            Ok(p) => profiles.push(Some(p)),
+            Err(e) => {
+                failed.push((i, e));
+                profiles.push(None);
+            }
+        }
+        reports.push(r);
+    }
+    let keys = rep::key_spreads(&profiles);
+    let warn = rep::warnings(&reports, &keys, &failed);
+    let central = rep::most_central(&profiles, &keys);
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct Repeated<'a> {
+            keys: &'a [rep::KeySpread],
+            warnings: &'a [String],
+            most_central_run: Option<usize>,
+            runs: &'a [ProbeReport],
+        }
+        let v = Repeated {
+            keys: &keys,
+            warnings: &warn,
+            most_central_run: central.map(|i| i + 1),
+            runs: &reports,
+        };
+        println!("{}", serde_json::to_string_pretty(&v).context("serialising the repeated probe")?);
+    } else {
+        print!("{}", rep::render(&reports, &keys, &warn));
+    }
+    if let Some(path) = &a.write_profile {
+        let i = central.ok_or_else(|| anyhow!("no run of the probe gave a profile: nothing to write"))?;
+        write_profile(&reports[i], &a.name, path)?;
+        eprintln!("probe: wrote {} (run {}, the nearest every key's median)", path.display(), i + 1);
+        // Every run's own profile beside it (`host-run1.toml`, ...), to validate on each.
+        let stem = path.file_stem().map_or("host".into(), |s| s.to_string_lossy().into_owned());
+        for (j, r) in reports.iter().enumerate().filter(|(j, _)| profiles[*j].is_some()) {
+            let p = path.with_file_name(format!("{stem}-run{}.toml", j + 1));
+            write_profile(r, &a.name, &p)?;
+        }
     }
     Ok(())
 }
@@ -107,7 +168,11 @@ pub fn render(r: &ProbeReport) -> String {
         h.invlpgb,
         h.pti
     );
-    out += &format!("every figure: median of {} runs (spread = interquartile range / median)\n\n", r.runs);
+    out += &format!(
+        "every figure: median over blocks (spread = interquartile range / median); chases {} blocks, shootdown {} \
+         blocks\n\n",
+        r.runs, r.raw.shootdown.runs
+    );
 
     let mut t = Table::new(["TLB (CPUID)", "level", "serves", "page sizes", "entries", "ways", "source"]);
     for e in &r.cpuid_tlb.entries {
@@ -126,14 +191,14 @@ pub fn render(r: &ProbeReport) -> String {
         out += &format!("  note: {n}\n");
     }
 
-    out += &format!("\ncore clock: {} MHz (spread {})\n\n", s(&r.clock_mhz, 0), pct(&r.clock_mhz));
+    out += &format!("\ncore clock: {} MHz (spread {})\n\n", s(&r.raw.clock_mhz, 0), pct(&r.raw.clock_mhz));
     let mut t = Table::new(["cache level", "working set", "ns", "cycles", "spread"]);
-    for c in &r.cache {
+    for c in &r.raw.cache {
         t.row([
             c.name.clone(),
             format!("{} KiB", c.working_set >> 10),
             s(&c.ns, 2),
-            format!("{:.1}", c.ns.median * r.clock_mhz.median / 1000.0),
+            format!("{:.1}", c.ns.median * r.raw.clock_mhz.median / 1000.0),
             pct(&c.ns),
         ]);
     }
@@ -141,7 +206,7 @@ pub fn render(r: &ProbeReport) -> String {
 
     out += "\nTLB reach: one line per page, random cyclic order; ns per access\n";
     let mut t = Table::new(["pages", "4K", "spread", "THP", "spread", "penalty"]);
-    for p in &r.reach.points {
+    for p in &r.raw.reach.points {
         t.row([
             p.pages.to_string(),
             s(&p.ns_4k, 2),
@@ -152,7 +217,7 @@ pub fn render(r: &ProbeReport) -> String {
         ]);
     }
     out += &t.render();
-    if let Some(th) = r.reach.thp_backed {
+    if let Some(th) = r.raw.reach.thp_backed {
         out += &format!("  THP region backed by huge pages: {:.0}%\n", 100.0 * th);
     }
     match &r.reach_analysis {
@@ -166,7 +231,8 @@ pub fn render(r: &ProbeReport) -> String {
                 a.l2_next.map_or("-".into(), |n| n.to_string()),
             );
             out += &format!(
-                "  L2-TLB hit {} ns; page walk (PTEs cached, incl. L2 lookup) {} ns; at the largest size {:.2} ns\n",
+                "  median curve: L2-TLB hit {} ns; page walk (PTEs cached, incl. L2 lookup) {} ns; at the largest size \
+                 {:.2} ns\n",
                 opt(a.l2_hit_ns, 2),
                 opt(a.miss_ns, 2),
                 a.max_ns
@@ -178,12 +244,12 @@ pub fn render(r: &ProbeReport) -> String {
     out += &format!(
         "\nShootdown: madvise(MADV_DONTNEED) of N pages on CPU {}, sibling of the same mm busy on CPU {}; ns per call, \
          TLB interrupts per call\n",
-        r.shootdown.cpus.0,
-        r.shootdown.cpus.1.map_or("-".into(), |c| c.to_string())
+        r.raw.shootdown.cpus.0,
+        r.raw.shootdown.cpus.1.map_or("-".into(), |c| c.to_string())
     );
     let mut t =
         Table::new(["pages", "alone", "sibling", "sib-alone", "IPIs alone", "IPIs sibling", "sibling ran"]);
-    for p in &r.shootdown.points {
+    for p in &r.raw.shootdown.points {
         t.row([
             p.pages.to_string(),
             s(&p.alone_ns, 0),
@@ -197,22 +263,41 @@ pub fn render(r: &ProbeReport) -> String {
     out += &t.render();
     if let Some(c) = &r.shootdown_costs {
         out += &format!(
-            "  kink: between {} and {} pages (ceiling used: {}); alone slope {:.1} ns/page below, {:.1} above\n",
-            c.kink_after, c.kink_before, c.ceiling, c.slope_below_ns, c.slope_above_ns
-        );
-        out += &format!(
-            "  INVLPG {:.1} ns; full flush {:.0} ns; IPI round trip {} ns (1 page), {} ns (full flush); \
-             target interrupted {} ns per IPI ({} gaps); IPIs per call while the sibling ran {}\n",
-            c.invlpg_ns,
-            c.full_flush_ns,
-            opt(c.ipi_round_trip_ns, 0),
-            opt(c.ipi_round_trip_full_ns, 0),
-            opt(c.target_cost_ns, 0),
-            r.shootdown.target_gaps,
+            "  kink: between {} and {} pages (ceiling used: {}); IPIs per call while the sibling ran {}\n",
+            c.kink_after,
+            c.kink_before,
+            c.ceiling,
             opt(c.ipis_per_call, 2)
         );
+        let mut t =
+            Table::new(["derived (per block, then over blocks)", "median", "min", "max", "resolved", "how"]);
+        let mut add = |name: &str, e: Option<&BlockEstimate>| {
+            if let Some(e) = e {
+                t.row([
+                    name.to_string(),
+                    format!("{:.1}", e.value),
+                    format!("{:.1}", e.blocks.min),
+                    format!("{:.1}", e.blocks.max),
+                    if e.resolved { "yes".into() } else { "below resolution".into() },
+                    e.how.clone(),
+                ]);
+            }
+        };
+        add("slope below ns/page", Some(&c.slope_below_ns));
+        add("slope above ns/page", Some(&c.slope_above_ns));
+        add("INVLPG ns", Some(&c.invlpg_ns));
+        add("full flush ns", Some(&c.full_flush_ns));
+        add("intercept below ns", Some(&c.intercept_below_ns));
+        add("IPI round trip ns (1 page)", c.ipi_round_trip_ns.as_ref());
+        add("IPI round trip ns (full)", c.ipi_round_trip_full_ns.as_ref());
+        add("target interrupted ns", c.target_cost_ns.as_ref());
+        if let Some(a) = &r.reach_analysis {
+            add("L2-TLB hit ns", a.l2_hit.as_ref());
+            add("page walk ns", a.walk.as_ref());
+        }
+        out += &t.render();
     }
-    if let Some(c) = &r.c2c_ns {
+    if let Some(c) = &r.raw.c2c_ns {
         out += &format!(
             "\ncache-line transfer (one way): best {:.1} ns, median {} ns over {} runs (spread {})\n",
             c.min,
@@ -223,7 +308,7 @@ pub fn render(r: &ProbeReport) -> String {
     }
     let mut t =
         Table::new(["page faults", "fault+zero ns/page", "spread", "unmap+free ns/page", "IPIs per munmap"]);
-    for f in &r.faults {
+    for f in &r.raw.faults {
         t.row([
             format!("{} thread(s)", f.threads),
             s(&f.fault_ns, 0),
@@ -235,15 +320,16 @@ pub fn render(r: &ProbeReport) -> String {
     out += &format!("\n{}", t.render());
     out += &format!(
         "null syscall {} ns; context switch {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
-        s(&r.syscall_ns, 0),
-        s(&r.context_switch_ns, 0),
-        s(&r.clear_page_mbps, 0),
-        s(&r.memcpy_mbps, 0)
+        s(&r.raw.syscall_ns, 0),
+        s(&r.raw.context_switch_ns, 0),
+        s(&r.raw.clear_page_mbps, 0),
+        s(&r.raw.memcpy_mbps, 0)
     );
-    let mut t = Table::new(["part", "others' CPU share", "steal"]);
+    let mut t = Table::new(["part", "seconds", "others' CPU share", "steal"]);
     for (name, i) in &r.interference {
         t.row([
             name.clone(),
+            i.map_or("-".into(), |i| format!("{:.1}", i.seconds)),
             i.map_or("-".into(), |i| format!("{:.1}%", 100.0 * i.others_share)),
             i.map_or("-".into(), |i| format!("{:.1}%", 100.0 * i.steal_share)),
         ]);

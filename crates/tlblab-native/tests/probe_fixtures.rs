@@ -1,0 +1,143 @@
+//! The probe's derivations over recorded raw measurements (`tests/data/probe-*.json`, written by
+//! `tlblab probe --json` on real hosts): nothing here is timed, so the fitting code is tested
+//! on the noise real hosts make, deterministically.
+
+use tlblab_model::profile::{Confidence, MachineProfile, Sourced};
+use tlblab_native::host_profile;
+use tlblab_native::probe::ProbeReport;
+use tlblab_native::stats::BlockEstimate;
+
+fn fixtures() -> Vec<(String, String)> {
+    let dir = format!("{}/tests/data", env!("CARGO_MANIFEST_DIR"));
+    let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("probe-"))
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 2, "expected recorded probe fixtures in {dir}");
+    v
+}
+
+/// The block rule, restated: the median of the finite block figures, resolved when the lower
+/// quartile is positive and the median exceeds half the interquartile range.
+fn check_estimate(name: &str, e: &BlockEstimate) {
+    let mut v: Vec<f64> = e.per_block.iter().copied().filter(|x| x.is_finite()).collect();
+    assert_eq!(v.len(), e.blocks.n, "{name}");
+    if v.is_empty() {
+        assert!(!e.resolved, "{name}");
+        return;
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |f: f64| {
+        let pos = f * (v.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+    };
+    assert_eq!(e.value, q(0.5), "{name}");
+    assert_eq!((e.blocks.min, e.blocks.max), (v[0], v[v.len() - 1]), "{name}");
+    assert_eq!(e.resolved, q(0.25) > 0.0 && q(0.5) > 0.5 * (q(0.75) - q(0.25)), "{name}: {e:?}")
+}
+
+fn key<'a>(p: &'a MachineProfile, name: &str) -> &'a Sourced {
+    match name {
+        "invlpg" => &p.kernel.invlpg_cycles,
+        "full_flush" => &p.kernel.full_flush_cycles,
+        "walk" => &p.walk.cycles,
+        "flush_call" => &p.kernel.flush_call_cycles,
+        "page_free" => &p.kernel.page_free_cycles,
+        _ => unreachable!(),
+    }
+}
+
+/// A derived key is measured exactly when its estimate is resolved; then its value is the
+/// estimate in cycles and its source carries the spread, otherwise the source says "below
+/// resolution" and the value is the labelled fallback.
+fn check_key(p: &MachineProfile, name: &str, e: &BlockEstimate, cycles: Option<f64>, file: &str) {
+    let k = key(p, name);
+    if e.resolved {
+        assert_eq!(k.confidence, Confidence::Measured, "{file} {name}: {}", k.source);
+        if let Some(c) = cycles {
+            assert!((k.value - c).abs() <= 1e-9 * c.abs().max(1.0), "{file} {name}: {} vs {c}", k.value);
+        }
+        assert!(
+            k.source.contains("blocks min") && k.source.contains(&format!("n = {}", e.blocks.n)),
+            "{}",
+            k.source
+        );
+    } else {
+        assert_eq!(k.confidence, Confidence::Estimate, "{file} {name}: {}", k.source);
+        assert!(k.source.contains("below") && k.source.contains("resolution"), "{file} {name}: {}", k.source);
+    }
+}
+
+#[test]
+fn derivations_of_recorded_probes() {
+    for (file, text) in fixtures() {
+        let r = ProbeReport::from_json(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        // Reading back is deterministic and re-derives the same analyses.
+        let again = ProbeReport::from_json(&text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&r.shootdown_costs).unwrap(),
+            serde_json::to_string(&again.shootdown_costs).unwrap()
+        );
+        let sc = r.shootdown_costs.as_ref().unwrap_or_else(|| panic!("{file}: no shootdown analysis"));
+        let sd = &r.raw.shootdown;
+        assert_eq!(sc.invlpg_ns.per_block.len(), sd.blocks.len(), "{file}");
+        for (name, e) in [
+            ("slope below", &sc.slope_below_ns),
+            ("slope above", &sc.slope_above_ns),
+            ("invlpg", &sc.invlpg_ns),
+            ("full flush", &sc.full_flush_ns),
+            ("intercept", &sc.intercept_below_ns),
+        ] {
+            check_estimate(&format!("{file} {name}"), e);
+        }
+        // INVLPG is the difference of the two slopes within each block.
+        for (j, inv) in sc.invlpg_ns.per_block.iter().enumerate() {
+            let d = sc.slope_below_ns.per_block[j] - sc.slope_above_ns.per_block[j];
+            assert!((inv - d).abs() < 1e-9 || (inv.is_nan() && d.is_nan()), "{file} block {j}");
+        }
+        // The round trip is sibling minus alone at 1 page, block by block.
+        if let Some(rt) = &sc.ipi_round_trip_ns {
+            check_estimate(&format!("{file} rt"), rt);
+            let i = sd.pages.iter().position(|&n| n == 1).unwrap();
+            let want: Vec<f64> =
+                sd.blocks.iter().filter_map(|b| b.sibling_ns[i].map(|s| s - b.alone_ns[i])).collect();
+            assert_eq!(rt.per_block, want, "{file}");
+        }
+        let reach = r.reach_analysis.as_ref();
+        if let Some(w) = reach.and_then(|a| a.walk.as_ref()) {
+            check_estimate(&format!("{file} walk"), w);
+        }
+
+        let p = host_profile::build(&r, "fixture").unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mhz = r.raw.clock_mhz.median;
+        let cyc = |ns: f64| ns * mhz / 1000.0;
+        check_key(&p, "invlpg", &sc.invlpg_ns, Some(cyc(sc.invlpg_ns.value)), &file);
+        check_key(&p, "full_flush", &sc.full_flush_ns, Some(cyc(sc.full_flush_ns.value)), &file);
+        if let Some(w) = reach.and_then(|a| a.walk.as_ref()) {
+            check_key(&p, "walk", w, Some(cyc(w.value)), &file);
+        }
+        // flush_call: the intercept minus the syscall round trip, block by block.
+        let call = sc.intercept_below_ns.map(|ns| cyc(ns - r.raw.syscall_ns.median), "test");
+        check_key(&p, "flush_call", &call, Some(call.value), &file);
+        // The syscall and clock carry their block spread.
+        assert!(p.kernel.syscall_ns.source.contains("blocks min"), "{}", p.kernel.syscall_ns.source);
+        assert!(p.cpu.clock_mhz.source.contains("blocks min"), "{}", p.cpu.clock_mhz.source);
+        if let Some(c) = &p.coherence {
+            assert_eq!(c.same_socket_ns.value, r.raw.c2c_ns.unwrap().median, "{file}");
+            assert!(c.same_socket_ns.source.contains("blocks min"), "{}", c.same_socket_ns.source);
+        }
+    }
+}
+
+#[test]
+fn a_damaged_fixture_is_refused_with_its_reason() {
+    let (_, text) = fixtures().remove(0);
+    let e = ProbeReport::from_json(&text.replacen("\"shootdown\"", "\"shootdwn\"", 1)).unwrap_err();
+    assert!(e.contains("shootdown"), "{e}");
+    let e = ProbeReport::from_json("{}").unwrap_err();
+    assert!(e.starts_with("probe report:"), "{e}");
+}
