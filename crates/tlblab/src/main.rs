@@ -1,10 +1,6 @@
 //! The `tlblab` command. Thin glue: parse arguments, hand off to a subcommand, report errors.
 
-mod cmd;
-mod experiment;
-mod machines;
-mod results;
-mod trace;
+use tlblab::cmd;
 
 use clap::{Parser, Subcommand};
 

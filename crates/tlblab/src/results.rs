@@ -29,7 +29,7 @@ use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
 use tlblab_report::summary::{fnv1a64, slug, Cell, ResultSet, Summary};
 
-use crate::experiment::write_atomic;
+use crate::store::{remove_stale_temps, write_atomic};
 
 /// Version of the cell file layout (the RunResults inside carry their own).
 pub const CELL_SCHEMA_VERSION: u32 = 1;
@@ -177,24 +177,6 @@ pub fn run_cells(
     };
     bar.finish_and_clear();
     Ok((out, reused.into_inner()))
-}
-
-/// Removes the temporary files (`.NAME.tmp-PID`, see `write_atomic`) that a run killed between
-/// writing and renaming left in an experiment directory or its `cells/` and `plots/`.
-fn remove_stale_temps(dir: &Path) {
-    let mut dirs = vec![dir.to_path_buf(), dir.join("plots")];
-    if let Ok(rd) = std::fs::read_dir(dir.join("cells")) {
-        dirs.extend(rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()));
-    }
-    for d in dirs {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') && name.contains(".tmp-") {
-                std::fs::remove_file(e.path()).ok();
-            }
-        }
-    }
 }
 
 /// A progress bar on standard error, hidden when that is not a terminal (pipes and CI logs).

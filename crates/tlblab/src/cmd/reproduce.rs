@@ -9,6 +9,7 @@ use tlblab_report::report;
 
 use crate::experiment;
 use crate::results::{self, RunOptions};
+use crate::store;
 
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
@@ -51,7 +52,7 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         let table = experiment::render(e, &summary);
         println!("{table}");
         if let Some(dir) = &dir {
-            experiment::write_atomic(
+            store::write_atomic(
                 &dir.join("summary.json"),
                 serde_json::to_string_pretty(&summary)?.as_bytes(),
             )?;

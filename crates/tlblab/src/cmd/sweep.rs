@@ -23,9 +23,9 @@ use tlblab_report::sweep::{best, Axis, Grid};
 use tlblab_report::table::Table;
 
 use crate::cmd::run::{kernel_config, workload, SimArgs};
-use crate::experiment::write_atomic;
 use crate::machines;
 use crate::results::{self, CellSpec, RunOptions};
+use crate::store::write_atomic;
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
