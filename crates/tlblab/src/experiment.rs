@@ -11,7 +11,7 @@ use tlblab_report::summary::{Cell, MetricInfo, ResultSet};
 
 use crate::cmd::run::{kernel_config, parse_duration};
 use crate::machines;
-use crate::results::{self, CellSpec, RunOptions};
+use crate::results::{self, CellSpec, Finished, RunOptions};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_experiments.rs"));
 
@@ -121,10 +121,17 @@ impl Experiment {
 // summary.json's types live in the report crate (compare and the HTML report read them too).
 pub use tlblab_report::summary::Summary;
 
+/// The number of cells `run` runs: kernels × thread counts (what `RunOptions::first_cell` of
+/// the next experiment in a job adds up).
+pub fn cell_count(e: &Experiment) -> usize {
+    e.kernels.len() * e.threads.len()
+}
+
 /// Runs every cell (in parallel; the output does not depend on how many threads ran it). With
 /// `opts.store` set, each finished cell is saved there at once and finished cells of an
-/// earlier, identical run are reused (see `results`).
-pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<ResultSet> {
+/// earlier, identical run are reused (see `results`). With `opts.shard`, only that shard's cells
+/// run and the result is `Finished::Shard`.
+pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<ResultSet>> {
     let profile = machines::load(&e.machine)?;
     let workload = Workload::parse(&e.workload).map_err(|m| anyhow!(m))?;
     let iterations = if quick { e.quick_iterations } else { e.iterations };
@@ -158,10 +165,13 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<ResultSet> 
             });
         }
     }
-    let (runs, _) =
-        results::run_cells(&profile, &cells, opts).map_err(|err| anyhow!("{}: {err:#}", e.name))?;
+    let ran = results::run_cells(&profile, &cells, opts).map_err(|err| anyhow!("{}: {err:#}", e.name))?;
+    if opts.shard.is_some() {
+        return Ok(Finished::Shard(ran));
+    }
+    let runs = ran.runs;
     let m = &runs[0][0].metric;
-    Ok(ResultSet {
+    Ok(Finished::All(ResultSet {
         experiment: e.name.clone(),
         machine: profile.name.clone(),
         workload: workload.name(),
@@ -176,7 +186,7 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<ResultSet> 
             .zip(runs)
             .map(|(c, runs)| Cell { kernel: c.label.clone(), threads: c.tasks, runs })
             .collect(),
-    })
+    }))
 }
 
 /// The table in the seed's layout (`tlblab_report::seed_table`), then the event counts per

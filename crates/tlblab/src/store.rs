@@ -45,8 +45,9 @@ fn temp_owner(name: &str) -> Option<(String, u32)> {
     Some((parts.next()?.to_string(), pid))
 }
 
-/// Writes `path` atomically: a temporary file in the same directory, flushed to disk, then a
-/// rename over `path`.
+/// Writes `path` atomically: a temporary file in the same directory, then a rename over `path`.
+/// No fsync: it cost ~10 ms a file here (a 200-cell shard took 2.3 s instead of 1.3), and a
+/// cell file a power cut leaves damaged is not reused but run again (`results::reusable`).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -54,8 +55,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(temp_name(&path.file_name().unwrap().to_string_lossy()));
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
+        f.write_all(bytes)
     })();
     if let Err(e) = written {
         std::fs::remove_file(&tmp).ok();

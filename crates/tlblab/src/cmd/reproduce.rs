@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use tlblab_report::report;
 
 use crate::experiment;
-use crate::results::{self, RunOptions};
+use crate::results::{self, Finished, RunOptions};
 use crate::store;
 
 #[derive(Debug, clap::Args)]
@@ -25,6 +25,11 @@ pub struct ReproduceArgs {
     /// any number.
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// Run only shard I of N (cells numbered across the experiments, I-1 modulo N) into --out;
+    /// N such jobs may share one --out directory. A final run without --shard reuses every
+    /// cell and writes the summaries and reports.
+    #[arg(long, value_name = "I/N", value_parser = results::Shard::parse, requires = "out")]
+    pub shard: Option<results::Shard>,
 }
 
 pub fn run(args: ReproduceArgs) -> Result<()> {
@@ -44,10 +49,34 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         experiments.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
         if args.quick { " (quick)" } else { "" }
     );
+    let mut first_cell = 0;
     for e in &experiments {
         let dir = args.out.as_ref().map(|o| o.join(&e.name));
-        let opts = RunOptions { jobs: args.jobs, store: dir.clone(), progress_label: e.name.clone() };
-        let set = experiment::run(e, args.quick, &opts)?;
+        let opts = RunOptions {
+            jobs: args.jobs,
+            store: dir.clone(),
+            progress_label: e.name.clone(),
+            shard: args.shard,
+            first_cell,
+        };
+        first_cell += experiment::cell_count(e);
+        let set = match experiment::run(e, args.quick, &opts)? {
+            Finished::All(set) => set,
+            Finished::Shard(r) => {
+                let s = args.shard.expect("a shard");
+                println!(
+                    "{}: shard {}/{}: {} cell(s) run, {} reused, {} left to other shards; run without \
+                     --shard to write the summary and report\n",
+                    dir.as_ref().expect("--shard requires --out").display(),
+                    s.index,
+                    s.count,
+                    r.ran,
+                    r.reused,
+                    r.skipped
+                );
+                continue;
+            }
+        };
         let summary = set.summary();
         let table = experiment::render(e, &summary);
         println!("{table}");
