@@ -12,6 +12,7 @@
 
 pub mod cmd;
 pub mod experiment;
+pub mod export;
 pub mod machines;
 pub mod results;
 pub mod store;

@@ -35,6 +35,8 @@ enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// Compare saved result sets (reproduce --out directories) as mmtests compare-kernels does.
     Compare(cmd::compare::CompareArgs),
+    /// Write a saved result set as an mmtests work/log tree or a tidy runs.csv.
+    Export(cmd::export::ExportArgs),
 }
 
 fn main() {
@@ -50,6 +52,7 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Export(a) => cmd::export::run(a),
     };
     if let Err(e) = result {
         eprintln!("tlblab: error: {e:#}");
