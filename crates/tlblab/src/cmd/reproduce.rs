@@ -4,8 +4,9 @@
 //! (a rerun reuses the finished ones), then `summary.json` and the HTML report beside them.
 
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tlblab_report::report;
+use tlblab_report::summary::ResultSet;
 
 use crate::experiment;
 use crate::results::{self, Finished, RunOptions};
@@ -77,15 +78,10 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
                 continue;
             }
         };
-        let summary = set.summary();
-        let table = experiment::render(e, &summary);
+        let table = experiment::render(e, &set.summary());
         println!("{table}");
         if let Some(dir) = &dir {
-            store::write_atomic(
-                &dir.join("summary.json"),
-                serde_json::to_string_pretty(&summary)?.as_bytes(),
-            )?;
-            results::write_report(dir, &report::experiment(&set, &e.title, &table))?;
+            save(e, &set, dir)?;
             println!(
                 "wrote {} and {}\n",
                 dir.join("summary.json").display(),
@@ -94,4 +90,12 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes an experiment's summary.json and report into `dir` (its cells are there already).
+pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<()> {
+    let summary = set.summary();
+    let table = experiment::render(e, &summary);
+    store::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    results::write_report(dir, &report::experiment(set, &e.title, &table))
 }

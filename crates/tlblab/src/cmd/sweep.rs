@@ -297,12 +297,18 @@ pub fn run(a: SweepArgs) -> Result<()> {
             sw.reused,
             total - sw.reused
         );
-        write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&sw.set.summary())?.as_bytes())?;
-        write_atomic(&dir.join("sweep.json"), json.as_bytes())?;
-        let title =
-            format!("tlblab sweep: {} on {}, varying {}", sw.set.workload, sw.set.machine, sw.grid.key());
-        results::write_report(dir, &report::sweep(&sw.set, &sw.grid, &title, &table))?;
+        save(&a, &sw, dir)?;
         eprintln!("wrote {} and {}", dir.join("summary.json").display(), dir.join("index.html").display());
     }
     Ok(())
+}
+
+/// Writes a finished sweep's summary.json, sweep.json and report into `dir` (its cells are
+/// there already).
+pub fn save(a: &SweepArgs, sw: &Sweep, dir: &Path) -> Result<()> {
+    let json = serde_json::to_string_pretty(&sw.cells).context("serialising the cells")?;
+    write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&sw.set.summary())?.as_bytes())?;
+    write_atomic(&dir.join("sweep.json"), json.as_bytes())?;
+    let title = format!("tlblab sweep: {} on {}, varying {}", sw.set.workload, sw.set.machine, sw.grid.key());
+    results::write_report(dir, &report::sweep(&sw.set, &sw.grid, &title, &render(a, sw)))
 }
