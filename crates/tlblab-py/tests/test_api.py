@@ -42,7 +42,7 @@ def test_sweep_is_tidy_and_load_reads_it_back(tmp_path):
     out = tmp_path / "ceiling"
     df = tlblab.sweep(threads=[1, 2], vary={"ceiling": [0, 33]}, iterations=2, out=out, **SMALL)
     assert len(df) == 2 * 2 * 2
-    assert list(df.columns[:7]) == ["experiment", "machine", "workload", "kernel", "ceiling", "threads", "seed"]
+    assert list(df.columns[:7]) == ["experiment", "machine", "workload", "column", "ceiling", "threads", "seed"]
     assert df["ceiling"].tolist() == [0, 0, 0, 0, 33, 33, 33, 33]
     assert df["threads"].tolist() == [1, 1, 2, 2, 1, 1, 2, 2]
     assert "counters.ipis_sent" in df.columns and any(c.startswith("attribution_ps.") for c in df.columns)
@@ -66,13 +66,15 @@ def test_runs_csv_matches_the_frame(tmp_path, tlblab_bin):
     "kwargs, words",
     [
         (dict(machine="pentium-pro"), ["unknown machine `pentium-pro`", "haswell-ep-2s"]),
-        (dict(vary={"bogus": [1, 2]}), ["bogus", "ceiling"]),
+        (dict(vary={"bogus": [1, 2]}), ["takes no parameters", "a kernel knob: range_policy, ceiling"]),
         (dict(set={"ceiling": "lots"}), ["ceiling"]),
         (dict(threads="two"), ["threads"]),
-        (dict(threads=[1, 99]), ["--threads 99", "allowed 1 ..= 32"]),
+        (dict(threads=[1, 99]), ["--threads 99", "allowed 1 ..= 72"]),
         (dict(kernel="9.9"), ["9.9", "5.18.1"]),
         (dict(duration="5"), ["duration", "unit"]),
         (dict(iterations="3"), ["iterations"]),
+        (dict(iterations=0), ["--iterations: must be >= 1"]),
+        (dict(vary={"ceiling": [0, 0]}), ["listed twice"]),
     ],
 )
 def test_bad_arguments_raise_value_error_with_the_allowed_values(tmp_path, kwargs, words):

@@ -16,8 +16,8 @@
 //! - `Mmtests` (default) follows mmtests as of [`MMTESTS_COMMIT`]: a Multiops summary
 //!   (`SummariseMultiops`) of Min, the mean, its standard deviation and coefficient of variation,
 //!   Max and the mean of the best 95%, where "the mean" is the harmonic mean for a
-//!   higher-is-better benchmark (Hmean, HStddev, HCoeffVar, BHmean-95) and the arithmetic one
-//!   otherwise (Amean, Stddev, CoeffVar, BAmean-95). Significance (commit 8cd087ae, Nov 2024):
+//!   higher-is-better benchmark (Hmean, HStddev, HCoeffVar, BHmean.95) and the arithmetic one
+//!   otherwise (Amean, Stddev, CoeffVar, BAmean.95). Significance (commit 8cd087ae, Nov 2024):
 //!   the mean's confidence interval is mean ± qnorm(0.975, 0, stddev), i.e. 1.96 × stddev (not
 //!   divided by √n), and a mean is marked when the intervals do not overlap (|cidiff| > 1).
 //! - `Welch` is mmtests before Nov 2024 as tlblab printed it first: Min, Amean, Hmean, Stddev,
@@ -151,7 +151,7 @@ impl Stat {
             Stat::BAmean95 => "BAmean-95",
             Stat::HStddev => "HStddev",
             Stat::HCoeffVar => "HCoeffVar",
-            Stat::BHmean95 => "BHmean-95",
+            Stat::BHmean95 => "BHmean.95",
         }
     }
 
@@ -288,7 +288,13 @@ impl Comparison {
                         Some(Entry { value, pct, significant })
                     })
                     .collect();
-                out.push(Line { stat: stat.name(), op: op.clone(), entries });
+                // mmtests names the best-95% means `BAmean.95` / `BHmean.95` (Stat.pm's
+                // "amean-" => "BAmean.%d"); tlblab's first tables said `BAmean-95`.
+                let name = match (self.mode, stat) {
+                    (Mode::Mmtests, Stat::BAmean95) => "BAmean.95",
+                    _ => stat.name(),
+                };
+                out.push(Line { stat: name, op: op.clone(), entries });
             }
         }
         out
@@ -466,7 +472,7 @@ mod tests {
         assert_eq!(c.mode, Mode::Mmtests);
         let lines = c.lines();
         let order: Vec<&str> = lines.iter().map(|l| l.stat).collect();
-        assert_eq!(order, ["Min", "Hmean", "HStddev", "HCoeffVar", "Max", "BHmean-95"]);
+        assert_eq!(order, ["Min", "Hmean", "HStddev", "HCoeffVar", "Max", "BHmean.95"]);
         let hmean = &lines[1];
         let marks: Vec<bool> = hmean.entries.iter().map(|e| e.unwrap().significant).collect();
         // b's interval (110 ± 1.96 × 0.82) is far from a's (100 ± 1.6): marked. c is noisy; d is
@@ -480,7 +486,7 @@ mod tests {
         low.metric.higher_is_better = false;
         let order: Vec<&str> =
             Comparison::from_sets(&[("e".into(), &low)]).lines().iter().map(|l| l.stat).collect();
-        assert_eq!(order, ["Min", "Amean", "Stddev", "CoeffVar", "Max", "BAmean-95"]);
+        assert_eq!(order, ["Min", "Amean", "Stddev", "CoeffVar", "Max", "BAmean.95"]);
         // With many samples the interval (not divided by √n) stays wide: 2% apart at a stddev
         // of ~1.6% is unmarked by mmtests but marked by Welch's test.
         let noisy =

@@ -16,6 +16,7 @@ gives the same DataFrame as a local run (see ``sweep``).
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import json
 import os
@@ -53,13 +54,21 @@ def _text(name: str, v: Any) -> str:
     return str(v)
 
 
+def _int(name: str, v: Any, optional: bool = False) -> Optional[int]:
+    if v is None and optional:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"{name}: expected an int, got {v!r}")
+    return v
+
+
 def _threads(threads: Any) -> List[int]:
     ts = [threads] if isinstance(threads, int) else threads
     if isinstance(ts, (str, bytes)) or not isinstance(ts, Sequence) or not all(
         isinstance(t, int) and not isinstance(t, bool) for t in ts
     ):
         raise ValueError(f"threads: expected an int or a list of ints, got {threads!r}")
-    return list(ts)
+    return builtins.list(ts)
 
 
 def _vary(vary: Any) -> List[str]:
@@ -111,8 +120,8 @@ def run(
     param: workload parameters ({"alloc": "glibc-mmap"} for ebizzy).
     duration, warmup: simulated time, "5ms", "200us", "1s".
     """
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
-        raise ValueError(f"threads: expected an int, got {threads!r}")
+    _int("threads", threads, optional=True)
+    _int("seed", seed)
     return _native(
         _tlblab.run,
         machine,
@@ -144,7 +153,7 @@ def sweep(
     retries: int = 2,
 ):
     """The cross product of thread counts and varied values, as ``tlblab sweep``; returns a tidy
-    pandas.DataFrame with one row per run: experiment, machine, workload, kernel (the column
+    pandas.DataFrame with one row per run: experiment, machine, workload, column (the column
     label, ``ceiling=33``), one column per varied knob, threads, seed, metric, value, unit,
     higher_is_better, operations, oracle_violations, ``counters.<name>`` (totals) and
     ``attribution_ps.<bucket>`` (simulated time summed over the CPUs).
@@ -184,8 +193,8 @@ def _sweep_native(machine, workload, threads, vary, kernel, set, param, duration
         _pairs("param", param),
         duration,
         warmup,
-        iterations,
-        jobs,
+        _int("iterations", iterations),
+        _int("jobs", jobs, optional=True),
         None if out is None else os.fspath(out),
         report,
         None,
@@ -211,7 +220,7 @@ def sweep_cells(
     any scheduler; ``map_cells`` runs them on Dask."""
     ts = _threads(threads)
     _vary(vary)  # checks the shape
-    axes = [(k, [vs] if isinstance(vs, (str, int, float)) else list(vs)) for k, vs in vary.items()]
+    axes = [(k, [vs] if isinstance(vs, (str, int, float)) else builtins.list(vs)) for k, vs in vary.items()]
     cells = []
     for combo in itertools.product(*(vs for _, vs in axes)):
         for t in ts:
@@ -244,7 +253,7 @@ def map_cells(client: Any, cells: Sequence[Dict[str, Any]], fn: Callable[[Dict[s
     result is gathered exactly once nothing is lost or counted twice."""
     import pandas as pd
 
-    futures = client.map(fn or _run_cell_kwargs, list(cells), pure=False, retries=retries)
+    futures = client.map(fn or _run_cell_kwargs, builtins.list(cells), pure=False, retries=retries)
     frames = client.gather(futures)
     return _canonical(pd.concat(frames, ignore_index=True))
 

@@ -24,7 +24,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub force: bool,
     /// mmtests: rows and significance marks of current mmtests (Hmean, HStddev, HCoeffVar,
-    /// BHmean-95 for higher-is-better; non-overlapping confidence intervals). welch: mmtests
+    /// BHmean.95 for higher-is-better; non-overlapping confidence intervals). welch: mmtests
     /// before Nov 2024 (Amean, Hmean, Stddev, CoeffVar, BAmean-95; Welch's t-test).
     #[arg(long, default_value = "mmtests", value_parser = Mode::parse)]
     pub stats: Mode,

@@ -37,8 +37,9 @@ fn knob_value(key: &str, v: &str) -> Value {
     Value::from(v)
 }
 
-/// The set's runs, cells in the set's order, seeds in run order. When every column label is a
-/// sweep label with the same knobs, each knob gets a column after `kernel` (the label).
+/// The set's runs, cells in the set's order, seeds in run order. `column` is the cell's column
+/// label (a kernel of an experiment, a sweep's `ceiling=33,kernel=3.13`). When every label is a
+/// sweep label with the same knobs, each knob gets a column after it (`ceiling`, `kernel`).
 pub fn table(set: &ResultSet) -> Table {
     let parsed: Vec<Option<Vec<(String, String)>>> = set.kernels.iter().map(|k| knobs(k)).collect();
     let keys: Vec<String> = match parsed.first() {
@@ -61,7 +62,7 @@ pub fn table(set: &ResultSet) -> Table {
         buckets.extend(r.attribution.iter().flat_map(|m| m.keys().cloned()));
     }
     let mut columns: Vec<String> =
-        ["experiment", "machine", "workload", "kernel"].iter().map(|s| s.to_string()).collect();
+        ["experiment", "machine", "workload", "column"].iter().map(|s| s.to_string()).collect();
     columns.extend(keys.iter().cloned());
     columns.extend(
         ["threads", "seed", "metric", "value", "unit", "higher_is_better", "operations", "oracle_violations"]

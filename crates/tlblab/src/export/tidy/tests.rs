@@ -8,7 +8,7 @@ fn one_row_per_run_with_knob_columns_counters_and_attribution() {
     assert_eq!(t.rows.len(), 2 * 2 * 2);
     assert_eq!(
         &t.columns[..7],
-        ["experiment", "machine", "workload", "kernel", "ceiling", "threads", "seed"]
+        ["experiment", "machine", "workload", "column", "ceiling", "threads", "seed"]
     );
     let col = |n: &str| t.columns.iter().position(|c| c == n).unwrap_or_else(|| panic!("no column {n}"));
     // The knob is a number; rows follow the set's cell order, seeds inner.
@@ -40,11 +40,11 @@ fn labels_that_are_not_sweep_labels_get_no_knob_columns() {
 #[test]
 fn csv_quotes_what_needs_it() {
     let t = Table {
-        columns: vec!["kernel".into(), "v".into()],
+        columns: vec!["column".into(), "v".into()],
         rows: vec![
             vec!["ceiling=33,alloc=mmap".into(), Value::from(1.5)],
             vec!["say \"x\"".into(), Value::Null],
         ],
     };
-    assert_eq!(csv(&t), "kernel,v\n\"ceiling=33,alloc=mmap\",1.5\n\"say \"\"x\"\"\",\n");
+    assert_eq!(csv(&t), "column,v\n\"ceiling=33,alloc=mmap\",1.5\n\"say \"\"x\"\"\",\n");
 }
