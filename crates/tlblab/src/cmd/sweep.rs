@@ -2,8 +2,10 @@
 //! the output does not depend on `--jobs`), printed as a table with the best value per thread
 //! count and overall. A ceiling sweep finds a machine's balance point:
 //!
-//!     tlblab sweep --machine ivybridge-4c8t --workload ebizzy --threads 1,2,4,8 \
-//!         --kernel 3.17 --vary ceiling=0,8,33,64,96,128,256 --out ceiling
+//! ```text
+//! tlblab sweep --machine ivybridge-4c8t --workload ebizzy --threads 1,2,4,8 \
+//!     --kernel 3.17 --vary ceiling=0,8,33,64,96,128,256 --out ceiling
+//! ```
 //!
 //! Every (combination, thread count) cell goes through the results store (`results`) under the
 //! combination's label (`ceiling=33`, `kernel=3.13,alloc=mmap`), so `--out DIR` holds every run,
