@@ -5,7 +5,8 @@
 # simulator the cross-check test compares tlblab against; see
 # scripts/ensure_venv.sh), exports TLBLAB_PYTHON=<repo>/.venv/bin/python and runs
 #     cargo test --workspace --release "$@"
-# (release mode so the cross-check over large traces is fast).
+# (release mode so the cross-check over large traces is fast), then installs the Python package
+# (scripts/ensure_python_api.sh) and runs its pytest suite.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,8 +23,20 @@ cargo test --workspace --release "$@" 2>&1 | tee "$log" || status=$?
 if [ "$status" = 0 ]; then
     bash "$ROOT/scripts/check_report.sh" || status=$?
 fi
+# The Python API (crates/tlblab-py): install it into .venv, then its pytest suite (which also
+# runs examples/ and a Dask LocalCluster). pytest's exit code 5 means "no tests collected".
+if [ "$status" = 0 ]; then
+    PY="$(bash "$ROOT/scripts/ensure_python_api.sh")" || status=$?
+fi
+if [ "$status" = 0 ]; then
+    pyst=0
+    TLBLAB_BIN="$ROOT/target/release/tlblab" "$PY" -m pytest -q -p no:cacheprovider \
+        "$ROOT/crates/tlblab-py/tests" 2>&1 | tee -a "$log" || pyst=$?
+    [ "$pyst" = 0 ] || [ "$pyst" = 5 ] || status=$pyst
+fi
 # One closing line for the whole suite (cargo prints one "test result" per test binary, the
-# last of which is often an empty doc-test run).
+# last of which is often an empty doc-test run; pytest one "N passed, M failed in T s" line).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i } }
+     / passed| failed/ && / in [0-9.]+s/ && !/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed,?$/) p += $i; if ($(i+1) ~ /^failed,?$/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

@@ -9,8 +9,19 @@
 //!
 //! Rows are grouped by statistic, then operation, as mmtests prints them; the first column is
 //! the baseline; the percentage is positive when the column is better (stats::percent_better);
-//! a mean whose difference from the baseline is significant by Welch's t-test is printed as
-//! `*  x.xx%*` instead of `(  x.xx%)`.
+//! a mean whose difference from the baseline is significant is printed as `*  x.xx%*` instead
+//! of `(  x.xx%)`.
+//!
+//! Two conventions ([`Mode`]):
+//! - `Mmtests` (default) follows mmtests as of [`MMTESTS_COMMIT`]: a Multiops summary
+//!   (`SummariseMultiops`) of Min, the mean, its standard deviation and coefficient of variation,
+//!   Max and the mean of the best 95%, where "the mean" is the harmonic mean for a
+//!   higher-is-better benchmark (Hmean, HStddev, HCoeffVar, BHmean.95) and the arithmetic one
+//!   otherwise (Amean, Stddev, CoeffVar, BAmean.95). Significance (commit 8cd087ae, Nov 2024):
+//!   the mean's confidence interval is mean ± qnorm(0.975, 0, stddev), i.e. 1.96 × stddev (not
+//!   divided by √n), and a mean is marked when the intervals do not overlap (|cidiff| > 1).
+//! - `Welch` is mmtests before Nov 2024 as tlblab printed it first: Min, Amean, Hmean, Stddev,
+//!   CoeffVar, Max, BAmean-95, and Welch's t-test at 95% on the means.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -20,6 +31,48 @@ use crate::summary::ResultSet;
 
 /// The significance level of the `*` marks.
 pub const ALPHA: f64 = 0.05;
+
+/// The gormanm/mmtests commit whose compare-kernels rows and significance `Mode::Mmtests`
+/// follows (HEAD on 2026-06-25).
+pub const MMTESTS_COMMIT: &str = "638401e0";
+
+/// qnorm(0.975): the 97.5% quantile of the standard normal distribution, which mmtests'
+/// `_calc_meanci` takes from R (`qnorm(1-alpha/2, mean=0, sd=stddev)` with alpha 0.05).
+pub const QNORM_975: f64 = 1.959_963_984_540_054;
+
+/// Which compare-kernels convention the table follows (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Mmtests,
+    Welch,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Result<Mode, String> {
+        match s {
+            "mmtests" => Ok(Mode::Mmtests),
+            "welch" => Ok(Mode::Welch),
+            _ => Err(format!("--stats `{s}`: allowed: mmtests, welch")),
+        }
+    }
+
+    /// One sentence for the reports: what the rows and the marks are.
+    pub fn describe(self) -> String {
+        match self {
+            Mode::Mmtests => format!(
+                "Rows and *x%* marks follow mmtests {MMTESTS_COMMIT} (compare-kernels, Multiops): a mean is \
+                 marked when its confidence interval (mean ± 1.96 × its stddev, from R's qnorm) does not \
+                 overlap the first column's."
+            ),
+            Mode::Welch => format!(
+                "Rows follow mmtests before Nov 2024; *x%* marks a mean that differs from the first \
+                 column's by Welch's t-test at {}%.",
+                (1.0 - ALPHA) * 100.0
+            ),
+        }
+    }
+}
 
 /// One column: a two-line heading and the samples per operation.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +89,7 @@ pub struct Comparison {
     pub op_name: String,
     pub columns: Vec<Column>,
     pub higher_is_better: bool,
+    pub mode: Mode,
 }
 
 /// One printed value: the statistic, its percentage against the baseline, its significance.
@@ -64,11 +118,27 @@ enum Stat {
     CoeffVar,
     Max,
     BAmean95,
+    HStddev,
+    HCoeffVar,
+    BHmean95,
 }
 
 impl Stat {
-    const ALL: [Stat; 7] =
+    const WELCH: [Stat; 7] =
         [Stat::Min, Stat::Amean, Stat::Hmean, Stat::Stddev, Stat::CoeffVar, Stat::Max, Stat::BAmean95];
+    /// mmtests `setSummaryMultiops`: min, _mean, stddev-_mean, coeffvar-_mean, max, _mean-95.
+    const MULTIOPS_HMEAN: [Stat; 6] =
+        [Stat::Min, Stat::Hmean, Stat::HStddev, Stat::HCoeffVar, Stat::Max, Stat::BHmean95];
+    const MULTIOPS_AMEAN: [Stat; 6] =
+        [Stat::Min, Stat::Amean, Stat::Stddev, Stat::CoeffVar, Stat::Max, Stat::BAmean95];
+
+    fn rows(mode: Mode, hib: bool) -> &'static [Stat] {
+        match (mode, hib) {
+            (Mode::Welch, _) => &Stat::WELCH,
+            (Mode::Mmtests, true) => &Stat::MULTIOPS_HMEAN,
+            (Mode::Mmtests, false) => &Stat::MULTIOPS_AMEAN,
+        }
+    }
 
     fn name(self) -> &'static str {
         match self {
@@ -79,6 +149,9 @@ impl Stat {
             Stat::CoeffVar => "CoeffVar",
             Stat::Max => "Max",
             Stat::BAmean95 => "BAmean-95",
+            Stat::HStddev => "HStddev",
+            Stat::HCoeffVar => "HCoeffVar",
+            Stat::BHmean95 => "BHmean.95",
         }
     }
 
@@ -91,20 +164,30 @@ impl Stat {
             Stat::CoeffVar => stats::coeffvar(x),
             Stat::Max => stats::max(x),
             Stat::BAmean95 => stats::bamean(x, 95, hib),
+            Stat::HStddev => stats::hstddev(x),
+            Stat::HCoeffVar => stats::hcoeffvar(x),
+            Stat::BHmean95 => stats::bhmean(x, 95, hib),
         }
     }
 
     /// Spread rows are better when lower, whatever the metric's direction.
     fn higher_is_better(self, hib: bool) -> bool {
         match self {
-            Stat::Stddev | Stat::CoeffVar => false,
+            Stat::Stddev | Stat::CoeffVar | Stat::HStddev | Stat::HCoeffVar => false,
             _ => hib,
         }
     }
 
     /// Welch's test on the samples for the arithmetic mean, and on their reciprocals for the
     /// harmonic mean (the harmonic mean is the reciprocal of the mean reciprocal).
-    fn significant(self, new: &[f64], base: &[f64]) -> bool {
+    fn significant(self, mode: Mode, new: &[f64], base: &[f64]) -> bool {
+        if mode == Mode::Mmtests {
+            return match self {
+                Stat::Hmean => ci_apart(new, base, stats::hmean, stats::hstddev),
+                Stat::Amean => ci_apart(new, base, stats::mean, stats::stddev),
+                _ => false,
+            };
+        }
         let recip = |x: &[f64]| x.iter().map(|v| 1.0 / v).collect::<Vec<f64>>();
         match self {
             Stat::Amean => stats::welch_significant(new, base, ALPHA),
@@ -114,6 +197,31 @@ impl Stat {
             _ => false,
         }
     }
+}
+
+/// The confidence half-width mmtests uses: R's qnorm(0.975, 0, stddev) as R prints it, to 7
+/// significant digits (the Perl reads R's text back).
+pub fn ci_half_width(stddev: f64) -> f64 {
+    let q = QNORM_975 * stddev;
+    if q == 0.0 || !q.is_finite() {
+        return q;
+    }
+    let digits = 6 - q.abs().log10().floor() as i32;
+    let scale = 10f64.powi(digits.abs());
+    if digits >= 0 {
+        (q * scale).round() / scale
+    } else {
+        (q / scale).round() * scale
+    }
+}
+
+/// mmtests' significance since 8cd087ae: the intervals mean ± ci_half_width(stddev) of the two
+/// columns do not overlap (|cidiff| > 1). An undefined mean or stddev (one sample; a sample
+/// <= 0 under the harmonic mean) marks nothing (R gives NaN there, and NaN compares false).
+fn ci_apart(new: &[f64], base: &[f64], mean: fn(&[f64]) -> f64, sd: fn(&[f64]) -> f64) -> bool {
+    let (m1, m0) = (mean(new), mean(base));
+    let (q1, q0) = (ci_half_width(sd(new)), ci_half_width(sd(base)));
+    stats::cidiff(m1, q1, m0, q0).abs() > 1.0
 }
 
 impl Comparison {
@@ -147,14 +255,20 @@ impl Comparison {
             op_name: "threads".into(),
             columns,
             higher_is_better: sets.first().is_some_and(|(_, s)| s.metric.higher_is_better),
+            mode: Mode::default(),
         }
+    }
+
+    /// The same comparison under another convention.
+    pub fn with_mode(self, mode: Mode) -> Comparison {
+        Comparison { mode, ..self }
     }
 
     /// Every statistics row with its entries.
     pub fn lines(&self) -> Vec<Line> {
         let hib = self.higher_is_better;
         let mut out = Vec::new();
-        for stat in Stat::ALL {
+        for &stat in Stat::rows(self.mode, hib) {
             for op in &self.ops {
                 let base = self.columns.first().and_then(|c| c.samples.get(op)).filter(|x| !x.is_empty());
                 let entries = self
@@ -167,14 +281,20 @@ impl Comparison {
                         let (pct, significant) = match base {
                             Some(b) if i > 0 => (
                                 stats::percent_better(value, stat.value(b, hib), stat.higher_is_better(hib)),
-                                stat.significant(x, b),
+                                stat.significant(self.mode, x, b),
                             ),
                             _ => (0.0, false),
                         };
                         Some(Entry { value, pct, significant })
                     })
                     .collect();
-                out.push(Line { stat: stat.name(), op: op.clone(), entries });
+                // mmtests names the best-95% means `BAmean.95` / `BHmean.95` (Stat.pm's
+                // "amean-" => "BAmean.%d"); tlblab's first tables said `BAmean-95`.
+                let name = match (self.mode, stat) {
+                    (Mode::Mmtests, Stat::BAmean95) => "BAmean.95",
+                    _ => stat.name(),
+                };
+                out.push(Line { stat: name, op: op.clone(), entries });
             }
         }
         out
@@ -304,7 +424,7 @@ mod tests {
                 ("c", &[(1, &[90.0, 120.0, 95.0])]),
             ],
         );
-        let c = Comparison::from_sets(&[("e".into(), &s)]);
+        let c = Comparison::from_sets(&[("e".into(), &s)]).with_mode(Mode::Welch);
         let text = c.render();
         let line = |stat: &str| text.lines().find(|l| l.starts_with(stat)).unwrap().to_string();
         // Amean: b +10% significant; c (305/3 = 101.67, +1.67%) not.
@@ -335,6 +455,59 @@ mod tests {
         // The groups come in mmtests' order.
         let order: Vec<&str> = text.lines().skip(1).map(|l| l.split_whitespace().next().unwrap()).collect();
         assert_eq!(order, ["Min", "Amean", "Hmean", "Stddev", "CoeffVar", "Max", "BAmean-95"]);
+    }
+
+    #[test]
+    fn current_mmtests_rows_and_confidence_interval_marks() {
+        let s = set(
+            "e",
+            &[
+                ("a", &[(1, &[100.0, 101.0, 99.0])]),
+                ("b", &[(1, &[110.0, 111.0, 109.0])]),
+                ("c", &[(1, &[90.0, 120.0, 95.0])]),
+                ("d", &[(1, &[101.0, 102.0, 100.0])]),
+            ],
+        );
+        let c = Comparison::from_sets(&[("e".into(), &s)]);
+        assert_eq!(c.mode, Mode::Mmtests);
+        let lines = c.lines();
+        let order: Vec<&str> = lines.iter().map(|l| l.stat).collect();
+        assert_eq!(order, ["Min", "Hmean", "HStddev", "HCoeffVar", "Max", "BHmean.95"]);
+        let hmean = &lines[1];
+        let marks: Vec<bool> = hmean.entries.iter().map(|e| e.unwrap().significant).collect();
+        // b's interval (110 ± 1.96 × 0.82) is far from a's (100 ± 1.6): marked. c is noisy; d is
+        // 1% higher, but its interval overlaps a's (1.0 apart < 1.6 + 1.6): unmarked, where
+        // Welch's test (t ≈ 1.22, 4 df) would not mark it either.
+        assert_eq!(marks, [false, true, false, false]);
+        let hsd = lines[2].entries[0].unwrap().value;
+        assert!((hsd - stats::hstddev(&[100.0, 101.0, 99.0])).abs() < 1e-12 && hsd > 0.8 && hsd < 0.82);
+        // Lower is better: the arithmetic rows.
+        let mut low = s.clone();
+        low.metric.higher_is_better = false;
+        let order: Vec<&str> =
+            Comparison::from_sets(&[("e".into(), &low)]).lines().iter().map(|l| l.stat).collect();
+        assert_eq!(order, ["Min", "Amean", "Stddev", "CoeffVar", "Max", "BAmean.95"]);
+        // With many samples the interval (not divided by √n) stays wide: 2% apart at a stddev
+        // of ~1.6% is unmarked by mmtests but marked by Welch's test.
+        let noisy =
+            |m: f64| -> Vec<f64> { (0..100).map(|i| m + if i % 2 == 0 { 1.6 } else { -1.6 }).collect() };
+        let s = set("e", &[("a", &[(1, &noisy(100.0))]), ("b", &[(1, &noisy(102.0))])]);
+        let cur = Comparison::from_sets(&[("e".into(), &s)]);
+        assert!(!cur.lines()[1].entries[1].unwrap().significant);
+        let old = cur.with_mode(Mode::Welch);
+        assert!(old.lines().iter().find(|l| l.stat == "Amean").unwrap().entries[1].unwrap().significant);
+    }
+
+    #[test]
+    fn confidence_half_width_as_r_prints_qnorm() {
+        // R: qnorm(0.975, 0, 1) prints 1.959964; qnorm(0.975, 0, 100) 195.9964.
+        assert_eq!(ci_half_width(1.0), 1.959964);
+        assert_eq!(ci_half_width(100.0), 195.9964);
+        assert_eq!(ci_half_width(0.001), 0.001959964);
+        assert_eq!(ci_half_width(1e6), 1959964.0);
+        assert_eq!(ci_half_width(0.0), 0.0);
+        assert_eq!(Mode::parse("welch"), Ok(Mode::Welch));
+        assert!(Mode::parse("t").unwrap_err().contains("allowed: mmtests, welch"));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //!   `summary.json`;
 //! - [`compare`]: the compare-kernels table and the counters side by side;
 //! - [`sweep`]: a sweep's grid of varied knobs, its best values and sweep curves;
+//! - [`seed_table`]: the seed reproductions' own table layouts;
 //! - [`plot`], [`html`], [`report`]: SVG/PNG plots and the HTML page that gathers everything.
 //!
 //! No file I/O here: builders return text and bytes, the CLI writes them.
@@ -14,6 +15,7 @@ pub mod compare;
 pub mod html;
 pub mod plot;
 pub mod report;
+pub mod seed_table;
 pub mod stats;
 pub mod summary;
 pub mod sweep;

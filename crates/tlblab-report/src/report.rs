@@ -179,8 +179,8 @@ pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
 
 /// The page of `tlblab compare`: the statistics table of every column of every set, the metric
 /// plot, attribution and counters side by side.
-pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
-    let cmp = Comparison::from_sets(sets);
+pub fn comparison(sets: &[(String, &ResultSet)], mode: crate::compare::Mode) -> Report {
+    let cmp = Comparison::from_sets(sets).with_mode(mode);
     let names: Vec<String> = sets
         .iter()
         .flat_map(|(n, s)| {
@@ -218,9 +218,8 @@ pub fn comparison(sets: &[(String, &ResultSet)]) -> Report {
         "Statistics (mmtests compare-kernels style)",
         vec![
             Block::Paragraph(format!(
-                "Percentages against the first column, positive = better; *x%* marks a mean that differs \
-                 from the first column's by Welch's t-test at {}%.",
-                (1.0 - crate::compare::ALPHA) * 100.0
+                "Percentages against the first column, positive = better. {}",
+                cmp.mode.describe()
             )),
             Block::Pre(cmp.render()),
         ],
@@ -316,9 +315,8 @@ fn stats_attribution_counters(r: &mut Report, set: &ResultSet, cmp: &Comparison,
         "Statistics (mmtests compare-kernels style)",
         vec![
             Block::Paragraph(format!(
-                "Percentages against the first {column}, positive = better; *x%* marks a mean that \
-                 differs from the first {column}'s by Welch's t-test at {}%.",
-                (1.0 - crate::compare::ALPHA) * 100.0
+                "Percentages against the first {column}, positive = better. {}",
+                cmp.mode.describe()
             )),
             Block::Pre(cmp.render()),
         ],
@@ -340,7 +338,7 @@ mod tests {
         let s = set("e", &[("a", &[(1, &[10.0, 11.0]), (2, &[20.0, 19.0])]), ("b+", &[(1, &[12.0, 12.5])])]);
         let r = experiment(&s, "title", "the seed table");
         let html = r.page.render();
-        assert!(html.contains("the seed table") && html.contains("Amean     1"));
+        assert!(html.contains("the seed table") && html.contains("Hmean     1"));
         // One metric plot and one attribution plot per kernel.
         assert_eq!(r.plots.len(), 3);
         assert_eq!(r.page.plots(), 3);
@@ -356,7 +354,7 @@ mod tests {
     fn comparison_page_names_columns_by_set() {
         let a = set("x", &[("k", &[(1, &[10.0, 11.0])])]);
         let b = set("y", &[("k", &[(1, &[12.0, 13.0])])]);
-        let r = comparison(&[("A".into(), &a), ("B".into(), &b)]);
+        let r = comparison(&[("A".into(), &a), ("B".into(), &b)], crate::compare::Mode::Mmtests);
         let svg = &r.plots.iter().find(|(s, _)| s == "metric").unwrap().1;
         assert!(svg.contains(">A/k<") && svg.contains(">B/k<"));
         assert!(r.page.render().contains("<th>B/k</th>"));

@@ -30,6 +30,32 @@ pub fn stddev(x: &[f64]) -> f64 {
     variance(x).sqrt()
 }
 
+/// mmtests `HStddev` (`calc_stddev("hmean")`, since 8a0e63a2 "Stat: Use proper mean for stddev
+/// calculation", Nov 2024): the spread of the reciprocals around 1/Hmean scaled back to the
+/// samples' units, √(Σ(1/x − 1/H)² · H⁴ / n); NaN for fewer than two samples or an undefined
+/// Hmean.
+pub fn hstddev(x: &[f64]) -> f64 {
+    let h = hmean(x);
+    if x.len() < 2 || h.is_nan() {
+        return f64::NAN;
+    }
+    let d: f64 = x.iter().map(|v| (1.0 / v - 1.0 / h).powi(2)).sum();
+    (d * h.powi(4) / x.len() as f64).sqrt()
+}
+
+/// mmtests `HCoeffVar`: HStddev × 100 / Hmean, with an undefined stddev counting as 0 and an
+/// undefined or zero mean giving 0 (as `calc_coeffvar`).
+pub fn hcoeffvar(x: &[f64]) -> f64 {
+    let s = hstddev(x);
+    let s = if s.is_nan() { 0.0 } else { s };
+    let h = hmean(x);
+    if h == 0.0 || h.is_nan() {
+        0.0
+    } else {
+        s * 100.0 / h
+    }
+}
+
 /// Sample variance (n - 1); NaN for fewer than two samples.
 pub fn variance(x: &[f64]) -> f64 {
     if x.len() < 2 {
@@ -383,6 +409,21 @@ mod tests {
         assert!(welch(&[1.0], &[2.0, 3.0]).is_none());
         assert!(welch(&[1.0, 1.0], &[2.0, 2.0]).is_none());
         assert!(!welch_significant(&[1.0], &[5.0], 0.05));
+    }
+
+    #[test]
+    fn harmonic_spread_by_hand() {
+        // 1, 2, 4: H = 12/7; reciprocals 1, 1/2, 1/4 around 7/12.
+        let h = 12.0 / 7.0;
+        let d =
+            (1.0f64 - 7.0 / 12.0).powi(2) + (0.5f64 - 7.0 / 12.0).powi(2) + (0.25f64 - 7.0 / 12.0).powi(2);
+        let want = (d * h * h * h * h / 3.0).sqrt();
+        assert!(close(hstddev(&[1.0, 2.0, 4.0]), want, 1e-14));
+        assert!(close(hcoeffvar(&[1.0, 2.0, 4.0]), want * 100.0 / h, 1e-14));
+        // Equal samples: no spread.
+        assert!(hstddev(&[5.0, 5.0, 5.0]) < 1e-12);
+        assert!(hstddev(&[5.0]).is_nan() && hstddev(&[5.0, 0.0]).is_nan());
+        assert_eq!(hcoeffvar(&[5.0]), 0.0);
     }
 
     #[test]

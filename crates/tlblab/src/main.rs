@@ -1,10 +1,6 @@
 //! The `tlblab` command. Thin glue: parse arguments, hand off to a subcommand, report errors.
 
-mod cmd;
-mod experiment;
-mod machines;
-mod results;
-mod trace;
+use tlblab::cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -39,6 +35,8 @@ enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// Compare saved result sets (reproduce --out directories) as mmtests compare-kernels does.
     Compare(cmd::compare::CompareArgs),
+    /// Write a saved result set as an mmtests work/log tree or a tidy runs.csv.
+    Export(cmd::export::ExportArgs),
 }
 
 fn main() {
@@ -54,6 +52,7 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Export(a) => cmd::export::run(a),
     };
     if let Err(e) = result {
         // One line naming the flag, file or key and what is allowed; exit code 2, as clap's own

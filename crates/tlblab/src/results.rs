@@ -29,7 +29,7 @@ use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;
 use tlblab_report::summary::{fnv1a64, slug, Cell, ResultSet, Summary};
 
-use crate::experiment::write_atomic;
+use crate::store::{remove_stale_temps, write_atomic};
 
 /// Version of the cell file layout (the RunResults inside carry their own).
 pub const CELL_SCHEMA_VERSION: u32 = 1;
@@ -100,26 +100,78 @@ pub struct RunOptions {
     /// Where cell files go (an experiment directory); nothing is written without it.
     pub store: Option<PathBuf>,
     pub progress_label: String,
+    /// Run only this shard's cells (`--shard I/N`); the others are neither run nor read.
+    pub shard: Option<Shard>,
+    /// The index of `cells[0]` in the whole job's cell order (reproduce of several experiments
+    /// numbers its cells across them, so every shard gets a fair share).
+    pub first_cell: usize,
+}
+
+/// `--shard I/N`: of the job's cells in their fixed order, shard I (1-based) runs those whose
+/// index is I-1 modulo N. N processes with I = 1..N together run every cell once, into one
+/// shared results directory; a final run without `--shard` then reuses them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    pub fn parse(s: &str) -> std::result::Result<Shard, String> {
+        let bad = || format!("--shard `{s}`: expected I/N with 1 <= I <= N (e.g. 2/8)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) =
+            (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether the cell at this index of the job's order is this shard's.
+    pub fn owns(&self, cell: usize) -> bool {
+        cell % self.count == self.index - 1
+    }
+}
+
+/// A job's outcome: every cell (`All`), or one shard's part of it, whose cells are in the store
+/// but summarised by nobody yet (`Shard`).
+#[derive(Debug)]
+pub enum Finished<T> {
+    All(T),
+    Shard(Ran),
+}
+
+/// What a run of cells did: the runs per cell (empty for cells of other shards) and how many
+/// cells were reused from the store, run, and left to other shards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    pub runs: Vec<Vec<RunResult>>,
+    pub reused: usize,
+    pub ran: usize,
+    pub skipped: usize,
 }
 
 /// Runs every cell, in parallel across cells and iterations, reusing finished cells found in
 /// `opts.store`. The result, in `cells` order, does not depend on the number of threads.
-/// Returns the runs per cell and how many cells were reused.
-pub fn run_cells(
-    profile: &MachineProfile,
-    cells: &[CellSpec],
-    opts: &RunOptions,
-) -> Result<(Vec<Vec<RunResult>>, usize)> {
+/// With `opts.shard`, cells of other shards are skipped (their runs are empty).
+pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions) -> Result<Ran> {
     if let Some(dir) = &opts.store {
         remove_stale_temps(dir);
     }
-    let total: u64 = cells.iter().map(|c| c.seeds.len() as u64).sum();
+    let mine = |i: usize| opts.shard.map_or(true, |s| s.owns(opts.first_cell + i));
+    let total: u64 =
+        cells.iter().enumerate().filter(|(i, _)| mine(*i)).map(|(_, c)| c.seeds.len() as u64).sum();
     let bar = progress_bar(total, &opts.progress_label);
     let reused = std::sync::atomic::AtomicUsize::new(0);
     let work = || -> Result<Vec<Vec<RunResult>>> {
         cells
             .par_iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(i, c)| {
+                if !mine(i) {
+                    return Ok(Vec::new());
+                }
                 let spec = c.identity(profile);
                 let path = opts.store.as_ref().map(|d| cell_path(d, &c.label, c.tasks));
                 if let Some(runs) = path.as_deref().and_then(|p| reusable(p, &spec)) {
@@ -176,25 +228,9 @@ pub fn run_cells(
         None => work()?,
     };
     bar.finish_and_clear();
-    Ok((out, reused.into_inner()))
-}
-
-/// Removes the temporary files (`.NAME.tmp-PID`, see `write_atomic`) that a run killed between
-/// writing and renaming left in an experiment directory or its `cells/` and `plots/`.
-fn remove_stale_temps(dir: &Path) {
-    let mut dirs = vec![dir.to_path_buf(), dir.join("plots")];
-    if let Ok(rd) = std::fs::read_dir(dir.join("cells")) {
-        dirs.extend(rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()));
-    }
-    for d in dirs {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') && name.contains(".tmp-") {
-                std::fs::remove_file(e.path()).ok();
-            }
-        }
-    }
+    let skipped = (0..cells.len()).filter(|&i| !mine(i)).count();
+    let reused = reused.into_inner();
+    Ok(Ran { runs: out, reused, ran: cells.len() - skipped - reused, skipped })
 }
 
 /// A progress bar on standard error, hidden when that is not a terminal (pipes and CI logs).
@@ -304,34 +340,62 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tlblab-results-{}", std::process::id()));
         std::fs::remove_dir_all(&dir).ok();
         let profile = crate::machines::load("haswell-ep-2s").unwrap();
-        let opts = RunOptions { jobs: Some(2), store: Some(dir.clone()), progress_label: String::new() };
-        let (a, reused) = run_cells(&profile, &[spec(vec![1, 2])], &opts).unwrap();
+        let opts = RunOptions { jobs: Some(2), store: Some(dir.clone()), ..Default::default() };
+        let run = |c: &[CellSpec], o: &RunOptions| run_cells(&profile, c, o).map(|r| (r.runs, r.reused));
+        let (a, reused) = run(&[spec(vec![1, 2])], &opts).unwrap();
         assert_eq!((a[0].len(), reused), (2, 0));
         let path = cell_path(&dir, "+patch", 2);
         let first = std::fs::read(&path).unwrap();
         // Same spec: reused, file untouched.
-        let (b, reused) = run_cells(&profile, &[spec(vec![1, 2])], &opts).unwrap();
+        let (b, reused) = run(&[spec(vec![1, 2])], &opts).unwrap();
         assert_eq!((&a, reused), (&b, 1));
         // Different seeds: rerun, and the result matches a fresh one-thread run.
-        let one = RunOptions { jobs: Some(1), store: None, progress_label: String::new() };
-        let (c, reused) = run_cells(&profile, &[spec(vec![1, 3])], &opts).unwrap();
+        let one = RunOptions { jobs: Some(1), ..Default::default() };
+        let (c, reused) = run(&[spec(vec![1, 3])], &opts).unwrap();
         assert_eq!(reused, 0);
-        assert_eq!(c, run_cells(&profile, &[spec(vec![1, 3])], &one).unwrap().0);
+        assert_eq!(c, run(&[spec(vec![1, 3])], &one).unwrap().0);
         assert_ne!(std::fs::read(&path).unwrap(), first);
         // A damaged file is not reused (it is rewritten).
         std::fs::write(&path, b"{\"schema_version\":1,").unwrap();
-        assert_eq!(run_cells(&profile, &[spec(vec![1, 3])], &opts).unwrap().1, 0);
+        assert_eq!(run(&[spec(vec![1, 3])], &opts).unwrap().1, 0);
         // No temporary files are left behind.
         let names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["t2.json"]);
-        assert!(run_cells(&profile, &[spec(vec![1])], &RunOptions { jobs: Some(0), ..opts })
+        assert!(run(&[spec(vec![1])], &RunOptions { jobs: Some(0), ..opts.clone() })
             .unwrap_err()
             .to_string()
             .contains("--jobs 0"));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn shards_split_the_cell_order_and_together_run_every_cell_once() {
+        assert_eq!(Shard::parse("2/3"), Ok(Shard { index: 2, count: 3 }));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
+            assert!(Shard::parse(bad).unwrap_err().contains("expected I/N"), "{bad}");
+        }
+        let profile = crate::machines::load("haswell-ep-2s").unwrap();
+        let cells: Vec<CellSpec> = (1..=5).map(|t| CellSpec { tasks: t, ..spec(vec![1]) }).collect();
+        let whole = run_cells(&profile, &cells, &RunOptions::default()).unwrap();
+        let mut seen = vec![Vec::new(); cells.len()];
+        for index in 1..=2 {
+            // Numbered from cell 1 of a longer job: shard 1 owns odd job indices here.
+            let opts =
+                RunOptions { shard: Some(Shard { index, count: 2 }), first_cell: 1, ..Default::default() };
+            let r = run_cells(&profile, &cells, &opts).unwrap();
+            assert_eq!((r.ran, r.skipped), if index == 1 { (2, 3) } else { (3, 2) });
+            for (i, runs) in r.runs.into_iter().enumerate() {
+                if !runs.is_empty() {
+                    assert!(seen[i].is_empty(), "cell {i} ran twice");
+                    assert_eq!(opts.shard.unwrap().owns(i + 1), true);
+                    seen[i] = runs;
+                }
+            }
+        }
+        assert_eq!(seen, whole.runs);
     }
 
     #[test]

@@ -203,7 +203,7 @@ fn sweep_is_the_same_for_any_jobs_and_names_the_best_ceiling() {
         .contains("0 of 4 cells reused from an earlier identical run, 4 run"));
     // The directory is a result set `compare` reads.
     let cmp = stdout(&tlblab(&["compare", dir_b.to_str().unwrap()]));
-    assert!(cmp.contains("ceiling=200") && cmp.contains("Amean     1"), "{cmp}");
+    assert!(cmp.contains("ceiling=200") && cmp.contains("Hmean     1"), "{cmp}");
     // --out naming a file is refused before anything runs.
     let file = scratch.join("cells.json");
     std::fs::write(&file, "[]").unwrap();

@@ -153,8 +153,15 @@ fn compare_prints_mmtests_tables_and_writes_a_report() {
     ok(tlblab(&["reproduce", exp.to_str().unwrap(), "--out", a.to_str().unwrap()]));
     ok(tlblab(&["reproduce", exp.to_str().unwrap(), "--out", b.to_str().unwrap()]));
     let (sa, sb) = (a.join("report-test"), b.join("report-test"));
-    let text =
-        ok(tlblab(&["compare", sa.to_str().unwrap(), sb.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let text = ok(tlblab(&[
+        "compare",
+        sa.to_str().unwrap(),
+        sb.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--stats",
+        "welch",
+    ]));
     // Same directory name: the sets are told apart by their parents.
     assert!(text.contains("a/report-test") && text.contains("b/report-test"), "{text}");
     for stat in ["Min", "Amean", "Hmean", "Stddev", "CoeffVar", "Max", "BAmean-95"] {
@@ -173,6 +180,20 @@ fn compare_prints_mmtests_tables_and_writes_a_report() {
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("plots/metric.svg") && html.contains("Amean"));
     assert!(out.join("plots/metric.png").is_file());
+    // By default the rows and marks of current mmtests, and the output says which commit.
+    let cur = ok(tlblab(&["compare", sa.to_str().unwrap(), sb.to_str().unwrap()]));
+    assert!(cur.contains("follow mmtests 638401e0"), "{cur}");
+    let stats: Vec<&str> = cur
+        .lines()
+        .filter(|l| l.ends_with("%)") || l.ends_with("%*"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    for stat in ["Min", "Hmean", "HStddev", "HCoeffVar", "Max", "BHmean.95"] {
+        assert!(stats.contains(&stat), "{stat}: {cur}");
+    }
+    assert!(!stats.contains(&"Amean"), "{cur}");
+    let e = fails(tlblab(&["compare", sa.to_str().unwrap(), "--stats", "t-test"]));
+    assert!(e.contains("allowed: mmtests, welch"), "{e}");
     // An --out directory holding one experiment is accepted for that experiment.
     ok(tlblab(&["compare", a.to_str().unwrap(), sb.to_str().unwrap()]));
 
@@ -191,8 +212,8 @@ fn compare_prints_mmtests_tables_and_writes_a_report() {
     let forced = ok(tlblab(&["compare", sa.to_str().unwrap(), sky.to_str().unwrap(), "--force"]));
     // Thread counts of either set appear; cells one set lacks print as "-".
     assert!(
-        forced.lines().any(|l| l.starts_with("Amean     56")
-            && l.trim_end().starts_with("Amean     56")
+        forced.lines().any(|l| l.starts_with("Hmean     56")
+            && l.trim_end().starts_with("Hmean     56")
             && l.contains(" - ")),
         "{forced}"
     );

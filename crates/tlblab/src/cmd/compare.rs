@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Result};
 use std::path::PathBuf;
-use tlblab_report::compare::Comparison;
+use tlblab_report::compare::{Comparison, Mode};
 use tlblab_report::report;
 use tlblab_report::summary::ResultSet;
 
@@ -23,6 +23,11 @@ pub struct CompareArgs {
     /// Compare sets even when their machine, workload or metric differ.
     #[arg(long)]
     pub force: bool,
+    /// mmtests: rows and significance marks of current mmtests (Hmean, HStddev, HCoeffVar,
+    /// BHmean.95 for higher-is-better; non-overlapping confidence intervals). welch: mmtests
+    /// before Nov 2024 (Amean, Hmean, Stddev, CoeffVar, BAmean-95; Welch's t-test).
+    #[arg(long, default_value = "mmtests", value_parser = Mode::parse)]
+    pub stats: Mode,
 }
 
 pub fn run(args: CompareArgs) -> Result<()> {
@@ -72,7 +77,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
         }
     }
     let sets: Vec<(String, &ResultSet)> = names.iter().cloned().zip(loaded.iter().map(|(_, s)| s)).collect();
-    let cmp = Comparison::from_sets(&sets);
+    let cmp = Comparison::from_sets(&sets).with_mode(args.stats);
     let m = &base.metric;
     println!(
         "{} in {} ({} is better); machine {}, workload {}",
@@ -85,10 +90,11 @@ pub fn run(args: CompareArgs) -> Result<()> {
     for (n, (dir, s)) in names.iter().zip(&loaded) {
         println!("  {n}: {} ({})", s.experiment, dir.display());
     }
-    println!("\n{}", cmp.render());
+    println!("\n{}\n", cmp.mode.describe());
+    println!("{}", cmp.render());
     println!("Events per operation\n\n{}", cmp.render_counters());
     if let Some(out) = &args.out {
-        results::write_report(out, &report::comparison(&sets))?;
+        results::write_report(out, &report::comparison(&sets, args.stats))?;
         println!("wrote {}", out.join("index.html").display());
     }
     Ok(())

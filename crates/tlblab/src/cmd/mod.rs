@@ -1,6 +1,7 @@
 //! One module per subcommand: each parses nothing itself (clap does) and hands off to the model.
 
 pub mod compare;
+pub mod export;
 pub mod list;
 pub mod native;
 pub mod probe;

@@ -7,7 +7,7 @@ use tlblab_native::probe::{self, ProbeOptions, ProbeReport};
 use tlblab_native::stats::{BlockEstimate, Summary};
 use tlblab_report::table::Table;
 
-use crate::experiment::write_atomic;
+use crate::store::write_atomic;
 
 #[derive(Debug, clap::Args)]
 pub struct ProbeArgs {

@@ -4,11 +4,13 @@
 //! (a rerun reuses the finished ones), then `summary.json` and the HTML report beside them.
 
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tlblab_report::report;
+use tlblab_report::summary::ResultSet;
 
 use crate::experiment;
-use crate::results::{self, RunOptions};
+use crate::results::{self, Finished, RunOptions};
+use crate::store;
 
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
@@ -24,6 +26,11 @@ pub struct ReproduceArgs {
     /// any number.
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// Run only shard I of N (cells numbered across the experiments, I-1 modulo N) into --out;
+    /// N such jobs may share one --out directory. A final run without --shard reuses every
+    /// cell and writes the summaries and reports.
+    #[arg(long, value_name = "I/N", value_parser = results::Shard::parse, requires = "out")]
+    pub shard: Option<results::Shard>,
 }
 
 pub fn run(args: ReproduceArgs) -> Result<()> {
@@ -43,19 +50,38 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         experiments.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
         if args.quick { " (quick)" } else { "" }
     );
+    let mut first_cell = 0;
     for e in &experiments {
         let dir = args.out.as_ref().map(|o| o.join(&e.name));
-        let opts = RunOptions { jobs: args.jobs, store: dir.clone(), progress_label: e.name.clone() };
-        let set = experiment::run(e, args.quick, &opts)?;
-        let summary = set.summary();
-        let table = experiment::render(e, &summary);
+        let opts = RunOptions {
+            jobs: args.jobs,
+            store: dir.clone(),
+            progress_label: e.name.clone(),
+            shard: args.shard,
+            first_cell,
+        };
+        first_cell += experiment::cell_count(e);
+        let set = match experiment::run(e, args.quick, &opts)? {
+            Finished::All(set) => set,
+            Finished::Shard(r) => {
+                let s = args.shard.expect("a shard");
+                println!(
+                    "{}: shard {}/{}: {} cell(s) run, {} reused, {} left to other shards; run without \
+                     --shard to write the summary and report\n",
+                    dir.as_ref().expect("--shard requires --out").display(),
+                    s.index,
+                    s.count,
+                    r.ran,
+                    r.reused,
+                    r.skipped
+                );
+                continue;
+            }
+        };
+        let table = experiment::render(e, &set.summary());
         println!("{table}");
         if let Some(dir) = &dir {
-            experiment::write_atomic(
-                &dir.join("summary.json"),
-                serde_json::to_string_pretty(&summary)?.as_bytes(),
-            )?;
-            results::write_report(dir, &report::experiment(&set, &e.title, &table))?;
+            save(e, &set, dir)?;
             println!(
                 "wrote {} and {}\n",
                 dir.join("summary.json").display(),
@@ -64,4 +90,12 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes an experiment's summary.json and report into `dir` (its cells are there already).
+pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<()> {
+    let summary = set.summary();
+    let table = experiment::render(e, &summary);
+    store::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    results::write_report(dir, &report::experiment(set, &e.title, &table))
 }

@@ -103,7 +103,8 @@ pub fn kernel_config(preset: &str, sets: &[String]) -> Result<KernelConfig> {
     Ok(k)
 }
 
-pub fn run(a: RunArgs) -> Result<()> {
+/// The simulation `tlblab run` prints (and the Python API's `tlblab.run` returns).
+pub fn simulate(a: &RunArgs) -> Result<RunResult> {
     let sim = &a.sim;
     let profile = machines::load(&sim.machine)?;
     let workload = workload(&sim.workload, &sim.params)?;
@@ -115,7 +116,11 @@ pub fn run(a: RunArgs) -> Result<()> {
         measure: sim.duration.or(workload.default_measure()).unwrap_or(Ps::MS * 5),
         workload,
     };
-    let r = run_sim(&profile, &spec).map_err(|e| anyhow!(e))?;
+    run_sim(&profile, &spec).map_err(|e| anyhow!(e))
+}
+
+pub fn run(a: RunArgs) -> Result<()> {
+    let r = simulate(&a)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).context("serialising the result")?);
     } else {

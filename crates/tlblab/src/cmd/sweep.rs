@@ -2,8 +2,10 @@
 //! the output does not depend on `--jobs`), printed as a table with the best value per thread
 //! count and overall. A ceiling sweep finds a machine's balance point:
 //!
-//!     tlblab sweep --machine ivybridge-4c8t --workload ebizzy --threads 1,2,4,8 \
-//!         --kernel 3.17 --vary ceiling=0,8,33,64,96,128,256 --out ceiling
+//! ```text
+//! tlblab sweep --machine ivybridge-4c8t --workload ebizzy --threads 1,2,4,8 \
+//!     --kernel 3.17 --vary ceiling=0,8,33,64,96,128,256 --out ceiling
+//! ```
 //!
 //! Every (combination, thread count) cell goes through the results store (`results`) under the
 //! combination's label (`ceiling=33`, `kernel=3.13,alloc=mmap`), so `--out DIR` holds every run,
@@ -23,9 +25,9 @@ use tlblab_report::sweep::{best, Axis, Grid};
 use tlblab_report::table::Table;
 
 use crate::cmd::run::{kernel_config, workload, SimArgs};
-use crate::experiment::write_atomic;
 use crate::machines;
-use crate::results::{self, CellSpec, RunOptions};
+use crate::results::{self, CellSpec, Finished, RunOptions};
+use crate::store::write_atomic;
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
@@ -51,6 +53,11 @@ pub struct SweepArgs {
     /// (the cells as --json prints them), index.html and plots/.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Run only shard I of N of the cells (in the grid's order, I-1 modulo N) into --out; N such
+    /// jobs may share one --out directory. A final run without --shard reuses every cell and
+    /// writes the summary and report.
+    #[arg(long, value_name = "I/N", value_parser = results::Shard::parse, requires = "out")]
+    pub shard: Option<results::Shard>,
 }
 
 /// The measured time when `--duration` is not given.
@@ -105,8 +112,8 @@ fn configure(sim: &SimArgs, combo: &[(String, String)]) -> Result<(KernelConfig,
 
 /// Runs every (combination, thread count) cell through the results store: with `store`, each
 /// cell's runs are saved there as they finish and cells an identical earlier run saved are
-/// reused.
-pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Sweep> {
+/// reused. With `a.shard`, only that shard's cells run and the result is `Finished::Shard`.
+pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Finished<Sweep>> {
     let sim = &a.sim;
     let profile = machines::load(&sim.machine)?;
     let axes: Vec<Axis> =
@@ -143,9 +150,18 @@ pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Sweep> {
             });
         }
     }
-    let opts =
-        RunOptions { jobs: a.jobs, store: store.map(Path::to_path_buf), progress_label: "sweep".into() };
-    let (runs, reused) = results::run_cells(&profile, &specs, &opts)?;
+    let opts = RunOptions {
+        jobs: a.jobs,
+        store: store.map(Path::to_path_buf),
+        progress_label: "sweep".into(),
+        shard: a.shard,
+        first_cell: 0,
+    };
+    let ran = results::run_cells(&profile, &specs, &opts)?;
+    if a.shard.is_some() {
+        return Ok(Finished::Shard(ran));
+    }
+    let (runs, reused) = (ran.runs, ran.reused);
     let m = &runs[0][0].metric;
     let set = ResultSet {
         experiment: format!("sweep {}", grid.key()),
@@ -183,7 +199,7 @@ pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Sweep> {
             oracle_violations: r.oracle_violations,
         })
         .collect();
-    Ok(Sweep { grid, set, cells, reused })
+    Ok(Finished::All(Sweep { grid, set, cells, reused }))
 }
 
 /// The table the terminal shows (and the report repeats): one row per combination, one column
@@ -251,7 +267,23 @@ pub fn run(a: SweepArgs) -> Result<()> {
             );
         }
     }
-    let sw = sweep(&a, a.out.as_deref())?;
+    let sw = match sweep(&a, a.out.as_deref())? {
+        Finished::All(sw) => sw,
+        Finished::Shard(r) => {
+            let s = a.shard.expect("a shard");
+            eprintln!(
+                "{}: shard {}/{}: {} cell(s) run, {} reused, {} left to other shards; run without --shard \
+                 to write the summary and report",
+                a.out.as_ref().expect("--shard requires --out").display(),
+                s.index,
+                s.count,
+                r.ran,
+                r.reused,
+                r.skipped
+            );
+            return Ok(());
+        }
+    };
     let json = serde_json::to_string_pretty(&sw.cells).context("serialising the cells")?;
     let table = render(&a, &sw);
     if a.json {
@@ -267,12 +299,18 @@ pub fn run(a: SweepArgs) -> Result<()> {
             sw.reused,
             total - sw.reused
         );
-        write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&sw.set.summary())?.as_bytes())?;
-        write_atomic(&dir.join("sweep.json"), json.as_bytes())?;
-        let title =
-            format!("tlblab sweep: {} on {}, varying {}", sw.set.workload, sw.set.machine, sw.grid.key());
-        results::write_report(dir, &report::sweep(&sw.set, &sw.grid, &title, &table))?;
+        save(&a, &sw, dir)?;
         eprintln!("wrote {} and {}", dir.join("summary.json").display(), dir.join("index.html").display());
     }
     Ok(())
+}
+
+/// Writes a finished sweep's summary.json, sweep.json and report into `dir` (its cells are
+/// there already).
+pub fn save(a: &SweepArgs, sw: &Sweep, dir: &Path) -> Result<()> {
+    let json = serde_json::to_string_pretty(&sw.cells).context("serialising the cells")?;
+    write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&sw.set.summary())?.as_bytes())?;
+    write_atomic(&dir.join("sweep.json"), json.as_bytes())?;
+    let title = format!("tlblab sweep: {} on {}, varying {}", sw.set.workload, sw.set.machine, sw.grid.key());
+    results::write_report(dir, &report::sweep(&sw.set, &sw.grid, &title, &render(a, sw)))
 }

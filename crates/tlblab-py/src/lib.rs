@@ -1,0 +1,239 @@
+//! `tlblab._tlblab`: the native half of the Python package `tlblab` (python/tlblab/). Each
+//! function takes plain Python values, releases the GIL while it simulates (`Python::detach`),
+//! and returns JSON text that the Python half turns into dicts and pandas DataFrames. It calls
+//! the same library functions as the `tlblab` command, so results and error messages are the
+//! CLI's; every error is raised as `ValueError` with the CLI's one-line message.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+use tlblab::cmd::run::{parse_duration, RunArgs, SimArgs};
+use tlblab::cmd::sweep::SweepArgs;
+use tlblab::export::tidy;
+use tlblab::results::{Finished, RunOptions, Shard};
+use tlblab::{cmd, experiment, machines, results};
+
+/// An error as the CLI prints it, raised as ValueError.
+fn err(e: anyhow::Error) -> PyErr {
+    PyValueError::new_err(format!("{e:#}"))
+}
+
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| err(e.into()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sim_args(
+    machine: String,
+    workload: String,
+    kernel: String,
+    set: Vec<String>,
+    param: Vec<String>,
+    duration: Option<String>,
+    warmup: String,
+) -> PyResult<SimArgs> {
+    let dur =
+        |flag: &str, s: &str| parse_duration(s).map_err(|m| PyValueError::new_err(format!("{flag} {m}")));
+    Ok(SimArgs {
+        machine,
+        workload,
+        params: param,
+        kernel,
+        set,
+        duration: duration.as_deref().map(|d| dur("duration:", d)).transpose()?,
+        warmup: dur("warmup:", &warmup)?,
+    })
+}
+
+fn tidy_json(set: &tlblab_report::summary::ResultSet) -> PyResult<String> {
+    let t = tidy::table(set);
+    json(&serde_json::json!({ "columns": t.columns, "rows": t.rows }))
+}
+
+/// One simulated run; the RunResult as `tlblab run --json` prints it.
+#[pyfunction]
+#[pyo3(signature = (machine, workload, threads=None, kernel="5.18.1".to_string(), set=vec![], param=vec![], duration=None, warmup="500us".to_string(), seed=1))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    machine: String,
+    workload: String,
+    threads: Option<u32>,
+    kernel: String,
+    set: Vec<String>,
+    param: Vec<String>,
+    duration: Option<String>,
+    warmup: String,
+    seed: u64,
+) -> PyResult<String> {
+    let a = RunArgs {
+        sim: sim_args(machine, workload, kernel, set, param, duration, warmup)?,
+        threads,
+        seed,
+        json: true,
+    };
+    let r = py.detach(|| cmd::run::simulate(&a)).map_err(err)?;
+    serde_json::to_string_pretty(&r).map_err(|e| err(e.into()))
+}
+
+/// A sweep as `tlblab sweep` runs it; returns the tidy table `{"columns", "rows"}` (one row per
+/// run), or for a shard `{"ran", "reused", "skipped"}`. With `out`, cells go to the store there;
+/// with `report` also summary.json, sweep.json and the HTML report.
+#[pyfunction]
+#[pyo3(signature = (machine, workload, threads, vary, kernel="5.18.1".to_string(), set=vec![], param=vec![], duration=None, warmup="500us".to_string(), iterations=1, jobs=None, out=None, report=true, shard=None))]
+#[allow(clippy::too_many_arguments)]
+fn sweep(
+    py: Python<'_>,
+    machine: String,
+    workload: String,
+    threads: Vec<u32>,
+    vary: Vec<String>,
+    kernel: String,
+    set: Vec<String>,
+    param: Vec<String>,
+    duration: Option<String>,
+    warmup: String,
+    iterations: u32,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+    report: bool,
+    shard: Option<String>,
+) -> PyResult<String> {
+    let shard = shard.as_deref().map(Shard::parse).transpose().map_err(PyValueError::new_err)?;
+    if shard.is_some() && out.is_none() {
+        return Err(PyValueError::new_err("shard: needs out, the shared results directory"));
+    }
+    if let Some(d) = out.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        return Err(PyValueError::new_err(format!("out {}: is a file; give a directory", d.display())));
+    }
+    let a = SweepArgs {
+        sim: sim_args(machine, workload, kernel, set, param, duration, warmup)?,
+        threads,
+        vary,
+        iterations,
+        jobs,
+        json: false,
+        out,
+        shard,
+    };
+    let done = py.detach(|| -> anyhow::Result<_> {
+        let done = cmd::sweep::sweep(&a, a.out.as_deref())?;
+        if let (Finished::All(sw), Some(dir), true) = (&done, &a.out, report) {
+            cmd::sweep::save(&a, sw, dir)?;
+        }
+        Ok(done)
+    });
+    match done.map_err(err)? {
+        Finished::All(sw) => tidy_json(&sw.set),
+        Finished::Shard(r) => {
+            json(&serde_json::json!({ "ran": r.ran, "reused": r.reused, "skipped": r.skipped }))
+        }
+    }
+}
+
+/// A saved result set (`reproduce --out` experiment directory or `sweep --out` directory) as the
+/// tidy table.
+#[pyfunction]
+fn load(py: Python<'_>, dir: PathBuf) -> PyResult<String> {
+    let (_, set) = py.detach(|| results::load_set(&dir)).map_err(err)?;
+    tidy_json(&set)
+}
+
+/// Seed reproductions (one by name or prefix, or all): per experiment its name, its table in
+/// the seed's layout and the tidy table; with `out`, saved as `tlblab reproduce --out` does.
+#[pyfunction]
+#[pyo3(signature = (name=None, out=None, quick=false, jobs=None))]
+fn reproduce(
+    py: Python<'_>,
+    name: Option<String>,
+    out: Option<PathBuf>,
+    quick: bool,
+    jobs: Option<usize>,
+) -> PyResult<String> {
+    let sets = py
+        .detach(|| -> anyhow::Result<Vec<serde_json::Value>> {
+            let experiments = match &name {
+                Some(n) => experiment::load(n)?,
+                None => {
+                    let mut all = Vec::new();
+                    for n in experiment::builtin_names() {
+                        all.extend(experiment::load(n)?);
+                    }
+                    all
+                }
+            };
+            let mut done = Vec::new();
+            for e in &experiments {
+                let dir = out.as_ref().map(|o| o.join(&e.name));
+                let opts = RunOptions {
+                    jobs,
+                    store: dir.clone(),
+                    progress_label: e.name.clone(),
+                    ..Default::default()
+                };
+                let Finished::All(set) = experiment::run(e, quick, &opts)? else {
+                    unreachable!("no shard given")
+                };
+                if let Some(dir) = &dir {
+                    cmd::reproduce::save(e, &set, dir)?;
+                }
+                let t = tidy::table(&set);
+                done.push(serde_json::json!({
+                    "name": e.name,
+                    "table": experiment::render(e, &set.summary()),
+                    "columns": t.columns,
+                    "rows": t.rows,
+                }));
+            }
+            Ok(done)
+        })
+        .map_err(err)?;
+    json(&sets)
+}
+
+/// What this build knows: machines, workloads, kernel presets and knobs, ebizzy parameters,
+/// experiments (as `tlblab list` prints them).
+#[pyfunction]
+fn list() -> PyResult<String> {
+    let mut ms = Vec::new();
+    for name in machines::builtin_names() {
+        let p = machines::load(name).map_err(err)?;
+        ms.push(serde_json::json!({
+            "name": p.name,
+            "cpu": p.cpu.model_name,
+            "cpus": p.topology.cpus(),
+            "mhz": p.clock_mhz(),
+        }));
+    }
+    let pairs = |v: &[(&str, &str)]| -> serde_json::Value {
+        v.iter()
+            .map(|(n, d)| (n.to_string(), serde_json::Value::from(*d)))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    json(&serde_json::json!({
+        "machines": ms,
+        "workloads": tlblab_model::run::Workload::names(),
+        "kernel_presets": tlblab_model::kernel::preset::presets()
+            .map(|(n, d)| (n.to_string(), serde_json::Value::from(d)))
+            .collect::<serde_json::Map<_, _>>(),
+        "knobs": tlblab_model::kernel::config::KNOBS
+            .iter()
+            .map(|k| (k.name.to_string(), serde_json::Value::from(k.allowed)))
+            .collect::<serde_json::Map<_, _>>(),
+        "ebizzy_params": pairs(tlblab_model::workload::ebizzy::PARAMS),
+        "experiments": experiment::builtin_names(),
+    }))
+}
+
+#[pymodule]
+fn _tlblab(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(list, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

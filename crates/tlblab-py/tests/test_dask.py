@@ -1,0 +1,58 @@
+"""Sweeps on a Dask LocalCluster: the same frame as a local run, and a worker that dies mid-task
+loses nothing."""
+
+import os
+
+import pandas as pd
+import pytest
+
+import tlblab
+
+distributed = pytest.importorskip("distributed")
+
+SMALL = dict(machine="haswell-ep-2s", workload="tlb_flush1_threads", duration="50us", warmup="10us")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def test_dask_sweep_equals_the_local_sweep(client, tmp_path):
+    args = dict(SMALL, threads=[1, 2, 4], vary={"ceiling": [0, 33], "kernel": ["5.18.1", "5.18.1+patch"]},
+                iterations=2)
+    local = tlblab.sweep(**args)
+    out = tmp_path / "shared"
+    remote = tlblab.sweep(client=client, out=out, **args)
+    pd.testing.assert_frame_equal(local, remote)
+    # The workers stored every cell; this process wrote the summary and report from them.
+    assert (out / "summary.json").is_file() and (out / "index.html").is_file()
+    pd.testing.assert_frame_equal(local, tlblab.load(out))
+
+
+def _dies_once(cell, marker):
+    """Kills its worker process the first time it runs the cell (2 threads, ceiling 64): the
+    nanny starts a new worker and the scheduler reschedules the task. (One death only: every
+    task queued on a dying worker counts it, and the scheduler gives up after
+    `allowed-failures`, 3 by default.)"""
+    path = os.path.join(marker, "died")
+    if (cell["threads"][0], cell["vary"]["ceiling"][0]) == (2, 64) and not os.path.exists(path):
+        open(path, "w").close()
+        os._exit(1)
+    return tlblab.run_cell(**cell)
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(client, tmp_path):
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(__import__(__name__))
+    cells = tlblab.sweep_cells(threads=[1, 2], vary={"ceiling": [0, 64]}, **SMALL)
+    marker = str(tmp_path)
+    df = tlblab.map_cells(client, cells, fn=lambda c: _dies_once(c, marker))
+    local = tlblab.sweep(threads=[1, 2], vary={"ceiling": [0, 64]}, **SMALL)
+    pd.testing.assert_frame_equal(local, df)
+    assert os.listdir(marker) == ["died"]  # the first attempt did kill its worker

@@ -1,0 +1,194 @@
+//! The seed reproductions' own table layouts (`layout` in `experiments/*.toml`): seed 002's bare
+//! means per thread count and seed 000's mmtests Mean/Stddev rows, each followed by the event
+//! counts per operation the seed's argument rests on. Text only; the CLI prints it and the HTML
+//! report repeats it.
+
+use crate::summary::Summary;
+
+/// Table layouts `render` knows: seed 002's bare means, seed 000's mmtests Mean/Stddev rows.
+pub const LAYOUTS: &[&str] = &["seed-002", "seed-000"];
+
+/// One column of the table: its label and the heading over a group of columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub label: String,
+    /// A heading over several columns (e.g. "early return"); may be empty.
+    pub group: String,
+}
+
+/// What the table shows beside the summary: the experiment's title, seed thread, columns in
+/// order, thread counts in order and the note printed under it.
+#[derive(Debug, Clone)]
+pub struct Heading<'a> {
+    /// One of `LAYOUTS`; anything else prints seed 002's.
+    pub layout: &'a str,
+    pub title: &'a str,
+    pub seed_thread: &'a str,
+    pub columns: &'a [Column],
+    pub threads: &'a [u32],
+    pub note: &'a str,
+}
+
+/// The table in the seed's layout, then the event counts per operation beside it.
+pub fn render(e: &Heading, s: &Summary) -> String {
+    let mut out = match e.layout {
+        "seed-000" => render_seed_000(e, s),
+        _ => render_seed_002(e, s),
+    };
+    if !e.note.is_empty() {
+        out += &format!("\nNote: {}\n", e.note.trim());
+    }
+    out
+}
+
+/// mmtests' compare-kernels layout as seed 000 prints it: a Mean and a Stddev row per thread
+/// count, kernels as columns (group over label), each value with its difference to the first
+/// column where positive is better (pdiff for means of a higher-is-better metric, pndiff for
+/// stddevs; facts sheet §5.3). Then the per-iteration counts behind it.
+fn render_seed_000(e: &Heading, s: &Summary) -> String {
+    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = 20;
+    let mut out = format!("{} ({}, seed thread {})\n", e.title, s.experiment, e.seed_thread);
+    out += &format!("{}\n", s.workload);
+    let mut groups = format!("{:<10}", "");
+    let mut labels = format!("{:<10}", "thread");
+    for k in e.columns {
+        // mmtests wraps "3.13.0-rc3-vanilla" as "3.13.0-rc3" over "vanilla".
+        let rest = k.label.strip_prefix(&format!("{}-", k.group)).unwrap_or(&k.label);
+        groups += &format!(" {:>w$}", k.group);
+        labels += &format!(" {rest:>w$}");
+    }
+    out += &format!("{}\n{}\n", groups.trim_end(), labels.trim_end());
+    let pct = |new: f64, base: f64, higher_better: bool| -> f64 {
+        if new == base {
+            0.0
+        } else if higher_better {
+            if base == 0.0 {
+                100.0
+            } else {
+                new * 100.0 / base - 100.0
+            }
+        } else if base == 0.0 {
+            -99.0
+        } else {
+            100.0 - new * 100.0 / base
+        }
+    };
+    let hb = s.metric.higher_is_better;
+    for (stat, higher_better) in [("Mean", hb), ("Stddev", false)] {
+        for &t in e.threads {
+            let mut line = format!("{stat:<7}{t:<3}");
+            let v = |k: &str| if stat == "Mean" { cell(k, t).mean } else { cell(k, t).stddev };
+            let base = v(&s.kernels[0]);
+            for k in &s.kernels {
+                let x = v(k);
+                line += &format!(" {:>w$}", format!("{x:.2} ({:6.2}%)", pct(x, base, higher_better)));
+            }
+            out += &format!("{line}\n");
+        }
+    }
+    out += &format!(
+        "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
+        s.metric.name, s.metric.unit, s.rows[0].n
+    );
+    out += "\nPer record: pages flushed one at a time (INVLPGs, all CPUs) / full flushes (all CPUs) / IPIs \
+            sent / TLB misses after flushes\n";
+    let mut head = format!("{:<10}", "thread");
+    for k in &s.kernels {
+        head += &format!(" {k:>26}");
+    }
+    out += &format!("{}\n", head.trim_end());
+    for &t in e.threads {
+        let mut line = format!("{t:<10}");
+        for k in &s.kernels {
+            let c = &cell(k, t).counters_per_op;
+            let g = |n: &str| c.get(n).copied().unwrap_or(0.0);
+            let txt = format!(
+                "{:.1}/{:.2}/{:.2}/{:.1}",
+                g("invlpg"),
+                g("full_flushes"),
+                g("ipis_sent"),
+                g("tlb_misses_after_flush")
+            );
+            line += &format!(" {txt:>26}");
+        }
+        out += &format!("{line}\n");
+    }
+    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
+    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out
+}
+
+/// Seed 002's layout: metric mean per thread count, one column per kernel, then the event
+/// counts per operation beside it.
+fn render_seed_002(e: &Heading, s: &Summary) -> String {
+    let mut out = format!(
+        "{} ({}, seed thread {})\n{}\n",
+        e.title,
+        s.experiment,
+        e.seed_thread,
+        "=".repeat(e.title.len().min(100))
+    );
+    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = s.kernels.iter().map(|k| k.len()).max().unwrap_or(8).max(12);
+    // Group heading line, then kernel labels, then rows (the seed prints bare means).
+    let mut groups = String::from("       ");
+    for k in e.columns {
+        groups.push_str(&format!(" {:>w$}", k.group));
+    }
+    out += groups.trim_end();
+    out += "\n";
+    let mut head = String::from("tasks  ");
+    for k in &s.kernels {
+        head.push_str(&format!(" {k:>w$}"));
+    }
+    out += &head;
+    out += "\n";
+    for &t in e.threads {
+        let mut line = format!("{t:<7}");
+        let base = cell(&s.kernels[0], t).mean;
+        for (i, k) in s.kernels.iter().enumerate() {
+            let c = cell(k, t);
+            let txt = if i == 0 {
+                format!("{:.0}", c.mean)
+            } else {
+                format!("{:.0} ({:+.1}%)", c.mean, 100.0 * (c.mean / base - 1.0))
+            };
+            line.push_str(&format!(" {txt:>w$}"));
+        }
+        out += &line;
+        out += "\n";
+    }
+    out += &format!(
+        "\n{} in {}, mean of {} run(s); Stddev per cell in summary.json.\n",
+        s.metric.name, s.metric.unit, s.rows[0].n
+    );
+    out += "\nPer operation: IPIs sent / full flushes / INVLPGs / skipped handler flushes / mm->tlb_gen line transfers\n";
+    let mut head = String::from("tasks  ");
+    for k in &s.kernels {
+        head.push_str(&format!(" {k:>w2$}", w2 = 30));
+    }
+    out += &head;
+    out += "\n";
+    for &t in e.threads {
+        let mut line = format!("{t:<7}");
+        for k in &s.kernels {
+            let c = &cell(k, t).counters_per_op;
+            let g = |n: &str| c.get(n).copied().unwrap_or(0.0);
+            let txt = format!(
+                "{:.1}/{:.1}/{:.2}/{:.1}/{:.1}",
+                g("ipis_sent"),
+                g("full_flushes"),
+                g("invlpg"),
+                g("flushes_skipped"),
+                g("tlb_gen_transfers")
+            );
+            line.push_str(&format!(" {txt:>30}"));
+        }
+        out += &line;
+        out += "\n";
+    }
+    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
+    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out
+}

@@ -1,0 +1,19 @@
+//! The `tlblab` library: everything the command does, callable from Rust (and from Python through
+//! `crates/tlblab-py`). The binary (`main.rs`) only parses arguments and reports errors.
+//!
+//! - [`cmd`]: one module per subcommand (its clap arguments and its `run`);
+//! - [`machines`]: built-in and file machine profiles;
+//! - [`experiment`]: the seed reproductions of `experiments/*.toml`;
+//! - [`results`]: running cells of runs in parallel through the results store, loading result
+//!   sets;
+//! - [`store`]: atomic writes into a results directory that several processes may share;
+//! - [`export`]: result sets as mmtests `work/log` trees and tidy CSV;
+//! - [`trace`]: address-trace readers.
+
+pub mod cmd;
+pub mod experiment;
+pub mod export;
+pub mod machines;
+pub mod results;
+pub mod store;
+pub mod trace;

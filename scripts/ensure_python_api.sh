@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the tlblab Python package (crates/tlblab-py, PyO3 + maturin) into <repo>/.venv, with
+# what its tests and examples use (pandas, pytest, dask.distributed, matplotlib), all from PyPI;
+# then prints the path of the venv's python on stdout (progress goes to stderr).
+#     PY="$(bash scripts/ensure_python_api.sh)"; "$PY" -c 'import tlblab; print(tlblab.list())'
+# Rebuilds the extension every time (maturin develop --release; seconds when nothing changed).
+# Needs what scripts/ensure_venv.sh needs, plus the Rust toolchain (pyo3 0.30: Rust >= 1.85).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PY="$(bash "$ROOT/scripts/ensure_venv.sh")"
+log() { printf 'ensure_python_api: %s\n' "$*" >&2; }
+
+if ! "$PY" -c 'import maturin, pandas, pytest, distributed, matplotlib' >/dev/null 2>&1; then
+    log "installing maturin, pandas, pytest, distributed, matplotlib into $ROOT/.venv"
+    "$PY" -m pip install --disable-pip-version-check -q \
+        "maturin>=1.5,<2" "pandas>=2" "pytest>=7" "distributed>=2024.1" "matplotlib>=3.7" >&2
+fi
+log "building and installing the tlblab package (maturin develop --release)"
+# maturin develop installs into the virtualenv named by VIRTUAL_ENV.
+(cd "$ROOT/crates/tlblab-py" && VIRTUAL_ENV="$ROOT/.venv" PATH="$ROOT/.venv/bin:$PATH" \
+    "$ROOT/.venv/bin/maturin" develop --release -q >&2)
+"$PY" -c 'import tlblab' >&2 || { log "import tlblab failed after install"; exit 1; }
+printf '%s\n' "$PY"
