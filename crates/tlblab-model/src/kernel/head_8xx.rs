@@ -34,6 +34,7 @@ use std::fmt;
 
 use crate::hw::cache::{Cache, WritePolicy};
 use crate::hw::tlb8xx::{Lookup8xx, Mmu8xx, PageSize8xx, Side, TlbEntry8xx};
+use crate::profile::ppc8xx::HandlerCosts;
 
 /// `KERNELBASE` (= `PAGE_OFFSET`) of ppc32 Linux.
 pub const KERNELBASE: u32 = 0xc000_0000;
@@ -167,21 +168,6 @@ pub fn path(
         .enumerate()
         .map(move |(n, x)| (h.vector() + 4 * n as u32, x))
         .filter(move |(_, x)| kernel || !x.kernel_only)
-}
-
-/// Clock costs of the handler's instruction classes beyond their cache accesses (profile data:
-/// `profiles/ppc/mpc855t-8xx.toml` `[head_8xx]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HandlerCosts {
-    /// Taking the exception: pipeline drain, SRR0/SRR1, fetch redirect to the vector.
-    pub exception_entry_cycles: u32,
-    /// `rfi`: context synchronisation and refetch at SRR0.
-    pub rfi_cycles: u32,
-    pub alu_cycles: u32,
-    pub mfspr_cycles: u32,
-    pub mtspr_cycles: u32,
-    /// Extra for a taken conditional branch.
-    pub taken_branch_cycles: u32,
 }
 
 /// Where a CPU's page tables are, and how its data cache writes.

@@ -13,7 +13,6 @@ use std::fmt;
 use super::Sourced;
 use crate::hw::cache::{CacheSpec, WritePolicy};
 use crate::hw::tlb8xx::{PageSize8xx, ENTRIES, FIRST_RESERVED};
-use crate::kernel::head_8xx::HandlerCosts;
 
 pub const PPC8XX_SCHEMA: u32 = 1;
 
@@ -225,6 +224,21 @@ impl Ppc8xxSections {
             taken_branch_cycles: whole("head_8xx.taken_branch_cycles", &h.taken_branch_cycles, 0, 100)?,
         })
     }
+}
+
+/// Clock costs of the handler's instruction classes beyond their cache accesses (profile data:
+/// `profiles/ppc/mpc855t-8xx.toml` `[head_8xx]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandlerCosts {
+    /// Taking the exception: pipeline drain, SRR0/SRR1, fetch redirect to the vector.
+    pub exception_entry_cycles: u32,
+    /// `rfi`: context synchronisation and refetch at SRR0.
+    pub rfi_cycles: u32,
+    pub alu_cycles: u32,
+    pub mfspr_cycles: u32,
+    pub mtspr_cycles: u32,
+    /// Extra for a taken conditional branch.
+    pub taken_branch_cycles: u32,
 }
 
 #[cfg(test)]
