@@ -21,7 +21,7 @@ use crate::kernel::ctx::{Ctx, Engine};
 use crate::kernel::mm::MmId;
 use crate::kernel::syscalls::{Op, Program};
 use crate::kernel::vmstat::Counters;
-use crate::kernel::{Boundary, Kernel, Step};
+use crate::kernel::{Boundary, Continuation, Kernel};
 use crate::profile::MachineProfile;
 use crate::time::Ps;
 
@@ -120,7 +120,7 @@ pub struct Simulation {
     pub kernel: Kernel,
     ev: Events,
     /// Per CPU, the kernel continuations queued.
-    steps: Vec<VecDeque<Step>>,
+    steps: Vec<VecDeque<Continuation>>,
     /// Per CPU, time by bucket.
     times: Vec<[Ps; NR_BUCKETS]>,
     tasks: Vec<Task>,
@@ -278,7 +278,7 @@ impl Simulation {
                     }
                     return self.ev.schedule(cpu, now);
                 }
-                Step::User(op)
+                Continuation::User(op)
             }
         };
         let (k, mut ctx) = self.split(cpu, now);

@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use super::Step;
+use super::Continuation;
 use crate::attribution::{Bucket, NR_BUCKETS};
 use crate::time::Ps;
 
@@ -37,7 +37,7 @@ pub struct Ctx<'a> {
     /// When the step starts.
     pub now: Ps,
     time: &'a mut [Ps; NR_BUCKETS],
-    steps: &'a mut VecDeque<Step>,
+    steps: &'a mut VecDeque<Continuation>,
     eng: &'a mut dyn Engine,
 }
 
@@ -46,7 +46,7 @@ impl<'a> Ctx<'a> {
         cpu: u32,
         now: Ps,
         time: &'a mut [Ps; NR_BUCKETS],
-        steps: &'a mut VecDeque<Step>,
+        steps: &'a mut VecDeque<Continuation>,
         eng: &'a mut dyn Engine,
     ) -> Ctx<'a> {
         Ctx { cpu, now, time, steps, eng }
@@ -65,7 +65,7 @@ impl<'a> Ctx<'a> {
 
     /// Queues `s` to run next on this CPU (before whatever was queued).
     #[inline]
-    pub fn then(&mut self, s: Step) {
+    pub fn then(&mut self, s: Continuation) {
         self.steps.push_front(s);
     }
 
@@ -76,7 +76,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Swaps the CPU's queued continuations with a task's saved ones (a context switch).
-    pub fn swap_steps(&mut self, saved: &mut VecDeque<Step>) {
+    pub fn swap_steps(&mut self, saved: &mut VecDeque<Continuation>) {
         std::mem::swap(self.steps, saved);
     }
 

@@ -8,7 +8,7 @@ use super::filemap::NO_PAGE;
 use super::frames::{Owner, ZERO_PFN};
 use super::mm::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use super::text::Path;
-use super::{mmap, tlbflush, Kernel, Step as KStep};
+use super::{mmap, tlbflush, Continuation as KStep, Kernel};
 use crate::attribution::Bucket;
 use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translation};
 use crate::time::Ps;

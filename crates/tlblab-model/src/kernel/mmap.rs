@@ -6,7 +6,7 @@ use super::ctx::Ctx;
 use super::mm::{zap_vma, Backing};
 use super::syscalls::{MapKind, Op};
 use super::text::Path;
-use super::{Kernel, Step as KStep};
+use super::{Continuation as KStep, Kernel};
 use crate::attribution::Bucket;
 use crate::time::Ps;
 

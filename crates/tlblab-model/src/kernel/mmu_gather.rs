@@ -6,7 +6,7 @@ use super::ctx::Ctx;
 use super::frames::Owner;
 use super::mm::{MmId, Pte, PAGE_SHIFT};
 use super::text::Path;
-use super::{mmap, Kernel, Step as KStep};
+use super::{mmap, Continuation as KStep, Kernel};
 use crate::attribution::Bucket;
 use crate::time::Ps;
 

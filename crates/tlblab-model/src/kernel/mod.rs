@@ -9,7 +9,7 @@
 //! own translations in [`text`], boot-time resolution in [`boot`]. They reach the engine only
 //! through [`ctx::Ctx`].
 //!
-//! A system call or fault runs as a sequence of [`Step`]s, continuations the engine queues per
+//! A system call or fault runs as a sequence of [`Continuation`]s, continuations the engine queues per
 //! CPU and hands back to the subsystem that queued them, so that other CPUs' events (IPIs above
 //! all) interleave with a call's phases.
 
@@ -60,7 +60,7 @@ use oracle::Oracle;
 
 /// A kernel continuation queued on a CPU, by the subsystem that handles it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum Continuation {
     /// An operation of the task's program (a user access, compute, or a system call).
     User(Op),
     /// System-call entry/exit and `mmap_lock` (mmap.rs).
@@ -178,13 +178,13 @@ impl Kernel {
     }
 
     /// Runs a queued continuation of task `t`: one line per subsystem.
-    pub fn step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+    pub fn step(&mut self, ctx: &mut Ctx, t: usize, s: Continuation) -> Ps {
         match s {
-            Step::User(op) => self.op(ctx, t, op),
-            Step::Sys(s) => self.sys_step(ctx, t, s),
-            Step::Mm(s) => self.mm_step(ctx, t, s),
-            Step::Gather(s) => self.gather_step(ctx, t, s),
-            Step::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::User(op) => self.op(ctx, t, op),
+            Continuation::Sys(s) => self.sys_step(ctx, t, s),
+            Continuation::Mm(s) => self.mm_step(ctx, t, s),
+            Continuation::Gather(s) => self.gather_step(ctx, t, s),
+            Continuation::Flush(s) => self.flush_step(ctx, t, s),
         }
     }
 

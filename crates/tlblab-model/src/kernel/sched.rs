@@ -8,7 +8,7 @@ use super::ctx::Ctx;
 use super::mm::MmId;
 use super::syscalls::NR_REGS;
 use super::text::Path;
-use super::{Kernel, Step};
+use super::{Continuation, Kernel};
 use crate::attribution::Bucket;
 use crate::time::Ps;
 
@@ -21,7 +21,7 @@ pub struct Task {
     /// The CPU the task is bound to (will-it-scale and the model never migrate tasks).
     pub cpu: u32,
     /// Steps of the system call or fault the task was in when it left the CPU.
-    pub saved: VecDeque<Step>,
+    pub saved: VecDeque<Continuation>,
     /// When it last got its CPU, for its time slice.
     pub on_cpu_since: Ps,
 }

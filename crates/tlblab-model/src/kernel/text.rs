@@ -163,8 +163,8 @@ impl Path {
     ];
 
     /// The functions the path runs, in order, and the data it touches.
-    fn steps(self) -> &'static [Step] {
-        use Step::{Data, Rodata, Stack, Text};
+    fn steps(self) -> &'static [PathStep] {
+        use PathStep::{Data, Rodata, Stack, Text};
         match self {
             Path::SyscallEntry => &[Text("entry_SYSCALL_64"), Stack, Text("do_syscall_64"), Rodata, Data],
             Path::SyscallExit => &[Text("do_syscall_64"), Stack, Text("entry_SYSCALL_64")],
@@ -254,7 +254,7 @@ impl Path {
 
 /// One element of a path.
 #[derive(Debug, Clone, Copy)]
-enum Step {
+enum PathStep {
     /// An instruction fetch in the named function.
     Text(&'static str),
     /// A read of the kernel image's read-only data (the syscall table).
@@ -342,10 +342,10 @@ impl KernelText {
             let mut v: Vec<Touch> = Vec::new();
             for s in p.steps() {
                 let t = match *s {
-                    Step::Text(f) => image(addr(f), AccessKind::Fetch),
-                    Step::Rodata => image(addr("__start_rodata"), AccessKind::Load),
-                    Step::Data => data,
-                    Step::Stack => stack,
+                    PathStep::Text(f) => image(addr(f), AccessKind::Fetch),
+                    PathStep::Rodata => image(addr("__start_rodata"), AccessKind::Load),
+                    PathStep::Data => data,
+                    PathStep::Stack => stack,
                 };
                 if !v.contains(&t) {
                     v.push(t);
