@@ -102,6 +102,23 @@ pub enum PageAllocError {
     NotAllocated { pfn: u64, order: u8 },
 }
 
+impl AllocOutcome {
+    /// Nothing allocated yet, at `now`.
+    fn nothing(now: Ps) -> AllocOutcome {
+        AllocOutcome {
+            pfn: None,
+            done: now,
+            lock_wait: Ps::ZERO,
+            pcp_hit: false,
+            refill_blocks: 0,
+            zone_locked: false,
+            contended: false,
+            splits: 0,
+            remote_zone: false,
+        }
+    }
+}
+
 impl std::fmt::Display for PageAllocError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -282,17 +299,7 @@ impl PageAlloc {
             }
         }
         self.stats.alloc_failures += 1;
-        AllocOutcome {
-            pfn: None,
-            done: now,
-            lock_wait: Ps::ZERO,
-            pcp_hit: false,
-            refill_blocks: 0,
-            zone_locked: false,
-            contended: false,
-            splits: 0,
-            remote_zone: false,
-        }
+        AllocOutcome::nothing(now)
     }
 
     /// `buffered_rmqueue()` (v4.9) / `rmqueue()` (v5.14): the per-CPU list for the orders the era
@@ -306,17 +313,7 @@ impl PageAlloc {
         mt: MigrateType,
         env: Env,
     ) -> AllocOutcome {
-        let mut out = AllocOutcome {
-            pfn: None,
-            done: now,
-            lock_wait: Ps::ZERO,
-            pcp_hit: false,
-            refill_blocks: 0,
-            zone_locked: false,
-            contended: false,
-            splits: 0,
-            remote_zone: false,
-        };
+        let mut out = AllocOutcome::nothing(now);
         let lists = self.cfg.pcp_lists;
         if !lists.allowed(order) {
             let mut s = Section::new();
@@ -594,6 +591,8 @@ impl PageAlloc {
     }
 }
 
+#[cfg(test)]
+pub(crate) mod fixtures;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

@@ -1,42 +1,18 @@
 use super::*;
-use crate::hw::coherence::LineCosts;
 use crate::hw::topology::Topology;
-use crate::kernel::page_alloc::{PageAllocConfig, PageAllocCosts};
-use crate::kernel::slab::SlabCosts;
+use crate::kernel::page_alloc::fixtures::{LINES, PAGE_ALLOC, SLAB};
+use crate::kernel::page_alloc::PageAllocConfig;
 
-const LINES: LineCosts = LineCosts {
-    hit: Ps(1_000),
-    smt_sibling: Ps(10_000),
-    same_socket: Ps(50_000),
-    cross_socket: Ps(130_000),
-    uncached: Ps(20_000),
-};
 const TOPO: Topology = Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 1 };
-const PA: PageAllocCosts = PageAllocCosts {
-    pcp_alloc: Ps(30_000),
-    pcp_free: Ps(30_000),
-    lock_section: Ps(20_000),
-    buddy_block: Ps(5_000),
-    struct_page: Ps(20_000),
-};
-const SL: SlabCosts = SlabCosts {
-    alloc_fast: Ps(5_000),
-    free_fast: Ps(5_000),
-    alloc_slow: Ps(40_000),
-    free_slow: Ps(30_000),
-    new_slab_object: Ps(2_000),
-    list_lock_section: Ps(20_000),
-    struct_page: Ps(20_000),
-};
 
 fn env() -> Env<'static> {
     Env { topo: &TOPO, lines: &LINES }
 }
 
 fn machine() -> (PageAlloc, Slab, NetCaches) {
-    let slab = Slab::new(SL, 4, 1);
+    let slab = Slab::new(SLAB, 4, 1);
     let c = NetCaches::lookup(&slab);
-    (PageAlloc::new(PageAllocConfig::v4_9(), PA, &TOPO, 65_536), slab, c)
+    (PageAlloc::new(PageAllocConfig::v4_9(), PAGE_ALLOC, &TOPO, 65_536), slab, c)
 }
 
 #[test]

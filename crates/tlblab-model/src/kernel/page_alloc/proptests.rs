@@ -7,22 +7,9 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 
 use super::*;
+use crate::kernel::page_alloc::fixtures::{LINES, PAGE_ALLOC};
 
-const LINES: LineCosts = LineCosts {
-    hit: Ps(1_000),
-    smt_sibling: Ps(10_000),
-    same_socket: Ps(50_000),
-    cross_socket: Ps(130_000),
-    uncached: Ps(20_000),
-};
 const TOPO: Topology = Topology { sockets: 2, cores_per_socket: 2, threads_per_core: 1 };
-const COSTS: PageAllocCosts = PageAllocCosts {
-    pcp_alloc: Ps(30_000),
-    pcp_free: Ps(30_000),
-    lock_section: Ps(20_000),
-    buddy_block: Ps(5_000),
-    struct_page: Ps(20_000),
-};
 /// 128 MiB per node: batch 7, so the lists fill and drain often.
 const NODE_PAGES: u64 = 32_768;
 
@@ -137,7 +124,7 @@ fn check(pa: &PageAlloc, live: &BTreeMap<u64, u8>) -> Result<(), TestCaseError> 
 /// Runs `ops`, checking after each; returns everything observable.
 fn run(cfg: PageAllocConfig, ops: &[Op]) -> Result<(Vec<String>, PageAllocStats), TestCaseError> {
     let env = Env { topo: &TOPO, lines: &LINES };
-    let mut pa = PageAlloc::new(cfg, COSTS, &TOPO, NODE_PAGES);
+    let mut pa = PageAlloc::new(cfg, PAGE_ALLOC, &TOPO, NODE_PAGES);
     let mut live: BTreeMap<u64, u8> = BTreeMap::new();
     let mut now = [Ps::ZERO; 4];
     let mut clock = Ps::ZERO;

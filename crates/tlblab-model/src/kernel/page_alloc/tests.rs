@@ -1,20 +1,7 @@
 use super::*;
+use crate::kernel::page_alloc::fixtures::{LINES, PAGE_ALLOC};
 
-const LINES: LineCosts = LineCosts {
-    hit: Ps(1_000),
-    smt_sibling: Ps(10_000),
-    same_socket: Ps(50_000),
-    cross_socket: Ps(130_000),
-    uncached: Ps(20_000),
-};
 const TOPO: Topology = Topology { sockets: 2, cores_per_socket: 2, threads_per_core: 1 };
-const COSTS: PageAllocCosts = PageAllocCosts {
-    pcp_alloc: Ps(30_000),
-    pcp_free: Ps(30_000),
-    lock_section: Ps(20_000),
-    buddy_block: Ps(5_000),
-    struct_page: Ps(20_000),
-};
 
 fn env() -> Env<'static> {
     Env { topo: &TOPO, lines: &LINES }
@@ -22,7 +9,7 @@ fn env() -> Env<'static> {
 
 /// 1 GiB per node: batch 31 in the 4.9 eras, as on the seed's machines.
 fn alloc(cfg: PageAllocConfig) -> PageAlloc {
-    PageAlloc::new(cfg, COSTS, &TOPO, 262_144)
+    PageAlloc::new(cfg, PAGE_ALLOC, &TOPO, 262_144)
 }
 
 #[test]
@@ -62,7 +49,7 @@ fn an_order0_miss_refills_batch_pages_under_one_lock_then_hits_lifo() {
     let b = pa.alloc_pages(0, a.done, 0, MigrateType::Movable, env());
     assert!(b.pcp_hit && !b.zone_locked);
     assert_eq!(b.pfn, Some(1));
-    assert_eq!(b.done, a.done + COSTS.pcp_alloc);
+    assert_eq!(b.done, a.done + PAGE_ALLOC.pcp_alloc);
     // Freed pages go to the hot end and come straight back.
     let f = pa.free_pages(0, b.done, 1, 0, env()).unwrap();
     assert!(f.to_pcp && !f.zone_locked);
@@ -195,7 +182,7 @@ fn bad_frees_are_refused() {
 #[test]
 fn watermarks_wake_kswapd_then_fall_back_to_the_other_node_then_fail() {
     let topo = Topology { sockets: 1, cores_per_socket: 1, threads_per_core: 1 };
-    let mut pa = PageAlloc::new(PageAllocConfig::v4_9(), COSTS, &topo, 2_048);
+    let mut pa = PageAlloc::new(PageAllocConfig::v4_9(), PAGE_ALLOC, &topo, 2_048);
     let e = Env { topo: &topo, lines: &LINES };
     let (min, low) = (pa.zones[0].wmark.min, pa.zones[0].wmark.low);
     let mut n = 0;

@@ -3,41 +3,18 @@ use std::collections::HashSet;
 use proptest::prelude::*;
 
 use super::*;
-use crate::hw::coherence::LineCosts;
 use crate::hw::topology::Topology;
-use crate::kernel::page_alloc::{PageAllocConfig, PageAllocCosts};
+use crate::kernel::page_alloc::fixtures::{LINES, PAGE_ALLOC, SLAB};
+use crate::kernel::page_alloc::PageAllocConfig;
 
-const LINES: LineCosts = LineCosts {
-    hit: Ps(1_000),
-    smt_sibling: Ps(10_000),
-    same_socket: Ps(50_000),
-    cross_socket: Ps(130_000),
-    uncached: Ps(20_000),
-};
 const TOPO: Topology = Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 1 };
-const PA_COSTS: PageAllocCosts = PageAllocCosts {
-    pcp_alloc: Ps(30_000),
-    pcp_free: Ps(30_000),
-    lock_section: Ps(20_000),
-    buddy_block: Ps(5_000),
-    struct_page: Ps(20_000),
-};
-const COSTS: SlabCosts = SlabCosts {
-    alloc_fast: Ps(5_000),
-    free_fast: Ps(5_000),
-    alloc_slow: Ps(40_000),
-    free_slow: Ps(30_000),
-    new_slab_object: Ps(2_000),
-    list_lock_section: Ps(20_000),
-    struct_page: Ps(20_000),
-};
 
 fn env() -> Env<'static> {
     Env { topo: &TOPO, lines: &LINES }
 }
 
 fn machine(cfg: PageAllocConfig) -> (PageAlloc, Slab) {
-    (PageAlloc::new(cfg, PA_COSTS, &TOPO, 65_536), Slab::new(COSTS, TOPO.cpus(), 1))
+    (PageAlloc::new(cfg, PAGE_ALLOC, &TOPO, 65_536), Slab::new(SLAB, TOPO.cpus(), 1))
 }
 
 #[test]
@@ -52,7 +29,7 @@ fn slab_orders_follow_calculate_order_and_the_cpu_count() {
     assert_eq!(hwcache_aligned_size(SKBUFF_HEAD_CACHE.1), 256);
     assert_eq!(hwcache_aligned_size(40), 64);
     assert_eq!(hwcache_aligned_size(24), 32);
-    let s = Slab::new(COSTS, 4, 1);
+    let s = Slab::new(SLAB, 4, 1);
     let sk = &s.caches[s.cache_by_name("skbuff_head_cache").unwrap()];
     assert_eq!((sk.size, sk.order, sk.objects, sk.cpu_partial, sk.min_partial), (256, 0, 16, 13, 5));
     let k512 = &s.caches[s.kmalloc_cache(448).unwrap()];
@@ -61,7 +38,7 @@ fn slab_orders_follow_calculate_order_and_the_cpu_count() {
 
 #[test]
 fn kmalloc_size_classes_and_large_requests() {
-    let s = Slab::new(COSTS, 4, 1);
+    let s = Slab::new(SLAB, 4, 1);
     let name = |n| s.kmalloc_cache(n).map(|c| s.caches[c].name.clone());
     assert_eq!(name(1).as_deref(), Some("kmalloc-8"));
     assert_eq!(name(65).as_deref(), Some("kmalloc-96"));
