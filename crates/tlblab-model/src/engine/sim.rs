@@ -221,7 +221,7 @@ impl Simulation {
     /// Counters and attribution as of `at`: CPUs idle or spinning at `at` are charged up to it
     /// (so buckets only ever grow and window differences are exact up to one step).
     fn snapshot(&mut self, at: Ps) -> (Counters, Vec<[Ps; NR_BUCKETS]>) {
-        self.kernel.counters.oracle_violations = self.kernel.oracle.violations;
+        self.kernel.counters.oracle.oracle_violations = self.kernel.oracle.violations;
         for cpu in 0..self.cpus() {
             self.charge_gap(cpu, at);
         }

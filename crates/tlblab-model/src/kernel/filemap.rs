@@ -19,7 +19,7 @@ impl Kernel {
         }
         let pfn = self.frames.alloc(Owner::PageCache { file, index });
         self.files[file as usize][index as usize] = pfn;
-        self.counters.pages_zeroed += 1;
+        self.counters.memory.pages_zeroed += 1;
         // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
         ctx.charge(Bucket::Fault, self.costs.mm.page_alloc);
         ctx.charge(Bucket::Zeroing, self.costs.mm.clear_page);

@@ -13,6 +13,19 @@ use crate::attribution::Bucket;
 use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translation};
 use crate::time::Ps;
 
+crate::kernel::vmstat::counters! {
+    /// Accesses and faults, counted (page-cache fills count their zeroing here too).
+    Counters {
+        tlb_misses,
+        /// Misses on a translation a flush had removed from this CPU's TLB (not a fault's retry).
+        tlb_misses_after_flush,
+        page_faults,
+        cow_flushes,
+        pages_zeroed,
+        pages_copied,
+    }
+}
+
 /// `fault_around_bytes` default (mm/memory.c): 64 KiB = 16 pages.
 const FAULT_AROUND_PAGES: u64 = 16;
 
@@ -100,14 +113,14 @@ impl Kernel {
                 d
             }
             Lookup::Miss => {
-                self.counters.tlb_misses += 1;
+                self.counters.memory.tlb_misses += 1;
                 let walk = self.costs.hw.miss(kind);
                 ctx.charge(Bucket::Walk, walk);
                 match self.mms[mm as usize].pte(va) {
                     Some(p) if p.present && (p.writable || !write) => {
                         let c = &mut self.cpus[cpu as usize];
                         if c.take_flushed(va >> PAGE_SHIFT) {
-                            self.counters.tlb_misses_after_flush += 1;
+                            self.counters.memory.tlb_misses_after_flush += 1;
                         }
                         let payload = TlbPayload::new(p.pfn, p.writable);
                         c.tlb.fill(a, Translation { size: PageSize::Size4K, payload, global: false });
@@ -147,7 +160,7 @@ impl Kernel {
     /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
     /// fault-around, COW of private file pages, shared-file write notify.
     pub fn fault(&mut self, ctx: &mut Ctx, mm: MmId, va: u64, write: bool) -> Ps {
-        self.counters.page_faults += 1;
+        self.counters.memory.page_faults += 1;
         let addr = va & !(PAGE_SIZE - 1);
         let vpn = addr >> PAGE_SHIFT;
         let (backing, index, vstart, vend) = {
@@ -162,10 +175,10 @@ impl Kernel {
         let anon_page = |s: &mut Kernel, ctx: &mut Ctx, copy: bool| {
             let pfn = s.frames.alloc(Owner::Anon { mm, vpn });
             let c = if copy {
-                s.counters.pages_copied += 1;
+                s.counters.memory.pages_copied += 1;
                 s.costs.mm.copy_page
             } else {
-                s.counters.pages_zeroed += 1;
+                s.counters.memory.pages_zeroed += 1;
                 s.costs.mm.clear_page
             };
             ctx.charge(Bucket::Fault, s.costs.mm.page_alloc);
@@ -188,7 +201,7 @@ impl Kernel {
                 let (pfn, c) = anon_page(self, ctx, pte.pfn != ZERO_PFN);
                 d += c;
                 self.mms[mm as usize].set_pte(addr, Pte::default());
-                self.counters.cow_flushes += 1;
+                self.counters.memory.cow_flushes += 1;
                 ctx.then(KStep::Mm(Step::SetPte {
                     addr,
                     pte: Pte { pfn, present: true, writable: true, dirty: true },

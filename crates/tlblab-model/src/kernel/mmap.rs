@@ -10,6 +10,14 @@ use super::{Continuation as KStep, Kernel};
 use crate::attribution::Bucket;
 use crate::time::Ps;
 
+crate::kernel::vmstat::counters! {
+    /// `mmap_lock`, counted.
+    Counters {
+        /// Tasks that slept on `mmap_lock`.
+        mmap_lock_sleeps,
+    }
+}
+
 /// A system call's continuations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -60,7 +68,7 @@ impl Kernel {
         if got {
             return d;
         }
-        self.counters.mmap_lock_sleeps += 1;
+        self.counters.mmap.mmap_lock_sleeps += 1;
         d + self.deschedule(ctx, false, ctx.now + d)
     }
 

@@ -12,6 +12,19 @@ use crate::time::Ps;
 
 use super::tlbflush::TLB_FLUSH_ALL;
 
+crate::kernel::vmstat::counters! {
+    /// Unmap batches, counted.
+    Counters {
+        pages_freed,
+        /// Flushes forced inside the zap because it cleared dirty shared-file PTEs (v5.18
+        /// `zap_pte_range`: flush before the page-table lock drops and the page is dirtied).
+        dirty_pte_flushes,
+        /// Whole-mm flushes `tlb_finish_mmu` added because another thread's gather was in flight
+        /// (`mm_tlb_flush_nested`).
+        nested_flushes,
+    }
+}
+
 /// The rest of a zap, queued after the PTEs are cleared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -78,12 +91,12 @@ impl Kernel {
         let mm = self.tasks[t].mm;
         match s {
             Step::ForcedFlush { start, end } => {
-                self.counters.dirty_pte_flushes += 1;
+                self.counters.mmu_gather.dirty_pte_flushes += 1;
                 self.flush_tlb_mm_range(ctx, mm, start, end, false)
             }
             Step::FinishMmu { start, end, cleared, freed_tables, flushed } => {
                 if self.mms[mm as usize].tlb_flush_pending > 1 {
-                    self.counters.nested_flushes += 1;
+                    self.counters.mmu_gather.nested_flushes += 1;
                     self.flush_tlb_mm_range(ctx, mm, 0, TLB_FLUSH_ALL, true)
                 } else if cleared && !flushed {
                     self.flush_tlb_mm_range(ctx, mm, start, end, freed_tables)
@@ -101,7 +114,7 @@ impl Kernel {
                     self.oracle.check_free(pfn, &self.frames, &self.mms, &self.cpus, |c| (&c.tlb, &c.st));
                     self.frames.free(pfn);
                 }
-                self.counters.pages_freed += pages.len() as u64;
+                self.counters.mmu_gather.pages_freed += pages.len() as u64;
                 // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free).
                 let mut d = self.costs.mm.page_free * pages.len() as u64;
                 ctx.charge(Bucket::Syscall, d);

@@ -17,6 +17,13 @@ use crate::kernel::frames::{Frames, Owner};
 use crate::kernel::mm::{Mm, MmId, PAGE_SHIFT};
 use crate::kernel::tlbflush::TlbState;
 
+crate::kernel::vmstat::counters! {
+    /// The oracle's findings, counted with the events so a window shows its own.
+    Counters {
+        oracle_violations,
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Oracle {
     pub violations: u64,

@@ -12,6 +12,13 @@ use super::{Continuation, Kernel};
 use crate::attribution::Bucket;
 use crate::time::Ps;
 
+crate::kernel::vmstat::counters! {
+    /// The scheduler, counted.
+    Counters {
+        context_switches,
+    }
+}
+
 /// A task's kernel side (`task_struct`): its mm, registers, pages gathered for freeing, and the
 /// continuations it was in when it left its CPU.
 pub struct Task {
@@ -97,8 +104,8 @@ impl Kernel {
         ctx.swap_steps(&mut self.tasks[next].saved);
         let mut d = self.context_switch(ctx);
         if self.switch_mm(cpu, self.tasks[next].mm) {
-            self.counters.switch_flushes += 1;
-            self.counters.full_flushes += 1;
+            self.counters.tlbflush.switch_flushes += 1;
+            self.counters.tlbflush.full_flushes += 1;
             d += self.costs.flush.full_flush;
             ctx.charge(Bucket::Sched, self.costs.flush.full_flush);
         }
@@ -108,7 +115,7 @@ impl Kernel {
 
     /// `__schedule()` itself: counted and charged; the TLB work is the caller's.
     fn context_switch(&mut self, ctx: &mut Ctx) -> Ps {
-        self.counters.context_switches += 1;
+        self.counters.sched.context_switches += 1;
         let d = self.costs.sched.context_switch.expect("a context switch needs kernel.context_switch_ns");
         ctx.charge(Bucket::Sched, d);
         d + self.kernel_path(ctx, Path::ContextSwitch)

@@ -12,6 +12,17 @@ use crate::attribution::Bucket;
 use crate::hw::coherence::RmwLine;
 use crate::time::Ps;
 
+crate::kernel::vmstat::counters! {
+    /// Cross-CPU calls, counted.
+    Counters {
+        ipis_sent,
+        ipis_received,
+        /// Remote `flush_tlb_func` calls (`nr_tlb_remote_flush_received`, the TLB row of
+        /// /proc/interrupts): one per queued request, however many one interrupt drains.
+        remote_flushes_received,
+    }
+}
+
 /// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, and
 /// the shootdown whose `flush_tlb_info` it carries.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +60,7 @@ impl Kernel {
         let ipi = self.costs.hw.ipi.expect("IPIs need IPI costs");
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let (cpu, now) = (ctx.cpu, ctx.now);
-        self.counters.ipis_received += 1;
+        self.counters.smp.ipis_received += 1;
         let ci = cpu as usize;
         let mut d = ipi.handler_entry + self.kernel_path(ctx, Path::IrqEntry);
         d += self.csqs[ci].head.rmw(cpu, &topo, &lines);
@@ -82,7 +93,7 @@ impl Kernel {
                 return d;
             }
             self.cpus[ci].taken.pop_front();
-            self.counters.remote_flushes_received += 1;
+            self.counters.smp.remote_flushes_received += 1;
             let info = self.shootdowns[e.shootdown as usize].info;
             // The csd line travels sender -> handler (read func/info), handler -> sender
             // (csd_unlock invalidates the sender's copy; its spin reads it back).
@@ -113,7 +124,7 @@ impl Kernel {
 
     /// An interrupt for `cpu` will arrive at `at`.
     pub(super) fn send_ipi(&mut self, ctx: &mut Ctx, cpu: u32, at: Ps) {
-        self.counters.ipis_sent += 1;
+        self.counters.smp.ipis_sent += 1;
         ctx.send_ipi(cpu, at);
     }
 }

@@ -24,6 +24,14 @@ use crate::attribution::Bucket;
 use crate::hw::tlb::{Access, AccessKind, L1Way, Lookup, PageSize, TlbPayload, Translation};
 use crate::time::Ps;
 
+crate::kernel::vmstat::counters! {
+    /// The kernel's own translations, counted.
+    Counters {
+        /// Kernel code/data translations that missed every TLB level.
+        kernel_tlb_misses,
+    }
+}
+
 /// Function and section addresses of one kernel build, from its `/proc/kallsyms`.
 pub struct Layout {
     pub name: &'static str,
@@ -436,7 +444,7 @@ impl Kernel {
             if c.tlb.lookup_or_fill_sized(a, Translation { size: t.size, payload, global: t.global })
                 == Lookup::Miss
             {
-                self.counters.kernel_tlb_misses += 1;
+                self.counters.text.kernel_tlb_misses += 1;
                 d += self.costs.hw.miss(t.kind);
             }
             if all_known {

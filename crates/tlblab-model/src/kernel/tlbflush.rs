@@ -21,6 +21,29 @@ use crate::hw::tlb::{PageSize, Serves};
 use crate::profile::MachineProfile;
 use crate::time::Ps;
 
+crate::kernel::vmstat::counters! {
+    /// What arch/x86/mm/tlb.c does, counted (the TLB rows of /proc/vmstat and more).
+    Counters {
+        flush_requests,
+        shootdowns,
+        invlpg,
+        full_flushes,
+        partial_flushes,
+        flushes_skipped,
+        early_returns,
+        tlb_gen_reads,
+        tlb_gen_transfers,
+        /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
+        /// an ASID slot whose generation is stale).
+        switch_flushes,
+        /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
+        /// (or, without INVPCID, single-page ones) under page-table isolation.
+        pti_user_flushes,
+        /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
+        lazy_leaves,
+    }
+}
+
 /// `TLB_NR_DYN_ASIDS`: per-CPU dynamic ASID slots (arch/x86/include/asm/tlbflush.h, v4.14+).
 pub const TLB_NR_DYN_ASIDS: usize = 6;
 /// `TLB_FLUSH_ALL`.
@@ -450,7 +473,7 @@ impl Kernel {
             return None;
         }
         c.user_flush_pending = false;
-        self.counters.pti_user_flushes += 1;
+        self.counters.tlbflush.pti_user_flushes += 1;
         let d = self.costs.flush.full_flush;
         ctx.charge(Bucket::FlushWork, d);
         Some(d)
@@ -510,10 +533,10 @@ impl Kernel {
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
         let action = flush_tlb_func(&mut c.st, info, &knobs, || {
-            counters.tlb_gen_reads += 1;
+            counters.tlbflush.tlb_gen_reads += 1;
             let before = m.tlb_gen_line.stats.transfers;
             cost += m.tlb_gen_line.read(cpu, &topo, &lines);
-            counters.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
+            counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
             m.tlb_gen
         });
         let pcid = c.st.pcid();
@@ -527,15 +550,15 @@ impl Kernel {
                 c.st.is_lazy = false;
                 lazy.clear(cpu);
                 c.flush_asid(pcid);
-                counters.lazy_leaves += 1;
-                counters.full_flushes += 1;
+                counters.tlbflush.lazy_leaves += 1;
+                counters.tlbflush.full_flushes += 1;
                 cost += costs.flush.full_flush;
             }
             FlushAction::EarlyReturn => {
-                counters.early_returns += 1;
-                counters.flushes_skipped += 1;
+                counters.tlbflush.early_returns += 1;
+                counters.tlbflush.flushes_skipped += 1;
             }
-            FlushAction::UpToDate => counters.flushes_skipped += 1,
+            FlushAction::UpToDate => counters.tlbflush.flushes_skipped += 1,
             FlushAction::Partial { start, nr, stride_shift } => {
                 for i in 0..nr {
                     let va = start + (i << stride_shift);
@@ -543,8 +566,8 @@ impl Kernel {
                         c.note_flushed(va >> PAGE_SHIFT);
                     }
                 }
-                counters.partial_flushes += 1;
-                counters.invlpg += nr;
+                counters.tlbflush.partial_flushes += 1;
+                counters.tlbflush.invlpg += nr;
                 cost += costs.flush.invlpg * nr;
                 // flush_tlb_one_user (v5.18) under PTI: the user PCID's copy too, with INVPCID,
                 // or by a full flush of it on the way back to user space.
@@ -557,7 +580,7 @@ impl Kernel {
             }
             FlushAction::Full => {
                 c.flush_asid(pcid);
-                counters.full_flushes += 1;
+                counters.tlbflush.full_flushes += 1;
                 cost += costs.flush.full_flush;
             }
         }
@@ -577,7 +600,7 @@ impl Kernel {
         freed_tables: bool,
     ) -> Ps {
         let (cpu, now) = (ctx.cpu, ctx.now);
-        self.counters.flush_requests += 1;
+        self.counters.tlbflush.flush_requests += 1;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         // Refills of the kernel code and data this path runs on (charged as page walks).
         let text = self.kernel_path(ctx, Path::FlushInitiator);
@@ -625,7 +648,7 @@ impl Kernel {
             return text + d + l;
         }
         let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
-        self.counters.shootdowns += 1;
+        self.counters.tlbflush.shootdowns += 1;
         let mut pre = Ps::ZERO;
         if !self.config.flush.concurrent_local {
             pre = local(self);

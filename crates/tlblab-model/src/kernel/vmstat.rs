@@ -1,20 +1,22 @@
 //! The model's event counters, after the kernel's own (`/proc/vmstat`'s `vm_event_item`, such as
-//! `nr_tlb_remote_flush_received`): one list, counted by the kernel paths, read by the engine at
-//! the measured window's edges.
+//! `nr_tlb_remote_flush_received`). Each kernel file owns its counters (a struct made by
+//! [`counters!`], counted by that file's paths); [`Counters`] gathers them, one field per
+//! subsystem, and is read by the engine at the measured window's edges. Reports see one flat list
+//! of names (`fields`), the same whichever file counts an event.
 
-/// Defines [`Counters`] from one list of fields, with the window difference and the named list
-/// reports print: a new counter is one line here.
+/// Defines a counter struct from one list of fields, with the window difference and the named
+/// list reports print: a new counter is one line in its subsystem's list.
 macro_rules! counters {
-    ($($(#[$doc:meta])* $f:ident,)*) => {
-        /// Event counters of a run.
+    ($(#[$sdoc:meta])* $name:ident { $($(#[$doc:meta])* $f:ident,)* }) => {
+        $(#[$sdoc])*
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-        pub struct Counters {
+        pub struct $name {
             $($(#[$doc])* pub $f: u64,)*
         }
 
-        impl Counters {
-            pub fn minus(&self, o: &Counters) -> Counters {
-                Counters { $($f: self.$f - o.$f),* }
+        impl $name {
+            pub fn minus(&self, o: &$name) -> $name {
+                $name { $($f: self.$f - o.$f),* }
             }
 
             /// `(name, value)` pairs in a fixed order, for reports.
@@ -24,48 +26,65 @@ macro_rules! counters {
         }
     };
 }
+pub(crate) use counters;
 
-counters! {
-    flush_requests,
-    shootdowns,
-    ipis_sent,
-    ipis_received,
-    /// Remote `flush_tlb_func` calls (`nr_tlb_remote_flush_received`, the TLB row of
-    /// /proc/interrupts): one per queued request, however many one interrupt drains.
-    remote_flushes_received,
-    invlpg,
-    full_flushes,
-    partial_flushes,
-    flushes_skipped,
-    early_returns,
-    tlb_gen_reads,
-    tlb_gen_transfers,
-    tlb_misses,
-    /// Misses on a translation a flush had removed from this CPU's TLB (not a fault's retry).
-    tlb_misses_after_flush,
-    page_faults,
-    cow_flushes,
-    pages_zeroed,
-    pages_copied,
-    pages_freed,
-    context_switches,
-    /// Tasks that slept on `mmap_lock`.
-    mmap_lock_sleeps,
-    /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
-    /// an ASID slot whose generation is stale).
-    switch_flushes,
-    /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
-    /// (or, without INVPCID, single-page ones) under page-table isolation.
-    pti_user_flushes,
-    /// Kernel code/data translations that missed every TLB level (kernel/text.rs).
-    kernel_tlb_misses,
-    /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
-    lazy_leaves,
-    /// Flushes forced inside the zap because it cleared dirty shared-file PTEs (v5.18
-    /// `zap_pte_range`: flush before the page-table lock drops and the page is dirtied).
-    dirty_pte_flushes,
-    /// Whole-mm flushes `tlb_finish_mmu` added because another thread's gather was in flight
-    /// (`mm_tlb_flush_nested`).
-    nested_flushes,
-    oracle_violations,
+/// Defines [`Counters`], one field per subsystem's counter struct.
+macro_rules! subsystems {
+    ($($f:ident: $t:ty,)*) => {
+        /// Event counters of a run, by the kernel file that counts them.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Counters {
+            $(pub $f: $t,)*
+        }
+
+        impl Counters {
+            pub fn minus(&self, o: &Counters) -> Counters {
+                Counters { $($f: self.$f.minus(&o.$f)),* }
+            }
+
+            /// Every subsystem's `(name, value)` pairs, subsystem by subsystem.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                let mut all = Vec::new();
+                $(all.extend(self.$f.fields());)*
+                all
+            }
+        }
+    };
+}
+
+subsystems! {
+    tlbflush: super::tlbflush::Counters,
+    smp: super::smp::Counters,
+    memory: super::memory::Counters,
+    mmu_gather: super::mmu_gather::Counters,
+    mmap: super::mmap::Counters,
+    sched: super::sched::Counters,
+    text: super::text::Counters,
+    oracle: super::oracle::Counters,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_across_subsystems() {
+        let names: Vec<_> = Counters::default().fields().into_iter().map(|(n, _)| n).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "{names:?}");
+    }
+
+    #[test]
+    fn window_difference_is_per_field() {
+        let mut a = Counters::default();
+        a.tlbflush.invlpg = 5;
+        a.smp.ipis_sent = 3;
+        let mut b = a;
+        b.tlbflush.invlpg = 9;
+        let d = b.minus(&a);
+        assert_eq!((d.tlbflush.invlpg, d.smp.ipis_sent), (4, 0));
+        assert!(d.fields().contains(&("invlpg", 4)));
+    }
 }

@@ -43,12 +43,12 @@ fn one_task_makes_no_ipis_and_frees_every_page_it_zaps() {
     let c = s.counters;
     let ops = s.iterations[0];
     assert!(ops > 100, "{ops}");
-    assert_eq!((c.ipis_sent, c.shootdowns), (0, 0));
+    assert_eq!((c.smp.ipis_sent, c.tlbflush.shootdowns), (0, 0));
     // Each iteration: one 1-page madvise flush (INVLPG), one freed page (give or take the
     // iterations straddling the window's edges).
-    assert!(c.partial_flushes + 1 >= ops && c.partial_flushes <= ops + 2, "{c:?} ops {ops}");
-    assert!(c.pages_freed + 1 >= ops && c.pages_freed <= ops + 2, "{c:?} ops {ops}");
-    assert_eq!(c.oracle_violations, 0);
+    assert!(c.tlbflush.partial_flushes + 1 >= ops && c.tlbflush.partial_flushes <= ops + 2, "{c:?} ops {ops}");
+    assert!(c.mmu_gather.pages_freed + 1 >= ops && c.mmu_gather.pages_freed <= ops + 2, "{c:?} ops {ops}");
+    assert_eq!(c.oracle.oracle_violations, 0);
 }
 
 #[test]
@@ -59,17 +59,17 @@ fn threads_shoot_down_every_other_cpu() {
     let ops: u64 = s.iterations.iter().sum();
     let c = s.counters;
     assert!(ops > 100);
-    let per_op = c.remote_flushes_received as f64 / ops as f64;
+    let per_op = c.smp.remote_flushes_received as f64 / ops as f64;
     assert!((2.9..=3.1).contains(&per_op), "3 other CPUs run flush_tlb_func per flush, got {per_op} ({c:?})");
     // An interrupt drains every queued request, and a sender only interrupts a CPU whose queue
     // was empty: never more interrupts than requests. IPIs in flight at the window's edges may
     // be counted on one side only.
-    assert!(c.ipis_sent <= c.remote_flushes_received + 4, "{c:?}");
-    assert!(c.ipis_received.abs_diff(c.ipis_sent) <= 3 * 4, "{c:?}");
-    assert_eq!(c.oracle_violations, 0);
+    assert!(c.smp.ipis_sent <= c.smp.remote_flushes_received + 4, "{c:?}");
+    assert!(c.smp.ipis_received.abs_diff(c.smp.ipis_sent) <= 3 * 4, "{c:?}");
+    assert_eq!(c.oracle.oracle_violations, 0);
     // Processes: no shared mm, no IPIs.
     let mut sim = wis(&p, "5.18.1", Testcase::TlbFlush2, 4, false);
-    assert_eq!(run(&mut sim).counters.ipis_sent, 0);
+    assert_eq!(run(&mut sim).counters.smp.ipis_sent, 0);
 }
 
 #[test]
@@ -80,9 +80,9 @@ fn tlb_flush1_cow_of_fault_around_pages_flushes_twice_per_operation() {
     let mut sim = wis(&p, "5.18.1", Testcase::TlbFlush1, 2, true);
     let s = sim.run(Ps::US * 200, Ps::MS * 2);
     let ops: u64 = s.iterations.iter().sum();
-    let flushes = s.counters.flush_requests as f64 / ops as f64;
+    let flushes = s.counters.tlbflush.flush_requests as f64 / ops as f64;
     assert!(flushes > 1.8 && flushes < 2.0, "flush requests per op: {flushes} ({:?})", s.counters);
-    assert_eq!(s.counters.oracle_violations, 0);
+    assert_eq!(s.counters.oracle.oracle_violations, 0);
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn the_oracle_catches_freeing_before_the_flush() {
         sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, i);
     }
     let s = run(&mut sim);
-    assert!(s.counters.oracle_violations > 0, "{:?}", s.counters);
+    assert!(s.counters.oracle.oracle_violations > 0, "{:?}", s.counters);
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn every_preset_runs_clean() {
         ] {
             let mut sim = wis(&p, name, test, 3, true);
             let s = sim.run(Ps::US * 100, Ps::US * 500);
-            assert_eq!(s.counters.oracle_violations, 0, "{name} {test:?}");
+            assert_eq!(s.counters.oracle.oracle_violations, 0, "{name} {test:?}");
             assert!(s.iterations.iter().sum::<u64>() > 0, "{name} {test:?}");
         }
     }
@@ -154,12 +154,12 @@ fn coalesced_call_queues_need_fewer_interrupts_in_a_storm() {
         run(&mut sim).counters
     };
     let (on, off) = (storm("on"), storm("off"));
-    assert!(on.ipis_sent * 2 < on.remote_flushes_received, "{on:?}");
+    assert!(on.smp.ipis_sent * 2 < on.smp.remote_flushes_received, "{on:?}");
     // One interrupt per request (up to the requests straddling the measured window's edges).
-    assert!(off.ipis_sent * 100 >= off.remote_flushes_received * 99, "{off:?}");
+    assert!(off.smp.ipis_sent * 100 >= off.smp.remote_flushes_received * 99, "{off:?}");
     // Without coalescing, interrupts that arrive while one is pending merge (one IRR bit).
-    assert!(off.ipis_received < off.ipis_sent, "{off:?}");
-    assert_eq!((on.oracle_violations, off.oracle_violations), (0, 0));
+    assert!(off.smp.ipis_received < off.smp.ipis_sent, "{off:?}");
+    assert_eq!((on.oracle.oracle_violations, off.oracle.oracle_violations), (0, 0));
 }
 
 #[test]
@@ -174,9 +174,9 @@ fn tasks_sharing_a_cpu_take_turns_by_cfs_slices() {
     let s = sim.run(Ps::ZERO, Ps::MS * 30);
     assert!(s.iterations.iter().all(|&i| i > 0), "both ran: {:?}", s.iterations);
     // Switches at about 12 and 24 ms.
-    assert!((2..=3).contains(&s.counters.context_switches), "{:?}", s.counters);
+    assert!((2..=3).contains(&s.counters.sched.context_switches), "{:?}", s.counters);
     // Threads of one mm on one CPU: no IPIs, no flush at the switch.
-    assert_eq!((s.counters.ipis_sent, s.counters.switch_flushes), (0, 0));
+    assert_eq!((s.counters.smp.ipis_sent, s.counters.tlbflush.switch_flushes), (0, 0));
 }
 
 #[test]
@@ -189,10 +189,10 @@ fn sleepers_on_mmap_lock_go_lazy_and_catch_up_with_one_flush() {
     // Each thread faults 32768 pages (~30 ms) between munmaps.
     let s = sim.run(Ps::ZERO, Ps::MS * 100);
     let c = s.counters;
-    assert!(c.mmap_lock_sleeps > 0 && c.context_switches >= c.mmap_lock_sleeps, "{c:?}");
-    assert!(c.switch_flushes > 0, "{c:?}");
+    assert!(c.mmap.mmap_lock_sleeps > 0 && c.sched.context_switches >= c.mmap.mmap_lock_sleeps, "{c:?}");
+    assert!(c.tlbflush.switch_flushes > 0, "{c:?}");
     assert!(s.attribution[..4].iter().any(|a| a[Bucket::Idle as usize] > Ps::ZERO), "sleepers idle");
-    assert_eq!(c.oracle_violations, 0);
+    assert_eq!(c.oracle.oracle_violations, 0);
     // Without the lock nobody sleeps.
     let mut k = KernelConfig::preset("5.18.1").unwrap();
     k.set("mmap_lock", "off").unwrap();
@@ -201,7 +201,7 @@ fn sleepers_on_mmap_lock_go_lazy_and_catch_up_with_one_flush() {
     for cpu in 0..4 {
         sim.add_task(Box::new(WisTask::new(Testcase::PageFault1)), mm, cpu);
     }
-    assert_eq!(sim.run(Ps::ZERO, Ps::MS * 20).counters.mmap_lock_sleeps, 0);
+    assert_eq!(sim.run(Ps::ZERO, Ps::MS * 20).counters.mmap.mmap_lock_sleeps, 0);
 }
 
 /// One tlb_flush1 thread on `machine` with `sets` knob overrides.
@@ -222,13 +222,13 @@ fn pti_flushes_each_user_page_from_the_user_pcid_too() {
     // Haswell has INVPCID: every single-page flush pays one INVPCID more, nothing is deferred.
     let (on, off) = (one_flusher("haswell-ep-2s", &[]), one_flusher("haswell-ep-2s", &[("pti", "off")]));
     let flush_ps = |s: &RunStats| s.attribution[0][Bucket::FlushWork as usize].0 as f64;
-    let per_invlpg = |s: &RunStats| flush_ps(s) / s.counters.invlpg as f64;
+    let per_invlpg = |s: &RunStats| flush_ps(s) / s.counters.tlbflush.invlpg as f64;
     let p = profile("haswell-ep-2s");
     let invpcid =
         Ps::from_cycles(p.kernel.invpcid_single_cycles.as_ref().unwrap().value, p.clock_mhz()).0 as f64;
     let extra = per_invlpg(&on) - per_invlpg(&off);
     assert!((extra - invpcid).abs() < 0.01 * invpcid, "{extra} ps per page vs INVPCID {invpcid} ps");
-    assert_eq!((on.counters.pti_user_flushes, off.counters.pti_user_flushes), (0, 0));
+    assert_eq!((on.counters.tlbflush.pti_user_flushes, off.counters.tlbflush.pti_user_flushes), (0, 0));
 }
 
 #[test]
@@ -236,12 +236,12 @@ fn pti_defers_the_user_pcid_flush_to_the_return_to_user_space() {
     // Every flush full (ceiling 0): each asks for a user-PCID flush, paid once on the way out.
     let full = one_flusher("haswell-ep-2s", &[("ceiling", "0")]);
     let c = full.counters;
-    assert!(c.full_flushes > 0 && c.pti_user_flushes > 0, "{c:?}");
+    assert!(c.tlbflush.full_flushes > 0 && c.tlbflush.pti_user_flushes > 0, "{c:?}");
     // madvise's flush and the COW fault's flush each return to user space before the next.
-    assert!(c.pti_user_flushes <= c.full_flushes, "{c:?}");
+    assert!(c.tlbflush.pti_user_flushes <= c.tlbflush.full_flushes, "{c:?}");
     // Ivy Bridge has PCID but no INVPCID: single-page flushes defer a user-PCID flush too.
     let ivb = one_flusher("ivybridge-4c8t", &[]).counters;
-    assert!(ivb.invlpg > 0 && ivb.pti_user_flushes > 0, "{ivb:?}");
+    assert!(ivb.tlbflush.invlpg > 0 && ivb.tlbflush.pti_user_flushes > 0, "{ivb:?}");
     // A 3.x kernel has no PTI at all.
     let mut k = KernelConfig::preset("3.13").unwrap();
     assert!(!k.flush.pti);
@@ -276,40 +276,40 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
         assert!(s.iterations[0] > 300, "past the first munmap: {preset}: {s:?}");
         // The first flush reaches the lazy CPU, which leaves the mm (one full flush); it is out
         // of mm_cpumask after that, so none of the later flushes interrupts it.
-        assert_eq!((c.lazy_leaves, c.remote_flushes_received, c.ipis_received), (1, 1, 1), "{preset}: {c:?}");
-        assert_eq!(c.shootdowns, 1, "{preset}: {c:?}");
+        assert_eq!((c.tlbflush.lazy_leaves, c.smp.remote_flushes_received, c.smp.ipis_received), (1, 1, 1), "{preset}: {c:?}");
+        assert_eq!(c.tlbflush.shootdowns, 1, "{preset}: {c:?}");
         assert!(
             !sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.loaded_mm.is_none(),
             "{preset}"
         );
-        assert_eq!(c.oracle_violations, 0, "{preset}");
+        assert_eq!(c.oracle.oracle_violations, 0, "{preset}");
     }
     // The same kernel with the v4.19 rule: madvise flushes never interrupt the lazy CPU.
     let (sim, s) = lazy_cpu_beside_a_flusher("3.13", Some("skip"), Ps::US * 200);
     assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
-    assert_eq!((s.counters.lazy_leaves, s.counters.ipis_sent, s.counters.shootdowns), (0, 0, 0));
+    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns), (0, 0, 0));
     assert!(sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.is_lazy);
-    assert_eq!(s.counters.oracle_violations, 0);
+    assert_eq!(s.counters.oracle.oracle_violations, 0);
 }
 
 #[test]
 fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::US * 200);
     assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
-    assert_eq!((s.counters.lazy_leaves, s.counters.ipis_sent, s.counters.shootdowns), (0, 0, 0));
+    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns), (0, 0, 0));
     assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.cpus[1].st.loaded_mm == Some(0));
-    assert_eq!(s.counters.oracle_violations, 0);
+    assert_eq!(s.counters.oracle.oracle_violations, 0);
     // The munmap after 256 pages frees page tables: that flush reaches the lazy CPU, which
     // leaves the mm, and no later flush interrupts it.
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::MS);
     assert!(s.iterations[0] > 300, "{s:?}");
-    assert_eq!((s.counters.lazy_leaves, s.counters.remote_flushes_received), (1, 1));
+    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
     assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
     // v4.14-v4.18 sent every flush to lazy CPUs; their handler left for init_mm.
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", Some("send"), Ps::US * 200);
-    assert_eq!((s.counters.lazy_leaves, s.counters.remote_flushes_received), (1, 1));
+    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
     assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
-    assert_eq!(s.counters.oracle_violations, 0);
+    assert_eq!(s.counters.oracle.oracle_violations, 0);
 }
 
 #[test]
@@ -336,7 +336,7 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
         initiator: 0,
     };
     sim.kernel.run_flush_func(1, &info);
-    assert!(!sim.kernel.mms[mm as usize].cpumask.contains(1) && sim.kernel.counters.lazy_leaves == 1);
+    assert!(!sim.kernel.mms[mm as usize].cpumask.contains(1) && sim.kernel.counters.tlbflush.lazy_leaves == 1);
     assert!(sim.kernel.switch_mm(1, mm), "left by leave_mm: CR3 reload");
     assert!(sim.kernel.mms[mm as usize].cpumask.contains(1));
 }
@@ -394,12 +394,12 @@ fn a_cpu_switching_to_another_mm_leaves_the_old_mm_cpumask() {
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), a, 0);
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), b, 0);
     let s = sim.run(Ps::ZERO, Ps::MS * 30);
-    assert!(s.counters.context_switches >= 2, "{:?}", s.counters);
+    assert!(s.counters.sched.context_switches >= 2, "{:?}", s.counters);
     let running = sim.kernel.cpus[0].st.loaded_mm.unwrap();
     let other = if running == a { b } else { a };
     assert!(sim.kernel.mms[running as usize].cpumask.contains(0));
     assert!(!sim.kernel.mms[other as usize].cpumask.contains(0));
-    assert_eq!(s.counters.ipis_sent, 0, "{:?}", s.counters);
+    assert_eq!(s.counters.smp.ipis_sent, 0, "{:?}", s.counters);
 }
 
 /// Runs `ops` alone on CPU 0 of `p` (mmap_lock off, so no lock time mixes in) to completion;
@@ -446,7 +446,7 @@ fn doubled(key: &str, ops: &[Op], bucket: Bucket) -> (Ps, Ps) {
     let (a, ca) = script_run(&p, ops.to_vec());
     let (b, cb) = script_run(&q, ops.to_vec());
     assert_eq!(ca, cb, "{key}: a cost changes no step");
-    assert_eq!(ca.oracle_violations, 0);
+    assert_eq!(ca.oracle.oracle_violations, 0);
     // Every other bucket is untouched.
     for o in Bucket::ALL.into_iter().filter(|&o| o != bucket && o != Bucket::Idle && o != Bucket::User) {
         assert_eq!(a[o as usize], b[o as usize], "{key} moved time into {}", o.name());
@@ -539,7 +539,7 @@ fn tlb_flush3_write_to_a_fault_around_page_upgrades_it_in_place() {
     let mm = sim.add_mm();
     sim.add_task(Box::new(Script(ops)), mm, 0);
     let c = sim.run(Ps::ZERO, Ps::MS).counters;
-    assert_eq!((c.page_faults, c.flush_requests, c.pages_copied, c.pages_zeroed), (2, 0, 0, 0), "{c:?}");
+    assert_eq!((c.memory.page_faults, c.tlbflush.flush_requests, c.memory.pages_copied, c.memory.pages_zeroed), (2, 0, 0, 0), "{c:?}");
     let base = sim.kernel.tasks[0].regs[0];
     let pte = sim.kernel.mms[mm as usize].pte(base + PAGE_SIZE).unwrap();
     assert!(pte.present && pte.writable);
@@ -548,9 +548,9 @@ fn tlb_flush3_write_to_a_fault_around_page_upgrades_it_in_place() {
     // freed; tlb_flush1's private mapping needs a second flush for the COW.
     let s = run(&mut wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true));
     let (c, ops) = (s.counters, s.iterations[0]);
-    assert!(c.flush_requests.abs_diff(ops) <= 1, "{c:?} {ops}");
-    assert!(c.page_faults.abs_diff(2 * ops) <= 2, "{c:?} {ops}");
-    assert_eq!((c.cow_flushes, c.pages_copied, c.pages_freed), (0, 0, 0), "{c:?}");
+    assert!(c.tlbflush.flush_requests.abs_diff(ops) <= 1, "{c:?} {ops}");
+    assert!(c.memory.page_faults.abs_diff(2 * ops) <= 2, "{c:?} {ops}");
+    assert_eq!((c.memory.cow_flushes, c.memory.pages_copied, c.mmu_gather.pages_freed), (0, 0, 0), "{c:?}");
 }
 
 #[test]
@@ -561,14 +561,14 @@ fn a_stale_read_only_entry_of_an_upgraded_pte_faults_without_copying() {
     let mut sim = Simulation::new(&p, KernelConfig::preset("5.18.1").unwrap());
     let mm = sim.add_mm();
     let addr = sim.map_populated(mm, 4 * PAGE_SIZE);
-    let before = (sim.kernel.counters.pages_copied, sim.kernel.counters.flush_requests);
+    let before = (sim.kernel.counters.memory.pages_copied, sim.kernel.counters.tlbflush.flush_requests);
     let queued = sim.with_ctx(0, Ps::ZERO, |k, ctx| {
         k.fault(ctx, mm, addr, true);
         !ctx.in_user()
     });
     let pte = sim.kernel.mms[mm as usize].pte(addr).unwrap();
     assert!(pte.present && pte.writable);
-    assert_eq!((sim.kernel.counters.pages_copied, sim.kernel.counters.flush_requests), before);
+    assert_eq!((sim.kernel.counters.memory.pages_copied, sim.kernel.counters.tlbflush.flush_requests), before);
     assert!(!queued, "no flush or PTE update queued");
 }
 
@@ -580,21 +580,21 @@ fn dirty_shared_file_ptes_force_a_flush_and_nested_gathers_flush_the_whole_mm() 
     let mut one = wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true);
     let s = run(&mut one);
     let (c, ops) = (s.counters, s.iterations[0]);
-    assert!(c.dirty_pte_flushes + 1 >= ops && c.dirty_pte_flushes <= ops + 1, "{c:?} ops {ops}");
-    assert_eq!(c.nested_flushes, 0, "{c:?}");
-    assert!(c.flush_requests <= ops + 2, "{c:?} ops {ops}");
+    assert!(c.mmu_gather.dirty_pte_flushes + 1 >= ops && c.mmu_gather.dirty_pte_flushes <= ops + 1, "{c:?} ops {ops}");
+    assert_eq!(c.mmu_gather.nested_flushes, 0, "{c:?}");
+    assert!(c.tlbflush.flush_requests <= ops + 2, "{c:?} ops {ops}");
     // Several threads: their madvise calls overlap, and each finish then flushes the whole mm
     // again (mm_tlb_flush_nested): about two flushes per operation, as a real host shows.
     let mut two = wis(&p, "5.18.1", Testcase::TlbFlush3, 8, true);
     let s = run(&mut two);
     let ops: u64 = s.iterations.iter().sum();
     let c = s.counters;
-    assert!(c.nested_flushes * 2 > ops, "{c:?} ops {ops}");
-    assert!(c.flush_requests as f64 > 1.8 * ops as f64, "{c:?} ops {ops}");
-    assert_eq!(c.oracle_violations, 0);
+    assert!(c.mmu_gather.nested_flushes * 2 > ops, "{c:?} ops {ops}");
+    assert!(c.tlbflush.flush_requests as f64 > 1.8 * ops as f64, "{c:?} ops {ops}");
+    assert_eq!(c.oracle.oracle_violations, 0);
     // Anonymous memory is never dirty file memory: no forced flush in tlb_flush2.
     let mut anon = wis(&p, "5.18.1", Testcase::TlbFlush2, 2, true);
-    assert_eq!(run(&mut anon).counters.dirty_pte_flushes, 0);
+    assert_eq!(run(&mut anon).counters.mmu_gather.dirty_pte_flushes, 0);
     // Every gather still open at the end belongs to a thread inside madvise.
     for sim in [&one, &two, &anon] {
         let open: u32 = sim.kernel.mms.iter().map(|m| m.tlb_flush_pending).sum();
@@ -608,18 +608,18 @@ fn kernel_entries_survive_full_flushes_only_without_pti() {
     let pti = one_flusher("haswell-ep-2s", &[("ceiling", "0")]);
     let global = one_flusher("haswell-ep-2s", &[("ceiling", "0"), ("pti", "off")]);
     let free = one_flusher("haswell-ep-2s", &[("ceiling", "0"), ("kernel_tlb", "off")]);
-    let per_flush = |s: &RunStats| s.counters.kernel_tlb_misses as f64 / s.counters.full_flushes as f64;
+    let per_flush = |s: &RunStats| s.counters.text.kernel_tlb_misses as f64 / s.counters.tlbflush.full_flushes as f64;
     // PTI with PCID: the kernel's entries carry the PCID and go with the user ones; the syscall
     // exit, the next fault and the next madvise refill their text, stack and direct-map pages.
     assert!(per_flush(&pti) >= 3.0, "{:?}", pti.counters);
     // Without PTI they are global: after the first touches nothing of the kernel misses again.
-    assert!(global.counters.kernel_tlb_misses < 20, "{:?}", global.counters);
-    assert_eq!(free.counters.kernel_tlb_misses, 0);
+    assert!(global.counters.text.kernel_tlb_misses < 20, "{:?}", global.counters);
+    assert_eq!(free.counters.text.kernel_tlb_misses, 0);
     // The refills are page walks, and cost throughput.
     let walk = |s: &RunStats| s.attribution[0][Bucket::Walk as usize];
     let p = profile("haswell-ep-2s");
     let one = Ps::from_cycles(p.walk.cycles.value, p.clock_mhz());
-    assert!(walk(&pti) >= walk(&free) + one * pti.counters.kernel_tlb_misses, "{:?}", pti.attribution[0]);
+    assert!(walk(&pti) >= walk(&free) + one * pti.counters.text.kernel_tlb_misses, "{:?}", pti.attribution[0]);
     assert!(pti.iterations[0] < free.iterations[0], "{} vs {}", pti.iterations[0], free.iterations[0]);
 }
 
@@ -644,12 +644,12 @@ fn a_shootdown_handler_refills_its_kernel_pages_after_each_full_flush() {
     }
     let f = run(&mut free);
     let c = s.counters;
-    assert!(c.remote_flushes_received > 100 && c.full_flushes > c.remote_flushes_received, "{c:?}");
+    assert!(c.smp.remote_flushes_received > 100 && c.tlbflush.full_flushes > c.smp.remote_flushes_received, "{c:?}");
     // Per full flush at least the three text pages of the interrupt path are refilled.
-    assert!(c.kernel_tlb_misses >= 3 * c.full_flushes, "{c:?}");
+    assert!(c.text.kernel_tlb_misses >= 3 * c.tlbflush.full_flushes, "{c:?}");
     let ops = |s: &RunStats| s.iterations.iter().sum::<u64>();
     assert!(ops(&s) < ops(&f), "{} vs {}", ops(&s), ops(&f));
-    assert_eq!(c.oracle_violations, 0);
+    assert_eq!(c.oracle.oracle_violations, 0);
 }
 
 #[test]
