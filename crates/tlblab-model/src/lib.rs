@@ -17,8 +17,8 @@
 //! IPI, kick a CPU, ask whether another CPU's event comes first); kernel code never sees the
 //! agenda. The kernel reaches the hardware in [`hw`]: per-CPU [`hw::tlb::TlbHierarchy`], coherent
 //! lines, locks, IPI costs. Every run ends as a [`run::RunResult`]: the metric, the
-//! [`kernel::vmstat::Counters`], time per bucket, the [`kernel::oracle`]'s safety findings, and the exact
-//! configuration it ran.
+//! [`kernel::vmstat::Counters`] (each kernel file's own counters, gathered), time per bucket, the
+//! [`kernel::oracle`]'s safety findings, and the exact configuration it ran.
 //!
 //! Arrows point one way: `engine -> kernel -> hw`, all of them onto [`time`] and [`attribution`];
 //! `run` and `workload` sit above.
