@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::attribution::Bucket;
 use crate::engine::sim::Simulation;
 use crate::kernel::config::{KernelConfig, Knobs};
-use crate::profile::MachineProfile;
+use crate::profile::{MachineProfile, WalkKind};
 use crate::time::Ps;
 
 use crate::workload::Setup;
@@ -92,6 +92,16 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             "{} tasks on machine `{}` with {cpus} CPUs need key `kernel.context_switch_ns` in its \
              profile (tasks sharing a CPU are time-sliced); without it allowed 1 ..= {cpus}",
             spec.tasks, profile.name
+        ));
+    }
+    let walk = |k: WalkKind| if k == WalkKind::Hardware { "hardware" } else { "software" };
+    if spec.workload.walk() != profile.walk.kind {
+        return Err(format!(
+            "workload `{}` runs on machines with walk.kind = \"{}\"; machine `{}` has \"{}\"",
+            spec.workload.name(),
+            walk(spec.workload.walk()),
+            profile.name,
+            walk(profile.walk.kind)
         ));
     }
     let mut sim = Simulation::new(profile, spec.kernel.clone());

@@ -14,7 +14,7 @@ pub mod will_it_scale;
 use std::sync::Arc;
 
 use crate::engine::sim::Simulation;
-use crate::profile::MachineProfile;
+use crate::profile::{MachineProfile, WalkKind};
 use crate::time::Ps;
 
 /// What a benchmark reports: the metric's name and unit as the benchmark prints them, and which
@@ -76,6 +76,12 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     /// The measured time the benchmark's own options set, if any.
     fn default_measure(&self) -> Option<Ps> {
         None
+    }
+
+    /// How the machine must serve TLB misses for the kernel paths this benchmark runs (see
+    /// `hw::walk`): the x86 paths (kernel/memory.rs, kernel/text.rs) model a hardware walk.
+    fn walk(&self) -> WalkKind {
+        WalkKind::Hardware
     }
 
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
