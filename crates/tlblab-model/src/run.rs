@@ -104,13 +104,28 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             walk(profile.walk.kind)
         ));
     }
+    if (profile.walk.kind == WalkKind::Software) != spec.kernel.ppc8xx.is_some() {
+        return Err(format!(
+            "kernel `{}` {} [ppc8xx] section; machine `{}` walks in {}: {}",
+            spec.kernel.name,
+            if spec.kernel.ppc8xx.is_some() { "has a" } else { "has no" },
+            profile.name,
+            walk(profile.walk.kind),
+            "MPC8xx kernels (presets 2.4-8xx, 2.6-8xx) run on walk.kind = \"software\" machines only, the others on \"hardware\" ones"
+        ));
+    }
     let mut sim = Simulation::new(profile, spec.kernel.clone());
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
     let value = spec.workload.score(ops, stats.measured);
     let metric = spec.workload.metric();
-    let counters = stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let mut counters: BTreeMap<String, u64> =
+        stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    // An MPC8xx run adds /proc/tlbmiss's counters (x86 results keep their key set).
+    if let Some(t) = &stats.tlbmiss {
+        counters.extend(t.fields().iter().map(|(k, v)| (k.to_string(), *v)));
+    }
     let attribution = stats.attribution[..spec.tasks.min(cpus) as usize]
         .iter()
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())

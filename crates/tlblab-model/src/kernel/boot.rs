@@ -135,7 +135,19 @@ impl Kernel {
             costs.entry.syscall_half += Ps(adder.0 / 2);
             costs.mm.fault += adder;
         }
+        // A software-loaded TLB: the MPC8xx machine with the kernel's own layouts (run::run has
+        // checked that the kernel is an 8xx one).
+        let m8xx = match (costs.hw.walker.is_software(), config.ppc8xx) {
+            (true, Some(k)) => {
+                let (text, data) = super::mmu_8xx::builtin_layouts(k.version);
+                let m = super::mmu_8xx::Machine8xx::boot(profile, k, text, data)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                Some(Box::new(m))
+            }
+            _ => None,
+        };
         Kernel {
+            m8xx,
             topo,
             costs,
             config,

@@ -7,6 +7,7 @@
 //! parsed one, which `run::run` runs without knowing which benchmark it is.
 //! `pointer_chase` is not one: it drives a bare TLB hierarchy for `tlblab reach`.
 
+pub mod dd;
 pub mod ebizzy;
 pub mod pointer_chase;
 pub mod will_it_scale;
@@ -115,8 +116,11 @@ fn parse_as<B: Benchmark + 'static>(text: &str) -> Option<Result<Workload, Strin
 }
 
 /// Every simulated benchmark.
-pub const SUITES: &[Suite] =
-    &[Suite::of::<will_it_scale::WillItScale>("will-it-scale"), Suite::of::<ebizzy::EbizzyParams>("ebizzy")];
+pub const SUITES: &[Suite] = &[
+    Suite::of::<will_it_scale::WillItScale>("will-it-scale"),
+    Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
+    Suite::of::<dd::Dd>("dd"),
+];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
 /// ebizzy's own options and `KEY=VALUE` parameters (`ebizzy -m`, `ebizzy alloc=glibc-mmap`).
