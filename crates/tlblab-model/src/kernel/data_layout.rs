@@ -258,3 +258,6 @@ impl DataLayout {
         self.by_function.get(function).map_or(&[], Vec::as_slice)
     }
 }
+
+#[cfg(test)]
+mod tests;
