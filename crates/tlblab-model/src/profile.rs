@@ -269,6 +269,16 @@ pub struct MachineProfile {
     /// Unit costs of SLUB (kernel/slab.rs); needed only by runs that use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slab: Option<SlabProfile>,
+    /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
+    /// `walk.kind = "software"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caches: Option<ppc8xx::Caches>,
+    /// MPC8xx: the TLB rules (counter replacement, reserved entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmu8xx: Option<ppc8xx::Mmu8xxSpec>,
+    /// MPC8xx: the reload handler's instruction-class costs (kernel/head_8xx.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_8xx: Option<ppc8xx::HeadCosts>,
 }
 
 /// `[page_alloc]`: what the buddy allocator and the per-CPU lists cost per operation. The lock
@@ -349,6 +359,43 @@ fn check_source(key: &str, source: &str) -> Result<(), ProfileError> {
 }
 
 impl MachineProfile {
+    /// The MPC8xx sections, when the profile has all three.
+    pub fn ppc8xx(&self) -> Option<ppc8xx::Ppc8xxSections> {
+        Some(ppc8xx::Ppc8xxSections {
+            caches: self.caches.clone()?,
+            mmu8xx: self.mmu8xx.clone()?,
+            head_8xx: self.head_8xx.clone()?,
+        })
+    }
+
+    /// A software-loaded TLB needs the caches, TLB rules and handler costs its miss handler
+    /// runs on; a hardware walker has no use for them.
+    fn validate_ppc8xx(&self) -> Result<(), ProfileError> {
+        let present = [
+            ("caches", self.caches.is_some()),
+            ("mmu8xx", self.mmu8xx.is_some()),
+            ("head_8xx", self.head_8xx.is_some()),
+        ];
+        let software = self.walk.kind == WalkKind::Software;
+        if let Some((k, _)) = present.iter().find(|(_, p)| *p != software) {
+            return Err(err(
+                *k,
+                if software {
+                    "is required with walk.kind = \"software\" (the miss handler runs on it)"
+                } else {
+                    "is allowed only with walk.kind = \"software\""
+                },
+            ));
+        }
+        if let Some(s) = self.ppc8xx() {
+            s.validate().map_err(|m| {
+                let key = m.split([' ', ':']).next().unwrap_or("caches").to_string();
+                err(key, m)
+            })?;
+        }
+        Ok(())
+    }
+
     /// Checks every range and cross-field rule; the error names the first offending key.
     pub fn validate(&self) -> Result<(), ProfileError> {
         if self.schema_version != SCHEMA_VERSION {
@@ -384,6 +431,7 @@ impl MachineProfile {
         check_sourced("walk.cycles", &w.cycles, 0.0, 100_000.0)?;
         check_sourced("walk.dram_extra_cycles", &w.dram_extra_cycles, 0.0, 100_000.0)?;
         check_sourced("walk.parallel_walkers", &w.parallel_walkers, 1.0, 64.0)?;
+        self.validate_ppc8xx()?;
         let m = &self.memory;
         check_sourced("memory.l1d_hit_cycles", &m.l1d_hit_cycles, 0.0, 1000.0)?;
         check_sourced("memory.l2_hit_cycles", &m.l2_hit_cycles, 0.0, 1000.0)?;

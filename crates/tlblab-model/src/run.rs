@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::attribution::Bucket;
 use crate::engine::sim::Simulation;
 use crate::kernel::config::{KernelConfig, Knobs};
-use crate::profile::MachineProfile;
+use crate::profile::{MachineProfile, WalkKind};
 use crate::time::Ps;
 
 use crate::workload::Setup;
@@ -94,13 +94,38 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             spec.tasks, profile.name
         ));
     }
+    let walk = |k: WalkKind| if k == WalkKind::Hardware { "hardware" } else { "software" };
+    if spec.workload.walk() != profile.walk.kind {
+        return Err(format!(
+            "workload `{}` runs on machines with walk.kind = \"{}\"; machine `{}` has \"{}\"",
+            spec.workload.name(),
+            walk(spec.workload.walk()),
+            profile.name,
+            walk(profile.walk.kind)
+        ));
+    }
+    if (profile.walk.kind == WalkKind::Software) != spec.kernel.ppc8xx.is_some() {
+        return Err(format!(
+            "kernel `{}` {} [ppc8xx] section; machine `{}` walks in {}: {}",
+            spec.kernel.name,
+            if spec.kernel.ppc8xx.is_some() { "has a" } else { "has no" },
+            profile.name,
+            walk(profile.walk.kind),
+            "MPC8xx kernels (presets 2.4-8xx, 2.6-8xx) run on walk.kind = \"software\" machines only, the others on \"hardware\" ones"
+        ));
+    }
     let mut sim = Simulation::new(profile, spec.kernel.clone());
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
     let value = spec.workload.score(ops, stats.measured);
     let metric = spec.workload.metric();
-    let counters = stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let mut counters: BTreeMap<String, u64> =
+        stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    // An MPC8xx run adds /proc/tlbmiss's counters (x86 results keep their key set).
+    if let Some(t) = &stats.tlbmiss {
+        counters.extend(t.fields().iter().map(|(k, v)| (k.to_string(), *v)));
+    }
     let attribution = stats.attribution[..spec.tasks.min(cpus) as usize]
         .iter()
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())

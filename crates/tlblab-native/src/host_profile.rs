@@ -695,6 +695,9 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         ipi,
         page_alloc: None,
         slab: None,
+        caches: None,
+        mmu8xx: None,
+        head_8xx: None,
     };
     profile.validate().map_err(|e| format!("the host profile does not validate: {e}"))?;
     Ok(profile)

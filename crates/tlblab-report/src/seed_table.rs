@@ -6,7 +6,7 @@
 use crate::summary::Summary;
 
 /// Table layouts `render` knows: seed 002's bare means, seed 000's mmtests Mean/Stddev rows.
-pub const LAYOUTS: &[&str] = &["seed-002", "seed-000"];
+pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003"];
 
 /// One column of the table: its label and the heading over a group of columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,7 @@ pub struct Heading<'a> {
 pub fn render(e: &Heading, s: &Summary) -> String {
     let mut out = match e.layout {
         "seed-000" => render_seed_000(e, s),
+        "seed-003" => render_seed_003(e, s),
         _ => render_seed_002(e, s),
     };
     if !e.note.is_empty() {
@@ -116,6 +117,85 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
     }
     let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
     out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out
+}
+
+/// Seed 003's layout: `time dd`'s real/user/sys per kernel, then `/proc/tlbmiss`'s four counters
+/// per block (I-TLB and D-TLB, user and kernel EA), then where the handler time went per miss
+/// kind. User and sys split the real time (dd is CPU-bound) as the run's `user_clocks` and
+/// `sys_clocks` counters do.
+fn render_seed_003(e: &Heading, s: &Summary) -> String {
+    let t = e.threads.first().copied().unwrap_or(1);
+    let cell = |k: &str| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = s.kernels.iter().map(|k| k.len()).max().unwrap_or(8).max(14);
+    let mut out = format!(
+        "{} ({}, seed thread {})\n{}\n{}\n",
+        e.title,
+        s.experiment,
+        e.seed_thread,
+        "=".repeat(e.title.len().min(100)),
+        s.workload
+    );
+    let mut head = format!("{:<26}", "");
+    for k in &s.kernels {
+        head += &format!(" {k:>w$}");
+    }
+    out += head.trim_end();
+    out += "\n";
+    let g = |k: &str, n: &str| cell(k).counters_per_op.get(n).copied().unwrap_or(0.0);
+    let row = |label: &str, f: &dyn Fn(&str) -> String| {
+        let mut line = format!("{label:<26}");
+        for k in &s.kernels {
+            line += &format!(" {:>w$}", f(k));
+        }
+        line + "\n"
+    };
+    let split = |k: &str, part: &str| {
+        let (u, sy) = (g(k, "user_clocks"), g(k, "sys_clocks"));
+        cell(k).mean * g(k, part) / (u + sy).max(1.0)
+    };
+    let base = cell(&s.kernels[0]).mean;
+    out += &row("real (s)", &|k| {
+        let m = cell(k).mean;
+        if k == s.kernels[0] {
+            format!("{m:.3}")
+        } else {
+            format!("{m:.3} ({:+.0}%)", 100.0 * (m / base - 1.0))
+        }
+    });
+    out += &row("user (s)", &|k| format!("{:.3}", split(k, "user_clocks")));
+    out += &row("sys (s)", &|k| format!("{:.3}", split(k, "sys_clocks")));
+    out += "\nper block (/proc/tlbmiss; user/kernel by EA):\n";
+    for (label, n) in [
+        ("I-TLB misses, user", "itlb_miss_user"),
+        ("I-TLB misses, kernel", "itlb_miss_kernel"),
+        ("D-TLB misses, user", "dtlb_miss_user"),
+        ("D-TLB misses, kernel", "dtlb_miss_kernel"),
+        ("D-TLB errors (C bit)", "dtlb_error"),
+        ("context-switch tlbia", "context_tlbia"),
+        ("I-cache misses (paths)", "icache_misses"),
+        ("instructions (paths)", "instructions"),
+    ] {
+        out += &row(label, &|k| format!("{:.2}", g(k, n)));
+    }
+    out += "\nhandler time per block, clocks (share of the block's clocks):\n";
+    for (label, n) in [
+        ("ITLB miss, user EA", "itlb_user_clocks"),
+        ("ITLB miss, kernel EA", "itlb_kernel_clocks"),
+        ("DTLB miss, user EA", "dtlb_user_clocks"),
+        ("DTLB miss, kernel EA", "dtlb_kernel_clocks"),
+        ("DTLB error", "dtlb_error_clocks"),
+        ("  of which cache stalls", "handler_cache_stall_clocks"),
+    ] {
+        out += &row(label, &|k| {
+            let total = (g(k, "user_clocks") + g(k, "sys_clocks")).max(1.0);
+            format!("{:.0} ({:.1}%)", g(k, n), 100.0 * g(k, n) / total)
+        });
+    }
+    out += &format!(
+        "\nreal in {}, mean of {} run(s); counters per block in summary.json.\n",
+        s.metric.unit, s.rows[0].n
+    );
     out
 }
 

@@ -37,6 +37,8 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Write a saved result set as an mmtests work/log tree or a tidy runs.csv.
     Export(cmd::export::ExportArgs),
+    /// MPC8xx: move a workload's hot kernel functions together; simulate before and after.
+    Layout(cmd::layout::LayoutArgs),
 }
 
 fn main() {
@@ -53,6 +55,7 @@ fn main() {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Export(a) => cmd::export::run(a),
+        Command::Layout(a) => cmd::layout::run(a),
     };
     if let Err(e) = result {
         // One line naming the flag, file or key and what is allowed; exit code 2, as clap's own

@@ -112,6 +112,8 @@ pub struct RunStats {
     pub iterations: Vec<u64>,
     pub measured: Ps,
     pub counters: Counters,
+    /// The MPC8xx TLB-miss counters (kernel/tlbmiss.rs), on a software-loaded-TLB machine.
+    pub tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
@@ -182,12 +184,14 @@ impl Simulation {
         }
         let end = warmup + measure;
         let mut snap: Option<(Counters, Vec<[Ps; NR_BUCKETS]>)> = None;
+        let mut tlbmiss_start = None;
         while let Some((now, cpu)) = self.ev.agenda.first() {
             if now >= end {
                 break;
             }
             if snap.is_none() && now >= warmup {
                 snap = Some(self.snapshot(warmup));
+                tlbmiss_start = self.kernel.tlbmiss();
             }
             let c = &mut self.ev.run[cpu as usize];
             if c.arrivals.first() == Some(&now) {
@@ -204,11 +208,14 @@ impl Simulation {
             self.ev.requeue(cpu);
         }
         let start = snap.unwrap_or_else(|| self.snapshot(warmup));
+        let tlbmiss_start = tlbmiss_start.or_else(|| self.kernel.tlbmiss());
         let end_snap = self.snapshot(end);
+        let tlbmiss = self.kernel.tlbmiss().zip(tlbmiss_start).map(|(e, s)| e.minus(&s));
         RunStats {
             iterations: self.tasks.iter().map(|t| t.measured).collect(),
             measured: measure,
             counters: end_snap.0.minus(&start.0),
+            tlbmiss,
             attribution: end_snap
                 .1
                 .iter()

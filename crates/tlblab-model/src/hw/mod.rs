@@ -8,3 +8,4 @@ pub mod lock;
 pub mod tlb;
 pub mod tlb8xx;
 pub mod topology;
+pub mod walk;

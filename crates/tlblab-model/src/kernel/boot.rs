@@ -17,6 +17,7 @@ use crate::hw::cpumask::CpuMask;
 use crate::hw::ipi::IpiCosts;
 use crate::hw::tlb::{AccessKind, PageSize, Serves, NR_ACCESS_KINDS};
 use crate::hw::topology::Topology;
+use crate::hw::walk::Walker;
 use crate::kernel::oracle::Oracle;
 use crate::profile::MachineProfile;
 use crate::time::Ps;
@@ -32,22 +33,22 @@ pub struct Costs {
     pub sched: super::sched::Costs,
 }
 
-/// What the hardware charges: a user access, a TLB hit per level, a page walk, a coherent line
-/// moving, an IPI.
+/// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
+/// coherent line moving, an IPI.
 #[derive(Debug, Clone)]
 pub struct HwCosts {
     pub user_access: Ps,
     /// `[kind][i]`: lookup latency of a hit at level `i + 1` (index 0: L1, free).
     pub level_hit: [Vec<Ps>; NR_ACCESS_KINDS],
-    pub walk: Ps,
+    pub walker: Walker,
     pub ipi: Option<IpiCosts>,
     pub lines: LineCosts,
 }
 
 impl HwCosts {
-    /// A walk after a miss at every level: the walk plus the last level's lookup.
+    /// A hardware walk after a miss at every level (x86 paths only: see [`Walker::walk`]).
     pub fn miss(&self, kind: AccessKind) -> Ps {
-        self.walk + self.level_hit[kind as usize].last().copied().unwrap_or(Ps::ZERO)
+        self.walker.walk(kind)
     }
 }
 
@@ -59,8 +60,8 @@ impl Costs {
         Costs {
             hw: HwCosts {
                 user_access: Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz),
+                walker: Walker::from_profile(p, level_hit.clone()),
                 level_hit,
-                walk: Ps::from_cycles(p.walk.cycles.value, mhz),
                 ipi: IpiCosts::from_profile(p),
                 lines: LineCosts::from_profile(p),
             },
@@ -134,7 +135,19 @@ impl Kernel {
             costs.entry.syscall_half += Ps(adder.0 / 2);
             costs.mm.fault += adder;
         }
+        // A software-loaded TLB: the MPC8xx machine with the kernel's own layouts (run::run has
+        // checked that the kernel is an 8xx one).
+        let m8xx = match (costs.hw.walker.is_software(), config.ppc8xx) {
+            (true, Some(k)) => {
+                let (text, data) = super::mmu_8xx::builtin_layouts(k.version);
+                let m = super::mmu_8xx::Machine8xx::boot(profile, k, text, data)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                Some(Box::new(m))
+            }
+            _ => None,
+        };
         Kernel {
+            m8xx,
             topo,
             costs,
             config,

@@ -13,7 +13,9 @@
 //! A preset without `inherits` must set every knob that applies (no hidden defaults). Knobs apply
 //! in [`KNOBS`] order whatever the file's order (the range policy before its parameters).
 
+use super::head_8xx::Version;
 use super::mm::MmKnobs;
+use super::mmu_8xx::{Ppc8xxKnobs, Writeback};
 use super::text::TextKnobs;
 use super::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 
@@ -27,6 +29,8 @@ pub struct KernelConfig {
     pub flush: FlushKnobs,
     pub mm: MmKnobs,
     pub text: TextKnobs,
+    /// An MPC8xx kernel (its `[ppc8xx]` section); `None` for the x86 kernels.
+    pub ppc8xx: Option<Ppc8xxKnobs>,
     /// The range policy is derived from the machine for `flushall_shift` presets: `None` means
     /// "use the per-family shift table" (`post_fix` chooses the table).
     pub shift_from_table: Option<bool>,
@@ -42,6 +46,8 @@ pub struct Knobs {
     pub mm: MmKnobs,
     #[serde(flatten)]
     pub text: TextKnobs,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ppc8xx: Option<Ppc8xxKnobs>,
 }
 
 /// The recorded form of a [`KernelConfig`].
@@ -54,13 +60,14 @@ struct Recorded {
 
 impl From<Recorded> for KernelConfig {
     fn from(r: Recorded) -> KernelConfig {
-        let Knobs { flush, mm, text } = r.flush;
+        let Knobs { flush, mm, text, ppc8xx } = r.flush;
         KernelConfig {
             name: r.name,
             description: String::new(),
             flush,
             mm,
             text,
+            ppc8xx,
             shift_from_table: r.shift_from_table,
         }
     }
@@ -263,6 +270,75 @@ pub const KNOBS: &[Knob] = &[
         apply: |k, v| on_off(v).map(|b| k.text.kernel_tlb = b),
     },
     Knob {
+        name: "head_8xx",
+        section: "ppc8xx",
+        allowed: "2.4 | 2.6",
+        doc: "MPC8xx: which head_8xx.S miss handlers (2.4.0 or 2.6.12-rc2) and which dd text/data layouts",
+        apply: |k, v| Version::parse(v).map(|v| ppc(k).version = v).ok_or(None),
+    },
+    Knob {
+        name: "pin_tlb",
+        section: "ppc8xx",
+        allowed: "on | off",
+        doc: "MPC8xx CONFIG_PIN_TLB: 8 MB ITLB/DTLB entries at KERNELBASE in the reserved slots (2.6)",
+        apply: |k, v| on_off(v).map(|b| ppc(k).pin_tlb = b),
+    },
+    Knob {
+        name: "lose_pinned",
+        section: "ppc8xx",
+        allowed: "on | off",
+        doc: "MPC8xx: the 2.6 bug of seed 003, a tlbie inside the first 8 MB drops the pinned entries",
+        apply: |k, v| on_off(v).map(|b| ppc(k).lose_pinned = b),
+    },
+    Knob {
+        name: "switch_tlbia",
+        section: "ppc8xx",
+        allowed: "on | off",
+        doc: "MPC8xx set_context empties the TLBs on a context switch (2.4.0: on; 2.6 ASIDs: off)",
+        apply: |k, v| on_off(v).map(|b| ppc(k).switch_tlbia = b),
+    },
+    Knob {
+        name: "hz",
+        section: "ppc8xx",
+        allowed: "timer interrupts per second, 1..=10000",
+        doc: "MPC8xx HZ (2.4: 100, 2.6: 1000)",
+        apply: |k, v| match v.parse::<u32>() {
+            Ok(h) if (1..=10_000).contains(&h) => {
+                ppc(k).hz = h;
+                Ok(())
+            }
+            _ => Err(None),
+        },
+    },
+    Knob {
+        name: "writeback",
+        section: "ppc8xx",
+        allowed: "bdflush | in-context",
+        doc:
+            "MPC8xx: who writes dirty pages back, 2.4's bdflush thread or 2.6's writer in balance_dirty_pages",
+        apply: |k, v| {
+            ppc(k).writeback = match v {
+                "bdflush" => Writeback::Bdflush,
+                "in-context" => Writeback::InContext,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "writeback_batch",
+        section: "ppc8xx",
+        allowed: "pages, 1..=100000",
+        doc: "MPC8xx: pages per writeback round (2.4 bdflush ndirty in pages, 2.6 ratelimit_pages)",
+        apply: |k, v| match v.parse::<u32>() {
+            Ok(n) if (1..=100_000).contains(&n) => {
+                ppc(k).writeback_batch = n;
+                Ok(())
+            }
+            _ => Err(None),
+        },
+    },
+    Knob {
         name: "free_before_flush",
         section: "mm",
         allowed: "on | off",
@@ -272,7 +348,20 @@ pub const KNOBS: &[Knob] = &[
 ];
 
 /// The subsystem sections a preset file may have.
-pub const SECTIONS: &[&str] = &["flush", "mm", "text"];
+pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx"];
+
+/// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
+fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
+    k.ppc8xx.get_or_insert(Ppc8xxKnobs {
+        version: Version::V2_6,
+        pin_tlb: false,
+        lose_pinned: false,
+        switch_tlbia: false,
+        hz: 100,
+        writeback: Writeback::InContext,
+        writeback_batch: 1,
+    })
+}
 
 fn knob_names(section: Option<&str>) -> String {
     KNOBS
@@ -286,7 +375,7 @@ fn knob_names(section: Option<&str>) -> String {
 impl KernelConfig {
     /// Every knob's value (what a run records).
     pub fn knobs(&self) -> Knobs {
-        Knobs { flush: self.flush, mm: self.mm, text: self.text }
+        Knobs { flush: self.flush, mm: self.mm, text: self.text, ppc8xx: self.ppc8xx }
     }
 
     /// Sets one knob from `KEY=VALUE` text.
@@ -389,10 +478,18 @@ impl KernelConfig {
 /// policy.
 fn required(k: &KernelConfig) -> impl Fn(&str) -> bool {
     let policy = k.flush.policy;
-    move |name| match name {
-        "ceiling" => matches!(policy, RangePolicy::Ceiling(_)),
-        "flushall_shift" | "post_fix" | "huge_walk" => matches!(policy, RangePolicy::FlushallShift { .. }),
-        _ => true,
+    // An MPC8xx kernel sets its own section; the x86 flush, mm and text knobs do not apply to it.
+    let ppc = k.ppc8xx.is_some();
+    move |name| match KNOBS.iter().find(|n| n.name == name).map(|n| n.section) {
+        Some("ppc8xx") => ppc,
+        _ if ppc => false,
+        _ => match name {
+            "ceiling" => matches!(policy, RangePolicy::Ceiling(_)),
+            "flushall_shift" | "post_fix" | "huge_walk" => {
+                matches!(policy, RangePolicy::FlushallShift { .. })
+            }
+            _ => true,
+        },
     }
 }
 
@@ -413,6 +510,7 @@ fn blank() -> KernelConfig {
         },
         mm: MmKnobs { mmap_lock: false, free_before_flush: false },
         text: TextKnobs { kernel_tlb: false },
+        ppc8xx: None,
         shift_from_table: None,
     }
 }

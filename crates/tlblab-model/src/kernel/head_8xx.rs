@@ -65,11 +65,13 @@ pub mod pte {
 }
 
 /// Which head_8xx.S.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Version {
     /// Linux 2.4.0.
+    #[serde(rename = "2.4")]
     V2_4,
     /// Linux 2.6.12-rc2 (standing in for 2.6.11).
+    #[serde(rename = "2.6")]
     V2_6,
 }
 

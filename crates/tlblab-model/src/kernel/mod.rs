@@ -17,18 +17,21 @@ pub mod boot;
 pub mod config;
 pub mod cpu;
 pub mod ctx;
+pub mod data_layout;
 pub mod filemap;
 pub mod frames;
 pub mod head_8xx;
 pub mod memory;
 pub mod mm;
 pub mod mmap;
+pub mod mmu_8xx;
 pub mod mmu_gather;
 pub mod mmzone;
 pub mod net;
 pub mod oracle;
 pub mod page_alloc;
 pub mod preset;
+pub mod read_write;
 pub mod rwsem;
 pub mod sched;
 pub mod slab;
@@ -37,6 +40,7 @@ pub mod syscalls;
 pub mod system_map;
 pub mod text;
 pub mod tlbflush;
+pub mod tlbmiss;
 pub mod vmstat;
 
 use boot::Costs;
@@ -104,6 +108,8 @@ pub struct Kernel {
     next_ctx_id: u64,
     /// The kernel's own translations per path, when `kernel_tlb` is on and the CPU is x86.
     text: Option<KernelText>,
+    /// The MPC8xx machine and its kernel's layouts, on a software-loaded-TLB profile.
+    pub m8xx: Option<Box<mmu_8xx::Machine8xx>>,
 }
 
 impl Kernel {
@@ -173,6 +179,7 @@ impl Kernel {
             }
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
+            Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -232,6 +239,11 @@ impl Kernel {
     /// Violations found and the first few, described.
     pub fn oracle_report(&self) -> (u64, Vec<String>) {
         (self.oracle.violations, self.oracle.examples.clone())
+    }
+
+    /// The MPC8xx TLB-miss counters (kernel/tlbmiss.rs), on a software-loaded-TLB machine.
+    pub fn tlbmiss(&self) -> Option<tlbmiss::Counters> {
+        self.m8xx.as_ref().map(|m| m.counters)
     }
 }
 

@@ -71,7 +71,7 @@ mod tests {
 
     #[test]
     fn lazy_cpus_get_flush_ipis_up_to_v4_18() {
-        for (name, _) in BUILTIN {
+        for (name, _) in BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
             let want = if name.starts_with("3.") { LazyIpis::Send } else { LazyIpis::Skip };
             assert_eq!(KernelConfig::preset(name).unwrap().flush.lazy_ipis, want, "{name}");
         }
@@ -119,7 +119,7 @@ mod tests {
             }
         );
         let names: Vec<_> = presets().map(|p| p.0).collect();
-        assert_eq!(names[..2], ["3.4", "3.13"], "version order");
+        assert_eq!(names[..4], ["2.4-8xx", "2.6-8xx", "3.4", "3.13"], "version order");
         assert!(presets().all(|(_, d)| !d.is_empty()), "every preset says what it models");
     }
 

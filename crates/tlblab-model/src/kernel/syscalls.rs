@@ -48,6 +48,13 @@ pub enum Op {
     MadviseDontneed { addr: Addr, len: u64 },
     /// One benchmark loop iteration completed (`(*iterations)++`).
     Iteration,
+    /// MPC8xx (kernel/read_write.rs): user code, path `path` of the kernel's text layout (dd's
+    /// loop and its libc stubs).
+    UserText { path: u8 },
+    /// MPC8xx: `read(0, buf, 4096)` of /dev/zero into dd's buffer.
+    ReadZero,
+    /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
+    WriteFile,
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

@@ -1,22 +1,18 @@
-//! The MPC8xx profile sections schema v1 has no place for: caches, the 8xx TLB rules and the
-//! reload handler's instruction costs (`profiles/ppc/mpc855t-8xx.toml`). Parsed from a string,
-//! validated, and turned into the specs `hw::cache`, `hw::tlb8xx` and `kernel::head_8xx` take.
-//!
-//! Wiring (for the lead): add `#[serde(default)] pub caches: Option<Caches>`,
-//! `pub mmu8xx: Option<Mmu8xxSpec>`, `pub head_8xx: Option<HeadCosts>` to `MachineProfile`, move
-//! the three tables into `profiles/mpc855t.toml`, and call [`Ppc8xxSections::validate`]'s checks
-//! from `MachineProfile::validate` when `walk.kind = "software"`.
+//! The MPC8xx sections of a machine profile (`[caches]`, `[mmu8xx]`, `[head_8xx]` of
+//! `profiles/mpc855t.toml`): the caches that decide what a miss costs there, the 8xx TLB rules
+//! and the reload handler's instruction costs. Optional in [`super::MachineProfile`], required
+//! when `walk.kind = "software"` (checked by `MachineProfile::validate`, which calls
+//! [`Ppc8xxSections::validate`]); turned into the specs `hw::cache`, `hw::tlb8xx` and
+//! `kernel::head_8xx` take.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 use super::Sourced;
 use crate::hw::cache::{CacheSpec, WritePolicy};
 use crate::hw::tlb8xx::{PageSize8xx, ENTRIES, FIRST_RESERVED};
 
-pub const PPC8XX_SCHEMA: u32 = 1;
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheSection {
     pub name: String,
@@ -32,7 +28,7 @@ pub struct CacheSection {
     pub write_through_cycles: Sourced,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Caches {
     pub replacement: String,
@@ -43,7 +39,7 @@ pub struct Caches {
     pub caches: Vec<CacheSection>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Mmu8xxSpec {
     pub entries: Sourced,
@@ -55,7 +51,7 @@ pub struct Mmu8xxSpec {
     pub asids: Sourced,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeadCosts {
     pub exception_entry_cycles: Sourced,
@@ -66,12 +62,9 @@ pub struct HeadCosts {
     pub taken_branch_cycles: Sourced,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The three sections together (what a software-loaded-TLB machine has).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Ppc8xxSections {
-    pub schema_version: u32,
-    /// The v1 profile these sections extend.
-    pub machine: String,
     pub caches: Caches,
     pub mmu8xx: Mmu8xxSpec,
     pub head_8xx: HeadCosts,
@@ -98,23 +91,19 @@ fn whole(key: &str, s: &Sourced, lo: u32, hi: u32) -> Result<u32, String> {
 }
 
 impl Ppc8xxSections {
-    /// Parse and validate; `file` names the source in errors (one line: file, key, allowed values).
+    /// A whole machine profile's text, parsed and validated; `file` names the source in errors
+    /// (one line: file, key, allowed values). Errors if the profile has no MPC8xx sections.
     pub fn parse(file: &str, text: &str) -> Result<Ppc8xxSections, Ppc8xxError> {
-        let s: Ppc8xxSections = toml::from_str(text).map_err(|e| {
+        let p: super::MachineProfile = toml::from_str(text).map_err(|e| {
             Ppc8xxError(format!("{file}: {}", e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))
         })?;
-        s.validate().map_err(|m| Ppc8xxError(format!("{file}: {m}")))?;
-        Ok(s)
+        p.validate().map_err(|e| Ppc8xxError(format!("{file}: {e}")))?;
+        p.ppc8xx()
+            .ok_or_else(|| Ppc8xxError(format!("{file}: no [caches], [mmu8xx] and [head_8xx] sections")))
     }
 
     /// Range and cross-field checks; the message names the key.
     pub fn validate(&self) -> Result<(), String> {
-        if self.schema_version != PPC8XX_SCHEMA {
-            return Err(format!(
-                "schema_version = {}: this build reads {PPC8XX_SCHEMA}",
-                self.schema_version
-            ));
-        }
         if self.caches.replacement != "lru" {
             return Err(format!(
                 "caches.replacement = {:?}: allowed values are [\"lru\"]",
@@ -227,7 +216,7 @@ impl Ppc8xxSections {
 }
 
 /// Clock costs of the handler's instruction classes beyond their cache accesses (profile data:
-/// `profiles/ppc/mpc855t-8xx.toml` `[head_8xx]`).
+/// `profiles/mpc855t.toml` `[head_8xx]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HandlerCosts {
     /// Taking the exception: pipeline drain, SRR0/SRR1, fetch redirect to the vector.

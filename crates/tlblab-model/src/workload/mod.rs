@@ -7,6 +7,7 @@
 //! parsed one, which `run::run` runs without knowing which benchmark it is.
 //! `pointer_chase` is not one: it drives a bare TLB hierarchy for `tlblab reach`.
 
+pub mod dd;
 pub mod ebizzy;
 pub mod pointer_chase;
 pub mod will_it_scale;
@@ -14,7 +15,7 @@ pub mod will_it_scale;
 use std::sync::Arc;
 
 use crate::engine::sim::Simulation;
-use crate::profile::MachineProfile;
+use crate::profile::{MachineProfile, WalkKind};
 use crate::time::Ps;
 
 /// What a benchmark reports: the metric's name and unit as the benchmark prints them, and which
@@ -78,6 +79,12 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// How the machine must serve TLB misses for the kernel paths this benchmark runs (see
+    /// `hw::walk`): the x86 paths (kernel/memory.rs, kernel/text.rs) model a hardware walk.
+    fn walk(&self) -> WalkKind {
+        WalkKind::Hardware
+    }
+
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
 
@@ -109,8 +116,11 @@ fn parse_as<B: Benchmark + 'static>(text: &str) -> Option<Result<Workload, Strin
 }
 
 /// Every simulated benchmark.
-pub const SUITES: &[Suite] =
-    &[Suite::of::<will_it_scale::WillItScale>("will-it-scale"), Suite::of::<ebizzy::EbizzyParams>("ebizzy")];
+pub const SUITES: &[Suite] = &[
+    Suite::of::<will_it_scale::WillItScale>("will-it-scale"),
+    Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
+    Suite::of::<dd::Dd>("dd"),
+];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
 /// ebizzy's own options and `KEY=VALUE` parameters (`ebizzy -m`, `ebizzy alloc=glibc-mmap`).

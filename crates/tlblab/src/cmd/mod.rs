@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod layout;
 pub mod list;
 pub mod native;
 pub mod probe;

@@ -142,7 +142,7 @@ fn errors_name_the_file_the_key_and_the_allowed_values() {
 }
 
 /// The layouts replayed through the 8xx pieces without the engine, on the shipped
-/// `profiles/ppc/mpc855t-8xx.toml` numbers: every 16-byte line of every
+/// `profiles/mpc855t.toml` numbers: every 16-byte line of every
 /// function of dd's iteration is fetched through the ITLB (a miss runs the version's
 /// `InstructionTLBMiss` against the caches) and the I-cache, with writeback every 8th iteration
 /// and a timer tick every 10th (2.4, HZ=100) or every iteration (2.6, HZ=1000) — both rates are
@@ -158,8 +158,8 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
     };
 
     let prof = crate::profile::ppc8xx::Ppc8xxSections::parse(
-        "profiles/ppc/mpc855t-8xx.toml",
-        include_str!("../../../../../profiles/ppc/mpc855t-8xx.toml"),
+        "profiles/mpc855t.toml",
+        include_str!("../../../../../profiles/mpc855t.toml"),
     )
     .unwrap();
     let costs = prof.handler_costs().unwrap();

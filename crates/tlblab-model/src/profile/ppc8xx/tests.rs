@@ -5,18 +5,25 @@ use crate::kernel::head_8xx::{
     self, pte, Cpu8xx, Head8xxConfig, PageTables8xx, PinConfig, Version, KERNELBASE,
 };
 
-const SHIPPED: &str = include_str!("../../../../../profiles/ppc/mpc855t-8xx.toml");
-const BASE: &str = include_str!("../../../../../profiles/mpc855t.toml");
+const SHIPPED: &str = include_str!("../../../../../profiles/mpc855t.toml");
 
 fn shipped() -> Ppc8xxSections {
-    Ppc8xxSections::parse("profiles/ppc/mpc855t-8xx.toml", SHIPPED).unwrap_or_else(|e| panic!("{e}"))
+    Ppc8xxSections::parse("profiles/mpc855t.toml", SHIPPED).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
 fn shipped_sections_parse_and_extend_the_v1_profile() {
     let s = shipped();
-    let base: crate::profile::MachineProfile = toml::from_str(BASE).unwrap();
-    assert_eq!(s.machine, base.name);
+    // A hardware-walk profile has no use for them, and a software one cannot do without them.
+    let x86: crate::profile::MachineProfile =
+        toml::from_str(include_str!("../../../../../profiles/haswell-ep-2s.toml")).unwrap();
+    assert!(x86.ppc8xx().is_none() && x86.validate().is_ok());
+    let e =
+        Ppc8xxSections::parse("p.toml", &SHIPPED.replace("\n[head_8xx]\n", "\n[head_8xx_]\n")).unwrap_err();
+    assert!(e.to_string().contains("unknown field `head_8xx_`"), "{e}");
+    let cut = &SHIPPED[..SHIPPED.find("\n[head_8xx]\n").unwrap()];
+    let e = Ppc8xxSections::parse("p.toml", cut).unwrap_err().to_string();
+    assert!(e.contains("p.toml: key `head_8xx`: is required with walk.kind = \"software\""), "{e}");
     assert_eq!(s.icache().sets(), 128);
     assert_eq!(s.dcache().size_bytes, 4096);
     assert_eq!(s.dcache_write_policy(), WritePolicy::WriteThrough);
@@ -84,7 +91,10 @@ fn bad_sections_name_the_key_and_the_allowed_values() {
             "caches.dcache_write_policy = \"wb\": allowed values are [\"copyback\", \"write-through\"]",
         ),
         (
-            SHIPPED.replace("serves = \"instruction\"", "serves = \"data\""),
+            SHIPPED.replace(
+                "name = \"I-cache\"\nserves = \"instruction\"",
+                "name = \"I-cache\"\nserves = \"data\"",
+            ),
             "need exactly one cache with serves = \"instruction\", found 0",
         ),
         (
@@ -95,15 +105,15 @@ fn bad_sections_name_the_key_and_the_allowed_values() {
             SHIPPED.replace("alu_cycles = { value = 1,", "alu_cycles = { value = 1.5,"),
             "head_8xx.alu_cycles = 1.5: must be a whole number",
         ),
-        (SHIPPED.replace("page_sizes = [\"4k\",", "page_sizes = [\"2m\","), "mmu8xx.page_sizes: \"2m\""),
+        (
+            SHIPPED.replace("page_sizes = [\"4k\", \"16k\",", "page_sizes = [\"2m\", \"16k\","),
+            "mmu8xx.page_sizes: \"2m\"",
+        ),
         (
             SHIPPED.replace("miss_cycles = { value = 9,", "miss_cycles = { value = 20,"),
             "cache I-cache: latencies must satisfy",
         ),
-        (
-            SHIPPED.replace("machine = \"mpc855t\"", "machine = \"mpc855t\"\nclock = 1"),
-            "unknown field `clock`",
-        ),
+        (SHIPPED.replace("[mmu8xx]\n", "[mmu8xx]\nclock = 1\n"), "unknown field `clock`"),
     ];
     for (text, want) in cases {
         let e = Ppc8xxSections::parse("p.toml", &text).unwrap_err().to_string();
