@@ -33,6 +33,8 @@ enum Command {
     Native(cmd::native::NativeArgs),
     /// Native workloads beside their simulation on the host profile, with the error.
     Validate(cmd::validate::ValidateArgs),
+    /// Explore every interleaving of the shootdown protocol for kernel presets (model checking).
+    Check(cmd::check::CheckArgs),
     /// Compare saved result sets (reproduce --out directories) as mmtests compare-kernels does.
     Compare(cmd::compare::CompareArgs),
     /// Write a saved result set as an mmtests work/log tree or a tidy runs.csv.
@@ -50,6 +52,7 @@ fn main() {
         Command::Probe(a) => cmd::probe::run(a),
         Command::Native(a) => cmd::native::run(a),
         Command::Validate(a) => cmd::validate::run(a),
+        Command::Check(a) => cmd::check::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Export(a) => cmd::export::run(a),
