@@ -35,5 +35,6 @@ pub mod profile;
 pub mod rng;
 pub mod run;
 pub mod time;
+pub mod toml_error;
 pub mod trace;
 pub mod workload;

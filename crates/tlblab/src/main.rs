@@ -42,7 +42,24 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version print as clap renders them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        // A usage error: what was wrong and what is allowed (the lines before the usage
+        // excerpt, joined: a missing argument is named on the second), on one line.
+        Err(e) => {
+            let text = e.to_string();
+            let what: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("tlblab: {}", what.join(" "));
+            std::process::exit(2);
+        }
+    };
     let result = match cli.command {
         Command::Trace(a) => cmd::trace::run(a),
         Command::Run(a) => cmd::run::run(a),
