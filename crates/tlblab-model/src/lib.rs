@@ -20,10 +20,14 @@
 //! [`kernel::vmstat::Counters`] (each kernel file's own counters, gathered), time per bucket, the
 //! [`kernel::oracle`]'s safety findings, and the exact configuration it ran.
 //!
+//! [`check`] explores every interleaving of the shootdown protocol on a small system, running
+//! the same decision functions of [`kernel::tlbflush`] and [`kernel::mmu_gather`] the kernel runs.
+//!
 //! Arrows point one way: `engine -> kernel -> hw`, all of them onto [`time`] and [`attribution`];
 //! `run` and `workload` sit above.
 
 pub mod attribution;
+pub mod check;
 pub mod engine;
 pub mod hw;
 pub mod kernel;
@@ -31,5 +35,6 @@ pub mod profile;
 pub mod rng;
 pub mod run;
 pub mod time;
+pub mod toml_error;
 pub mod trace;
 pub mod workload;

@@ -425,6 +425,16 @@ impl MachineProfile {
                 return Err(err(k, format!("{v} is out of range; allowed 1 ..= 1024")));
             }
         }
+        let cpus = t.sockets as u64 * t.cores_per_socket as u64 * t.threads_per_core as u64;
+        if cpus > crate::hw::cpumask::NR_CPUS as u64 {
+            return Err(err(
+                "topology",
+                format!(
+                    "sockets x cores_per_socket x threads_per_core = {cpus} CPUs; allowed 1 ..= {}",
+                    crate::hw::cpumask::NR_CPUS
+                ),
+            ));
+        }
         check_source("topology.source", &t.source)?;
         self.validate_tlb()?;
         let w = &self.walk;

@@ -16,6 +16,10 @@ pub use crate::workload::Workload;
 
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
 
+/// The most tasks a run may have: 128 per CPU of the largest machine (`NR_CPUS`); each task
+/// holds its own state, so a hostile count would otherwise exhaust memory before running.
+pub const MAX_TASKS: u32 = 128 * crate::hw::cpumask::NR_CPUS as u32;
+
 /// Everything one run needs besides the machine.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
@@ -84,8 +88,8 @@ impl RunResult {
 /// [`crate::workload::Benchmark::setup`]), the machine runs the warm-up and the measured interval.
 pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String> {
     let cpus = profile.topology.cpus();
-    if spec.tasks == 0 {
-        return Err("0 tasks: give at least one".into());
+    if !(1..=MAX_TASKS).contains(&spec.tasks) {
+        return Err(format!("{} tasks: allowed 1 ..= {MAX_TASKS}", spec.tasks));
     }
     if spec.tasks > cpus && profile.kernel.context_switch_ns.is_none() {
         return Err(format!(

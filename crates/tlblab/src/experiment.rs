@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
-use tlblab_model::run::Workload;
+use tlblab_model::run::{Workload, MAX_TASKS};
 use tlblab_report::seed_table;
 use tlblab_report::summary::{Cell, MetricInfo, ResultSet};
 
@@ -60,7 +60,8 @@ pub fn builtin_names() -> Vec<&'static str> {
 /// A built-in experiment by name (or unique prefix, e.g. `seed-002`), or a TOML file.
 pub fn load(arg: &str) -> Result<Vec<Experiment>> {
     let parse = |text: &str, origin: &str| -> Result<Experiment> {
-        let e: Experiment = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        let e: Experiment = toml::from_str(text)
+            .map_err(|e| anyhow!(tlblab_model::toml_error::describe(origin, text, &e)))?;
         e.validate().map_err(|m| anyhow!("{origin}: {m}"))?;
         Ok(e)
     };
@@ -82,8 +83,10 @@ pub fn load(arg: &str) -> Result<Vec<Experiment>> {
 impl Experiment {
     fn validate(&self) -> std::result::Result<(), String> {
         Workload::parse(&self.workload).map_err(|e| format!("key `workload`: {e}"))?;
-        if self.threads.is_empty() || self.threads.contains(&0) {
-            return Err("key `threads`: give one or more thread counts >= 1".into());
+        if self.threads.is_empty() || self.threads.iter().any(|t| !(1..=MAX_TASKS).contains(t)) {
+            return Err(format!(
+                "key `threads`: give one or more thread counts; allowed 1 ..= {MAX_TASKS} each"
+            ));
         }
         if self.iterations == 0 || self.quick_iterations == 0 {
             return Err("keys `iterations`, `quick_iterations`: must be >= 1".into());

@@ -14,7 +14,8 @@ pub fn builtin_names() -> Vec<&'static str> {
 
 /// Parses and validates profile text; `origin` names the file in every error.
 pub fn parse(text: &str, origin: &str) -> Result<MachineProfile> {
-    let p: MachineProfile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let p: MachineProfile =
+        toml::from_str(text).map_err(|e| anyhow!(tlblab_model::toml_error::describe(origin, text, &e)))?;
     p.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
     Ok(p)
 }

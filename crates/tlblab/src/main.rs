@@ -33,6 +33,8 @@ enum Command {
     Native(cmd::native::NativeArgs),
     /// Native workloads beside their simulation on the host profile, with the error.
     Validate(cmd::validate::ValidateArgs),
+    /// Explore every interleaving of the shootdown protocol for kernel presets (model checking).
+    Check(cmd::check::CheckArgs),
     /// Compare saved result sets (reproduce --out directories) as mmtests compare-kernels does.
     Compare(cmd::compare::CompareArgs),
     /// Write a saved result set as an mmtests work/log tree or a tidy runs.csv.
@@ -42,7 +44,24 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version print as clap renders them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        // A usage error: what was wrong and what is allowed (the lines before the usage
+        // excerpt, joined: a missing argument is named on the second), on one line.
+        Err(e) => {
+            let text = e.to_string();
+            let what: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("tlblab: {}", what.join(" "));
+            std::process::exit(2);
+        }
+    };
     let result = match cli.command {
         Command::Trace(a) => cmd::trace::run(a),
         Command::Run(a) => cmd::run::run(a),
@@ -52,6 +71,7 @@ fn main() {
         Command::Probe(a) => cmd::probe::run(a),
         Command::Native(a) => cmd::native::run(a),
         Command::Validate(a) => cmd::validate::run(a),
+        Command::Check(a) => cmd::check::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Export(a) => cmd::export::run(a),

@@ -398,7 +398,7 @@ impl KernelConfig {
         base: impl Fn(&str) -> Result<KernelConfig, String>,
     ) -> Result<KernelConfig, String> {
         let table: toml::Table =
-            text.parse().map_err(|e: toml::de::Error| format!("{origin}: {}", e.message()))?;
+            text.parse().map_err(|e: toml::de::Error| crate::toml_error::describe(origin, text, &e))?;
         let string = |key: &str| -> Result<Option<String>, String> {
             match table.get(key) {
                 None => Ok(None),

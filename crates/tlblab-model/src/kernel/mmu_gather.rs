@@ -41,6 +41,56 @@ pub enum Step {
     EndGather,
 }
 
+/// The steps of a zap after its PTEs are cleared, in order (v5.18 `zap_pte_range` /
+/// `tlb_finish_mmu`): a flush forced by dirty shared-file PTEs (`dirty`), then the free, then
+/// `tlb_finish_mmu`'s flush (skipped if forced already, unless nested); with the unsafe
+/// `free_before_flush` knob the pages are freed before any flush. Pure, so that the model
+/// checker (`crate::check`) runs the same order.
+pub fn zap_order(
+    free_before_flush: bool,
+    start: u64,
+    end: u64,
+    cleared: bool,
+    freed_tables: bool,
+    dirty: bool,
+) -> [Option<Step>; 4] {
+    let forced = dirty && cleared;
+    let finish = Step::FinishMmu { start, end, cleared, freed_tables, flushed: forced };
+    let (free, end_gather) = (Some(Step::FreeGathered), Some(Step::EndGather));
+    match (free_before_flush, forced) {
+        (true, true) => [free, Some(Step::ForcedFlush { start, end }), Some(finish), end_gather],
+        (true, false) => [free, Some(finish), end_gather, None],
+        // The forced flush frees the batch at once (v5.18 zap_pte_range's tlb_flush_mmu).
+        (false, true) => [Some(Step::ForcedFlush { start, end }), free, Some(finish), end_gather],
+        (false, false) => [Some(finish), free, end_gather, None],
+    }
+}
+
+/// The flush `tlb_finish_mmu` does: `(start, end, freed_tables)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FinishFlush {
+    pub start: u64,
+    pub end: u64,
+    pub freed_tables: bool,
+}
+
+/// `tlb_finish_mmu`'s decision for a [`Step::FinishMmu`] (v5.18 mm/mmu_gather.c): if another
+/// thread of the mm is between its own gather and finish (`nested`, `mm_tlb_flush_nested`),
+/// flush the whole mm, page tables included, whatever was flushed already; else flush the
+/// gathered range unless a forced flush did or nothing was cleared.
+pub fn finish_mmu_flush(s: Step, nested: bool) -> Option<FinishFlush> {
+    let Step::FinishMmu { start, end, cleared, freed_tables, flushed } = s else {
+        return None;
+    };
+    if nested {
+        Some(FinishFlush { start: 0, end: TLB_FLUSH_ALL, freed_tables: true })
+    } else if cleared && !flushed {
+        Some(FinishFlush { start, end, freed_tables })
+    } else {
+        None
+    }
+}
+
 impl Kernel {
     /// `mmu_gather`: anonymous pages are freed after the flush; page-cache pages stay cached.
     pub(super) fn gather(&mut self, t: usize, mm: MmId, zapped: &[(u64, Pte)]) {
@@ -53,10 +103,7 @@ impl Kernel {
         }
     }
 
-    /// The rest of a zap (v5.18 `zap_pte_range` / `tlb_finish_mmu`), queued: a flush forced by
-    /// dirty shared-file PTEs (`dirty`), then the free, then `tlb_finish_mmu`'s flush (skipped
-    /// if forced already, unless nested), then return to user space. With the unsafe
-    /// `free_before_flush` knob the pages are freed before any flush.
+    /// The rest of a zap, queued: the steps of [`zap_order`], then return to user space.
     pub(super) fn queue_zap_flush(
         &mut self,
         ctx: &mut Ctx,
@@ -66,22 +113,14 @@ impl Kernel {
         freed_tables: bool,
         dirty: bool,
     ) {
-        let forced = dirty && cleared;
-        let finish = Step::FinishMmu { start, end, cleared, freed_tables, flushed: forced };
-        let order: &[Step] = match (self.config.mm.free_before_flush, forced) {
-            (true, true) => &[Step::FreeGathered, Step::ForcedFlush { start, end }, finish, Step::EndGather],
-            (true, false) => &[Step::FreeGathered, finish, Step::EndGather],
-            // The forced flush frees the batch at once (v5.18 zap_pte_range's tlb_flush_mmu).
-            (false, true) => &[Step::ForcedFlush { start, end }, Step::FreeGathered, finish, Step::EndGather],
-            (false, false) => &[finish, Step::FreeGathered, Step::EndGather],
-        };
+        let order = zap_order(self.config.mm.free_before_flush, start, end, cleared, freed_tables, dirty);
         // The flush and the free happen under mmap_lock; the unlock comes before the return.
         // munmap, the only caller that frees page tables, holds it for write.
         ctx.then(KStep::Sys(mmap::Step::Exit));
         if self.config.mm.mmap_lock {
             ctx.then(KStep::Sys(mmap::Step::Unlock { write: freed_tables }));
         }
-        for s in order.iter().rev() {
+        for s in order.iter().rev().flatten() {
             ctx.then(KStep::Gather(*s));
         }
     }
@@ -94,14 +133,14 @@ impl Kernel {
                 self.counters.mmu_gather.dirty_pte_flushes += 1;
                 self.flush_tlb_mm_range(ctx, mm, start, end, false)
             }
-            Step::FinishMmu { start, end, cleared, freed_tables, flushed } => {
-                if self.mms[mm as usize].tlb_flush_pending > 1 {
-                    self.counters.mmu_gather.nested_flushes += 1;
-                    self.flush_tlb_mm_range(ctx, mm, 0, TLB_FLUSH_ALL, true)
-                } else if cleared && !flushed {
-                    self.flush_tlb_mm_range(ctx, mm, start, end, freed_tables)
-                } else {
-                    Ps::ZERO
+            Step::FinishMmu { .. } => {
+                let nested = self.mms[mm as usize].tlb_flush_pending > 1;
+                match finish_mmu_flush(s, nested) {
+                    Some(f) => {
+                        self.counters.mmu_gather.nested_flushes += nested as u64;
+                        self.flush_tlb_mm_range(ctx, mm, f.start, f.end, f.freed_tables)
+                    }
+                    None => Ps::ZERO,
                 }
             }
             Step::EndGather => {

@@ -129,7 +129,7 @@ pub struct FlushKnobs {
 }
 
 /// `struct flush_tlb_info`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FlushInfo {
     pub mm: MmId,
     pub start: u64,
@@ -157,14 +157,14 @@ impl FlushInfo {
 }
 
 /// One ASID slot: `struct tlb_context`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct TlbContext {
     pub ctx_id: u64,
     pub tlb_gen: u64,
 }
 
 /// Per-CPU `struct tlb_state` (the parts the model needs).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct TlbState {
     pub loaded_mm: Option<MmId>,
     pub loaded_asid: u16,
@@ -227,6 +227,104 @@ pub enum FlushAction {
 impl FlushAction {
     pub fn flushes(&self) -> bool {
         matches!(self, FlushAction::Partial { .. } | FlushAction::Full)
+    }
+
+    /// The CPU leaves `mm_cpumask` (it gets no further flush IPIs for the mm).
+    pub fn leaves_mm(&self) -> bool {
+        matches!(self, FlushAction::WrongMm | FlushAction::LeaveLazy)
+    }
+}
+
+/// The `tlb_state` side of [`FlushAction::LeaveLazy`]: the CPU runs on `init_mm` (v4.14+) /
+/// `swapper_pg_dir` (v3.x) from now on; the caller flushes the PCID it was using.
+pub fn leave_mm(st: &mut TlbState) {
+    st.loaded_mm = None;
+    st.is_lazy = false;
+}
+
+/// What `switch_mm_irqs_off` did to one CPU's `tlb_state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switch {
+    /// The mm whose `mm_cpumask` the CPU left.
+    pub left: Option<MmId>,
+    /// The CPU joined the next mm's `mm_cpumask`.
+    pub joined: bool,
+    /// The slot now loaded must be flushed (its generation was brought up to the mm's).
+    pub flush: bool,
+}
+
+/// `switch_mm_irqs_off`'s decision on one CPU's `tlb_state` (see [`Kernel::switch_mm`] for the
+/// rules and kernel versions): `next` is the mm switched to, with its `ctx_id` and current
+/// `tlb_gen`; `pcid` whether the machine uses PCIDs. The caller applies the cpumask changes and
+/// the flush. Pure, so that the model checker (`crate::check`) runs the same decision.
+pub fn switch_mm_irqs_off(
+    st: &mut TlbState,
+    next: MmId,
+    ctx_id: u64,
+    mm_tlb_gen: u64,
+    knobs: &FlushKnobs,
+    pcid: bool,
+) -> Switch {
+    let was_lazy = std::mem::replace(&mut st.is_lazy, false);
+    let gen_check = knobs.generations || knobs.lazy_ipis == LazyIpis::Skip;
+    let mut out = Switch { left: None, joined: false, flush: false };
+    if st.loaded_mm == Some(next) {
+        let asid = st.loaded_asid as usize;
+        // Without generations the slot's tlb_gen is only set here, so the check is a
+        // conservative stand-in, needed only when flushes may have skipped this CPU.
+        out.flush = was_lazy && gen_check && st.ctxs[asid].tlb_gen < mm_tlb_gen;
+    } else {
+        // Stop remote flushes for the previous mm (v3.x-v6.x switch_mm_irqs_off; lazily
+        // left in the mask for flush IPIs to trim only since v6.12's "x86,tlb: update
+        // mm_cpumask lazily").
+        out.left = st.loaded_mm;
+        out.joined = true;
+        let (asid, need_flush) = st.choose_new_asid(ctx_id, mm_tlb_gen, pcid);
+        st.loaded_asid = asid;
+        st.loaded_mm = Some(next);
+        out.flush = need_flush;
+    }
+    if out.flush {
+        st.ctxs[st.loaded_asid as usize] = TlbContext { ctx_id, tlb_gen: mm_tlb_gen };
+    }
+    out
+}
+
+/// The CPUs `flush_tlb_mm_range` sends the request to: the other CPUs of `mm_cpumask`, lazy
+/// ones per `lazy_ipis` (v4.19+ skips them unless page tables were freed).
+pub fn flush_targets(
+    cpumask: &CpuMask,
+    lazy: &CpuMask,
+    knobs: &FlushKnobs,
+    freed_tables: bool,
+    initiator: u32,
+) -> CpuMask {
+    let mut targets =
+        if knobs.lazy_ipis.targets_lazy(freed_tables) { *cpumask } else { cpumask.and_not(lazy) };
+    targets.clear(initiator);
+    targets
+}
+
+/// The `flush_tlb_info` of a `flush_tlb_mm_range(mm, start, end)` whose `inc_mm_tlb_gen`
+/// returned `new_tlb_gen`: the range as the policy keeps it.
+pub fn flush_info(
+    policy: RangePolicy,
+    inputs: &RangeInputs,
+    mm: MmId,
+    (start, end): (u64, u64),
+    freed_tables: bool,
+    new_tlb_gen: u64,
+    initiator: u32,
+) -> FlushInfo {
+    let r = decide_range(policy, start, end, PAGE_SHIFT, inputs);
+    FlushInfo {
+        mm,
+        start: r.start,
+        end: r.end,
+        stride_shift: r.stride_shift,
+        freed_tables,
+        new_tlb_gen,
+        initiator,
     }
 }
 
@@ -489,39 +587,23 @@ impl Kernel {
     /// none here, so it takes the other-mm path: rejoin the mask and load CR3 (no PCID before
     /// v4.14: a full flush). v3.10-v3.13 `switch_mm`, prev == next branch.
     pub fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
-        let m = &mut self.mms[mm as usize];
         let c = &mut self.cpus[cpu as usize];
-        let was_lazy = std::mem::replace(&mut c.st.is_lazy, false);
         self.lazy.clear(cpu);
-        let gen_check = self.config.flush.generations || self.config.flush.lazy_ipis == LazyIpis::Skip;
-        let need_flush = if c.st.loaded_mm == Some(mm) {
-            let asid = c.st.loaded_asid as usize;
-            // Without generations the slot's tlb_gen is only set here, so the check is a
-            // conservative stand-in, needed only when flushes may have skipped this CPU.
-            was_lazy && gen_check && c.st.ctxs[asid].tlb_gen < m.tlb_gen
-        } else {
-            // Stop remote flushes for the previous mm (v3.x-v6.x switch_mm_irqs_off; lazily
-            // left in the mask for flush IPIs to trim only since v6.12's "x86,tlb: update
-            // mm_cpumask lazily").
-            if let Some(prev) = c.st.loaded_mm {
-                self.mms[prev as usize].cpumask.clear(cpu);
-            }
+        let m = &self.mms[mm as usize];
+        let s = switch_mm_irqs_off(&mut c.st, mm, m.ctx_id, m.tlb_gen, &self.config.flush, self.pcid);
+        if let Some(prev) = s.left {
+            self.mms[prev as usize].cpumask.clear(cpu);
+        }
+        if s.joined {
             let m = &mut self.mms[mm as usize];
             m.cpumask.set(cpu);
             m.ever_loaded.set(cpu);
-            let (asid, need_flush) = c.st.choose_new_asid(m.ctx_id, m.tlb_gen, self.pcid);
-            c.st.loaded_asid = asid;
-            c.st.loaded_mm = Some(mm);
-            need_flush
-        };
-        if need_flush {
-            let m = &self.mms[mm as usize];
-            let asid = c.st.loaded_asid as usize;
-            c.st.ctxs[asid] = TlbContext { ctx_id: m.ctx_id, tlb_gen: m.tlb_gen };
+        }
+        if s.flush {
             let pcid = c.st.pcid();
             c.flush_asid(pcid);
         }
-        need_flush
+        s.flush
     }
 
     /// `flush_tlb_func` on `cpu` for `info`; returns its cost. Local (initiator) or remote.
@@ -540,14 +622,15 @@ impl Kernel {
             m.tlb_gen
         });
         let pcid = c.st.pcid();
+        if action.leaves_mm() {
+            m.cpumask.clear(cpu);
+        }
         match action {
-            FlushAction::WrongMm => m.cpumask.clear(cpu),
+            FlushAction::WrongMm => {}
             FlushAction::LeaveLazy => {
                 // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
                 // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
-                m.cpumask.clear(cpu);
-                c.st.loaded_mm = None;
-                c.st.is_lazy = false;
+                leave_mm(&mut c.st);
                 lazy.clear(cpu);
                 c.flush_asid(pcid);
                 counters.tlbflush.lazy_leaves += 1;
@@ -621,19 +704,8 @@ impl Kernel {
             vm_hugetlb: false,
             range_has_huge_pmd: false,
         };
-        let r = decide_range(self.policy, start, end, PAGE_SHIFT, &inputs);
-        let info = FlushInfo {
-            mm,
-            start: r.start,
-            end: r.end,
-            stride_shift: r.stride_shift,
-            freed_tables,
-            new_tlb_gen: m.tlb_gen,
-            initiator: cpu,
-        };
-        let lazy_too = self.config.flush.lazy_ipis.targets_lazy(freed_tables);
-        let mut targets = if lazy_too { m.cpumask } else { m.cpumask.and_not(&self.lazy) };
-        targets.clear(cpu);
+        let info = flush_info(self.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
+        let targets = flush_targets(&m.cpumask, &self.lazy, &self.config.flush, freed_tables, cpu);
         let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
         let local = |s: &mut Kernel| {
             if loaded_here {

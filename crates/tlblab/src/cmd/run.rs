@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use tlblab_model::kernel::config::KernelConfig;
-use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
+use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload, MAX_TASKS};
 use tlblab_model::time::Ps;
 use tlblab_report::table::Table;
 
@@ -50,6 +50,9 @@ pub struct RunArgs {
     pub json: bool,
 }
 
+/// The longest warm-up or measured interval.
+pub const MAX_DURATION: Ps = Ps(1000 * Ps::S.0);
+
 /// `5ms`, `200us`, `1s`, `750ns`.
 pub fn parse_duration(s: &str) -> Result<Ps, String> {
     let (num, unit) = s.trim().split_at(s.trim().find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len()));
@@ -61,10 +64,13 @@ pub fn parse_duration(s: &str) -> Result<Ps, String> {
         _ => return Err(format!("`{s}`: expected a number with a unit: s, ms, us or ns (e.g. 5ms)")),
     };
     let n: f64 = num.parse().map_err(|_| format!("`{s}`: `{num}` is not a number"))?;
-    if !(n > 0.0 && n.is_finite()) {
-        return Err(format!("`{s}`: must be positive"));
+    // Simulated time is u64 picoseconds (about 213 days); 1000 s is far beyond any useful run
+    // and keeps every sum of times far from overflowing.
+    let ps = n * scale.0 as f64;
+    if !(n > 0.0 && ps <= MAX_DURATION.0 as f64) {
+        return Err(format!("`{s}`: allowed 1ns ..= {}s", MAX_DURATION.0 / Ps::S.0));
     }
-    Ok(Ps((n * scale.0 as f64).round() as u64))
+    Ok(Ps(ps.round() as u64))
 }
 
 /// A workload from its name plus `KEY=VALUE` parameters.
@@ -75,6 +81,9 @@ pub fn workload(name: &str, params: &[String]) -> Result<Workload> {
 
 /// The task count: given, or the workload's own default (e.g. ebizzy's 2 x CPUs).
 pub fn tasks(given: Option<u32>, w: &Workload, cpus: u32) -> Result<u32> {
+    if let Some(t) = given.filter(|t| !(1..=MAX_TASKS).contains(t)) {
+        return Err(anyhow!("--threads {t}: allowed 1 ..= {MAX_TASKS}"));
+    }
     given.or_else(|| w.default_tasks(cpus)).ok_or_else(|| anyhow!("--threads is required for {}", w.name()))
 }
 

@@ -1,0 +1,188 @@
+//! Hostile and broken input end to end: truncated, oversized, wrong-typed files and absurd
+//! values. Each must fail with exit code 2 and one line on stderr naming the file (or flag),
+//! the key and what is allowed, and leave no output behind (issue 18).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tlblab-bad-input-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(name: &str, text: &str) -> String {
+    let p = dir().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn repo(rel: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)).unwrap()
+}
+
+/// Exit code 2, nothing on stdout, exactly one line on stderr containing every `needle`.
+fn refused(o: &Output, needles: &[&str]) -> String {
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "want exit 2; stderr: {e}");
+    assert!(o.stdout.is_empty(), "partial output: {}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(e.trim_end().lines().count(), 1, "not one line: {e}");
+    for n in needles {
+        assert!(e.contains(n), "`{n}` missing from: {e}");
+    }
+    e
+}
+
+fn run_on(machine: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        "--machine",
+        machine,
+        "--workload",
+        "tlb_flush2_threads",
+        "--duration",
+        "20us",
+        "--warmup",
+        "5us",
+    ];
+    args.extend_from_slice(extra);
+    tlblab(&args)
+}
+
+const PROFILE: &str = "profiles/haswell-ep-2s.toml";
+
+#[test]
+fn hostile_profiles_are_refused_with_file_key_and_range() {
+    let text = repo(PROFILE);
+    // A profile claiming 1e9 CPUs (each factor within its own range).
+    let huge = text
+        .replacen("sockets = 2", "sockets = 1000", 1)
+        .replacen("cores_per_socket = 18", "cores_per_socket = 1000", 1)
+        .replacen("threads_per_core = 2", "threads_per_core = 1000", 1);
+    let p = write("huge.toml", &huge);
+    refused(
+        &run_on(&p, &["--threads", "2"]),
+        &["huge.toml", "topology", "1000000000 CPUs", "allowed 1 ..= 512"],
+    );
+    // One factor out of range.
+    let p = write("sockets.toml", &text.replacen("sockets = 2", "sockets = 1000000000", 1));
+    refused(&run_on(&p, &["--threads", "2"]), &["sockets.toml", "topology.sockets", "allowed 1 ..= 1024"]);
+    // NaN and negative costs.
+    let nan = text.replacen("invlpg_cycles = { value = 150,", "invlpg_cycles = { value = nan,", 1);
+    assert_ne!(nan, text);
+    let p = write("nan.toml", &nan);
+    refused(
+        &run_on(&p, &["--threads", "2"]),
+        &["nan.toml", "kernel.invlpg_cycles.value", "allowed 0 ..= 100000"],
+    );
+    let p = write(
+        "neg.toml",
+        &text.replacen("invlpg_cycles = { value = 150,", "invlpg_cycles = { value = -1,", 1),
+    );
+    refused(&run_on(&p, &["--threads", "2"]), &["neg.toml", "kernel.invlpg_cycles.value", "allowed"]);
+    // Wrong type, negative count: file, line and key.
+    let p = write("type.toml", &text.replacen("sockets = 2", "sockets = \"two\"", 1));
+    refused(&run_on(&p, &["--threads", "2"]), &["type.toml:", "key `topology.sockets`", "u32"]);
+    let p = write("negsock.toml", &text.replacen("sockets = 2", "sockets = -2", 1));
+    refused(&run_on(&p, &["--threads", "2"]), &["negsock.toml:", "key `topology.sockets`"]);
+    // Truncated half way, and empty.
+    let p = write("trunc.toml", &text[..text.len() / 2]);
+    refused(&run_on(&p, &["--threads", "2"]), &["trunc.toml:"]);
+    let p = write("empty.toml", "");
+    refused(&run_on(&p, &["--threads", "2"]), &["empty.toml", "missing field"]);
+    // Oversized: a megabyte of comments before a broken key still names the line.
+    let big =
+        format!("{}{}", "# padding\n".repeat(100_000), text.replacen("sockets = 2", "sockets = [2]", 1));
+    let p = write("big.toml", &big);
+    refused(&run_on(&p, &["--threads", "2"]), &["big.toml:1000", "key `topology.sockets`"]);
+}
+
+#[test]
+fn absurd_run_arguments_are_refused() {
+    let m = "haswell-ep-2s";
+    refused(&run_on(m, &["--threads", "1000000000"]), &["--threads 1000000000", "allowed 1 ..= 65536"]);
+    refused(&run_on(m, &["--threads", "0"]), &["--threads 0", "allowed 1 ..= 65536"]);
+    refused(&run_on(m, &["--threads", "-3"]), &["'-3'"]);
+    // clap takes `-5ms` for a flag: its error names the argument.
+    let o = tlblab(&["run", "--machine", m, "--workload", "tlb_flush2_threads", "--duration", "-5ms"]);
+    refused(&o, &["'-5'"]);
+    for d in ["0ms", "1e30s", "nan s", "100000000s"] {
+        let o = tlblab(&[
+            "run",
+            "--machine",
+            m,
+            "--workload",
+            "tlb_flush2_threads",
+            "--threads",
+            "2",
+            "--duration",
+            d,
+        ]);
+        refused(&o, &["--duration"]);
+    }
+    let o = tlblab(&[
+        "run",
+        "--machine",
+        m,
+        "--workload",
+        "tlb_flush2_threads",
+        "--threads",
+        "2",
+        "--duration",
+        "2000s",
+    ]);
+    refused(&o, &["--duration", "allowed 1ns ..= 1000s"]);
+    let o = tlblab(&["run", "--machine", m, "--workload", "tlb_flush2_threads", "--set", "ceiling=NaN"]);
+    refused(&o, &["--set ceiling=NaN", "allowed"]);
+}
+
+#[test]
+fn hostile_kernel_presets_are_refused() {
+    let run = |p: &str| {
+        tlblab(&["run", "--machine", "haswell-ep-2s", "--workload", "tlb_flush2_threads", "--kernel", p])
+    };
+    let p = write("k-type.toml", "inherits = \"5.18.1\"\n[flush]\nceiling = [33]\n");
+    refused(&run(&p), &["k-type.toml", "flush.ceiling", "allowed"]);
+    let p = write("k-neg.toml", "inherits = \"5.18.1\"\n[flush]\nceiling = -1\n");
+    refused(&run(&p), &["k-neg.toml", "flush.ceiling", "allowed"]);
+    let p = write("k-trunc.toml", "inherits = \"5.18.1\"\n[flush\n");
+    refused(&run(&p), &["k-trunc.toml:2:"]);
+    let p = write("k-loop.toml", "inherits = \"k-loop\"\n");
+    refused(&run(&p), &["k-loop.toml", "inherits"]);
+}
+
+#[test]
+fn hostile_experiments_are_refused_and_write_nothing() {
+    let text = repo("experiments/seed-002-tlb-gen.toml");
+    let cases = [
+        ("threads", text.replacen("threads = [1, 5,", "threads = [1000000000, 5,", 1), "allowed"),
+        ("zero", text.replacen("duration = \"5ms\"", "duration = \"0ms\"", 1), "key `duration`"),
+        ("type", text.replacen("iterations = 3", "iterations = \"three\"", 1), "key `iterations`"),
+        ("trunc", text[..text.len() / 3].to_string(), "exp-trunc.toml"),
+    ];
+    for (name, body, needle) in cases {
+        assert_ne!(body, text, "{name}");
+        let p = write(&format!("exp-{name}.toml"), &body);
+        let out = dir().join(format!("out-{name}"));
+        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
+        refused(&o, &[&format!("exp-{name}.toml"), needle]);
+        assert!(!out.exists(), "{name}: {} was created", out.display());
+    }
+}
+
+#[test]
+fn check_explores_a_preset_clean_and_catches_free_before_flush() {
+    let o = tlblab(&["check", "--kernel", "3.4"]);
+    let s = stdout(&o);
+    assert!(s.contains("0 unsafe") && s.contains("ok "), "{s}");
+    let o = tlblab(&["check", "--kernel", "3.4", "--set", "free_before_flush=on"]);
+    assert_eq!(o.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        s.contains("UNSAFE") && s.contains("use-after-free") && s.contains("frees the gathered pages"),
+        "{s}"
+    );
+}
