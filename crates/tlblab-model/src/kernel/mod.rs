@@ -36,6 +36,7 @@ pub mod smp;
 pub mod syscalls;
 pub mod system_map;
 pub mod text;
+pub mod tick_sched;
 pub mod tlbflush;
 pub mod vmstat;
 
