@@ -23,7 +23,9 @@ use crate::hw::tlb::{
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// How far a number can be trusted; the tags of `shared/reference/machine-costs.md`, plus
-/// `measured` for numbers `tlblab probe` measured on the host itself.
+/// `measured` for numbers `tlblab probe` measured on the host itself, and `calibrated` for a
+/// per-operation base cost fitted to a published *single-task* figure of that machine (never a
+/// multi-task or patched one: those are what the model predicts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confidence {
@@ -32,6 +34,7 @@ pub enum Confidence {
     ThirdParty,
     Estimate,
     Measured,
+    Calibrated,
 }
 
 /// A number with its provenance.

@@ -272,7 +272,7 @@ fn lazy_cpu_beside_a_flusher(preset: &str, lazy_ipis: Option<&str>, run_for: Ps)
 #[test]
 fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
     for preset in ["3.4", "3.13", "3.17"] {
-        let (sim, s) = lazy_cpu_beside_a_flusher(preset, None, Ps::MS);
+        let (sim, s) = lazy_cpu_beside_a_flusher(preset, None, Ps::MS * 2);
         let c = s.counters;
         assert!(s.iterations[0] > 300, "past the first munmap: {preset}: {s:?}");
         // The first flush reaches the lazy CPU, which leaves the mm (one full flush); it is out
@@ -287,7 +287,7 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
     }
     // The same kernel with the v4.19 rule: madvise flushes never interrupt the lazy CPU.
     let (sim, s) = lazy_cpu_beside_a_flusher("3.13", Some("skip"), Ps::US * 200);
-    assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
+    assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
     assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns), (0, 0, 0));
     assert!(sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.is_lazy);
     assert_eq!(s.counters.oracle.oracle_violations, 0);
@@ -296,13 +296,13 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
 #[test]
 fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::US * 200);
-    assert!((50..256).contains(&s.iterations[0]), "before the first munmap: {s:?}");
+    assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
     assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns), (0, 0, 0));
     assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.cpus[1].st.loaded_mm == Some(0));
     assert_eq!(s.counters.oracle.oracle_violations, 0);
     // The munmap after 256 pages frees page tables: that flush reaches the lazy CPU, which
     // leaves the mm, and no later flush interrupts it.
-    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::MS);
+    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::MS * 2);
     assert!(s.iterations[0] > 300, "{s:?}");
     assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
     assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
