@@ -18,10 +18,12 @@ pub enum Bucket {
     Sched,
     /// Waiting for a lock (sleeping tasks leave their CPU idle instead).
     LockWait,
+    /// The scheduler tick's interrupt (kernel/time/tick-sched.c), entry to exit.
+    Tick,
     Idle,
 }
 
-pub const NR_BUCKETS: usize = 12;
+pub const NR_BUCKETS: usize = 13;
 
 impl Bucket {
     pub const ALL: [Bucket; NR_BUCKETS] = [
@@ -36,6 +38,7 @@ impl Bucket {
         Bucket::Handler,
         Bucket::Sched,
         Bucket::LockWait,
+        Bucket::Tick,
         Bucket::Idle,
     ];
 
@@ -52,6 +55,7 @@ impl Bucket {
             Bucket::Handler => "ipi_handler",
             Bucket::Sched => "sched",
             Bucket::LockWait => "lock_wait",
+            Bucket::Tick => "tick",
             Bucket::Idle => "idle",
         }
     }

@@ -23,7 +23,9 @@ use crate::hw::tlb::{
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// How far a number can be trusted; the tags of `shared/reference/machine-costs.md`, plus
-/// `measured` for numbers `tlblab probe` measured on the host itself.
+/// `measured` for numbers `tlblab probe` measured on the host itself, and `calibrated` for a
+/// per-operation base cost fitted to a published *single-task* figure of that machine (never a
+/// multi-task or patched one: those are what the model predicts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confidence {
@@ -32,6 +34,7 @@ pub enum Confidence {
     ThirdParty,
     Estimate,
     Measured,
+    Calibrated,
 }
 
 /// A number with its provenance.
@@ -279,7 +282,41 @@ pub struct MachineProfile {
     /// MPC8xx: the reload handler's instruction-class costs (kernel/head_8xx.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_8xx: Option<ppc8xx::HeadCosts>,
+    /// What keeps a real machine out of lockstep: the scheduler tick and per-step cost jitter.
+    /// Absent: a noiseless machine (deterministic lockstep regimes; see the fidelity audit §4.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseProfile>,
 }
+
+/// `[noise]`: the sources of run-to-run and CPU-to-CPU variation the engine models, each drawn
+/// from its own seeded stream (DESIGN.md rule 4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseProfile {
+    /// `CONFIG_HZ` of the kernel the machine's figures were taken with: the scheduler tick's rate
+    /// on every busy CPU (`NO_HZ_IDLE`: idle CPUs take none).
+    pub hz: Sourced,
+    /// The tick's own work between interrupt entry and exit (`tick_sched_timer`:
+    /// `update_process_times`, `scheduler_tick`, the hrtimer reprogram); entry and exit are the
+    /// `[ipi]` handler's (the same `idtentry` path), or none on a uniprocessor.
+    pub tick_cycles: Sourced,
+    /// The cost of one step relative to its nominal cost, at the 1st, 5th, 10th, 25th, 50th,
+    /// 75th, 90th, 95th and 99th percentiles: every step's time is scaled by a factor drawn from
+    /// this distribution (linear between the percentiles, flat beyond the 1st and 99th).
+    pub step_quantiles: SourcedQuantiles,
+}
+
+/// A measured distribution with its provenance: values at fixed percentiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourcedQuantiles {
+    pub value: Vec<f64>,
+    pub source: String,
+    pub confidence: Confidence,
+}
+
+/// The percentiles [`NoiseProfile::step_quantiles`] lists values at.
+pub const STEP_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
 /// `[page_alloc]`: what the buddy allocator and the per-CPU lists cost per operation. The lock
 /// word and the zone's own lines are simulated (hw/lock.rs, hw/coherence.rs); these are the rest.
@@ -511,6 +548,26 @@ impl MachineProfile {
             }
             (None, false) => {}
         }
+        if let Some(n) = &self.noise {
+            check_sourced("noise.hz", &n.hz, 0.0, 10_000.0)?;
+            check_sourced("noise.tick_cycles", &n.tick_cycles, 0.0, 10_000_000.0)?;
+            let q = &n.step_quantiles;
+            check_source("noise.step_quantiles.source", &q.source)?;
+            let ok = q.value.len() == STEP_PERCENTILES.len()
+                && q.value.iter().all(|v| v.is_finite() && (0.1..=10.0).contains(v))
+                && q.value.windows(2).all(|w| w[0] <= w[1]);
+            if !ok {
+                return Err(err(
+                    "noise.step_quantiles.value",
+                    format!(
+                        "{:?} is not {} non-decreasing factors in 0.1 ..= 10 (at percentiles {:?})",
+                        q.value,
+                        STEP_PERCENTILES.len(),
+                        STEP_PERCENTILES
+                    ),
+                ));
+            }
+        }
         if let Some(pa) = &self.page_alloc {
             for (key, v, max) in [
                 ("page_alloc.pcp_alloc_cycles", &pa.pcp_alloc_cycles, 100_000.0),
@@ -707,3 +764,12 @@ pub mod ppc8xx;
 
 #[cfg(test)]
 mod tests;
+
+/// A profile of `profiles/` by name, validated (for tests).
+#[cfg(test)]
+pub(crate) fn shipped(name: &str) -> MachineProfile {
+    let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    p.validate().unwrap();
+    p
+}

@@ -119,6 +119,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         ));
     }
     let mut sim = Simulation::new(profile, spec.kernel.clone());
+    sim.seed(spec.seed);
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
@@ -166,10 +167,7 @@ mod tests {
     use super::*;
 
     fn profile(name: &str) -> MachineProfile {
-        let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-        let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        p.validate().unwrap();
-        p
+        crate::profile::shipped(name)
     }
 
     /// The flush mechanism alone, as the seed-000 experiment runs it (mmap_lock off: see its note).

@@ -209,3 +209,20 @@ mod tests {
         assert_eq!(parse_proc_stat(t), Some((10 + 1 + 5 + 2 + 4 + 7, 7)));
     }
 }
+
+/// `CONFIG_HZ` of the running kernel: from `/proc/config.gz` (`CONFIG_IKCONFIG_PROC`), else
+/// `/boot/config-<release>`; `None` when neither is readable.
+pub fn config_hz() -> Option<f64> {
+    use std::io::Read;
+    let text = std::fs::File::open("/proc/config.gz")
+        .ok()
+        .and_then(|f| {
+            let mut s = String::new();
+            flate2::read::GzDecoder::new(f).read_to_string(&mut s).ok().map(|_| s)
+        })
+        .or_else(|| {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+            std::fs::read_to_string(format!("/boot/config-{}", release.trim())).ok()
+        })?;
+    text.lines().find_map(|l| l.strip_prefix("CONFIG_HZ=")).and_then(|v| v.trim().parse().ok())
+}

@@ -698,6 +698,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         caches: None,
         mmu8xx: None,
         head_8xx: None,
+        noise: noise(r, &tag),
     };
     profile.validate().map_err(|e| format!("the host profile does not validate: {e}"))?;
     Ok(profile)
@@ -726,3 +727,32 @@ mod tests {
         assert!(s.iter().any(|s| s.name == "L2 ITLB" && s.hit_cycles.confidence == Confidence::Estimate));
     }
 }
+
+/// `[noise]`: the tick rate of the running kernel, the spread of a minor fault's cost measured
+/// fault by fault, and the tick's own work (not measured yet: the built-in profiles' estimate).
+fn noise(r: &ProbeReport, tag: &str) -> Option<tlblab_model::profile::NoiseProfile> {
+    use tlblab_model::profile::{NoiseProfile, SourcedQuantiles};
+    if r.raw.fault_spread.len() != tlblab_model::profile::STEP_PERCENTILES.len() {
+        return None;
+    }
+    Some(NoiseProfile {
+        hz: match r.raw.config_hz {
+            Some(hz) => measured(hz, format!("{tag}: CONFIG_HZ of the running kernel (its configuration)")),
+            None => estimate(250.0, "kernel configuration not readable: kernel/Kconfig.hz's default HZ_250 (v2.6.13+)"),
+        },
+        tick_cycles: estimate(2000.0, TICK_CYCLES_ESTIMATE),
+        step_quantiles: SourcedQuantiles {
+            value: r.raw.fault_spread.clone(),
+            source: format!(
+                "{tag}: minor anonymous write faults timed one by one (rdtscp, the timer's own cost taken off), \
+                 1st..99th percentiles over the median"
+            ),
+            confidence: Confidence::Measured,
+        },
+    })
+}
+
+/// The tick's own work, as every profile estimates it until a probe measures it.
+pub const TICK_CYCLES_ESTIMATE: &str = "estimate: update_process_times (account_process_tick, sched_tick with \
+    task_tick_fair's update_curr and load tracking, rcu_sched_clock_irq, run_local_timers) plus hrtimer_interrupt's \
+    expiry and TSC-deadline reprogram, about 2000 cycles; no published per-tick cost of these machines was found";

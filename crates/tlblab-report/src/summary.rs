@@ -37,6 +37,9 @@ pub struct Summary {
     pub metric: MetricInfo,
     pub kernels: Vec<String>,
     pub rows: Vec<Row>,
+    /// The seed's published figures beside the model's (`[reference]` of the experiment).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference: Vec<crate::seed_table::RefPoint>,
 }
 
 /// Every iteration of one (kernel, thread count) cell.
@@ -140,6 +143,7 @@ impl ResultSet {
             metric: self.metric.clone(),
             kernels: self.kernels.clone(),
             rows,
+            reference: Vec::new(),
         }
     }
 }

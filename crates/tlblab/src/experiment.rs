@@ -48,6 +48,9 @@ pub struct Experiment {
     pub note: String,
     #[serde(rename = "kernel")]
     pub kernels: Vec<KernelColumn>,
+    /// The seed's published figures, shown beside the model's (never an input).
+    #[serde(default)]
+    pub reference: Option<seed_table::Reference>,
 }
 
 // The table layouts live in the report crate (`seed_table`).
@@ -113,6 +116,9 @@ impl Experiment {
         }
         if self.kernels.is_empty() {
             return Err("key `kernel`: at least one [[kernel]] column is required".into());
+        }
+        if let Some(r) = &self.reference {
+            r.validate(&self.kernels.iter().map(|k| k.label.clone()).collect::<Vec<_>>())?;
         }
         for (i, k) in self.kernels.iter().enumerate() {
             kernel_config(&k.preset, &k.set).map_err(|e| format!("key `kernel[{i}]`: {e}"))?;
@@ -207,6 +213,7 @@ pub fn render(e: &Experiment, s: &Summary) -> String {
         columns: &columns,
         threads: &e.threads,
         note: &e.note,
+        reference: e.reference.as_ref(),
     };
     seed_table::render(&head, s)
 }

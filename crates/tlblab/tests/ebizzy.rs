@@ -99,7 +99,9 @@ fn reproduce_seed_000_prints_mean_and_stddev_rows_and_the_counts() {
     let row = out.lines().skip_while(|l| !l.starts_with("Per record")).nth(2).unwrap();
     let cols: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(cols[0], "1");
-    assert!(cols[1].starts_with("129.") && cols[1].contains("/0.00/"), "{row}");
+    // (Per record over a short window: the records straddling its edges move it by a few %.)
+    let invlpg: f64 = cols[1].split('/').next().unwrap().parse().unwrap();
+    assert!((invlpg - 129.0).abs() < 129.0 * 0.03 && cols[1].contains("/0.00/"), "{row}");
     assert!(cols[3].starts_with("0.0/1.00/"), "{row}");
 }
 

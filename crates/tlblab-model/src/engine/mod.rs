@@ -2,5 +2,6 @@
 //! tie-breaks. CPUs keep local clocks; the engine always advances the earliest CPU or event, and
 //! hands the kernel each step through `kernel::ctx::Ctx`.
 
+pub mod noise;
 pub mod queue;
 pub mod sim;

@@ -14,6 +14,7 @@
 
 use std::collections::VecDeque;
 
+use super::noise::{self, Noise};
 use super::queue::Agenda;
 use crate::attribution::NR_BUCKETS;
 use crate::kernel::config::{KernelConfig, Knobs};
@@ -37,6 +38,10 @@ struct CpuRun {
     step_at: Option<Ps>,
     /// End of the CPU's last step: nothing new starts before it.
     busy_until: Ps,
+    /// The CPU's next scheduler tick, if the machine has ticks.
+    tick_at: Option<Ps>,
+    /// A tick has arrived and is not taken yet.
+    tick_pending: bool,
 }
 
 /// The agenda and every CPU's timing: what the kernel may ask about and change ([`Engine`]).
@@ -58,10 +63,7 @@ impl Events {
     /// Puts `cpu`'s next event (its next step or the next interrupt arrival) on the agenda.
     fn requeue(&mut self, cpu: u32) {
         let c = &self.run[cpu as usize];
-        let next = match (c.step_at, c.arrivals.first()) {
-            (Some(s), Some(&a)) => Some(s.min(a)),
-            (s, a) => s.or(a.copied()),
-        };
+        let next = [c.step_at, c.arrivals.first().copied(), c.tick_at].into_iter().flatten().min();
         if self.agenda.get(cpu) != next {
             self.agenda.set(cpu, next);
         }
@@ -126,6 +128,7 @@ pub struct Simulation {
     /// Per CPU, time by bucket.
     times: Vec<[Ps; NR_BUCKETS]>,
     tasks: Vec<Task>,
+    noise: Noise,
 }
 
 impl Simulation {
@@ -138,7 +141,13 @@ impl Simulation {
             steps: vec![VecDeque::new(); n as usize],
             times: vec![[Ps::ZERO; NR_BUCKETS]; n as usize],
             tasks: Vec::new(),
+            noise: Noise::new(profile, n, 0),
         }
+    }
+
+    /// Seeds the machine's noise (the tick phase, each CPU's cost jitter) for run `seed`.
+    pub fn seed(&mut self, seed: u64) {
+        self.noise.seed(self.cpus(), seed);
     }
 
     pub fn cpus(&self) -> u32 {
@@ -177,10 +186,13 @@ impl Simulation {
 
     /// Runs until `warmup + measure`; statistics cover `[warmup, warmup + measure)`.
     pub fn run(&mut self, warmup: Ps, measure: Ps) -> RunStats {
+        let tick = self.noise.tick();
         for cpu in 0..self.cpus() {
+            self.ev.run[cpu as usize].tick_at = tick.map(|(_, first)| first);
             if self.kernel.has_task(cpu) {
                 self.ev.schedule(cpu, Ps::ZERO);
             }
+            self.ev.requeue(cpu);
         }
         let end = warmup + measure;
         let mut snap: Option<(Counters, Vec<[Ps; NR_BUCKETS]>)> = None;
@@ -200,6 +212,15 @@ impl Simulation {
                 c.irq_pending = true;
                 if c.step_at.is_none() {
                     self.ev.schedule(cpu, now);
+                }
+            } else if c.tick_at == Some(now) {
+                // Busy CPUs take the tick; an idle one has it stopped (NO_HZ_IDLE).
+                c.tick_at = tick.map(|(period, _)| now + period);
+                if self.kernel.has_task(cpu) || self.kernel.waiting(cpu) {
+                    c.tick_pending = true;
+                    if c.step_at.is_none() {
+                        self.ev.schedule(cpu, now);
+                    }
                 }
             } else {
                 c.step_at = None;
@@ -250,23 +271,41 @@ impl Simulation {
     }
 
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
-        let ci = cpu as usize;
         self.charge_gap(cpu, now);
+        let before = self.times[cpu as usize];
+        if let Some(d) = self.run_step(cpu, now, warmup, end) {
+            let d = self.jitter(cpu, &before, d);
+            self.finish_step(cpu, now + d);
+        }
+    }
+
+    /// Runs one step on `cpu`: an interrupt (the call-function IPI before the tick, as their
+    /// vectors' priorities order them: arch/x86/include/asm/irq_vectors.h), else the boundary's
+    /// work, else the next continuation or operation. Returns its time, or `None` if the CPU
+    /// did not step (it spins, idles, or waits until a later time).
+    fn run_step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) -> Option<Ps> {
+        let ci = cpu as usize;
         let in_irq = self.kernel.in_irq(cpu);
         if in_irq || self.ev.run[ci].irq_pending {
             if !in_irq {
                 self.ev.run[ci].irq_pending = false;
             }
             let (k, mut ctx) = self.split(cpu, now);
-            let d = k.interrupt(&mut ctx, !in_irq);
-            self.finish_step(cpu, now + d);
-            return;
+            return Some(k.interrupt(&mut ctx, !in_irq));
+        }
+        if self.ev.run[ci].tick_pending {
+            self.ev.run[ci].tick_pending = false;
+            let (k, mut ctx) = self.split(cpu, now);
+            return Some(k.tick(&mut ctx));
         }
         let (k, mut ctx) = self.split(cpu, now);
         let t = match k.boundary(&mut ctx) {
-            Boundary::Spin | Boundary::Idle => return,
-            Boundary::At(at) => return self.ev.schedule(cpu, at),
-            Boundary::Ran(d) => return self.finish_step(cpu, now + d),
+            Boundary::Spin | Boundary::Idle => return None,
+            Boundary::At(at) => {
+                self.ev.schedule(cpu, at);
+                return None;
+            }
+            Boundary::Ran(d) => return Some(d),
             Boundary::Task(t) => t,
         };
         let step = match self.steps[ci].pop_front() {
@@ -283,20 +322,37 @@ impl Simulation {
                     if now >= warmup && now < end {
                         task.measured += 1;
                     }
-                    return self.ev.schedule(cpu, now);
+                    self.ev.schedule(cpu, now);
+                    return None;
                 }
                 Continuation::User(op)
             }
         };
         let (k, mut ctx) = self.split(cpu, now);
-        let d = k.step(&mut ctx, t, step);
-        self.finish_step(cpu, now + d);
+        Some(k.step(&mut ctx, t, step))
+    }
+
+    /// Scales the step that took `d` and charged its buckets from `before` on by this CPU's
+    /// next jitter factor (engine/noise.rs): each bucket's share grows or shrinks alike.
+    fn jitter(&mut self, cpu: u32, before: &[Ps; NR_BUCKETS], d: Ps) -> Ps {
+        let f = self.noise.factor_ppm(cpu);
+        if f == noise::UNIT {
+            return d;
+        }
+        let mut extra = 0i64;
+        for (t, b) in self.times[cpu as usize].iter_mut().zip(before) {
+            let x = noise::extra(*t - *b, f);
+            *t = Ps((t.0 as i64 + x) as u64);
+            extra += x;
+        }
+        Ps((d.0 as i64 + extra).max(0) as u64)
     }
 
     /// Ends a step at `at`: the CPU continues then, unless it now spins on a shootdown.
     fn finish_step(&mut self, cpu: u32, at: Ps) {
         self.ev.run[cpu as usize].busy_until = at;
-        if !self.kernel.spinning(cpu) || self.ev.run[cpu as usize].irq_pending {
+        let c = &self.ev.run[cpu as usize];
+        if !self.kernel.spinning(cpu) || c.irq_pending || c.tick_pending {
             self.ev.schedule(cpu, at);
         }
     }

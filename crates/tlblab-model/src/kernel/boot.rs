@@ -31,6 +31,7 @@ pub struct Costs {
     pub mm: super::memory::Costs,
     pub flush: super::tlbflush::Costs,
     pub sched: super::sched::Costs,
+    pub tick: super::tick_sched::Costs,
 }
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
@@ -69,6 +70,7 @@ impl Costs {
             mm: super::memory::Costs::from_profile(p),
             flush: super::tlbflush::Costs::from_profile(p),
             sched: super::sched::Costs::from_profile(p),
+            tick: super::tick_sched::Costs::from_profile(p),
         }
     }
 }

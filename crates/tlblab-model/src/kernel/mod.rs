@@ -39,6 +39,7 @@ pub mod smp;
 pub mod syscalls;
 pub mod system_map;
 pub mod text;
+pub mod tick_sched;
 pub mod tlbflush;
 pub mod tlbmiss;
 pub mod vmstat;

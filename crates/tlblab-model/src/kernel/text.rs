@@ -47,23 +47,34 @@ pub const LAYOUT: Layout = Layout {
     name: "linux-6.18.44-x86_64-kvm",
     source: "/proc/kallsyms of Linux 6.18.44 (x86-64, KVM guest on AMD EPYC Zen 4), read 2026-11-22 \
              as root (kptr_restrict 0, no KASLR offset); _stext 0xffffffff81000000, _etext \
-             0xffffffff8220bb08, __start_rodata 0xffffffff82400000",
+             0xffffffff8220bb08, __start_rodata 0xffffffff82400000; the tick path's symbols read from the \
+             same kernel 2026-11-24",
     symbols: &[
         ("_stext", 0xffff_ffff_8100_0000),
         ("entry_SYSCALL_64", 0xffff_ffff_8100_0080),
         ("asm_exc_page_fault", 0xffff_ffff_8100_0c60),
+        ("asm_sysvec_apic_timer_interrupt", 0xffff_ffff_8100_0df0),
         ("asm_sysvec_call_function", 0xffff_ffff_8100_0e90),
         ("__switch_to_asm", 0xffff_ffff_8124_8f60),
         ("__switch_to", 0xffff_ffff_812f_c910),
         ("__x64_sys_mmap", 0xffff_ffff_8130_5a70),
         ("__sysvec_call_function", 0xffff_ffff_8132_6f60),
+        ("__sysvec_apic_timer_interrupt", 0xffff_ffff_8132_7fb0),
         ("switch_mm_irqs_off", 0xffff_ffff_8134_4020),
         ("flush_tlb_func", 0xffff_ffff_8134_44a0),
         ("native_flush_tlb_multi", 0xffff_ffff_8134_4b20),
         ("flush_tlb_mm_range", 0xffff_ffff_8134_4cb0),
         ("irq_exit_rcu", 0xffff_ffff_8136_2ce0),
+        ("sched_tick", 0xffff_ffff_813a_9150),
+        ("task_tick_fair", 0xffff_ffff_813b_3f40),
+        ("account_process_tick", 0xffff_ffff_813c_8940),
         ("up_write", 0xffff_ffff_813d_f9d0),
         ("up_read", 0xffff_ffff_813d_fa30),
+        ("rcu_sched_clock_irq", 0xffff_ffff_8140_9ac0),
+        ("update_process_times", 0xffff_ffff_8141_dcc0),
+        ("__hrtimer_run_queues", 0xffff_ffff_8141_eac0),
+        ("hrtimer_interrupt", 0xffff_ffff_8141_f840),
+        ("tick_nohz_handler", 0xffff_ffff_8143_32e0),
         ("smp_call_function_many_cond", 0xffff_ffff_8144_27c0),
         ("__flush_smp_call_function_queue", 0xffff_ffff_8144_2e60),
         ("filemap_map_pages", 0xffff_ffff_8158_e5e0),
@@ -98,6 +109,7 @@ pub const LAYOUT: Layout = Layout {
         ("clear_page_erms", 0xffff_ffff_821e_b0e0),
         ("copy_page", 0xffff_ffff_821e_b620),
         ("do_syscall_64", 0xffff_ffff_821e_f620),
+        ("sysvec_apic_timer_interrupt", 0xffff_ffff_821f_24f0),
         ("sysvec_call_function", 0xffff_ffff_821f_4550),
         ("exc_page_fault", 0xffff_ffff_821f_5050),
         ("__schedule", 0xffff_ffff_821f_a6c0),
@@ -150,9 +162,13 @@ pub enum Path {
     IrqExit,
     /// `__schedule` -> `switch_mm_irqs_off` -> `__switch_to_asm` / `__switch_to`.
     ContextSwitch,
+    /// The scheduler tick: `asm_sysvec_apic_timer_interrupt` -> `hrtimer_interrupt` ->
+    /// `tick_nohz_handler` (v5.18: `tick_sched_timer`) -> `update_process_times` ->
+    /// `sched_tick` (v5.18: `scheduler_tick`) and `rcu_sched_clock_irq`, then `irq_exit_rcu`.
+    Tick,
 }
 
-pub const NR_PATHS: usize = 12;
+pub const NR_PATHS: usize = 13;
 
 impl Path {
     pub const ALL: [Path; NR_PATHS] = [
@@ -168,6 +184,7 @@ impl Path {
         Path::FlushFunc,
         Path::IrqExit,
         Path::ContextSwitch,
+        Path::Tick,
     ];
 
     /// The functions the path runs, in order, and the data it touches.
@@ -255,6 +272,23 @@ impl Path {
                 Data,
                 Text("__switch_to_asm"),
                 Text("__switch_to"),
+            ],
+            Path::Tick => &[
+                Text("asm_sysvec_apic_timer_interrupt"),
+                Stack,
+                Text("sysvec_apic_timer_interrupt"),
+                Text("__sysvec_apic_timer_interrupt"),
+                Text("hrtimer_interrupt"),
+                Text("__hrtimer_run_queues"),
+                Text("tick_nohz_handler"),
+                Text("update_process_times"),
+                Text("account_process_tick"),
+                Text("sched_tick"),
+                Text("task_tick_fair"),
+                Data,
+                Text("rcu_sched_clock_irq"),
+                Text("irq_exit_rcu"),
+                Text("asm_sysvec_apic_timer_interrupt"),
             ],
         }
     }

@@ -59,6 +59,7 @@ subsystems! {
     mmu_gather: super::mmu_gather::Counters,
     mmap: super::mmap::Counters,
     sched: super::sched::Counters,
+    tick_sched: super::tick_sched::Counters,
     text: super::text::Counters,
     oracle: super::oracle::Counters,
 }

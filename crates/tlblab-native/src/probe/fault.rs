@@ -92,6 +92,53 @@ pub fn syscall_ns(runs: usize, calls: u64) -> Summary {
     Summary::of(&samples)
 }
 
+/// The percentiles [`fault_spread`] reports (those of the model's `noise.step_quantiles`).
+pub const SPREAD_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
+
+/// Cycles by the time-stamp counter (`rdtscp` waits for the work before it to finish).
+#[cfg(target_arch = "x86_64")]
+fn stamp() -> u64 {
+    let mut aux = 0u32;
+    // SAFETY: rdtscp only reads the time-stamp counter and IA32_TSC_AUX.
+    unsafe { core::arch::x86_64::__rdtscp(&mut aux) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn stamp() -> u64 {
+    use std::sync::OnceLock;
+    static T0: OnceLock<Instant> = OnceLock::new();
+    T0.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// How much one kernel path's cost varies from one run of it to the next: `faults` minor
+/// anonymous write faults (entry, allocation, zeroing, exit: the model's heaviest step), each
+/// timed alone (`rdtscp`, the timer's own cost taken off), as values at [`SPREAD_PERCENTILES`]
+/// relative to the median. The 1st-99th percentiles leave out faults that an interrupt or
+/// another task interrupted (the model has its own tick).
+pub fn fault_spread(faults: usize) -> std::io::Result<Vec<f64>> {
+    let empty: Vec<f64> = (0..10_000)
+        .map(|_| {
+            let t = stamp();
+            (stamp() - t) as f64
+        })
+        .collect();
+    let overhead = crate::stats::Summary::of(&empty).median;
+    let m = Mapping::new(faults * PAGE, Backing::Anon)?;
+    // Base pages only: a huge page would turn most touches into hits.
+    let _ = m.madvise(0, m.len(), Advice::NoHugePage);
+    let mut v: Vec<f64> = (0..faults)
+        .map(|i| {
+            let t = stamp();
+            m.write_byte(i * PAGE, 1);
+            ((stamp() - t) as f64 - overhead).max(1.0)
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    let at = |p: f64| v[((v.len() - 1) as f64 * p / 100.0).round() as usize];
+    let median = at(50.0);
+    Ok(SPREAD_PERCENTILES.iter().map(|&p| at(p) / median).collect())
+}
+
 /// A context switch between two threads of one process pinned to `cpu`, in ns: they pass a
 /// byte back and forth over a socket pair, so each hand-off is a blocking read that sleeps, a
 /// write that wakes the other thread, and `schedule()` to it (the same kind of figure as the
@@ -180,6 +227,8 @@ mod tests {
             assert!(p.fault_ns.median > 50.0, "{p:?}");
         }
         assert!(syscall_ns(1, 1000).median > 1.0);
+        let q = fault_spread(2000).unwrap();
+        assert!(q.len() == 9 && q[4] == 1.0 && q.windows(2).all(|w| w[0] <= w[1]), "{q:?}");
         assert!(clear_page_mbps(1, 1000).median > 10.0);
         assert!(memcpy_mbps(1, 1 << 20).median > 10.0);
     }

@@ -85,6 +85,13 @@ pub struct Measurements {
     pub c2c_ns: Option<Summary>,
     pub faults: Vec<fault::FaultPoint>,
     pub syscall_ns: Summary,
+    /// One minor fault's cost at `fault::SPREAD_PERCENTILES`, relative to the median (empty in
+    /// reports recorded before it was measured).
+    #[serde(default)]
+    pub fault_spread: Vec<f64>,
+    /// `CONFIG_HZ` of the running kernel, if its configuration is readable.
+    #[serde(default)]
+    pub config_hz: Option<f64>,
     /// A thread-to-thread context switch on one CPU, wake-up included.
     pub context_switch_ns: Summary,
     pub clear_page_mbps: Summary,
@@ -232,6 +239,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
 
     let i = part("syscall, context switch, clear_page, memcpy", &mut interference);
     let syscall_ns = fault::syscall_ns(3 * runs, if opts.quick { 10_000 } else { 60_000 });
+    let fault_spread = fault::fault_spread(if opts.quick { 5_000 } else { 50_000 })?;
     let context_switch_ns = fault::context_switch_ns(cpus[0], runs, if opts.quick { 2_000 } else { 20_000 })?;
     let clear_page_mbps = fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 });
     let memcpy_mbps = fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 });
@@ -261,6 +269,8 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         c2c_ns,
         faults,
         syscall_ns,
+        fault_spread,
+        config_hz: crate::host::config_hz(),
         context_switch_ns,
         clear_page_mbps,
         memcpy_mbps,

@@ -94,7 +94,10 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
 
 /// Writes an experiment's summary.json and report into `dir` (its cells are there already).
 pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<()> {
-    let summary = set.summary();
+    let mut summary = set.summary();
+    if let Some(r) = &e.reference {
+        summary.reference = r.points(&summary);
+    }
     let table = experiment::render(e, &summary);
     store::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     results::write_report(dir, &report::experiment(set, &e.title, &table))
