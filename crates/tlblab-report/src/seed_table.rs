@@ -72,7 +72,9 @@ impl Reference {
         }
         for (k, by_threads) in &self.values {
             if !columns.contains(k) {
-                return Err(format!("reference.values: `{k}` is not a kernel column; columns are {columns:?}"));
+                return Err(format!(
+                    "reference.values: `{k}` is not a kernel column; columns are {columns:?}"
+                ));
             }
             for (t, v) in by_threads {
                 if t.parse::<u32>().map_or(true, |t| t == 0) || !v.is_finite() {
@@ -88,23 +90,26 @@ impl Reference {
     /// Every figure beside the model's value at the nearest thread count it ran.
     pub fn points(&self, s: &Summary) -> Vec<RefPoint> {
         let hb = s.metric.higher_is_better;
-        let gain = |new: f64, base: f64| if hb { 100.0 * (new / base - 1.0) } else { 100.0 * (1.0 - new / base) };
+        let gain =
+            |new: f64, base: f64| if hb { 100.0 * (new / base - 1.0) } else { 100.0 * (1.0 - new / base) };
         let base_label = &s.kernels[0];
         let seed_at = |k: &str, t: u32| self.values.get(k).and_then(|m| m.get(&t.to_string())).copied();
         let mut out = Vec::new();
         for k in &s.kernels {
             let Some(by_threads) = self.values.get(k) else { continue };
-            let mut pts: Vec<(u32, f64)> = by_threads.iter().map(|(t, &v)| (t.parse().unwrap_or(0), v)).collect();
+            let mut pts: Vec<(u32, f64)> =
+                by_threads.iter().map(|(t, &v)| (t.parse().unwrap_or(0), v)).collect();
             pts.sort_by_key(|p| p.0);
             for (t, seed) in pts {
                 let near = |k: &str| {
                     s.rows.iter().filter(|r| r.kernel == k).min_by_key(|r| (r.threads.abs_diff(t), r.threads))
                 };
                 let Some(row) = near(k) else { continue };
-                let (seed_gain_pct, model_gain_pct) = match (k != base_label, seed_at(base_label, t), near(base_label)) {
-                    (true, Some(b), Some(m)) => (Some(gain(seed, b)), Some(gain(row.mean, m.mean))),
-                    _ => (None, None),
-                };
+                let (seed_gain_pct, model_gain_pct) =
+                    match (k != base_label, seed_at(base_label, t), near(base_label)) {
+                        (true, Some(b), Some(m)) => (Some(gain(seed, b)), Some(gain(row.mean, m.mean))),
+                        _ => (None, None),
+                    };
                 out.push(RefPoint {
                     kernel: k.clone(),
                     threads: t,

@@ -37,17 +37,14 @@ fn refused(o: &Output, needles: &[&str]) -> String {
 }
 
 fn run_on(machine: &str, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "run",
-        "--machine",
-        machine,
-        "--workload",
-        "tlb_flush2_threads",
-        "--duration",
-        "20us",
-        "--warmup",
-        "5us",
-    ];
+    let mut args = vec!["--duration", "20us", "--warmup", "5us"];
+    args.extend_from_slice(extra);
+    run_with(machine, &args)
+}
+
+/// `tlblab run` of tlb_flush2_threads on `machine` with only the `extra` options.
+fn run_with(machine: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "--machine", machine, "--workload", "tlb_flush2_threads"];
     args.extend_from_slice(extra);
     tlblab(&args)
 }
@@ -107,36 +104,15 @@ fn absurd_run_arguments_are_refused() {
     refused(&run_on(m, &["--threads", "0"]), &["--threads 0", "allowed 1 ..= 65536"]);
     refused(&run_on(m, &["--threads", "-3"]), &["'-3'"]);
     // clap takes `-5ms` for a flag: its error names the argument.
-    let o = tlblab(&["run", "--machine", m, "--workload", "tlb_flush2_threads", "--duration", "-5ms"]);
-    refused(&o, &["'-5'"]);
+    refused(&run_with(m, &["--duration", "-5ms"]), &["'-5'"]);
     for d in ["0ms", "1e30s", "nan s", "100000000s"] {
-        let o = tlblab(&[
-            "run",
-            "--machine",
-            m,
-            "--workload",
-            "tlb_flush2_threads",
-            "--threads",
-            "2",
-            "--duration",
-            d,
-        ]);
-        refused(&o, &["--duration"]);
+        refused(&run_with(m, &["--threads", "2", "--duration", d]), &["--duration"]);
     }
-    let o = tlblab(&[
-        "run",
-        "--machine",
-        m,
-        "--workload",
-        "tlb_flush2_threads",
-        "--threads",
-        "2",
-        "--duration",
-        "2000s",
-    ]);
-    refused(&o, &["--duration", "allowed 1ns ..= 1000s"]);
-    let o = tlblab(&["run", "--machine", m, "--workload", "tlb_flush2_threads", "--set", "ceiling=NaN"]);
-    refused(&o, &["--set ceiling=NaN", "allowed"]);
+    refused(
+        &run_with(m, &["--threads", "2", "--duration", "2000s"]),
+        &["--duration", "allowed 1ns ..= 1000s"],
+    );
+    refused(&run_with(m, &["--set", "ceiling=NaN"]), &["--set ceiling=NaN", "allowed"]);
 }
 
 #[test]

@@ -31,7 +31,8 @@ impl Noise {
     pub fn new(p: &MachineProfile, cpus: u32, seed: u64) -> Noise {
         let n = p.noise.as_ref();
         let period = n.filter(|n| n.hz.value > 0.0).map(|n| Ps::from_ns(1e9 / n.hz.value));
-        let quantiles = n.map(|n| std::array::from_fn(|i| (n.step_quantiles.value[i] * PPM as f64).round() as i64));
+        let quantiles =
+            n.map(|n| std::array::from_fn(|i| (n.step_quantiles.value[i] * PPM as f64).round() as i64));
         let mut noise = Noise { tick: None, period, quantiles, streams: Vec::new() };
         noise.seed(cpus, seed);
         noise
@@ -39,7 +40,8 @@ impl Noise {
 
     /// Draws the tick phase and the jitter streams of run `seed`.
     pub fn seed(&mut self, cpus: u32, seed: u64) {
-        self.tick = self.period.map(|period| (period, Ps(Rng::stream(seed, "tick phase").below(period.0.max(1)))));
+        self.tick =
+            self.period.map(|period| (period, Ps(Rng::stream(seed, "tick phase").below(period.0.max(1)))));
         self.streams = (0..cpus).map(|c| Rng::stream(seed, &format!("step jitter (cpu {c})"))).collect();
     }
 

@@ -33,8 +33,9 @@ pub struct Costs {
 impl Costs {
     pub fn from_profile(p: &MachineProfile) -> Costs {
         let Some(n) = &p.noise else { return Costs::default() };
-        let (entry, exit) =
-            p.ipi.as_ref().map_or((Ps::ZERO, Ps::ZERO), |i| (Ps::from_ns(i.handler_entry_ns.value), Ps::from_ns(i.handler_exit_ns.value)));
+        let (entry, exit) = p.ipi.as_ref().map_or((Ps::ZERO, Ps::ZERO), |i| {
+            (Ps::from_ns(i.handler_entry_ns.value), Ps::from_ns(i.handler_exit_ns.value))
+        });
         Costs { entry, exit, body: Ps::from_cycles(n.tick_cycles.value, p.clock_mhz()) }
     }
 }

@@ -47,7 +47,10 @@ fn one_task_makes_no_ipis_and_frees_every_page_it_zaps() {
     assert_eq!((c.smp.ipis_sent, c.tlbflush.shootdowns), (0, 0));
     // Each iteration: one 1-page madvise flush (INVLPG), one freed page (give or take the
     // iterations straddling the window's edges).
-    assert!(c.tlbflush.partial_flushes + 1 >= ops && c.tlbflush.partial_flushes <= ops + 2, "{c:?} ops {ops}");
+    assert!(
+        c.tlbflush.partial_flushes + 1 >= ops && c.tlbflush.partial_flushes <= ops + 2,
+        "{c:?} ops {ops}"
+    );
     assert!(c.mmu_gather.pages_freed + 1 >= ops && c.mmu_gather.pages_freed <= ops + 2, "{c:?} ops {ops}");
     assert_eq!(c.oracle.oracle_violations, 0);
 }
@@ -278,7 +281,11 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
         assert!(s.iterations[0] > 300, "past the first munmap: {preset}: {s:?}");
         // The first flush reaches the lazy CPU, which leaves the mm (one full flush); it is out
         // of mm_cpumask after that, so none of the later flushes interrupts it.
-        assert_eq!((c.tlbflush.lazy_leaves, c.smp.remote_flushes_received, c.smp.ipis_received), (1, 1, 1), "{preset}: {c:?}");
+        assert_eq!(
+            (c.tlbflush.lazy_leaves, c.smp.remote_flushes_received, c.smp.ipis_received),
+            (1, 1, 1),
+            "{preset}: {c:?}"
+        );
         assert_eq!(c.tlbflush.shootdowns, 1, "{preset}: {c:?}");
         assert!(
             !sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.loaded_mm.is_none(),
@@ -289,7 +296,10 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
     // The same kernel with the v4.19 rule: madvise flushes never interrupt the lazy CPU.
     let (sim, s) = lazy_cpu_beside_a_flusher("3.13", Some("skip"), Ps::US * 200);
     assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
-    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns), (0, 0, 0));
+    assert_eq!(
+        (s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns),
+        (0, 0, 0)
+    );
     assert!(sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.is_lazy);
     assert_eq!(s.counters.oracle.oracle_violations, 0);
 }
@@ -298,7 +308,10 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
 fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::US * 200);
     assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
-    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns), (0, 0, 0));
+    assert_eq!(
+        (s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns),
+        (0, 0, 0)
+    );
     assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.cpus[1].st.loaded_mm == Some(0));
     assert_eq!(s.counters.oracle.oracle_violations, 0);
     // The munmap after 256 pages frees page tables: that flush reaches the lazy CPU, which
@@ -338,7 +351,9 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
         initiator: 0,
     };
     sim.kernel.run_flush_func(1, &info);
-    assert!(!sim.kernel.mms[mm as usize].cpumask.contains(1) && sim.kernel.counters.tlbflush.lazy_leaves == 1);
+    assert!(
+        !sim.kernel.mms[mm as usize].cpumask.contains(1) && sim.kernel.counters.tlbflush.lazy_leaves == 1
+    );
     assert!(sim.kernel.switch_mm(1, mm), "left by leave_mm: CR3 reload");
     assert!(sim.kernel.mms[mm as usize].cpumask.contains(1));
 }
@@ -542,7 +557,11 @@ fn tlb_flush3_write_to_a_fault_around_page_upgrades_it_in_place() {
     let mm = sim.add_mm();
     sim.add_task(Box::new(Script(ops)), mm, 0);
     let c = sim.run(Ps::ZERO, Ps::MS).counters;
-    assert_eq!((c.memory.page_faults, c.tlbflush.flush_requests, c.memory.pages_copied, c.memory.pages_zeroed), (2, 0, 0, 0), "{c:?}");
+    assert_eq!(
+        (c.memory.page_faults, c.tlbflush.flush_requests, c.memory.pages_copied, c.memory.pages_zeroed),
+        (2, 0, 0, 0),
+        "{c:?}"
+    );
     let base = sim.kernel.tasks[0].regs[0];
     let pte = sim.kernel.mms[mm as usize].pte(base + PAGE_SIZE).unwrap();
     assert!(pte.present && pte.writable);
@@ -571,7 +590,10 @@ fn a_stale_read_only_entry_of_an_upgraded_pte_faults_without_copying() {
     });
     let pte = sim.kernel.mms[mm as usize].pte(addr).unwrap();
     assert!(pte.present && pte.writable);
-    assert_eq!((sim.kernel.counters.memory.pages_copied, sim.kernel.counters.tlbflush.flush_requests), before);
+    assert_eq!(
+        (sim.kernel.counters.memory.pages_copied, sim.kernel.counters.tlbflush.flush_requests),
+        before
+    );
     assert!(!queued, "no flush or PTE update queued");
 }
 
@@ -583,7 +605,10 @@ fn dirty_shared_file_ptes_force_a_flush_and_nested_gathers_flush_the_whole_mm() 
     let mut one = wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true);
     let s = run(&mut one);
     let (c, ops) = (s.counters, s.iterations[0]);
-    assert!(c.mmu_gather.dirty_pte_flushes + 1 >= ops && c.mmu_gather.dirty_pte_flushes <= ops + 1, "{c:?} ops {ops}");
+    assert!(
+        c.mmu_gather.dirty_pte_flushes + 1 >= ops && c.mmu_gather.dirty_pte_flushes <= ops + 1,
+        "{c:?} ops {ops}"
+    );
     assert_eq!(c.mmu_gather.nested_flushes, 0, "{c:?}");
     assert!(c.tlbflush.flush_requests <= ops + 2, "{c:?} ops {ops}");
     // Several threads: their madvise calls overlap, and each finish then flushes the whole mm
@@ -611,7 +636,8 @@ fn kernel_entries_survive_full_flushes_only_without_pti() {
     let pti = one_flusher("haswell-ep-2s", &[("ceiling", "0")]);
     let global = one_flusher("haswell-ep-2s", &[("ceiling", "0"), ("pti", "off")]);
     let free = one_flusher("haswell-ep-2s", &[("ceiling", "0"), ("kernel_tlb", "off")]);
-    let per_flush = |s: &RunStats| s.counters.text.kernel_tlb_misses as f64 / s.counters.tlbflush.full_flushes as f64;
+    let per_flush =
+        |s: &RunStats| s.counters.text.kernel_tlb_misses as f64 / s.counters.tlbflush.full_flushes as f64;
     // PTI with PCID: the kernel's entries carry the PCID and go with the user ones; the syscall
     // exit, the next fault and the next madvise refill their text, stack and direct-map pages.
     assert!(per_flush(&pti) >= 3.0, "{:?}", pti.counters);
@@ -622,7 +648,11 @@ fn kernel_entries_survive_full_flushes_only_without_pti() {
     let walk = |s: &RunStats| s.attribution[0][Bucket::Walk as usize];
     let p = profile("haswell-ep-2s");
     let one = Ps::from_cycles(p.walk.cycles.value, p.clock_mhz());
-    assert!(walk(&pti) >= walk(&free) + one * pti.counters.text.kernel_tlb_misses, "{:?}", pti.attribution[0]);
+    assert!(
+        walk(&pti) >= walk(&free) + one * pti.counters.text.kernel_tlb_misses,
+        "{:?}",
+        pti.attribution[0]
+    );
     assert!(pti.iterations[0] < free.iterations[0], "{} vs {}", pti.iterations[0], free.iterations[0]);
 }
 
@@ -647,7 +677,10 @@ fn a_shootdown_handler_refills_its_kernel_pages_after_each_full_flush() {
     }
     let f = run(&mut free);
     let c = s.counters;
-    assert!(c.smp.remote_flushes_received > 100 && c.tlbflush.full_flushes > c.smp.remote_flushes_received, "{c:?}");
+    assert!(
+        c.smp.remote_flushes_received > 100 && c.tlbflush.full_flushes > c.smp.remote_flushes_received,
+        "{c:?}"
+    );
     // Per full flush at least the three text pages of the interrupt path are refilled.
     assert!(c.text.kernel_tlb_misses >= 3 * c.tlbflush.full_flushes, "{c:?}");
     let ops = |s: &RunStats| s.iterations.iter().sum::<u64>();
