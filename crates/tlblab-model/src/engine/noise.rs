@@ -50,6 +50,11 @@ impl Noise {
         self.tick
     }
 
+    /// Whether steps are jittered at all (the profile has `step_quantiles`).
+    pub fn jitters(&self) -> bool {
+        self.quantiles.is_some()
+    }
+
     /// Scales `d` by a factor drawn for `cpu`: linear between the measured percentiles, flat
     /// beyond the first and last.
     pub fn factor_ppm(&mut self, cpu: u32) -> i64 {

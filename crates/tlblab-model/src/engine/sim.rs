@@ -272,9 +272,13 @@ impl Simulation {
 
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
         self.charge_gap(cpu, now);
-        let before = self.times[cpu as usize];
+        // The buckets before the step, copied only when there is jitter to spread over them.
+        let before = self.noise.jitters().then(|| self.times[cpu as usize]);
         if let Some(d) = self.run_step(cpu, now, warmup, end) {
-            let d = self.jitter(cpu, &before, d);
+            let d = match &before {
+                Some(b) => self.jitter(cpu, b, d),
+                None => d,
+            };
             self.finish_step(cpu, now + d);
         }
     }
