@@ -112,9 +112,14 @@ pub struct RunStats {
     pub iterations: Vec<u64>,
     pub measured: Ps,
     pub counters: Counters,
+    /// The page allocator's counters (kernel/page_alloc.rs), inside the measured interval.
+    pub page_alloc: crate::kernel::page_alloc::Counters,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
+
+/// Counters and per-CPU attribution at one instant.
+type Snapshot = (Counters, crate::kernel::page_alloc::Counters, Vec<[Ps; NR_BUCKETS]>);
 
 pub struct Simulation {
     pub kernel: Kernel,
@@ -181,7 +186,7 @@ impl Simulation {
             }
         }
         let end = warmup + measure;
-        let mut snap: Option<(Counters, Vec<[Ps; NR_BUCKETS]>)> = None;
+        let mut snap: Option<Snapshot> = None;
         while let Some((now, cpu)) = self.ev.agenda.first() {
             if now >= end {
                 break;
@@ -209,10 +214,11 @@ impl Simulation {
             iterations: self.tasks.iter().map(|t| t.measured).collect(),
             measured: measure,
             counters: end_snap.0.minus(&start.0),
+            page_alloc: end_snap.1.minus(&start.1),
             attribution: end_snap
-                .1
+                .2
                 .iter()
-                .zip(&start.1)
+                .zip(&start.2)
                 .map(|(e, s)| std::array::from_fn(|i| e[i] - s[i]))
                 .collect(),
         }
@@ -220,12 +226,12 @@ impl Simulation {
 
     /// Counters and attribution as of `at`: CPUs idle or spinning at `at` are charged up to it
     /// (so buckets only ever grow and window differences are exact up to one step).
-    fn snapshot(&mut self, at: Ps) -> (Counters, Vec<[Ps; NR_BUCKETS]>) {
+    fn snapshot(&mut self, at: Ps) -> Snapshot {
         self.kernel.counters.oracle_violations = self.kernel.oracle.violations;
         for cpu in 0..self.cpus() {
             self.charge_gap(cpu, at);
         }
-        (self.kernel.counters, self.times.clone())
+        (self.kernel.counters, self.kernel.page_alloc_counters(), self.times.clone())
     }
 
     /// Charges the time since the CPU's last step up to `now`: spinning on a shootdown, or idle.

@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 
 use super::config::KernelConfig;
 use super::cpu::Cpu;
-use super::frames::Frames;
+use super::frames::{Frames, Owner};
+use super::gfp::PAGES_PER_NODE;
+use super::page_alloc::{PageAlloc, PageAllocCosts};
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
@@ -73,9 +75,16 @@ impl Costs {
 }
 
 impl Kernel {
-    /// Boots `config` on the machine `profile` describes.
+    /// Boots `config` on the machine `profile` describes. The profile must have a
+    /// `[page_alloc]` section (`run::run` checks it first and reports its absence).
     pub fn boot(profile: &MachineProfile, config: KernelConfig) -> Kernel {
         let topo = Topology::from_profile(&profile.topology);
+        let page_alloc = PageAlloc::new(
+            config.page_alloc,
+            PageAllocCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+            &topo,
+            PAGES_PER_NODE,
+        );
         let policy = match (config.flush.policy, config.shift_from_table) {
             (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
@@ -134,7 +143,7 @@ impl Kernel {
             costs.entry.syscall_half += Ps(adder.0 / 2);
             costs.mm.fault += adder;
         }
-        Kernel {
+        let mut k = Kernel {
             topo,
             costs,
             config,
@@ -153,7 +162,8 @@ impl Kernel {
             tasks: Vec::new(),
             mms: Vec::new(),
             files: Vec::new(),
-            frames: Frames::new(),
+            frames: Frames::new(PAGES_PER_NODE * topo.sockets as u64),
+            page_alloc,
             oracle,
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
@@ -162,6 +172,9 @@ impl Kernel {
             counters: Counters::default(),
             next_ctx_id: 1,
             text,
-        }
+        };
+        // empty_zero_page lives in the kernel image; here it is the first page boot takes.
+        k.frames.zero_pfn = k.alloc_frame_untimed(0, Ps::ZERO, Owner::Zero);
+        k
     }
 }

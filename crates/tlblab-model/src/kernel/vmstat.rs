@@ -24,6 +24,7 @@ macro_rules! counters {
         }
     };
 }
+pub(crate) use counters;
 
 counters! {
     flush_requests,
