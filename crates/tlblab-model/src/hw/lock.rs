@@ -48,6 +48,13 @@ impl SpinLock {
         start
     }
 
+    /// Undoes the timing of sections run outside simulated time (a benchmark's untimed setup):
+    /// the lock is free again at `free_at`, what [`SpinLock::free_at`] said before them; the
+    /// line keeps its owner.
+    pub fn rewind(&mut self, free_at: Ps) {
+        self.free_at = free_at;
+    }
+
     /// When the lock next becomes free.
     pub fn free_at(&self) -> Ps {
         self.free_at
