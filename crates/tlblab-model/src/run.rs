@@ -131,9 +131,15 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     let metric = spec.workload.metric();
     let mut counters: BTreeMap<String, u64> =
         stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    // The allocator's counters on x86; an MPC8xx run has /proc/tlbmiss's instead.
-    for extra in
-        [stats.page_alloc.map(|c| c.fields()), stats.tlbmiss.map(|c| c.fields())].into_iter().flatten()
+    // The allocators' counters on x86 (SLUB's where the machine boots it); an MPC8xx run has
+    // /proc/tlbmiss's instead.
+    for extra in [
+        stats.page_alloc.map(|c| c.fields()),
+        stats.slab.map(|c| c.fields()),
+        stats.tlbmiss.map(|c| c.fields()),
+    ]
+    .into_iter()
+    .flatten()
     {
         counters.extend(extra.iter().map(|(k, v)| (k.to_string(), *v)));
     }
@@ -308,6 +314,25 @@ mod tests {
         p.page_alloc = None;
         let e = run(&p, &spec("5.18.1")).unwrap_err();
         assert!(e.contains("page_alloc") && e.contains("haswell-ep-2s"), "{e}");
+    }
+
+    #[test]
+    fn slub_counters_are_reported_where_the_machine_boots_slub() {
+        let spec = RunSpec {
+            kernel: KernelConfig::preset("4.9").unwrap(),
+            workload: Workload::parse("tlb_flush2_threads").unwrap(),
+            tasks: 2,
+            seed: 1,
+            warmup: Ps::US * 100,
+            measure: Ps::US * 300,
+        };
+        let with = run(&profile("haswell-ep-2698v3-2s"), &spec).unwrap();
+        let without = run(&profile("haswell-ep-2s"), &spec).unwrap();
+        for name in ["slab_alloc_fastpath", "slabs_allocated", "slab_pages_freed", "kmalloc_large_allocs"] {
+            // Page faults allocate no kernel objects here: present and zero.
+            assert_eq!(with.counters.get(name), Some(&0), "{name}");
+            assert!(!without.counters.contains_key(name), "{name}");
+        }
     }
 
     #[test]

@@ -118,6 +118,8 @@ pub struct RunStats {
     pub tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     /// The page allocator's counters (kernel/page_alloc.rs), on the machines that have one.
     pub page_alloc: Option<crate::kernel::page_alloc::Counters>,
+    /// SLUB's counters (kernel/slab.rs), on the machines that boot it.
+    pub slab: Option<crate::kernel::slab::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
@@ -127,6 +129,7 @@ struct Snapshot {
     counters: Counters,
     tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     page_alloc: Option<crate::kernel::page_alloc::Counters>,
+    slab: Option<crate::kernel::slab::Counters>,
     times: Vec<[Ps; NR_BUCKETS]>,
 }
 
@@ -244,6 +247,7 @@ impl Simulation {
             counters: end_snap.counters.minus(&start.counters),
             tlbmiss: end_snap.tlbmiss.zip(start.tlbmiss).map(|(e, s)| e.minus(&s)),
             page_alloc: end_snap.page_alloc.zip(start.page_alloc).map(|(e, s)| e.minus(&s)),
+            slab: end_snap.slab.zip(start.slab).map(|(e, s)| e.minus(&s)),
             attribution: end_snap
                 .times
                 .iter()
@@ -264,6 +268,7 @@ impl Simulation {
             counters: self.kernel.counters,
             tlbmiss: self.kernel.tlbmiss(),
             page_alloc: self.kernel.page_alloc_counters(),
+            slab: self.kernel.slab_counters(),
             times: self.times.clone(),
         }
     }

@@ -102,6 +102,10 @@ pub struct Kernel {
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
+    /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
+    pub slab: Option<slab::Slab>,
+    /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
+    slab_events: Vec<slab::PageEvent>,
     pub oracle: Oracle,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
@@ -243,7 +247,16 @@ impl Kernel {
 
     /// The page allocator's counters for reports.
     pub fn page_alloc_counters(&self) -> Option<page_alloc::Counters> {
-        self.page_alloc.as_ref().map(|a| a.stats.counters())
+        self.page_alloc.as_ref().map(|a| {
+            let mut c = a.stats.counters();
+            c.slab_pages = self.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
+            c
+        })
+    }
+
+    /// SLUB's counters for reports, on a machine that boots it.
+    pub fn slab_counters(&self) -> Option<slab::Counters> {
+        self.slab.as_ref().map(|s| s.counters())
     }
 
     /// Violations found and the first few, described.
