@@ -122,6 +122,29 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     if profile.walk.kind == WalkKind::Hardware {
         profile.page_alloc().map_err(|e| e.to_string())?;
     }
+    if let Some(n) = spec.workload.fixed_tasks() {
+        if spec.tasks != n {
+            return Err(format!(
+                "workload `{}` runs {n} tasks (a sender and a receiver); allowed -t {n}",
+                spec.workload.name()
+            ));
+        }
+        if cpus < n {
+            return Err(format!(
+                "workload `{}` needs {n} CPUs; machine `{}` has {cpus}",
+                spec.workload.name(),
+                profile.name
+            ));
+        }
+    }
+    for &section in spec.workload.sections() {
+        match section {
+            "slab" => profile.slab().map(|_| ()),
+            "net" => profile.net().map(|_| ()),
+            other => unreachable!("unknown profile section {other}"),
+        }
+        .map_err(|e| format!("workload `{}`: {e}", spec.workload.name()))?;
+    }
     let mut sim = Simulation::new(profile, spec.kernel.clone());
     sim.seed(spec.seed);
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
@@ -136,6 +159,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     for extra in [
         stats.page_alloc.map(|c| c.fields()),
         stats.slab.map(|c| c.fields()),
+        stats.net.map(|c| c.fields()),
         stats.tlbmiss.map(|c| c.fields()),
     ]
     .into_iter()

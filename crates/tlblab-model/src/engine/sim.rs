@@ -120,6 +120,8 @@ pub struct RunStats {
     pub page_alloc: Option<crate::kernel::page_alloc::Counters>,
     /// SLUB's counters (kernel/slab.rs), on the machines that boot it.
     pub slab: Option<crate::kernel::slab::Counters>,
+    /// The socket layer's counters (kernel/socket.rs), on the machines that boot it.
+    pub net: Option<crate::kernel::socket::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
@@ -130,6 +132,7 @@ struct Snapshot {
     tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     page_alloc: Option<crate::kernel::page_alloc::Counters>,
     slab: Option<crate::kernel::slab::Counters>,
+    net: Option<crate::kernel::socket::Counters>,
     times: Vec<[Ps; NR_BUCKETS]>,
 }
 
@@ -248,6 +251,7 @@ impl Simulation {
             tlbmiss: end_snap.tlbmiss.zip(start.tlbmiss).map(|(e, s)| e.minus(&s)),
             page_alloc: end_snap.page_alloc.zip(start.page_alloc).map(|(e, s)| e.minus(&s)),
             slab: end_snap.slab.zip(start.slab).map(|(e, s)| e.minus(&s)),
+            net: end_snap.net.zip(start.net).map(|(e, s)| e.minus(&s)),
             attribution: end_snap
                 .times
                 .iter()
@@ -269,6 +273,7 @@ impl Simulation {
             tlbmiss: self.kernel.tlbmiss(),
             page_alloc: self.kernel.page_alloc_counters(),
             slab: self.kernel.slab_counters(),
+            net: self.kernel.socket_counters(),
             times: self.times.clone(),
         }
     }

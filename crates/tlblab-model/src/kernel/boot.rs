@@ -101,6 +101,13 @@ impl Kernel {
             )),
             _ => None,
         };
+        // Loopback sockets where SLUB runs and the profile costs the protocol paths.
+        let net = match (&slab, profile.net.is_some()) {
+            (Some(_), true) => Some(super::socket::Net::new(
+                super::socket::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+            )),
+            _ => None,
+        };
         let policy = match (config.flush.policy, config.shift_from_table) {
             (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
@@ -194,6 +201,7 @@ impl Kernel {
             page_alloc,
             slab,
             slab_events: Vec::new(),
+            net,
             oracle,
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),

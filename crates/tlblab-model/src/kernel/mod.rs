@@ -37,6 +37,7 @@ pub mod rwsem;
 pub mod sched;
 pub mod slab;
 pub mod smp;
+pub mod socket;
 pub mod syscalls;
 pub mod system_map;
 pub mod text;
@@ -77,6 +78,8 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// A socket call's body and the loopback delivery (socket.rs).
+    Net(socket::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -106,6 +109,8 @@ pub struct Kernel {
     pub slab: Option<slab::Slab>,
     /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
     slab_events: Vec<slab::PageEvent>,
+    /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
+    pub net: Option<socket::Net>,
     pub oracle: Oracle,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
@@ -189,6 +194,7 @@ impl Kernel {
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -201,6 +207,7 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Net(s) => self.socket_step(ctx, t, s),
         }
     }
 

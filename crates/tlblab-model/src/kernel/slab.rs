@@ -958,7 +958,7 @@ impl Kernel {
     }
 
     /// Mirrors the page-allocator calls SLUB just made in the frame ownership map.
-    fn sync_slab_pages(&mut self) {
+    pub(super) fn sync_slab_pages(&mut self) {
         let mut ev = std::mem::take(&mut self.slab_events);
         self.slab.as_mut().expect(NO_SLAB).take_page_events(&mut ev);
         for e in &ev {

@@ -55,6 +55,10 @@ pub enum Op {
     ReadZero,
     /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
     WriteFile,
+    /// `send(fd, buf, len, 0)` on loopback socket pair `sock` (kernel/socket.rs).
+    Send { sock: u16, len: u32 },
+    /// `recv(fd, buf, len, 0)` of one datagram or segment from pair `sock`.
+    Recv { sock: u16 },
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

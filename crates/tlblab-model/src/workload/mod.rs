@@ -9,7 +9,9 @@
 
 pub mod dd;
 pub mod ebizzy;
+pub mod netperf;
 pub mod pointer_chase;
+pub mod sockperf;
 pub mod will_it_scale;
 
 use std::sync::Arc;
@@ -74,6 +76,18 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The one task count the benchmark runs with, if it fixes one (netperf: a sender and a
+    /// receiver); `run::run` refuses any other.
+    fn fixed_tasks(&self) -> Option<u32> {
+        None
+    }
+
+    /// The machine-profile sections the benchmark's kernel paths need beyond `[page_alloc]`
+    /// (`slab`, `net`); `run::run` refuses a machine without them, naming the section.
+    fn sections(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The measured time the benchmark's own options set, if any.
     fn default_measure(&self) -> Option<Ps> {
         None
@@ -120,6 +134,8 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<will_it_scale::WillItScale>("will-it-scale"),
     Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
     Suite::of::<dd::Dd>("dd"),
+    Suite::of::<netperf::Netperf>("netperf"),
+    Suite::of::<sockperf::Sockperf>("sockperf"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
