@@ -20,6 +20,10 @@ pub struct Row {
     pub max: f64,
     pub counters_per_op: BTreeMap<String, f64>,
     pub oracle_violations: u64,
+    /// The harmonic mean of the samples (mmtests' `Hmean`), where the table's layout prints it
+    /// (seed 004's); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmean: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -100,6 +104,15 @@ pub struct ResultSet {
 }
 
 impl ResultSet {
+    /// [`ResultSet::summary`] with each row's harmonic mean (mmtests' `Hmean`) filled in.
+    pub fn summary_with_hmean(&self) -> Summary {
+        let mut s = self.summary();
+        for (row, c) in s.rows.iter_mut().zip(&self.cells) {
+            row.hmean = Some(stats::hmean(&c.samples()));
+        }
+        s
+    }
+
     /// Thread counts in first-seen order.
     pub fn threads(&self) -> Vec<u32> {
         let mut t: Vec<u32> = Vec::new();
@@ -133,6 +146,7 @@ impl ResultSet {
                     max: stats::max(&x),
                     counters_per_op: c.counters_per_op(),
                     oracle_violations: c.runs.iter().map(|r| r.oracle.violations).sum(),
+                    hmean: None,
                 }
             })
             .collect();
