@@ -14,6 +14,7 @@ use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
 use super::vmstat::Counters;
 use super::Kernel;
+use crate::hw::coherence::CacheLine;
 use crate::hw::coherence::{LineCosts, RmwLine};
 use crate::hw::cpumask::CpuMask;
 use crate::hw::ipi::IpiCosts;
@@ -122,6 +123,7 @@ impl Kernel {
                 pti,
                 user_flush_pending: false,
                 kpaths: Box::new([NO_KPATH; NR_PATHS]),
+                flush_info_line: CacheLine::new(),
             })
             .collect();
         // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
@@ -144,10 +146,19 @@ impl Kernel {
         // Under PTI every kernel entry and exit switches CR3 (v4.15+ entry code): a system call
         // pays it at both halves, a fault once.
         let mut costs = Costs::new(profile);
+        let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
         if pti {
-            let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
             costs.entry.syscall_half += Ps(adder.0 / 2);
             costs.mm.fault += adder;
+        }
+        // The interrupt entry and exit figures of a CPU that needs PTI were split from a round
+        // trip measured under it (profiles' handler_entry_ns: G1, "incl. PTI CR3 switch"); a
+        // kernel without PTI there (v3.x, or pti=off) skips the CR3 write at each half.
+        if profile.cpu.features.pti && !pti {
+            if let Some(ipi) = costs.hw.ipi.as_mut() {
+                ipi.handler_entry = ipi.handler_entry.saturating_sub(Ps(adder.0 / 2));
+                ipi.handler_exit = ipi.handler_exit.saturating_sub(Ps(adder.0 / 2));
+            }
         }
         // A software-loaded TLB: the MPC8xx machine with the kernel's own layouts (run::run has
         // checked that the kernel is an 8xx one).

@@ -100,6 +100,9 @@ impl Kernel {
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
             d += hop;
             d += self.kernel_path(ctx, Path::FlushFunc);
+            // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen).
+            let i = info.initiator as usize;
+            d += self.cpus[i].flush_info_line.read(cpu, now + d, &topo, &lines);
             d += self.run_flush_func(cpu, now + d, &info);
             d += hop;
             let ack = now + d + hop;

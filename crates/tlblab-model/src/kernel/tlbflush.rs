@@ -706,6 +706,9 @@ impl Kernel {
             range_has_huge_pmd: false,
         };
         let info = flush_info(self.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
+        // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
+        // of its last flush read (v5.18).
+        d += self.cpus[cpu as usize].flush_info_line.write(cpu, now + d, &topo, &lines);
         let targets = flush_targets(&m.cpumask, &self.lazy, &self.config.flush, freed_tables, cpu);
         let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
         let local = |s: &mut Kernel, at: Ps| {
