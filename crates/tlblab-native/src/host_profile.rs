@@ -8,8 +8,8 @@
 use tlblab_model::hw::ipi::ApicMode;
 use tlblab_model::hw::tlb::{Inclusion, PageSize, Replacement, Serves};
 use tlblab_model::profile::{
-    Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, Sharing, Sourced, Tlb,
-    TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION,
+    Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, PageAllocProfile,
+    Sharing, Sourced, Tlb, TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION,
 };
 
 use crate::cpuid;
@@ -204,6 +204,11 @@ struct Borrowed {
     fault_around_page_cycles: Sourced,
     page_alloc_cycles: Sourced,
     zap_pte_cycles: Sourced,
+    /// `[page_alloc]` per-operation costs (the allocator is simulated; these are its rest).
+    pcp_alloc_cycles: Sourced,
+    pcp_free_cycles: Sourced,
+    zone_lock_section_cycles: Sourced,
+    buddy_block_cycles: Sourced,
 }
 
 /// What the madvise sweep gives for the zap/free and flush-call paths.
@@ -231,18 +236,28 @@ fn kernel_path_costs(
     };
     let b = Borrowed {
         fault_around_page_cycles: borrowed(100.0, "fault-around is one part of a read fault"),
-        page_alloc_cycles: borrowed(400.0, "the allocation is one part of the measured first-write fault"),
+        page_alloc_cycles: borrowed(
+            300.0,
+            "memcg charge, rmap and LRU add are one part of the measured first-write fault",
+        ),
         zap_pte_cycles: borrowed(60.0, "the zap is one part of the madvise per-page slope"),
+        pcp_alloc_cycles: borrowed(100.0, "a per-CPU list allocation is one part of the first-write fault"),
+        pcp_free_cycles: borrowed(100.0, "a per-CPU list free is one part of the madvise per-page slope"),
+        zone_lock_section_cycles: borrowed(60.0, "zone->lock sections are not timed from user space"),
+        buddy_block_cycles: borrowed(30.0, "buddy list moves are not timed from user space"),
     };
     // Above the ceiling the flush is one full flush whatever the count, so the per-page slope
     // is the zap and the free of each page (freed in batches there: the LRU lock and the memcg
     // uncharge are shared, so this is a lower bound for a lone page).
+    // The per-CPU list free is simulated (page_alloc.pcp_free_cycles): it leaves the slope too.
     let zap = b.zap_pte_cycles.value;
+    let pcp_free = b.pcp_free_cycles.value;
     let free = sc.map(|c| {
         c.slope_above_ns.map(
-            |ns| cyc(ns) - zap,
+            |ns| cyc(ns) - zap - pcp_free,
             format!(
-                "{} x {mhz:.0} MHz minus zap_pte_cycles ({zap:.0}, borrowed estimate)",
+                "{} x {mhz:.0} MHz minus zap_pte_cycles ({zap:.0}) and page_alloc.pcp_free_cycles ({pcp_free:.0}), \
+                 borrowed estimates",
                 c.slope_above_ns.how
             ),
         )
@@ -257,7 +272,7 @@ fn kernel_path_costs(
             ),
         ),
         f => estimate(
-            200.0,
+            150.0,
             format!(
                 "{}the x86 profiles' estimate, borrowed",
                 f.map_or("the madvise sweep gave no per-page slope above the ceiling: ".into(), |f| format!(
@@ -431,8 +446,9 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     let fault1 = r.raw.faults.first().ok_or("the probe has no fault measurement")?;
     let (per_page, paths) = kernel_path_costs(r, sc, &tag, &sd_src, mhz);
     // The probe's first write to an anonymous page pays the fault, the allocation and the
-    // clearing: the allocation's share is the borrowed estimate, the clearing is measured.
-    let alloc_ns = per_page.page_alloc_cycles.value * 1000.0 / mhz;
+    // clearing: the allocation's share (the per-CPU list and the rest of page_alloc_cycles) is
+    // the borrowed estimate, the clearing is measured.
+    let alloc_ns = (per_page.page_alloc_cycles.value + per_page.pcp_alloc_cycles.value) * 1000.0 / mhz;
     let fault_ns = (fault1.fault_ns.median - clear_ns - alloc_ns).max(0.0);
 
     let smp = h.cpus.len() > 1;
@@ -659,14 +675,14 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 fault_ns,
                 format!(
                     "{tag}: first write to a fresh anonymous 4 KiB page, 1 thread ({:.0} ns/page, {}) minus clearing \
-                     one page at the measured clear_page rate ({clear_ns:.0} ns) minus page_alloc_cycles \
-                     ({alloc_ns:.0} ns, borrowed estimate)",
+                     one page at the measured clear_page rate ({clear_ns:.0} ns) minus page_alloc_cycles and \
+                     page_alloc.pcp_alloc_cycles ({alloc_ns:.0} ns, borrowed estimates)",
                     fault1.fault_ns.median,
                     spread(&fault1.fault_ns)
                 ),
             ),
             fault_around_page_cycles: per_page.fault_around_page_cycles,
-            page_alloc_cycles: per_page.page_alloc_cycles,
+            page_alloc_cycles: per_page.page_alloc_cycles.clone(),
             page_free_cycles: paths.page_free_cycles,
             zap_pte_cycles: per_page.zap_pte_cycles,
             flush_call_cycles: paths.flush_call_cycles,
@@ -693,7 +709,17 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         },
         coherence,
         ipi,
-        page_alloc: None,
+        page_alloc: Some(PageAllocProfile {
+            pcp_alloc_cycles: per_page.pcp_alloc_cycles,
+            pcp_free_cycles: per_page.pcp_free_cycles,
+            zone_lock_section_cycles: per_page.zone_lock_section_cycles,
+            buddy_block_cycles: per_page.buddy_block_cycles,
+            struct_page_miss_ns: estimate(
+                llc_ns,
+                "one struct page line found in the L3: this profile's measured memory.llc_hit_ns (the \
+                 prefetcher and DRAM misses are not modelled)",
+            ),
+        }),
         slab: None,
         caches: None,
         mmu8xx: None,

@@ -116,8 +116,18 @@ pub struct RunStats {
     pub counters: Counters,
     /// The MPC8xx TLB-miss counters (kernel/tlbmiss.rs), on a software-loaded-TLB machine.
     pub tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
+    /// The page allocator's counters (kernel/page_alloc.rs), on the machines that have one.
+    pub page_alloc: Option<crate::kernel::page_alloc::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
+}
+
+/// Counters and per-CPU attribution at one instant.
+struct Snapshot {
+    counters: Counters,
+    tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
+    page_alloc: Option<crate::kernel::page_alloc::Counters>,
+    times: Vec<[Ps; NR_BUCKETS]>,
 }
 
 pub struct Simulation {
@@ -195,15 +205,13 @@ impl Simulation {
             self.ev.requeue(cpu);
         }
         let end = warmup + measure;
-        let mut snap: Option<(Counters, Vec<[Ps; NR_BUCKETS]>)> = None;
-        let mut tlbmiss_start = None;
+        let mut snap: Option<Snapshot> = None;
         while let Some((now, cpu)) = self.ev.agenda.first() {
             if now >= end {
                 break;
             }
             if snap.is_none() && now >= warmup {
                 snap = Some(self.snapshot(warmup));
-                tlbmiss_start = self.kernel.tlbmiss();
             }
             let c = &mut self.ev.run[cpu as usize];
             if c.arrivals.first() == Some(&now) {
@@ -229,18 +237,17 @@ impl Simulation {
             self.ev.requeue(cpu);
         }
         let start = snap.unwrap_or_else(|| self.snapshot(warmup));
-        let tlbmiss_start = tlbmiss_start.or_else(|| self.kernel.tlbmiss());
         let end_snap = self.snapshot(end);
-        let tlbmiss = self.kernel.tlbmiss().zip(tlbmiss_start).map(|(e, s)| e.minus(&s));
         RunStats {
             iterations: self.tasks.iter().map(|t| t.measured).collect(),
             measured: measure,
-            counters: end_snap.0.minus(&start.0),
-            tlbmiss,
+            counters: end_snap.counters.minus(&start.counters),
+            tlbmiss: end_snap.tlbmiss.zip(start.tlbmiss).map(|(e, s)| e.minus(&s)),
+            page_alloc: end_snap.page_alloc.zip(start.page_alloc).map(|(e, s)| e.minus(&s)),
             attribution: end_snap
-                .1
+                .times
                 .iter()
-                .zip(&start.1)
+                .zip(&start.times)
                 .map(|(e, s)| std::array::from_fn(|i| e[i] - s[i]))
                 .collect(),
         }
@@ -248,12 +255,17 @@ impl Simulation {
 
     /// Counters and attribution as of `at`: CPUs idle or spinning at `at` are charged up to it
     /// (so buckets only ever grow and window differences are exact up to one step).
-    fn snapshot(&mut self, at: Ps) -> (Counters, Vec<[Ps; NR_BUCKETS]>) {
+    fn snapshot(&mut self, at: Ps) -> Snapshot {
         self.kernel.counters.oracle.oracle_violations = self.kernel.oracle.violations;
         for cpu in 0..self.cpus() {
             self.charge_gap(cpu, at);
         }
-        (self.kernel.counters, self.times.clone())
+        Snapshot {
+            counters: self.kernel.counters,
+            tlbmiss: self.kernel.tlbmiss(),
+            page_alloc: self.kernel.page_alloc_counters(),
+            times: self.times.clone(),
+        }
     }
 
     /// Charges the time since the CPU's last step up to `now`: spinning on a shootdown, or idle.

@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 
 use super::config::KernelConfig;
 use super::cpu::Cpu;
-use super::frames::Frames;
+use super::frames::{Frames, Owner};
+use super::gfp::PAGES_PER_NODE;
+use super::page_alloc::{PageAlloc, PageAllocCosts};
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
@@ -76,9 +78,19 @@ impl Costs {
 }
 
 impl Kernel {
-    /// Boots `config` on the machine `profile` describes.
+    /// Boots `config` on the machine `profile` describes. An x86 profile must have a
+    /// `[page_alloc]` section (`run::run` checks it first and reports its absence).
     pub fn boot(profile: &MachineProfile, config: KernelConfig) -> Kernel {
         let topo = Topology::from_profile(&profile.topology);
+        // The MPC8xx machine runs dd's own paths and has no allocator section.
+        let page_alloc = profile.page_alloc.is_some().then(|| {
+            PageAlloc::new(
+                config.page_alloc,
+                PageAllocCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                &topo,
+                PAGES_PER_NODE,
+            )
+        });
         let policy = match (config.flush.policy, config.shift_from_table) {
             (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
@@ -148,7 +160,7 @@ impl Kernel {
             }
             _ => None,
         };
-        Kernel {
+        let mut k = Kernel {
             m8xx,
             topo,
             costs,
@@ -168,7 +180,8 @@ impl Kernel {
             tasks: Vec::new(),
             mms: Vec::new(),
             files: Vec::new(),
-            frames: Frames::new(),
+            frames: Frames::new(PAGES_PER_NODE * topo.sockets as u64),
+            page_alloc,
             oracle,
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
@@ -177,6 +190,11 @@ impl Kernel {
             counters: Counters::default(),
             next_ctx_id: 1,
             text,
+        };
+        // empty_zero_page lives in the kernel image; here it is the first page boot takes.
+        if k.page_alloc.is_some() {
+            k.frames.zero_pfn = k.alloc_frame_untimed(0, Ps::ZERO, Owner::Zero);
         }
+        k
     }
 }

@@ -16,6 +16,7 @@
 use super::head_8xx::Version;
 use super::mm::MmKnobs;
 use super::mmu_8xx::{Ppc8xxKnobs, Writeback};
+use super::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill};
 use super::text::TextKnobs;
 use super::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 
@@ -31,6 +32,9 @@ pub struct KernelConfig {
     pub text: TextKnobs,
     /// An MPC8xx kernel (its `[ppc8xx]` section); `None` for the x86 kernels.
     pub ppc8xx: Option<Ppc8xxKnobs>,
+    /// The page allocator's era: which orders the per-CPU lists hold, batch, high, refill and
+    /// drain (kernel/page_alloc.rs).
+    pub page_alloc: PageAllocConfig,
     /// The range policy is derived from the machine for `flushall_shift` presets: `None` means
     /// "use the per-family shift table" (`post_fix` chooses the table).
     pub shift_from_table: Option<bool>,
@@ -48,6 +52,9 @@ pub struct Knobs {
     pub text: TextKnobs,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppc8xx: Option<Ppc8xxKnobs>,
+    /// Absent from results recorded before the allocator was wired in (they ran without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_alloc: Option<PageAllocConfig>,
 }
 
 /// The recorded form of a [`KernelConfig`].
@@ -60,7 +67,7 @@ struct Recorded {
 
 impl From<Recorded> for KernelConfig {
     fn from(r: Recorded) -> KernelConfig {
-        let Knobs { flush, mm, text, ppc8xx } = r.flush;
+        let Knobs { flush, mm, text, ppc8xx, page_alloc } = r.flush;
         KernelConfig {
             name: r.name,
             description: String::new(),
@@ -68,6 +75,8 @@ impl From<Recorded> for KernelConfig {
             mm,
             text,
             ppc8xx,
+            // A result from before the allocator: it ran none; read it as v4.9's rules.
+            page_alloc: page_alloc.unwrap_or_else(PageAllocConfig::v4_9),
             shift_from_table: r.shift_from_table,
         }
     }
@@ -345,10 +354,132 @@ pub const KNOBS: &[Knob] = &[
         doc: "UNSAFE: frees pages before the TLB flush; for the oracle",
         apply: |k, v| on_off(v).map(|b| k.mm.free_before_flush = b),
     },
+    Knob {
+        name: "era",
+        section: "page_alloc",
+        allowed: "4.9 | 4.9-hopcpu | 5.14",
+        doc: "the page allocator's per-CPU list rules: v2.6.24-v5.13 order 0 only (4.9), the 2016 \
+              high-order patch v5 (4.9-hopcpu), v5.14+ orders 0-3 and THP (5.14); the knobs below \
+              refine it",
+        apply: |k, v| {
+            k.page_alloc = PageAllocConfig::preset(v).map_err(|_| None)?;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "pcp_lists",
+        section: "page_alloc",
+        allowed: "order0 | hopcpu-v5 | v5-14",
+        doc: "which orders the per-CPU lists hold and how an order picks its list",
+        apply: |k, v| {
+            k.page_alloc.pcp_lists = match v {
+                "order0" => PcpLists::Order0,
+                "hopcpu-v5" => PcpLists::HopcpuV5,
+                "v5-14" => PcpLists::V5_14,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "batch_cap_kib",
+        section: "page_alloc",
+        allowed: "KiB, 4..1048576 (512 up to v5.13, 1024 from v5.14)",
+        doc: "zone_batchsize()'s cap on the per-CPU batch",
+        apply: |k, v| {
+            let kib: u64 = v.parse().map_err(|_| None)?;
+            if !(4..=1 << 20).contains(&kib) {
+                return Err(None);
+            }
+            k.page_alloc.batch_cap_kib = kib;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "pcp_high",
+        section: "page_alloc",
+        allowed: "six-batch | hopcpu-v5 | low-wmark-per-local-cpu",
+        doc: "pcp->high: 6 x batch (v4.9), the 2016 patch's 341, v5.14 zone_highsize()",
+        apply: |k, v| {
+            k.page_alloc.high = match v {
+                "six-batch" => PcpHigh::SixBatch,
+                "hopcpu-v5" => PcpHigh::HopcpuV5,
+                "low-wmark-per-local-cpu" => PcpHigh::LowWmarkPerLocalCpu,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "pcp_refill",
+        section: "page_alloc",
+        allowed: "batch | batch-shifted-by-order",
+        doc:
+            "blocks rmqueue_bulk takes on an empty list: batch (v4.9, 2016) or max(batch >> order, 2) (v5.14)",
+        apply: |k, v| {
+            k.page_alloc.refill = match v {
+                "batch" => PcpRefill::Batch,
+                "batch-shifted-by-order" => PcpRefill::BatchShiftedByOrder,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "pcp_drain",
+        section: "page_alloc",
+        allowed: "batch-entries | batch-pages | free-factor",
+        doc: "what free_pcppages_bulk frees at count >= high: batch entries (v4.9), batch base pages \
+              (2016), nr_pcp_free() (v5.13+)",
+        apply: |k, v| {
+            k.page_alloc.drain = match v {
+                "batch-entries" => PcpDrain::BatchEntries,
+                "batch-pages" => PcpDrain::BatchPages,
+                "free-factor" => PcpDrain::FreeFactor,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "drain_picks_outside_lock",
+        section: "page_alloc",
+        allowed: "on | off",
+        doc: "free_pcppages_bulk picks the pages before taking zone->lock (v4.18+)",
+        apply: |k, v| on_off(v).map(|b| k.page_alloc.drain_picks_outside_lock = b),
+    },
+    Knob {
+        name: "min_free_kbytes_max",
+        section: "page_alloc",
+        allowed: "KiB, 128..1048576 (65536 up to v5.6, 262144 from v5.7)",
+        doc: "the upper clamp of the boot-time min_free_kbytes",
+        apply: |k, v| {
+            let kib: u64 = v.parse().map_err(|_| None)?;
+            if !(128..=1 << 20).contains(&kib) {
+                return Err(None);
+            }
+            k.page_alloc.min_free_kbytes_max = kib;
+            Ok(())
+        },
+    },
+    Knob {
+        name: "watermark_scale_factor",
+        section: "page_alloc",
+        allowed: "0..1000 (0: the pre-v4.6 low = min + min/4, high = min + min/2; default 10 since v4.6)",
+        doc: "the watermark gap in 1/10000 of the zone (v4.6+)",
+        apply: |k, v| {
+            let f: u64 = v.parse().map_err(|_| None)?;
+            if f > 1000 {
+                return Err(None);
+            }
+            k.page_alloc.watermark_scale_factor = f;
+            Ok(())
+        },
+    },
 ];
 
 /// The subsystem sections a preset file may have.
-pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx"];
+pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc"];
 
 /// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
 fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
@@ -375,7 +506,13 @@ fn knob_names(section: Option<&str>) -> String {
 impl KernelConfig {
     /// Every knob's value (what a run records).
     pub fn knobs(&self) -> Knobs {
-        Knobs { flush: self.flush, mm: self.mm, text: self.text, ppc8xx: self.ppc8xx }
+        Knobs {
+            flush: self.flush,
+            mm: self.mm,
+            text: self.text,
+            ppc8xx: self.ppc8xx,
+            page_alloc: Some(self.page_alloc),
+        }
     }
 
     /// Sets one knob from `KEY=VALUE` text.
@@ -488,6 +625,15 @@ fn required(k: &KernelConfig) -> impl Fn(&str) -> bool {
             "flushall_shift" | "post_fix" | "huge_walk" => {
                 matches!(policy, RangePolicy::FlushallShift { .. })
             }
+            // `era` sets every allocator rule; the others refine it.
+            "pcp_lists"
+            | "batch_cap_kib"
+            | "pcp_high"
+            | "pcp_refill"
+            | "pcp_drain"
+            | "drain_picks_outside_lock"
+            | "min_free_kbytes_max"
+            | "watermark_scale_factor" => false,
             _ => true,
         },
     }
@@ -511,6 +657,7 @@ fn blank() -> KernelConfig {
         mm: MmKnobs { mmap_lock: false, free_before_flush: false },
         text: TextKnobs { kernel_tlb: false },
         ppc8xx: None,
+        page_alloc: PageAllocConfig::v4_9(),
         shift_from_table: None,
     }
 }

@@ -1,7 +1,7 @@
-//! Physical frames: a simple allocator (LIFO free list, then fresh frames) and each frame's
-//! owner, which the safety oracle checks every TLB hit against.
-//!
-//! This is the seam the page-allocator issue replaces: callers only use `alloc` and `free`.
+//! Physical frames: who each page frame belongs to right now, which the safety oracle checks
+//! every TLB hit and every free against. The frames themselves come from and go back to the page
+//! allocator (kernel/page_alloc.rs); this is only the ownership map (`page->mapping` and
+//! `page->index`, as far as the oracle needs them).
 
 use super::mm::MmId;
 
@@ -26,39 +26,38 @@ pub enum Owner {
 #[derive(Debug, Clone, Default)]
 pub struct Frames {
     owners: Vec<Owner>,
-    free: Vec<u64>,
+    /// The shared zero page's frame (`empty_zero_page`, allocated at boot here).
+    pub zero_pfn: u64,
     pub allocated: u64,
     pub freed: u64,
 }
 
-/// The shared zero page's frame.
-pub const ZERO_PFN: u64 = 0;
-
 impl Frames {
-    pub fn new() -> Frames {
-        Frames { owners: vec![Owner::Zero], free: Vec::new(), allocated: 0, freed: 0 }
+    /// `nr_pfns` page frames, every one free.
+    pub fn new(nr_pfns: u64) -> Frames {
+        Frames { owners: vec![Owner::Free; nr_pfns as usize], zero_pfn: u64::MAX, allocated: 0, freed: 0 }
     }
 
-    pub fn alloc(&mut self, owner: Owner) -> u64 {
+    /// The allocator handed out `pfn`: it now belongs to `owner`. Returns false if the frame
+    /// already had an owner (a page handed out twice: the oracle counts it).
+    #[must_use]
+    pub fn assign(&mut self, pfn: u64, owner: Owner) -> bool {
         self.allocated += 1;
-        match self.free.pop() {
-            Some(pfn) => {
-                self.owners[pfn as usize] = owner;
-                pfn
-            }
-            None => {
-                self.owners.push(owner);
-                self.owners.len() as u64 - 1
-            }
-        }
+        let slot = &mut self.owners[pfn as usize];
+        let was_free = *slot == Owner::Free;
+        *slot = owner;
+        was_free
     }
 
-    pub fn free(&mut self, pfn: u64) {
-        assert_ne!(pfn, ZERO_PFN, "the zero page is never freed");
-        assert_ne!(self.owners[pfn as usize], Owner::Free, "double free of pfn {pfn}");
-        self.owners[pfn as usize] = Owner::Free;
-        self.free.push(pfn);
+    /// `pfn` goes back to the allocator. Returns false if it had no owner (a double free).
+    #[must_use]
+    pub fn release(&mut self, pfn: u64) -> bool {
+        assert_ne!(pfn, self.zero_pfn, "the zero page is never freed");
         self.freed += 1;
+        let slot = &mut self.owners[pfn as usize];
+        let had_owner = *slot != Owner::Free;
+        *slot = Owner::Free;
+        had_owner
     }
 
     pub fn owner(&self, pfn: u64) -> Owner {
@@ -75,24 +74,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn freed_frames_are_reused_last_in_first_out() {
-        let mut f = Frames::new();
-        let a = f.alloc(Owner::PageCache { file: 0, index: 0 });
-        let b = f.alloc(Owner::PageCache { file: 0, index: 0 });
-        assert_ne!(a, ZERO_PFN);
-        f.free(a);
-        f.free(b);
-        assert_eq!(f.owner(a), Owner::Free);
-        assert_eq!(f.alloc(Owner::Zero), b);
-        assert_eq!(f.alloc(Owner::Zero), a);
-    }
-
-    #[test]
-    #[should_panic(expected = "double free")]
-    fn double_free_is_a_bug() {
-        let mut f = Frames::new();
-        let a = f.alloc(Owner::PageCache { file: 0, index: 0 });
-        f.free(a);
-        f.free(a);
+    fn a_frame_handed_out_twice_or_freed_twice_is_reported() {
+        let mut f = Frames::new(8);
+        assert!(f.assign(3, Owner::PageCache { file: 0, index: 0 }));
+        assert_eq!(f.owner(3), Owner::PageCache { file: 0, index: 0 });
+        assert!(!f.assign(3, Owner::Anon { mm: 0, vpn: 1 }), "second owner without a free");
+        assert!(f.release(3));
+        assert_eq!(f.owner(3), Owner::Free);
+        assert!(!f.release(3), "double free");
+        assert_eq!((f.allocated, f.freed), (2, 2));
     }
 }

@@ -5,7 +5,7 @@
 
 use super::ctx::Ctx;
 use super::filemap::NO_PAGE;
-use super::frames::{Owner, ZERO_PFN};
+use super::frames::Owner;
 use super::mm::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use super::text::Path;
 use super::{mmap, tlbflush, Continuation as KStep, Kernel};
@@ -172,8 +172,10 @@ impl Kernel {
         ctx.charge(Bucket::Fault, self.costs.mm.fault);
         // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
         // copied (zero_copy time).
-        let anon_page = |s: &mut Kernel, ctx: &mut Ctx, copy: bool| {
-            let pfn = s.frames.alloc(Owner::Anon { mm, vpn });
+        let zero_pfn = self.frames.zero_pfn;
+        // `at`: the fault's time so far (its charges are in the buckets, not in `ctx.now`).
+        let anon_page = |s: &mut Kernel, ctx: &mut Ctx, at: Ps, copy: bool| {
+            let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
             let c = if copy {
                 s.counters.memory.pages_copied += 1;
                 s.costs.mm.copy_page
@@ -181,9 +183,11 @@ impl Kernel {
                 s.counters.memory.pages_zeroed += 1;
                 s.costs.mm.clear_page
             };
+            // What remains of the profile's page_alloc_cycles once the allocator is simulated:
+            // memcg charge, rmap and LRU add.
             ctx.charge(Bucket::Fault, s.costs.mm.page_alloc);
             ctx.charge(Bucket::Zeroing, c);
-            (pfn, s.costs.mm.page_alloc + c)
+            (pfn, a + s.costs.mm.page_alloc + c)
         };
         let new_pte = match (backing, pte.present, write) {
             // A write fault on a PTE that already allows it: another CPU upgraded it in place
@@ -198,7 +202,7 @@ impl Kernel {
             }
             (_, true, true) => {
                 // wp_page_copy: new page, then ptep_clear_flush of the old PTE, then install.
-                let (pfn, c) = anon_page(self, ctx, pte.pfn != ZERO_PFN);
+                let (pfn, c) = anon_page(self, ctx, ctx.now + d, pte.pfn != zero_pfn);
                 d += c;
                 self.mms[mm as usize].set_pte(addr, Pte::default());
                 self.counters.memory.cow_flushes += 1;
@@ -215,22 +219,22 @@ impl Kernel {
             }
             (_, true, false) => return d, // raced with another fault: nothing to do
             (Backing::Anon, false, false) => {
-                Pte { pfn: ZERO_PFN, present: true, writable: false, dirty: false }
+                Pte { pfn: zero_pfn, present: true, writable: false, dirty: false }
             }
             (Backing::Anon, false, true) => {
-                let (pfn, c) = anon_page(self, ctx, false);
+                let (pfn, c) = anon_page(self, ctx, ctx.now + d, false);
                 d += c;
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FilePrivate(f), false, true) => {
                 // do_cow_fault: read the file page, copy it into a new anonymous page.
-                let (_, c0) = self.page_cache_page(ctx, f, index);
-                let (pfn, c) = anon_page(self, ctx, true);
+                let (_, c0) = self.page_cache_page(ctx, ctx.now + d, f, index);
+                let (pfn, c) = anon_page(self, ctx, ctx.now + d + c0, true);
                 d += c0 + c;
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FileShared(f), false, true) => {
-                let (pfn, c) = self.page_cache_page(ctx, f, index);
+                let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
                 d += c;
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
@@ -239,7 +243,7 @@ impl Kernel {
                 // page of the 16-page aligned window, mapping read-only those whose PTE is
                 // none); a faulting page that was not cached is then read in by __do_fault.
                 let was_cached = self.files[f as usize][index as usize] != NO_PAGE;
-                let (pfn, c) = self.page_cache_page(ctx, f, index);
+                let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
                 d += c;
                 let win = FAULT_AROUND_PAGES * PAGE_SIZE;
                 let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));

@@ -149,14 +149,15 @@ impl Kernel {
             }
             Step::FreeGathered => {
                 let pages = std::mem::take(&mut self.tasks[t].gathered);
+                // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free): per page
+                // the LRU removal and uncharge (page_free), then __free_pages to the allocator.
+                let mut d = Ps::ZERO;
                 for &pfn in &pages {
-                    self.oracle.check_free(pfn, &self.frames, &self.mms, &self.cpus, |c| (&c.tlb, &c.st));
-                    self.frames.free(pfn);
+                    ctx.charge(Bucket::Syscall, self.costs.mm.page_free);
+                    d += self.costs.mm.page_free;
+                    d += self.free_frame(ctx, ctx.now + d, pfn, Bucket::Syscall);
                 }
                 self.counters.mmu_gather.pages_freed += pages.len() as u64;
-                // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free).
-                let mut d = self.costs.mm.page_free * pages.len() as u64;
-                ctx.charge(Bucket::Syscall, d);
                 if !pages.is_empty() {
                     d += self.kernel_path(ctx, Path::FreePages);
                 }

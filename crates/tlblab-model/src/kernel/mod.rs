@@ -20,6 +20,7 @@ pub mod ctx;
 pub mod data_layout;
 pub mod filemap;
 pub mod frames;
+pub mod gfp;
 pub mod head_8xx;
 pub mod memory;
 pub mod mm;
@@ -98,6 +99,9 @@ pub struct Kernel {
     pub mms: Vec<Mm>,
     pub files: Vec<Vec<u64>>,
     pub frames: Frames,
+    /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
+    /// `None` on the MPC8xx machine (its dd paths allocate no pages).
+    pub page_alloc: Option<page_alloc::PageAlloc>,
     pub oracle: Oracle,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
@@ -133,7 +137,7 @@ impl Kernel {
         let start = self.mms[mm as usize].mmap(len, Backing::Anon, true);
         let mut a = start;
         while a < start + len {
-            let pfn = self.frames.alloc(Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
+            let pfn = self.alloc_frame_untimed(0, Ps::ZERO, Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
             self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true, dirty: true });
             a += PAGE_SIZE;
         }
@@ -235,6 +239,11 @@ impl Kernel {
         let mut k = self.config.knobs();
         k.flush.policy = self.policy;
         k
+    }
+
+    /// The page allocator's counters for reports.
+    pub fn page_alloc_counters(&self) -> Option<page_alloc::Counters> {
+        self.page_alloc.as_ref().map(|a| a.stats.counters())
     }
 
     /// Violations found and the first few, described.

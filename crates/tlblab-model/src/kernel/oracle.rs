@@ -8,6 +8,9 @@
 //!   it runs the mm with right now, or in a PCID slot it would switch back to without a flush
 //!   (slot generation not behind `mm->context.tlb_gen`).
 //!
+//! - the page allocator never hands out a frame that still has an owner, and a frame is freed
+//!   only once, and never while a page table still maps it.
+//!
 //! Stale entries are legal between clearing a PTE and the completion of its flush, as long as
 //! the frame is not freed: that is exactly what the flush-then-free rule of `mmu_gather` buys.
 
@@ -58,6 +61,21 @@ impl Oracle {
         }
     }
 
+    /// The allocator handed out `pfn` while it still belonged to `owner`.
+    pub fn flag_handed_out_twice(&mut self, pfn: u64, owner: Owner) {
+        self.flag(format!("pfn {pfn} handed out while still owned by {owner:?}"));
+    }
+
+    /// `pfn` was freed again without being allocated in between.
+    pub fn flag_double_free(&mut self, pfn: u64) {
+        self.flag(format!("pfn {pfn} freed twice"));
+    }
+
+    /// The allocator refused a free (`why`: its error).
+    pub fn flag_double_free_allocator(&mut self, pfn: u64, why: &str) {
+        self.flag(format!("pfn {pfn}: free refused by the page allocator: {why}"));
+    }
+
     /// `cpu` filled a TLB entry translating to `pfn`.
     #[inline]
     pub fn note_fill(&mut self, cpu: u32, pfn: u64) {
@@ -81,6 +99,9 @@ impl Oracle {
             return;
         };
         let m = &mms[mm as usize];
+        if m.pte(vpn << PAGE_SHIFT).is_some_and(|p| p.present && p.pfn == pfn) {
+            self.flag(format!("pfn {pfn} freed while mm {mm} still maps it at vpn {vpn:#x}"));
+        }
         // Only a CPU that ever filled a translation to the frame can hold one.
         let Some(fillers) = self.fillers.get(pfn as usize) else {
             return;
@@ -112,5 +133,29 @@ impl Oracle {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::mm::{Backing, Pte, PAGE_SIZE};
+
+    #[test]
+    fn a_frame_freed_while_a_pte_maps_it_is_a_violation() {
+        let mut mm = Mm::new(0, 1);
+        let a = mm.mmap(2 * PAGE_SIZE, Backing::Anon, true);
+        let mut frames = Frames::new(16);
+        assert!(frames.assign(5, Owner::Anon { mm: 0, vpn: a >> PAGE_SHIFT }));
+        assert!(frames.assign(6, Owner::Anon { mm: 0, vpn: (a >> PAGE_SHIFT) + 1 }));
+        mm.set_pte(a, Pte { pfn: 5, present: true, writable: true, dirty: true });
+        let mut o = Oracle::default();
+        let no_cpus: &[(TlbHierarchy, TlbState)] = &[];
+        // Page 6 was never mapped (or its PTE was cleared): freeing it is fine.
+        o.check_free(6, &frames, std::slice::from_ref(&mm), no_cpus, |c| (&c.0, &c.1));
+        assert_eq!(o.violations, 0);
+        o.check_free(5, &frames, std::slice::from_ref(&mm), no_cpus, |c| (&c.0, &c.1));
+        assert_eq!(o.violations, 1, "{:?}", o.examples);
+        assert!(o.examples[0].contains("still maps it"), "{:?}", o.examples);
     }
 }

@@ -66,6 +66,83 @@ pub struct PageAllocStats {
     pub alloc_failures: u64,
 }
 
+crate::kernel::vmstat::counters! {
+    /// The allocator's event counters (lock_stat's and /proc/vmstat's, per order).
+    Counters {
+    zone_lock_acquisitions,
+    /// Acquisitions that found `zone->lock` held (lock_stat's contentions).
+    zone_lock_contended,
+    /// Time from asking for `zone->lock` to holding it, in picoseconds.
+    zone_lock_wait_ps,
+    zone_lock_hold_ps,
+    /// Allocations served from a per-CPU list, by order (9: the THP order, v5.14).
+    pcp_hits_order0,
+    pcp_hits_order1,
+    pcp_hits_order2,
+    pcp_hits_order3,
+    pcp_hits_order9,
+    /// Allocations that found their per-CPU list empty and refilled it (`rmqueue_bulk`).
+    pcp_misses_order0,
+    pcp_misses_order1,
+    pcp_misses_order2,
+    pcp_misses_order3,
+    pcp_misses_order9,
+    /// Frees onto a per-CPU list (any order).
+    pcp_frees,
+    /// Allocations and frees of orders the per-CPU lists do not hold: one `zone->lock` each.
+    buddy_allocs,
+    buddy_frees,
+    pcp_refills,
+    pcp_refill_blocks,
+    /// `free_pcppages_bulk` runs (`count >= high`, or a whole-list drain).
+    pcp_drains,
+    pcp_drain_blocks,
+    buddy_splits,
+    buddy_merges,
+    pageblocks_stolen,
+    struct_page_touches,
+    /// Slab pages SLUB took from the page allocator (`new_slab`).
+    slab_pages,
+    alloc_failures,
+    }
+}
+
+impl PageAllocStats {
+    /// The report's view (`slab_pages` is SLUB's count; the caller adds it).
+    pub fn counters(&self) -> Counters {
+        let o = |a: &[u64; MAX_ORDER as usize], i: usize| a[i];
+        Counters {
+            zone_lock_acquisitions: self.zone_lock_acquisitions,
+            zone_lock_contended: self.zone_lock_contended,
+            zone_lock_wait_ps: self.zone_lock_wait.0,
+            zone_lock_hold_ps: self.zone_lock_hold.0,
+            pcp_hits_order0: o(&self.pcp_hits, 0),
+            pcp_hits_order1: o(&self.pcp_hits, 1),
+            pcp_hits_order2: o(&self.pcp_hits, 2),
+            pcp_hits_order3: o(&self.pcp_hits, 3),
+            pcp_hits_order9: o(&self.pcp_hits, HPAGE_PMD_ORDER as usize),
+            pcp_misses_order0: o(&self.pcp_misses, 0),
+            pcp_misses_order1: o(&self.pcp_misses, 1),
+            pcp_misses_order2: o(&self.pcp_misses, 2),
+            pcp_misses_order3: o(&self.pcp_misses, 3),
+            pcp_misses_order9: o(&self.pcp_misses, HPAGE_PMD_ORDER as usize),
+            pcp_frees: self.frees_to_pcp.iter().sum(),
+            buddy_allocs: self.buddy_allocs.iter().sum(),
+            buddy_frees: self.frees_to_buddy.iter().sum(),
+            pcp_refills: self.refills,
+            pcp_refill_blocks: self.refill_blocks,
+            pcp_drains: self.drains,
+            pcp_drain_blocks: self.drain_blocks,
+            buddy_splits: self.buddy_splits,
+            buddy_merges: self.buddy_merges,
+            pageblocks_stolen: self.pageblocks_stolen,
+            struct_page_touches: self.struct_page_touches,
+            slab_pages: 0,
+            alloc_failures: self.alloc_failures,
+        }
+    }
+}
+
 /// What `alloc_pages` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocOutcome {
@@ -247,7 +324,7 @@ impl PageAlloc {
     /// Takes `zone->lock` for a section whose work is `s`; returns (grant, hold, contended).
     fn lock_section(&mut self, zi: usize, cpu: u32, at: Ps, s: &Section, env: Env) -> (Ps, Ps, bool) {
         let z = &mut self.zones[zi];
-        let data = z.data_line.write(cpu, env.topo, env.lines);
+        let data = z.data_line.write(cpu, at.max(z.lock.free_at()), env.topo, env.lines);
         let hold = self.costs.lock_section
             + self.costs.buddy_block * s.blocks as u64
             + self.costs.struct_page * s.touches as u64
@@ -583,6 +660,25 @@ impl PageAlloc {
         }
         pcp.count = 0;
         picked
+    }
+
+    /// `alloc_pages` outside simulated time (a benchmark's untimed setup): the allocator's
+    /// state and counters change, `zone->lock`'s clock does not.
+    pub fn alloc_pages_untimed(
+        &mut self,
+        cpu: u32,
+        at: Ps,
+        order: u8,
+        mt: MigrateType,
+        env: Env,
+    ) -> Option<u64> {
+        let timing: Vec<_> = self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy())).collect();
+        let out = self.alloc_pages(cpu, at, order, mt, env);
+        for (z, (lock, data)) in self.zones.iter_mut().zip(timing) {
+            z.lock.rewind(lock);
+            z.data_line.rewind(data);
+        }
+        out.pfn
     }
 
     /// Base pages free in the buddy lists plus on every per-CPU list (for checks).

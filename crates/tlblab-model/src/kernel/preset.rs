@@ -72,7 +72,10 @@ mod tests {
     #[test]
     fn lazy_cpus_get_flush_ipis_up_to_v4_18() {
         for (name, _) in BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
-            let want = if name.starts_with("3.") { LazyIpis::Send } else { LazyIpis::Skip };
+            // The preset's version: `4.9-hopcpu` -> (4, 9).
+            let v: Vec<u32> =
+                name.split(['-', '+']).next().unwrap().split('.').map(|n| n.parse().unwrap()).collect();
+            let want = if (v[0], v[1]) <= (4, 18) { LazyIpis::Send } else { LazyIpis::Skip };
             assert_eq!(KernelConfig::preset(name).unwrap().flush.lazy_ipis, want, "{name}");
         }
         let mut k = KernelConfig::preset("5.18.1").unwrap();
@@ -80,6 +83,63 @@ mod tests {
         assert_eq!(k.flush.lazy_ipis, LazyIpis::Send);
         let e = k.set("lazy_ipis", "sometimes").unwrap_err();
         assert!(e.contains("lazy_ipis") && e.contains("send | skip"), "{e}");
+    }
+
+    #[test]
+    fn every_preset_has_an_allocator_era_of_its_version() {
+        use crate::kernel::page_alloc::PageAllocConfig;
+        let pa = |name: &str| KernelConfig::preset(name).unwrap().page_alloc;
+        assert_eq!(pa("4.9"), PageAllocConfig::v4_9());
+        assert_eq!(pa("4.9-hopcpu"), PageAllocConfig::v4_9_hopcpu());
+        assert_eq!(pa("5.14"), PageAllocConfig::v5_14());
+        // 5.18 keeps 5.14's rules; v3.x has 4.9's order-0 lists with the pre-v4.6 watermarks.
+        assert_eq!(pa("5.18.1"), PageAllocConfig::v5_14());
+        assert_eq!(pa("5.18.1+patch"), PageAllocConfig::v5_14());
+        for v3 in ["3.4", "3.13", "3.13-altershift", "3.17"] {
+            assert_eq!(
+                pa(v3),
+                PageAllocConfig { watermark_scale_factor: 0, ..PageAllocConfig::v4_9() },
+                "{v3}"
+            );
+        }
+        // The two seed-004 columns differ in their allocator only.
+        let (a, b) = (KernelConfig::preset("4.9").unwrap(), KernelConfig::preset("4.9-hopcpu").unwrap());
+        assert_eq!((a.flush, a.mm, a.text), (b.flush, b.mm, b.text));
+        let mut k = KernelConfig::preset("4.9").unwrap();
+        k.set("era", "5.14").unwrap();
+        k.set("pcp_high", "six-batch").unwrap();
+        assert_eq!(
+            k.page_alloc,
+            PageAllocConfig {
+                high: crate::kernel::page_alloc::PcpHigh::SixBatch,
+                ..PageAllocConfig::v5_14()
+            }
+        );
+        let e = k.set("era", "4.10").unwrap_err();
+        assert!(e.contains("knob `era`") && e.contains("4.9 | 4.9-hopcpu | 5.14"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_page_alloc_section_names_file_key_and_allowed_values() {
+        let err = |text: &str| KernelConfig::from_file_text("bad", "bad.toml", text).unwrap_err();
+        let e = err("inherits = \"4.9\"\n[page_alloc]\nera = \"4.10\"\n");
+        assert!(
+            e.starts_with("bad.toml: key `page_alloc.era`") && e.contains("4.9 | 4.9-hopcpu | 5.14"),
+            "{e}"
+        );
+        let e = err("inherits = \"4.9\"\n[page_alloc]\nbatch = 7\n");
+        assert!(e.contains("unknown key `page_alloc.batch`") && e.contains("pcp_lists"), "{e}");
+        let e = err("inherits = \"4.9\"\n[page_alloc]\npcp_drain = \"all\"\n");
+        assert!(
+            e.contains("`page_alloc.pcp_drain`") && e.contains("batch-entries | batch-pages | free-factor"),
+            "{e}"
+        );
+        let e = err("inherits = \"4.9\"\n[page_alloc]\nwatermark_scale_factor = 5000\n");
+        assert!(e.contains("`page_alloc.watermark_scale_factor`") && e.contains("0..1000"), "{e}");
+        // A complete preset names its era.
+        let full = include_str!("../../../../kernels/4.9.toml");
+        let e = err(&full.replace("era = \"4.9\"", ""));
+        assert!(e.contains("key `page_alloc.era` is missing"), "{e}");
     }
 
     #[test]
@@ -145,7 +205,10 @@ mod tests {
         let e = err("[flush]\nrange_policy = \"ceiling\"\n");
         assert!(e.contains("key `flush.ceiling` is missing"), "{e}");
         let e = err("[sched]\n");
-        assert!(e.contains("unknown key `sched`") && e.contains("flush, mm, text"), "{e}");
+        assert!(
+            e.contains("unknown key `sched`") && e.contains("flush, mm, text, ppc8xx, page_alloc"),
+            "{e}"
+        );
         let e = err("inherits = \"5.18.1\"\n[flush]\nceiling = 1.5\n");
         assert!(e.contains("`flush.ceiling`"), "{e}");
         let e = err("inherits = \"5.18.1\"\n[flush]\npost_fix = true\n");

@@ -418,7 +418,7 @@ impl Slab {
         // get_freelist(): objects other CPUs freed to the active slab meanwhile.
         if let Some(sid) = self.caches[cache].cpus[c].page {
             let s = &mut self.slabs[sid as usize];
-            t += s.line.rmw(cpu, env.topo, env.lines);
+            t += s.line.rmw(cpu, t, env.topo, env.lines);
             if !s.free.is_empty() {
                 let f = std::mem::take(&mut s.free);
                 s.cpu_free = f;
@@ -502,7 +502,7 @@ impl Slab {
                 self.slabs.len() as u32 - 1
             }
         };
-        self.slabs[sid as usize].line.rmw(cpu, env.topo, env.lines);
+        self.slabs[sid as usize].line.rmw(cpu, t, env.topo, env.lines);
         self.caches[cache].cpus[c].page = Some(sid);
         self.caches[cache].stats.alloc_slab += 1;
         Ok(self.take_active(cache, cpu, t, out))
@@ -537,7 +537,7 @@ impl Slab {
     /// Make a frozen slab this CPU's active one, taking its page freelist (`get_freelist`).
     fn activate(&mut self, cache: CacheId, cpu: u32, sid: u32, env: Env, t: &mut Ps) {
         let s = &mut self.slabs[sid as usize];
-        *t += s.line.rmw(cpu, env.topo, env.lines);
+        *t += s.line.rmw(cpu, *t, env.topo, env.lines);
         s.place = Place::Active(cpu);
         s.cpu_free = std::mem::take(&mut s.free);
         self.caches[cache].cpus[cpu as usize].page = Some(sid);
@@ -585,7 +585,8 @@ impl Slab {
         }
         // __slab_free(): a cmpxchg_double on the slab page.
         let mut out = SlabOutcome::default();
-        let mut t = now + self.costs.free_slow + s.line.rmw(cpu, env.topo, env.lines);
+        let mut t = now + self.costs.free_slow;
+        t += s.line.rmw(cpu, t, env.topo, env.lines);
         self.caches[cache].stats.free_slowpath += 1;
         let prior_empty = s.free.is_empty();
         s.free.push(idx);

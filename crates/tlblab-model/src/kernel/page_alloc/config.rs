@@ -126,7 +126,8 @@ pub struct PageAllocConfig {
     pub drain_picks_outside_lock: bool,
     /// `min_free_kbytes`'s upper bound: 65536 (v4.9), 262144 (v5.7+).
     pub min_free_kbytes_max: u64,
-    /// `watermark_scale_factor` (default 10 since v4.6).
+    /// `watermark_scale_factor` (default 10 since v4.6); 0 gives the pre-v4.6 gaps (low = min +
+    /// min/4, high = min + min/2), which `max(min / 4, 0)` reproduces.
     pub watermark_scale_factor: u64,
 }
 

@@ -238,10 +238,10 @@ fn the_seed_004_profiles_give_costs_and_others_name_the_missing_section() {
         crate::kernel::slab::SlabCosts::from_profile(&p).unwrap();
     }
     let p: crate::profile::MachineProfile =
-        toml::from_str(include_str!("../../../../../profiles/ivybridge-4c8t.toml")).unwrap();
+        toml::from_str(include_str!("../../../../../profiles/mpc855t.toml")).unwrap();
     let e = PageAllocCosts::from_profile(&p).unwrap_err();
     assert_eq!(e.key, "page_alloc");
-    assert!(e.to_string().contains("ivybridge-4c8t"), "{e}");
+    assert!(e.to_string().contains("mpc855t"), "{e}");
     assert_eq!(crate::kernel::slab::SlabCosts::from_profile(&p).unwrap_err().key, "slab");
     let mut bad: crate::profile::MachineProfile =
         toml::from_str(include_str!("../../../../../profiles/ivybridge-i3-3240.toml")).unwrap();
