@@ -272,6 +272,9 @@ pub struct MachineProfile {
     /// Unit costs of SLUB (kernel/slab.rs); needed only by runs that use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slab: Option<SlabProfile>,
+    /// Unit costs of pipes and AF_UNIX sockets (kernel/pipe.rs); needed only by hackbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<IpcProfile>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
     /// `walk.kind = "software"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -354,6 +357,18 @@ pub struct SlabProfile {
     pub free_slowpath_cycles: Sourced,
     /// `new_slab`: per object of a fresh slab (building the freelist).
     pub new_slab_object_cycles: Sourced,
+}
+
+/// `[ipc]`: what a pipe call costs besides the system-call entry and exit, the copy (at
+/// `memory.memcpy_mbps`), `pipe->mutex` (simulated) and the page allocator (kernel/pipe.rs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IpcProfile {
+    /// `sys_write` -> `vfs_write` -> `pipe_write`: fd lookup, checks, the buffer bookkeeping,
+    /// the wait-queue lock of the wake-up, `file_update_time`.
+    pub pipe_write_cycles: Sourced,
+    /// `sys_read` -> `vfs_read` -> `pipe_read`: likewise, with `file_accessed`.
+    pub pipe_read_cycles: Sourced,
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
@@ -590,6 +605,14 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
         }
+        if let Some(ipc) = &self.ipc {
+            for (key, v) in [
+                ("ipc.pipe_write_cycles", &ipc.pipe_write_cycles),
+                ("ipc.pipe_read_cycles", &ipc.pipe_read_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 100_000.0)?;
+            }
+        }
         Ok(())
     }
 
@@ -599,6 +622,16 @@ impl MachineProfile {
             err(
                 "page_alloc",
                 format!("profile `{}` has no [page_alloc] section (needed by the page allocator)", self.name),
+            )
+        })
+    }
+
+    /// The `[ipc]` section, or an error naming it.
+    pub fn ipc(&self) -> Result<&IpcProfile, ProfileError> {
+        self.ipc.as_ref().ok_or_else(|| {
+            err(
+                "ipc",
+                format!("profile `{}` has no [ipc] section (needed by pipes and AF_UNIX sockets)", self.name),
             )
         })
     }

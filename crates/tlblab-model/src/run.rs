@@ -122,12 +122,13 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     if profile.walk.kind == WalkKind::Hardware {
         profile.page_alloc().map_err(|e| e.to_string())?;
     }
+    spec.workload.check_run(profile, spec.tasks)?;
     let mut sim = Simulation::new(profile, spec.kernel.clone());
     sim.seed(spec.seed);
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
-    let value = spec.workload.score(ops, stats.measured);
+    let value = spec.workload.score(ops, stats.measured, spec.tasks);
     let metric = spec.workload.metric();
     let mut counters: BTreeMap<String, u64> =
         stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
@@ -137,7 +138,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     {
         counters.extend(extra.iter().map(|(k, v)| (k.to_string(), *v)));
     }
-    let attribution = stats.attribution[..spec.tasks.min(cpus) as usize]
+    let attribution = stats.attribution[..spec.workload.tasks_created(spec.tasks).min(cpus) as usize]
         .iter()
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())
         .collect();
@@ -257,7 +258,7 @@ mod tests {
             use crate::workload::will_it_scale::{Mode, Testcase, WillItScale};
             WillItScale { test: Testcase::TlbFlush2, mode: Mode::Threads }.setup(sim, run)
         }
-        fn score(&self, iterations: u64, measured: Ps) -> f64 {
+        fn score(&self, iterations: u64, measured: Ps, _tasks: u32) -> f64 {
             measured.as_secs_f64() / iterations.max(1) as f64
         }
     }

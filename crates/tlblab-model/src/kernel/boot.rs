@@ -34,6 +34,8 @@ pub struct Costs {
     pub flush: super::tlbflush::Costs,
     pub sched: super::sched::Costs,
     pub tick: super::tick_sched::Costs,
+    /// Pipes (kernel/pipe.rs), on machines whose profile has an `[ipc]` section.
+    pub pipe: Option<super::pipe::Costs>,
 }
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
@@ -73,6 +75,7 @@ impl Costs {
             flush: super::tlbflush::Costs::from_profile(p),
             sched: super::sched::Costs::from_profile(p),
             tick: super::tick_sched::Costs::from_profile(p),
+            pipe: super::pipe::Costs::from_profile(p).ok(),
         }
     }
 }
@@ -113,6 +116,7 @@ impl Kernel {
                 st: TlbState::default(),
                 task: None,
                 runq: VecDeque::new(),
+                need_resched: false,
                 taken: VecDeque::new(),
                 in_irq: false,
                 waiting: None,
@@ -183,6 +187,7 @@ impl Kernel {
             frames: Frames::new(PAGES_PER_NODE * topo.sockets as u64),
             page_alloc,
             oracle,
+            pipes: Vec::new(),
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
             fan: Vec::new(),

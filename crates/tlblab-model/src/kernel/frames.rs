@@ -21,6 +21,10 @@ pub enum Owner {
     },
     /// The shared zero page.
     Zero,
+    /// A page of pipe `pipe`'s buffers or its cached `tmp_page` (kernel/pipe.rs): never mapped.
+    Pipe {
+        pipe: u32,
+    },
 }
 
 #[derive(Debug, Clone, Default)]

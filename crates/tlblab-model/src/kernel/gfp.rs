@@ -31,6 +31,8 @@ pub fn migratetype_of(owner: Owner) -> MigrateType {
         Owner::Anon { .. } | Owner::PageCache { .. } => MigrateType::Movable,
         // The zero page is part of the kernel image in Linux (never movable).
         Owner::Zero | Owner::Free => MigrateType::Unmovable,
+        // pipe_write's alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT): no __GFP_MOVABLE (v4.9).
+        Owner::Pipe { .. } => MigrateType::Unmovable,
     }
 }
 

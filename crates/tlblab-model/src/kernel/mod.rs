@@ -31,6 +31,7 @@ pub mod mmzone;
 pub mod net;
 pub mod oracle;
 pub mod page_alloc;
+pub mod pipe;
 pub mod preset;
 pub mod read_write;
 pub mod rwsem;
@@ -77,6 +78,8 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// A pipe read or write after its task slept (pipe.rs).
+    Pipe(pipe::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -103,6 +106,8 @@ pub struct Kernel {
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
     pub oracle: Oracle,
+    /// Pipes (kernel/pipe.rs), by id.
+    pub pipes: Vec<pipe::Pipe>,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
     free_shootdowns: Vec<usize>,
@@ -185,6 +190,8 @@ impl Kernel {
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
+            Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -197,6 +204,7 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
         }
     }
 
@@ -218,7 +226,7 @@ impl Kernel {
             self.free_shootdowns.push(sd);
         }
         let Some(t) = self.cpus[ci].task else {
-            return match self.cpus[ci].runq.pop_front() {
+            return match self.pick_next(cpu) {
                 Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
                 None => Boundary::Idle,
             };

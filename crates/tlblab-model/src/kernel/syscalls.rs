@@ -55,6 +55,10 @@ pub enum Op {
     ReadZero,
     /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
     WriteFile,
+    /// `write(fd, buf, len)` to pipe `pipe` (kernel/pipe.rs).
+    PipeWrite { pipe: u32, len: u32 },
+    /// `read(fd, buf, len)` from pipe `pipe`: returns once `len` bytes were read.
+    PipeRead { pipe: u32, len: u32 },
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

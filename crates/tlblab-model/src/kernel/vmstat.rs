@@ -62,6 +62,7 @@ subsystems! {
     tick_sched: super::tick_sched::Counters,
     text: super::text::Counters,
     oracle: super::oracle::Counters,
+    pipe: super::pipe::Counters,
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 pub mod dd;
 pub mod ebizzy;
+pub mod hackbench;
 pub mod pointer_chase;
 pub mod will_it_scale;
 
@@ -74,6 +75,11 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The tasks a run of `tasks` creates (hackbench: 40 per group; others: `tasks` itself).
+    fn tasks_created(&self, tasks: u32) -> u32 {
+        tasks
+    }
+
     /// The measured time the benchmark's own options set, if any.
     fn default_measure(&self) -> Option<Ps> {
         None
@@ -88,9 +94,17 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
 
-    /// The metric from the loop iterations counted in the measured interval (default: iterations
-    /// per second; a benchmark timing a fixed amount of work overrides it).
-    fn score(&self, iterations: u64, measured: Ps) -> f64 {
+    /// Refuses a run the benchmark cannot set up: a machine whose profile lacks what its kernel
+    /// paths cost (the section named in the error), or a task count beyond what it allows.
+    /// Default: every machine and every task count `run::run` allows will do.
+    fn check_run(&self, _profile: &MachineProfile, _tasks: u32) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The metric from the loop iterations counted in the measured interval and the run's task
+    /// count (default: iterations per second; a benchmark timing a fixed amount of work
+    /// overrides it).
+    fn score(&self, iterations: u64, measured: Ps, _tasks: u32) -> f64 {
         iterations as f64 / measured.as_secs_f64()
     }
 }
@@ -120,6 +134,7 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<will_it_scale::WillItScale>("will-it-scale"),
     Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
     Suite::of::<dd::Dd>("dd"),
+    Suite::of::<hackbench::Hackbench>("hackbench"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
