@@ -275,6 +275,10 @@ pub struct MachineProfile {
     /// Unit costs of pipes and AF_UNIX sockets (kernel/pipe.rs); needed only by hackbench.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipc: Option<IpcProfile>,
+    /// Unit costs of the loopback socket paths (kernel/socket.rs); needed only by the network
+    /// workloads (netperf, sockperf).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<NetProfile>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
     /// `walk.kind = "software"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -369,6 +373,24 @@ pub struct IpcProfile {
     pub pipe_write_cycles: Sourced,
     /// `sys_read` -> `vfs_read` -> `pipe_read`: likewise, with `file_accessed`.
     pub pipe_read_cycles: Sourced,
+}
+
+/// `[net]`: the protocol paths of a loopback send and receive, beyond what the model builds
+/// from other figures (system-call entry and exit, SLUB and page-allocator calls, the payload
+/// copies at `memory.memcpy_mbps`, wake-ups and context switches).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetProfile {
+    /// `udp_sendmsg` through `ip_make_skb`, `ip_send_skb`, `loopback_xmit`, `netif_rx` and the
+    /// NET_RX softirq's `ip_rcv` .. `udp_rcv` .. `__sock_queue_rcv_skb` on the sender's CPU.
+    pub udp_send_cycles: Sourced,
+    /// `udp_recvmsg`: `__skb_recv_datagram`, the checksum/copy setup, `skb_consume_udp`.
+    pub udp_recv_cycles: Sourced,
+    /// `tcp_sendmsg` with one segment through `tcp_transmit_skb` .. loopback .. `tcp_v4_rcv`
+    /// (and the ACK it sends back) on the sender's CPU.
+    pub tcp_send_cycles: Sourced,
+    /// `tcp_recvmsg` for one skb, `tcp_cleanup_rbuf` and the window update.
+    pub tcp_recv_cycles: Sourced,
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
@@ -594,6 +616,16 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, max)?;
             }
         }
+        if let Some(n) = &self.net {
+            for (key, v) in [
+                ("net.udp_send_cycles", &n.udp_send_cycles),
+                ("net.udp_recv_cycles", &n.udp_recv_cycles),
+                ("net.tcp_send_cycles", &n.tcp_send_cycles),
+                ("net.tcp_recv_cycles", &n.tcp_recv_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 1_000_000.0)?;
+            }
+        }
         if let Some(sl) = &self.slab {
             for (key, v) in [
                 ("slab.alloc_fastpath_cycles", &sl.alloc_fastpath_cycles),
@@ -632,6 +664,16 @@ impl MachineProfile {
             err(
                 "ipc",
                 format!("profile `{}` has no [ipc] section (needed by pipes and AF_UNIX sockets)", self.name),
+            )
+        })
+    }
+
+    /// The `[net]` section, or an error naming it.
+    pub fn net(&self) -> Result<&NetProfile, ProfileError> {
+        self.net.as_ref().ok_or_else(|| {
+            err(
+                "net",
+                format!("profile `{}` has no [net] section (needed by the network workloads)", self.name),
             )
         })
     }

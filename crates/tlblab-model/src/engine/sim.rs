@@ -118,6 +118,10 @@ pub struct RunStats {
     pub tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     /// The page allocator's counters (kernel/page_alloc.rs), on the machines that have one.
     pub page_alloc: Option<crate::kernel::page_alloc::Counters>,
+    /// SLUB's counters (kernel/slab.rs), on the machines that boot it.
+    pub slab: Option<crate::kernel::slab::Counters>,
+    /// The socket layer's counters (kernel/socket.rs), on the machines that boot it.
+    pub net: Option<crate::kernel::socket::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
@@ -127,6 +131,8 @@ struct Snapshot {
     counters: Counters,
     tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     page_alloc: Option<crate::kernel::page_alloc::Counters>,
+    slab: Option<crate::kernel::slab::Counters>,
+    net: Option<crate::kernel::socket::Counters>,
     times: Vec<[Ps; NR_BUCKETS]>,
 }
 
@@ -249,6 +255,8 @@ impl Simulation {
             counters: end_snap.counters.minus(&start.counters),
             tlbmiss: end_snap.tlbmiss.zip(start.tlbmiss).map(|(e, s)| e.minus(&s)),
             page_alloc: end_snap.page_alloc.zip(start.page_alloc).map(|(e, s)| e.minus(&s)),
+            slab: end_snap.slab.zip(start.slab).map(|(e, s)| e.minus(&s)),
+            net: end_snap.net.zip(start.net).map(|(e, s)| e.minus(&s)),
             attribution: end_snap
                 .times
                 .iter()
@@ -269,6 +277,8 @@ impl Simulation {
             counters: self.kernel.counters,
             tlbmiss: self.kernel.tlbmiss(),
             page_alloc: self.kernel.page_alloc_counters(),
+            slab: self.kernel.slab_counters(),
+            net: self.kernel.socket_counters(),
             times: self.times.clone(),
         }
     }

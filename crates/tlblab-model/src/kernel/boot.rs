@@ -9,6 +9,7 @@ use super::cpu::Cpu;
 use super::frames::{Frames, Owner};
 use super::gfp::PAGES_PER_NODE;
 use super::page_alloc::{PageAlloc, PageAllocCosts};
+use super::slab::{Slab, SlabCosts};
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
@@ -94,6 +95,22 @@ impl Kernel {
                 PAGES_PER_NODE,
             )
         });
+        // SLUB on the machines whose profile costs it (`[slab]`), over their page allocator.
+        let slab = match (&page_alloc, profile.slab.is_some()) {
+            (Some(_), true) => Some(Slab::new(
+                SlabCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                topo.cpus(),
+                topo.sockets,
+            )),
+            _ => None,
+        };
+        // Loopback sockets where SLUB runs and the profile costs the protocol paths.
+        let net = match (&slab, profile.net.is_some()) {
+            (Some(_), true) => Some(super::socket::Net::new(
+                super::socket::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+            )),
+            _ => None,
+        };
         let policy = match (config.flush.policy, config.shift_from_table) {
             (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
@@ -186,6 +203,9 @@ impl Kernel {
             files: Vec::new(),
             frames: Frames::new(PAGES_PER_NODE * topo.sockets as u64),
             page_alloc,
+            slab,
+            slab_events: Vec::new(),
+            net,
             oracle,
             pipes: Vec::new(),
             shootdowns: Vec::new(),

@@ -38,6 +38,7 @@ pub mod rwsem;
 pub mod sched;
 pub mod slab;
 pub mod smp;
+pub mod socket;
 pub mod syscalls;
 pub mod system_map;
 pub mod text;
@@ -80,6 +81,8 @@ pub enum Continuation {
     Flush(tlbflush::Step),
     /// A pipe read or write after its task slept (pipe.rs).
     Pipe(pipe::Step),
+    /// A socket call's body and the loopback delivery (socket.rs).
+    Net(socket::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -105,6 +108,12 @@ pub struct Kernel {
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
+    /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
+    pub slab: Option<slab::Slab>,
+    /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
+    slab_events: Vec<slab::PageEvent>,
+    /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
+    pub net: Option<socket::Net>,
     pub oracle: Oracle,
     /// Pipes (kernel/pipe.rs), by id.
     pub pipes: Vec<pipe::Pipe>,
@@ -192,6 +201,7 @@ impl Kernel {
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
             Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
+            Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -205,6 +215,7 @@ impl Kernel {
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
             Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
+            Continuation::Net(s) => self.socket_step(ctx, t, s),
         }
     }
 
@@ -251,7 +262,16 @@ impl Kernel {
 
     /// The page allocator's counters for reports.
     pub fn page_alloc_counters(&self) -> Option<page_alloc::Counters> {
-        self.page_alloc.as_ref().map(|a| a.stats.counters())
+        self.page_alloc.as_ref().map(|a| {
+            let mut c = a.stats.counters();
+            c.slab_pages = self.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
+            c
+        })
+    }
+
+    /// SLUB's counters for reports, on a machine that boots it.
+    pub fn slab_counters(&self) -> Option<slab::Counters> {
+        self.slab.as_ref().map(|s| s.counters())
     }
 
     /// Violations found and the first few, described.

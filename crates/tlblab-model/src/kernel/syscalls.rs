@@ -59,6 +59,10 @@ pub enum Op {
     PipeWrite { pipe: u32, len: u32 },
     /// `read(fd, buf, len)` from pipe `pipe`: returns once `len` bytes were read.
     PipeRead { pipe: u32, len: u32 },
+    /// `send(fd, buf, len, 0)` on loopback socket pair `sock` (kernel/socket.rs).
+    Send { sock: u16, len: u32 },
+    /// `recv(fd, buf, len, 0)` of one datagram or segment from pair `sock`.
+    Recv { sock: u16 },
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

@@ -108,7 +108,7 @@ impl Benchmark for Dd {
     }
 
     /// Seconds for `count` blocks at the measured rate.
-    fn score(&self, iterations: u64, measured: Ps, _tasks: u32) -> f64 {
+    fn score(&self, iterations: u64, measured: Ps) -> f64 {
         measured.as_secs_f64() * self.count as f64 / iterations.max(1) as f64
     }
 }

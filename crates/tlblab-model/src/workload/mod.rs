@@ -10,7 +10,9 @@
 pub mod dd;
 pub mod ebizzy;
 pub mod hackbench;
+pub mod netperf;
 pub mod pointer_chase;
+pub mod sockperf;
 pub mod will_it_scale;
 
 use std::sync::Arc;
@@ -80,6 +82,18 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         tasks
     }
 
+    /// The one task count the benchmark runs with, if it fixes one (netperf: a sender and a
+    /// receiver); `run::run` refuses any other.
+    fn fixed_tasks(&self) -> Option<u32> {
+        None
+    }
+
+    /// The machine-profile sections the benchmark's kernel paths need beyond `[page_alloc]`
+    /// (`slab`, `net`); `run::run` refuses a machine without them, naming the section.
+    fn sections(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The measured time the benchmark's own options set, if any.
     fn default_measure(&self) -> Option<Ps> {
         None
@@ -102,9 +116,15 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     }
 
     /// The metric from the loop iterations counted in the measured interval and the run's task
-    /// count (default: iterations per second; a benchmark timing a fixed amount of work
-    /// overrides it).
-    fn score(&self, iterations: u64, measured: Ps, _tasks: u32) -> f64 {
+    /// count (`run::run` calls this; default: [`Benchmark::score`]). hackbench needs the count:
+    /// its Time is for all of its groups' messages.
+    fn score_for(&self, iterations: u64, measured: Ps, _tasks: u32) -> f64 {
+        self.score(iterations, measured)
+    }
+
+    /// The metric from the loop iterations counted in the measured interval (default: iterations
+    /// per second; a benchmark timing a fixed amount of work overrides it).
+    fn score(&self, iterations: u64, measured: Ps) -> f64 {
         iterations as f64 / measured.as_secs_f64()
     }
 }
@@ -135,6 +155,8 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
     Suite::of::<dd::Dd>("dd"),
     Suite::of::<hackbench::Hackbench>("hackbench"),
+    Suite::of::<netperf::Netperf>("netperf"),
+    Suite::of::<sockperf::Sockperf>("sockperf"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
