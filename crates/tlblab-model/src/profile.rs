@@ -373,6 +373,14 @@ pub struct IpcProfile {
     pub pipe_write_cycles: Sourced,
     /// `sys_read` -> `vfs_read` -> `pipe_read`: likewise, with `file_accessed`.
     pub pipe_read_cycles: Sourced,
+    /// `sys_write` -> `sock_write_iter` -> `unix_stream_sendmsg` for one skb, without entry/exit,
+    /// SLUB, the copy and the peer's state lock: SCM credentials, wmem accounting, queueing, the
+    /// wake-up.
+    pub unix_send_cycles: Sourced,
+    /// `sys_read` -> `sock_read_iter` -> `unix_stream_read_generic` for one skb, without SLUB,
+    /// the copy and the state lock: `u->iolock`, SCM, `consume_skb`'s destructor, the write-space
+    /// check.
+    pub unix_recv_cycles: Sourced,
 }
 
 /// `[net]`: the protocol paths of a loopback send and receive, beyond what the model builds
@@ -641,6 +649,8 @@ impl MachineProfile {
             for (key, v) in [
                 ("ipc.pipe_write_cycles", &ipc.pipe_write_cycles),
                 ("ipc.pipe_read_cycles", &ipc.pipe_read_cycles),
+                ("ipc.unix_send_cycles", &ipc.unix_send_cycles),
+                ("ipc.unix_recv_cycles", &ipc.unix_recv_cycles),
             ] {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }

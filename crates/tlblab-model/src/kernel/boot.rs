@@ -37,6 +37,8 @@ pub struct Costs {
     pub tick: super::tick_sched::Costs,
     /// Pipes (kernel/pipe.rs), on machines whose profile has an `[ipc]` section.
     pub pipe: Option<super::pipe::Costs>,
+    /// AF_UNIX sockets (kernel/af_unix.rs), likewise.
+    pub unix: Option<super::af_unix::Costs>,
 }
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
@@ -77,6 +79,7 @@ impl Costs {
             sched: super::sched::Costs::from_profile(p),
             tick: super::tick_sched::Costs::from_profile(p),
             pipe: super::pipe::Costs::from_profile(p).ok(),
+            unix: super::af_unix::Costs::from_profile(p).ok(),
         }
     }
 }
@@ -208,6 +211,7 @@ impl Kernel {
             net,
             oracle,
             pipes: Vec::new(),
+            unix: Vec::new(),
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
             fan: Vec::new(),

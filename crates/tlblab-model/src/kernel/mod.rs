@@ -13,6 +13,7 @@
 //! CPU and hands back to the subsystem that queued them, so that other CPUs' events (IPIs above
 //! all) interleave with a call's phases.
 
+pub mod af_unix;
 pub mod boot;
 pub mod config;
 pub mod cpu;
@@ -81,6 +82,8 @@ pub enum Continuation {
     Flush(tlbflush::Step),
     /// A pipe read or write after its task slept (pipe.rs).
     Pipe(pipe::Step),
+    /// An AF_UNIX send or receive after its task slept (af_unix.rs).
+    Unix(af_unix::Step),
     /// A socket call's body and the loopback delivery (socket.rs).
     Net(socket::Step),
 }
@@ -117,6 +120,8 @@ pub struct Kernel {
     pub oracle: Oracle,
     /// Pipes (kernel/pipe.rs), by id.
     pub pipes: Vec<pipe::Pipe>,
+    /// AF_UNIX stream pairs (kernel/af_unix.rs), by id.
+    pub unix: Vec<af_unix::UnixPair>,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
     free_shootdowns: Vec<usize>,
@@ -201,6 +206,8 @@ impl Kernel {
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
             Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
+            Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
+            Op::UnixRecv { pair, len } => self.unix_recv(ctx, t, pair, len),
             Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
             Op::Iteration => unreachable!("counted by the engine"),
         }
@@ -215,6 +222,7 @@ impl Kernel {
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
             Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
+            Continuation::Unix(s) => self.unix_step(ctx, t, s),
             Continuation::Net(s) => self.socket_step(ctx, t, s),
         }
     }

@@ -63,6 +63,7 @@ subsystems! {
     text: super::text::Counters,
     oracle: super::oracle::Counters,
     pipe: super::pipe::Counters,
+    af_unix: super::af_unix::Counters,
 }
 
 #[cfg(test)]

@@ -117,12 +117,6 @@ impl Hackbench {
         if let Some(extra) = words.get(i) {
             return Err(format!("hackbench: unexpected `{extra}` ({USAGE})"));
         }
-        if transport == Transport::Socket {
-            return Err(format!(
-                "hackbench: socket mode (no -pipe) needs AF_UNIX sockets, not modelled yet; allowed: \
-                 -pipe ({USAGE})"
-            ));
-        }
         Ok(Hackbench { transport, groups, mode, loops })
     }
 }
@@ -137,11 +131,13 @@ impl Benchmark for Hackbench {
     }
 
     fn names() -> Vec<String> {
-        [Mode::Process, Mode::Thread]
-            .map(|mode| {
-                Hackbench { transport: Transport::Pipe, groups: None, mode, loops: DEFAULT_LOOPS }.name()
+        [Transport::Pipe, Transport::Socket]
+            .iter()
+            .flat_map(|&transport| {
+                [Mode::Process, Mode::Thread]
+                    .map(|mode| Hackbench { transport, groups: None, mode, loops: DEFAULT_LOOPS }.name())
             })
-            .to_vec()
+            .collect()
     }
 
     fn options() -> &'static str {
@@ -218,13 +214,20 @@ impl Benchmark for Hackbench {
             sim.add_task_at(program, mm, k % cpus, Ps(jitter.below(Ps::US.0)));
             k += 1;
         };
+        let transport = self.transport;
         for _ in 0..groups {
-            let pipes: Vec<u32> = (0..NUM_FDS).map(|_| sim.add_pipe()).collect();
-            for &pipe in &pipes {
-                place(sim, Box::new(Receiver { pipe }));
+            // One pipe or socketpair per receiver; every sender of the group writes to each.
+            let chans: Vec<u32> = (0..NUM_FDS)
+                .map(|_| match transport {
+                    Transport::Pipe => sim.add_pipe(),
+                    Transport::Socket => sim.add_unix_pair(),
+                })
+                .collect();
+            for &chan in &chans {
+                place(sim, Box::new(Receiver { transport, chan }));
             }
             for _ in 0..NUM_FDS {
-                place(sim, Box::new(Sender { pipes: pipes.clone(), next: 0 }));
+                place(sim, Box::new(Sender { transport, chans: chans.clone(), next: 0 }));
             }
         }
     }
@@ -238,26 +241,35 @@ impl Benchmark for Hackbench {
 /// A sender: `write(out_fds[j], data, DATASIZE)` for each receiver j, round after round.
 #[derive(Debug, Clone)]
 struct Sender {
-    pipes: Vec<u32>,
+    transport: Transport,
+    chans: Vec<u32>,
     next: usize,
 }
 
 impl Program for Sender {
     fn next(&mut self, out: &mut Vec<Op>) {
-        out.push(Op::PipeWrite { pipe: self.pipes[self.next], len: DATASIZE });
-        self.next = (self.next + 1) % self.pipes.len();
+        let chan = self.chans[self.next];
+        out.push(match self.transport {
+            Transport::Pipe => Op::PipeWrite { pipe: chan, len: DATASIZE },
+            Transport::Socket => Op::UnixSend { pair: chan, len: DATASIZE },
+        });
+        self.next = (self.next + 1) % self.chans.len();
     }
 }
 
 /// A receiver: `read(in_fds[0], data, DATASIZE)`, one message per iteration.
 #[derive(Debug, Clone)]
 struct Receiver {
-    pipe: u32,
+    transport: Transport,
+    chan: u32,
 }
 
 impl Program for Receiver {
     fn next(&mut self, out: &mut Vec<Op>) {
-        out.push(Op::PipeRead { pipe: self.pipe, len: DATASIZE });
+        out.push(match self.transport {
+            Transport::Pipe => Op::PipeRead { pipe: self.chan, len: DATASIZE },
+            Transport::Socket => Op::UnixRecv { pair: self.chan, len: DATASIZE },
+        });
         out.push(Op::Iteration);
     }
 }

@@ -113,10 +113,11 @@ fn explore() {
     let m: u64 = std::env::var("HB_M").map(|v| v.parse().unwrap()).unwrap_or(5000);
     let gs: Vec<u32> =
         std::env::var("HB_G").unwrap_or("1,3,7,16".into()).split(',').map(|v| v.parse().unwrap()).collect();
-    for k in ["4.9"] {
+    for k in std::env::var("HB_K").unwrap_or("4.9".into()).split(',') {
         for &g in &gs {
             let t = std::time::Instant::now();
-            let r = hackbench_w(k, "hackbench -pipe process 20000", g, 1, Ps::US * w, Ps::US * m);
+            let wl = std::env::var("HB_WL").unwrap_or("hackbench -pipe process 20000".into());
+            let r = hackbench_w(k, &wl, g, 1, Ps::US * w, Ps::US * m);
             let per: Vec<String> = keys.iter().map(|c| format!("{c}={:.3}", r.per_op(c))).collect();
             eprintln!(
                 "{k} g={g} wall={:?} time={:.3} msgs={} {}",
