@@ -272,6 +272,13 @@ pub struct MachineProfile {
     /// Unit costs of SLUB (kernel/slab.rs); needed only by runs that use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slab: Option<SlabProfile>,
+    /// Unit costs of pipes and AF_UNIX sockets (kernel/pipe.rs); needed only by hackbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<IpcProfile>,
+    /// Unit costs of the loopback socket paths (kernel/socket.rs); needed only by the network
+    /// workloads (netperf, sockperf).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<NetProfile>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
     /// `walk.kind = "software"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -354,6 +361,44 @@ pub struct SlabProfile {
     pub free_slowpath_cycles: Sourced,
     /// `new_slab`: per object of a fresh slab (building the freelist).
     pub new_slab_object_cycles: Sourced,
+}
+
+/// `[ipc]`: what a pipe call costs besides the system-call entry and exit, the copy (at
+/// `memory.memcpy_mbps`), `pipe->mutex` (simulated) and the page allocator (kernel/pipe.rs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IpcProfile {
+    /// `sys_write` -> `vfs_write` -> `pipe_write`: fd lookup, checks, the buffer bookkeeping,
+    /// the wait-queue lock of the wake-up, `file_update_time`.
+    pub pipe_write_cycles: Sourced,
+    /// `sys_read` -> `vfs_read` -> `pipe_read`: likewise, with `file_accessed`.
+    pub pipe_read_cycles: Sourced,
+    /// `sys_write` -> `sock_write_iter` -> `unix_stream_sendmsg` for one skb, without entry/exit,
+    /// SLUB, the copy and the peer's state lock: SCM credentials, wmem accounting, queueing, the
+    /// wake-up.
+    pub unix_send_cycles: Sourced,
+    /// `sys_read` -> `sock_read_iter` -> `unix_stream_read_generic` for one skb, without SLUB,
+    /// the copy and the state lock: `u->iolock`, SCM, `consume_skb`'s destructor, the write-space
+    /// check.
+    pub unix_recv_cycles: Sourced,
+}
+
+/// `[net]`: the protocol paths of a loopback send and receive, beyond what the model builds
+/// from other figures (system-call entry and exit, SLUB and page-allocator calls, the payload
+/// copies at `memory.memcpy_mbps`, wake-ups and context switches).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetProfile {
+    /// `udp_sendmsg` through `ip_make_skb`, `ip_send_skb`, `loopback_xmit`, `netif_rx` and the
+    /// NET_RX softirq's `ip_rcv` .. `udp_rcv` .. `__sock_queue_rcv_skb` on the sender's CPU.
+    pub udp_send_cycles: Sourced,
+    /// `udp_recvmsg`: `__skb_recv_datagram`, the checksum/copy setup, `skb_consume_udp`.
+    pub udp_recv_cycles: Sourced,
+    /// `tcp_sendmsg` with one segment through `tcp_transmit_skb` .. loopback .. `tcp_v4_rcv`
+    /// (and the ACK it sends back) on the sender's CPU.
+    pub tcp_send_cycles: Sourced,
+    /// `tcp_recvmsg` for one skb, `tcp_cleanup_rbuf` and the window update.
+    pub tcp_recv_cycles: Sourced,
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
@@ -579,6 +624,16 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, max)?;
             }
         }
+        if let Some(n) = &self.net {
+            for (key, v) in [
+                ("net.udp_send_cycles", &n.udp_send_cycles),
+                ("net.udp_recv_cycles", &n.udp_recv_cycles),
+                ("net.tcp_send_cycles", &n.tcp_send_cycles),
+                ("net.tcp_recv_cycles", &n.tcp_recv_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 1_000_000.0)?;
+            }
+        }
         if let Some(sl) = &self.slab {
             for (key, v) in [
                 ("slab.alloc_fastpath_cycles", &sl.alloc_fastpath_cycles),
@@ -586,6 +641,16 @@ impl MachineProfile {
                 ("slab.alloc_slowpath_cycles", &sl.alloc_slowpath_cycles),
                 ("slab.free_slowpath_cycles", &sl.free_slowpath_cycles),
                 ("slab.new_slab_object_cycles", &sl.new_slab_object_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 100_000.0)?;
+            }
+        }
+        if let Some(ipc) = &self.ipc {
+            for (key, v) in [
+                ("ipc.pipe_write_cycles", &ipc.pipe_write_cycles),
+                ("ipc.pipe_read_cycles", &ipc.pipe_read_cycles),
+                ("ipc.unix_send_cycles", &ipc.unix_send_cycles),
+                ("ipc.unix_recv_cycles", &ipc.unix_recv_cycles),
             ] {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
@@ -599,6 +664,26 @@ impl MachineProfile {
             err(
                 "page_alloc",
                 format!("profile `{}` has no [page_alloc] section (needed by the page allocator)", self.name),
+            )
+        })
+    }
+
+    /// The `[ipc]` section, or an error naming it.
+    pub fn ipc(&self) -> Result<&IpcProfile, ProfileError> {
+        self.ipc.as_ref().ok_or_else(|| {
+            err(
+                "ipc",
+                format!("profile `{}` has no [ipc] section (needed by pipes and AF_UNIX sockets)", self.name),
+            )
+        })
+    }
+
+    /// The `[net]` section, or an error naming it.
+    pub fn net(&self) -> Result<&NetProfile, ProfileError> {
+        self.net.as_ref().ok_or_else(|| {
+            err(
+                "net",
+                format!("profile `{}` has no [net] section (needed by the network workloads)", self.name),
             )
         })
     }

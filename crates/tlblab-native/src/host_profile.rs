@@ -721,6 +721,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             ),
         }),
         slab: None,
+        ipc: None,
+        net: None,
         caches: None,
         mmu8xx: None,
         head_8xx: None,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::summary::Summary;
 
 /// Table layouts `render` knows: seed 002's bare means, seed 000's mmtests Mean/Stddev rows.
-pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003"];
+pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003", "seed-004"];
 
 /// One column of the table: its label and the heading over a group of columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,6 +174,7 @@ pub fn render(e: &Heading, s: &Summary) -> String {
     let mut out = match e.layout {
         "seed-000" => render_seed_000(e, s),
         "seed-003" => render_seed_003(e, s),
+        "seed-004" => render_seed_004(e, s),
         _ => render_seed_002(e, s),
     };
     if let Some(r) = e.reference {
@@ -263,6 +264,84 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
             line += &format!(" {txt:>26}");
         }
         out += &format!("{line}\n");
+    }
+    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
+    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out
+}
+
+/// Seed 004's layout (Mel Gorman's compare-kernels tables, Dec 2016): an Amean row per group or
+/// thread count (a higher-is-better metric gets its arithmetic Mean, not mmtests' Hmean), then a Stddev row per count, kernels as
+/// columns with the difference to the first in parentheses (positive is better, pdiff/pndiff),
+/// four decimals as the seed prints them. Then, per operation, what the seed's argument rests
+/// on: zone->lock acquisitions and wait, per-CPU list hits and misses by order, slab pages
+/// allocated.
+fn render_seed_004(e: &Heading, s: &Summary) -> String {
+    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = 22;
+    let mut out = format!("{} ({}, seed thread {})\n", e.title, s.experiment, e.seed_thread);
+    out += &format!("{}\n", s.workload);
+    let mut labels = format!("{:<10}", "");
+    for k in e.columns {
+        labels += &format!(" {:>w$}", k.label);
+    }
+    out += &format!("{}\n", labels.trim_end());
+    let hb = s.metric.higher_is_better;
+    let pct = |new: f64, base: f64, higher_better: bool| -> f64 {
+        if new == base || base == 0.0 {
+            0.0
+        } else if higher_better {
+            new * 100.0 / base - 100.0
+        } else {
+            100.0 - new * 100.0 / base
+        }
+    };
+    // mmtests prints Hmean for rates; the summary keeps arithmetic means, so a rate says Mean.
+    let mean_row = if hb { "Mean" } else { "Amean" };
+    for (stat, higher_better) in [(mean_row, hb), ("Stddev", false)] {
+        for &t in e.threads {
+            let mut line = format!("{stat:<7}{t:<3}");
+            let v = |k: &str| if stat == "Stddev" { cell(k, t).stddev } else { cell(k, t).mean };
+            let base = v(&s.kernels[0]);
+            for k in &s.kernels {
+                let x = v(k);
+                let txt = if stat == "Stddev" && cell(k, t).n < 2 {
+                    "-".to_string()
+                } else {
+                    format!("{x:.4} ({:6.2}%)", pct(x, base, higher_better))
+                };
+                line += &format!(" {txt:>w$}");
+            }
+            out += &format!("{line}\n");
+        }
+    }
+    out += &format!(
+        "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
+        s.metric.name, s.metric.unit, s.rows[0].n
+    );
+    out += "\nPer operation: zone->lock acquisitions / lock wait ns / per-CPU list hits:misses at orders \
+            0,1,2,3 / slab pages allocated\n";
+    for &t in e.threads {
+        for k in &s.kernels {
+            let c = &cell(k, t).counters_per_op;
+            let g = |n: &str| c.get(n).copied().unwrap_or(0.0);
+            let orders: Vec<String> = (0..4)
+                .map(|o| {
+                    format!(
+                        "{:.4}:{:.4}",
+                        g(&format!("pcp_hits_order{o}")),
+                        g(&format!("pcp_misses_order{o}"))
+                    )
+                })
+                .collect();
+            out += &format!(
+                "{t:<4} {k:<14} {:.4} / {:.2} / {} / {:.4}\n",
+                g("zone_lock_acquisitions"),
+                g("zone_lock_wait_ps") / 1000.0,
+                orders.join(" "),
+                g("slab_pages_allocated"),
+            );
+        }
     }
     let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
     out += &format!("\nsafety oracle: {violations} violations over every run\n");

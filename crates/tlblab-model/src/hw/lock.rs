@@ -63,6 +63,12 @@ impl SpinLock {
         (self.free_at, self.line.busy())
     }
 
+    /// The holder granted last releases at `at`: for a section whose length is known only once
+    /// it has run (a pipe's mutex held across a page allocation). Never moves a release earlier.
+    pub fn release_at(&mut self, at: Ps) {
+        self.free_at = self.free_at.max(at);
+    }
+
     /// When the lock next becomes free.
     pub fn free_at(&self) -> Ps {
         self.free_at

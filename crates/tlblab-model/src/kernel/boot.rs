@@ -9,6 +9,7 @@ use super::cpu::Cpu;
 use super::frames::{Frames, Owner};
 use super::gfp::PAGES_PER_NODE;
 use super::page_alloc::{PageAlloc, PageAllocCosts};
+use super::slab::{Slab, SlabCosts};
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
@@ -35,6 +36,10 @@ pub struct Costs {
     pub flush: super::tlbflush::Costs,
     pub sched: super::sched::Costs,
     pub tick: super::tick_sched::Costs,
+    /// Pipes (kernel/pipe.rs), on machines whose profile has an `[ipc]` section.
+    pub pipe: Option<super::pipe::Costs>,
+    /// AF_UNIX sockets (kernel/af_unix.rs), likewise.
+    pub unix: Option<super::af_unix::Costs>,
 }
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
@@ -74,6 +79,8 @@ impl Costs {
             flush: super::tlbflush::Costs::from_profile(p),
             sched: super::sched::Costs::from_profile(p),
             tick: super::tick_sched::Costs::from_profile(p),
+            pipe: super::pipe::Costs::from_profile(p).ok(),
+            unix: super::af_unix::Costs::from_profile(p).ok(),
         }
     }
 }
@@ -92,6 +99,22 @@ impl Kernel {
                 PAGES_PER_NODE,
             )
         });
+        // SLUB on the machines whose profile costs it (`[slab]`), over their page allocator.
+        let slab = match (&page_alloc, profile.slab.is_some()) {
+            (Some(_), true) => Some(Slab::new(
+                SlabCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                topo.cpus(),
+                topo.sockets,
+            )),
+            _ => None,
+        };
+        // Loopback sockets where SLUB runs and the profile costs the protocol paths.
+        let net = match (&slab, profile.net.is_some()) {
+            (Some(_), true) => Some(super::socket::Net::new(
+                super::socket::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+            )),
+            _ => None,
+        };
         let policy = match (config.flush.policy, config.shift_from_table) {
             (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
@@ -114,6 +137,7 @@ impl Kernel {
                 st: TlbState::default(),
                 task: None,
                 runq: VecDeque::new(),
+                need_resched: false,
                 taken: VecDeque::new(),
                 in_irq: false,
                 waiting: None,
@@ -193,7 +217,12 @@ impl Kernel {
             files: Vec::new(),
             frames: Frames::new(PAGES_PER_NODE * topo.sockets as u64),
             page_alloc,
+            slab,
+            slab_events: Vec::new(),
+            net,
             oracle,
+            pipes: Vec::new(),
+            unix: Vec::new(),
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
             fan: Vec::new(),

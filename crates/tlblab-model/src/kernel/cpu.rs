@@ -20,6 +20,9 @@ pub struct Cpu {
     /// Runnable tasks waiting for this CPU, in order (CFS with equal weights and no wake-up
     /// preemption reduces to round robin).
     pub runq: VecDeque<usize>,
+    /// `TIF_NEED_RESCHED`: a woken task should preempt the current one at its next return to
+    /// user space (kernel/sched.rs, `check_preempt_wakeup`).
+    pub need_resched: bool,
     /// Requests the running call-function interrupt took with `llist_del_all` and has not
     /// handled yet; non-empty only inside the handler.
     pub taken: VecDeque<Csd>,

@@ -13,6 +13,7 @@
 //! CPU and hands back to the subsystem that queued them, so that other CPUs' events (IPIs above
 //! all) interleave with a call's phases.
 
+pub mod af_unix;
 pub mod boot;
 pub mod config;
 pub mod cpu;
@@ -31,12 +32,14 @@ pub mod mmzone;
 pub mod net;
 pub mod oracle;
 pub mod page_alloc;
+pub mod pipe;
 pub mod preset;
 pub mod read_write;
 pub mod rwsem;
 pub mod sched;
 pub mod slab;
 pub mod smp;
+pub mod socket;
 pub mod syscalls;
 pub mod system_map;
 pub mod text;
@@ -77,6 +80,12 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// A pipe read or write after its task slept (pipe.rs).
+    Pipe(pipe::Step),
+    /// An AF_UNIX send or receive after its task slept (af_unix.rs).
+    Unix(af_unix::Step),
+    /// A socket call's body and the loopback delivery (socket.rs).
+    Net(socket::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -102,7 +111,17 @@ pub struct Kernel {
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
+    /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
+    pub slab: Option<slab::Slab>,
+    /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
+    slab_events: Vec<slab::PageEvent>,
+    /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
+    pub net: Option<socket::Net>,
     pub oracle: Oracle,
+    /// Pipes (kernel/pipe.rs), by id.
+    pub pipes: Vec<pipe::Pipe>,
+    /// AF_UNIX stream pairs (kernel/af_unix.rs), by id.
+    pub unix: Vec<af_unix::UnixPair>,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
     free_shootdowns: Vec<usize>,
@@ -185,6 +204,11 @@ impl Kernel {
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
+            Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
+            Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
+            Op::UnixRecv { pair, len } => self.unix_recv(ctx, t, pair, len),
+            Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -197,6 +221,9 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
+            Continuation::Unix(s) => self.unix_step(ctx, t, s),
+            Continuation::Net(s) => self.socket_step(ctx, t, s),
         }
     }
 
@@ -218,7 +245,7 @@ impl Kernel {
             self.free_shootdowns.push(sd);
         }
         let Some(t) = self.cpus[ci].task else {
-            return match self.cpus[ci].runq.pop_front() {
+            return match self.pick_next(cpu) {
                 Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
                 None => Boundary::Idle,
             };
@@ -243,7 +270,16 @@ impl Kernel {
 
     /// The page allocator's counters for reports.
     pub fn page_alloc_counters(&self) -> Option<page_alloc::Counters> {
-        self.page_alloc.as_ref().map(|a| a.stats.counters())
+        self.page_alloc.as_ref().map(|a| {
+            let mut c = a.stats.counters();
+            c.slab_pages = self.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
+            c
+        })
+    }
+
+    /// SLUB's counters for reports, on a machine that boots it.
+    pub fn slab_counters(&self) -> Option<slab::Counters> {
+        self.slab.as_ref().map(|s| s.counters())
     }
 
     /// Violations found and the first few, described.

@@ -16,8 +16,12 @@ use crate::hw::lock::SpinLock;
 use crate::profile::{MachineProfile, ProfileError};
 use crate::time::Ps;
 
+use super::ctx::Ctx;
+use super::frames::Owner;
 use super::mmzone::{fls, get_order, MigrateType, PAGE_ALLOC_COSTLY_ORDER};
 use super::page_alloc::{Env, PageAlloc};
+use super::Kernel;
+use crate::attribution::Bucket;
 
 /// `KMALLOC_MAX_CACHE_SIZE` for SLUB on 4 KiB pages (v4.9: `1 << (PAGE_SHIFT + 1)`).
 pub const KMALLOC_MAX_CACHE_SIZE: u64 = 8192;
@@ -176,6 +180,37 @@ struct CacheNode {
     list_lock: SpinLock,
 }
 
+crate::kernel::vmstat::counters! {
+    /// SLUB's event counters over every cache (`CONFIG_SLUB_STATS` names where one exists).
+    Counters {
+    /// `slab_alloc` served from the CPU's freelist.
+    slab_alloc_fastpath,
+    /// `___slab_alloc` runs (refill from the active slab, a partial slab or a new one).
+    slab_alloc_slowpath,
+    /// `slab_free` to the CPU's own active slab.
+    slab_free_fastpath,
+    /// `__slab_free` runs (another CPU's or an inactive slab).
+    slab_free_slowpath,
+    /// Slow-path allocations that took a partial slab (the CPU's or the node's).
+    slab_alloc_from_partial,
+    /// `unfreeze_partials` runs (a CPU partial list moved to the node).
+    slab_cpu_partial_drains,
+    /// `new_slab` and `discard_slab` calls (slabs, any order).
+    slabs_allocated,
+    slabs_freed,
+    /// Base pages of those slabs (`1 << order` each).
+    slab_pages_allocated,
+    slab_pages_freed,
+    /// `kmalloc_large` blocks (requests above `KMALLOC_MAX_CACHE_SIZE`) and their frees.
+    kmalloc_large_allocs,
+    kmalloc_large_frees,
+    /// `kmem_cache_node->list_lock` sections, those that found it held, and the wait.
+    slab_list_lock_acquisitions,
+    slab_list_lock_contended,
+    slab_list_lock_wait_ps,
+    }
+}
+
 /// Per-cache counters (the `CONFIG_SLUB_STATS` names where one exists).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheStats {
@@ -267,6 +302,18 @@ pub struct SlabOutcome {
     pub list_lock_wait: Ps,
 }
 
+/// A page-allocator call SLUB made: the kernel mirrors it in the frame ownership map
+/// (kernel/frames.rs) so the oracle sees slab pages and `kmalloc_large` blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageEvent {
+    pub pfn: u64,
+    pub order: u8,
+    /// Allocated (`new_slab`, `kmalloc_large`) or freed (`discard_slab`, `kfree` of a large block).
+    pub alloc: bool,
+    /// The slab's cache, or `None` for a `kmalloc_large` block.
+    pub cache: Option<CacheId>,
+}
+
 /// A free SLUB refuses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlabError {
@@ -287,6 +334,11 @@ pub struct Slab {
     nodes: u32,
     pub large_allocs: u64,
     pub large_frees: u64,
+    /// Page-allocator calls since the owner last took them ([`Slab::take_page_events`]).
+    page_events: Vec<PageEvent>,
+    /// Base pages of the slabs allocated and freed (`1 << order` each).
+    pages_allocated: u64,
+    pages_freed: u64,
 }
 
 impl Slab {
@@ -302,6 +354,9 @@ impl Slab {
             nodes,
             large_allocs: 0,
             large_frees: 0,
+            page_events: Vec::new(),
+            pages_allocated: 0,
+            pages_freed: 0,
         };
         for size in KMALLOC_SIZES {
             let id = s.create(&format!("kmalloc-{size}"), size, false);
@@ -344,6 +399,7 @@ impl Slab {
                 let a = pa.alloc_pages(cpu, now, order, MigrateType::Unmovable, env);
                 let pfn = a.pfn.ok_or(SlabError::OutOfMemory)?;
                 self.large_allocs += 1;
+                self.page_events.push(PageEvent { pfn, order, alloc: true, cache: None });
                 let out = SlabOutcome {
                     done: a.done,
                     page_order: Some(order),
@@ -368,6 +424,7 @@ impl Slab {
             Object::Large { pfn, order } => {
                 let f = pa.free_pages(cpu, now, pfn, order, env).map_err(|_| SlabError::NotAllocated(obj))?;
                 self.large_frees += 1;
+                self.page_events.push(PageEvent { pfn, order, alloc: false, cache: None });
                 Ok(SlabOutcome {
                     done: f.done,
                     page_order: Some(order),
@@ -479,6 +536,8 @@ impl Slab {
         let pfn = a.pfn.ok_or(SlabError::OutOfMemory)?;
         out.page_order = Some(order);
         out.zone_lock_wait = a.lock_wait;
+        self.page_events.push(PageEvent { pfn, order, alloc: true, cache: Some(cache) });
+        self.pages_allocated += 1 << order;
         t = a.done + self.costs.new_slab_object * objects as u64;
         let slab = SlabPage {
             cache,
@@ -704,6 +763,8 @@ impl Slab {
         let s = &self.slabs[sid as usize];
         let (pfn, order) = (s.pfn, s.order);
         let f = pa.free_pages(cpu, t, pfn, order, env).map_err(|_| SlabError::OutOfMemory)?;
+        self.page_events.push(PageEvent { pfn, order, alloc: false, cache: Some(cache) });
+        self.pages_freed += 1 << order;
         self.free_ids.push(sid);
         self.slabs[sid as usize].allocated.clear();
         self.slabs[sid as usize].free.clear();
@@ -712,6 +773,46 @@ impl Slab {
         out.page_order = Some(order);
         out.zone_lock_wait += f.lock_wait;
         Ok(f.done)
+    }
+
+    /// The page-allocator calls made since the last call, oldest first.
+    pub fn take_page_events(&mut self, into: &mut Vec<PageEvent>) {
+        into.clear();
+        into.append(&mut self.page_events);
+    }
+
+    /// The first page frame of the slab an object lives in (its block's for `kmalloc_large`).
+    pub fn page_of(&self, obj: Object) -> u64 {
+        match obj {
+            Object::Slab { slab, .. } => self.slabs[slab as usize].pfn,
+            Object::Large { pfn, .. } => pfn,
+        }
+    }
+
+    /// SLUB's counters summed over the caches (`CONFIG_SLUB_STATS` names where one exists).
+    pub fn counters(&self) -> Counters {
+        let mut c = Counters {
+            kmalloc_large_allocs: self.large_allocs,
+            kmalloc_large_frees: self.large_frees,
+            ..Counters::default()
+        };
+        for k in &self.caches {
+            let s = &k.stats;
+            c.slab_alloc_fastpath += s.alloc_fastpath;
+            c.slab_alloc_slowpath += s.alloc_slowpath;
+            c.slab_free_fastpath += s.free_fastpath;
+            c.slab_free_slowpath += s.free_slowpath;
+            c.slab_alloc_from_partial += s.alloc_from_cpu_partial + s.alloc_from_node_partial;
+            c.slab_cpu_partial_drains += s.cpu_partial_drain;
+            c.slabs_allocated += s.alloc_slab;
+            c.slabs_freed += s.free_slab;
+            c.slab_list_lock_acquisitions += s.list_lock_acquisitions;
+            c.slab_list_lock_contended += s.list_lock_contended;
+            c.slab_list_lock_wait_ps += s.list_lock_wait.0;
+        }
+        c.slab_pages_allocated = self.pages_allocated;
+        c.slab_pages_freed = self.pages_freed;
+        c
     }
 
     /// Objects handed out and not freed, per cache (for checks).
@@ -766,6 +867,123 @@ impl Slab {
         Ok(())
     }
 }
+
+/// The kernel's entry points to SLUB (`kmalloc`, `kmem_cache_alloc`, `kfree`): charged as
+/// kernel/gfp.rs charges the page allocator (waiting for `zone->lock` or a node's `list_lock` is
+/// lock spin, the rest the caller's path), and every page SLUB takes or returns mirrored in the
+/// frame ownership map, where the oracle checks it: a slab page or `kmalloc_large` block is never
+/// handed out twice, and never freed while the kernel still holds an object in it.
+impl Kernel {
+    /// `kmalloc(size, GFP_KERNEL)` on this CPU at `at`. Returns the object and the time taken.
+    pub fn kmalloc(&mut self, ctx: &mut Ctx, at: Ps, size: u64, bucket: Bucket) -> (Object, Ps) {
+        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let slab = self.slab.as_mut().expect(NO_SLAB);
+        let r = slab.kmalloc(self.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, size, env);
+        self.slab_allocated(ctx, at, r, bucket)
+    }
+
+    /// `kmem_cache_alloc(cache, GFP_KERNEL)` on this CPU at `at`.
+    pub fn kmem_cache_alloc(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        cache: CacheId,
+        bucket: Bucket,
+    ) -> (Object, Ps) {
+        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let slab = self.slab.as_mut().expect(NO_SLAB);
+        let r = slab.kmem_cache_alloc(self.page_alloc.as_mut().expect(NO_SLAB), cache, ctx.cpu, at, env);
+        self.slab_allocated(ctx, at, r, bucket)
+    }
+
+    /// `kfree(obj)` / `kmem_cache_free()` on this CPU at `at`. Returns the time taken.
+    pub fn kfree(&mut self, ctx: &mut Ctx, at: Ps, obj: Object, bucket: Bucket) -> Ps {
+        let slab = self.slab.as_mut().expect(NO_SLAB);
+        // The kernel gives the object back before SLUB may discard its slab.
+        let head = slab.page_of(obj);
+        match (obj, self.frames.owner(head)) {
+            (Object::Slab { cache, .. }, Owner::Slab { cache: c, inuse })
+                if c as usize == cache && inuse > 0 =>
+            {
+                self.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse - 1 })
+            }
+            (Object::Large { .. }, Owner::KernelBlock) => {}
+            (_, other) => self.oracle.flag_object(format!("kfree of {obj:?}: pfn {head} is {other:?}")),
+        }
+        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let slab = self.slab.as_mut().expect(NO_SLAB);
+        match slab.free(self.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, obj, env) {
+            Ok(out) => {
+                self.sync_slab_pages();
+                let d = out.done - at;
+                let lock = out.zone_lock_wait + out.list_lock_wait;
+                ctx.charge(Bucket::LockWait, lock);
+                ctx.charge(bucket, d - lock);
+                d
+            }
+            Err(e) => {
+                self.oracle.flag_object(format!("kfree refused by SLUB: {e:?}"));
+                Ps::ZERO
+            }
+        }
+    }
+
+    fn slab_allocated(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        r: Result<(Object, SlabOutcome), SlabError>,
+        bucket: Bucket,
+    ) -> (Object, Ps) {
+        let Ok((obj, out)) = r else {
+            // Reclaim is not modelled (issue 15): a workload must fit in the model's nodes.
+            panic!("out of memory in SLUB (reclaim is not modelled)");
+        };
+        self.sync_slab_pages();
+        if let Object::Slab { cache, .. } = obj {
+            let head = self.slab.as_ref().expect(NO_SLAB).page_of(obj);
+            match self.frames.owner(head) {
+                Owner::Slab { cache: c, inuse } if c as usize == cache => {
+                    self.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse + 1 })
+                }
+                other => {
+                    self.oracle.flag_object(format!("{obj:?} handed out from pfn {head} owned by {other:?}"))
+                }
+            }
+        }
+        let d = out.done - at;
+        let lock = out.zone_lock_wait + out.list_lock_wait;
+        ctx.charge(Bucket::LockWait, lock);
+        ctx.charge(bucket, d - lock);
+        (obj, d)
+    }
+
+    /// Mirrors the page-allocator calls SLUB just made in the frame ownership map.
+    pub(super) fn sync_slab_pages(&mut self) {
+        let mut ev = std::mem::take(&mut self.slab_events);
+        self.slab.as_mut().expect(NO_SLAB).take_page_events(&mut ev);
+        for e in &ev {
+            let head_owner = match e.cache {
+                Some(c) => Owner::Slab { cache: c as u16, inuse: 0 },
+                None => Owner::KernelBlock,
+            };
+            if e.alloc {
+                self.assign_block(e.pfn, e.order, head_owner);
+            } else {
+                // An empty slab (no object the kernel holds), or the large block itself.
+                if self.frames.owner(e.pfn) != head_owner {
+                    let o = self.frames.owner(e.pfn);
+                    self.oracle.flag_object(format!("pfn {} freed by SLUB while {o:?}", e.pfn));
+                }
+                self.release_block(e.pfn, e.order);
+            }
+        }
+        self.slab_events = ev;
+    }
+}
+
+/// Every x86 machine whose workloads allocate kernel objects boots SLUB (a `[slab]` section).
+const NO_SLAB: &str = "this machine's kernel booted without SLUB (its profile has no [slab] section)";
 
 #[cfg(test)]
 mod tests;
