@@ -272,6 +272,9 @@ pub struct MachineProfile {
     /// Unit costs of SLUB (kernel/slab.rs); needed only by runs that use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slab: Option<SlabProfile>,
+    /// Unit costs of pipes and AF_UNIX sockets (kernel/pipe.rs); needed only by hackbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<IpcProfile>,
     /// Unit costs of the loopback socket paths (kernel/socket.rs); needed only by the network
     /// workloads (netperf, sockperf).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -290,92 +293,6 @@ pub struct MachineProfile {
     /// Absent: a noiseless machine (deterministic lockstep regimes; see the fidelity audit §4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<NoiseProfile>,
-}
-
-/// `[noise]`: the sources of run-to-run and CPU-to-CPU variation the engine models, each drawn
-/// from its own seeded stream (DESIGN.md rule 4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoiseProfile {
-    /// `CONFIG_HZ` of the kernel the machine's figures were taken with: the scheduler tick's rate
-    /// on every busy CPU (`NO_HZ_IDLE`: idle CPUs take none).
-    pub hz: Sourced,
-    /// The tick's own work between interrupt entry and exit (`tick_sched_timer`:
-    /// `update_process_times`, `scheduler_tick`, the hrtimer reprogram); entry and exit are the
-    /// `[ipi]` handler's (the same `idtentry` path), or none on a uniprocessor.
-    pub tick_cycles: Sourced,
-    /// The cost of one step relative to its nominal cost, at the 1st, 5th, 10th, 25th, 50th,
-    /// 75th, 90th, 95th and 99th percentiles: every step's time is scaled by a factor drawn from
-    /// this distribution (linear between the percentiles, flat beyond the 1st and 99th).
-    pub step_quantiles: SourcedQuantiles,
-}
-
-/// A measured distribution with its provenance: values at fixed percentiles.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourcedQuantiles {
-    pub value: Vec<f64>,
-    pub source: String,
-    pub confidence: Confidence,
-}
-
-/// The percentiles [`NoiseProfile::step_quantiles`] lists values at.
-pub const STEP_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
-
-/// `[page_alloc]`: what the buddy allocator and the per-CPU lists cost per operation. The lock
-/// word and the zone's own lines are simulated (hw/lock.rs, hw/coherence.rs); these are the rest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PageAllocProfile {
-    /// One allocation served from a per-CPU list: IRQs off, list pop, counters, `prep_new_page`
-    /// checks (no zeroing).
-    pub pcp_alloc_cycles: Sourced,
-    /// One free onto a per-CPU list (`free_hot_cold_page` / `free_unref_page`).
-    pub pcp_free_cycles: Sourced,
-    /// A `zone->lock` section's fixed part beyond the lock-word RMW: irqsave/restore, unlock,
-    /// zone statistics.
-    pub zone_lock_section_cycles: Sourced,
-    /// One block moved on or off a buddy free list with its counters (zone lines cache-hot).
-    pub buddy_block_cycles: Sourced,
-    /// Touching one `struct page` line this CPU does not hold (a free block, its buddy, a list
-    /// neighbour): what dominates `zone->lock` hold times.
-    pub struct_page_miss_ns: Sourced,
-}
-
-/// `[slab]`: SLUB's unit costs (kernel/slab.rs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlabProfile {
-    /// `slab_alloc` fast path: a `this_cpu_cmpxchg_double` on the per-CPU freelist.
-    pub alloc_fastpath_cycles: Sourced,
-    /// `slab_free` fast path (object of the CPU's own active slab).
-    pub free_fastpath_cycles: Sourced,
-    /// `___slab_alloc` slow path beyond the page allocation: take the next slab (partial list or
-    /// a new one), freeze it, load its freelist.
-    pub alloc_slowpath_cycles: Sourced,
-    /// `__slab_free` slow path: the `cmpxchg_double` on the slab page's freelist, beyond the
-    /// line transfer the model charges from the slab's last user.
-    pub free_slowpath_cycles: Sourced,
-    /// `new_slab`: per object of a fresh slab (building the freelist).
-    pub new_slab_object_cycles: Sourced,
-}
-
-/// `[net]`: the protocol paths of a loopback send and receive, beyond what the model builds
-/// from other figures (system-call entry and exit, SLUB and page-allocator calls, the payload
-/// copies at `memory.memcpy_mbps`, wake-ups and context switches).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetProfile {
-    /// `udp_sendmsg` through `ip_make_skb`, `ip_send_skb`, `loopback_xmit`, `netif_rx` and the
-    /// NET_RX softirq's `ip_rcv` .. `udp_rcv` .. `__sock_queue_rcv_skb` on the sender's CPU.
-    pub udp_send_cycles: Sourced,
-    /// `udp_recvmsg`: `__skb_recv_datagram`, the checksum/copy setup, `skb_consume_udp`.
-    pub udp_recv_cycles: Sourced,
-    /// `tcp_sendmsg` with one segment through `tcp_transmit_skb` .. loopback .. `tcp_v4_rcv`
-    /// (and the ACK it sends back) on the sender's CPU.
-    pub tcp_send_cycles: Sourced,
-    /// `tcp_recvmsg` for one skb, `tcp_cleanup_rbuf` and the window update.
-    pub tcp_recv_cycles: Sourced,
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
@@ -622,6 +539,16 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
         }
+        if let Some(ipc) = &self.ipc {
+            for (key, v) in [
+                ("ipc.pipe_write_cycles", &ipc.pipe_write_cycles),
+                ("ipc.pipe_read_cycles", &ipc.pipe_read_cycles),
+                ("ipc.unix_send_cycles", &ipc.unix_send_cycles),
+                ("ipc.unix_recv_cycles", &ipc.unix_recv_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 100_000.0)?;
+            }
+        }
         Ok(())
     }
 
@@ -631,6 +558,16 @@ impl MachineProfile {
             err(
                 "page_alloc",
                 format!("profile `{}` has no [page_alloc] section (needed by the page allocator)", self.name),
+            )
+        })
+    }
+
+    /// The `[ipc]` section, or an error naming it.
+    pub fn ipc(&self) -> Result<&IpcProfile, ProfileError> {
+        self.ipc.as_ref().ok_or_else(|| {
+            err(
+                "ipc",
+                format!("profile `{}` has no [ipc] section (needed by pipes and AF_UNIX sockets)", self.name),
             )
         })
     }
@@ -803,6 +740,9 @@ impl crate::hw::topology::Topology {
     }
 }
 pub mod ppc8xx;
+
+mod sections;
+pub use sections::*;
 
 #[cfg(test)]
 mod tests;

@@ -122,6 +122,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     if profile.walk.kind == WalkKind::Hardware {
         profile.page_alloc().map_err(|e| e.to_string())?;
     }
+    spec.workload.check_run(profile, spec.tasks)?;
     if let Some(n) = spec.workload.fixed_tasks() {
         if spec.tasks != n {
             return Err(format!(
@@ -141,6 +142,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         match section {
             "slab" => profile.slab().map(|_| ()),
             "net" => profile.net().map(|_| ()),
+            "ipc" => profile.ipc().map(|_| ()),
             other => unreachable!("unknown profile section {other}"),
         }
         .map_err(|e| format!("workload `{}`: {e}", spec.workload.name()))?;
@@ -150,7 +152,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
-    let value = spec.workload.score(ops, stats.measured);
+    let value = spec.workload.score_for(ops, stats.measured, spec.tasks);
     let metric = spec.workload.metric();
     let mut counters: BTreeMap<String, u64> =
         stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
@@ -167,7 +169,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     {
         counters.extend(extra.iter().map(|(k, v)| (k.to_string(), *v)));
     }
-    let attribution = stats.attribution[..spec.tasks.min(cpus) as usize]
+    let attribution = stats.attribution[..spec.workload.tasks_created(spec.tasks).min(cpus) as usize]
         .iter()
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())
         .collect();

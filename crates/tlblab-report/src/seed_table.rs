@@ -132,6 +132,15 @@ impl Reference {
 /// The seed's figures beside the model's, one row per thread count the seed gives: the first
 /// column's figure and the model's ratio to it, then each other column's gain over the first,
 /// the seed's beside the model's.
+/// What a reference table's rows count: seed 004's are message sizes, or hackbench's groups.
+fn reference_rows(e: &Heading, s: &Summary) -> &'static str {
+    match e.layout {
+        "seed-004" if s.workload.starts_with("hackbench") => "groups",
+        "seed-004" => "size",
+        _ => "tasks",
+    }
+}
+
 fn render_reference(r: &Reference, s: &Summary, rows: &str) -> String {
     let pts = r.points(s);
     if pts.is_empty() {
@@ -181,8 +190,7 @@ pub fn render(e: &Heading, s: &Summary) -> String {
         _ => render_seed_002(e, s),
     };
     if let Some(r) = e.reference {
-        // Seed 004's rows are message sizes.
-        out += &render_reference(r, s, if e.layout == "seed-004" { "size" } else { "tasks" });
+        out += &render_reference(r, s, reference_rows(e, s));
     }
     if !e.note.is_empty() {
         out += &format!("\nNote: {}\n", e.note.trim());
@@ -274,13 +282,14 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
     out
 }
 
-/// Seed 004's layout (mmtests compare-kernels as the seed prints netperf and sockperf): `Hmean`
-/// rows per message size, then `Stddev` rows, each value with its difference to the first column
-/// (pdiff; pndiff for stddevs). netperf UDP_STREAM rows are `send-SIZE`, followed by `recv-SIZE`
-/// rows: the receiver's throughput of the same runs (the send Hmean times the bytes received
-/// per byte sent, the receiver's line netperf prints). Then, per message sent, what the
-/// allocator did: `zone->lock` acquisitions, lock wait (zone and slab list locks), per-CPU list
-/// hits:misses by order, slab pages allocated, and drops.
+/// Seed 004's layout (Mel Gorman's compare-kernels tables, Dec 2016), kernels as columns with the
+/// difference to the first in parentheses (positive is better: pdiff, pndiff for stddevs). A rate
+/// (netperf, sockperf) gets `Hmean` rows per message size, netperf's as `send-SIZE` and, for
+/// UDP_STREAM, `recv-SIZE` rows: the receiver's throughput of the same runs (the send Hmean times
+/// the bytes received per byte sent, the line netperf prints). A time (hackbench) gets `Amean`
+/// rows per group count, four decimals as the seed prints them. `Stddev` rows follow. Then, per
+/// operation, what the seed's argument rests on: `zone->lock` acquisitions, lock wait (zone and
+/// slab list locks), per-CPU list hits:misses by order, slab pages allocated, and drops.
 fn render_seed_004(e: &Heading, s: &Summary) -> String {
     let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
     let w = 20;
@@ -311,7 +320,8 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
     let recv = |k: &str, t: u32| {
         hmean(k, t) * cell(k, t).counters_per_op.get("net_received_bytes").copied().unwrap_or(0.0) / t as f64
     };
-    let mut stats: Vec<(&str, &str, bool)> = vec![("Hmean", if netperf { "send-" } else { "" }, hb)];
+    let mean_row = if hb { "Hmean" } else { "Amean" };
+    let mut stats: Vec<(&str, &str, bool)> = vec![(mean_row, if netperf { "send-" } else { "" }, hb)];
     if udp {
         stats.push(("Hmean", "recv-", hb));
     }
@@ -322,6 +332,7 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
             let v = |k: &str| match (stat, prefix) {
                 ("Hmean", "recv-") => recv(k, t),
                 ("Hmean", _) => hmean(k, t),
+                ("Amean", _) => cell(k, t).mean,
                 _ => cell(k, t).stddev,
             };
             let base = v(&s.kernels[0]);
@@ -329,7 +340,7 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
                 let txt = if stat == "Stddev" && cell(k, t).n < 2 {
                     "-".to_string()
                 } else {
-                    format!("{:.2} ({:6.2}%)", v(k), pct(v(k), base, better))
+                    format!("{:.*} ({:6.2}%)", if hb { 2 } else { 4 }, v(k), pct(v(k), base, better))
                 };
                 line += &format!(" {txt:>w$}");
             }
@@ -340,19 +351,18 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
         "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
         s.metric.name, s.metric.unit, s.rows[0].n
     );
-    out +=
-        "\nPer message sent: zone->lock acquisitions / lock wait ns (zone + slab lists) / pcp hits:misses \
-            order 0, 1, 2, 3 / slab pages allocated / drops\n";
+    out += "\nPer operation (a message sent): zone->lock acquisitions / lock wait ns (zone + slab lists) / \
+            pcp hits:misses order 0, 1, 2, 3 / slab pages allocated / drops\n";
     for &t in e.threads {
         for (i, k) in s.kernels.iter().enumerate() {
             let c = &cell(k, t).counters_per_op;
             let g = |n: &str| c.get(n).copied().unwrap_or(0.0);
             let hm = |o: u32| {
-                format!("{:.3}:{:.3}", g(&format!("pcp_hits_order{o}")), g(&format!("pcp_misses_order{o}")))
+                format!("{:.4}:{:.4}", g(&format!("pcp_hits_order{o}")), g(&format!("pcp_misses_order{o}")))
             };
             let size = if i == 0 { t.to_string() } else { String::new() };
             out += &format!(
-                "{size:<7}{k:<14} {:.3} / {:.1} / {} {} {} {} / {:.3} / {:.3}\n",
+                "{size:<7}{k:<14} {:.4} / {:.2} / {} {} {} {} / {:.4} / {:.4}\n",
                 g("zone_lock_acquisitions"),
                 (g("zone_lock_wait_ps") + g("slab_list_lock_wait_ps")) / 1000.0,
                 hm(0),

@@ -67,12 +67,6 @@ pub fn builtin_names() -> Vec<&'static str> {
 
 /// A built-in experiment by name (or unique prefix, e.g. `seed-002`), or a TOML file.
 pub fn load(arg: &str) -> Result<Vec<Experiment>> {
-    let parse = |text: &str, origin: &str| -> Result<Experiment> {
-        let e: Experiment = toml::from_str(text)
-            .map_err(|e| anyhow!(tlblab_model::toml_error::describe(origin, text, &e)))?;
-        e.validate().map_err(|m| anyhow!("{origin}: {m}"))?;
-        Ok(e)
-    };
     if arg.ends_with(".toml") || arg.contains('/') {
         let text = std::fs::read_to_string(arg).with_context(|| format!("cannot read experiment {arg}"))?;
         return Ok(vec![parse(&text, arg)?]);
@@ -86,6 +80,14 @@ pub fn load(arg: &str) -> Result<Vec<Experiment>> {
         bail!("unknown experiment `{arg}`; experiments: {}", builtin_names().join(", "));
     }
     chosen.iter().map(|(n, t)| parse(t, &format!("experiments/{n}.toml"))).collect()
+}
+
+/// Parses and validates experiment text; `origin` names the file in every error.
+pub fn parse(text: &str, origin: &str) -> Result<Experiment> {
+    let e: Experiment =
+        toml::from_str(text).map_err(|e| anyhow!(tlblab_model::toml_error::describe(origin, text, &e)))?;
+    e.validate().map_err(|m| anyhow!(tlblab_model::toml_error::one_line(format!("{origin}: {m}"))))?;
+    Ok(e)
 }
 
 impl Experiment {

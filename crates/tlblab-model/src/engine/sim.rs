@@ -181,6 +181,17 @@ impl Simulation {
         self.kernel.map_populated(mm, len)
     }
 
+    /// `pipe()`: a new, empty pipe (kernel/pipe.rs); returns its id for `Op::PipeRead/PipeWrite`.
+    pub fn add_pipe(&mut self) -> u32 {
+        self.kernel.add_pipe()
+    }
+
+    /// `socketpair(AF_UNIX, SOCK_STREAM)` (kernel/af_unix.rs); returns its id for
+    /// `Op::UnixSend/UnixRecv`.
+    pub fn add_unix_pair(&mut self) -> u32 {
+        self.kernel.add_unix_pair()
+    }
+
     /// Binds a task running `program` in `mm` to `cpu`, starting at time 0.
     pub fn add_task(&mut self, program: Box<dyn Program>, mm: MmId, cpu: u32) {
         self.add_task_at(program, mm, cpu, Ps::ZERO);

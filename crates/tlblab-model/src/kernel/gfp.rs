@@ -34,6 +34,8 @@ pub fn migratetype_of(owner: Owner) -> MigrateType {
         Owner::Zero | Owner::Free | Owner::Slab { .. } | Owner::KernelBlock | Owner::Tail { .. } => {
             MigrateType::Unmovable
         }
+        // pipe_write's alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT): no __GFP_MOVABLE (v4.9).
+        Owner::Pipe { .. } => MigrateType::Unmovable,
     }
 }
 

@@ -13,6 +13,7 @@
 //! CPU and hands back to the subsystem that queued them, so that other CPUs' events (IPIs above
 //! all) interleave with a call's phases.
 
+pub mod af_unix;
 pub mod boot;
 pub mod config;
 pub mod cpu;
@@ -31,6 +32,7 @@ pub mod mmzone;
 pub mod net;
 pub mod oracle;
 pub mod page_alloc;
+pub mod pipe;
 pub mod preset;
 pub mod read_write;
 pub mod rwsem;
@@ -78,6 +80,10 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// A pipe read or write after its task slept (pipe.rs).
+    Pipe(pipe::Step),
+    /// An AF_UNIX send or receive after its task slept (af_unix.rs).
+    Unix(af_unix::Step),
     /// A socket call's body and the loopback delivery (socket.rs).
     Net(socket::Step),
 }
@@ -112,6 +118,10 @@ pub struct Kernel {
     /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
     pub net: Option<socket::Net>,
     pub oracle: Oracle,
+    /// Pipes (kernel/pipe.rs), by id.
+    pub pipes: Vec<pipe::Pipe>,
+    /// AF_UNIX stream pairs (kernel/af_unix.rs), by id.
+    pub unix: Vec<af_unix::UnixPair>,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
     free_shootdowns: Vec<usize>,
@@ -194,6 +204,10 @@ impl Kernel {
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
+            Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
+            Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
+            Op::UnixRecv { pair, len } => self.unix_recv(ctx, t, pair, len),
             Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
             Op::Iteration => unreachable!("counted by the engine"),
         }
@@ -207,6 +221,8 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
+            Continuation::Unix(s) => self.unix_step(ctx, t, s),
             Continuation::Net(s) => self.socket_step(ctx, t, s),
         }
     }
@@ -229,7 +245,7 @@ impl Kernel {
             self.free_shootdowns.push(sd);
         }
         let Some(t) = self.cpus[ci].task else {
-            return match self.cpus[ci].runq.pop_front() {
+            return match self.pick_next(cpu) {
                 Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
                 None => Boundary::Idle,
             };

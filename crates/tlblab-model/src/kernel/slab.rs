@@ -41,87 +41,6 @@ const CACHE_LINE: u64 = 64;
 pub const SKBUFF_HEAD_CACHE: (&str, u64) = ("skbuff_head_cache", 232);
 pub const SKBUFF_FCLONE_CACHE: (&str, u64) = ("skbuff_fclone_cache", 2 * 232 + 4);
 
-/// `slab_order()` (v4.9): the smallest order from `get_order(min_objects * size)` up to
-/// `max_order` whose leftover is at most `1 / fract_leftover` of the slab.
-fn slab_order(size: u64, min_objects: u64, max_order: u8, fract_leftover: u64) -> u8 {
-    let mut order = get_order(min_objects * size);
-    while order <= max_order {
-        let slab = 4096u64 << order;
-        if slab % size <= slab / fract_leftover {
-            break;
-        }
-        order += 1;
-    }
-    order
-}
-
-/// `calculate_order()` (v4.9): `min_objects = 4 * (fls(nr_cpu_ids) + 1)` capped by what fits at
-/// `slub_max_order`; first allow more waste (1/16, 1/8, 1/4), then fewer objects.
-pub fn calculate_order(size: u64, nr_cpu_ids: u32) -> u8 {
-    let max_objects = (4096u64 << SLUB_MAX_ORDER) / size;
-    let mut min_objects = (4 * (fls(nr_cpu_ids as u64) as u64 + 1)).min(max_objects);
-    while min_objects > 1 {
-        let mut fraction = 16;
-        while fraction >= 4 {
-            let order = slab_order(size, min_objects, SLUB_MAX_ORDER, fraction);
-            if order <= SLUB_MAX_ORDER {
-                return order;
-            }
-            fraction /= 2;
-        }
-        min_objects -= 1;
-    }
-    let order = slab_order(size, 1, SLUB_MAX_ORDER, 1);
-    if order <= SLUB_MAX_ORDER {
-        order
-    } else {
-        slab_order(size, 1, 10, 1)
-    }
-}
-
-/// `calculate_alignment()` for `SLAB_HWCACHE_ALIGN`: a cache line, halved while the object
-/// fits twice; then the size rounded up to it.
-pub fn hwcache_aligned_size(object_size: u64) -> u64 {
-    let mut align = CACHE_LINE;
-    while object_size <= align / 2 {
-        align /= 2;
-    }
-    let align = align.max(8);
-    object_size.div_ceil(align) * align
-}
-
-/// SLUB's unit costs, from the profile's `[slab]` section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SlabCosts {
-    pub alloc_fast: Ps,
-    pub free_fast: Ps,
-    pub alloc_slow: Ps,
-    pub free_slow: Ps,
-    pub new_slab_object: Ps,
-    /// One `list_lock` section's fixed part (reused from `[page_alloc]`: the same irqsave +
-    /// spinlock pair) and one slab page touched inside it.
-    pub list_lock_section: Ps,
-    pub struct_page: Ps,
-}
-
-impl SlabCosts {
-    pub fn from_profile(p: &MachineProfile) -> Result<SlabCosts, ProfileError> {
-        let s = p.slab()?;
-        let pa = p.page_alloc()?;
-        let mhz = p.clock_mhz();
-        let cyc = |v: &crate::profile::Sourced| Ps::from_cycles(v.value, mhz);
-        Ok(SlabCosts {
-            alloc_fast: cyc(&s.alloc_fastpath_cycles),
-            free_fast: cyc(&s.free_fastpath_cycles),
-            alloc_slow: cyc(&s.alloc_slowpath_cycles),
-            free_slow: cyc(&s.free_slowpath_cycles),
-            new_slab_object: cyc(&s.new_slab_object_cycles),
-            list_lock_section: cyc(&pa.zone_lock_section_cycles),
-            struct_page: Ps::from_ns(pa.struct_page_miss_ns.value),
-        })
-    }
-}
-
 /// Where a slab page is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -475,7 +394,7 @@ impl Slab {
         // get_freelist(): objects other CPUs freed to the active slab meanwhile.
         if let Some(sid) = self.caches[cache].cpus[c].page {
             let s = &mut self.slabs[sid as usize];
-            t += s.line.rmw(cpu, env.topo, env.lines);
+            t += s.line.rmw(cpu, t, env.topo, env.lines);
             if !s.free.is_empty() {
                 let f = std::mem::take(&mut s.free);
                 s.cpu_free = f;
@@ -561,7 +480,7 @@ impl Slab {
                 self.slabs.len() as u32 - 1
             }
         };
-        self.slabs[sid as usize].line.rmw(cpu, env.topo, env.lines);
+        self.slabs[sid as usize].line.rmw(cpu, t, env.topo, env.lines);
         self.caches[cache].cpus[c].page = Some(sid);
         self.caches[cache].stats.alloc_slab += 1;
         Ok(self.take_active(cache, cpu, t, out))
@@ -596,7 +515,7 @@ impl Slab {
     /// Make a frozen slab this CPU's active one, taking its page freelist (`get_freelist`).
     fn activate(&mut self, cache: CacheId, cpu: u32, sid: u32, env: Env, t: &mut Ps) {
         let s = &mut self.slabs[sid as usize];
-        *t += s.line.rmw(cpu, env.topo, env.lines);
+        *t += s.line.rmw(cpu, *t, env.topo, env.lines);
         s.place = Place::Active(cpu);
         s.cpu_free = std::mem::take(&mut s.free);
         self.caches[cache].cpus[cpu as usize].page = Some(sid);
@@ -644,7 +563,8 @@ impl Slab {
         }
         // __slab_free(): a cmpxchg_double on the slab page.
         let mut out = SlabOutcome::default();
-        let mut t = now + self.costs.free_slow + s.line.rmw(cpu, env.topo, env.lines);
+        let mut t = now + self.costs.free_slow;
+        t += s.line.rmw(cpu, t, env.topo, env.lines);
         self.caches[cache].stats.free_slowpath += 1;
         let prior_empty = s.free.is_empty();
         s.free.push(idx);
@@ -867,122 +787,13 @@ impl Slab {
     }
 }
 
-/// The kernel's entry points to SLUB (`kmalloc`, `kmem_cache_alloc`, `kfree`): charged as
-/// kernel/gfp.rs charges the page allocator (waiting for `zone->lock` or a node's `list_lock` is
-/// lock spin, the rest the caller's path), and every page SLUB takes or returns mirrored in the
-/// frame ownership map, where the oracle checks it: a slab page or `kmalloc_large` block is never
-/// handed out twice, and never freed while the kernel still holds an object in it.
-impl Kernel {
-    /// `kmalloc(size, GFP_KERNEL)` on this CPU at `at`. Returns the object and the time taken.
-    pub fn kmalloc(&mut self, ctx: &mut Ctx, at: Ps, size: u64, bucket: Bucket) -> (Object, Ps) {
-        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let slab = self.slab.as_mut().expect(NO_SLAB);
-        let r = slab.kmalloc(self.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, size, env);
-        self.slab_allocated(ctx, at, r, bucket)
-    }
-
-    /// `kmem_cache_alloc(cache, GFP_KERNEL)` on this CPU at `at`.
-    pub fn kmem_cache_alloc(
-        &mut self,
-        ctx: &mut Ctx,
-        at: Ps,
-        cache: CacheId,
-        bucket: Bucket,
-    ) -> (Object, Ps) {
-        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let slab = self.slab.as_mut().expect(NO_SLAB);
-        let r = slab.kmem_cache_alloc(self.page_alloc.as_mut().expect(NO_SLAB), cache, ctx.cpu, at, env);
-        self.slab_allocated(ctx, at, r, bucket)
-    }
-
-    /// `kfree(obj)` / `kmem_cache_free()` on this CPU at `at`. Returns the time taken.
-    pub fn kfree(&mut self, ctx: &mut Ctx, at: Ps, obj: Object, bucket: Bucket) -> Ps {
-        let slab = self.slab.as_mut().expect(NO_SLAB);
-        // The kernel gives the object back before SLUB may discard its slab.
-        let head = slab.page_of(obj);
-        match (obj, self.frames.owner(head)) {
-            (Object::Slab { cache, .. }, Owner::Slab { cache: c, inuse })
-                if c as usize == cache && inuse > 0 =>
-            {
-                self.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse - 1 })
-            }
-            (Object::Large { .. }, Owner::KernelBlock) => {}
-            (_, other) => self.oracle.flag_object(format!("kfree of {obj:?}: pfn {head} is {other:?}")),
-        }
-        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let slab = self.slab.as_mut().expect(NO_SLAB);
-        match slab.free(self.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, obj, env) {
-            Ok(out) => {
-                self.sync_slab_pages();
-                let d = out.done - at;
-                let lock = out.zone_lock_wait + out.list_lock_wait;
-                ctx.charge(Bucket::LockWait, lock);
-                ctx.charge(bucket, d - lock);
-                d
-            }
-            Err(e) => {
-                self.oracle.flag_object(format!("kfree refused by SLUB: {e:?}"));
-                Ps::ZERO
-            }
-        }
-    }
-
-    fn slab_allocated(
-        &mut self,
-        ctx: &mut Ctx,
-        at: Ps,
-        r: Result<(Object, SlabOutcome), SlabError>,
-        bucket: Bucket,
-    ) -> (Object, Ps) {
-        let Ok((obj, out)) = r else {
-            // Reclaim is not modelled (issue 15): a workload must fit in the model's nodes.
-            panic!("out of memory in SLUB (reclaim is not modelled)");
-        };
-        self.sync_slab_pages();
-        if let Object::Slab { cache, .. } = obj {
-            let head = self.slab.as_ref().expect(NO_SLAB).page_of(obj);
-            match self.frames.owner(head) {
-                Owner::Slab { cache: c, inuse } if c as usize == cache => {
-                    self.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse + 1 })
-                }
-                other => {
-                    self.oracle.flag_object(format!("{obj:?} handed out from pfn {head} owned by {other:?}"))
-                }
-            }
-        }
-        let d = out.done - at;
-        let lock = out.zone_lock_wait + out.list_lock_wait;
-        ctx.charge(Bucket::LockWait, lock);
-        ctx.charge(bucket, d - lock);
-        (obj, d)
-    }
-
-    /// Mirrors the page-allocator calls SLUB just made in the frame ownership map.
-    pub(super) fn sync_slab_pages(&mut self) {
-        let mut ev = std::mem::take(&mut self.slab_events);
-        self.slab.as_mut().expect(NO_SLAB).take_page_events(&mut ev);
-        for e in &ev {
-            let head_owner = match e.cache {
-                Some(c) => Owner::Slab { cache: c as u16, inuse: 0 },
-                None => Owner::KernelBlock,
-            };
-            if e.alloc {
-                self.assign_block(e.pfn, e.order, head_owner);
-            } else {
-                // An empty slab (no object the kernel holds), or the large block itself.
-                if self.frames.owner(e.pfn) != head_owner {
-                    let o = self.frames.owner(e.pfn);
-                    self.oracle.flag_object(format!("pfn {} freed by SLUB while {o:?}", e.pfn));
-                }
-                self.release_block(e.pfn, e.order);
-            }
-        }
-        self.slab_events = ev;
-    }
-}
-
 /// Every x86 machine whose workloads allocate kernel objects boots SLUB (a `[slab]` section).
 const NO_SLAB: &str = "this machine's kernel booted without SLUB (its profile has no [slab] section)";
+
+mod kmalloc;
+mod order;
+pub use kmalloc::SlabCosts;
+pub use order::{calculate_order, hwcache_aligned_size};
 
 #[cfg(test)]
 mod tests;

@@ -63,7 +63,7 @@ impl Kernel {
         self.counters.smp.ipis_received += 1;
         let ci = cpu as usize;
         let mut d = ipi.handler_entry + self.kernel_path(ctx, Path::IrqEntry);
-        d += self.csqs[ci].head.rmw(cpu, &topo, &lines);
+        d += self.csqs[ci].head.rmw(cpu, now + d, &topo, &lines);
         let taken_at = now + d;
         let c = &mut self.cpus[ci];
         let q = &mut self.csqs[ci].entries;
@@ -100,7 +100,10 @@ impl Kernel {
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
             d += hop;
             d += self.kernel_path(ctx, Path::FlushFunc);
-            d += self.run_flush_func(cpu, &info);
+            // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen).
+            let i = info.initiator as usize;
+            d += self.cpus[i].flush_info_line.read(cpu, now + d, &topo, &lines);
+            d += self.run_flush_func(cpu, now + d, &info);
             d += hop;
             let ack = now + d + hop;
             let s = &mut self.shootdowns[e.shootdown as usize];

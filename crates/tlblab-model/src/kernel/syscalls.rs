@@ -55,6 +55,14 @@ pub enum Op {
     ReadZero,
     /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
     WriteFile,
+    /// `write(fd, buf, len)` to pipe `pipe` (kernel/pipe.rs).
+    PipeWrite { pipe: u32, len: u32 },
+    /// `read(fd, buf, len)` from pipe `pipe`: returns once `len` bytes were read.
+    PipeRead { pipe: u32, len: u32 },
+    /// `write(fd, buf, len)` on the sending end of AF_UNIX stream pair `pair` (kernel/af_unix.rs).
+    UnixSend { pair: u32, len: u32 },
+    /// `read(fd, buf, len)` on its receiving end: returns once `len` bytes were read.
+    UnixRecv { pair: u32, len: u32 },
     /// `send(fd, buf, len, 0)` on loopback socket pair `sock` (kernel/socket.rs).
     Send { sock: u16, len: u32 },
     /// `recv(fd, buf, len, 0)` of one datagram or segment from pair `sock`.

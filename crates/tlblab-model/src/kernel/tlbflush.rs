@@ -606,8 +606,9 @@ impl Kernel {
         s.flush
     }
 
-    /// `flush_tlb_func` on `cpu` for `info`; returns its cost. Local (initiator) or remote.
-    pub fn run_flush_func(&mut self, cpu: u32, info: &FlushInfo) -> Ps {
+    /// `flush_tlb_func` on `cpu` for `info` from `at`; returns its cost. Local (initiator) or
+    /// remote.
+    pub fn run_flush_func(&mut self, cpu: u32, at: Ps, info: &FlushInfo) -> Ps {
         let mut cost = Ps::ZERO;
         let knobs = self.config.flush;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
@@ -617,7 +618,7 @@ impl Kernel {
         let action = flush_tlb_func(&mut c.st, info, &knobs, || {
             counters.tlbflush.tlb_gen_reads += 1;
             let before = m.tlb_gen_line.stats.transfers;
-            cost += m.tlb_gen_line.read(cpu, &topo, &lines);
+            cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
             counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
             m.tlb_gen
         });
@@ -693,7 +694,7 @@ impl Kernel {
         // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
         let mut d = self.costs.flush.flush_call;
         if self.config.flush.generations {
-            d += m.tlb_gen_line.write(cpu, &topo, &lines);
+            d += m.tlb_gen_line.write(cpu, now + d, &topo, &lines);
         }
         m.tlb_gen += 1;
         let inputs = RangeInputs {
@@ -705,17 +706,20 @@ impl Kernel {
             range_has_huge_pmd: false,
         };
         let info = flush_info(self.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
+        // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
+        // of its last flush read (v5.18).
+        d += self.cpus[cpu as usize].flush_info_line.write(cpu, now + d, &topo, &lines);
         let targets = flush_targets(&m.cpumask, &self.lazy, &self.config.flush, freed_tables, cpu);
         let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
-        let local = |s: &mut Kernel| {
+        let local = |s: &mut Kernel, at: Ps| {
             if loaded_here {
-                s.run_flush_func(cpu, &info)
+                s.run_flush_func(cpu, at, &info)
             } else {
                 Ps::ZERO
             }
         };
         if targets.is_empty() {
-            let l = local(self);
+            let l = local(self, now + d);
             ctx.charge(Bucket::FlushWork, d + l);
             return text + d + l;
         }
@@ -723,7 +727,7 @@ impl Kernel {
         self.counters.tlbflush.shootdowns += 1;
         let mut pre = Ps::ZERO;
         if !self.config.flush.concurrent_local {
-            pre = local(self);
+            pre = local(self, now + d);
         }
         // smp_call_function_many_cond (kernel/smp.c, v5.18): per target, csd_lock and fill the
         // sender's csd for it (a store to a line the target wrote last, at its previous unlock),
@@ -737,7 +741,7 @@ impl Kernel {
         for t in targets.iter() {
             let q = &mut self.csqs[t as usize];
             send += lines.transfer(topo.distance(cpu, t));
-            send += q.head.rmw(cpu, &topo, &lines);
+            send += q.head.rmw(cpu, t0 + send, &topo, &lines);
             let at = t0 + send;
             if q.entries.is_empty() || !coalesce {
                 ipi_mask.set(t);
@@ -759,7 +763,7 @@ impl Kernel {
             self.send_ipi(ctx, t, icr_t0 + at);
         }
         self.fan = fan;
-        let post = if self.config.flush.concurrent_local { local(self) } else { Ps::ZERO };
+        let post = if self.config.flush.concurrent_local { local(self, t0 + send) } else { Ps::ZERO };
         let local_done = t0 + send + post;
         let record =
             Shootdown { info, initiator: cpu, pending: targets.weight(), last_ack: Ps::ZERO, local_done };

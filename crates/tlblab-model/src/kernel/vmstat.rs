@@ -62,6 +62,8 @@ subsystems! {
     tick_sched: super::tick_sched::Counters,
     text: super::text::Counters,
     oracle: super::oracle::Counters,
+    pipe: super::pipe::Counters,
+    af_unix: super::af_unix::Counters,
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 pub mod dd;
 pub mod ebizzy;
+pub mod hackbench;
 pub mod netperf;
 pub mod pointer_chase;
 pub mod sockperf;
@@ -76,6 +77,11 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The tasks a run of `tasks` creates (hackbench: 40 per group; others: `tasks` itself).
+    fn tasks_created(&self, tasks: u32) -> u32 {
+        tasks
+    }
+
     /// The one task count the benchmark runs with, if it fixes one (netperf: a sender and a
     /// receiver); `run::run` refuses any other.
     fn fixed_tasks(&self) -> Option<u32> {
@@ -101,6 +107,20 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
 
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
+
+    /// Refuses a run the benchmark cannot set up: a machine whose profile lacks what its kernel
+    /// paths cost (the section named in the error), or a task count beyond what it allows.
+    /// Default: every machine and every task count `run::run` allows will do.
+    fn check_run(&self, _profile: &MachineProfile, _tasks: u32) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The metric from the loop iterations counted in the measured interval and the run's task
+    /// count (`run::run` calls this; default: [`Benchmark::score`]). hackbench needs the count:
+    /// its Time is for all of its groups' messages.
+    fn score_for(&self, iterations: u64, measured: Ps, _tasks: u32) -> f64 {
+        self.score(iterations, measured)
+    }
 
     /// The metric from the loop iterations counted in the measured interval (default: iterations
     /// per second; a benchmark timing a fixed amount of work overrides it).
@@ -134,6 +154,7 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<will_it_scale::WillItScale>("will-it-scale"),
     Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
     Suite::of::<dd::Dd>("dd"),
+    Suite::of::<hackbench::Hackbench>("hackbench"),
     Suite::of::<netperf::Netperf>("netperf"),
     Suite::of::<sockperf::Sockperf>("sockperf"),
 ];
