@@ -34,6 +34,7 @@ pub mod kernel;
 pub mod profile;
 pub mod rng;
 pub mod run;
+pub mod sparse;
 pub mod time;
 pub mod toml_error;
 pub mod trace;

@@ -30,6 +30,11 @@ impl CpuMask {
         self.0[cpu as usize / 64] >> (cpu % 64) & 1 == 1
     }
 
+    /// Sets word `w` (CPUs `64 * w ..`) to `bits`, for masks stored compactly elsewhere.
+    pub fn set_word(&mut self, w: usize, bits: u64) {
+        self.0[w] = bits;
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
     }

@@ -154,7 +154,7 @@ impl Kernel {
         // ASID slots); before, every CR3 load flushed.
         let pcid = profile.cpu.features.pcid && config.flush.generations;
         // Where lazy CPUs get every flush IPI, none may keep a stale translation either.
-        let mut oracle = Oracle::default();
+        let mut oracle = Oracle::new(topo.cpus(), PAGES_PER_NODE * topo.sockets as u64);
         // The layout is an x86-64 kernel's: other architectures' kernels map themselves
         // differently (seed 003's 8xx is its own layout, not modelled yet).
         let x86 = matches!(profile.cpu.vendor.as_str(), "intel" | "amd");

@@ -4,6 +4,7 @@
 //! `page->index`, as far as the oracle needs them).
 
 use super::mm::MmId;
+use crate::sparse::SectionVec;
 
 /// Who a frame belongs to right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,9 +41,10 @@ pub enum Owner {
     },
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Frames {
-    owners: Vec<Owner>,
+    /// Allocated a 16 MiB section at a time: a run touches a few of a node's 2^20 frames.
+    owners: SectionVec<Owner>,
     /// The shared zero page's frame (`empty_zero_page`, allocated at boot here).
     pub zero_pfn: u64,
     pub allocated: u64,
@@ -52,7 +54,7 @@ pub struct Frames {
 impl Frames {
     /// `nr_pfns` page frames, every one free.
     pub fn new(nr_pfns: u64) -> Frames {
-        Frames { owners: vec![Owner::Free; nr_pfns as usize], zero_pfn: u64::MAX, allocated: 0, freed: 0 }
+        Frames { owners: SectionVec::new(nr_pfns as usize, Owner::Free), zero_pfn: u64::MAX, allocated: 0, freed: 0 }
     }
 
     /// The allocator handed out `pfn`: it now belongs to `owner`. Returns false if the frame
@@ -60,7 +62,7 @@ impl Frames {
     #[must_use]
     pub fn assign(&mut self, pfn: u64, owner: Owner) -> bool {
         self.allocated += 1;
-        let slot = &mut self.owners[pfn as usize];
+        let slot = self.owners.get_mut(pfn as usize);
         let was_free = *slot == Owner::Free;
         *slot = owner;
         was_free
@@ -71,18 +73,17 @@ impl Frames {
     pub fn release(&mut self, pfn: u64) -> bool {
         assert_ne!(pfn, self.zero_pfn, "the zero page is never freed");
         self.freed += 1;
-        let slot = &mut self.owners[pfn as usize];
-        let had_owner = *slot != Owner::Free;
-        *slot = Owner::Free;
+        let had_owner = self.owners.get(pfn as usize) != Owner::Free;
+        self.owners.set(pfn as usize, Owner::Free);
         had_owner
     }
 
     pub fn owner(&self, pfn: u64) -> Owner {
-        self.owners.get(pfn as usize).copied().unwrap_or(Owner::Free)
+        self.owners.get(pfn as usize)
     }
 
     pub fn set_owner(&mut self, pfn: u64, owner: Owner) {
-        self.owners[pfn as usize] = owner;
+        self.owners.set(pfn as usize, owner);
     }
 }
 

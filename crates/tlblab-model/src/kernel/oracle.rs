@@ -14,11 +14,12 @@
 //! Stale entries are legal between clearing a PTE and the completion of its flush, as long as
 //! the frame is not freed: that is exactly what the flush-then-free rule of `mmu_gather` buys.
 
-use crate::hw::cpumask::CpuMask;
+use crate::hw::cpumask::{CpuMask, NR_CPUS};
 use crate::hw::tlb::{PageSize, TlbHierarchy};
 use crate::kernel::frames::{Frames, Owner};
 use crate::kernel::mm::{Mm, MmId, PAGE_SHIFT};
 use crate::kernel::tlbflush::TlbState;
+use crate::sparse::SectionVec;
 
 crate::kernel::vmstat::counters! {
     /// The oracle's findings, counted with the events so a window shows its own.
@@ -27,14 +28,17 @@ crate::kernel::vmstat::counters! {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Oracle {
     pub violations: u64,
     /// The first few violations, described, for the report.
     pub examples: Vec<String>,
     /// Per frame: every CPU that ever filled a TLB entry translating to it (in any life of the
     /// frame). Only those can hold one, so a free checks them instead of every CPU of the mm.
-    fillers: Vec<CpuMask>,
+    /// A mask of the machine's CPUs (`words` u64 per frame), allocated only for the sections
+    /// of frames a TLB was filled with: a 512-CPU mask per frame of two 4 GiB nodes was 128 MiB.
+    fillers: SectionVec<u64>,
+    words: usize,
     /// Lazy TLB CPUs receive every flush (v3.x-v4.18 `lazy_ipis = send`): hold them to the
     /// rule of running CPUs. Otherwise (v4.19+) a lazy CPU may keep stale entries until its
     /// next `switch_mm` catches it up.
@@ -44,6 +48,20 @@ pub struct Oracle {
 const MAX_EXAMPLES: usize = 8;
 
 impl Oracle {
+    /// The oracle of a machine of `cpus` CPUs and `nr_pfns` page frames.
+    pub fn new(cpus: u32, nr_pfns: u64) -> Oracle {
+        assert!(cpus as usize <= NR_CPUS, "{cpus} CPUs: the model supports up to {NR_CPUS}");
+        let words = (cpus as usize).div_ceil(64).max(1);
+        Oracle {
+            violations: 0,
+            examples: Vec::new(),
+            fillers: SectionVec::new(nr_pfns as usize * words, 0),
+            words,
+            lazy_cpus_flushed: false,
+        }
+    }
+
+
     fn flag(&mut self, what: String) {
         self.violations += 1;
         if self.examples.len() < MAX_EXAMPLES {
@@ -84,11 +102,18 @@ impl Oracle {
     /// `cpu` filled a TLB entry translating to `pfn`.
     #[inline]
     pub fn note_fill(&mut self, cpu: u32, pfn: u64) {
-        let i = pfn as usize;
-        if i >= self.fillers.len() {
-            self.fillers.resize(i + 1, CpuMask::new());
+        let w = self.fillers.get_mut(pfn as usize * self.words + cpu as usize / 64);
+        *w |= 1 << (cpu % 64);
+    }
+
+    /// The CPUs that ever filled a TLB entry translating to `pfn`.
+    fn fillers_of(&self, pfn: u64) -> CpuMask {
+        let base = pfn as usize * self.words;
+        let mut m = CpuMask::new();
+        for w in 0..self.words {
+            m.set_word(w, self.fillers.get(base + w));
         }
-        self.fillers[i].set(cpu);
+        m
     }
 
     /// `pfn` is about to be freed; its owner says where it was mapped.
@@ -108,9 +133,10 @@ impl Oracle {
             self.flag(format!("pfn {pfn} freed while mm {mm} still maps it at vpn {vpn:#x}"));
         }
         // Only a CPU that ever filled a translation to the frame can hold one.
-        let Some(fillers) = self.fillers.get(pfn as usize) else {
+        let fillers = self.fillers_of(pfn);
+        if fillers.is_empty() {
             return;
-        };
+        }
         for cpu in fillers.and(&m.ever_loaded).iter() {
             let (tlb, st) = view(&cpus[cpu as usize]);
             for (slot, ctx) in st.ctxs.iter().enumerate() {
@@ -154,7 +180,7 @@ mod tests {
         assert!(frames.assign(5, Owner::Anon { mm: 0, vpn: a >> PAGE_SHIFT }));
         assert!(frames.assign(6, Owner::Anon { mm: 0, vpn: (a >> PAGE_SHIFT) + 1 }));
         mm.set_pte(a, Pte { pfn: 5, present: true, writable: true, dirty: true });
-        let mut o = Oracle::default();
+        let mut o = Oracle::new(1, 16);
         let no_cpus: &[(TlbHierarchy, TlbState)] = &[];
         // Page 6 was never mapped (or its PTE was cleared): freeing it is fine.
         o.check_free(6, &frames, std::slice::from_ref(&mm), no_cpus, |c| (&c.0, &c.1));
