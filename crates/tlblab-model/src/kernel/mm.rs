@@ -37,13 +37,39 @@ pub struct Pte {
     pub dirty: bool,
 }
 
+impl Pte {
+    const PRESENT: u64 = 1 << 63;
+    const WRITABLE: u64 = 1 << 62;
+    const DIRTY: u64 = 1 << 61;
+
+    /// The 8-byte form a VMA stores (a zero word is `pte_none`, so an untouched page table
+    /// costs no host memory: the zeroed allocation stays unbacked until written).
+    fn pack(self) -> u64 {
+        assert!(self.pfn < Pte::DIRTY, "pfn {} too large for a PTE", self.pfn);
+        self.pfn
+            | if self.present { Pte::PRESENT } else { 0 }
+            | if self.writable { Pte::WRITABLE } else { 0 }
+            | if self.dirty { Pte::DIRTY } else { 0 }
+    }
+
+    fn unpack(v: u64) -> Pte {
+        Pte {
+            pfn: v & (Pte::DIRTY - 1),
+            present: v & Pte::PRESENT != 0,
+            writable: v & Pte::WRITABLE != 0,
+            dirty: v & Pte::DIRTY != 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Vma {
     pub start: u64,
     pub end: u64,
     pub backing: Backing,
     pub writable: bool,
-    ptes: Vec<Pte>,
+    /// Packed PTEs ([`Pte::pack`]).
+    ptes: Vec<u64>,
 }
 
 impl Vma {
@@ -127,7 +153,7 @@ impl Mm {
             end: start + len,
             backing,
             writable,
-            ptes: vec![Pte::default(); (len >> PAGE_SHIFT) as usize],
+            ptes: vec![0; (len >> PAGE_SHIFT) as usize],
         };
         let at = self.vmas.partition_point(|v| v.start < start);
         self.vmas.insert(at, vma);
@@ -147,7 +173,7 @@ impl Mm {
     }
 
     pub fn pte(&self, addr: u64) -> Option<Pte> {
-        self.vma(addr).map(|v| v.ptes[v.slot(addr)])
+        self.vma(addr).map(|v| Pte::unpack(v.ptes[v.slot(addr)]))
     }
 
     /// Sets the PTE of `addr`; panics if no VMA covers it (a kernel-model bug).
@@ -155,7 +181,7 @@ impl Mm {
         let i = self.vmas.partition_point(|v| v.end <= addr);
         let v = self.vmas.get_mut(i).filter(|v| v.contains(addr)).expect("set_pte outside any VMA");
         let s = v.slot(addr);
-        v.ptes[s] = pte;
+        v.ptes[s] = pte.pack();
     }
 
     /// Clears every present PTE in `[start, end)` (`zap_pte_range`) and returns `(addr, old)`.
@@ -166,9 +192,10 @@ impl Mm {
             let mut a = s;
             while a < e {
                 let slot = v.slot(a);
-                if v.ptes[slot].present {
-                    out.push((a, v.ptes[slot]));
-                    v.ptes[slot] = Pte::default();
+                let p = Pte::unpack(v.ptes[slot]);
+                if p.present {
+                    out.push((a, p));
+                    v.ptes[slot] = 0;
                 }
                 a += PAGE_SIZE;
             }
@@ -182,8 +209,9 @@ pub fn zap_vma(v: &Vma) -> Vec<(u64, Pte)> {
     v.ptes
         .iter()
         .enumerate()
+        .map(|(i, &p)| (i, Pte::unpack(p)))
         .filter(|(_, p)| p.present)
-        .map(|(i, p)| (v.start + ((i as u64) << PAGE_SHIFT), *p))
+        .map(|(i, p)| (v.start + ((i as u64) << PAGE_SHIFT), p))
         .collect()
 }
 

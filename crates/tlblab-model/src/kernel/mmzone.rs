@@ -91,6 +91,92 @@ impl Default for PageMeta {
     }
 }
 
+/// Pages per `mem_map` section (16 MiB of memory, 48 KiB of `PageMeta`).
+const SECTION_SHIFT: u32 = 12;
+
+/// A zone's `struct page` array, allocated a section at a time (SPARSEMEM's `mem_section`): a
+/// section nobody wrote since boot holds what boot left there, and that is computed, not stored
+/// (a model node has 2^20 pages and a run touches a few percent of them; 12 MiB per node
+/// otherwise). Boot frees the zone in `MAX_ORDER - 1` blocks in address order
+/// (`memblock_free_all`), so an untouched page is a tail, or the head of a free top-order block
+/// on the MOVABLE list, linked to the blocks beside it.
+#[derive(Debug, Clone)]
+pub struct MemMap {
+    sections: Vec<Option<Box<[PageMeta]>>>,
+    nr_pages: u32,
+}
+
+impl MemMap {
+    /// `nr_pages` pages (a whole number of top-order blocks) as boot leaves them.
+    pub fn new(nr_pages: u32) -> MemMap {
+        let sections = (nr_pages as usize).div_ceil(1 << SECTION_SHIFT);
+        MemMap { sections: vec![None; sections], nr_pages }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nr_pages as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nr_pages == 0
+    }
+
+    /// The boot free list at the top order: its first and last block heads and its length.
+    pub fn boot_list(&self) -> List {
+        let block = 1u32 << (MAX_ORDER - 1);
+        let n = self.nr_pages / block;
+        if n == 0 {
+            return List::default();
+        }
+        List { first: 0, last: (n - 1) * block, len: n }
+    }
+
+    /// Page `i` as boot left it.
+    fn boot_page(&self, i: u32) -> PageMeta {
+        let block = 1u32 << (MAX_ORDER - 1);
+        if i % block != 0 {
+            return PageMeta::default();
+        }
+        PageMeta {
+            prev: if i == 0 { NIL } else { i - block },
+            next: if i + block >= self.nr_pages { NIL } else { i + block },
+            order: MAX_ORDER - 1,
+            state: PageState::Buddy,
+            mt: MigrateType::Movable,
+        }
+    }
+
+    /// Page `i`'s `struct page`.
+    #[inline]
+    pub fn get(&self, i: u32) -> PageMeta {
+        assert!(i < self.nr_pages, "page {i} of a {}-page zone", self.nr_pages);
+        match &self.sections[(i >> SECTION_SHIFT) as usize] {
+            Some(s) => s[(i & ((1 << SECTION_SHIFT) - 1)) as usize],
+            None => self.boot_page(i),
+        }
+    }
+
+    /// Page `i`'s `struct page`, for writing (its section made real first).
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut PageMeta {
+        assert!(i < self.nr_pages, "page {i} of a {}-page zone", self.nr_pages);
+        let sec = (i >> SECTION_SHIFT) as usize;
+        if self.sections[sec].is_none() {
+            let base = (sec as u32) << SECTION_SHIFT;
+            let end = (base + (1 << SECTION_SHIFT)).min(self.nr_pages);
+            let pages: Box<[PageMeta]> = (base..end).map(|j| self.boot_page(j)).collect();
+            self.sections[sec] = Some(pages);
+        }
+        let s = self.sections[sec].as_mut().expect("made real above");
+        &mut s[(i & ((1 << SECTION_SHIFT) - 1)) as usize]
+    }
+
+    /// Sections written since boot (for tests).
+    pub fn sections_allocated(&self) -> usize {
+        self.sections.iter().filter(|s| s.is_some()).count()
+    }
+}
+
 /// An intrusive doubly linked list over a zone's page array (`struct list_head`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct List {
@@ -112,14 +198,15 @@ impl List {
     }
 
     /// `list_add`: at the head. Returns the old first page (its `prev` is written), if any.
-    pub fn push_front(&mut self, pages: &mut [PageMeta], i: u32) -> Option<u32> {
+    pub fn push_front(&mut self, pages: &mut MemMap, i: u32) -> Option<u32> {
         let old = self.first;
-        pages[i as usize].prev = NIL;
-        pages[i as usize].next = old;
+        let p = pages.get_mut(i);
+        p.prev = NIL;
+        p.next = old;
         if old == NIL {
             self.last = i;
         } else {
-            pages[old as usize].prev = i;
+            pages.get_mut(old).prev = i;
         }
         self.first = i;
         self.len += 1;
@@ -127,14 +214,15 @@ impl List {
     }
 
     /// `list_add_tail`. Returns the old last page, if any.
-    pub fn push_back(&mut self, pages: &mut [PageMeta], i: u32) -> Option<u32> {
+    pub fn push_back(&mut self, pages: &mut MemMap, i: u32) -> Option<u32> {
         let old = self.last;
-        pages[i as usize].next = NIL;
-        pages[i as usize].prev = old;
+        let p = pages.get_mut(i);
+        p.next = NIL;
+        p.prev = old;
         if old == NIL {
             self.first = i;
         } else {
-            pages[old as usize].next = i;
+            pages.get_mut(old).next = i;
         }
         self.last = i;
         self.len += 1;
@@ -142,20 +230,21 @@ impl List {
     }
 
     /// `list_del`. Returns the neighbours written (up to two).
-    pub fn remove(&mut self, pages: &mut [PageMeta], i: u32) -> [Option<u32>; 2] {
-        let PageMeta { prev, next, .. } = pages[i as usize];
+    pub fn remove(&mut self, pages: &mut MemMap, i: u32) -> [Option<u32>; 2] {
+        let PageMeta { prev, next, .. } = pages.get(i);
         if prev == NIL {
             self.first = next;
         } else {
-            pages[prev as usize].next = next;
+            pages.get_mut(prev).next = next;
         }
         if next == NIL {
             self.last = prev;
         } else {
-            pages[next as usize].prev = prev;
+            pages.get_mut(next).prev = prev;
         }
-        pages[i as usize].prev = NIL;
-        pages[i as usize].next = NIL;
+        let p = pages.get_mut(i);
+        p.prev = NIL;
+        p.next = NIL;
         self.len -= 1;
         [(prev != NIL).then_some(prev), (next != NIL).then_some(next)]
     }
@@ -217,4 +306,38 @@ pub fn int_sqrt(x: u64) -> u64 {
 pub fn get_order(size: u64) -> u8 {
     let pages = size.div_ceil(4096).max(1);
     (64 - (pages - 1).leading_zeros()) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_untouched_mem_map_reads_as_boot_left_it_and_costs_nothing() {
+        let block = 1u32 << (MAX_ORDER - 1);
+        let mut m = MemMap::new(12 * block);
+        assert_eq!(m.sections_allocated(), 0);
+        let l = m.boot_list();
+        assert_eq!((l.first, l.last, l.len), (0, 11 * block, 12));
+        // Boot's free list, walked through the computed pages, in address order.
+        let (mut i, mut n) = (l.first, 0);
+        while i != NIL {
+            let p = m.get(i);
+            assert_eq!((p.state, p.order, p.mt), (PageState::Buddy, MAX_ORDER - 1, MigrateType::Movable));
+            assert_eq!(i, n * block);
+            i = p.next;
+            n += 1;
+        }
+        assert_eq!(n, 12);
+        assert_eq!(m.get(5 * block + 1).state, PageState::None);
+        // Writing makes the section real with the same contents, and only that section.
+        let before: Vec<_> = (4 * block..8 * block).map(|j| m.get(j)).collect();
+        m.get_mut(5 * block).order = 3;
+        assert_eq!(m.sections_allocated(), 1);
+        for (k, j) in (4 * block..8 * block).enumerate() {
+            let (a, b) = (before[k], m.get(j));
+            let order = if j == 5 * block { 3 } else { a.order };
+            assert_eq!((a.prev, a.next, order, a.state, a.mt), (b.prev, b.next, b.order, b.state, b.mt));
+        }
+    }
 }

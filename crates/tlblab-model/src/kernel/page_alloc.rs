@@ -212,7 +212,8 @@ impl std::fmt::Display for PageAllocError {
 pub struct Zone {
     pub node: u32,
     pub start_pfn: u64,
-    pub pages: Vec<PageMeta>,
+    /// `struct page`s, a section at a time (the untouched ones are as boot left them).
+    pub pages: MemMap,
     pub free_area: [FreeArea; MAX_ORDER as usize],
     /// `get_pageblock_migratetype()` per pageblock.
     pub pageblock_mt: Vec<MigrateType>,
@@ -235,7 +236,7 @@ impl Zone {
         let mut z = Zone {
             node,
             start_pfn,
-            pages: vec![PageMeta::default(); nr_pages as usize],
+            pages: MemMap::new(nr_pages as u32),
             free_area: [FreeArea::default(); MAX_ORDER as usize],
             // memmap_init_zone() marks every pageblock MOVABLE at boot (v4.9).
             pageblock_mt: vec![MigrateType::Movable; (nr_pages >> PAGEBLOCK_ORDER) as usize],
@@ -246,15 +247,12 @@ impl Zone {
             data_line: CacheLine::new(),
             pcp: vec![PerCpuPages { lists: vec![List::default(); nr_lists], ..Default::default() }; cpus],
         };
-        // Boot frees memory in MAX_ORDER-1 blocks; push_back keeps them in address order.
+        // Boot frees memory in MAX_ORDER-1 blocks, in address order (each added at the tail):
+        // the MemMap computes those pages until something writes them.
         let top = MAX_ORDER - 1;
-        for i in (0..nr_pages).step_by(block as usize) {
-            let i = i as u32;
-            z.pages[i as usize].order = top;
-            z.pages[i as usize].state = PageState::Buddy;
-            z.free_area[top as usize].free_list[MigrateType::Movable as usize].push_back(&mut z.pages, i);
-            z.free_area[top as usize].nr_free += 1;
-        }
+        let list = z.pages.boot_list();
+        z.free_area[top as usize].free_list[MigrateType::Movable as usize] = list;
+        z.free_area[top as usize].nr_free = list.len as u64;
         z.nr_free = nr_pages;
         z
     }
@@ -402,7 +400,7 @@ impl PageAlloc {
             out.contended = contended;
             out.splits = s.splits;
             if let Some(i) = got {
-                let p = &mut self.zones[zi].pages[i as usize];
+                let p = self.zones[zi].pages.get_mut(i);
                 p.state = PageState::Allocated;
                 p.order = order;
                 out.pfn = Some(self.zones[zi].start_pfn + i as u64);
@@ -428,7 +426,7 @@ impl PageAlloc {
             let mut got = 0;
             for _ in 0..n {
                 let Some(i) = z.rmqueue(order, mt, &mut self.stats, &mut s) else { break };
-                let p = &mut z.pages[i as usize];
+                let p = z.pages.get_mut(i);
                 p.state = PageState::Pcp;
                 p.order = order;
                 // rmqueue_bulk appends after the previous page: address order from the head.
@@ -460,7 +458,7 @@ impl PageAlloc {
         }
         pcp.lists[pindex].remove(&mut z.pages, i);
         pcp.count -= 1 << order;
-        let p = &mut z.pages[i as usize];
+        let p = z.pages.get_mut(i);
         p.state = PageState::Allocated;
         p.order = order;
         out.pfn = Some(z.start_pfn + i as u64);
@@ -481,7 +479,7 @@ impl PageAlloc {
         let zi = self.zone_of(pfn).ok_or(PageAllocError::NoSuchPage(pfn))?;
         let z = &mut self.zones[zi];
         let i = (pfn - z.start_pfn) as u32;
-        let p = z.pages[i as usize];
+        let p = z.pages.get(i);
         if p.state != PageState::Allocated || p.order != order {
             return Err(PageAllocError::NotAllocated { pfn, order });
         }
@@ -502,7 +500,7 @@ impl PageAlloc {
         let lists = self.cfg.pcp_lists;
         if !lists.allowed(order) {
             // __free_pages_ok() -> free_one_page()
-            z.pages[i as usize].state = PageState::None;
+            z.pages.get_mut(i).state = PageState::None;
             let mut s = Section::new();
             z.free_one_page(i, order, mt, &mut s);
             let (grant, hold, contended) = self.lock_section(zi, cpu, now, &s, env);
@@ -516,8 +514,8 @@ impl PageAlloc {
         }
         let pindex = lists.pindex(mt as usize, order);
         let pcp = &mut z.pcp[cpu as usize];
-        z.pages[i as usize].state = PageState::Pcp;
-        z.pages[i as usize].mt = mt;
+        z.pages.get_mut(i).state = PageState::Pcp;
+        z.pages.get_mut(i).mt = mt;
         pcp.lists[pindex].push_front(&mut z.pages, i);
         pcp.count += 1 << order;
         out.to_pcp = true;
@@ -538,8 +536,8 @@ impl PageAlloc {
             }
             let z = &mut self.zones[zi];
             for &(j, o) in &picked {
-                z.pages[j as usize].state = PageState::None;
-                let pmt = z.pages[j as usize].mt;
+                z.pages.get_mut(j).state = PageState::None;
+                let pmt = z.pages.get(j).mt;
                 z.free_one_page(j, o, pmt, &mut s);
             }
             let (grant, hold, contended) = self.lock_section(zi, cpu, t, &s, env);
@@ -633,8 +631,8 @@ impl PageAlloc {
             s.blocks += picked.len() as u32;
             let z = &mut self.zones[zi];
             for &(j, o) in &picked {
-                z.pages[j as usize].state = PageState::None;
-                let pmt = z.pages[j as usize].mt;
+                z.pages.get_mut(j).state = PageState::None;
+                let pmt = z.pages.get(j).mt;
                 z.free_one_page(j, o, pmt, &mut s);
             }
             let (grant, hold, _) = self.lock_section(zi, cpu, t, &s, env);

@@ -46,12 +46,12 @@ impl Zone {
 
     /// `page_is_buddy()`: free (PageBuddy) at exactly `order`.
     pub fn is_buddy(&self, i: u32, order: u8) -> bool {
-        let p = &self.pages[i as usize];
+        let p = self.pages.get(i);
         p.state == PageState::Buddy && p.order == order
     }
 
     pub(super) fn list_add(&mut self, i: u32, order: u8, mt: MigrateType, tail: bool, s: &mut Section) {
-        let p = &mut self.pages[i as usize];
+        let p = self.pages.get_mut(i);
         p.order = order;
         p.state = PageState::Buddy;
         p.mt = mt;
@@ -68,14 +68,14 @@ impl Zone {
         let n = self.free_area[order as usize].free_list[mt as usize].remove(&mut self.pages, i);
         s.touch_all(n);
         self.free_area[order as usize].nr_free -= 1;
-        self.pages[i as usize].state = PageState::None;
+        self.pages.get_mut(i).state = PageState::None;
         s.blocks += 1;
     }
 
     /// Which free list a buddy block is on (the kernel's `list_del` needs no list head; ours
     /// keeps it in the page).
     pub(super) fn buddy_list_of(&self, i: u32) -> MigrateType {
-        self.pages[i as usize].mt
+        self.pages.get(i).mt
     }
 
     /// `expand()`: split a block of `high` down to `low`, the upper halves going to the free
@@ -97,7 +97,7 @@ impl Zone {
             }
             self.list_del(i, cur, mt, s);
             self.expand(i, order, cur, mt, s);
-            self.pages[i as usize].mt = mt;
+            self.pages.get_mut(i).mt = mt;
             return Some(i);
         }
         None
@@ -111,11 +111,11 @@ impl Zone {
         let (mut j, mut moved) = (start, 0);
         while j < end {
             s.touch(j);
-            if self.pages[j as usize].state != PageState::Buddy {
+            if self.pages.get(j).state != PageState::Buddy {
                 j += 1;
                 continue;
             }
-            let order = self.pages[j as usize].order;
+            let order = self.pages.get(j).order;
             let from = self.buddy_list_of(j);
             self.list_del(j, order, from, s);
             self.list_add(j, order, mt, false, s);
@@ -165,7 +165,7 @@ impl Zone {
             let list = self.buddy_list_of(i);
             self.list_del(i, cur, list, s);
             self.expand(i, order, cur, mt, s);
-            self.pages[i as usize].mt = mt;
+            self.pages.get_mut(i).mt = mt;
             return Some(i);
         }
         None
@@ -201,7 +201,7 @@ impl Zone {
             let from = self.buddy_list_of(buddy);
             self.list_del(buddy, order, from, s);
             s.merges += 1;
-            self.pages[i as usize].state = PageState::None;
+            self.pages.get_mut(i).state = PageState::None;
             i &= buddy;
             order += 1;
         }

@@ -60,7 +60,7 @@ fn check(pa: &PageAlloc, live: &BTreeMap<u64, u8>) -> Result<(), TestCaseError> 
             for (mt, l) in fa.free_list.iter().enumerate() {
                 let (mut i, mut prev, mut len) = (l.first, NIL, 0);
                 while i != NIL {
-                    let p = z.pages[i as usize];
+                    let p = z.pages.get(i);
                     prop_assert_eq!(p.prev, prev);
                     prop_assert_eq!((p.state, p.order, p.mt as usize), (PageState::Buddy, o as u8, mt));
                     mark(i, o as u8, 1, &mut owner)?;
@@ -93,7 +93,7 @@ fn check(pa: &PageAlloc, live: &BTreeMap<u64, u8>) -> Result<(), TestCaseError> 
                 let order = pa.cfg.pcp_lists.order_of(pindex);
                 let mut i = l.first;
                 while i != NIL {
-                    let p = z.pages[i as usize];
+                    let p = z.pages.get(i);
                     prop_assert_eq!(
                         (p.state, p.order),
                         (PageState::Pcp, order),
@@ -111,7 +111,7 @@ fn check(pa: &PageAlloc, live: &BTreeMap<u64, u8>) -> Result<(), TestCaseError> 
         for (&pfn, &order) in live.range(z.start_pfn..z.start_pfn + n as u64) {
             let i = (pfn - z.start_pfn) as u32;
             prop_assert_eq!(
-                (z.pages[i as usize].state, z.pages[i as usize].order),
+                (z.pages.get(i).state, z.pages.get(i).order),
                 (PageState::Allocated, order)
             );
             mark(i, order, 3, &mut owner)?;
