@@ -16,8 +16,9 @@ use crate::time::Ps;
 /// what the per-CPU lists do depends on the zone size only through `zone_batchsize()` (capped at
 /// 512 KiB / 1 MiB of pages from 512 MiB / 1 GiB zones up, so the real batch of 31 / 63) and,
 /// in v5.14, `zone_highsize()`'s low watermark (that of a 4 GiB zone here). 4 GiB holds the
-/// largest workload (will-it-scale page_fault1, 128 MiB per task) for 32 tasks per node; host
-/// memory: 16 bytes per frame.
+/// largest workload (will-it-scale page_fault1, 128 MiB per task) for 32 tasks per node. Host
+/// memory goes only to the 16 MiB sections a run touches: 12 bytes of `struct page`, 8 of
+/// owner and, for frames a TLB was filled with, one bit per CPU (issue 18 part 5).
 pub const PAGES_PER_NODE: u64 = 1 << 20;
 
 /// Every machine whose paths allocate pages boots with an allocator (`run::run` refuses an x86
