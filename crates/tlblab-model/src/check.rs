@@ -700,5 +700,7 @@ pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
 /// The entries of every ASID slot fit `CpuState::tlb`.
 const _: () = assert!(TLB_NR_DYN_ASIDS as u64 * NR_PAGES <= 32);
 
+pub mod page_alloc;
+
 #[cfg(test)]
 mod tests;

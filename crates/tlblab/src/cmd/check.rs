@@ -1,14 +1,23 @@
-//! `tlblab check`: exhaustive model checking of the shootdown protocol (tlblab_model::check) for
+//! `tlblab check`: exhaustive model checking of the shootdown protocol (tlblab_model::check) and
+//! of the page allocator with the flush-then-free order (tlblab_model::check::page_alloc), for
 //! kernel presets, or for every combination of the flush-protocol knobs.
 
 use std::time::Instant;
 
 use anyhow::Result;
-use tlblab_model::check::{kernel_handler, knob_variants, Checker, Variant, NR_CPUS, SCENARIOS};
+use tlblab_model::check::page_alloc::{AllocChecker, AllocVariant, ALLOC_SCENARIOS, ZONE_PAGES};
+use tlblab_model::check::{kernel_handler, knob_variants, Checker, Report, Variant, NR_CPUS, SCENARIOS};
 use tlblab_model::kernel::preset::presets;
 
 use super::run::kernel_config;
 
+/// Every variant is listed with its state count; a counterexample is printed as the steps that
+/// reach it. Part 1 explores the shootdown protocol (3 CPUs, up to 3 concurrent zaps, context
+/// switches, lazy mode) on `kernel/tlbflush.rs`'s own decision functions; part 2 the page
+/// allocator of each kernel's era (`kernel/page_alloc.rs`: per-CPU list add/take, refill, drain,
+/// buddy split/merge) on a 1024-page zone, 2-3 CPUs allocating and freeing orders 0-3, and a
+/// page unmapped and freed while other CPUs may cache it (the `free_before_flush` knob must fail
+/// there). Exit 1 if any variant is unsafe or incomplete.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Kernel presets or preset files to check (default: every built-in preset). Each is checked
@@ -31,8 +40,10 @@ pub fn run(args: CheckArgs) -> Result<()> {
         args.kernels.clone()
     };
     let mut variants = Vec::new();
+    let mut alloc_variants = Vec::new();
     for name in &names {
         let k = kernel_config(name, &args.set)?;
+        alloc_variants.push(AllocVariant::of(&k));
         if args.all_knobs {
             variants.extend(knob_variants(&k));
         } else {
@@ -55,36 +66,55 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let t0 = Instant::now();
     let mut failed = 0;
     let (mut states, mut transitions) = (0u64, 0u64);
-    for v in &variants {
-        for sc in &SCENARIOS {
-            let r = Checker::new(v, sc, kernel_handler).run();
-            states += r.states;
-            transitions += r.transitions;
-            let line = format!(
-                "{:>9} states {:>10} transitions  {} [{}]",
-                r.states, r.transitions, r.variant, sc.name
-            );
-            match &r.counterexample {
-                None if r.complete => println!("ok      {line}"),
-                None => {
-                    failed += 1;
-                    println!("INCOMPLETE (state bound reached) {line}");
-                }
-                Some(cx) => {
-                    failed += 1;
-                    println!("UNSAFE  {line}");
-                    println!("  {}; counterexample:", cx.property);
-                    for (i, step) in cx.trace.iter().enumerate() {
-                        println!("  {:>3}. {step}", i + 1);
-                    }
+    let mut print = |r: &Report, scenario: &str| {
+        states += r.states;
+        transitions += r.transitions;
+        let line = format!("{:>9} states {:>10} transitions  {} [{scenario}]", r.states, r.transitions, r.variant);
+        match &r.counterexample {
+            None if r.complete => println!("ok      {line}"),
+            None => {
+                failed += 1;
+                println!("INCOMPLETE (state bound reached) {line}");
+            }
+            Some(cx) => {
+                failed += 1;
+                println!("UNSAFE  {line}");
+                println!("  {}; counterexample:", cx.property);
+                for (i, step) in cx.trace.iter().enumerate() {
+                    println!("  {:>3}. {step}", i + 1);
                 }
             }
         }
+    };
+    for v in &variants {
+        for sc in &SCENARIOS {
+            print(&Checker::new(v, sc, kernel_handler).run(), sc.name);
+        }
+    }
+    println!("\nExhaustive check of the page allocator on a {ZONE_PAGES}-page zone (per-CPU lists with batch 2, high 3), scenarios:");
+    for sc in &ALLOC_SCENARIOS {
+        let what = if sc.unmap {
+            "cpu0 maps a page, the others may cache it, cpu0 unmaps and frees it in the gather's order; "
+        } else {
+            ""
+        };
+        println!(
+            "  {}: {}{} CPUs, {} alloc/free/drain calls each of orders {:?}, up to {} blocks held",
+            sc.name, what, sc.cpus, sc.calls, sc.orders, sc.max_held
+        );
+    }
+    println!("Properties: no block handed out twice; buddy lists, per-CPU lists and held blocks cover the zone once; free buddies merged, never a busy one; counts match the lists; no page freed while a TLB may translate to it.\n");
+    for v in &alloc_variants {
+        for sc in &ALLOC_SCENARIOS {
+            print(&AllocChecker::new(v, sc).run(), sc.name);
+        }
     }
     println!(
-        "\n{} variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
+        "\n{} variant(s) x {} scenarios + {} allocator variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
         variants.len(),
         SCENARIOS.len(),
+        alloc_variants.len(),
+        ALLOC_SCENARIOS.len(),
         t0.elapsed().as_secs_f64()
     );
     if failed > 0 {
