@@ -279,6 +279,9 @@ pub struct MachineProfile {
     /// workloads (netperf, sockperf).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetProfile>,
+    /// Unit costs of the file-creation paths (kernel/namei.rs); needed only by fsmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsProfile>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
     /// `walk.kind = "software"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -539,6 +542,9 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
         }
+        for (key, v) in self.fs.iter().flat_map(|f| f.fields()) {
+            check_sourced(key, v, 0.0, 1_000_000.0)?;
+        }
         if let Some(ipc) = &self.ipc {
             for (key, v) in [
                 ("ipc.pipe_write_cycles", &ipc.pipe_write_cycles),
@@ -579,6 +585,13 @@ impl MachineProfile {
                 "net",
                 format!("profile `{}` has no [net] section (needed by the network workloads)", self.name),
             )
+        })
+    }
+
+    /// The `[fs]` section, or an error naming it.
+    pub fn fs(&self) -> Result<&FsProfile, ProfileError> {
+        self.fs.as_ref().ok_or_else(|| {
+            err("fs", format!("profile `{}` has no [fs] section (needed by fsmark)", self.name))
         })
     }
 

@@ -143,6 +143,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             "slab" => profile.slab().map(|_| ()),
             "net" => profile.net().map(|_| ()),
             "ipc" => profile.ipc().map(|_| ()),
+            "fs" => profile.fs().map(|_| ()),
             other => unreachable!("unknown profile section {other}"),
         }
         .map_err(|e| format!("workload `{}`: {e}", spec.workload.name()))?;

@@ -723,6 +723,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         slab: None,
         ipc: None,
         net: None,
+        fs: None,
         caches: None,
         mmu8xx: None,
         head_8xx: None,

@@ -164,6 +164,7 @@ impl Simulation {
     /// Seeds the machine's noise (the tick phase, each CPU's cost jitter) for run `seed`.
     pub fn seed(&mut self, seed: u64) {
         self.noise.seed(self.cpus(), seed);
+        self.kernel.seed_fs(seed);
     }
 
     pub fn cpus(&self) -> u32 {
@@ -190,6 +191,11 @@ impl Simulation {
     /// `Op::UnixSend/UnixRecv`.
     pub fn add_unix_pair(&mut self) -> u32 {
         self.kernel.add_unix_pair()
+    }
+
+    /// An empty directory (kernel/namei.rs); returns its id for `Op::FsCreate/FsMkdirExists`.
+    pub fn add_dir(&mut self) -> u32 {
+        self.kernel.add_dir()
     }
 
     /// Binds a task running `program` in `mm` to `cpu`, starting at time 0.

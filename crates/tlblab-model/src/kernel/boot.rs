@@ -115,6 +115,16 @@ impl Kernel {
             )),
             _ => None,
         };
+        // File creation where SLUB runs and the profile costs the paths (`[fs]`).
+        let mut slab = slab;
+        let fs = match (&mut slab, profile.fs.is_some()) {
+            (Some(s), true) => Some(super::namei::Fs::new(
+                super::namei::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                s,
+                0,
+            )),
+            _ => None,
+        };
         let policy = match (config.flush.policy, config.shift_from_table) {
             (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
@@ -220,6 +230,7 @@ impl Kernel {
             slab,
             slab_events: Vec::new(),
             net,
+            fs,
             oracle,
             pipes: Vec::new(),
             unix: Vec::new(),

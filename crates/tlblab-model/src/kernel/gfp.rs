@@ -36,6 +36,8 @@ pub fn migratetype_of(owner: Owner) -> MigrateType {
         }
         // pipe_write's alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT): no __GFP_MOVABLE (v4.9).
         Owner::Pipe { .. } => MigrateType::Unmovable,
+        // sb_getblk -> __getblk_gfp(..., __GFP_MOVABLE) on the bdev mapping (v4.9).
+        Owner::Buffer { .. } => MigrateType::Movable,
     }
 }
 

@@ -19,6 +19,9 @@ pub mod config;
 pub mod cpu;
 pub mod ctx;
 pub mod data_layout;
+pub mod dcache;
+pub mod ext4;
+pub mod file_table;
 pub mod filemap;
 pub mod frames;
 pub mod gfp;
@@ -29,6 +32,7 @@ pub mod mmap;
 pub mod mmu_8xx;
 pub mod mmu_gather;
 pub mod mmzone;
+pub mod namei;
 pub mod net;
 pub mod oracle;
 pub mod page_alloc;
@@ -86,6 +90,8 @@ pub enum Continuation {
     Unix(af_unix::Step),
     /// A socket call's body and the loopback delivery (socket.rs).
     Net(socket::Step),
+    /// The part of a file creation under its directory's lock (namei.rs).
+    Fs(namei::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -117,6 +123,8 @@ pub struct Kernel {
     slab_events: Vec<slab::PageEvent>,
     /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
     pub net: Option<socket::Net>,
+    /// Directories and file creation (namei.rs, ext4.rs), on a machine with SLUB and `[fs]`.
+    pub fs: Option<namei::Fs>,
     pub oracle: Oracle,
     /// Pipes (kernel/pipe.rs), by id.
     pub pipes: Vec<pipe::Pipe>,
@@ -209,6 +217,10 @@ impl Kernel {
             Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
             Op::UnixRecv { pair, len } => self.unix_recv(ctx, t, pair, len),
             Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
+            Op::FsCreate { dir, name_len } => self.fs_create(ctx, t, dir, name_len),
+            Op::FsMkdirExists { dir } => self.fs_mkdir_exists(ctx, t, dir),
+            Op::FsWriteEmpty => self.fs_write_empty(ctx),
+            Op::FsClose => self.fs_close(ctx, t),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -224,6 +236,7 @@ impl Kernel {
             Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
             Continuation::Unix(s) => self.unix_step(ctx, t, s),
             Continuation::Net(s) => self.socket_step(ctx, t, s),
+            Continuation::Fs(s) => self.fs_step(ctx, t, s),
         }
     }
 

@@ -64,6 +64,9 @@ subsystems! {
     oracle: super::oracle::Counters,
     pipe: super::pipe::Counters,
     af_unix: super::af_unix::Counters,
+    namei: super::namei::Counters,
+    dcache: super::dcache::Counters,
+    ext4: super::ext4::Counters,
 }
 
 #[cfg(test)]

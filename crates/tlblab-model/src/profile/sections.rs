@@ -1,5 +1,5 @@
 //! The optional profile sections of the seed-004 and noise mechanisms: `[noise]`,
-//! `[page_alloc]`, `[slab]`, `[ipc]`, `[net]`.
+//! `[page_alloc]`, `[slab]`, `[ipc]`, `[net]`, `[fs]`.
 
 use serde::{Deserialize, Serialize};
 
@@ -109,4 +109,43 @@ pub struct NetProfile {
     pub tcp_send_cycles: Sourced,
     /// `tcp_recvmsg` for one skb, `tcp_cleanup_rbuf` and the window update.
     pub tcp_recv_cycles: Sourced,
+}
+
+/// `[fs]`: the file-creation paths fsmark runs (kernel/namei.rs, kernel/ext4.rs), beyond what the
+/// model builds from other figures (system-call entry and exit, SLUB and page-allocator calls,
+/// the parent directory's `i_rwsem`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsProfile {
+    /// `open(O_CREAT)` outside the parent's lock: `getname`'s copy, `path_openat` and the walk
+    /// of the path's components, `do_dentry_open`, `fsnotify`, `fd_install`.
+    pub open_walk_cycles: Sourced,
+    /// The part under the parent's `i_rwsem`: the dcache miss, `ext4_lookup`'s htree probe,
+    /// `ext4_create` (journal start/stop, `ext4_new_inode`, `ext4_add_entry`), `d_instantiate`.
+    pub create_locked_cycles: Sourced,
+    /// `mkdir()` of a directory that exists: the walk outside the parent's lock.
+    pub mkdir_walk_cycles: Sourced,
+    /// ... and the dcache hit under it that returns `-EEXIST`.
+    pub mkdir_lookup_cycles: Sourced,
+    /// `write(fd, buf, 0)`: `vfs_write` down to `ext4_file_write_iter`'s early return.
+    pub write_empty_cycles: Sourced,
+    /// `close()`: `__close_fd`, `filp_close` and the deferred `__fput`.
+    pub close_cycles: Sourced,
+    /// fs_mark's own user-space work per file (`setup_file_name`, the timers).
+    pub fsmark_user_cycles: Sourced,
+}
+
+impl FsProfile {
+    /// `(key, value)` for validation.
+    pub fn fields(&self) -> [(&'static str, &Sourced); 7] {
+        [
+            ("fs.open_walk_cycles", &self.open_walk_cycles),
+            ("fs.create_locked_cycles", &self.create_locked_cycles),
+            ("fs.mkdir_walk_cycles", &self.mkdir_walk_cycles),
+            ("fs.mkdir_lookup_cycles", &self.mkdir_lookup_cycles),
+            ("fs.write_empty_cycles", &self.write_empty_cycles),
+            ("fs.close_cycles", &self.close_cycles),
+            ("fs.fsmark_user_cycles", &self.fsmark_user_cycles),
+        ]
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod dd;
 pub mod ebizzy;
+pub mod fsmark;
 pub mod hackbench;
 pub mod netperf;
 pub mod pointer_chase;
@@ -157,6 +158,7 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<hackbench::Hackbench>("hackbench"),
     Suite::of::<netperf::Netperf>("netperf"),
     Suite::of::<sockperf::Sockperf>("sockperf"),
+    Suite::of::<fsmark::Fsmark>("fsmark"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
