@@ -136,6 +136,7 @@ impl Reference {
 fn reference_rows(e: &Heading, s: &Summary) -> &'static str {
     match e.layout {
         "seed-004" if s.workload.starts_with("hackbench") => "groups",
+        "seed-004" if is_fsmark(s) => "threads",
         "seed-004" => "size",
         _ => "tasks",
     }
@@ -290,6 +291,11 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
 /// rows per group count, four decimals as the seed prints them. `Stddev` rows follow. Then, per
 /// operation, what the seed's argument rests on: `zone->lock` acquisitions, lock wait (zone and
 /// slab list locks), per-CPU list hits:misses by order, slab pages allocated, and drops.
+/// fs_mark's rows are thread counts and its operation a file created.
+fn is_fsmark(s: &Summary) -> bool {
+    s.workload.starts_with("fsmark") || s.workload.starts_with("fs_mark")
+}
+
 fn render_seed_004(e: &Heading, s: &Summary) -> String {
     let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
     let w = 20;
@@ -321,11 +327,18 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
         hmean(k, t) * cell(k, t).counters_per_op.get("net_received_bytes").copied().unwrap_or(0.0) / t as f64
     };
     let mean_row = if hb { "Hmean" } else { "Amean" };
-    let mut stats: Vec<(&str, &str, bool)> = vec![(mean_row, if netperf { "send-" } else { "" }, hb)];
+    let row_prefix = if netperf {
+        "send-"
+    } else if is_fsmark(s) {
+        "files/sec-"
+    } else {
+        ""
+    };
+    let mut stats: Vec<(&str, &str, bool)> = vec![(mean_row, row_prefix, hb)];
     if udp {
         stats.push(("Hmean", "recv-", hb));
     }
-    stats.push(("Stddev", if netperf { "send-" } else { "" }, false));
+    stats.push(("Stddev", row_prefix, false));
     for (stat, prefix, better) in stats {
         for &t in e.threads {
             let mut line = format!("{:<18}", format!("{stat} {prefix}{t}"));
@@ -351,8 +364,9 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
         "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
         s.metric.name, s.metric.unit, s.rows[0].n
     );
-    out += "\nPer operation (a message sent): zone->lock acquisitions / lock wait ns (zone + slab lists) / \
-            pcp hits:misses order 0, 1, 2, 3 / slab pages allocated / drops\n";
+    let op = if is_fsmark(s) { "a file created" } else { "a message sent" };
+    out += &format!("\nPer operation ({op}): zone->lock acquisitions / lock wait ns (zone + slab lists) / \
+            pcp hits:misses order 0, 1, 2, 3 / slab pages allocated / drops\n");
     for &t in e.threads {
         for (i, k) in s.kernels.iter().enumerate() {
             let c = &cell(k, t).counters_per_op;
