@@ -26,6 +26,7 @@ pub mod filemap;
 pub mod frames;
 pub mod gfp;
 pub mod head_8xx;
+pub mod iov_iter;
 pub mod memory;
 pub mod mm;
 pub mod mmap;
@@ -51,6 +52,7 @@ pub mod tick_sched;
 pub mod tlbflush;
 pub mod tlbmiss;
 pub mod vmstat;
+pub mod wait;
 
 use boot::Costs;
 use config::KernelConfig;
