@@ -282,6 +282,10 @@ pub struct MachineProfile {
     /// MPC8xx: the reload handler's instruction-class costs (kernel/head_8xx.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_8xx: Option<ppc8xx::HeadCosts>,
+    /// Unit costs of page reclaim and the page-cache fill (kernel/vmscan.rs, kernel/rmap.rs,
+    /// kernel/filemap.rs); needed only by runs that reclaim (vm-scalability).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reclaim: Option<ReclaimProfile>,
     /// What keeps a real machine out of lockstep: the scheduler tick and per-step cost jitter.
     /// Absent: a noiseless machine (deterministic lockstep regimes; see the fidelity audit §4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -336,6 +340,35 @@ pub struct PageAllocProfile {
     /// Touching one `struct page` line this CPU does not hold (a free block, its buddy, a list
     /// neighbour): what dominates `zone->lock` hold times.
     pub struct_page_miss_ns: Sourced,
+}
+
+/// `[reclaim]`: what page reclaim and a page-cache fill cost per page, beyond what is simulated
+/// (`lru_lock` and `zone->lock` waits, the pages' allocation and free, TLB flushes and IPIs,
+/// `struct page` misses, zeroing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReclaimProfile {
+    /// An `lru_lock` section's fixed part beyond the lock-word RMW: irq disable/enable, unlock,
+    /// the zone's LRU statistics.
+    pub lru_lock_section_cycles: Sourced,
+    /// Moving one page on or off an LRU list inside `lru_lock` (list_del/list_add, flags,
+    /// `get_page`/`put_page` of isolation), with its `struct page` line cached.
+    pub lru_page_cycles: Sourced,
+    /// `shrink_page_list` per page besides the rmap walks and `__remove_mapping`:
+    /// `trylock_page`, the mapping and writeback checks, `unlock_page`, list moves.
+    pub shrink_page_cycles: Sourced,
+    /// One VMA of an rmap walk (`page_referenced_one` / `try_to_unmap_one`): `vma_address`,
+    /// `page_check_address` down to the PTE with its page-table lock, the young-bit test or PTE
+    /// clear, `page_remove_rmap` on unmap.
+    pub rmap_vma_cycles: Sourced,
+    /// `__remove_mapping` of a clean page-cache page: `tree_lock`, refcount freeze, the radix
+    /// tree slot replaced by a shadow entry, memcg uncharge.
+    pub remove_mapping_cycles: Sourced,
+    /// One page of a read-around into the page cache of a sparse file, besides the allocation
+    /// (simulated) and the zeroing (`memory.clear_page_mbps`): `__page_cache_alloc`'s memcg
+    /// charge, `add_to_page_cache_lru` (radix insert under `tree_lock`), the filesystem's
+    /// `readpages` mapping a hole (no I/O), `SetPageUptodate`, `unlock_page`.
+    pub pagecache_fill_page_cycles: Sourced,
 }
 
 /// `[slab]`: SLUB's unit costs (kernel/slab.rs).
@@ -579,6 +612,18 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, max)?;
             }
         }
+        if let Some(r) = &self.reclaim {
+            for (key, v) in [
+                ("reclaim.lru_lock_section_cycles", &r.lru_lock_section_cycles),
+                ("reclaim.lru_page_cycles", &r.lru_page_cycles),
+                ("reclaim.shrink_page_cycles", &r.shrink_page_cycles),
+                ("reclaim.rmap_vma_cycles", &r.rmap_vma_cycles),
+                ("reclaim.remove_mapping_cycles", &r.remove_mapping_cycles),
+                ("reclaim.pagecache_fill_page_cycles", &r.pagecache_fill_page_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 100_000.0)?;
+            }
+        }
         if let Some(sl) = &self.slab {
             for (key, v) in [
                 ("slab.alloc_fastpath_cycles", &sl.alloc_fastpath_cycles),
@@ -599,6 +644,16 @@ impl MachineProfile {
             err(
                 "page_alloc",
                 format!("profile `{}` has no [page_alloc] section (needed by the page allocator)", self.name),
+            )
+        })
+    }
+
+    /// The `[reclaim]` section, or an error naming it, for runs that reclaim.
+    pub fn reclaim(&self) -> Result<&ReclaimProfile, ProfileError> {
+        self.reclaim.as_ref().ok_or_else(|| {
+            err(
+                "reclaim",
+                format!("profile `{}` has no [reclaim] section (needed by page reclaim)", self.name),
             )
         })
     }

@@ -721,6 +721,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             ),
         }),
         slab: None,
+        reclaim: None,
         caches: None,
         mmu8xx: None,
         head_8xx: None,

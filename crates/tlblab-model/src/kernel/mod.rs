@@ -33,6 +33,7 @@ pub mod oracle;
 pub mod page_alloc;
 pub mod preset;
 pub mod read_write;
+pub mod rmap;
 pub mod rwsem;
 pub mod sched;
 pub mod slab;
@@ -43,6 +44,7 @@ pub mod text;
 pub mod tick_sched;
 pub mod tlbflush;
 pub mod tlbmiss;
+pub mod vmscan;
 pub mod vmstat;
 
 use boot::Costs;
@@ -77,6 +79,8 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// Page reclaim: kswapd or a direct reclaimer (vmscan.rs, rmap.rs).
+    Reclaim(vmscan::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -102,6 +106,8 @@ pub struct Kernel {
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
+    /// The LRU lists, kswapd and the reclaimers' state (vmscan.rs).
+    pub vmscan: vmscan::Vmscan,
     pub oracle: Oracle,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
@@ -185,6 +191,7 @@ impl Kernel {
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::Kswapd => self.kswapd(ctx, t),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -197,6 +204,7 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Reclaim(s) => self.reclaim_step(ctx, t, s),
         }
     }
 

@@ -88,7 +88,12 @@ impl Kernel {
     /// `t`'s slice is over and another task is runnable, the next one runs. Returns the cost.
     pub(super) fn preempt(&mut self, ctx: &mut Ctx, t: usize) -> Option<Ps> {
         let c = &self.cpus[ctx.cpu as usize];
-        if !c.runq.is_empty() && ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1) {
+        // A woken kswapd preempts at once (CFS wake-up preemption: a thread that slept has the
+        // smallest vruntime; check_preempt_wakeup).
+        let kthread = c.runq.front().is_some_and(|&n| self.vmscan.is_kswapd(n));
+        if !c.runq.is_empty()
+            && (kthread || ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1))
+        {
             return Some(self.deschedule(ctx, true, ctx.now));
         }
         None

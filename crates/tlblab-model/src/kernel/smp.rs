@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use super::ctx::Ctx;
 use super::text::Path;
+use super::tlbflush::Shootdown;
 use super::Kernel;
 use crate::attribution::Bucket;
 use crate::hw::coherence::RmwLine;
@@ -94,13 +95,13 @@ impl Kernel {
             }
             self.cpus[ci].taken.pop_front();
             self.counters.smp.remote_flushes_received += 1;
-            let info = self.shootdowns[e.shootdown as usize].info;
+            let Shootdown { info, batch, .. } = self.shootdowns[e.shootdown as usize];
             // The csd line travels sender -> handler (read func/info), handler -> sender
             // (csd_unlock invalidates the sender's copy; its spin reads it back).
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
             d += hop;
             d += self.kernel_path(ctx, Path::FlushFunc);
-            d += self.run_flush_func(cpu, &info);
+            d += if batch { self.flush_tlb_batch_pages(cpu) } else { self.run_flush_func(cpu, &info) };
             d += hop;
             let ack = now + d + hop;
             let s = &mut self.shootdowns[e.shootdown as usize];

@@ -55,6 +55,8 @@ pub enum Op {
     ReadZero,
     /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
     WriteFile,
+    /// kswapd's loop body (kernel/vmscan.rs): balance the node or sleep.
+    Kswapd,
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

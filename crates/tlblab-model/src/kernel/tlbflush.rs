@@ -526,6 +526,10 @@ pub struct Shootdown {
     /// When the initiator sees the last acknowledgement / finishes its own flush.
     pub last_ack: Ps,
     pub local_done: Ps,
+    /// A reclaim batch flush (v4.3 `try_to_unmap_flush`): every target runs
+    /// `percpu_flush_tlb_batch_pages` (a full flush of whatever it runs) instead of
+    /// `flush_tlb_func` on `info`.
+    pub batch: bool,
 }
 
 /// What the flush paths cost on this CPU.
@@ -719,18 +723,42 @@ impl Kernel {
             ctx.charge(Bucket::FlushWork, d + l);
             return text + d + l;
         }
-        let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
         self.counters.tlbflush.shootdowns += 1;
         let mut pre = Ps::ZERO;
         if !self.config.flush.concurrent_local {
             pre = local(self);
         }
-        // smp_call_function_many_cond (kernel/smp.c, v5.18): per target, csd_lock and fill the
-        // sender's csd for it (a store to a line the target wrote last, at its previous unlock),
-        // then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
-        // targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends).
-        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
         let t0 = now + d + pre;
+        let (sd, send) = self.call_function_many(ctx, info, false, &targets, t0);
+        let post = if self.config.flush.concurrent_local { local(self) } else { Ps::ZERO };
+        let local_done = t0 + send + post;
+        self.shootdowns[sd].local_done = local_done;
+        ctx.charge(Bucket::FlushWork, d + pre + post);
+        ctx.charge(Bucket::IpiSend, send);
+        d += pre + send + post;
+        self.cpus[cpu as usize].waiting = Some(sd);
+        text + d
+    }
+
+    /// `smp_call_function_many(targets, func, info, wait = 1)` from this CPU, its requests
+    /// ready at `t0` (kernel/smp.c, v5.18; the v3.9+ llist queues): per target, csd_lock and fill
+    /// the sender's csd for it (a store to a line the target wrote last, at its previous unlock),
+    /// then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
+    /// targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends).
+    /// Records the shootdown the sender waits on (its `local_done` is the caller's to set) and
+    /// makes this CPU wait on it. Returns the shootdown and the time the sends took.
+    pub(super) fn call_function_many(
+        &mut self,
+        ctx: &mut Ctx,
+        info: FlushInfo,
+        batch: bool,
+        targets: &CpuMask,
+        t0: Ps,
+    ) -> (usize, Ps) {
+        let cpu = ctx.cpu;
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
+        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
         let mut send = Ps::ZERO;
         let mut ipi_mask = CpuMask::new();
         let coalesce = self.config.flush.coalesce_ipis;
@@ -759,20 +787,21 @@ impl Kernel {
             self.send_ipi(ctx, t, icr_t0 + at);
         }
         self.fan = fan;
-        let post = if self.config.flush.concurrent_local { local(self) } else { Ps::ZERO };
-        let local_done = t0 + send + post;
-        let record =
-            Shootdown { info, initiator: cpu, pending: targets.weight(), last_ack: Ps::ZERO, local_done };
+        let record = Shootdown {
+            info,
+            initiator: cpu,
+            pending: targets.weight(),
+            last_ack: Ps::ZERO,
+            local_done: t0 + send,
+            batch,
+        };
         if sd == self.shootdowns.len() {
             self.shootdowns.push(record);
         } else {
             self.shootdowns[sd] = record;
         }
-        ctx.charge(Bucket::FlushWork, d + pre + post);
-        ctx.charge(Bucket::IpiSend, send);
-        d += pre + send + post;
         self.cpus[cpu as usize].waiting = Some(sd);
-        text + d
+        (sd, send)
     }
 }
 

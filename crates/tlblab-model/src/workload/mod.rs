@@ -10,6 +10,7 @@
 pub mod dd;
 pub mod ebizzy;
 pub mod pointer_chase;
+pub mod vm_scalability;
 pub mod will_it_scale;
 
 use std::sync::Arc;
@@ -85,6 +86,12 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         WalkKind::Hardware
     }
 
+    /// The memory the benchmark wants the machine to have, in pages (split evenly over the
+    /// nodes; `None`: kernel/gfp.rs `PAGES_PER_NODE` per node, or the kernel's `node_mib`).
+    fn memory_pages(&self) -> Option<u64> {
+        None
+    }
+
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
 
@@ -120,6 +127,7 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<will_it_scale::WillItScale>("will-it-scale"),
     Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
     Suite::of::<dd::Dd>("dd"),
+    Suite::of::<vm_scalability::VmScalability>("vm-scalability"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by
