@@ -205,7 +205,10 @@ mod tests {
         let e = err("[flush]\nrange_policy = \"ceiling\"\n");
         assert!(e.contains("key `flush.ceiling` is missing"), "{e}");
         let e = err("[sched]\n");
-        assert!(e.contains("unknown key `sched`") && e.contains("flush, mm, text, ppc8xx, page_alloc"), "{e}");
+        assert!(
+            e.contains("unknown key `sched`") && e.contains("flush, mm, text, ppc8xx, page_alloc"),
+            "{e}"
+        );
         let e = err("inherits = \"5.18.1\"\n[flush]\nceiling = 1.5\n");
         assert!(e.contains("`flush.ceiling`"), "{e}");
         let e = err("inherits = \"5.18.1\"\n[flush]\npost_fix = true\n");

@@ -234,6 +234,9 @@ pub struct Vmscan {
     sc: Vec<Option<Box<ScanControl>>>,
     /// Per node: kswapd's task and whether it sleeps.
     kswapd: Vec<Option<(usize, bool)>>,
+    /// Per task: a kswapd just woken (or just started), which preempts its CPU's task at the
+    /// next boundary (CFS wake-up preemption); cleared once it runs.
+    woken: Vec<bool>,
 }
 
 impl Vmscan {
@@ -247,6 +250,7 @@ impl Vmscan {
             ubc: Vec::new(),
             sc: Vec::new(),
             kswapd: vec![None; nodes as usize],
+            woken: Vec::new(),
         }
     }
 
@@ -284,15 +288,16 @@ impl Vmscan {
         self.flags[pfn as usize]
     }
 
-    /// Whether task `t` is a kswapd.
-    pub fn is_kswapd(&self, t: usize) -> bool {
-        self.kswapd.iter().any(|k| k.is_some_and(|(kt, _)| kt == t))
+    /// Whether task `t` is a kswapd woken since it last ran (it preempts at once).
+    pub fn preempts(&self, t: usize) -> bool {
+        self.woken.get(t).copied().unwrap_or(false)
     }
 
     fn ensure_task(&mut self, t: usize) {
         if self.ubc.len() <= t {
             self.ubc.resize(t + 1, Ubc::default());
             self.sc.resize_with(t + 1, || None);
+            self.woken.resize(t + 1, false);
         }
     }
 
@@ -321,6 +326,7 @@ impl Kernel {
     pub fn register_kswapd(&mut self, node: usize, t: usize) {
         self.vmscan.kswapd[node] = Some((t, false));
         self.vmscan.ensure_task(t);
+        self.vmscan.woken[t] = true;
     }
 
     /// `lru_cache_add` of a new page-cache page on this CPU at `at`: into the CPU's pagevec,
@@ -388,6 +394,7 @@ impl Kernel {
             return;
         }
         self.vmscan.kswapd[node] = Some((t, false));
+        self.vmscan.woken[t] = true;
         self.counters.vmscan.kswapd_wakeups += 1;
         self.wake(ctx, t, at);
     }
@@ -438,6 +445,7 @@ impl Kernel {
         let node = (0..self.vmscan.kswapd.len())
             .find(|&n| self.vmscan.kswapd[n].is_some_and(|(kt, _)| kt == t))
             .expect("Op::Kswapd from a task that is no kswapd");
+        self.vmscan.woken[t] = false;
         let (free, _, _, high) = self.zone_state(node);
         if free >= high {
             self.vmscan.kswapd[node] = Some((t, true));
@@ -474,6 +482,11 @@ impl Kernel {
     fn shrink_control(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let scm = self.config.reclaim.swap_cluster_max as u64;
         let mut d = Ps::ZERO;
+        // kswapd's loops call cond_resched(): past its slice, the CPU's other task runs.
+        if self.sc(t).kswapd && self.need_resched(ctx, t) {
+            ctx.then(Continuation::Reclaim(Step::Shrink));
+            return self.deschedule(ctx, true, ctx.now);
+        }
         loop {
             let node = self.sc(t).node;
             let (free, _, _, high) = self.zone_state(node);

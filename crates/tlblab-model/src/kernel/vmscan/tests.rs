@@ -140,3 +140,50 @@ fn freeing_a_reclaimed_batch_before_its_flush_is_caught() {
     assert!(v > 0, "the unsafe knob went unnoticed");
     assert!(ex[0].contains("can still translate"), "{ex:?}");
 }
+
+#[test]
+fn with_batched_flushes_reclaim_and_page_cache_work_dominate_flush_time() {
+    // The seed: after batching, "other factors dominate such as LRU processing, rmap walks,
+    // page reference counting, IO etc.". Per page, the flushes and IPIs (sending, waiting,
+    // handling) take a minor share beside reclaim, the page-cache fill and the locks.
+    let r = lru_file_mmap_read("4.2-batchdirty", 64);
+    let sum = |names: &[&str]| -> f64 {
+        r.attribution.iter().flat_map(|cpu| names.iter().map(move |n| cpu[*n] as f64)).sum()
+    };
+    let flush = sum(&["flush", "ipi_send", "ipi_wait", "ipi_handler"]);
+    let other = sum(&["reclaim", "fault", "zero_copy", "lock_wait"]);
+    assert!(other > 3.0 * flush, "flush and IPI time {flush:.3e} ps, reclaim and page cache {other:.3e} ps");
+    let per_page = lru_file_mmap_read("4.1", 64);
+    let sum41 = |names: &[&str]| -> f64 {
+        per_page.attribution.iter().flat_map(|cpu| names.iter().map(move |n| cpu[*n] as f64)).sum()
+    };
+    let flush41 = sum41(&["flush", "ipi_send", "ipi_wait", "ipi_handler"]);
+    let total41 = sum41(&[
+        "user",
+        "reclaim",
+        "fault",
+        "zero_copy",
+        "lock_wait",
+        "flush",
+        "ipi_send",
+        "ipi_wait",
+        "ipi_handler",
+    ]);
+    let total = sum(&[
+        "user",
+        "reclaim",
+        "fault",
+        "zero_copy",
+        "lock_wait",
+        "flush",
+        "ipi_send",
+        "ipi_wait",
+        "ipi_handler",
+    ]);
+    assert!(
+        flush41 / total41 > 2.0 * flush / total,
+        "per page: flush share {:.3}, batched {:.3}",
+        flush41 / total41,
+        flush / total
+    );
+}
