@@ -266,14 +266,17 @@ pub(crate) mod tests {
         assert_eq!(
             row,
             [
+                "attribution_ps",
                 "counters_per_op",
                 "kernel",
                 "max",
                 "mean",
                 "min",
                 "n",
+                "ops_per_second",
                 "oracle_violations",
                 "stddev",
+                "task_ops",
                 "threads"
             ]
         );
