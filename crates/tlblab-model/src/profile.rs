@@ -272,6 +272,13 @@ pub struct MachineProfile {
     /// Unit costs of SLUB (kernel/slab.rs); needed only by runs that use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slab: Option<SlabProfile>,
+    /// Unit costs of pipes and AF_UNIX sockets (kernel/pipe.rs); needed only by hackbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<IpcProfile>,
+    /// Unit costs of the loopback socket paths (kernel/socket.rs); needed only by the network
+    /// workloads (netperf, sockperf).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<NetProfile>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
     /// `walk.kind = "software"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -290,103 +297,6 @@ pub struct MachineProfile {
     /// Absent: a noiseless machine (deterministic lockstep regimes; see the fidelity audit §4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<NoiseProfile>,
-}
-
-/// `[noise]`: the sources of run-to-run and CPU-to-CPU variation the engine models, each drawn
-/// from its own seeded stream (DESIGN.md rule 4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoiseProfile {
-    /// `CONFIG_HZ` of the kernel the machine's figures were taken with: the scheduler tick's rate
-    /// on every busy CPU (`NO_HZ_IDLE`: idle CPUs take none).
-    pub hz: Sourced,
-    /// The tick's own work between interrupt entry and exit (`tick_sched_timer`:
-    /// `update_process_times`, `scheduler_tick`, the hrtimer reprogram); entry and exit are the
-    /// `[ipi]` handler's (the same `idtentry` path), or none on a uniprocessor.
-    pub tick_cycles: Sourced,
-    /// The cost of one step relative to its nominal cost, at the 1st, 5th, 10th, 25th, 50th,
-    /// 75th, 90th, 95th and 99th percentiles: every step's time is scaled by a factor drawn from
-    /// this distribution (linear between the percentiles, flat beyond the 1st and 99th).
-    pub step_quantiles: SourcedQuantiles,
-}
-
-/// A measured distribution with its provenance: values at fixed percentiles.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourcedQuantiles {
-    pub value: Vec<f64>,
-    pub source: String,
-    pub confidence: Confidence,
-}
-
-/// The percentiles [`NoiseProfile::step_quantiles`] lists values at.
-pub const STEP_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
-
-/// `[page_alloc]`: what the buddy allocator and the per-CPU lists cost per operation. The lock
-/// word and the zone's own lines are simulated (hw/lock.rs, hw/coherence.rs); these are the rest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PageAllocProfile {
-    /// One allocation served from a per-CPU list: IRQs off, list pop, counters, `prep_new_page`
-    /// checks (no zeroing).
-    pub pcp_alloc_cycles: Sourced,
-    /// One free onto a per-CPU list (`free_hot_cold_page` / `free_unref_page`).
-    pub pcp_free_cycles: Sourced,
-    /// A `zone->lock` section's fixed part beyond the lock-word RMW: irqsave/restore, unlock,
-    /// zone statistics.
-    pub zone_lock_section_cycles: Sourced,
-    /// One block moved on or off a buddy free list with its counters (zone lines cache-hot).
-    pub buddy_block_cycles: Sourced,
-    /// Touching one `struct page` line this CPU does not hold (a free block, its buddy, a list
-    /// neighbour): what dominates `zone->lock` hold times.
-    pub struct_page_miss_ns: Sourced,
-}
-
-/// `[reclaim]`: what page reclaim and a page-cache fill cost per page, beyond what is simulated
-/// (`lru_lock` and `zone->lock` waits, the pages' allocation and free, TLB flushes and IPIs,
-/// `struct page` misses, zeroing).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReclaimProfile {
-    /// An `lru_lock` section's fixed part beyond the lock-word RMW: irq disable/enable, unlock,
-    /// the zone's LRU statistics.
-    pub lru_lock_section_cycles: Sourced,
-    /// Moving one page on or off an LRU list inside `lru_lock` (list_del/list_add, flags,
-    /// `get_page`/`put_page` of isolation), with its `struct page` line cached.
-    pub lru_page_cycles: Sourced,
-    /// `shrink_page_list` per page besides the rmap walks and `__remove_mapping`:
-    /// `trylock_page`, the mapping and writeback checks, `unlock_page`, list moves.
-    pub shrink_page_cycles: Sourced,
-    /// One VMA of an rmap walk (`page_referenced_one` / `try_to_unmap_one`): `vma_address`,
-    /// `page_check_address` down to the PTE with its page-table lock, the young-bit test or PTE
-    /// clear, `page_remove_rmap` on unmap.
-    pub rmap_vma_cycles: Sourced,
-    /// `__remove_mapping` of a clean page-cache page: `tree_lock`, refcount freeze, the radix
-    /// tree slot replaced by a shadow entry, memcg uncharge.
-    pub remove_mapping_cycles: Sourced,
-    /// One page of a read-around into the page cache of a sparse file, besides the allocation
-    /// (simulated) and the zeroing (`memory.clear_page_mbps`): `__page_cache_alloc`'s memcg
-    /// charge, `add_to_page_cache_lru` (radix insert under `tree_lock`), the filesystem's
-    /// `readpages` mapping a hole (no I/O), `SetPageUptodate`, `unlock_page`.
-    pub pagecache_fill_page_cycles: Sourced,
-}
-
-/// `[slab]`: SLUB's unit costs (kernel/slab.rs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlabProfile {
-    /// `slab_alloc` fast path: a `this_cpu_cmpxchg_double` on the per-CPU freelist.
-    pub alloc_fastpath_cycles: Sourced,
-    /// `slab_free` fast path (object of the CPU's own active slab).
-    pub free_fastpath_cycles: Sourced,
-    /// `___slab_alloc` slow path beyond the page allocation: take the next slab (partial list or
-    /// a new one), freeze it, load its freelist.
-    pub alloc_slowpath_cycles: Sourced,
-    /// `__slab_free` slow path: the `cmpxchg_double` on the slab page's freelist, beyond the
-    /// line transfer the model charges from the slab's last user.
-    pub free_slowpath_cycles: Sourced,
-    /// `new_slab`: per object of a fresh slab (building the freelist).
-    pub new_slab_object_cycles: Sourced,
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
@@ -624,6 +534,16 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
         }
+        if let Some(n) = &self.net {
+            for (key, v) in [
+                ("net.udp_send_cycles", &n.udp_send_cycles),
+                ("net.udp_recv_cycles", &n.udp_recv_cycles),
+                ("net.tcp_send_cycles", &n.tcp_send_cycles),
+                ("net.tcp_recv_cycles", &n.tcp_recv_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 1_000_000.0)?;
+            }
+        }
         if let Some(sl) = &self.slab {
             for (key, v) in [
                 ("slab.alloc_fastpath_cycles", &sl.alloc_fastpath_cycles),
@@ -631,6 +551,16 @@ impl MachineProfile {
                 ("slab.alloc_slowpath_cycles", &sl.alloc_slowpath_cycles),
                 ("slab.free_slowpath_cycles", &sl.free_slowpath_cycles),
                 ("slab.new_slab_object_cycles", &sl.new_slab_object_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 100_000.0)?;
+            }
+        }
+        if let Some(ipc) = &self.ipc {
+            for (key, v) in [
+                ("ipc.pipe_write_cycles", &ipc.pipe_write_cycles),
+                ("ipc.pipe_read_cycles", &ipc.pipe_read_cycles),
+                ("ipc.unix_send_cycles", &ipc.unix_send_cycles),
+                ("ipc.unix_recv_cycles", &ipc.unix_recv_cycles),
             ] {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
@@ -654,6 +584,26 @@ impl MachineProfile {
             err(
                 "reclaim",
                 format!("profile `{}` has no [reclaim] section (needed by page reclaim)", self.name),
+            )
+        })
+    }
+
+    /// The `[ipc]` section, or an error naming it.
+    pub fn ipc(&self) -> Result<&IpcProfile, ProfileError> {
+        self.ipc.as_ref().ok_or_else(|| {
+            err(
+                "ipc",
+                format!("profile `{}` has no [ipc] section (needed by pipes and AF_UNIX sockets)", self.name),
+            )
+        })
+    }
+
+    /// The `[net]` section, or an error naming it.
+    pub fn net(&self) -> Result<&NetProfile, ProfileError> {
+        self.net.as_ref().ok_or_else(|| {
+            err(
+                "net",
+                format!("profile `{}` has no [net] section (needed by the network workloads)", self.name),
             )
         })
     }
@@ -816,6 +766,9 @@ impl crate::hw::topology::Topology {
     }
 }
 pub mod ppc8xx;
+
+mod sections;
+pub use sections::*;
 
 #[cfg(test)]
 mod tests;

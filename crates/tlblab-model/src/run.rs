@@ -122,6 +122,31 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     if profile.walk.kind == WalkKind::Hardware {
         profile.page_alloc().map_err(|e| e.to_string())?;
     }
+    spec.workload.check_run(profile, spec.tasks)?;
+    if let Some(n) = spec.workload.fixed_tasks() {
+        if spec.tasks != n {
+            return Err(format!(
+                "workload `{}` runs {n} tasks (a sender and a receiver); allowed -t {n}",
+                spec.workload.name()
+            ));
+        }
+        if cpus < n {
+            return Err(format!(
+                "workload `{}` needs {n} CPUs; machine `{}` has {cpus}",
+                spec.workload.name(),
+                profile.name
+            ));
+        }
+    }
+    for &section in spec.workload.sections() {
+        match section {
+            "slab" => profile.slab().map(|_| ()),
+            "net" => profile.net().map(|_| ()),
+            "ipc" => profile.ipc().map(|_| ()),
+            other => unreachable!("unknown profile section {other}"),
+        }
+        .map_err(|e| format!("workload `{}`: {e}", spec.workload.name()))?;
+    }
     let mut kernel = spec.kernel.clone();
     if let Some(pages) = spec.workload.memory_pages() {
         // Whole 4 MiB blocks per node (the allocator's boot-time unit).
@@ -141,17 +166,24 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);
     let ops: u64 = stats.iterations.iter().sum();
-    let value = spec.workload.score(ops, stats.measured);
+    let value = spec.workload.score_for(ops, stats.measured, spec.tasks);
     let metric = spec.workload.metric();
     let mut counters: BTreeMap<String, u64> =
         stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    // The allocator's counters on x86; an MPC8xx run has /proc/tlbmiss's instead.
-    for extra in
-        [stats.page_alloc.map(|c| c.fields()), stats.tlbmiss.map(|c| c.fields())].into_iter().flatten()
+    // The allocators' counters on x86 (SLUB's where the machine boots it); an MPC8xx run has
+    // /proc/tlbmiss's instead.
+    for extra in [
+        stats.page_alloc.map(|c| c.fields()),
+        stats.slab.map(|c| c.fields()),
+        stats.net.map(|c| c.fields()),
+        stats.tlbmiss.map(|c| c.fields()),
+    ]
+    .into_iter()
+    .flatten()
     {
         counters.extend(extra.iter().map(|(k, v)| (k.to_string(), *v)));
     }
-    let attribution = stats.attribution[..spec.tasks.min(cpus) as usize]
+    let attribution = stats.attribution[..spec.workload.tasks_created(spec.tasks).min(cpus) as usize]
         .iter()
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())
         .collect();
@@ -322,6 +354,25 @@ mod tests {
         p.page_alloc = None;
         let e = run(&p, &spec("5.18.1")).unwrap_err();
         assert!(e.contains("page_alloc") && e.contains("haswell-ep-2s"), "{e}");
+    }
+
+    #[test]
+    fn slub_counters_are_reported_where_the_machine_boots_slub() {
+        let spec = RunSpec {
+            kernel: KernelConfig::preset("4.9").unwrap(),
+            workload: Workload::parse("tlb_flush2_threads").unwrap(),
+            tasks: 2,
+            seed: 1,
+            warmup: Ps::US * 100,
+            measure: Ps::US * 300,
+        };
+        let with = run(&profile("haswell-ep-2698v3-2s"), &spec).unwrap();
+        let without = run(&profile("haswell-ep-2s"), &spec).unwrap();
+        for name in ["slab_alloc_fastpath", "slabs_allocated", "slab_pages_freed", "kmalloc_large_allocs"] {
+            // Page faults allocate no kernel objects here: present and zero.
+            assert_eq!(with.counters.get(name), Some(&0), "{name}");
+            assert!(!without.counters.contains_key(name), "{name}");
+        }
     }
 
     #[test]

@@ -4,8 +4,30 @@
 //! names no key for a value of the wrong type; every file tlblab reads (machine profiles, kernel
 //! presets, experiments) reports through here instead.
 
+/// An error message made one line: control characters a file put in it (a key or name holding
+/// a newline, carriage return or terminal escape) come out escaped (`\n`, `\u{1b}`). Every
+/// parser of a user's file passes its errors through here.
+pub fn one_line(message: String) -> String {
+    if !message.chars().any(char::is_control) {
+        return message;
+    }
+    let mut out = String::with_capacity(message.len() + 8);
+    for c in message.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `origin:LINE:COL: key `KEY`: MESSAGE` for an error `e` in `text`.
 pub fn describe(origin: &str, text: &str, e: &toml::de::Error) -> String {
+    one_line(describe_raw(origin, text, e))
+}
+
+fn describe_raw(origin: &str, text: &str, e: &toml::de::Error) -> String {
     let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
     let Some(span) = e.span() else {
         return format!("{origin}: {message}");
@@ -66,5 +88,11 @@ mod tests {
         assert!(e.contains("key `topology.sockets`") && e.contains("u32"), "{e}");
         let e = err("[topology]\nsockets = { value = 1");
         assert!(e.starts_with("f.toml:2:") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn control_characters_come_out_escaped() {
+        assert_eq!(one_line("unknown key `a\nb\u{1b}[2J`".into()), r"unknown key `a\nb\u{1b}[2J`");
+        assert_eq!(one_line("plain `é`".into()), "plain `é`");
     }
 }

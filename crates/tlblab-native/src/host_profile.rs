@@ -722,6 +722,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         }),
         slab: None,
         reclaim: None,
+        ipc: None,
+        net: None,
         caches: None,
         mmu8xx: None,
         head_8xx: None,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::summary::Summary;
 
 /// Table layouts `render` knows: seed 002's bare means, seed 000's mmtests Mean/Stddev rows.
-pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003", "seed-001"];
+pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003", "seed-004", "seed-001"];
 
 /// One column of the table: its label and the heading over a group of columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,9 +105,12 @@ impl Reference {
                     s.rows.iter().filter(|r| r.kernel == k).min_by_key(|r| (r.threads.abs_diff(t), r.threads))
                 };
                 let Some(row) = near(k) else { continue };
+                let model = row.hmean.unwrap_or(row.mean);
                 let (seed_gain_pct, model_gain_pct) =
                     match (k != base_label, seed_at(base_label, t), near(base_label)) {
-                        (true, Some(b), Some(m)) => (Some(gain(seed, b)), Some(gain(row.mean, m.mean))),
+                        (true, Some(b), Some(m)) => {
+                            (Some(gain(seed, b)), Some(gain(model, m.hmean.unwrap_or(m.mean))))
+                        }
                         _ => (None, None),
                     };
                 out.push(RefPoint {
@@ -115,8 +118,8 @@ impl Reference {
                     threads: t,
                     model_threads: row.threads,
                     seed,
-                    model: row.mean,
-                    difference_pct: 100.0 * (row.mean / seed - 1.0),
+                    model,
+                    difference_pct: 100.0 * (model / seed - 1.0),
                     seed_gain_pct,
                     model_gain_pct,
                 });
@@ -129,7 +132,16 @@ impl Reference {
 /// The seed's figures beside the model's, one row per thread count the seed gives: the first
 /// column's figure and the model's ratio to it, then each other column's gain over the first,
 /// the seed's beside the model's.
-fn render_reference(r: &Reference, s: &Summary) -> String {
+/// What a reference table's rows count: seed 004's are message sizes, or hackbench's groups.
+fn reference_rows(e: &Heading, s: &Summary) -> &'static str {
+    match e.layout {
+        "seed-004" if s.workload.starts_with("hackbench") => "groups",
+        "seed-004" => "size",
+        _ => "tasks",
+    }
+}
+
+fn render_reference(r: &Reference, s: &Summary, rows: &str) -> String {
     let pts = r.points(s);
     if pts.is_empty() {
         return String::new();
@@ -141,7 +153,7 @@ fn render_reference(r: &Reference, s: &Summary) -> String {
         r.source.trim(),
         s.metric.unit
     );
-    let mut head = format!("{:<10}", "tasks");
+    let mut head = format!("{rows:<10}");
     for k in &s.kernels {
         head += &format!(" {k:>w$}");
     }
@@ -175,10 +187,11 @@ pub fn render(e: &Heading, s: &Summary) -> String {
         "seed-000" => render_seed_000(e, s),
         "seed-003" => render_seed_003(e, s),
         "seed-001" => render_seed_001(e, s),
+        "seed-004" => render_seed_004(e, s),
         _ => render_seed_002(e, s),
     };
     if let Some(r) = e.reference {
-        out += &render_reference(r, s);
+        out += &render_reference(r, s, reference_rows(e, s));
     }
     if !e.note.is_empty() {
         out += &format!("\nNote: {}\n", e.note.trim());
@@ -264,6 +277,103 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
             line += &format!(" {txt:>26}");
         }
         out += &format!("{line}\n");
+    }
+    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
+    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out
+}
+
+/// Seed 004's layout (Mel Gorman's compare-kernels tables, Dec 2016), kernels as columns with the
+/// difference to the first in parentheses (positive is better: pdiff, pndiff for stddevs). A rate
+/// (netperf, sockperf) gets `Hmean` rows per message size, netperf's as `send-SIZE` and, for
+/// UDP_STREAM, `recv-SIZE` rows: the receiver's throughput of the same runs (the send Hmean times
+/// the bytes received per byte sent, the line netperf prints). A time (hackbench) gets `Amean`
+/// rows per group count, four decimals as the seed prints them. `Stddev` rows follow. Then, per
+/// operation, what the seed's argument rests on: `zone->lock` acquisitions, lock wait (zone and
+/// slab list locks), per-CPU list hits:misses by order, slab pages allocated, and drops.
+fn render_seed_004(e: &Heading, s: &Summary) -> String {
+    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = 20;
+    let netperf = s.workload.starts_with("netperf");
+    let udp = netperf && s.workload.contains("UDP_STREAM");
+    let mut out = format!("{} ({}, seed thread {})\n{}\n", e.title, s.experiment, e.seed_thread, s.workload);
+    let mut groups = format!("{:<18}", "");
+    let mut labels = format!("{:<18}", "");
+    for k in e.columns {
+        groups += &format!(" {:>w$}", k.group);
+        labels += &format!(" {:>w$}", k.label);
+    }
+    out += &format!("{}\n{}\n", groups.trim_end(), labels.trim_end());
+    let hb = s.metric.higher_is_better;
+    let pct = |new: f64, base: f64, higher_better: bool| -> f64 {
+        if new == base || base == 0.0 {
+            0.0
+        } else if higher_better {
+            new * 100.0 / base - 100.0
+        } else {
+            100.0 - new * 100.0 / base
+        }
+    };
+    let hmean = |k: &str, t: u32| {
+        let c = cell(k, t);
+        c.hmean.unwrap_or(c.mean)
+    };
+    let recv = |k: &str, t: u32| {
+        hmean(k, t) * cell(k, t).counters_per_op.get("net_received_bytes").copied().unwrap_or(0.0) / t as f64
+    };
+    let mean_row = if hb { "Hmean" } else { "Amean" };
+    let mut stats: Vec<(&str, &str, bool)> = vec![(mean_row, if netperf { "send-" } else { "" }, hb)];
+    if udp {
+        stats.push(("Hmean", "recv-", hb));
+    }
+    stats.push(("Stddev", if netperf { "send-" } else { "" }, false));
+    for (stat, prefix, better) in stats {
+        for &t in e.threads {
+            let mut line = format!("{:<18}", format!("{stat} {prefix}{t}"));
+            let v = |k: &str| match (stat, prefix) {
+                ("Hmean", "recv-") => recv(k, t),
+                ("Hmean", _) => hmean(k, t),
+                ("Amean", _) => cell(k, t).mean,
+                _ => cell(k, t).stddev,
+            };
+            let base = v(&s.kernels[0]);
+            for k in &s.kernels {
+                let txt = if stat == "Stddev" && cell(k, t).n < 2 {
+                    "-".to_string()
+                } else {
+                    format!("{:.*} ({:6.2}%)", if hb { 2 } else { 4 }, v(k), pct(v(k), base, better))
+                };
+                line += &format!(" {txt:>w$}");
+            }
+            out += &format!("{line}\n");
+        }
+    }
+    out += &format!(
+        "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
+        s.metric.name, s.metric.unit, s.rows[0].n
+    );
+    out += "\nPer operation (a message sent): zone->lock acquisitions / lock wait ns (zone + slab lists) / \
+            pcp hits:misses order 0, 1, 2, 3 / slab pages allocated / drops\n";
+    for &t in e.threads {
+        for (i, k) in s.kernels.iter().enumerate() {
+            let c = &cell(k, t).counters_per_op;
+            let g = |n: &str| c.get(n).copied().unwrap_or(0.0);
+            let hm = |o: u32| {
+                format!("{:.4}:{:.4}", g(&format!("pcp_hits_order{o}")), g(&format!("pcp_misses_order{o}")))
+            };
+            let size = if i == 0 { t.to_string() } else { String::new() };
+            out += &format!(
+                "{size:<7}{k:<14} {:.4} / {:.2} / {} {} {} {} / {:.4} / {:.4}\n",
+                g("zone_lock_acquisitions"),
+                (g("zone_lock_wait_ps") + g("slab_list_lock_wait_ps")) / 1000.0,
+                hm(0),
+                hm(1),
+                hm(2),
+                hm(3),
+                g("slab_pages_allocated"),
+                g("net_drops"),
+            );
+        }
     }
     let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
     out += &format!("\nsafety oracle: {violations} violations over every run\n");

@@ -31,6 +31,10 @@ pub struct Row {
     /// Time by attribution bucket summed over the CPUs, mean over the iterations, in ps.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub attribution_ps: BTreeMap<String, f64>,
+    /// The harmonic mean of the samples (mmtests' `Hmean`), where the table's layout prints it
+    /// (seed 004's); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmean: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -123,6 +127,15 @@ pub struct ResultSet {
 }
 
 impl ResultSet {
+    /// [`ResultSet::summary`] with each row's harmonic mean (mmtests' `Hmean`) filled in.
+    pub fn summary_with_hmean(&self) -> Summary {
+        let mut s = self.summary();
+        for (row, c) in s.rows.iter_mut().zip(&self.cells) {
+            row.hmean = Some(stats::hmean(&c.samples()));
+        }
+        s
+    }
+
     /// Thread counts in first-seen order.
     pub fn threads(&self) -> Vec<u32> {
         let mut t: Vec<u32> = Vec::new();
@@ -164,6 +177,7 @@ impl ResultSet {
                     ),
                     task_ops: c.task_ops(),
                     attribution_ps: c.attribution(),
+                    hmean: None,
                 }
             })
             .collect();

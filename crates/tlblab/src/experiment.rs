@@ -36,6 +36,11 @@ pub struct Experiment {
     pub machine: String,
     pub workload: String,
     pub threads: Vec<u32>,
+    /// Message sizes, the table's rows instead of thread counts (netperf `-m`, sockperf
+    /// `--msg-size`): `workload` then holds `{size}` (and may hold `{size+256}`, the socket
+    /// buffer mmtests passes as `-s`/`-S`), and `threads` one task count.
+    #[serde(default)]
+    pub sizes: Vec<u32>,
     pub iterations: u32,
     pub quick_iterations: u32,
     pub warmup: String,
@@ -62,12 +67,6 @@ pub fn builtin_names() -> Vec<&'static str> {
 
 /// A built-in experiment by name (or unique prefix, e.g. `seed-002`), or a TOML file.
 pub fn load(arg: &str) -> Result<Vec<Experiment>> {
-    let parse = |text: &str, origin: &str| -> Result<Experiment> {
-        let e: Experiment = toml::from_str(text)
-            .map_err(|e| anyhow!(tlblab_model::toml_error::describe(origin, text, &e)))?;
-        e.validate().map_err(|m| anyhow!("{origin}: {m}"))?;
-        Ok(e)
-    };
     if arg.ends_with(".toml") || arg.contains('/') {
         let text = std::fs::read_to_string(arg).with_context(|| format!("cannot read experiment {arg}"))?;
         return Ok(vec![parse(&text, arg)?]);
@@ -83,9 +82,32 @@ pub fn load(arg: &str) -> Result<Vec<Experiment>> {
     chosen.iter().map(|(n, t)| parse(t, &format!("experiments/{n}.toml"))).collect()
 }
 
+/// Parses and validates experiment text; `origin` names the file in every error.
+pub fn parse(text: &str, origin: &str) -> Result<Experiment> {
+    let e: Experiment =
+        toml::from_str(text).map_err(|e| anyhow!(tlblab_model::toml_error::describe(origin, text, &e)))?;
+    e.validate().map_err(|m| anyhow!(tlblab_model::toml_error::one_line(format!("{origin}: {m}"))))?;
+    Ok(e)
+}
+
 impl Experiment {
     fn validate(&self) -> std::result::Result<(), String> {
-        Workload::parse(&self.workload).map_err(|e| format!("key `workload`: {e}"))?;
+        if !self.sizes.is_empty() {
+            if !self.workload.contains("{size}") {
+                return Err(
+                    "key `workload`: with `sizes` it must hold `{size}` (and may hold `{size+256}`)".into()
+                );
+            }
+            if self.threads.len() != 1 {
+                return Err("key `threads`: with `sizes` give one task count (the rows are the sizes)".into());
+            }
+            if self.sizes.contains(&0) {
+                return Err("key `sizes`: message sizes are >= 1".into());
+            }
+        }
+        for w in self.workloads() {
+            Workload::parse(&w).map_err(|e| format!("key `workload`: {e}"))?;
+        }
         if self.threads.is_empty() || self.threads.iter().any(|t| !(1..=MAX_TASKS).contains(t)) {
             return Err(format!(
                 "key `threads`: give one or more thread counts; allowed 1 ..= {MAX_TASKS} each"
@@ -132,8 +154,37 @@ pub use tlblab_report::summary::Summary;
 
 /// The number of cells `run` runs: kernels × thread counts (what `RunOptions::first_cell` of
 /// the next experiment in a job adds up).
+impl Experiment {
+    /// The table's rows: the message sizes, or else the thread counts.
+    pub fn rows(&self) -> &[u32] {
+        if self.sizes.is_empty() {
+            &self.threads
+        } else {
+            &self.sizes
+        }
+    }
+
+    /// The workload text of a row (the template with the size filled in, where sized).
+    pub fn workload_at(&self, row: u32) -> String {
+        if self.sizes.is_empty() {
+            return self.workload.clone();
+        }
+        self.workload
+            .replace("{size+256}", &(row as u64 + 256).to_string())
+            .replace("{size}", &row.to_string())
+    }
+
+    fn workloads(&self) -> Vec<String> {
+        if self.sizes.is_empty() {
+            vec![self.workload.clone()]
+        } else {
+            self.sizes.iter().map(|&s| self.workload_at(s)).collect()
+        }
+    }
+}
+
 pub fn cell_count(e: &Experiment) -> usize {
-    e.kernels.len() * e.threads.len()
+    e.kernels.len() * e.rows().len()
 }
 
 /// Runs every cell (in parallel; the output does not depend on how many threads ran it). With
@@ -142,7 +193,6 @@ pub fn cell_count(e: &Experiment) -> usize {
 /// run and the result is `Finished::Shard`.
 pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<ResultSet>> {
     let profile = machines::load(&e.machine)?;
-    let workload = Workload::parse(&e.workload).map_err(|m| anyhow!(m))?;
     let iterations = if quick { e.quick_iterations } else { e.iterations };
     let warmup = parse_duration(&e.warmup).map_err(|m| anyhow!(m))?;
     let measure =
@@ -153,20 +203,24 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
             bail!("{}: key `kernel[{i}].label`: `{}` is used by an earlier column", e.name, k.label);
         }
     }
-    for (i, t) in e.threads.iter().enumerate() {
-        if e.threads[..i].contains(t) {
-            bail!("{}: key `threads`: {t} is listed twice", e.name);
+    let key = if e.sizes.is_empty() { "threads" } else { "sizes" };
+    for (i, t) in e.rows().iter().enumerate() {
+        if e.rows()[..i].contains(t) {
+            bail!("{}: key `{key}`: {t} is listed twice", e.name);
         }
     }
     let mut cells = Vec::new();
     for k in &e.kernels {
         let kernel = kernel_config(&k.preset, &k.set)?;
-        for &t in &e.threads {
+        for &row in e.rows() {
+            let workload = Workload::parse(&e.workload_at(row)).map_err(|m| anyhow!(m))?;
+            let t = if e.sizes.is_empty() { row } else { e.threads[0] };
             cells.push(CellSpec {
                 label: k.label.clone(),
                 kernel: kernel.clone(),
-                workload: workload.clone(),
+                workload,
                 tasks: t,
+                row,
                 // Iterations differ only by seed.
                 seeds: (1..=iterations as u64).collect(),
                 warmup,
@@ -183,7 +237,7 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
     Ok(Finished::All(ResultSet {
         experiment: e.name.clone(),
         machine: profile.name.clone(),
-        workload: workload.name(),
+        workload: if e.sizes.is_empty() { cells[0].workload.name() } else { e.workload.clone() },
         metric: MetricInfo {
             name: m.name.clone(),
             unit: m.unit.clone(),
@@ -193,9 +247,18 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
         cells: cells
             .iter()
             .zip(runs)
-            .map(|(c, runs)| Cell { kernel: c.label.clone(), threads: c.tasks, runs })
+            .map(|(c, runs)| Cell { kernel: c.label.clone(), threads: c.row, runs })
             .collect(),
     }))
+}
+
+/// The summary the experiment's layout prints: seed 004's carries each row's Hmean.
+pub fn summary(e: &Experiment, set: &ResultSet) -> Summary {
+    if e.layout == "seed-004" {
+        set.summary_with_hmean()
+    } else {
+        set.summary()
+    }
 }
 
 /// The table in the seed's layout (`tlblab_report::seed_table`), then the event counts per
@@ -211,7 +274,7 @@ pub fn render(e: &Experiment, s: &Summary) -> String {
         title: &e.title,
         seed_thread: &e.seed_thread,
         columns: &columns,
-        threads: &e.threads,
+        threads: e.rows(),
         note: &e.note,
         reference: e.reference.as_ref(),
     };

@@ -8,11 +8,13 @@
 //!   sets;
 //! - [`store`]: atomic writes into a results directory that several processes may share;
 //! - [`export`]: result sets as mmtests `work/log` trees and tidy CSV;
-//! - [`trace`]: address-trace readers.
+//! - [`trace`]: address-trace readers;
+//! - [`fuzz`]: every parser of a user's file as a fuzz target (`scripts/fuzz.sh`).
 
 pub mod cmd;
 pub mod experiment;
 pub mod export;
+pub mod fuzz;
 pub mod machines;
 pub mod results;
 pub mod store;

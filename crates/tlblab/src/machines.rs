@@ -4,6 +4,7 @@
 use anyhow::{anyhow, Context, Result};
 use std::path::Path;
 use tlblab_model::profile::MachineProfile;
+use tlblab_model::toml_error::one_line;
 
 include!(concat!(env!("OUT_DIR"), "/builtin_profiles.rs"));
 
@@ -16,7 +17,7 @@ pub fn builtin_names() -> Vec<&'static str> {
 pub fn parse(text: &str, origin: &str) -> Result<MachineProfile> {
     let p: MachineProfile =
         toml::from_str(text).map_err(|e| anyhow!(tlblab_model::toml_error::describe(origin, text, &e)))?;
-    p.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    p.validate().map_err(|e| anyhow!(one_line(format!("{origin}: {e}"))))?;
     Ok(p)
 }
 

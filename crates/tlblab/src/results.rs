@@ -42,6 +42,9 @@ pub struct CellSpec {
     pub kernel: KernelConfig,
     pub workload: Workload,
     pub tasks: u32,
+    /// The table row the cell is (its file `t<row>.json`): the task count, or the message size
+    /// of an experiment with `sizes`.
+    pub row: u32,
     pub seeds: Vec<u64>,
     pub warmup: Ps,
     pub measure: Ps,
@@ -173,7 +176,7 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
                     return Ok(Vec::new());
                 }
                 let spec = c.identity(profile);
-                let path = opts.store.as_ref().map(|d| cell_path(d, &c.label, c.tasks));
+                let path = opts.store.as_ref().map(|d| cell_path(d, &c.label, c.row));
                 if let Some(runs) = path.as_deref().and_then(|p| reusable(p, &spec)) {
                     bar.inc(c.seeds.len() as u64);
                     reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -202,7 +205,7 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
                     let file = CellFile {
                         schema_version: CELL_SCHEMA_VERSION,
                         kernel: c.label.clone(),
-                        threads: c.tasks,
+                        threads: c.row,
                         fingerprint: format!("{:016x}", fnv1a64(text.as_bytes())),
                         spec,
                         runs,
@@ -329,6 +332,7 @@ mod tests {
             kernel: KernelConfig::preset("5.18.1+patch").unwrap(),
             workload: Workload::parse("tlb_flush1_threads").unwrap(),
             tasks: 2,
+            row: 2,
             seeds,
             warmup: Ps::US * 20,
             measure: Ps::US * 50,
@@ -378,7 +382,7 @@ mod tests {
             assert!(Shard::parse(bad).unwrap_err().contains("expected I/N"), "{bad}");
         }
         let profile = crate::machines::load("haswell-ep-2s").unwrap();
-        let cells: Vec<CellSpec> = (1..=5).map(|t| CellSpec { tasks: t, ..spec(vec![1]) }).collect();
+        let cells: Vec<CellSpec> = (1..=5).map(|t| CellSpec { tasks: t, row: t, ..spec(vec![1]) }).collect();
         let whole = run_cells(&profile, &cells, &RunOptions::default()).unwrap();
         let mut seen = vec![Vec::new(); cells.len()];
         for index in 1..=2 {

@@ -53,21 +53,38 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let tmp = dir.join(temp_name(&path.file_name().unwrap().to_string_lossy()));
+    may_die();
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)
+        may_die();
+        // Two writes, so a test can stop the writer with half a file written (as a kill during
+        // a large write does).
+        let (head, tail) = bytes.split_at(bytes.len() / 2);
+        f.write_all(head)?;
+        may_die();
+        f.write_all(tail)
     })();
     if let Err(e) = written {
         std::fs::remove_file(&tmp).ok();
         return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
     }
+    may_die();
     std::fs::rename(&tmp, path)
         .map_err(|e| {
             std::fs::remove_file(&tmp).ok();
             e
         })
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+    may_die();
     Ok(())
+}
+
+/// A point where a killed writer may stop. Nothing outside test builds; in a test build, the
+/// process exits there at once if the test that started it asked so (`tests::may_die`).
+#[inline(always)]
+fn may_die() {
+    #[cfg(test)]
+    tests::may_die();
 }
 
 /// Whether a process with this id runs on this host (Linux: `/proc/PID`; elsewhere we cannot

@@ -124,24 +124,49 @@ mod tests {
         assert_eq!(order(&mut a), [(7, 1), (8, 0)]);
     }
 
-    #[test]
-    fn agrees_with_a_sort_on_a_random_schedule() {
-        // A deterministic pseudo-random sequence of updates, checked against a linear scan.
-        let mut a = Agenda::new(37);
-        let mut times = [None; 37];
-        let mut x = 12345u64;
-        for _ in 0..5_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let cpu = (x >> 33) as u32 % 37;
-            let t = if (x >> 20) % 5 == 0 { None } else { Some(Ps((x >> 40) % 64)) };
-            a.set(cpu, t);
-            times[cpu as usize] = t;
-            let want = (0..37u32).filter_map(|c| times[c as usize].map(|t| (t, c))).min();
-            assert_eq!(a.first(), want);
-            let ex = (x >> 7) as u32 % 37;
-            let want =
-                (0..37u32).filter(|&c| c != ex).filter_map(|c| times[c as usize].map(|t| (t, c))).min();
-            assert_eq!(a.first_excluding(ex), want);
+    /// The agenda against a linear scan of every CPU's time, for any CPU count (powers of two
+    /// and not, one CPU, enough for a 3-level tree and more) and any schedule of updates: after
+    /// each update `first`, `first_excluding` every CPU, and `get` agree with the scan, ties going
+    /// to the lower CPU id. Times come from a small range so ties are common.
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn schedule() -> impl Strategy<Value = (u32, Vec<(u32, Option<u64>)>)> {
+            (1u32..300).prop_flat_map(|cpus| {
+                let update = (0..cpus, proptest::option::weighted(0.8, 0u64..24));
+                (Just(cpus), proptest::collection::vec(update, 0..600))
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn agrees_with_a_linear_scan((cpus, updates) in schedule()) {
+                let mut a = Agenda::new(cpus);
+                let mut times = vec![None; cpus as usize];
+                let scan = |times: &[Option<Ps>], skip: Option<u32>| {
+                    (0..cpus).filter(|&c| Some(c) != skip).filter_map(|c| times[c as usize].map(|t| (t, c))).min()
+                };
+                prop_assert_eq!(a.first(), None);
+                for (cpu, t) in updates {
+                    let t = t.map(Ps);
+                    a.set(cpu, t);
+                    times[cpu as usize] = t;
+                    prop_assert_eq!(a.first(), scan(&times, None));
+                    prop_assert_eq!(a.get(cpu), t);
+                    for ex in 0..cpus.min(40) {
+                        prop_assert_eq!(a.first_excluding(ex), scan(&times, Some(ex)), "excluding {}", ex);
+                    }
+                    prop_assert_eq!(a.first_excluding(cpus - 1), scan(&times, Some(cpus - 1)));
+                }
+                // Draining takes every CPU with a time exactly once, in (time, id) order.
+                let mut want: Vec<(u64, u32)> =
+                    (0..cpus).filter_map(|c| times[c as usize].map(|t| (t.0, c))).collect();
+                want.sort();
+                prop_assert_eq!(order(&mut a), want);
+            }
         }
     }
 }

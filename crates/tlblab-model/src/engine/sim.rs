@@ -118,6 +118,10 @@ pub struct RunStats {
     pub tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     /// The page allocator's counters (kernel/page_alloc.rs), on the machines that have one.
     pub page_alloc: Option<crate::kernel::page_alloc::Counters>,
+    /// SLUB's counters (kernel/slab.rs), on the machines that boot it.
+    pub slab: Option<crate::kernel::slab::Counters>,
+    /// The socket layer's counters (kernel/socket.rs), on the machines that boot it.
+    pub net: Option<crate::kernel::socket::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
@@ -127,6 +131,8 @@ struct Snapshot {
     counters: Counters,
     tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
     page_alloc: Option<crate::kernel::page_alloc::Counters>,
+    slab: Option<crate::kernel::slab::Counters>,
+    net: Option<crate::kernel::socket::Counters>,
     times: Vec<[Ps; NR_BUCKETS]>,
 }
 
@@ -173,6 +179,17 @@ impl Simulation {
     /// [`Kernel::map_populated`]). Returns the start address.
     pub fn map_populated(&mut self, mm: MmId, len: u64) -> u64 {
         self.kernel.map_populated(mm, len)
+    }
+
+    /// `pipe()`: a new, empty pipe (kernel/pipe.rs); returns its id for `Op::PipeRead/PipeWrite`.
+    pub fn add_pipe(&mut self) -> u32 {
+        self.kernel.add_pipe()
+    }
+
+    /// `socketpair(AF_UNIX, SOCK_STREAM)` (kernel/af_unix.rs); returns its id for
+    /// `Op::UnixSend/UnixRecv`.
+    pub fn add_unix_pair(&mut self) -> u32 {
+        self.kernel.add_unix_pair()
     }
 
     /// Binds a task running `program` in `mm` to `cpu`, starting at time 0.
@@ -244,6 +261,8 @@ impl Simulation {
             counters: end_snap.counters.minus(&start.counters),
             tlbmiss: end_snap.tlbmiss.zip(start.tlbmiss).map(|(e, s)| e.minus(&s)),
             page_alloc: end_snap.page_alloc.zip(start.page_alloc).map(|(e, s)| e.minus(&s)),
+            slab: end_snap.slab.zip(start.slab).map(|(e, s)| e.minus(&s)),
+            net: end_snap.net.zip(start.net).map(|(e, s)| e.minus(&s)),
             attribution: end_snap
                 .times
                 .iter()
@@ -264,6 +283,8 @@ impl Simulation {
             counters: self.kernel.counters,
             tlbmiss: self.kernel.tlbmiss(),
             page_alloc: self.kernel.page_alloc_counters(),
+            slab: self.kernel.slab_counters(),
+            net: self.kernel.socket_counters(),
             times: self.times.clone(),
         }
     }

@@ -6,6 +6,16 @@
 //! This is where the `mm->context.tlb_gen` ping-pong of seed 002 comes from: every flush
 //! initiator's `atomic64_inc_return` takes the line exclusive and every remote
 //! `flush_tlb_func` that reads it drags it back to shared.
+//!
+//! A line has occupancy: it is in one place at a time. A request that needs the line moved
+//! (a write, or a read of a line some core holds exclusive) waits for the transfer before it to
+//! land, then moves it; so concurrent requests queue in the order they are presented (the
+//! engine presents them in time order), each paying its own transfer by distance. A read of a
+//! line already shared is served beside the other readers (a clean copy in the shared cache or
+//! a sharer forwards it; nothing has to be invalidated), after any transfer still in flight.
+//! Hits do not occupy the line. This is the serialisation behind lock-word and counter
+//! ping-pong (Intel's coherence engine handles one ownership transfer of a line at a time; see
+//! machine-costs.md on c2c latencies).
 
 use super::cpumask::CpuMask;
 use super::topology::{Distance, Topology};
@@ -49,6 +59,9 @@ pub struct CacheLine {
     owner: Option<u32>,
     /// Holders of shared copies (empty when owned).
     sharers: CpuMask,
+    /// When the last transfer presented started and when it lands: the line is in flight
+    /// between the two.
+    busy: (Ps, Ps),
     pub stats: LineStats,
 }
 
@@ -65,41 +78,58 @@ impl CacheLine {
         self.sharers.contains(cpu)
     }
 
-    /// A load by `cpu`; returns its latency.
-    pub fn read(&mut self, cpu: u32, topo: &Topology, c: &LineCosts) -> Ps {
+    /// A load by `cpu` at `at`; returns its latency, the wait for a transfer in flight
+    /// included.
+    pub fn read(&mut self, cpu: u32, at: Ps, topo: &Topology, c: &LineCosts) -> Ps {
+        let start = queued_start(self.busy, at);
         if self.owner == Some(cpu) || self.sharers.contains(cpu) {
             self.stats.hits += 1;
-            return c.hit;
+            return start - at + c.hit;
         }
         let cost = match self.owner.take() {
             Some(o) => {
+                // E/M -> S: the owner's copy moves; the line is busy until it lands.
                 self.sharers.set(o);
                 self.stats.transfers += 1;
-                c.transfer(topo.distance(o, cpu))
+                let cost = c.transfer(topo.distance(o, cpu));
+                self.busy = (start, start + cost);
+                cost
             }
             None if self.sharers.is_empty() => c.uncached,
             None => {
+                // Already shared: served beside the other readers.
                 self.stats.transfers += 1;
                 c.transfer(nearest(&self.sharers, cpu, topo))
             }
         };
         self.sharers.set(cpu);
-        cost
+        start - at + cost
     }
 
-    /// A store or atomic read-modify-write by `cpu`; returns its latency. Every other copy is
-    /// invalidated; the cost is that of fetching from (or invalidating) the farthest holder.
-    pub fn write(&mut self, cpu: u32, topo: &Topology, c: &LineCosts) -> Ps {
+    /// A store or atomic read-modify-write by `cpu` at `at`; returns its latency, the wait for
+    /// the transfers queued before it included. Every other copy is invalidated; the transfer
+    /// costs the fetch from (or invalidation of) the farthest holder.
+    pub fn write(&mut self, cpu: u32, at: Ps, topo: &Topology, c: &LineCosts) -> Ps {
+        let start = queued_start(self.busy, at);
+        let (cost, moved) = self.take_exclusive(cpu, topo, c);
+        if moved {
+            self.busy = (start, start + cost);
+        }
+        start - at + cost
+    }
+
+    /// The state change of a write by `cpu`: the cost, and whether the line had to move.
+    fn take_exclusive(&mut self, cpu: u32, topo: &Topology, c: &LineCosts) -> (Ps, bool) {
         if self.owner == Some(cpu) {
             self.stats.hits += 1;
-            return c.hit;
+            return (c.hit, false);
         }
         if let (Some(o), true) = (self.owner, self.sharers.is_empty()) {
             // The common hand-off of an exclusive line (a queue head, a lock word).
             self.owner = Some(cpu);
             self.stats.invalidations += 1;
             self.stats.transfers += 1;
-            return c.transfer(topo.distance(o, cpu));
+            return (c.transfer(topo.distance(o, cpu)), true);
         }
         let mut others = self.sharers;
         others.clear(cpu);
@@ -117,35 +147,65 @@ impl CacheLine {
         match farthest {
             Some(d) => {
                 self.stats.transfers += 1;
-                c.transfer(d)
+                (c.transfer(d), true)
             }
             // Upgrade of the only shared copy, or a line nobody caches.
             None if had_copy => {
                 self.stats.hits += 1;
-                c.hit
+                (c.hit, false)
             }
-            None => c.uncached,
+            None => (c.uncached, true),
         }
+    }
+
+    /// When the last transfer presented started and lands.
+    pub fn busy(&self) -> (Ps, Ps) {
+        self.busy
+    }
+
+    /// Undoes the timing of accesses made outside simulated time (a benchmark's untimed
+    /// set-up): the line is busy as [`CacheLine::busy`] said before them; the holders stay.
+    pub fn rewind(&mut self, busy: (Ps, Ps)) {
+        self.busy = busy;
     }
 }
 
 /// A line only ever touched by atomic read-modify-writes (a lock-free list head such as a
-/// `call_single_queue`): always exclusive at its last writer, so the owner is its whole state.
-/// Costs as [`CacheLine::write`] would give for the same sequence of writes.
+/// `call_single_queue`): always exclusive at its last writer, so the owner and when its
+/// transfer lands are its whole state. Costs as [`CacheLine::write`] would give for the same
+/// sequence of writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RmwLine {
     owner: Option<u32>,
+    busy: (Ps, Ps),
 }
 
 impl RmwLine {
-    /// An RMW by `cpu`; returns its latency.
+    /// An RMW by `cpu` at `at`; returns its latency, the wait for earlier transfers included.
     #[inline]
-    pub fn rmw(&mut self, cpu: u32, topo: &Topology, c: &LineCosts) -> Ps {
-        match self.owner.replace(cpu) {
-            Some(o) if o == cpu => c.hit,
+    pub fn rmw(&mut self, cpu: u32, at: Ps, topo: &Topology, c: &LineCosts) -> Ps {
+        let start = queued_start(self.busy, at);
+        let cost = match self.owner.replace(cpu) {
+            Some(o) if o == cpu => return start - at + c.hit,
             Some(o) => c.transfer(topo.distance(o, cpu)),
             None => c.uncached,
-        }
+        };
+        self.busy = (start, start + cost);
+        start - at + cost
+    }
+}
+
+/// When a request made at `at` gets a line last busy over `busy`: after that transfer lands.
+/// The engine presents a step's accesses when the step runs, so a later access of a long step
+/// (a sender's loop over its targets) can be presented before another CPU's earlier one; a
+/// request made before the last transfer started went first on the machine, and is served
+/// without waiting for it.
+#[inline]
+fn queued_start((from, until): (Ps, Ps), at: Ps) -> Ps {
+    if at < from {
+        at
+    } else {
+        at.max(until)
     }
 }
 
@@ -191,18 +251,24 @@ mod tests {
     };
     const T: Topology = Topology { sockets: 2, cores_per_socket: 4, threads_per_core: 2 };
 
+    /// A time 1 ms after the last one asked for: accesses far enough apart that none waits.
+    fn later() -> Ps {
+        static NOW: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Ps(NOW.fetch_add(1_000_000_000, std::sync::atomic::Ordering::Relaxed) + 1_000_000_000)
+    }
+
     #[test]
     fn exclusive_to_shared_and_back() {
         let mut l = CacheLine::new();
-        assert_eq!(l.write(0, &T, &C), C.uncached);
-        assert_eq!(l.write(0, &T, &C), C.hit);
+        assert_eq!(l.write(0, later(), &T, &C), C.uncached);
+        assert_eq!(l.write(0, later(), &T, &C), C.hit);
         // A same-socket reader pulls the line: E -> S for both.
-        assert_eq!(l.read(1, &T, &C), C.same_socket);
+        assert_eq!(l.read(1, later(), &T, &C), C.same_socket);
         assert_eq!(l.owner(), None);
         assert!(l.is_shared_by(0) && l.is_shared_by(1));
-        assert_eq!(l.read(0, &T, &C), C.hit);
+        assert_eq!(l.read(0, later(), &T, &C), C.hit);
         // The initiator's next RMW must invalidate the reader: S -> E.
-        assert_eq!(l.write(0, &T, &C), C.same_socket);
+        assert_eq!(l.write(0, later(), &T, &C), C.same_socket);
         assert_eq!(l.owner(), Some(0));
         assert_eq!(l.stats.invalidations, 1);
     }
@@ -210,23 +276,48 @@ mod tests {
     #[test]
     fn a_write_pays_for_the_farthest_sharer() {
         let mut l = CacheLine::new();
-        l.write(0, &T, &C);
-        l.read(8, &T, &C); // SMT sibling of 0
-        l.read(5, &T, &C); // other socket
-        assert_eq!(l.write(0, &T, &C), C.cross_socket);
+        l.write(0, later(), &T, &C);
+        l.read(8, later(), &T, &C); // SMT sibling of 0
+        l.read(5, later(), &T, &C); // other socket
+        assert_eq!(l.write(0, later(), &T, &C), C.cross_socket);
         assert_eq!(l.stats.invalidations, 2);
     }
 
     #[test]
     fn a_read_is_served_by_the_nearest_sharer_and_upgrades_are_cheap() {
         let mut l = CacheLine::new();
-        l.write(4, &T, &C); // socket 1
-        l.read(12, &T, &C); // 4's sibling
-        l.read(1, &T, &C); // socket 0: nearest holder is cross-socket
-        assert_eq!(l.read(9, &T, &C), C.smt_sibling, "cpu 9 is cpu 1's sibling");
+        l.write(4, later(), &T, &C); // socket 1
+        l.read(12, later(), &T, &C); // 4's sibling
+        l.read(1, later(), &T, &C); // socket 0: nearest holder is cross-socket
+        assert_eq!(l.read(9, later(), &T, &C), C.smt_sibling, "cpu 9 is cpu 1's sibling");
         let mut solo = CacheLine::new();
-        solo.read(3, &T, &C);
-        assert_eq!(solo.write(3, &T, &C), C.hit);
+        solo.read(3, later(), &T, &C);
+        assert_eq!(solo.write(3, later(), &T, &C), C.hit);
+    }
+
+    #[test]
+    fn concurrent_transfers_queue_and_shared_reads_do_not() {
+        let mut l = CacheLine::new();
+        assert_eq!(l.write(0, Ps::ZERO, &T, &C), C.uncached);
+        // Two other CPUs ask for it exclusive at the same instant: the second waits for the first.
+        assert_eq!(l.write(1, Ps(20_000), &T, &C), C.same_socket);
+        assert_eq!(l.write(2, Ps(20_000), &T, &C), C.same_socket + C.same_socket);
+        // A reader arriving before that lands waits for it, then pulls the line to shared.
+        let r = l.read(3, Ps(100_000), &T, &C);
+        assert_eq!(r, Ps(120_000) - Ps(100_000) + C.same_socket);
+        // Once shared, readers are served side by side (each its own transfer, no queue).
+        let at = Ps(500_000);
+        assert_eq!(l.read(1, at, &T, &C), C.same_socket);
+        assert_eq!(l.read(0, at, &T, &C), C.same_socket);
+        // A hit waits for nothing it has not already got.
+        assert_eq!(l.read(0, at, &T, &C), C.hit);
+        // An RMW line queues the same way.
+        let mut r = RmwLine::default();
+        assert_eq!(r.rmw(0, Ps::ZERO, &T, &C), C.uncached);
+        assert_eq!(r.rmw(1, Ps::ZERO, &T, &C), C.uncached + C.same_socket);
+        assert_eq!(r.rmw(1, Ps(30_000), &T, &C), C.uncached + C.same_socket - Ps(30_000) + C.hit);
+        // A request presented late but made before the last transfer started went first.
+        assert_eq!(r.rmw(2, Ps(1), &T, &C), C.same_socket);
     }
 
     #[test]
@@ -236,7 +327,7 @@ mod tests {
         for _ in 0..500 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let cpu = (x >> 33) as u32 % T.cpus();
-            assert_eq!(r.rmw(cpu, &T, &C), l.write(cpu, &T, &C));
+            assert_eq!(r.rmw(cpu, later(), &T, &C), l.write(cpu, later(), &T, &C));
         }
     }
 }

@@ -33,7 +33,9 @@ impl SpinLock {
     /// `cpu` asks for the lock at `now` and will hold it for `hold`. Returns when it gets the
     /// lock. Callers must present requests in time order (the engine does).
     pub fn acquire(&mut self, cpu: u32, now: Ps, hold: Ps, topo: &Topology, c: &LineCosts) -> Ps {
-        let rmw = self.line.write(cpu, topo, c);
+        // The RMW that takes the lock is made when it is free (queued spinlocks spin on their
+        // own node until handed the lock).
+        let rmw = self.line.write(cpu, now.max(self.free_at), topo, c);
         let start = if self.free_at > now {
             self.stats.contended += 1;
             // The waiter gets the line from the releaser once it is free.
@@ -49,10 +51,22 @@ impl SpinLock {
     }
 
     /// Undoes the timing of sections run outside simulated time (a benchmark's untimed setup):
-    /// the lock is free again at `free_at`, what [`SpinLock::free_at`] said before them; the
-    /// line keeps its owner.
-    pub fn rewind(&mut self, free_at: Ps) {
+    /// the lock is free again at `free_at` and its word's line is busy as before them, what
+    /// [`SpinLock::timing`] said before them; the line keeps its owner.
+    pub fn rewind(&mut self, (free_at, busy): (Ps, (Ps, Ps))) {
         self.free_at = free_at;
+        self.line.rewind(busy);
+    }
+
+    /// When the lock is next free and when its word's line lands (for [`SpinLock::rewind`]).
+    pub fn timing(&self) -> (Ps, (Ps, Ps)) {
+        (self.free_at, self.line.busy())
+    }
+
+    /// The holder granted last releases at `at`: for a section whose length is known only once
+    /// it has run (a pipe's mutex held across a page allocation). Never moves a release earlier.
+    pub fn release_at(&mut self, at: Ps) {
+        self.free_at = self.free_at.max(at);
     }
 
     /// When the lock next becomes free.

@@ -9,11 +9,13 @@ use super::cpu::Cpu;
 use super::frames::{Frames, Owner};
 use super::gfp::PAGES_PER_NODE;
 use super::page_alloc::{PageAlloc, PageAllocCosts};
+use super::slab::{Slab, SlabCosts};
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use super::tlbflush::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
 use super::vmstat::Counters;
 use super::Kernel;
+use crate::hw::coherence::CacheLine;
 use crate::hw::coherence::{LineCosts, RmwLine};
 use crate::hw::cpumask::CpuMask;
 use crate::hw::ipi::IpiCosts;
@@ -34,6 +36,10 @@ pub struct Costs {
     pub flush: super::tlbflush::Costs,
     pub sched: super::sched::Costs,
     pub tick: super::tick_sched::Costs,
+    /// Pipes (kernel/pipe.rs), on machines whose profile has an `[ipc]` section.
+    pub pipe: Option<super::pipe::Costs>,
+    /// AF_UNIX sockets (kernel/af_unix.rs), likewise.
+    pub unix: Option<super::af_unix::Costs>,
 }
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
@@ -73,6 +79,8 @@ impl Costs {
             flush: super::tlbflush::Costs::from_profile(p),
             sched: super::sched::Costs::from_profile(p),
             tick: super::tick_sched::Costs::from_profile(p),
+            pipe: super::pipe::Costs::from_profile(p).ok(),
+            unix: super::af_unix::Costs::from_profile(p).ok(),
         }
     }
 }
@@ -92,6 +100,22 @@ impl Kernel {
                 node_pages,
             )
         });
+        // SLUB on the machines whose profile costs it (`[slab]`), over their page allocator.
+        let slab = match (&page_alloc, profile.slab.is_some()) {
+            (Some(_), true) => Some(Slab::new(
+                SlabCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                topo.cpus(),
+                topo.sockets,
+            )),
+            _ => None,
+        };
+        // Loopback sockets where SLUB runs and the profile costs the protocol paths.
+        let net = match (&slab, profile.net.is_some()) {
+            (Some(_), true) => Some(super::socket::Net::new(
+                super::socket::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+            )),
+            _ => None,
+        };
         let policy = match (config.flush.policy, config.shift_from_table) {
             (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
                 RangePolicy::FlushallShift {
@@ -114,6 +138,7 @@ impl Kernel {
                 st: TlbState::default(),
                 task: None,
                 runq: VecDeque::new(),
+                need_resched: false,
                 taken: VecDeque::new(),
                 in_irq: false,
                 waiting: None,
@@ -123,6 +148,7 @@ impl Kernel {
                 pti,
                 user_flush_pending: false,
                 kpaths: Box::new([NO_KPATH; NR_PATHS]),
+                flush_info_line: CacheLine::new(),
             })
             .collect();
         // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
@@ -145,10 +171,19 @@ impl Kernel {
         // Under PTI every kernel entry and exit switches CR3 (v4.15+ entry code): a system call
         // pays it at both halves, a fault once.
         let mut costs = Costs::new(profile);
+        let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
         if pti {
-            let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
             costs.entry.syscall_half += Ps(adder.0 / 2);
             costs.mm.fault += adder;
+        }
+        // The interrupt entry and exit figures of a CPU that needs PTI were split from a round
+        // trip measured under it (profiles' handler_entry_ns: G1, "incl. PTI CR3 switch"); a
+        // kernel without PTI there (v3.x, or pti=off) skips the CR3 write at each half.
+        if profile.cpu.features.pti && !pti {
+            if let Some(ipi) = costs.hw.ipi.as_mut() {
+                ipi.handler_entry = ipi.handler_entry.saturating_sub(Ps(adder.0 / 2));
+                ipi.handler_exit = ipi.handler_exit.saturating_sub(Ps(adder.0 / 2));
+            }
         }
         // A software-loaded TLB: the MPC8xx machine with the kernel's own layouts (run::run has
         // checked that the kernel is an 8xx one).
@@ -184,7 +219,12 @@ impl Kernel {
             frames: Frames::new(node_pages * topo.sockets as u64),
             page_alloc,
             vmscan: super::vmscan::Vmscan::new(profile, topo.sockets, node_pages, topo.cpus()),
+            slab,
+            slab_events: Vec::new(),
+            net,
             oracle,
+            pipes: Vec::new(),
+            unix: Vec::new(),
             shootdowns: Vec::new(),
             free_shootdowns: Vec::new(),
             fan: Vec::new(),

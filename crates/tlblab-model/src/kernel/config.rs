@@ -595,6 +595,15 @@ impl KernelConfig {
         text: &str,
         base: impl Fn(&str) -> Result<KernelConfig, String>,
     ) -> Result<KernelConfig, String> {
+        Self::from_toml_table(name, origin, text, base).map_err(crate::toml_error::one_line)
+    }
+
+    fn from_toml_table(
+        name: &str,
+        origin: &str,
+        text: &str,
+        base: impl Fn(&str) -> Result<KernelConfig, String>,
+    ) -> Result<KernelConfig, String> {
         let table: toml::Table =
             text.parse().map_err(|e: toml::de::Error| crate::toml_error::describe(origin, text, &e))?;
         let string = |key: &str| -> Result<Option<String>, String> {

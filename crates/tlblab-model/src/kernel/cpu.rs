@@ -8,6 +8,7 @@ use super::mm::PAGE_SHIFT;
 use super::smp::Csd;
 use super::text::{KPathWays, NR_PATHS};
 use super::tlbflush::TlbState;
+use crate::hw::coherence::CacheLine;
 use crate::hw::tlb::{Entry, PageSize, TlbHierarchy};
 
 pub struct Cpu {
@@ -19,6 +20,9 @@ pub struct Cpu {
     /// Runnable tasks waiting for this CPU, in order (CFS with equal weights and no wake-up
     /// preemption reduces to round robin).
     pub runq: VecDeque<usize>,
+    /// `TIF_NEED_RESCHED`: a woken task should preempt the current one at its next return to
+    /// user space (kernel/sched.rs, `check_preempt_wakeup`).
+    pub need_resched: bool,
     /// Requests the running call-function interrupt took with `llist_del_all` and has not
     /// handled yet; non-empty only inside the handler.
     pub taken: VecDeque<Csd>,
@@ -42,6 +46,10 @@ pub struct Cpu {
     pub user_flush_pending: bool,
     /// Per kernel path, where its translations sat at level 1 after it last ran.
     pub kpaths: Box<[KPathWays; NR_PATHS]>,
+    /// The line of this CPU's `flush_tlb_info` (v5.18 arch/x86/mm/tlb.c: a per-CPU variable,
+    /// `get_flush_tlb_info`; older kernels kept it on the initiator's stack, the same single
+    /// line): written when it sets up a flush, read by every handler of that flush.
+    pub flush_info_line: CacheLine,
 }
 
 /// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).

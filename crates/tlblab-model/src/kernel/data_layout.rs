@@ -135,6 +135,10 @@ impl DataLayout {
     /// Parse and validate `text` against the text layout whose functions it names; `file` names
     /// the source in errors (one line: file, key, allowed values).
     pub fn parse(file: &str, text: &str, functions: &TextLayout) -> Result<DataLayout, String> {
+        Self::parse_raw(file, text, functions).map_err(crate::toml_error::one_line)
+    }
+
+    fn parse_raw(file: &str, text: &str, functions: &TextLayout) -> Result<DataLayout, String> {
         let raw: RawDataLayout = toml::from_str(text).map_err(|e| {
             format!("{file}: {}", e.to_string().split_whitespace().collect::<Vec<_>>().join(" "))
         })?;

@@ -21,6 +21,23 @@ pub enum Owner {
     },
     /// The shared zero page.
     Zero,
+    /// A page of pipe `pipe`'s buffers or its cached `tmp_page` (kernel/pipe.rs): never mapped.
+    Pipe {
+        pipe: u32,
+    },
+    /// The first page of a SLUB slab of cache `cache`, with the objects the kernel holds from
+    /// it (counted by the kernel's kmalloc/kfree, apart from SLUB's own bookkeeping, so the
+    /// oracle can tell a slab freed while in use).
+    Slab {
+        cache: u16,
+        inuse: u32,
+    },
+    /// The first page of a `kmalloc_large` block or a socket's page fragment.
+    KernelBlock,
+    /// Another page of a higher-order block whose first page is `head` (`compound_head`).
+    Tail {
+        head: u64,
+    },
 }
 
 #[derive(Debug, Clone, Default)]

@@ -30,7 +30,12 @@ pub fn migratetype_of(owner: Owner) -> MigrateType {
         // GFP_HIGHUSER_MOVABLE (anonymous faults, COW) and the page cache's mapping gfp.
         Owner::Anon { .. } | Owner::PageCache { .. } => MigrateType::Movable,
         // The zero page is part of the kernel image in Linux (never movable).
-        Owner::Zero | Owner::Free => MigrateType::Unmovable,
+        // Slab pages, kmalloc_large blocks and page fragments: GFP_KERNEL / GFP_ATOMIC.
+        Owner::Zero | Owner::Free | Owner::Slab { .. } | Owner::KernelBlock | Owner::Tail { .. } => {
+            MigrateType::Unmovable
+        }
+        // pipe_write's alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT): no __GFP_MOVABLE (v4.9).
+        Owner::Pipe { .. } => MigrateType::Unmovable,
     }
 }
 
@@ -106,5 +111,25 @@ impl Kernel {
             self.oracle.flag_handed_out_twice(pfn, self.frames.owner(pfn));
         }
         pfn
+    }
+
+    /// The frames of a block of `1 << order` pages at `pfn` now belong to `head` (its first
+    /// page) and its tail pages; a frame already owned is the oracle's.
+    pub(super) fn assign_block(&mut self, pfn: u64, order: u8, head: Owner) {
+        for p in pfn..pfn + (1 << order) {
+            let o = if p == pfn { head } else { Owner::Tail { head: pfn } };
+            if !self.frames.assign(p, o) {
+                self.oracle.flag_handed_out_twice(p, self.frames.owner(p));
+            }
+        }
+    }
+
+    /// The frames of a block go back to the allocator; one already free is a double free.
+    pub(super) fn release_block(&mut self, pfn: u64, order: u8) {
+        for p in pfn..pfn + (1 << order) {
+            if !self.frames.release(p) {
+                self.oracle.flag_double_free(p);
+            }
+        }
     }
 }

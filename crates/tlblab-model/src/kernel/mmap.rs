@@ -62,7 +62,7 @@ impl Kernel {
     fn mmap_lock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let sem = &mut self.mms[self.tasks[t].mm as usize].mmap_lock;
-        let d = sem.line.write(ctx.cpu, &topo, &lines);
+        let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let got = sem.acquire(t, write);
         ctx.charge(Bucket::LockWait, d);
         if got {
@@ -76,7 +76,7 @@ impl Kernel {
     fn mmap_unlock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let sem = &mut self.mms[self.tasks[t].mm as usize].mmap_lock;
-        let d = sem.line.write(ctx.cpu, &topo, &lines);
+        let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let mut woken = std::mem::take(&mut self.woken);
         sem.release(t, write, &mut woken);
         for &w in &woken {

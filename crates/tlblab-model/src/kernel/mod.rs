@@ -13,6 +13,7 @@
 //! CPU and hands back to the subsystem that queued them, so that other CPUs' events (IPIs above
 //! all) interleave with a call's phases.
 
+pub mod af_unix;
 pub mod boot;
 pub mod config;
 pub mod cpu;
@@ -31,6 +32,7 @@ pub mod mmzone;
 pub mod net;
 pub mod oracle;
 pub mod page_alloc;
+pub mod pipe;
 pub mod preset;
 pub mod read_write;
 pub mod rmap;
@@ -38,6 +40,7 @@ pub mod rwsem;
 pub mod sched;
 pub mod slab;
 pub mod smp;
+pub mod socket;
 pub mod syscalls;
 pub mod system_map;
 pub mod text;
@@ -81,6 +84,12 @@ pub enum Continuation {
     Flush(tlbflush::Step),
     /// Page reclaim: kswapd or a direct reclaimer (vmscan.rs, rmap.rs).
     Reclaim(vmscan::Step),
+    /// A pipe read or write after its task slept (pipe.rs).
+    Pipe(pipe::Step),
+    /// An AF_UNIX send or receive after its task slept (af_unix.rs).
+    Unix(af_unix::Step),
+    /// A socket call's body and the loopback delivery (socket.rs).
+    Net(socket::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -108,7 +117,17 @@ pub struct Kernel {
     pub page_alloc: Option<page_alloc::PageAlloc>,
     /// The LRU lists, kswapd and the reclaimers' state (vmscan.rs).
     pub vmscan: vmscan::Vmscan,
+    /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
+    pub slab: Option<slab::Slab>,
+    /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
+    slab_events: Vec<slab::PageEvent>,
+    /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
+    pub net: Option<socket::Net>,
     pub oracle: Oracle,
+    /// Pipes (kernel/pipe.rs), by id.
+    pub pipes: Vec<pipe::Pipe>,
+    /// AF_UNIX stream pairs (kernel/af_unix.rs), by id.
+    pub unix: Vec<af_unix::UnixPair>,
     shootdowns: Vec<Shootdown>,
     /// Finished shootdown slots, reused so memory stays flat over long runs.
     free_shootdowns: Vec<usize>,
@@ -192,6 +211,11 @@ impl Kernel {
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
             Op::Kswapd => self.kswapd(ctx, t),
+            Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
+            Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
+            Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
+            Op::UnixRecv { pair, len } => self.unix_recv(ctx, t, pair, len),
+            Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -205,6 +229,9 @@ impl Kernel {
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
             Continuation::Reclaim(s) => self.reclaim_step(ctx, t, s),
+            Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
+            Continuation::Unix(s) => self.unix_step(ctx, t, s),
+            Continuation::Net(s) => self.socket_step(ctx, t, s),
         }
     }
 
@@ -226,7 +253,7 @@ impl Kernel {
             self.free_shootdowns.push(sd);
         }
         let Some(t) = self.cpus[ci].task else {
-            return match self.cpus[ci].runq.pop_front() {
+            return match self.pick_next(cpu) {
                 Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
                 None => Boundary::Idle,
             };
@@ -251,7 +278,16 @@ impl Kernel {
 
     /// The page allocator's counters for reports.
     pub fn page_alloc_counters(&self) -> Option<page_alloc::Counters> {
-        self.page_alloc.as_ref().map(|a| a.stats.counters())
+        self.page_alloc.as_ref().map(|a| {
+            let mut c = a.stats.counters();
+            c.slab_pages = self.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
+            c
+        })
+    }
+
+    /// SLUB's counters for reports, on a machine that boots it.
+    pub fn slab_counters(&self) -> Option<slab::Counters> {
+        self.slab.as_ref().map(|s| s.counters())
     }
 
     /// Violations found and the first few, described.

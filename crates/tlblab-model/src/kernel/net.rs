@@ -91,7 +91,26 @@ pub struct NetOutcome {
     /// Page-allocator calls the slab layer or the frag refill made, and their zone->lock wait.
     pub page_calls: u32,
     pub zone_lock_wait: Ps,
+    /// Time spent waiting for SLUB's `list_lock`s.
+    pub list_lock_wait: Ps,
     pub dropped: bool,
+}
+
+impl NetOutcome {
+    /// Adds what a later part of the same call did (its end time and its events).
+    fn then(&mut self, o: NetOutcome) {
+        self.done = o.done;
+        self.objects += o.objects;
+        self.page_calls += o.page_calls;
+        self.zone_lock_wait += o.zone_lock_wait;
+        self.list_lock_wait += o.list_lock_wait;
+        self.dropped |= o.dropped;
+    }
+
+    /// Lock spin of any kind.
+    pub fn lock_wait(&self) -> Ps {
+        self.zone_lock_wait + self.list_lock_wait
+    }
 }
 
 /// A receiving socket: `sk_rcvbuf`, `sk_rmem_alloc`, the receive queue, `sk_drops`.
@@ -110,6 +129,9 @@ pub struct PageFrag {
     pub offset: u64,
     /// References to each frag page still alive (the task's plus one per skb frag).
     refs: Vec<(u64, u8, u32)>,
+    /// Blocks allocated (true) and freed (false) since the owner last took them, for the
+    /// kernel's frame ownership map.
+    pub events: Vec<(u64, u8, bool)>,
 }
 
 /// The network paths' caches.
@@ -147,6 +169,7 @@ fn alloc_skb(
     for o in [a, b] {
         out.page_calls += o.page_order.is_some() as u32;
         out.zone_lock_wait += o.zone_lock_wait;
+        out.list_lock_wait += o.list_lock_wait;
     }
     out.objects = 2;
     out.done = b.done;
@@ -158,10 +181,9 @@ fn alloc_skb(
     Ok((SkBuff { skb, head, frags: Vec::new(), len: 0, truesize }, out))
 }
 
-/// `udp_sendmsg` of `msg` bytes to a loopback socket, on `cpu` (the softirq that delivers it
-/// runs there too): `sock_alloc_send_skb` of the whole datagram linear (no frags on loopback's
-/// 64 KiB MTU), `loopback_xmit` orphans it (the sender's wmem is released at once), and
-/// `__sock_queue_rcv_skb` queues it or, when `rmem_alloc >= rcvbuf`, drops and frees it here.
+/// `udp_sendmsg` of `msg` bytes to a loopback socket, on `cpu`: the allocation
+/// ([`udp_alloc`]) then the delivery ([`deliver`]), back to back (the kernel runs the two as
+/// separate steps, so that the datagram reaches the queue when the sender's path has run).
 #[allow(clippy::too_many_arguments)]
 pub fn udp_send(
     slab: &mut Slab,
@@ -173,23 +195,53 @@ pub fn udp_send(
     rx: &mut RecvSock,
     env: Env,
 ) -> Result<NetOutcome, SlabError> {
+    let (skb, mut out) = udp_alloc(slab, pa, caches, cpu, now, msg, env)?;
+    out.then(deliver(slab, pa, cpu, out.done, skb, rx, true, env)?);
+    Ok(out)
+}
+
+/// `ip_make_skb` for a `msg`-byte datagram on `cpu`: `sock_alloc_send_skb` of the whole
+/// datagram linear (no frags on loopback's 64 KiB MTU).
+pub fn udp_alloc(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    caches: NetCaches,
+    cpu: u32,
+    now: Ps,
+    msg: u64,
+    env: Env,
+) -> Result<(SkBuff, NetOutcome), SlabError> {
     // __ip_append_data: alloclen = payload + UDP/IP headers; + hh_len + 15 for alignment.
     let size = msg + UDP_IP_HEADERS + LOOPBACK_LL_SPACE + 15;
-    let (mut skb, mut out) = alloc_skb(slab, pa, caches.skbuff_head, cpu, now, size, env)?;
+    let (mut skb, out) = alloc_skb(slab, pa, caches.skbuff_head, cpu, now, size, env)?;
     skb.len = msg + UDP_IP_HEADERS;
-    if rx.rmem_alloc >= rx.rcvbuf {
+    Ok((skb, out))
+}
+
+/// The loopback softirq on the sender's `cpu` delivering `skb` to `rx`: `loopback_xmit`
+/// orphans it (the sender's wmem is released at once), and `__sock_queue_rcv_skb` queues it or,
+/// for UDP (`may_drop`) when `rmem_alloc >= rcvbuf`, drops and frees it here (v4.9). TCP's
+/// window keeps its sender from overrunning the queue, so TCP never drops here.
+#[allow(clippy::too_many_arguments)]
+pub fn deliver(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    cpu: u32,
+    now: Ps,
+    skb: SkBuff,
+    rx: &mut RecvSock,
+    may_drop: bool,
+    env: Env,
+) -> Result<NetOutcome, SlabError> {
+    if may_drop && rx.rmem_alloc >= rx.rcvbuf {
         rx.drops += 1;
-        let f = free_skb(slab, pa, cpu, out.done, skb, env)?;
-        out.done = f.done;
-        out.page_calls += f.page_calls;
-        out.zone_lock_wait += f.zone_lock_wait;
-        out.objects += f.objects;
+        let mut out = free_skb(slab, pa, cpu, now, skb, env)?;
         out.dropped = true;
         return Ok(out);
     }
     rx.rmem_alloc += skb.truesize;
     rx.queue.push_back(skb);
-    Ok(out)
+    Ok(NetOutcome { done: now, ..Default::default() })
 }
 
 /// `udp_recvmsg` / `tcp_recvmsg` taking one skb off `rx` on `cpu`: `skb_free_datagram` frees
@@ -216,11 +268,7 @@ pub fn recv(
             out.zone_lock_wait += o.zone_lock_wait;
         }
     }
-    let f = free_skb(slab, pa, cpu, out.done, skb, env)?;
-    out.done = f.done;
-    out.page_calls += f.page_calls;
-    out.zone_lock_wait += f.zone_lock_wait;
-    out.objects = f.objects;
+    out.then(free_skb(slab, pa, cpu, out.done, skb, env)?);
     Ok(Some((len, out)))
 }
 
@@ -240,6 +288,7 @@ fn free_skb(
     for o in [a, b] {
         out.page_calls += o.page_order.is_some() as u32;
         out.zone_lock_wait += o.zone_lock_wait;
+        out.list_lock_wait += o.list_lock_wait;
     }
     Ok(out)
 }
@@ -278,6 +327,7 @@ impl PageFrag {
                 self.page = Some((pfn, order));
                 self.offset = 0;
                 self.refs.push((pfn, order, 1));
+                self.events.push((pfn, order, true));
                 return Ok(());
             }
         }
@@ -306,6 +356,7 @@ impl PageFrag {
                 self.page = None;
             }
             let f = pa.free_pages(cpu, now, pfn, order, env).map_err(|_| SlabError::OutOfMemory)?;
+            self.events.push((pfn, order, false));
             out.done = f.done;
             out.page_calls = 1;
             out.zone_lock_wait = f.lock_wait;
@@ -319,10 +370,8 @@ impl PageFrag {
     }
 }
 
-/// `tcp_sendmsg` of `msg` bytes as one new skb (no coalescing): `sk_stream_alloc_skb` from
-/// `skbuff_fclone_cache` with a kmalloc-2048 head whose linear room takes the first bytes, the
-/// rest copied into the task's page fragment (`sk_page_frag_refill`), one frag reference per
-/// page used. Queued on `rx` (TCP has no receive-queue drop here: the window stops the sender).
+/// `tcp_sendmsg` of `msg` bytes as one new skb (no coalescing): [`tcp_alloc`] then
+/// [`deliver`] (TCP has no receive-queue drop: the window stops the sender).
 #[allow(clippy::too_many_arguments)]
 pub fn tcp_send(
     slab: &mut Slab,
@@ -335,6 +384,26 @@ pub fn tcp_send(
     rx: &mut RecvSock,
     env: Env,
 ) -> Result<NetOutcome, SlabError> {
+    let (skb, mut out) = tcp_alloc(slab, pa, caches, frag, cpu, now, msg, env)?;
+    out.then(deliver(slab, pa, cpu, out.done, skb, rx, false, env)?);
+    Ok(out)
+}
+
+/// The skb `tcp_sendmsg` builds for `msg` bytes: `sk_stream_alloc_skb` from
+/// `skbuff_fclone_cache` with a kmalloc-2048 head whose linear room takes the first bytes, the
+/// rest copied into the task's page fragment (`sk_page_frag_refill`), one frag reference per
+/// page used.
+#[allow(clippy::too_many_arguments)]
+pub fn tcp_alloc(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    caches: NetCaches,
+    frag: &mut PageFrag,
+    cpu: u32,
+    now: Ps,
+    msg: u64,
+    env: Env,
+) -> Result<(SkBuff, NetOutcome), SlabError> {
     let (mut skb, mut out) =
         alloc_skb(slab, pa, caches.skbuff_fclone, cpu, now, tcp_linear_room() + TCP_MAX_HEADER, env)?;
     let mut left = msg.saturating_sub(tcp_linear_room());
@@ -352,9 +421,7 @@ pub fn tcp_send(
         }
     }
     skb.len = msg;
-    rx.rmem_alloc += skb.truesize;
-    rx.queue.push_back(skb);
-    Ok(out)
+    Ok((skb, out))
 }
 
 #[cfg(test)]

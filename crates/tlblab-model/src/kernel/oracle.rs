@@ -76,6 +76,11 @@ impl Oracle {
         self.flag(format!("pfn {pfn}: free refused by the page allocator: {why}"));
     }
 
+    /// A kernel object (slab object, slab page, `kmalloc_large` block) used against its owner.
+    pub fn flag_object(&mut self, what: String) {
+        self.flag(what);
+    }
+
     /// `cpu` filled a TLB entry translating to `pfn`.
     #[inline]
     pub fn note_fill(&mut self, cpu: u32, pfn: u64) {

@@ -324,7 +324,7 @@ impl PageAlloc {
     /// Takes `zone->lock` for a section whose work is `s`; returns (grant, hold, contended).
     fn lock_section(&mut self, zi: usize, cpu: u32, at: Ps, s: &Section, env: Env) -> (Ps, Ps, bool) {
         let z = &mut self.zones[zi];
-        let data = z.data_line.write(cpu, env.topo, env.lines);
+        let data = z.data_line.write(cpu, at.max(z.lock.free_at()), env.topo, env.lines);
         let hold = self.costs.lock_section
             + self.costs.buddy_block * s.blocks as u64
             + self.costs.struct_page * s.touches as u64
@@ -672,10 +672,11 @@ impl PageAlloc {
         mt: MigrateType,
         env: Env,
     ) -> Option<u64> {
-        let free_at: Vec<Ps> = self.zones.iter().map(|z| z.lock.free_at()).collect();
+        let timing: Vec<_> = self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy())).collect();
         let out = self.alloc_pages(cpu, at, order, mt, env);
-        for (z, t) in self.zones.iter_mut().zip(free_at) {
-            z.lock.rewind(t);
+        for (z, (lock, data)) in self.zones.iter_mut().zip(timing) {
+            z.lock.rewind(lock);
+            z.data_line.rewind(data);
         }
         out.pfn
     }

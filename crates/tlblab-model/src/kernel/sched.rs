@@ -1,6 +1,13 @@
 //! The scheduler, as far as the workloads need it (kernel/sched/core.c and fair.c, v5.18): tasks
 //! bound to one CPU each, CFS time slices among a CPU's runnable tasks, `__schedule` with its
-//! `switch_mm`, lazy TLB mode for an idle CPU, and wake-ups.
+//! `switch_mm`, lazy TLB mode for an idle CPU, and wake-ups with CFS's wake-up preemption
+//! (`place_entity` and `check_preempt_wakeup`, the same rules in v4.9 and v5.18).
+//!
+//! Virtual runtime is each task's time on its CPU (every task has nice 0); the next task is the
+//! runnable one with the least (`pick_next_entity`'s leftmost; ties to the longest queued).
+//! Departures: the reschedule IPI to a busy remote CPU is not sent: that CPU sees the flag at its
+//! next operation boundary; `wakeup_preempt_entity`'s buddy hints (`next`, `last`, `skip`) and
+//! load balancing are not modelled.
 
 use std::collections::VecDeque;
 
@@ -31,6 +38,8 @@ pub struct Task {
     pub saved: VecDeque<Continuation>,
     /// When it last got its CPU, for its time slice.
     pub on_cpu_since: Ps,
+    /// CFS's `se.vruntime` up to `on_cpu_since` (nice 0: the time it ran).
+    pub vruntime: Ps,
 }
 
 /// What the scheduler costs: `__schedule` between two tasks (measured on the host by `probe`;
@@ -59,6 +68,7 @@ impl Kernel {
             cpu,
             saved: VecDeque::new(),
             on_cpu_since: start,
+            vruntime: Ps::ZERO,
         });
         let c = &mut self.cpus[cpu as usize];
         if c.task.is_some() {
@@ -75,10 +85,15 @@ impl Kernel {
         true
     }
 
+    /// `sysctl_sched_*` scaling (`SCHED_TUNABLESCALING_LOG`): `1 + ilog2(min(cpus, 8))`.
+    fn sched_factor(&self) -> u64 {
+        1 + (self.nr_cpus().min(8) as u64).ilog2() as u64
+    }
+
     /// CFS's slice for `nr` equal-weight runnable tasks (kernel/sched/fair.c, v5.18):
     /// `max(sched_latency / nr, min_granularity)`, both scaled by `1 + ilog2(min(cpus, 8))`.
     fn time_slice(&self, nr: usize) -> Ps {
-        let factor = 1 + (self.nr_cpus().min(8) as u64).ilog2() as u64;
+        let factor = self.sched_factor();
         let latency = Ps::US * 6_000 * factor;
         let min_gran = Ps::US * 750 * factor;
         Ps(latency.0 / nr.max(1) as u64).max(min_gran)
@@ -92,8 +107,11 @@ impl Kernel {
         // smallest vruntime; check_preempt_wakeup).
         let kthread = c.runq.front().is_some_and(|&n| self.vmscan.preempts(n));
         if !c.runq.is_empty()
-            && (kthread || ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1))
+            && (kthread
+                || c.need_resched
+                || ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1))
         {
+            self.cpus[ctx.cpu as usize].need_resched = false;
             return Some(self.deschedule(ctx, true, ctx.now));
         }
         None
@@ -140,11 +158,14 @@ impl Kernel {
         let cpu = ctx.cpu;
         let c = &mut self.cpus[cpu as usize];
         let t = c.task.take().expect("a running task");
+        c.need_resched = false;
         ctx.swap_steps(&mut self.tasks[t].saved);
+        let task = &mut self.tasks[t];
+        task.vruntime += now.saturating_sub(task.on_cpu_since);
         if requeue {
             c.runq.push_back(t);
         }
-        match self.cpus[cpu as usize].runq.pop_front() {
+        match self.pick_next(cpu) {
             Some(next) => self.switch_to(ctx, next, now),
             None => {
                 let c = &mut self.cpus[cpu as usize];
@@ -158,13 +179,39 @@ impl Kernel {
     }
 
     /// `try_to_wake_up` of task `t` (which now holds what it slept for): an idle CPU is kicked
-    /// (a reschedule IPI's delivery); a busy one runs it after the current task's slice.
+    /// (a reschedule IPI's delivery); on a busy one the woken task is placed (`place_entity`)
+    /// and preempts the current task if `check_preempt_wakeup` says so, else it runs after the
+    /// current task's slice.
     pub(super) fn wake(&mut self, ctx: &mut Ctx, t: usize, now: Ps) {
         let cpu = self.tasks[t].cpu;
-        self.cpus[cpu as usize].runq.push_back(t);
-        if self.cpus[cpu as usize].task.is_none() {
+        let Some(curr) = self.cpus[cpu as usize].task else {
+            self.cpus[cpu as usize].runq.push_back(t);
             let kick = self.costs.hw.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
             ctx.kick(cpu, now + kick);
-        }
+            return;
+        };
+        // The current task's vruntime as of now, and the queue's minimum (`cfs_rq->min_vruntime`).
+        let curr_v = self.tasks[curr].vruntime + now.saturating_sub(self.tasks[curr].on_cpu_since);
+        let min_v =
+            self.cpus[cpu as usize].runq.iter().map(|&q| self.tasks[q].vruntime).fold(curr_v, Ps::min);
+        // place_entity (GENTLE_FAIR_SLEEPERS): a sleeper gets at most half a latency of credit.
+        let factor = self.sched_factor();
+        let thresh = Ps::US * 3_000 * factor;
+        let v = &mut self.tasks[t].vruntime;
+        *v = (*v).max(min_v.saturating_sub(thresh));
+        // check_preempt_wakeup: preempt if curr is ahead by more than the wake-up granularity
+        // (sysctl_sched_wakeup_granularity 1 ms, scaled).
+        let gran = Ps::US * 1_000 * factor;
+        let c = &mut self.cpus[cpu as usize];
+        c.need_resched |= curr_v > self.tasks[t].vruntime + gran;
+        c.runq.push_back(t);
+    }
+
+    /// `pick_next_entity`: takes the runnable task of `cpu` with the least vruntime off its
+    /// queue (with equal vruntimes, the one queued first).
+    pub(super) fn pick_next(&mut self, cpu: u32) -> Option<usize> {
+        let q = &self.cpus[cpu as usize].runq;
+        let i = (0..q.len()).min_by_key(|&i| self.tasks[q[i]].vruntime)?;
+        self.cpus[cpu as usize].runq.remove(i)
     }
 }

@@ -16,8 +16,12 @@ use crate::hw::lock::SpinLock;
 use crate::profile::{MachineProfile, ProfileError};
 use crate::time::Ps;
 
+use super::ctx::Ctx;
+use super::frames::Owner;
 use super::mmzone::{fls, get_order, MigrateType, PAGE_ALLOC_COSTLY_ORDER};
 use super::page_alloc::{Env, PageAlloc};
+use super::Kernel;
+use crate::attribution::Bucket;
 
 /// `KMALLOC_MAX_CACHE_SIZE` for SLUB on 4 KiB pages (v4.9: `1 << (PAGE_SHIFT + 1)`).
 pub const KMALLOC_MAX_CACHE_SIZE: u64 = 8192;
@@ -36,87 +40,6 @@ const CACHE_LINE: u64 = 64;
 /// §3.6, [UNVERIFIED] exact size), `skbuff_fclone_cache` two of them plus a refcount.
 pub const SKBUFF_HEAD_CACHE: (&str, u64) = ("skbuff_head_cache", 232);
 pub const SKBUFF_FCLONE_CACHE: (&str, u64) = ("skbuff_fclone_cache", 2 * 232 + 4);
-
-/// `slab_order()` (v4.9): the smallest order from `get_order(min_objects * size)` up to
-/// `max_order` whose leftover is at most `1 / fract_leftover` of the slab.
-fn slab_order(size: u64, min_objects: u64, max_order: u8, fract_leftover: u64) -> u8 {
-    let mut order = get_order(min_objects * size);
-    while order <= max_order {
-        let slab = 4096u64 << order;
-        if slab % size <= slab / fract_leftover {
-            break;
-        }
-        order += 1;
-    }
-    order
-}
-
-/// `calculate_order()` (v4.9): `min_objects = 4 * (fls(nr_cpu_ids) + 1)` capped by what fits at
-/// `slub_max_order`; first allow more waste (1/16, 1/8, 1/4), then fewer objects.
-pub fn calculate_order(size: u64, nr_cpu_ids: u32) -> u8 {
-    let max_objects = (4096u64 << SLUB_MAX_ORDER) / size;
-    let mut min_objects = (4 * (fls(nr_cpu_ids as u64) as u64 + 1)).min(max_objects);
-    while min_objects > 1 {
-        let mut fraction = 16;
-        while fraction >= 4 {
-            let order = slab_order(size, min_objects, SLUB_MAX_ORDER, fraction);
-            if order <= SLUB_MAX_ORDER {
-                return order;
-            }
-            fraction /= 2;
-        }
-        min_objects -= 1;
-    }
-    let order = slab_order(size, 1, SLUB_MAX_ORDER, 1);
-    if order <= SLUB_MAX_ORDER {
-        order
-    } else {
-        slab_order(size, 1, 10, 1)
-    }
-}
-
-/// `calculate_alignment()` for `SLAB_HWCACHE_ALIGN`: a cache line, halved while the object
-/// fits twice; then the size rounded up to it.
-pub fn hwcache_aligned_size(object_size: u64) -> u64 {
-    let mut align = CACHE_LINE;
-    while object_size <= align / 2 {
-        align /= 2;
-    }
-    let align = align.max(8);
-    object_size.div_ceil(align) * align
-}
-
-/// SLUB's unit costs, from the profile's `[slab]` section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SlabCosts {
-    pub alloc_fast: Ps,
-    pub free_fast: Ps,
-    pub alloc_slow: Ps,
-    pub free_slow: Ps,
-    pub new_slab_object: Ps,
-    /// One `list_lock` section's fixed part (reused from `[page_alloc]`: the same irqsave +
-    /// spinlock pair) and one slab page touched inside it.
-    pub list_lock_section: Ps,
-    pub struct_page: Ps,
-}
-
-impl SlabCosts {
-    pub fn from_profile(p: &MachineProfile) -> Result<SlabCosts, ProfileError> {
-        let s = p.slab()?;
-        let pa = p.page_alloc()?;
-        let mhz = p.clock_mhz();
-        let cyc = |v: &crate::profile::Sourced| Ps::from_cycles(v.value, mhz);
-        Ok(SlabCosts {
-            alloc_fast: cyc(&s.alloc_fastpath_cycles),
-            free_fast: cyc(&s.free_fastpath_cycles),
-            alloc_slow: cyc(&s.alloc_slowpath_cycles),
-            free_slow: cyc(&s.free_slowpath_cycles),
-            new_slab_object: cyc(&s.new_slab_object_cycles),
-            list_lock_section: cyc(&pa.zone_lock_section_cycles),
-            struct_page: Ps::from_ns(pa.struct_page_miss_ns.value),
-        })
-    }
-}
 
 /// Where a slab page is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +97,37 @@ struct CacheCpu {
 struct CacheNode {
     partial: Vec<u32>,
     list_lock: SpinLock,
+}
+
+crate::kernel::vmstat::counters! {
+    /// SLUB's event counters over every cache (`CONFIG_SLUB_STATS` names where one exists).
+    Counters {
+    /// `slab_alloc` served from the CPU's freelist.
+    slab_alloc_fastpath,
+    /// `___slab_alloc` runs (refill from the active slab, a partial slab or a new one).
+    slab_alloc_slowpath,
+    /// `slab_free` to the CPU's own active slab.
+    slab_free_fastpath,
+    /// `__slab_free` runs (another CPU's or an inactive slab).
+    slab_free_slowpath,
+    /// Slow-path allocations that took a partial slab (the CPU's or the node's).
+    slab_alloc_from_partial,
+    /// `unfreeze_partials` runs (a CPU partial list moved to the node).
+    slab_cpu_partial_drains,
+    /// `new_slab` and `discard_slab` calls (slabs, any order).
+    slabs_allocated,
+    slabs_freed,
+    /// Base pages of those slabs (`1 << order` each).
+    slab_pages_allocated,
+    slab_pages_freed,
+    /// `kmalloc_large` blocks (requests above `KMALLOC_MAX_CACHE_SIZE`) and their frees.
+    kmalloc_large_allocs,
+    kmalloc_large_frees,
+    /// `kmem_cache_node->list_lock` sections, those that found it held, and the wait.
+    slab_list_lock_acquisitions,
+    slab_list_lock_contended,
+    slab_list_lock_wait_ps,
+    }
 }
 
 /// Per-cache counters (the `CONFIG_SLUB_STATS` names where one exists).
@@ -267,6 +221,18 @@ pub struct SlabOutcome {
     pub list_lock_wait: Ps,
 }
 
+/// A page-allocator call SLUB made: the kernel mirrors it in the frame ownership map
+/// (kernel/frames.rs) so the oracle sees slab pages and `kmalloc_large` blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageEvent {
+    pub pfn: u64,
+    pub order: u8,
+    /// Allocated (`new_slab`, `kmalloc_large`) or freed (`discard_slab`, `kfree` of a large block).
+    pub alloc: bool,
+    /// The slab's cache, or `None` for a `kmalloc_large` block.
+    pub cache: Option<CacheId>,
+}
+
 /// A free SLUB refuses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlabError {
@@ -287,6 +253,11 @@ pub struct Slab {
     nodes: u32,
     pub large_allocs: u64,
     pub large_frees: u64,
+    /// Page-allocator calls since the owner last took them ([`Slab::take_page_events`]).
+    page_events: Vec<PageEvent>,
+    /// Base pages of the slabs allocated and freed (`1 << order` each).
+    pages_allocated: u64,
+    pages_freed: u64,
 }
 
 impl Slab {
@@ -302,6 +273,9 @@ impl Slab {
             nodes,
             large_allocs: 0,
             large_frees: 0,
+            page_events: Vec::new(),
+            pages_allocated: 0,
+            pages_freed: 0,
         };
         for size in KMALLOC_SIZES {
             let id = s.create(&format!("kmalloc-{size}"), size, false);
@@ -344,6 +318,7 @@ impl Slab {
                 let a = pa.alloc_pages(cpu, now, order, MigrateType::Unmovable, env);
                 let pfn = a.pfn.ok_or(SlabError::OutOfMemory)?;
                 self.large_allocs += 1;
+                self.page_events.push(PageEvent { pfn, order, alloc: true, cache: None });
                 let out = SlabOutcome {
                     done: a.done,
                     page_order: Some(order),
@@ -368,6 +343,7 @@ impl Slab {
             Object::Large { pfn, order } => {
                 let f = pa.free_pages(cpu, now, pfn, order, env).map_err(|_| SlabError::NotAllocated(obj))?;
                 self.large_frees += 1;
+                self.page_events.push(PageEvent { pfn, order, alloc: false, cache: None });
                 Ok(SlabOutcome {
                     done: f.done,
                     page_order: Some(order),
@@ -418,7 +394,7 @@ impl Slab {
         // get_freelist(): objects other CPUs freed to the active slab meanwhile.
         if let Some(sid) = self.caches[cache].cpus[c].page {
             let s = &mut self.slabs[sid as usize];
-            t += s.line.rmw(cpu, env.topo, env.lines);
+            t += s.line.rmw(cpu, t, env.topo, env.lines);
             if !s.free.is_empty() {
                 let f = std::mem::take(&mut s.free);
                 s.cpu_free = f;
@@ -479,6 +455,8 @@ impl Slab {
         let pfn = a.pfn.ok_or(SlabError::OutOfMemory)?;
         out.page_order = Some(order);
         out.zone_lock_wait = a.lock_wait;
+        self.page_events.push(PageEvent { pfn, order, alloc: true, cache: Some(cache) });
+        self.pages_allocated += 1 << order;
         t = a.done + self.costs.new_slab_object * objects as u64;
         let slab = SlabPage {
             cache,
@@ -502,7 +480,7 @@ impl Slab {
                 self.slabs.len() as u32 - 1
             }
         };
-        self.slabs[sid as usize].line.rmw(cpu, env.topo, env.lines);
+        self.slabs[sid as usize].line.rmw(cpu, t, env.topo, env.lines);
         self.caches[cache].cpus[c].page = Some(sid);
         self.caches[cache].stats.alloc_slab += 1;
         Ok(self.take_active(cache, cpu, t, out))
@@ -537,7 +515,7 @@ impl Slab {
     /// Make a frozen slab this CPU's active one, taking its page freelist (`get_freelist`).
     fn activate(&mut self, cache: CacheId, cpu: u32, sid: u32, env: Env, t: &mut Ps) {
         let s = &mut self.slabs[sid as usize];
-        *t += s.line.rmw(cpu, env.topo, env.lines);
+        *t += s.line.rmw(cpu, *t, env.topo, env.lines);
         s.place = Place::Active(cpu);
         s.cpu_free = std::mem::take(&mut s.free);
         self.caches[cache].cpus[cpu as usize].page = Some(sid);
@@ -585,7 +563,8 @@ impl Slab {
         }
         // __slab_free(): a cmpxchg_double on the slab page.
         let mut out = SlabOutcome::default();
-        let mut t = now + self.costs.free_slow + s.line.rmw(cpu, env.topo, env.lines);
+        let mut t = now + self.costs.free_slow;
+        t += s.line.rmw(cpu, t, env.topo, env.lines);
         self.caches[cache].stats.free_slowpath += 1;
         let prior_empty = s.free.is_empty();
         s.free.push(idx);
@@ -703,6 +682,8 @@ impl Slab {
         let s = &self.slabs[sid as usize];
         let (pfn, order) = (s.pfn, s.order);
         let f = pa.free_pages(cpu, t, pfn, order, env).map_err(|_| SlabError::OutOfMemory)?;
+        self.page_events.push(PageEvent { pfn, order, alloc: false, cache: Some(cache) });
+        self.pages_freed += 1 << order;
         self.free_ids.push(sid);
         self.slabs[sid as usize].allocated.clear();
         self.slabs[sid as usize].free.clear();
@@ -711,6 +692,46 @@ impl Slab {
         out.page_order = Some(order);
         out.zone_lock_wait += f.lock_wait;
         Ok(f.done)
+    }
+
+    /// The page-allocator calls made since the last call, oldest first.
+    pub fn take_page_events(&mut self, into: &mut Vec<PageEvent>) {
+        into.clear();
+        into.append(&mut self.page_events);
+    }
+
+    /// The first page frame of the slab an object lives in (its block's for `kmalloc_large`).
+    pub fn page_of(&self, obj: Object) -> u64 {
+        match obj {
+            Object::Slab { slab, .. } => self.slabs[slab as usize].pfn,
+            Object::Large { pfn, .. } => pfn,
+        }
+    }
+
+    /// SLUB's counters summed over the caches (`CONFIG_SLUB_STATS` names where one exists).
+    pub fn counters(&self) -> Counters {
+        let mut c = Counters {
+            kmalloc_large_allocs: self.large_allocs,
+            kmalloc_large_frees: self.large_frees,
+            ..Counters::default()
+        };
+        for k in &self.caches {
+            let s = &k.stats;
+            c.slab_alloc_fastpath += s.alloc_fastpath;
+            c.slab_alloc_slowpath += s.alloc_slowpath;
+            c.slab_free_fastpath += s.free_fastpath;
+            c.slab_free_slowpath += s.free_slowpath;
+            c.slab_alloc_from_partial += s.alloc_from_cpu_partial + s.alloc_from_node_partial;
+            c.slab_cpu_partial_drains += s.cpu_partial_drain;
+            c.slabs_allocated += s.alloc_slab;
+            c.slabs_freed += s.free_slab;
+            c.slab_list_lock_acquisitions += s.list_lock_acquisitions;
+            c.slab_list_lock_contended += s.list_lock_contended;
+            c.slab_list_lock_wait_ps += s.list_lock_wait.0;
+        }
+        c.slab_pages_allocated = self.pages_allocated;
+        c.slab_pages_freed = self.pages_freed;
+        c
     }
 
     /// Objects handed out and not freed, per cache (for checks).
@@ -765,6 +786,14 @@ impl Slab {
         Ok(())
     }
 }
+
+/// Every x86 machine whose workloads allocate kernel objects boots SLUB (a `[slab]` section).
+const NO_SLAB: &str = "this machine's kernel booted without SLUB (its profile has no [slab] section)";
+
+mod kmalloc;
+mod order;
+pub use kmalloc::SlabCosts;
+pub use order::{calculate_order, hwcache_aligned_size};
 
 #[cfg(test)]
 mod tests;

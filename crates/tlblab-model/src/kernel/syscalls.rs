@@ -57,6 +57,18 @@ pub enum Op {
     WriteFile,
     /// kswapd's loop body (kernel/vmscan.rs): balance the node or sleep.
     Kswapd,
+    /// `write(fd, buf, len)` to pipe `pipe` (kernel/pipe.rs).
+    PipeWrite { pipe: u32, len: u32 },
+    /// `read(fd, buf, len)` from pipe `pipe`: returns once `len` bytes were read.
+    PipeRead { pipe: u32, len: u32 },
+    /// `write(fd, buf, len)` on the sending end of AF_UNIX stream pair `pair` (kernel/af_unix.rs).
+    UnixSend { pair: u32, len: u32 },
+    /// `read(fd, buf, len)` on its receiving end: returns once `len` bytes were read.
+    UnixRecv { pair: u32, len: u32 },
+    /// `send(fd, buf, len, 0)` on loopback socket pair `sock` (kernel/socket.rs).
+    Send { sock: u16, len: u32 },
+    /// `recv(fd, buf, len, 0)` of one datagram or segment from pair `sock`.
+    Recv { sock: u16 },
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

@@ -147,6 +147,10 @@ impl DumpCheck {
 impl TextLayout {
     /// Parse and validate `text`; `file` names the source in errors.
     pub fn parse(file: &str, text: &str) -> Result<TextLayout, LayoutError> {
+        Self::parse_raw(file, text).map_err(|e| LayoutError(crate::toml_error::one_line(e.0)))
+    }
+
+    fn parse_raw(file: &str, text: &str) -> Result<TextLayout, LayoutError> {
         let raw: RawLayout =
             toml::from_str(text).map_err(|e| LayoutError(format!("{file}: {}", one_line(&e.to_string()))))?;
         let err = |m: String| Err(LayoutError(format!("{file}: {m}")));

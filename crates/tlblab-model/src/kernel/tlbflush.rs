@@ -12,7 +12,6 @@
 
 use super::ctx::Ctx;
 use super::mm::{MmId, PAGE_SHIFT};
-use super::smp::Csd;
 use super::text::Path;
 use super::Kernel;
 use crate::attribution::Bucket;
@@ -610,8 +609,9 @@ impl Kernel {
         s.flush
     }
 
-    /// `flush_tlb_func` on `cpu` for `info`; returns its cost. Local (initiator) or remote.
-    pub fn run_flush_func(&mut self, cpu: u32, info: &FlushInfo) -> Ps {
+    /// `flush_tlb_func` on `cpu` for `info` from `at`; returns its cost. Local (initiator) or
+    /// remote.
+    pub fn run_flush_func(&mut self, cpu: u32, at: Ps, info: &FlushInfo) -> Ps {
         let mut cost = Ps::ZERO;
         let knobs = self.config.flush;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
@@ -621,7 +621,7 @@ impl Kernel {
         let action = flush_tlb_func(&mut c.st, info, &knobs, || {
             counters.tlbflush.tlb_gen_reads += 1;
             let before = m.tlb_gen_line.stats.transfers;
-            cost += m.tlb_gen_line.read(cpu, &topo, &lines);
+            cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
             counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
             m.tlb_gen
         });
@@ -697,7 +697,7 @@ impl Kernel {
         // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
         let mut d = self.costs.flush.flush_call;
         if self.config.flush.generations {
-            d += m.tlb_gen_line.write(cpu, &topo, &lines);
+            d += m.tlb_gen_line.write(cpu, now + d, &topo, &lines);
         }
         m.tlb_gen += 1;
         let inputs = RangeInputs {
@@ -709,28 +709,31 @@ impl Kernel {
             range_has_huge_pmd: false,
         };
         let info = flush_info(self.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
+        // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
+        // of its last flush read (v5.18).
+        d += self.cpus[cpu as usize].flush_info_line.write(cpu, now + d, &topo, &lines);
         let targets = flush_targets(&m.cpumask, &self.lazy, &self.config.flush, freed_tables, cpu);
         let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
-        let local = |s: &mut Kernel| {
+        let local = |s: &mut Kernel, at: Ps| {
             if loaded_here {
-                s.run_flush_func(cpu, &info)
+                s.run_flush_func(cpu, at, &info)
             } else {
                 Ps::ZERO
             }
         };
         if targets.is_empty() {
-            let l = local(self);
+            let l = local(self, now + d);
             ctx.charge(Bucket::FlushWork, d + l);
             return text + d + l;
         }
         self.counters.tlbflush.shootdowns += 1;
         let mut pre = Ps::ZERO;
         if !self.config.flush.concurrent_local {
-            pre = local(self);
+            pre = local(self, now + d);
         }
         let t0 = now + d + pre;
         let (sd, send) = self.call_function_many(ctx, info, false, &targets, t0);
-        let post = if self.config.flush.concurrent_local { local(self) } else { Ps::ZERO };
+        let post = if self.config.flush.concurrent_local { local(self, t0 + send) } else { Ps::ZERO };
         let local_done = t0 + send + post;
         self.shootdowns[sd].local_done = local_done;
         ctx.charge(Bucket::FlushWork, d + pre + post);
@@ -738,70 +741,6 @@ impl Kernel {
         d += pre + send + post;
         self.cpus[cpu as usize].waiting = Some(sd);
         text + d
-    }
-
-    /// `smp_call_function_many(targets, func, info, wait = 1)` from this CPU, its requests
-    /// ready at `t0` (kernel/smp.c, v5.18; the v3.9+ llist queues): per target, csd_lock and fill
-    /// the sender's csd for it (a store to a line the target wrote last, at its previous unlock),
-    /// then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
-    /// targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends).
-    /// Records the shootdown the sender waits on (its `local_done` is the caller's to set) and
-    /// makes this CPU wait on it. Returns the shootdown and the time the sends took.
-    pub(super) fn call_function_many(
-        &mut self,
-        ctx: &mut Ctx,
-        info: FlushInfo,
-        batch: bool,
-        targets: &CpuMask,
-        t0: Ps,
-    ) -> (usize, Ps) {
-        let cpu = ctx.cpu;
-        let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
-        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
-        let mut send = Ps::ZERO;
-        let mut ipi_mask = CpuMask::new();
-        let coalesce = self.config.flush.coalesce_ipis;
-        for t in targets.iter() {
-            let q = &mut self.csqs[t as usize];
-            send += lines.transfer(topo.distance(cpu, t));
-            send += q.head.rmw(cpu, &topo, &lines);
-            let at = t0 + send;
-            if q.entries.is_empty() || !coalesce {
-                ipi_mask.set(t);
-            }
-            // Senders run in step order, not enqueue order: keep the queue sorted by time.
-            let csd = Csd { at, shootdown: sd as u32 };
-            if q.entries.back().is_none_or(|b| b.at <= at) {
-                q.entries.push_back(csd);
-            } else {
-                let i = q.entries.partition_point(|e| e.at <= at);
-                q.entries.insert(i, csd);
-            }
-        }
-        let mut fan = std::mem::take(&mut self.fan);
-        let (busy, _) = ipi.fanout_into(&ipi_mask, &mut fan);
-        let icr_t0 = t0 + send;
-        send += busy;
-        for &(t, at) in &fan {
-            self.send_ipi(ctx, t, icr_t0 + at);
-        }
-        self.fan = fan;
-        let record = Shootdown {
-            info,
-            initiator: cpu,
-            pending: targets.weight(),
-            last_ack: Ps::ZERO,
-            local_done: t0 + send,
-            batch,
-        };
-        if sd == self.shootdowns.len() {
-            self.shootdowns.push(record);
-        } else {
-            self.shootdowns[sd] = record;
-        }
-        self.cpus[cpu as usize].waiting = Some(sd);
-        (sd, send)
     }
 }
 

@@ -64,6 +64,8 @@ subsystems! {
     oracle: super::oracle::Counters,
     vmscan: super::vmscan::Counters,
     filemap: super::filemap::Counters,
+    pipe: super::pipe::Counters,
+    af_unix: super::af_unix::Counters,
 }
 
 #[cfg(test)]

@@ -9,7 +9,10 @@
 
 pub mod dd;
 pub mod ebizzy;
+pub mod hackbench;
+pub mod netperf;
 pub mod pointer_chase;
+pub mod sockperf;
 pub mod vm_scalability;
 pub mod will_it_scale;
 
@@ -75,6 +78,23 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The tasks a run of `tasks` creates (hackbench: 40 per group; others: `tasks` itself).
+    fn tasks_created(&self, tasks: u32) -> u32 {
+        tasks
+    }
+
+    /// The one task count the benchmark runs with, if it fixes one (netperf: a sender and a
+    /// receiver); `run::run` refuses any other.
+    fn fixed_tasks(&self) -> Option<u32> {
+        None
+    }
+
+    /// The machine-profile sections the benchmark's kernel paths need beyond `[page_alloc]`
+    /// (`slab`, `net`); `run::run` refuses a machine without them, naming the section.
+    fn sections(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The measured time the benchmark's own options set, if any.
     fn default_measure(&self) -> Option<Ps> {
         None
@@ -94,6 +114,20 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
 
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
+
+    /// Refuses a run the benchmark cannot set up: a machine whose profile lacks what its kernel
+    /// paths cost (the section named in the error), or a task count beyond what it allows.
+    /// Default: every machine and every task count `run::run` allows will do.
+    fn check_run(&self, _profile: &MachineProfile, _tasks: u32) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The metric from the loop iterations counted in the measured interval and the run's task
+    /// count (`run::run` calls this; default: [`Benchmark::score`]). hackbench needs the count:
+    /// its Time is for all of its groups' messages.
+    fn score_for(&self, iterations: u64, measured: Ps, _tasks: u32) -> f64 {
+        self.score(iterations, measured)
+    }
 
     /// The metric from the loop iterations counted in the measured interval (default: iterations
     /// per second; a benchmark timing a fixed amount of work overrides it).
@@ -127,6 +161,9 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<will_it_scale::WillItScale>("will-it-scale"),
     Suite::of::<ebizzy::EbizzyParams>("ebizzy"),
     Suite::of::<dd::Dd>("dd"),
+    Suite::of::<hackbench::Hackbench>("hackbench"),
+    Suite::of::<netperf::Netperf>("netperf"),
+    Suite::of::<sockperf::Sockperf>("sockperf"),
     Suite::of::<vm_scalability::VmScalability>("vm-scalability"),
 ];
 

@@ -16,7 +16,7 @@ use tlblab_report::table::Table;
 use crate::cmd::run::{kernel_config, parse_duration};
 use crate::machines;
 
-const PATHS: &str = "dd_read_user,sys_read,dd_write_user,sys_write,writeback,timer_tick";
+pub const PATHS: &str = "dd_read_user,sys_read,dd_write_user,sys_write,writeback,timer_tick";
 
 #[derive(Debug, clap::Args)]
 pub struct LayoutArgs {

@@ -78,7 +78,7 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
                 continue;
             }
         };
-        let table = experiment::render(e, &set.summary());
+        let table = experiment::render(e, &experiment::summary(e, &set));
         println!("{table}");
         if let Some(dir) = &dir {
             save(e, &set, dir)?;
@@ -94,7 +94,7 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
 
 /// Writes an experiment's summary.json and report into `dir` (its cells are there already).
 pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<()> {
-    let mut summary = set.summary();
+    let mut summary = experiment::summary(e, set);
     if let Some(r) = &e.reference {
         summary.reference = r.points(&summary);
     }

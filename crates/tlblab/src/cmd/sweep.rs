@@ -143,6 +143,7 @@ pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Finished<Sweep>> {
                 kernel: kernel.clone(),
                 workload: workload.clone(),
                 tasks: t,
+                row: t,
                 // Iterations differ only by seed.
                 seeds: (1..=a.iterations as u64).collect(),
                 warmup: sim.warmup,

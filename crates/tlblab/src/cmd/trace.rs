@@ -1,6 +1,7 @@
 //! `tlblab trace`: drive an address stream through one CPU's TLB hierarchy.
 
 use anyhow::{bail, Context, Result};
+use std::io::BufRead;
 use std::path::PathBuf;
 use tlblab_model::hw::tlb::{
     Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy,
@@ -132,12 +133,24 @@ pub fn run(args: TraceArgs) -> Result<()> {
     let mut driver = TraceDriver::new(tlb, args.page_size);
     let name = args.file.display().to_string();
     let mut input = reader::open(&args.file)?;
+    drive(&mut *input, args.format, &name, &mut driver)?;
+    let report = driver.report();
+    if args.json {
+        println!("{}", serde_json::to_string(&report).context("serialising the report")?);
+    } else {
+        print!("{}", render(&report, &desc));
+    }
+    Ok(())
+}
+
+/// Every access of `input` through `driver`.
+pub fn drive(input: &mut dyn BufRead, format: Format, name: &str, driver: &mut TraceDriver) -> Result<()> {
     // A non-canonical address has no translation (the CPU raises #GP): refuse it rather than
     // alias it onto a canonical page. 57-bit (LA57) canonical form covers 48-bit user and kernel
     // addresses alike.
     let mut bad: Option<(u64, u64)> = None;
     let mut n = 0u64;
-    reader::for_each_access(&mut *input, args.format, &name, |a| {
+    reader::for_each_access(input, format, name, |a| {
         n += 1;
         if ((a.addr as i64) << 7 >> 7) as u64 != a.addr {
             bad.get_or_insert((n, a.addr));
@@ -147,12 +160,6 @@ pub fn run(args: TraceArgs) -> Result<()> {
     })?;
     if let Some((i, addr)) = bad {
         bail!("{name}: access {i} has non-canonical address {addr:#x} (bits 63..56 must all equal bit 56)");
-    }
-    let report = driver.report();
-    if args.json {
-        println!("{}", serde_json::to_string(&report).context("serialising the report")?);
-    } else {
-        print!("{}", render(&report, &desc));
     }
     Ok(())
 }

@@ -22,6 +22,7 @@ pub fn set(workload: &str, labels: &[&str]) -> ResultSet {
                 kernel: k.clone(),
                 workload: w.clone(),
                 tasks: t,
+                row: t,
                 seeds: vec![1, 2],
                 warmup: Ps::US * 20,
                 measure: Ps::US * 100,

@@ -38,9 +38,18 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
     } else {
         Box::new(File::open(path).with_context(|| format!("cannot open trace {}", path.display()))?)
     };
+    Ok(decompressing(raw))
+}
+
+/// `raw` buffered, through a gzip decoder if it starts with gzip's magic bytes.
+pub fn decompressing<'a>(raw: Box<dyn Read + 'a>) -> Box<dyn BufRead + 'a> {
     let mut buf = BufReader::with_capacity(BLOCK, raw);
     let gz = buf.fill_buf().map(|b| b.starts_with(&[0x1f, 0x8b])).unwrap_or(false);
-    Ok(if gz { Box::new(BufReader::with_capacity(BLOCK, MultiGzDecoder::new(buf))) } else { Box::new(buf) })
+    if gz {
+        Box::new(BufReader::with_capacity(BLOCK, MultiGzDecoder::new(buf)))
+    } else {
+        Box::new(buf)
+    }
 }
 
 /// Reads every access of `input` in `format` and passes it to `f`. `name` names the input in
@@ -133,14 +142,24 @@ fn read_lines(
     }
 }
 
+/// A bad record as an error shows it: at most 60 characters, control characters escaped (a
+/// carriage return or escape sequence must not break the one-line error or the terminal).
 fn show(b: &[u8]) -> String {
     let s = String::from_utf8_lossy(b);
     let s = s.trim_end();
-    if s.len() > 60 {
-        format!("{}...", &s[..s.char_indices().nth(60).map_or(s.len(), |(i, _)| i)])
-    } else {
-        s.to_string()
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == 60 {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
     }
+    out
 }
 
 fn parse_hex(t: &[u8]) -> Option<u64> {
@@ -230,6 +249,15 @@ mod tests {
         assert_eq!(v.iter().map(|a| a.addr).collect::<Vec<_>>(), [0x1000, 0x2000, 0xffff]);
         let e = collect(Format::Hex, b"0x1000\n0x2000\nzz\n").unwrap_err().to_string();
         assert!(e.starts_with("t:3:") && e.contains("`zz`"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_record_is_shown_on_one_line() {
+        let e = collect(Format::Hex, b"# c\n\r\rj\r\x1b[2J0x1\n").unwrap_err().to_string();
+        assert!(e.starts_with("t:2: ") && e.contains(r"`j\r\u{1b}[2J0x1`"), "{e}");
+        let long = [b'z'; 100];
+        let e = collect(Format::Hex, &long).unwrap_err().to_string();
+        assert!(e.contains(&format!("`{}...`", "z".repeat(60))), "{e}");
     }
 
     #[test]

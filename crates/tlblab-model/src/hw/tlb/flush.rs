@@ -43,8 +43,9 @@ impl TlbHierarchy {
             .find_map(|arr| arr.peek(vpn, make_tag(vpn, size, id)))
     }
 
-    /// Whether any non-global entry of `asid` may be cached (false from a full flush of it
-    /// until its next fill).
+    /// Whether any non-global entry of `asid` may be cached. False from a full flush that
+    /// dropped entries of it until its next fill; a flush that found none cached leaves it as it
+    /// was (true is always a safe answer: the caller then does the work it could have skipped).
     pub fn may_hold(&self, asid: u16) -> bool {
         self.ids.key(asid & MAX_ASID) != NO_ID
     }

@@ -476,16 +476,22 @@ impl TlbHierarchy {
         tag: u64,
         payload: TlbPayload,
     ) {
+        let fill = self.fills[kind as usize][s.size as usize];
         let upto = if self.inclusion == Inclusion::Exclusive {
+            // The entry moves to the innermost level holding its page size (level 1 unless that
+            // has no array for it; then a hit there is already innermost and stays).
+            let inner = fill.steps[0].depth;
+            if s.depth == inner {
+                return;
+            }
             self.arrays[s.array as usize].invalidate_tag(tag, &mut self.ids);
-            1
+            inner + 1
         } else {
             s.depth
         };
         // The inner levels were just probed for `want` (and its global form); if `tag` is that
         // translation, no stale copy can be there.
         let probed = tag == want;
-        let fill = self.fills[kind as usize][s.size as usize];
         let n = fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < upto).count();
         self.fill_levels(kind, &fill.steps[..n], vpn, tag, payload, probed);
     }
@@ -572,11 +578,10 @@ impl TlbHierarchy {
                 }
             }
             Inclusion::Exclusive => {
-                // A level-n victim moves to level n+1 (no further cascade beyond it).
+                // A level-n victim moves to the next level out that holds its page size (no
+                // further cascade beyond it).
                 let fill = &self.fills[kind as usize][size as usize];
-                if let Some(f) =
-                    fill.steps[..fill.len as usize].iter().find(|f| f.depth as usize == depth + 1)
-                {
+                if let Some(f) = fill.steps[..fill.len as usize].iter().find(|f| f.depth as usize > depth) {
                     self.arrays[f.array as usize].insert(vpn, victim, victim_payload, &mut self.ids);
                 }
             }
@@ -612,5 +617,7 @@ fn view_name(level: u8, side: Side) -> String {
     }
 }
 
+#[cfg(test)]
+mod proptests;
 #[cfg(test)]
 mod tests;

@@ -66,7 +66,8 @@ pub(super) struct FillStep {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct FillPlan {
     pub(super) len: u8,
-    /// How many of `steps` a page-walk fill writes (all, or level 1 only when exclusive).
+    /// How many of `steps` a page-walk fill writes (all, or the innermost level only when
+    /// exclusive).
     pub(super) walk_len: u8,
     pub(super) steps: [FillStep; MAX_LEVELS],
 }
@@ -122,8 +123,11 @@ impl TlbHierarchy {
                     }
                 }
                 fill.walk_len = match self.inclusion {
+                    // The innermost level holding the size: level 1, unless it has no array
+                    // for it (a walk must still leave the translation somewhere).
                     Inclusion::Exclusive => {
-                        fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < 1).count() as u8
+                        let inner = fill.steps[0].depth;
+                        fill.steps[..fill.len as usize].iter().take_while(|f| f.depth == inner).count() as u8
                     }
                     _ => fill.len,
                 };

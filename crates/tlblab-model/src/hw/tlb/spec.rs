@@ -120,7 +120,9 @@ pub enum Inclusion {
     /// As non-inclusive, and evicting an entry from an outer level removes it from inner levels.
     Inclusive,
     /// A walk fills level 1 only; level-1 victims move to level 2; a level-2 hit moves the entry
-    /// back to level 1.
+    /// back to level 1. "Level 1" and "level 2" are the innermost and next levels holding the
+    /// page size: a size level 1 has no array for lives in level 2, and is neither lost by a
+    /// walk nor by a hit.
     Exclusive,
 }
 

@@ -126,6 +126,31 @@ fn exclusive_levels_swap_entries() {
 }
 
 #[test]
+fn exclusive_levels_keep_a_page_size_level_one_cannot_hold() {
+    // Level 1 holds 4K pages only: a 2M walk fills level 2, and a hit there leaves it in place
+    // (a walk used to fill nothing and a hit used to drop the entry: found by proptests.rs).
+    let specs = [
+        spec("L1", 1, Serves::Unified, &[PageSize::Size4K], 1, 1),
+        spec("L2", 2, Serves::Unified, &[PageSize::Size4K, PageSize::Size2M], 1, 2),
+    ];
+    let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::Exclusive).unwrap();
+    let a = at(M2, AccessKind::Load, 1, false);
+    assert_eq!(t.lookup_or_fill(a, to(PageSize::Size2M, 9, false)), Lookup::Miss);
+    for _ in 0..2 {
+        assert!(matches!(t.lookup(a), Lookup::Hit { level: 2, payload, .. } if payload.pfn() == 9));
+    }
+    // A level-1 victim of size 4K still moves to level 2 beside it.
+    access_in(&mut t, K, 1);
+    access_in(&mut t, 2 * K, 1);
+    assert_eq!(present(&t, 0), vec![2]);
+    assert_eq!(present(&t, 1), vec![1, 1]);
+}
+
+fn access_in(t: &mut TlbHierarchy, va: u64, asid: u16) -> Lookup {
+    t.lookup_or_fill(at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, va >> 12, false))
+}
+
+#[test]
 fn entries_are_tagged_by_asid_and_global_entries_match_every_asid() {
     let mut t = unified(&[(4, 4)], Replacement::Lru, Inclusion::NonInclusive);
     t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 7, false));

@@ -161,3 +161,118 @@ proptest! {
         prop_assert_eq!(pa.free_and_cached_pages() + s.slab_pages() + large, 65_536);
     }
 }
+
+/// The kernel's entry points (kmalloc / kfree on a booted kernel): charges and frame ownership.
+mod kernel_entry {
+    use super::super::Object;
+    use crate::attribution::{Bucket, NR_BUCKETS};
+    use crate::kernel::config::KernelConfig;
+    use crate::kernel::ctx::{Ctx, Engine};
+    use crate::kernel::frames::Owner;
+    use crate::kernel::Kernel;
+    use crate::time::Ps;
+    use std::collections::VecDeque;
+
+    /// A machine with nothing else running: no other CPU's event, no interrupt.
+    struct Quiet;
+    impl Engine for Quiet {
+        fn send_ipi(&mut self, _: u32, _: Ps) {}
+        fn kick(&mut self, _: u32, _: Ps) {}
+        fn stepping(&self, _: u32) -> bool {
+            false
+        }
+        fn first_other(&self, _: u32) -> Option<(Ps, u32)> {
+            None
+        }
+        fn next_arrival(&self, _: u32) -> Option<Ps> {
+            None
+        }
+        fn irq_pending(&self, _: u32) -> bool {
+            false
+        }
+    }
+
+    fn kernel(preset: &str) -> Kernel {
+        Kernel::boot(&crate::profile::shipped("haswell-ep-2698v3-2s"), KernelConfig::preset(preset).unwrap())
+    }
+
+    /// Sender CPU 0 kmallocs `size` bytes, receiver CPU `rx` frees each object `depth` later.
+    /// Returns the kernel and each CPU's buckets.
+    fn stream(preset: &str, size: u64, depth: usize, rx: u32) -> (Kernel, [[Ps; NR_BUCKETS]; 2]) {
+        let mut k = kernel(preset);
+        let mut times = [[Ps::ZERO; NR_BUCKETS]; 2];
+        let mut steps = VecDeque::new();
+        let mut t = Ps::ZERO;
+        let mut q = VecDeque::new();
+        let mut eng = Quiet;
+        for i in 0..3_000 + depth {
+            if i < 3_000 {
+                let mut ctx = Ctx::new(0, t, &mut times[0], &mut steps, &mut eng);
+                let (o, d) = k.kmalloc(&mut ctx, t, size, Bucket::Syscall);
+                t += d;
+                q.push_back(o);
+            }
+            if q.len() >= depth || i >= 3_000 {
+                if let Some(o) = q.pop_front() {
+                    let mut ctx = Ctx::new(rx, t, &mut times[1], &mut steps, &mut eng);
+                    t += k.kfree(&mut ctx, t, o, Bucket::Syscall);
+                }
+            }
+        }
+        (k, times)
+    }
+
+    #[test]
+    fn slab_pages_are_owned_while_in_use_and_charges_add_up() {
+        for (size, preset) in [(448, "4.9"), (448, "4.9-hopcpu"), (16_800, "4.9")] {
+            let (k, times) = stream(preset, size, 200, 32);
+            let c = k.slab_counters().unwrap();
+            assert_eq!(k.oracle.violations, 0, "{:?}", k.oracle.examples);
+            if size > 8192 {
+                assert_eq!((c.kmalloc_large_allocs, c.kmalloc_large_frees), (3_000, 3_000), "{c:?}");
+            } else {
+                // 64 CPUs: kmalloc-512 slabs are order 2, 32 objects each; remote frees on the
+                // other socket keep new slabs coming and empty ones going back.
+                assert!(c.slabs_allocated > 50 && c.slabs_freed > 40, "{c:?}");
+                assert_eq!(c.slab_pages_allocated, 4 * c.slabs_allocated);
+                assert_eq!(c.slab_free_fastpath, 0, "{c:?}");
+                let pa = k.page_alloc_counters().unwrap();
+                assert_eq!(pa.slab_pages, c.slab_pages_allocated);
+            }
+            // Whatever is still allocated is a slab page (the slabs SLUB keeps) or a zero page.
+            let live: u64 = (0..crate::kernel::gfp::PAGES_PER_NODE * 2)
+                .filter(|&p| !matches!(k.frames.owner(p), Owner::Free))
+                .count() as u64;
+            assert_eq!(live, 1 + k.slab.as_ref().unwrap().slab_pages(), "{size} {preset}");
+            // The time each call returned is charged: lock spin apart, the rest to the caller.
+            let total: Ps = times.iter().flat_map(|t| t.iter().copied()).fold(Ps::ZERO, |a, b| a + b);
+            assert!(total > Ps::ZERO);
+            assert_eq!(
+                times
+                    .iter()
+                    .map(|t| t[Bucket::Syscall as usize] + t[Bucket::LockWait as usize])
+                    .fold(Ps::ZERO, |a, b| a + b),
+                total
+            );
+        }
+    }
+
+    #[test]
+    fn a_double_kfree_is_a_violation() {
+        let mut k = kernel("4.9");
+        let mut times = [Ps::ZERO; NR_BUCKETS];
+        let mut steps = VecDeque::new();
+        let mut eng = Quiet;
+        let mut ctx = Ctx::new(0, Ps::ZERO, &mut times, &mut steps, &mut eng);
+        let (o, _) = k.kmalloc(&mut ctx, Ps::ZERO, 100, Bucket::Syscall);
+        assert!(matches!(k.frames.owner(k.slab.as_ref().unwrap().page_of(o)), Owner::Slab { inuse: 1, .. }));
+        k.kfree(&mut ctx, Ps::ZERO, o, Bucket::Syscall);
+        assert_eq!(k.oracle.violations, 0);
+        k.kfree(&mut ctx, Ps::ZERO, o, Bucket::Syscall);
+        assert!(k.oracle.violations >= 1, "{:?}", k.oracle.examples);
+        let (big, _) = k.kmalloc(&mut ctx, Ps::ZERO, 10_000, Bucket::Syscall);
+        assert!(matches!(big, Object::Large { order: 2, .. }));
+        let Object::Large { pfn, .. } = big else { unreachable!() };
+        assert_eq!(k.frames.owner(pfn + 3), Owner::Tail { head: pfn });
+    }
+}

@@ -1,0 +1,141 @@
+//! The optional profile sections of the seed-004 and noise mechanisms: `[noise]`,
+//! `[page_alloc]`, `[slab]`, `[ipc]`, `[net]`, and page reclaim's `[reclaim]`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Confidence, Sourced};
+
+/// `[noise]`: the sources of run-to-run and CPU-to-CPU variation the engine models, each drawn
+/// from its own seeded stream (DESIGN.md rule 4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseProfile {
+    /// `CONFIG_HZ` of the kernel the machine's figures were taken with: the scheduler tick's rate
+    /// on every busy CPU (`NO_HZ_IDLE`: idle CPUs take none).
+    pub hz: Sourced,
+    /// The tick's own work between interrupt entry and exit (`tick_sched_timer`:
+    /// `update_process_times`, `scheduler_tick`, the hrtimer reprogram); entry and exit are the
+    /// `[ipi]` handler's (the same `idtentry` path), or none on a uniprocessor.
+    pub tick_cycles: Sourced,
+    /// The cost of one step relative to its nominal cost, at the 1st, 5th, 10th, 25th, 50th,
+    /// 75th, 90th, 95th and 99th percentiles: every step's time is scaled by a factor drawn from
+    /// this distribution (linear between the percentiles, flat beyond the 1st and 99th).
+    pub step_quantiles: SourcedQuantiles,
+}
+
+/// A measured distribution with its provenance: values at fixed percentiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourcedQuantiles {
+    pub value: Vec<f64>,
+    pub source: String,
+    pub confidence: Confidence,
+}
+
+/// The percentiles [`NoiseProfile::step_quantiles`] lists values at.
+pub const STEP_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
+
+/// `[page_alloc]`: what the buddy allocator and the per-CPU lists cost per operation. The lock
+/// word and the zone's own lines are simulated (hw/lock.rs, hw/coherence.rs); these are the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageAllocProfile {
+    /// One allocation served from a per-CPU list: IRQs off, list pop, counters, `prep_new_page`
+    /// checks (no zeroing).
+    pub pcp_alloc_cycles: Sourced,
+    /// One free onto a per-CPU list (`free_hot_cold_page` / `free_unref_page`).
+    pub pcp_free_cycles: Sourced,
+    /// A `zone->lock` section's fixed part beyond the lock-word RMW: irqsave/restore, unlock,
+    /// zone statistics.
+    pub zone_lock_section_cycles: Sourced,
+    /// One block moved on or off a buddy free list with its counters (zone lines cache-hot).
+    pub buddy_block_cycles: Sourced,
+    /// Touching one `struct page` line this CPU does not hold (a free block, its buddy, a list
+    /// neighbour): what dominates `zone->lock` hold times.
+    pub struct_page_miss_ns: Sourced,
+}
+
+/// `[slab]`: SLUB's unit costs (kernel/slab.rs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlabProfile {
+    /// `slab_alloc` fast path: a `this_cpu_cmpxchg_double` on the per-CPU freelist.
+    pub alloc_fastpath_cycles: Sourced,
+    /// `slab_free` fast path (object of the CPU's own active slab).
+    pub free_fastpath_cycles: Sourced,
+    /// `___slab_alloc` slow path beyond the page allocation: take the next slab (partial list or
+    /// a new one), freeze it, load its freelist.
+    pub alloc_slowpath_cycles: Sourced,
+    /// `__slab_free` slow path: the `cmpxchg_double` on the slab page's freelist, beyond the
+    /// line transfer the model charges from the slab's last user.
+    pub free_slowpath_cycles: Sourced,
+    /// `new_slab`: per object of a fresh slab (building the freelist).
+    pub new_slab_object_cycles: Sourced,
+}
+
+/// `[ipc]`: what a pipe call costs besides the system-call entry and exit, the copy (at
+/// `memory.memcpy_mbps`), `pipe->mutex` (simulated) and the page allocator (kernel/pipe.rs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IpcProfile {
+    /// `sys_write` -> `vfs_write` -> `pipe_write`: fd lookup, checks, the buffer bookkeeping,
+    /// the wait-queue lock of the wake-up, `file_update_time`.
+    pub pipe_write_cycles: Sourced,
+    /// `sys_read` -> `vfs_read` -> `pipe_read`: likewise, with `file_accessed`.
+    pub pipe_read_cycles: Sourced,
+    /// `sys_write` -> `sock_write_iter` -> `unix_stream_sendmsg` for one skb, without entry/exit,
+    /// SLUB, the copy and the peer's state lock: SCM credentials, wmem accounting, queueing, the
+    /// wake-up.
+    pub unix_send_cycles: Sourced,
+    /// `sys_read` -> `sock_read_iter` -> `unix_stream_read_generic` for one skb, without SLUB,
+    /// the copy and the state lock: `u->iolock`, SCM, `consume_skb`'s destructor, the write-space
+    /// check.
+    pub unix_recv_cycles: Sourced,
+}
+
+/// `[net]`: the protocol paths of a loopback send and receive, beyond what the model builds
+/// from other figures (system-call entry and exit, SLUB and page-allocator calls, the payload
+/// copies at `memory.memcpy_mbps`, wake-ups and context switches).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetProfile {
+    /// `udp_sendmsg` through `ip_make_skb`, `ip_send_skb`, `loopback_xmit`, `netif_rx` and the
+    /// NET_RX softirq's `ip_rcv` .. `udp_rcv` .. `__sock_queue_rcv_skb` on the sender's CPU.
+    pub udp_send_cycles: Sourced,
+    /// `udp_recvmsg`: `__skb_recv_datagram`, the checksum/copy setup, `skb_consume_udp`.
+    pub udp_recv_cycles: Sourced,
+    /// `tcp_sendmsg` with one segment through `tcp_transmit_skb` .. loopback .. `tcp_v4_rcv`
+    /// (and the ACK it sends back) on the sender's CPU.
+    pub tcp_send_cycles: Sourced,
+    /// `tcp_recvmsg` for one skb, `tcp_cleanup_rbuf` and the window update.
+    pub tcp_recv_cycles: Sourced,
+}
+
+/// `[reclaim]`: what page reclaim and a page-cache fill cost per page, beyond what is simulated
+/// (`lru_lock` and `zone->lock` waits, the pages' allocation and free, TLB flushes and IPIs,
+/// `struct page` misses, zeroing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReclaimProfile {
+    /// An `lru_lock` section's fixed part beyond the lock-word RMW: irq disable/enable, unlock,
+    /// the zone's LRU statistics.
+    pub lru_lock_section_cycles: Sourced,
+    /// Moving one page on or off an LRU list inside `lru_lock` (list_del/list_add, flags,
+    /// `get_page`/`put_page` of isolation), with its `struct page` line cached.
+    pub lru_page_cycles: Sourced,
+    /// `shrink_page_list` per page besides the rmap walks and `__remove_mapping`:
+    /// `trylock_page`, the mapping and writeback checks, `unlock_page`, list moves.
+    pub shrink_page_cycles: Sourced,
+    /// One VMA of an rmap walk (`page_referenced_one` / `try_to_unmap_one`): `vma_address`,
+    /// `page_check_address` down to the PTE with its page-table lock, the young-bit test or PTE
+    /// clear, `page_remove_rmap` on unmap.
+    pub rmap_vma_cycles: Sourced,
+    /// `__remove_mapping` of a clean page-cache page: `tree_lock`, refcount freeze, the radix
+    /// tree slot replaced by a shadow entry, memcg uncharge.
+    pub remove_mapping_cycles: Sourced,
+    /// One page of a read-around into the page cache of a sparse file, besides the allocation
+    /// (simulated) and the zeroing (`memory.clear_page_mbps`): `__page_cache_alloc`'s memcg
+    /// charge, `add_to_page_cache_lru` (radix insert under `tree_lock`), the filesystem's
+    /// `readpages` mapping a hole (no I/O), `SetPageUptodate`, `unlock_page`.
+    pub pagecache_fill_page_cycles: Sourced,
+}

@@ -1,0 +1,108 @@
+//! The seed-004 claims the model reproduces, pinned on simulated results (not timings), and the
+//! mechanism its note gives for the claims it does not reproduce: a change that flips one of
+//! them fails here. Short windows (2 ms after 300 us): netperf's Hmean moves < 0.3% from 5 to
+//! 40 ms, and every threshold below sits well away from the measured value.
+
+use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::profile::MachineProfile;
+use tlblab_model::run::{run, RunResult, RunSpec, Workload};
+use tlblab_model::time::Ps;
+
+fn profile(name: &str) -> MachineProfile {
+    let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    p.validate().unwrap();
+    p
+}
+
+fn cell(machine: &str, preset: &str, workload: &str) -> RunResult {
+    let spec = RunSpec {
+        kernel: KernelConfig::preset(preset).unwrap(),
+        workload: Workload::parse(workload).unwrap(),
+        tasks: 2,
+        seed: 1,
+        warmup: Ps::US * 300,
+        measure: Ps::MS * 2,
+    };
+    let r = run(&profile(machine), &spec).unwrap();
+    assert_eq!(r.oracle.violations, 0, "{machine} {preset} {workload}: {:?}", r.oracle.examples);
+    r
+}
+
+/// netperf UDP_STREAM at `size` with mmtests' -s/-S.
+fn udp(machine: &str, preset: &str, size: u64) -> RunResult {
+    let b = size + 256;
+    cell(machine, preset, &format!("netperf -t UDP_STREAM -s {b} -S {b} -m {size}"))
+}
+
+#[test]
+fn hopcpu_wins_where_the_head_comes_from_the_page_allocator_by_taking_zone_lock_less() {
+    for (machine, size) in
+        [("haswell-ep-2698v3-2s", 8192), ("haswell-ep-2698v3-2s", 16384), ("ivybridge-i3-3240", 8192)]
+    {
+        let (v, h) = (udp(machine, "4.9", size), udp(machine, "4.9-hopcpu", size));
+        assert!(
+            h.metric.value > v.metric.value * 1.003,
+            "{machine} {size}: {} vs {}",
+            h.metric.value,
+            v.metric.value
+        );
+        // kmalloc_large: one zone->lock for the sender's allocation, one for the receiver's free.
+        assert!((v.per_op("zone_lock_acquisitions") - 2.0).abs() < 0.05, "{:?}", v.counters);
+        assert!(h.per_op("zone_lock_acquisitions") < 0.5, "{:?}", h.counters);
+        assert!(h.per_op("zone_lock_wait_ps") < v.per_op("zone_lock_wait_ps") / 3.0);
+    }
+    // On the 2-socket machine the gain is a few percent (the seed's is 23-34%: see the note).
+    let (v, h) = (udp("haswell-ep-2698v3-2s", "4.9", 8192), udp("haswell-ep-2698v3-2s", "4.9-hopcpu", 8192));
+    assert!(h.metric.value > v.metric.value * 1.02, "{} vs {}", h.metric.value, v.metric.value);
+}
+
+#[test]
+fn small_messages_make_no_page_allocator_calls_so_the_model_shows_no_gain() {
+    // The note's explanation of the seed's unreproduced +36..+50%: the receiver's frees land on
+    // the sender's active slab, no slab page is allocated or freed, zone->lock is never taken.
+    for size in [64, 1024] {
+        let (v, h) =
+            (udp("haswell-ep-2698v3-2s", "4.9", size), udp("haswell-ep-2698v3-2s", "4.9-hopcpu", size));
+        for r in [&v, &h] {
+            assert!(r.per_op("zone_lock_acquisitions") < 0.01, "{size}: {:?}", r.counters);
+            assert!(r.per_op("slab_pages_allocated") < 0.01, "{size}: {:?}", r.counters);
+            // Every free is remote (the SLUB slow path on the receiver's CPU).
+            assert!(r.per_op("slab_free_slowpath") > 1.9, "{size}: {:?}", r.counters);
+        }
+        assert!(
+            (h.metric.value / v.metric.value - 1.0).abs() < 0.01,
+            "{size}: {} vs {}",
+            h.metric.value,
+            v.metric.value
+        );
+    }
+}
+
+#[test]
+fn sockperf_tcp_barely_moves() {
+    // Seed: -1.2% .. +6.1% at 14..850 B.
+    for size in [14, 850] {
+        let w = format!("sockperf throughput --tcp --mps max --msg-size {size}");
+        let (v, h) =
+            (cell("haswell-ep-2698v3-2s", "4.9", &w), cell("haswell-ep-2698v3-2s", "4.9-hopcpu", &w));
+        assert!(
+            (h.metric.value / v.metric.value - 1.0).abs() < 0.02,
+            "{size}: {} vs {}",
+            h.metric.value,
+            v.metric.value
+        );
+    }
+}
+
+#[test]
+fn udp_receivers_keep_up_with_mmtests_socket_sizes() {
+    // The seed's recv rows are within 1% of its send rows; the model drops a few percent on the
+    // 2-socket machine (a 2-3 skb receive queue), Jesper Brouer measured ~12% at 1024 B.
+    for size in [64, 1024, 16384] {
+        let r = udp("haswell-ep-2698v3-2s", "4.9", size);
+        let dropped = r.per_op("net_drops");
+        assert!(dropped > 0.0 || size == 16384, "{size}: {:?}", r.counters);
+        assert!(dropped < 0.1, "{size}: {:?}", r.counters);
+    }
+}
