@@ -149,6 +149,7 @@ impl Kernel {
                 user_flush_pending: false,
                 kpaths: Box::new([NO_KPATH; NR_PATHS]),
                 flush_info_line: CacheLine::new(),
+                sending: None,
             })
             .collect();
         // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked

@@ -162,6 +162,9 @@ impl Kernel {
     /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
     /// fault-around, COW of private file pages, shared-file write notify.
     pub fn fault(&mut self, ctx: &mut Ctx, mm: MmId, va: u64, write: bool) -> Ps {
+        // exc_page_fault re-enables interrupts once CR2 is read (v5.18 do_user_addr_fault):
+        // an IPI is taken inside the handler, not after it.
+        ctx.irqs_on();
         self.counters.memory.page_faults += 1;
         let addr = va & !(PAGE_SIZE - 1);
         let vpn = addr >> PAGE_SHIFT;

@@ -90,6 +90,8 @@ pub enum Continuation {
     Unix(af_unix::Step),
     /// A socket call's body and the loopback delivery (socket.rs).
     Net(socket::Step),
+    /// The rest of a cross-CPU call's enqueue loop after an interrupt (smp.rs).
+    Smp(smp::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -204,6 +206,7 @@ impl Kernel {
                 self.access(ctx, t, va, kind)
             }
             Op::Compute(d) => {
+                ctx.irqs_on();
                 ctx.charge(Bucket::User, d);
                 d
             }
@@ -232,6 +235,7 @@ impl Kernel {
             Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
             Continuation::Unix(s) => self.unix_step(ctx, t, s),
             Continuation::Net(s) => self.socket_step(ctx, t, s),
+            Continuation::Smp(smp::Step::Send) => self.send_loop(ctx, ctx.now),
         }
     }
 

@@ -130,10 +130,8 @@ impl Kernel {
             new_tlb_gen: 0,
             initiator: cpu,
         };
-        let (_, send) = self.call_function_many(ctx, info, true, &others, ctx.now + d);
         ctx.charge(Bucket::FlushWork, d);
-        ctx.charge(Bucket::IpiSend, send);
-        d + send
+        d + self.call_function_many(ctx, info, true, &others, ctx.now + d, false)
     }
 
     /// `percpu_flush_tlb_batch_pages` (v4.3) on `cpu`: `flush_tlb_local`, a CR3 reload that

@@ -336,6 +336,14 @@ pub fn flush_tlb_func(
     knobs: &FlushKnobs,
     mut read_mm_tlb_gen: impl FnMut() -> u64,
 ) -> FlushAction {
+    // v4.14-v5.18 read `loaded_mm->context.tlb_gen` in flush_tlb_func's declarations, before
+    // the wrong-mm and lazy checks: a lazy CPU pays the read too. Seed 002's patch (v6.0) moved
+    // it after them. A CPU running another mm reads that mm's line, which no flush of `f.mm`
+    // contends: not charged.
+    let mut mm_gen = None;
+    if knobs.generations && knobs.read_tlb_gen == ReadTlbGen::Always && st.loaded_mm == Some(f.mm) {
+        mm_gen = Some(read_mm_tlb_gen());
+    }
     if st.loaded_mm != Some(f.mm) {
         return FlushAction::WrongMm;
     }
@@ -353,11 +361,6 @@ pub fn flush_tlb_func(
         };
     }
     let local = st.local_tlb_gen();
-    let mut mm_gen = None;
-    if knobs.read_tlb_gen == ReadTlbGen::Always {
-        let g = read_mm_tlb_gen();
-        mm_gen = Some(g);
-    }
     if knobs.early_return && f.new_tlb_gen != 0 && f.new_tlb_gen <= local {
         return FlushAction::EarlyReturn;
     }
@@ -732,15 +735,9 @@ impl Kernel {
             pre = local(self, now + d);
         }
         let t0 = now + d + pre;
-        let (sd, send) = self.call_function_many(ctx, info, false, &targets, t0);
-        let post = if self.config.flush.concurrent_local { local(self, t0 + send) } else { Ps::ZERO };
-        let local_done = t0 + send + post;
-        self.shootdowns[sd].local_done = local_done;
-        ctx.charge(Bucket::FlushWork, d + pre + post);
-        ctx.charge(Bucket::IpiSend, send);
-        d += pre + send + post;
-        self.cpus[cpu as usize].waiting = Some(sd);
-        text + d
+        ctx.charge(Bucket::FlushWork, d + pre);
+        let concurrent = self.config.flush.concurrent_local;
+        text + d + pre + self.call_function_many(ctx, info, false, &targets, t0, concurrent)
     }
 }
 
