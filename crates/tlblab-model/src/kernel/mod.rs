@@ -35,6 +35,7 @@ pub mod page_alloc;
 pub mod pipe;
 pub mod preset;
 pub mod read_write;
+pub mod rmap;
 pub mod rwsem;
 pub mod sched;
 pub mod slab;
@@ -46,6 +47,7 @@ pub mod text;
 pub mod tick_sched;
 pub mod tlbflush;
 pub mod tlbmiss;
+pub mod vmscan;
 pub mod vmstat;
 
 use boot::Costs;
@@ -80,6 +82,8 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// Page reclaim: kswapd or a direct reclaimer (vmscan.rs, rmap.rs).
+    Reclaim(vmscan::Step),
     /// A pipe read or write after its task slept (pipe.rs).
     Pipe(pipe::Step),
     /// An AF_UNIX send or receive after its task slept (af_unix.rs).
@@ -111,6 +115,8 @@ pub struct Kernel {
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
+    /// The LRU lists, kswapd and the reclaimers' state (vmscan.rs).
+    pub vmscan: vmscan::Vmscan,
     /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
     pub slab: Option<slab::Slab>,
     /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
@@ -204,6 +210,7 @@ impl Kernel {
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::Kswapd => self.kswapd(ctx, t),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
             Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
             Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
@@ -221,6 +228,7 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Reclaim(s) => self.reclaim_step(ctx, t, s),
             Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
             Continuation::Unix(s) => self.unix_step(ctx, t, s),
             Continuation::Net(s) => self.socket_step(ctx, t, s),
