@@ -345,6 +345,7 @@ impl MachineProfile {
             caches: self.caches.clone()?,
             mmu8xx: self.mmu8xx.clone()?,
             head_8xx: self.head_8xx.clone()?,
+            tlb_replacement: self.tlb.replacement,
         })
     }
 

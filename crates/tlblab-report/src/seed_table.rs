@@ -380,10 +380,6 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
     out
 }
 
-/// Seed 003's layout: `time dd`'s real/user/sys per kernel, then `/proc/tlbmiss`'s four counters
-/// per block (I-TLB and D-TLB, user and kernel EA), then where the handler time went per miss
-/// kind. User and sys split the real time (dd is CPU-bound) as the run's `user_clocks` and
-/// `sys_clocks` counters do.
 /// Seed 001's layout (mmtests' vmscale report): `Ops lru-file-mmap-read-elapsed`, `-time_range`
 /// and `-time_stddv` rows with pndiff against the first column, then the User/System/Elapsed
 /// block; then what the seed argues about: IPIs and flushes per second, reclaim per page and
@@ -517,6 +513,10 @@ fn render_seed_001(e: &Heading, s: &Summary) -> String {
     out
 }
 
+/// Seed 003's layout: `time dd`'s real/user/sys per kernel, then `/proc/tlbmiss`'s four counters
+/// per block (I-TLB and D-TLB, user and kernel EA), then where the handler time went per miss
+/// kind. User, sys and the writeback threads split the real time as the run's `user_clocks`,
+/// `sys_clocks` and `kthread_clocks` counters do.
 fn render_seed_003(e: &Heading, s: &Summary) -> String {
     let t = e.threads.first().copied().unwrap_or(1);
     let cell = |k: &str| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
@@ -543,10 +543,10 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
         }
         line + "\n"
     };
-    let split = |k: &str, part: &str| {
-        let (u, sy) = (g(k, "user_clocks"), g(k, "sys_clocks"));
-        cell(k).mean * g(k, part) / (u + sy).max(1.0)
-    };
+    // Real time splits into dd's user and sys time and the writeback threads' time (bdflush,
+    // pdflush), which `time dd` does not report.
+    let clocks = |k: &str| g(k, "user_clocks") + g(k, "sys_clocks") + g(k, "kthread_clocks");
+    let split = |k: &str, part: &str| cell(k).mean * g(k, part) / clocks(k).max(1.0);
     let base = cell(&s.kernels[0]).mean;
     out += &row("real (s)", &|k| {
         let m = cell(k).mean;
@@ -558,6 +558,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
     });
     out += &row("user (s)", &|k| format!("{:.3}", split(k, "user_clocks")));
     out += &row("sys (s)", &|k| format!("{:.3}", split(k, "sys_clocks")));
+    out += &row("writeback thread (s)", &|k| format!("{:.3}", split(k, "kthread_clocks")));
     out += "\nper block (/proc/tlbmiss; user/kernel by EA):\n";
     for (label, n) in [
         ("I-TLB misses, user", "itlb_miss_user"),
@@ -566,6 +567,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
         ("D-TLB misses, kernel", "dtlb_miss_kernel"),
         ("D-TLB errors (C bit)", "dtlb_error"),
         ("context-switch tlbia", "context_tlbia"),
+        ("pages written back", "pages_written_back"),
         ("I-cache misses (paths)", "icache_misses"),
         ("instructions (paths)", "instructions"),
     ] {
@@ -581,7 +583,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
         ("  of which cache stalls", "handler_cache_stall_clocks"),
     ] {
         out += &row(label, &|k| {
-            let total = (g(k, "user_clocks") + g(k, "sys_clocks")).max(1.0);
+            let total = clocks(k).max(1.0);
             format!("{:.0} ({:.1}%)", g(k, n), 100.0 * g(k, n) / total)
         });
     }

@@ -337,12 +337,13 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "writeback",
         section: "ppc8xx",
-        allowed: "bdflush | in-context",
+        allowed: "bdflush | pdflush | in-context",
         doc:
-            "MPC8xx: who writes dirty pages back, 2.4's bdflush thread or 2.6's writer in balance_dirty_pages",
+            "MPC8xx: who writes dirty pages back: 2.4's bdflush thread, 2.6's pdflush thread (woken over the background threshold), or the writer itself in balance_dirty_pages (2.6 over the dirty threshold)",
         apply: |k, v| {
             ppc(k).writeback = match v {
                 "bdflush" => Writeback::Bdflush,
+                "pdflush" => Writeback::Pdflush,
                 "in-context" => Writeback::InContext,
                 _ => return Err(None),
             };
@@ -353,7 +354,7 @@ pub const KNOBS: &[Knob] = &[
         name: "writeback_batch",
         section: "ppc8xx",
         allowed: "pages, 1..=100000",
-        doc: "MPC8xx: pages per writeback round (2.4 bdflush ndirty in pages, 2.6 ratelimit_pages)",
+        doc: "MPC8xx: pages per writeback round (2.4 bdflush ndirty in pages; 2.6 the dirty pages pdflush finds per wake-up, or write_chunk in the writer's context)",
         apply: |k, v| match v.parse::<u32>() {
             Ok(n) if (1..=100_000).contains(&n) => {
                 ppc(k).writeback_batch = n;
