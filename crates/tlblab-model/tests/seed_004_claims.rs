@@ -125,13 +125,21 @@ fn fsmark(machine: &str, preset: &str, threads: u32) -> RunResult {
 
 #[test]
 fn fsmark_shows_no_difference_because_it_only_allocates() {
-    for (machine, threads) in
-        [("ivybridge-i3-3240", 1), ("ivybridge-i3-3240", 4), ("haswell-ep-2698v3-2s", 1), ("haswell-ep-2698v3-2s", 16)]
-    {
+    for (machine, threads) in [
+        ("ivybridge-i3-3240", 1),
+        ("ivybridge-i3-3240", 4),
+        ("haswell-ep-2698v3-2s", 1),
+        ("haswell-ep-2698v3-2s", 16),
+    ] {
         let (v, h) = (fsmark(machine, "4.9", threads), fsmark(machine, "4.9-hopcpu", threads));
         let what = format!("{machine} {threads} threads");
         // The seed: "didn't show any differences".
-        assert!((h.metric.value / v.metric.value - 1.0).abs() < 0.01, "{what}: {} vs {}", h.metric.value, v.metric.value);
+        assert!(
+            (h.metric.value / v.metric.value - 1.0).abs() < 0.01,
+            "{what}: {} vs {}",
+            h.metric.value,
+            v.metric.value
+        );
         for r in [&v, &h] {
             // Only allocation: no page, slab page or per-CPU list page comes back.
             for c in ["pages_freed", "buddy_frees", "pcp_frees", "slab_pages_freed"] {

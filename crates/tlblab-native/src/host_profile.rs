@@ -721,6 +721,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             ),
         }),
         slab: None,
+        reclaim: None,
         ipc: None,
         net: None,
         fs: None,

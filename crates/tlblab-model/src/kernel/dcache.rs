@@ -33,7 +33,8 @@ impl Kernel {
         let (_dentry, mut d) = self.kmem_cache_alloc(ctx, at, cache, Bucket::Syscall);
         self.counters.dcache.d_allocs += 1;
         if name_len > DNAME_INLINE_LEN - 1 {
-            let (_name, e) = self.kmalloc(ctx, at + d, EXTERNAL_NAME_HEADER + name_len as u64, Bucket::Syscall);
+            let (_name, e) =
+                self.kmalloc(ctx, at + d, EXTERNAL_NAME_HEADER + name_len as u64, Bucket::Syscall);
             d += e;
             self.counters.dcache.d_external_names += 1;
         }

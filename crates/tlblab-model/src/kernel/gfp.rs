@@ -65,6 +65,10 @@ impl Kernel {
         if !self.frames.assign(pfn, owner) {
             self.oracle.flag_handed_out_twice(pfn, self.frames.owner(pfn));
         }
+        // get_page_from_freelist found the zone at or below its low watermark: wake kswapd
+        // (kernel/vmscan.rs; only a workload that reclaims has one).
+        let node = self.page_alloc.as_ref().unwrap().node_of_cpu(ctx.cpu) as usize;
+        self.maybe_wake_kswapd(ctx, out.done, node);
         let d = out.done - at;
         ctx.charge(Bucket::LockWait, out.lock_wait);
         ctx.charge(bucket, d - out.lock_wait);

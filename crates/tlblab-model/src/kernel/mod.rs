@@ -40,6 +40,7 @@ pub mod page_alloc;
 pub mod pipe;
 pub mod preset;
 pub mod read_write;
+pub mod rmap;
 pub mod rwsem;
 pub mod sched;
 pub mod slab;
@@ -51,6 +52,7 @@ pub mod text;
 pub mod tick_sched;
 pub mod tlbflush;
 pub mod tlbmiss;
+pub mod vmscan;
 pub mod vmstat;
 pub mod wait;
 
@@ -86,6 +88,8 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// Page reclaim: kswapd or a direct reclaimer (vmscan.rs, rmap.rs).
+    Reclaim(vmscan::Step),
     /// A pipe read or write after its task slept (pipe.rs).
     Pipe(pipe::Step),
     /// An AF_UNIX send or receive after its task slept (af_unix.rs).
@@ -94,6 +98,8 @@ pub enum Continuation {
     Net(socket::Step),
     /// The part of a file creation under its directory's lock (namei.rs).
     Fs(namei::Step),
+    /// The rest of a cross-CPU call's enqueue loop after an interrupt (smp.rs).
+    Smp(smp::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -119,6 +125,8 @@ pub struct Kernel {
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
+    /// The LRU lists, kswapd and the reclaimers' state (vmscan.rs).
+    pub vmscan: vmscan::Vmscan,
     /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
     pub slab: Option<slab::Slab>,
     /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
@@ -208,12 +216,14 @@ impl Kernel {
                 self.access(ctx, t, va, kind)
             }
             Op::Compute(d) => {
+                ctx.irqs_on();
                 ctx.charge(Bucket::User, d);
                 d
             }
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::Kswapd => self.kswapd(ctx, t),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
             Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
             Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
@@ -235,10 +245,12 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Reclaim(s) => self.reclaim_step(ctx, t, s),
             Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
             Continuation::Unix(s) => self.unix_step(ctx, t, s),
             Continuation::Net(s) => self.socket_step(ctx, t, s),
             Continuation::Fs(s) => self.fs_step(ctx, t, s),
+            Continuation::Smp(smp::Step::Send) => self.send_loop(ctx, ctx.now),
         }
     }
 

@@ -120,9 +120,21 @@ impl Fs {
             filp: slab.create(super::file_table::FILP_CACHE.0, super::file_table::FILP_CACHE.1, true),
             dentry: slab.create(dcache::DENTRY_CACHE.0, dcache::DENTRY_CACHE.1, false),
             ext4_inode: slab.create(super::ext4::EXT4_INODE_CACHE.0, super::ext4::EXT4_INODE_CACHE.1, false),
-            jbd2_handle: slab.create(super::ext4::JBD2_HANDLE_CACHE.0, super::ext4::JBD2_HANDLE_CACHE.1, false),
-            journal_head: slab.create(super::ext4::JOURNAL_HEAD_CACHE.0, super::ext4::JOURNAL_HEAD_CACHE.1, false),
-            buffer_head: slab.create(super::ext4::BUFFER_HEAD_CACHE.0, super::ext4::BUFFER_HEAD_CACHE.1, false),
+            jbd2_handle: slab.create(
+                super::ext4::JBD2_HANDLE_CACHE.0,
+                super::ext4::JBD2_HANDLE_CACHE.1,
+                false,
+            ),
+            journal_head: slab.create(
+                super::ext4::JOURNAL_HEAD_CACHE.0,
+                super::ext4::JOURNAL_HEAD_CACHE.1,
+                false,
+            ),
+            buffer_head: slab.create(
+                super::ext4::BUFFER_HEAD_CACHE.0,
+                super::ext4::BUFFER_HEAD_CACHE.1,
+                false,
+            ),
         };
         Fs { costs, caches, dirs: Vec::new(), open: Vec::new(), name: Vec::new(), ext4: Ext4::new(seed) }
     }

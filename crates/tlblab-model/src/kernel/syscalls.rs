@@ -55,6 +55,8 @@ pub enum Op {
     ReadZero,
     /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
     WriteFile,
+    /// kswapd's loop body (kernel/vmscan.rs): balance the node or sleep.
+    Kswapd,
     /// `write(fd, buf, len)` to pipe `pipe` (kernel/pipe.rs).
     PipeWrite { pipe: u32, len: u32 },
     /// `read(fd, buf, len)` from pipe `pipe`: returns once `len` bytes were read.

@@ -1,5 +1,5 @@
 //! The optional profile sections of the seed-004 and noise mechanisms: `[noise]`,
-//! `[page_alloc]`, `[slab]`, `[ipc]`, `[net]`, `[fs]`.
+//! `[page_alloc]`, `[slab]`, `[ipc]`, `[net]`, `[fs]`, and page reclaim's `[reclaim]`.
 
 use serde::{Deserialize, Serialize};
 
@@ -148,4 +148,33 @@ impl FsProfile {
             ("fs.fsmark_user_cycles", &self.fsmark_user_cycles),
         ]
     }
+}
+
+/// `[reclaim]`: what page reclaim and a page-cache fill cost per page, beyond what is simulated
+/// (`lru_lock` and `zone->lock` waits, the pages' allocation and free, TLB flushes and IPIs,
+/// `struct page` misses, zeroing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReclaimProfile {
+    /// An `lru_lock` section's fixed part beyond the lock-word RMW: irq disable/enable, unlock,
+    /// the zone's LRU statistics.
+    pub lru_lock_section_cycles: Sourced,
+    /// Moving one page on or off an LRU list inside `lru_lock` (list_del/list_add, flags,
+    /// `get_page`/`put_page` of isolation), with its `struct page` line cached.
+    pub lru_page_cycles: Sourced,
+    /// `shrink_page_list` per page besides the rmap walks and `__remove_mapping`:
+    /// `trylock_page`, the mapping and writeback checks, `unlock_page`, list moves.
+    pub shrink_page_cycles: Sourced,
+    /// One VMA of an rmap walk (`page_referenced_one` / `try_to_unmap_one`): `vma_address`,
+    /// `page_check_address` down to the PTE with its page-table lock, the young-bit test or PTE
+    /// clear, `page_remove_rmap` on unmap.
+    pub rmap_vma_cycles: Sourced,
+    /// `__remove_mapping` of a clean page-cache page: `tree_lock`, refcount freeze, the radix
+    /// tree slot replaced by a shadow entry, memcg uncharge.
+    pub remove_mapping_cycles: Sourced,
+    /// One page of a read-around into the page cache of a sparse file, besides the allocation
+    /// (simulated) and the zeroing (`memory.clear_page_mbps`): `__page_cache_alloc`'s memcg
+    /// charge, `add_to_page_cache_lru` (radix insert under `tree_lock`), the filesystem's
+    /// `readpages` mapping a hole (no I/O), `SetPageUptodate`, `unlock_page`.
+    pub pagecache_fill_page_cycles: Sourced,
 }

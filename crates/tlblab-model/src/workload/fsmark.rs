@@ -115,9 +115,8 @@ impl Benchmark for Fsmark {
     }
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
-        let user = crate::kernel::namei::Costs::from_profile(run.profile)
-            .expect("run::run checks [fs]")
-            .fsmark_user;
+        let user =
+            crate::kernel::namei::Costs::from_profile(run.profile).expect("run::run checks [fs]").fsmark_user;
         let cpus = run.profile.topology.cpus();
         // The file system's root holds the -d directories; each -d directory holds the one
         // subdirectory its children share (see the module comment).
@@ -184,13 +183,17 @@ fn parse_args(words: &[&str]) -> Result<Fsmark, String> {
         let (flag, glued) = if w.len() > 2 && w.starts_with('-') { w.split_at(2) } else { (w, "") };
         let value = if glued.is_empty() {
             i += 1;
-            words.get(i).copied().ok_or_else(|| format!("fsmark: `{flag}` needs a value; options: {OPTIONS}"))?
+            words
+                .get(i)
+                .copied()
+                .ok_or_else(|| format!("fsmark: `{flag}` needs a value; options: {OPTIONS}"))?
         } else {
             glued
         };
         i += 1;
         let bad = || format!("fsmark: `{flag} {value}` is not allowed; options: {OPTIONS}");
-        let num = |lo: u64, hi: u64| value.parse::<u64>().ok().filter(|n| (lo..=hi).contains(n)).ok_or_else(bad);
+        let num =
+            |lo: u64, hi: u64| value.parse::<u64>().ok().filter(|n| (lo..=hi).contains(n)).ok_or_else(bad);
         match flag {
             "-d" => f.dirs.push(value.to_string()),
             "-D" => f.subdirs = num(2, 1 << 20)? as u32,
@@ -207,12 +210,17 @@ fn parse_args(words: &[&str]) -> Result<Fsmark, String> {
         return Err(format!("fsmark: at least one `-d DIR` is required; options: {OPTIONS}"));
     }
     if size.is_none() || sync.is_none() {
-        return Err(format!("fsmark: `-s 0` and `-S 0` are required (fs_mark's defaults, 50 KiB files \
-                            and fsync per file, are not modelled); options: {OPTIONS}"));
+        return Err(format!(
+            "fsmark: `-s 0` and `-S 0` are required (fs_mark's defaults, 50 KiB files \
+                            and fsync per file, are not modelled); options: {OPTIONS}"
+        ));
     }
     if let Some(t) = f.threads {
         if t % f.dirs.len() as u32 != 0 {
-            return Err(format!("fsmark: `-t {t}` must be a multiple of the {} -d directories", f.dirs.len()));
+            return Err(format!(
+                "fsmark: `-t {t}` must be a multiple of the {} -d directories",
+                f.dirs.len()
+            ));
         }
     }
     Ok(f)
@@ -220,7 +228,6 @@ fn parse_args(words: &[&str]) -> Result<Fsmark, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::workload::Workload;
 
     #[test]
