@@ -20,10 +20,14 @@ pub enum Bucket {
     LockWait,
     /// The scheduler tick's interrupt (kernel/time/tick-sched.c), entry to exit.
     Tick,
+    /// Page reclaim's own work (kernel/vmscan.rs, kernel/rmap.rs): LRU processing, rmap walks,
+    /// `__remove_mapping`, `struct page` misses (its lock waits, flushes and IPIs, and the frees
+    /// have their own buckets).
+    Reclaim,
     Idle,
 }
 
-pub const NR_BUCKETS: usize = 13;
+pub const NR_BUCKETS: usize = 14;
 
 impl Bucket {
     pub const ALL: [Bucket; NR_BUCKETS] = [
@@ -39,6 +43,7 @@ impl Bucket {
         Bucket::Sched,
         Bucket::LockWait,
         Bucket::Tick,
+        Bucket::Reclaim,
         Bucket::Idle,
     ];
 
@@ -56,6 +61,7 @@ impl Bucket {
             Bucket::Sched => "sched",
             Bucket::LockWait => "lock_wait",
             Bucket::Tick => "tick",
+            Bucket::Reclaim => "reclaim",
             Bucket::Idle => "idle",
         }
     }

@@ -279,6 +279,9 @@ pub struct MachineProfile {
     /// workloads (netperf, sockperf).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetProfile>,
+    /// Unit costs of the file-creation paths (kernel/namei.rs); needed only by fsmark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsProfile>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
     /// `walk.kind = "software"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,6 +292,10 @@ pub struct MachineProfile {
     /// MPC8xx: the reload handler's instruction-class costs (kernel/head_8xx.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_8xx: Option<ppc8xx::HeadCosts>,
+    /// Unit costs of page reclaim and the page-cache fill (kernel/vmscan.rs, kernel/rmap.rs,
+    /// kernel/filemap.rs); needed only by runs that reclaim (vm-scalability).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reclaim: Option<ReclaimProfile>,
     /// What keeps a real machine out of lockstep: the scheduler tick and per-step cost jitter.
     /// Absent: a noiseless machine (deterministic lockstep regimes; see the fidelity audit §4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -341,6 +348,7 @@ impl MachineProfile {
             caches: self.caches.clone()?,
             mmu8xx: self.mmu8xx.clone()?,
             head_8xx: self.head_8xx.clone()?,
+            tlb_replacement: self.tlb.replacement,
         })
     }
 
@@ -518,6 +526,18 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, max)?;
             }
         }
+        if let Some(r) = &self.reclaim {
+            for (key, v) in [
+                ("reclaim.lru_lock_section_cycles", &r.lru_lock_section_cycles),
+                ("reclaim.lru_page_cycles", &r.lru_page_cycles),
+                ("reclaim.shrink_page_cycles", &r.shrink_page_cycles),
+                ("reclaim.rmap_vma_cycles", &r.rmap_vma_cycles),
+                ("reclaim.remove_mapping_cycles", &r.remove_mapping_cycles),
+                ("reclaim.pagecache_fill_page_cycles", &r.pagecache_fill_page_cycles),
+            ] {
+                check_sourced(key, v, 0.0, 100_000.0)?;
+            }
+        }
         if let Some(n) = &self.net {
             for (key, v) in [
                 ("net.udp_send_cycles", &n.udp_send_cycles),
@@ -538,6 +558,9 @@ impl MachineProfile {
             ] {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
+        }
+        for (key, v) in self.fs.iter().flat_map(|f| f.fields()) {
+            check_sourced(key, v, 0.0, 1_000_000.0)?;
         }
         if let Some(ipc) = &self.ipc {
             for (key, v) in [
@@ -562,6 +585,16 @@ impl MachineProfile {
         })
     }
 
+    /// The `[reclaim]` section, or an error naming it, for runs that reclaim.
+    pub fn reclaim(&self) -> Result<&ReclaimProfile, ProfileError> {
+        self.reclaim.as_ref().ok_or_else(|| {
+            err(
+                "reclaim",
+                format!("profile `{}` has no [reclaim] section (needed by page reclaim)", self.name),
+            )
+        })
+    }
+
     /// The `[ipc]` section, or an error naming it.
     pub fn ipc(&self) -> Result<&IpcProfile, ProfileError> {
         self.ipc.as_ref().ok_or_else(|| {
@@ -579,6 +612,13 @@ impl MachineProfile {
                 "net",
                 format!("profile `{}` has no [net] section (needed by the network workloads)", self.name),
             )
+        })
+    }
+
+    /// The `[fs]` section, or an error naming it.
+    pub fn fs(&self) -> Result<&FsProfile, ProfileError> {
+        self.fs.as_ref().ok_or_else(|| {
+            err("fs", format!("profile `{}` has no [fs] section (needed by fsmark)", self.name))
         })
     }
 

@@ -143,11 +143,26 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             "slab" => profile.slab().map(|_| ()),
             "net" => profile.net().map(|_| ()),
             "ipc" => profile.ipc().map(|_| ()),
+            "fs" => profile.fs().map(|_| ()),
             other => unreachable!("unknown profile section {other}"),
         }
         .map_err(|e| format!("workload `{}`: {e}", spec.workload.name()))?;
     }
-    let mut sim = Simulation::new(profile, spec.kernel.clone());
+    let mut kernel = spec.kernel.clone();
+    if let Some(pages) = spec.workload.memory_pages() {
+        // Whole 4 MiB blocks per node (the allocator's boot-time unit).
+        let nodes = profile.topology.sockets as u64;
+        if pages % (nodes * 1024) != 0 {
+            return Err(format!(
+                "workload `{}`: memory of {} MiB does not split into whole 4 MiB blocks over {nodes} nodes",
+                spec.workload.name(),
+                pages >> 8
+            ));
+        }
+        profile.reclaim().map_err(|e| e.to_string())?;
+        kernel.node_pages = Some(pages / nodes);
+    }
+    let mut sim = Simulation::new(profile, kernel);
     sim.seed(spec.seed);
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
     let stats = sim.run(spec.warmup, spec.measure);

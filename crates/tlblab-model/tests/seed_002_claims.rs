@@ -8,15 +8,24 @@ use tlblab_model::run::{run, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;
 
 fn haswell() -> MachineProfile {
-    let path = format!("{}/../../profiles/haswell-ep-2s.toml", env!("CARGO_MANIFEST_DIR"));
+    profile("haswell-ep-2s")
+}
+
+fn profile(name: &str) -> MachineProfile {
+    let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     p.validate().unwrap();
     p
 }
 
 fn cell(p: &MachineProfile, preset: &str, tasks: u32, seed: u64) -> RunResult {
+    let mut kernel = KernelConfig::preset(preset).unwrap();
+    if p.name.starts_with("skylake") {
+        // The patch's own figures were taken with PTI off.
+        kernel.set("pti", "off").unwrap();
+    }
     let spec = RunSpec {
-        kernel: KernelConfig::preset(preset).unwrap(),
+        kernel,
         workload: Workload::parse("tlb_flush1_threads").unwrap(),
         tasks,
         seed,
@@ -48,6 +57,28 @@ fn the_patch_wins_from_twenty_tasks_and_never_reading_the_generation_loses() {
         let (vanilla, nogen) = (ops(&p, "5.18.1", tasks), ops(&p, "5.18.1-no-tlb-gen", tasks));
         assert!(nogen < vanilla * 0.995, "{tasks} tasks: no mm->tlb_gen {nogen} vs 5.18.1 {vanilla}");
     }
+}
+
+#[test]
+fn touching_the_generation_line_costs_part_of_the_patch_gain() {
+    // The seed's decomposition: early return alone (touch) gains, and not reading the line adds
+    // more; the model puts touch between vanilla and +patch from 15 tasks on as well.
+    let p = haswell();
+    for tasks in [20, 45] {
+        let vanilla = ops(&p, "5.18.1", tasks);
+        let touch = ops(&p, "5.18.1-early-return-touch", tasks);
+        let patch = ops(&p, "5.18.1+patch", tasks);
+        assert!(vanilla < touch && touch < patch, "{tasks} tasks: {vanilla} / {touch} / {patch}");
+    }
+}
+
+#[test]
+fn the_patch_wins_on_the_56_core_skylake() {
+    // The seed's +26.8% at 55 threads is not reproduced (the model gives about +8%), but the
+    // sign and a gain of several percent are, from interrupts taken inside faults and send loops.
+    let p = profile("skylake-sp-2s");
+    let (vanilla, patch) = (ops(&p, "5.18.1", 56), ops(&p, "5.18.1+patch", 56));
+    assert!(patch > vanilla * 1.04, "+patch {patch} vs 5.18.1 {vanilla}");
 }
 
 #[test]

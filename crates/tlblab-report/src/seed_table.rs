@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::summary::Summary;
 
 /// Table layouts `render` knows: seed 002's bare means, seed 000's mmtests Mean/Stddev rows.
-pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003", "seed-004"];
+pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003", "seed-004", "seed-001"];
 
 /// One column of the table: its label and the heading over a group of columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +136,7 @@ impl Reference {
 fn reference_rows(e: &Heading, s: &Summary) -> &'static str {
     match e.layout {
         "seed-004" if s.workload.starts_with("hackbench") => "groups",
+        "seed-004" if is_fsmark(s) => "threads",
         "seed-004" => "size",
         _ => "tasks",
     }
@@ -186,6 +187,7 @@ pub fn render(e: &Heading, s: &Summary) -> String {
     let mut out = match e.layout {
         "seed-000" => render_seed_000(e, s),
         "seed-003" => render_seed_003(e, s),
+        "seed-001" => render_seed_001(e, s),
         "seed-004" => render_seed_004(e, s),
         _ => render_seed_002(e, s),
     };
@@ -290,6 +292,11 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
 /// rows per group count, four decimals as the seed prints them. `Stddev` rows follow. Then, per
 /// operation, what the seed's argument rests on: `zone->lock` acquisitions, lock wait (zone and
 /// slab list locks), per-CPU list hits:misses by order, slab pages allocated, and drops.
+/// fs_mark's rows are thread counts and its operation a file created.
+fn is_fsmark(s: &Summary) -> bool {
+    s.workload.starts_with("fsmark") || s.workload.starts_with("fs_mark")
+}
+
 fn render_seed_004(e: &Heading, s: &Summary) -> String {
     let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
     let w = 20;
@@ -321,11 +328,18 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
         hmean(k, t) * cell(k, t).counters_per_op.get("net_received_bytes").copied().unwrap_or(0.0) / t as f64
     };
     let mean_row = if hb { "Hmean" } else { "Amean" };
-    let mut stats: Vec<(&str, &str, bool)> = vec![(mean_row, if netperf { "send-" } else { "" }, hb)];
+    let row_prefix = if netperf {
+        "send-"
+    } else if is_fsmark(s) {
+        "files/sec-"
+    } else {
+        ""
+    };
+    let mut stats: Vec<(&str, &str, bool)> = vec![(mean_row, row_prefix, hb)];
     if udp {
         stats.push(("Hmean", "recv-", hb));
     }
-    stats.push(("Stddev", if netperf { "send-" } else { "" }, false));
+    stats.push(("Stddev", row_prefix, false));
     for (stat, prefix, better) in stats {
         for &t in e.threads {
             let mut line = format!("{:<18}", format!("{stat} {prefix}{t}"));
@@ -351,8 +365,11 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
         "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
         s.metric.name, s.metric.unit, s.rows[0].n
     );
-    out += "\nPer operation (a message sent): zone->lock acquisitions / lock wait ns (zone + slab lists) / \
-            pcp hits:misses order 0, 1, 2, 3 / slab pages allocated / drops\n";
+    let op = if is_fsmark(s) { "a file created" } else { "a message sent" };
+    out += &format!(
+        "\nPer operation ({op}): zone->lock acquisitions / lock wait ns (zone + slab lists) / \
+            pcp hits:misses order 0, 1, 2, 3 / slab pages allocated / drops\n"
+    );
     for &t in e.threads {
         for (i, k) in s.kernels.iter().enumerate() {
             let c = &cell(k, t).counters_per_op;
@@ -379,10 +396,143 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
     out
 }
 
+/// Seed 001's layout (mmtests' vmscale report): `Ops lru-file-mmap-read-elapsed`, `-time_range`
+/// and `-time_stddv` rows with pndiff against the first column, then the User/System/Elapsed
+/// block; then what the seed argues about: IPIs and flushes per second, reclaim per page and
+/// where the time goes.
+///
+/// From the model: elapsed is the workload's metric (the files at the measured aggregate page
+/// rate); each process's elapsed is its file at its own rate, `elapsed * mean(ops) / ops_i`,
+/// whose max - min and population stddev are time_range and time_stddv; User and System are
+/// the CPUs' user (user + page walks) and kernel buckets over the measured interval, scaled to
+/// the case's elapsed (no setup: Elapsed is the case's).
+fn render_seed_001(e: &Heading, s: &Summary) -> String {
+    let t = e.threads.first().copied().unwrap_or(1);
+    let cell = |k: &str| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let w = s.kernels.iter().map(|k| k.len()).max().unwrap_or(8).max(18);
+    let mut out = format!("{} ({}, seed thread {})\n{}\n", e.title, s.experiment, e.seed_thread, s.workload);
+    let mut groups = format!("{:<34}", "vmscale");
+    let mut labels = format!("{:<34}", "");
+    for k in e.columns {
+        groups += &format!(" {:>w$}", k.group);
+        labels += &format!(" {:>w$}", k.label);
+    }
+    out += &format!("{}\n{}\n", groups.trim_end(), labels.trim_end());
+    let per_process = |k: &str| -> Vec<f64> {
+        let r = cell(k);
+        let mean = r.task_ops.iter().sum::<f64>() / r.task_ops.len().max(1) as f64;
+        r.task_ops.iter().map(|&n| r.mean * mean / n.max(1e-9)).collect()
+    };
+    let range = |k: &str| {
+        let v = per_process(k);
+        v.iter().cloned().fold(f64::MIN, f64::max) - v.iter().cloned().fold(f64::MAX, f64::min)
+    };
+    let sd = |k: &str| {
+        let v = per_process(k);
+        let m = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len().max(1) as f64).sqrt()
+    };
+    let base = &s.kernels[0];
+    let ops_row = |label: &str, f: &dyn Fn(&str) -> f64| {
+        let mut line = format!("{:<34}", format!("Ops lru-file-mmap-read-{label}"));
+        let b = f(base);
+        for k in &s.kernels {
+            let v = f(k);
+            line += &format!(" {:>w$}", format!("{v:.2} ({:>6.2}%)", crate::stats::pndiff(v, b)));
+        }
+        line + "\n"
+    };
+    out += &ops_row("elapsed", &|k| cell(k).mean);
+    out += &ops_row("time_range", &range);
+    out += &ops_row("time_stddv", &sd);
+    // User / System over the measured interval, scaled to the case's elapsed.
+    let secs = |k: &str, user: bool| {
+        let r = cell(k);
+        let total_ops: f64 = r.task_ops.iter().sum();
+        let measured = total_ops / r.ops_per_second.max(1e-9);
+        let scale = r.mean / measured.max(1e-12);
+        let ps: f64 = r
+            .attribution_ps
+            .iter()
+            .filter(|(b, _)| {
+                let is_user = b.as_str() == "user" || b.as_str() == "page_walk";
+                b.as_str() != "idle" && is_user == user
+            })
+            .map(|(_, v)| v)
+            .sum();
+        ps * 1e-12 * scale
+    };
+    let plain = |label: &str, f: &dyn Fn(&str) -> String| {
+        let mut line = format!("{label:<34}");
+        for k in &s.kernels {
+            line += &format!(" {:>w$}", f(k));
+        }
+        line + "\n"
+    };
+    out += "\n";
+    out += &plain("User", &|k| format!("{:.2}", secs(k, true)));
+    out += &plain("System", &|k| format!("{:.2}", secs(k, false)));
+    out += &plain("Elapsed", &|k| format!("{:.2}", cell(k).mean));
+    let g = |k: &str, n: &str| cell(k).counters_per_op.get(n).copied().unwrap_or(0.0);
+    out += "\nper second of the run (model time):\n";
+    for (label, n) in [
+        ("IPIs sent", "ipis_sent"),
+        ("remote flushes received", "remote_flushes_received"),
+        ("shootdown rounds", "shootdowns"),
+        ("reclaim batch flushes", "reclaim_batch_flushes"),
+        ("reclaim per-page flushes", "reclaim_page_flushes"),
+        ("full TLB flushes", "full_flushes"),
+        ("INVLPGs", "invlpg"),
+    ] {
+        out += &plain(label, &|k| format!("{:.0}", g(k, n) * cell(k).ops_per_second));
+    }
+    out += "\nper 1000 pages read:\n";
+    for (label, n) in [
+        ("pages scanned (kswapd)", "pgscan_kswapd"),
+        ("pages scanned (direct)", "pgscan_direct"),
+        ("pages reclaimed (kswapd)", "pgsteal_kswapd"),
+        ("pages reclaimed (direct)", "pgsteal_direct"),
+        ("kept once (PAGEREF_KEEP)", "pgkeep"),
+        ("activated", "pgactivate"),
+        ("isolation batches", "isolate_batches"),
+        ("direct reclaim entries", "allocstall"),
+        ("IPIs sent", "ipis_sent"),
+        ("lru_lock contended", "lru_lock_contended"),
+        ("zone->lock contended", "zone_lock_contended"),
+        ("TLB misses", "tlb_misses"),
+        ("page faults", "page_faults"),
+    ] {
+        out += &plain(label, &|k| format!("{:.2}", 1000.0 * g(k, n)));
+    }
+    out += &plain("pages per isolation batch", &|k| {
+        format!("{:.1}", g(k, "isolated_pages") / g(k, "isolate_batches").max(1e-12))
+    });
+    out += &plain("reclaim efficiency (stolen/scanned)", &|k| {
+        let sc = g(k, "pgscan_kswapd") + g(k, "pgscan_direct");
+        format!("{:.1}%", 100.0 * (g(k, "pgsteal_kswapd") + g(k, "pgsteal_direct")) / sc.max(1e-12))
+    });
+    out += "\nwhere the CPUs' time goes (share of all CPU time in the measured interval):\n";
+    let buckets: Vec<String> = cell(base).attribution_ps.keys().cloned().collect();
+    for b in &buckets {
+        out += &plain(b, &|k| {
+            let a = &cell(k).attribution_ps;
+            let total: f64 = a.values().sum();
+            format!("{:.1}%", 100.0 * a.get(b).copied().unwrap_or(0.0) / total.max(1e-12))
+        });
+    }
+    out += &format!(
+        "\nelapsed in {}, mean of {} run(s); counters per page in summary.json. Oracle violations: {}\n",
+        s.metric.unit,
+        s.rows[0].n,
+        s.kernels.iter().map(|k| cell(k).oracle_violations.to_string()).collect::<Vec<_>>().join(" / ")
+    );
+    out
+}
+
 /// Seed 003's layout: `time dd`'s real/user/sys per kernel, then `/proc/tlbmiss`'s four counters
 /// per block (I-TLB and D-TLB, user and kernel EA), then where the handler time went per miss
-/// kind. User and sys split the real time (dd is CPU-bound) as the run's `user_clocks` and
-/// `sys_clocks` counters do.
+/// kind. User, sys and the writeback threads split the real time as the run's `user_clocks`,
+/// `sys_clocks` and `kthread_clocks` counters do.
 fn render_seed_003(e: &Heading, s: &Summary) -> String {
     let t = e.threads.first().copied().unwrap_or(1);
     let cell = |k: &str| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
@@ -409,10 +559,10 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
         }
         line + "\n"
     };
-    let split = |k: &str, part: &str| {
-        let (u, sy) = (g(k, "user_clocks"), g(k, "sys_clocks"));
-        cell(k).mean * g(k, part) / (u + sy).max(1.0)
-    };
+    // Real time splits into dd's user and sys time and the writeback threads' time (bdflush,
+    // pdflush), which `time dd` does not report.
+    let clocks = |k: &str| g(k, "user_clocks") + g(k, "sys_clocks") + g(k, "kthread_clocks");
+    let split = |k: &str, part: &str| cell(k).mean * g(k, part) / clocks(k).max(1.0);
     let base = cell(&s.kernels[0]).mean;
     out += &row("real (s)", &|k| {
         let m = cell(k).mean;
@@ -424,6 +574,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
     });
     out += &row("user (s)", &|k| format!("{:.3}", split(k, "user_clocks")));
     out += &row("sys (s)", &|k| format!("{:.3}", split(k, "sys_clocks")));
+    out += &row("writeback thread (s)", &|k| format!("{:.3}", split(k, "kthread_clocks")));
     out += "\nper block (/proc/tlbmiss; user/kernel by EA):\n";
     for (label, n) in [
         ("I-TLB misses, user", "itlb_miss_user"),
@@ -432,6 +583,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
         ("D-TLB misses, kernel", "dtlb_miss_kernel"),
         ("D-TLB errors (C bit)", "dtlb_error"),
         ("context-switch tlbia", "context_tlbia"),
+        ("pages written back", "pages_written_back"),
         ("I-cache misses (paths)", "icache_misses"),
         ("instructions (paths)", "instructions"),
     ] {
@@ -447,7 +599,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
         ("  of which cache stalls", "handler_cache_stall_clocks"),
     ] {
         out += &row(label, &|k| {
-            let total = (g(k, "user_clocks") + g(k, "sys_clocks")).max(1.0);
+            let total = clocks(k).max(1.0);
             format!("{:.0} ({:.1}%)", g(k, n), 100.0 * g(k, n) / total)
         });
     }

@@ -20,6 +20,17 @@ pub struct Row {
     pub max: f64,
     pub counters_per_op: BTreeMap<String, f64>,
     pub oracle_violations: u64,
+    /// Operations per second of measured time, summed over the tasks (mean over the
+    /// iterations): a counter per op times this is the counter's rate.
+    #[serde(default)]
+    pub ops_per_second: f64,
+    /// Per task of the workload (kernel threads it adds excluded), its operations in the
+    /// measured interval, mean over the iterations (vm-scalability's per-process times).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_ops: Vec<f64>,
+    /// Time by attribution bucket summed over the CPUs, mean over the iterations, in ps.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attribution_ps: BTreeMap<String, f64>,
     /// The harmonic mean of the samples (mmtests' `Hmean`), where the table's layout prints it
     /// (seed 004's); absent elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,6 +81,18 @@ impl Cell {
             .map(|n| {
                 let v: Vec<f64> = self.runs.iter().map(|r| r.per_op(n)).collect();
                 (n.clone(), stats::mean(&v))
+            })
+            .collect()
+    }
+
+    /// Per task of the workload, its measured operations, mean over the iterations.
+    pub fn task_ops(&self) -> Vec<f64> {
+        let Some(first) = self.runs.first() else { return Vec::new() };
+        let tasks = (first.config.tasks as usize).min(first.iterations.len());
+        let n = self.runs.len() as f64;
+        (0..tasks)
+            .map(|i| {
+                self.runs.iter().map(|r| r.iterations.get(i).copied().unwrap_or(0) as f64).sum::<f64>() / n
             })
             .collect()
     }
@@ -146,6 +169,14 @@ impl ResultSet {
                     max: stats::max(&x),
                     counters_per_op: c.counters_per_op(),
                     oracle_violations: c.runs.iter().map(|r| r.oracle.violations).sum(),
+                    ops_per_second: stats::mean(
+                        &c.runs
+                            .iter()
+                            .map(|r| r.operations() as f64 / (r.config.measure_ps as f64 * 1e-12))
+                            .collect::<Vec<_>>(),
+                    ),
+                    task_ops: c.task_ops(),
+                    attribution_ps: c.attribution(),
                     hmean: None,
                 }
             })
@@ -249,14 +280,17 @@ pub(crate) mod tests {
         assert_eq!(
             row,
             [
+                "attribution_ps",
                 "counters_per_op",
                 "kernel",
                 "max",
                 "mean",
                 "min",
                 "n",
+                "ops_per_second",
                 "oracle_violations",
                 "stddev",
+                "task_ops",
                 "threads"
             ]
         );

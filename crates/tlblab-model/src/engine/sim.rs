@@ -42,6 +42,13 @@ struct CpuRun {
     tick_at: Option<Ps>,
     /// A tick has arrived and is not taken yet.
     tick_pending: bool,
+    /// The current step runs with interrupts enabled ([`Ctx::irqs_on`]).
+    irqs_on: bool,
+    /// What remains of an interrupted step: it runs once the interrupt has been handled.
+    resume: Option<Ps>,
+    /// The step under way, `(start, end)`, if it runs with interrupts enabled: an IPI sent to
+    /// arrive inside it cuts it there.
+    irq_step: Option<(Ps, Ps)>,
 }
 
 /// The agenda and every CPU's timing: what the kernel may ask about and change ([`Engine`]).
@@ -72,9 +79,19 @@ impl Events {
 
 impl Engine for Events {
     fn send_ipi(&mut self, cpu: u32, at: Ps) {
-        let a = &mut self.run[cpu as usize].arrivals;
-        let i = a.partition_point(|&t| t <= at);
-        a.insert(i, at);
+        let c = &mut self.run[cpu as usize];
+        let i = c.arrivals.partition_point(|&t| t <= at);
+        c.arrivals.insert(i, at);
+        if let Some((start, end)) = c.irq_step {
+            if at > start && at < end {
+                // The step (already run whole) is cut at the arrival: the handler runs then,
+                // and the rest of the step after it.
+                c.irq_step = None;
+                c.resume = Some(end - at);
+                c.busy_until = at;
+                c.step_at = Some(at);
+            }
+        }
         self.requeue(cpu);
     }
 
@@ -96,6 +113,10 @@ impl Engine for Events {
 
     fn irq_pending(&self, cpu: u32) -> bool {
         self.run[cpu as usize].irq_pending
+    }
+
+    fn irqs_on(&mut self, cpu: u32) {
+        self.run[cpu as usize].irqs_on = true;
     }
 }
 
@@ -164,6 +185,7 @@ impl Simulation {
     /// Seeds the machine's noise (the tick phase, each CPU's cost jitter) for run `seed`.
     pub fn seed(&mut self, seed: u64) {
         self.noise.seed(self.cpus(), seed);
+        self.kernel.seed_fs(seed);
     }
 
     pub fn cpus(&self) -> u32 {
@@ -190,6 +212,11 @@ impl Simulation {
     /// `Op::UnixSend/UnixRecv`.
     pub fn add_unix_pair(&mut self) -> u32 {
         self.kernel.add_unix_pair()
+    }
+
+    /// An empty directory (kernel/namei.rs); returns its id for `Op::FsCreate/FsMkdirExists`.
+    pub fn add_dir(&mut self) -> u32 {
+        self.kernel.add_dir()
     }
 
     /// Binds a task running `program` in `mm` to `cpu`, starting at time 0.
@@ -305,6 +332,14 @@ impl Simulation {
 
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
         self.charge_gap(cpu, now);
+        let c = &mut self.ev.run[cpu as usize];
+        if !c.irq_pending && !c.tick_pending && !self.kernel.in_irq(cpu) {
+            if let Some(rest) = c.resume.take() {
+                // The interrupted step goes on; its time is charged already.
+                self.end_step(cpu, now, rest, true);
+                return;
+            }
+        }
         // The buckets before the step, copied only when there is jitter to spread over them.
         let before = self.noise.jitters().then(|| self.times[cpu as usize]);
         if let Some(d) = self.run_step(cpu, now, warmup, end) {
@@ -312,8 +347,32 @@ impl Simulation {
                 Some(b) => self.jitter(cpu, b, d),
                 None => d,
             };
-            self.finish_step(cpu, now + d);
+            let irqs_on = std::mem::take(&mut self.ev.run[cpu as usize].irqs_on);
+            self.end_step(cpu, now, d, irqs_on);
         }
+    }
+
+    /// Ends the step that started at `now` and takes `d`. With interrupts enabled, an IPI or a
+    /// tick (on a busy CPU) arriving inside it interrupts it there: the step ends at the arrival
+    /// and what remains of it runs after the handler (DESIGN.md rule 3, issue 13 item 1). An IPI
+    /// sent later to arrive inside it cuts it the same way (`Events::send_ipi`).
+    fn end_step(&mut self, cpu: u32, now: Ps, d: Ps, irqs_on: bool) {
+        let c = &mut self.ev.run[cpu as usize];
+        c.irqs_on = false;
+        c.irq_step = None;
+        let end = now + d;
+        if irqs_on {
+            let inside = |t: &Ps| *t > now && *t < end;
+            let ipi = c.arrivals.first().copied().filter(inside);
+            let tick = c.tick_at.filter(inside).filter(|_| self.kernel.has_task(cpu));
+            if let Some(at) = ipi.into_iter().chain(tick).min() {
+                c.resume = Some(end - at);
+                self.finish_step(cpu, at);
+                return;
+            }
+            c.irq_step = Some((now, end));
+        }
+        self.finish_step(cpu, end);
     }
 
     /// Runs one step on `cpu`: an interrupt (the call-function IPI before the tick, as their
@@ -389,7 +448,7 @@ impl Simulation {
     fn finish_step(&mut self, cpu: u32, at: Ps) {
         self.ev.run[cpu as usize].busy_until = at;
         let c = &self.ev.run[cpu as usize];
-        if !self.kernel.spinning(cpu) || c.irq_pending || c.tick_pending {
+        if !self.kernel.spinning(cpu) || c.irq_pending || c.tick_pending || c.resume.is_some() {
             self.ev.schedule(cpu, at);
         }
     }

@@ -43,6 +43,11 @@ impl CpuMask {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
 
+    /// The lowest CPU id in the set (`cpumask_first`).
+    pub fn first(&self) -> Option<u32> {
+        self.0.iter().enumerate().find(|(_, &w)| w != 0).map(|(i, w)| i as u32 * 64 + w.trailing_zeros())
+    }
+
     /// Any CPU other than `cpu` (`cpumask_any_but`).
     pub fn any_but(&self, cpu: u32) -> Option<u32> {
         self.iter().find(|&c| c != cpu)

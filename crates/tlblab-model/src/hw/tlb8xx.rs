@@ -279,6 +279,19 @@ impl Tlb8xx {
         self.slots.iter().position(|s| s.is_some_and(|e| e.matches(ea, casid)))
     }
 
+    /// The physical address if `ea` hits (for a store: an entry with C set), counted as a hit;
+    /// `None` leaves the miss or changed fault to [`Self::lookup`] (the simulator's fast path).
+    #[inline]
+    pub fn hit(&mut self, ea: u32, casid: u8, store: bool) -> Option<u32> {
+        let e = self.slots.iter().flatten().find(|e| e.matches(ea, casid))?;
+        if store && !e.changed {
+            return None;
+        }
+        let pa = e.translate(ea);
+        self.stats.hits += 1;
+        Some(pa)
+    }
+
     /// Translate `ea` in address space `casid`; `store` for a data store (checks the C bit).
     /// Counts a hit, a miss or a changed fault.
     #[inline]

@@ -27,6 +27,7 @@
 use std::collections::VecDeque;
 
 use super::ctx::Ctx;
+use super::iov_iter::CopyRate;
 use super::net::{self, NetCaches};
 use super::slab::Object;
 use super::{Continuation, Kernel};
@@ -59,7 +60,7 @@ pub fn default_sndbuf() -> u64 {
 pub struct Costs {
     pub send: Ps,
     pub recv: Ps,
-    pub copy_byte_ps: f64,
+    pub copy: CopyRate,
 }
 
 impl Costs {
@@ -69,12 +70,8 @@ impl Costs {
         Ok(Costs {
             send: Ps::from_cycles(ipc.unix_send_cycles.value, mhz),
             recv: Ps::from_cycles(ipc.unix_recv_cycles.value, mhz),
-            copy_byte_ps: 1e6 / p.memory.memcpy_mbps.value,
+            copy: CopyRate::from_profile(p),
         })
-    }
-
-    fn copy(&self, bytes: u64) -> Ps {
-        Ps((self.copy_byte_ps * bytes as f64).round() as u64)
     }
 }
 
@@ -148,14 +145,10 @@ impl Kernel {
         }
     }
 
-    /// Wakes every task in `who` (a non-exclusive wait queue).
+    /// Wakes every task in `who` (a non-exclusive wait queue, kernel/wait.rs).
     fn unix_wake(&mut self, ctx: &mut Ctx, who: Vec<usize>, at: Ps) -> Vec<usize> {
-        self.counters.af_unix.unix_wakeups += who.len() as u64;
-        for &w in &who {
-            self.wake(ctx, w, at);
-        }
-        let mut who = who;
-        who.clear();
+        let (who, n) = self.wake_up_all(ctx, who, at);
+        self.counters.af_unix.unix_wakeups += n;
         who
     }
 
@@ -196,7 +189,7 @@ impl Kernel {
         };
         // skb->truesize = SKB_TRUESIZE(ksize(head) - SKB_DATA_ALIGN(sizeof(skb_shared_info))).
         let truesize = net::skb_truesize(ksize - net::skb_data_align(net::SKB_SHARED_INFO));
-        let work = c.send + c.copy(len);
+        let work = c.send + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
         self.unix[pair as usize].wmem += truesize;
@@ -242,7 +235,7 @@ impl Kernel {
             drained.push(p.queue.pop_front().expect("the skb just read"));
         }
         self.unix[pair as usize].lock.release_at(now);
-        let work = c.recv + c.copy(copied);
+        let work = c.recv + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
         for skb in drained {

@@ -90,13 +90,14 @@ impl Kernel {
     /// `[page_alloc]` section (`run::run` checks it first and reports its absence).
     pub fn boot(profile: &MachineProfile, config: KernelConfig) -> Kernel {
         let topo = Topology::from_profile(&profile.topology);
+        let node_pages = config.node_pages.unwrap_or(PAGES_PER_NODE);
         // The MPC8xx machine runs dd's own paths and has no allocator section.
         let page_alloc = profile.page_alloc.is_some().then(|| {
             PageAlloc::new(
                 config.page_alloc,
                 PageAllocCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
                 &topo,
-                PAGES_PER_NODE,
+                node_pages,
             )
         });
         // SLUB on the machines whose profile costs it (`[slab]`), over their page allocator.
@@ -112,6 +113,16 @@ impl Kernel {
         let net = match (&slab, profile.net.is_some()) {
             (Some(_), true) => Some(super::socket::Net::new(
                 super::socket::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+            )),
+            _ => None,
+        };
+        // File creation where SLUB runs and the profile costs the paths (`[fs]`).
+        let mut slab = slab;
+        let fs = match (&mut slab, profile.fs.is_some()) {
+            (Some(s), true) => Some(super::namei::Fs::new(
+                super::namei::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                s,
+                0,
             )),
             _ => None,
         };
@@ -148,6 +159,7 @@ impl Kernel {
                 user_flush_pending: false,
                 kpaths: Box::new([NO_KPATH; NR_PATHS]),
                 flush_info_line: CacheLine::new(),
+                sending: None,
             })
             .collect();
         // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
@@ -215,11 +227,13 @@ impl Kernel {
             tasks: Vec::new(),
             mms: Vec::new(),
             files: Vec::new(),
-            frames: Frames::new(PAGES_PER_NODE * topo.sockets as u64),
+            frames: Frames::new(node_pages * topo.sockets as u64),
             page_alloc,
+            vmscan: super::vmscan::Vmscan::new(profile, topo.sockets, node_pages, topo.cpus()),
             slab,
             slab_events: Vec::new(),
             net,
+            fs,
             oracle,
             pipes: Vec::new(),
             unix: Vec::new(),

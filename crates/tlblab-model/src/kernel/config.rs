@@ -19,6 +19,7 @@ use super::mmu_8xx::{Ppc8xxKnobs, Writeback};
 use super::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill};
 use super::text::TextKnobs;
 use super::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
+use super::vmscan::{ReclaimKnobs, UnmapFlush};
 
 /// A named kernel configuration.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -35,6 +36,12 @@ pub struct KernelConfig {
     /// The page allocator's era: which orders the per-CPU lists hold, batch, high, refill and
     /// drain (kernel/page_alloc.rs).
     pub page_alloc: PageAllocConfig,
+    /// Page reclaim (kernel/vmscan.rs, kernel/rmap.rs): how `try_to_unmap` flushes, and
+    /// `SWAP_CLUSTER_MAX`.
+    pub reclaim: ReclaimKnobs,
+    /// Page frames per NUMA node (`node_mib` in `[page_alloc]`): `None` is kernel/gfp.rs's
+    /// `PAGES_PER_NODE`. A reclaim workload scales memory down with it.
+    pub node_pages: Option<u64>,
     /// The range policy is derived from the machine for `flushall_shift` presets: `None` means
     /// "use the per-family shift table" (`post_fix` chooses the table).
     pub shift_from_table: Option<bool>,
@@ -55,6 +62,11 @@ pub struct Knobs {
     /// Absent from results recorded before the allocator was wired in (they ran without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_alloc: Option<PageAllocConfig>,
+    /// Absent from results recorded before reclaim was modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reclaim: Option<ReclaimKnobs>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_pages: Option<u64>,
 }
 
 /// The recorded form of a [`KernelConfig`].
@@ -67,7 +79,7 @@ struct Recorded {
 
 impl From<Recorded> for KernelConfig {
     fn from(r: Recorded) -> KernelConfig {
-        let Knobs { flush, mm, text, ppc8xx, page_alloc } = r.flush;
+        let Knobs { flush, mm, text, ppc8xx, page_alloc, reclaim, node_pages } = r.flush;
         KernelConfig {
             name: r.name,
             description: String::new(),
@@ -77,6 +89,9 @@ impl From<Recorded> for KernelConfig {
             ppc8xx,
             // A result from before the allocator: it ran none; read it as v4.9's rules.
             page_alloc: page_alloc.unwrap_or_else(PageAllocConfig::v4_9),
+            // A result from before reclaim: nothing was ever reclaimed; read it as v4.3+'s rules.
+            reclaim: reclaim.unwrap_or(ReclaimKnobs::V4_3),
+            node_pages,
             shift_from_table: r.shift_from_table,
         }
     }
@@ -322,12 +337,13 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "writeback",
         section: "ppc8xx",
-        allowed: "bdflush | in-context",
+        allowed: "bdflush | pdflush | in-context",
         doc:
-            "MPC8xx: who writes dirty pages back, 2.4's bdflush thread or 2.6's writer in balance_dirty_pages",
+            "MPC8xx: who writes dirty pages back: 2.4's bdflush thread, 2.6's pdflush thread (woken over the background threshold), or the writer itself in balance_dirty_pages (2.6 over the dirty threshold)",
         apply: |k, v| {
             ppc(k).writeback = match v {
                 "bdflush" => Writeback::Bdflush,
+                "pdflush" => Writeback::Pdflush,
                 "in-context" => Writeback::InContext,
                 _ => return Err(None),
             };
@@ -338,7 +354,7 @@ pub const KNOBS: &[Knob] = &[
         name: "writeback_batch",
         section: "ppc8xx",
         allowed: "pages, 1..=100000",
-        doc: "MPC8xx: pages per writeback round (2.4 bdflush ndirty in pages, 2.6 ratelimit_pages)",
+        doc: "MPC8xx: pages per writeback round (2.4 bdflush ndirty in pages; 2.6 the dirty pages pdflush finds per wake-up, or write_chunk in the writer's context)",
         apply: |k, v| match v.parse::<u32>() {
             Ok(n) if (1..=100_000).contains(&n) => {
                 ppc(k).writeback_batch = n;
@@ -476,10 +492,54 @@ pub const KNOBS: &[Knob] = &[
             Ok(())
         },
     },
+    Knob {
+        name: "node_mib",
+        section: "page_alloc",
+        allowed: "MiB, 16..=4096, a multiple of 4 (default 4096: kernel/gfp.rs PAGES_PER_NODE)",
+        doc: "memory per NUMA node; reclaim workloads scale the machine's memory down with it",
+        apply: |k, v| {
+            let mib: u64 = v.parse().map_err(|_| None)?;
+            if !(16..=4096).contains(&mib) || mib % 4 != 0 {
+                return Err(None);
+            }
+            k.node_pages = Some(mib << 8);
+            Ok(())
+        },
+    },
+    Knob {
+        name: "unmap_flush",
+        section: "reclaim",
+        allowed: "per-page | batched",
+        doc: "how try_to_unmap flushes during reclaim: ptep_clear_flush, one flush and IPI round per \
+              page (up to v4.2), or TTU_BATCH_FLUSH, one full-flush round per shrink_page_list \
+              batch (v4.3+)",
+        apply: |k, v| {
+            k.reclaim.unmap_flush = match v {
+                "per-page" => UnmapFlush::PerPage,
+                "batched" => UnmapFlush::Batched,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "swap_cluster_max",
+        section: "reclaim",
+        allowed: "pages, 1..=1024 (32 in every release; 256 in Mel Gorman's 2015 v7 4/4)",
+        doc: "SWAP_CLUSTER_MAX: pages isolated per shrink_inactive_list batch (COMPACT_CLUSTER_MAX \
+              follows it)",
+        apply: |k, v| match v.parse::<u32>() {
+            Ok(n) if (1..=1024).contains(&n) => {
+                k.reclaim.swap_cluster_max = n;
+                Ok(())
+            }
+            _ => Err(None),
+        },
+    },
 ];
 
 /// The subsystem sections a preset file may have.
-pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc"];
+pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim"];
 
 /// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
 fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
@@ -512,6 +572,8 @@ impl KernelConfig {
             text: self.text,
             ppc8xx: self.ppc8xx,
             page_alloc: Some(self.page_alloc),
+            reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
+            node_pages: self.node_pages,
         }
     }
 
@@ -642,7 +704,8 @@ fn required(k: &KernelConfig) -> impl Fn(&str) -> bool {
             | "pcp_drain"
             | "drain_picks_outside_lock"
             | "min_free_kbytes_max"
-            | "watermark_scale_factor" => false,
+            | "watermark_scale_factor"
+            | "node_mib" => false,
             _ => true,
         },
     }
@@ -667,6 +730,8 @@ fn blank() -> KernelConfig {
         text: TextKnobs { kernel_tlb: false },
         ppc8xx: None,
         page_alloc: PageAllocConfig::v4_9(),
+        reclaim: ReclaimKnobs::V4_3,
+        node_pages: None,
         shift_from_table: None,
     }
 }

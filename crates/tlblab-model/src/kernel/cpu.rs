@@ -50,6 +50,8 @@ pub struct Cpu {
     /// `get_flush_tlb_info`; older kernels kept it on the initiator's stack, the same single
     /// line): written when it sets up a flush, read by every handler of that flush.
     pub flush_info_line: CacheLine,
+    /// A `smp_call_function_many` enqueue loop an interrupt stopped (kernel/smp.rs).
+    pub sending: Option<Box<super::smp::SendLoop>>,
 }
 
 /// Bound on `Cpu::flushed` (pages never touched again would otherwise pile up).

@@ -29,6 +29,9 @@ pub trait Engine {
     fn next_arrival(&self, cpu: u32) -> Option<Ps>;
     /// An interrupt has arrived on `cpu` and is not taken yet.
     fn irq_pending(&self, cpu: u32) -> bool;
+    /// `cpu`'s current step runs with interrupts enabled: one arriving before it ends is taken
+    /// at its arrival, and the rest of the step runs after the handler.
+    fn irqs_on(&mut self, cpu: u32);
 }
 
 /// The context of one kernel step on one CPU.
@@ -101,6 +104,18 @@ impl<'a> Ctx<'a> {
             }
         }
         self.eng.next_arrival(self.cpu).is_some_and(|a| a <= t)
+    }
+
+    /// This step runs with interrupts enabled (a user computation, a page fault or a system
+    /// call body: x86 takes interrupts there), so an interrupt arriving during it is taken at
+    /// once, not at its end. Its effects stay where the step put them; only its end moves.
+    pub fn irqs_on(&mut self) {
+        self.eng.irqs_on(self.cpu);
+    }
+
+    /// An interrupt arrives on this CPU by `t`, or waits to be taken.
+    pub fn irq_by(&self, t: Ps) -> bool {
+        self.eng.irq_pending(self.cpu) || self.eng.next_arrival(self.cpu).is_some_and(|a| a <= t)
     }
 
     /// No interrupt is on its way to this CPU or waiting to be taken.

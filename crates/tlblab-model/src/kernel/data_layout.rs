@@ -36,6 +36,10 @@ struct RawObject {
     stride: u64,
     #[serde(default)]
     span: u64,
+    /// The object moves on every `per` counts (default 1): an ext2 indirect block every 256
+    /// blocks, a radix-tree leaf every 64 pages.
+    #[serde(default)]
+    per: Option<u64>,
     /// `none` (default), `written`, `written-back`.
     #[serde(default)]
     index: Option<String>,
@@ -81,6 +85,8 @@ pub struct DataObject {
     pub size: u64,
     pub stride: u64,
     pub span: u64,
+    /// Counts per move (>= 1).
+    pub per: u64,
     pub index: Index,
     pub basis: String,
 }
@@ -96,7 +102,7 @@ impl DataObject {
             return self.addr;
         }
         let slots = (self.span / self.stride).max(1);
-        self.addr + self.stride * (n % slots)
+        self.addr + self.stride * ((n / self.per) % slots)
     }
 }
 
@@ -173,6 +179,12 @@ impl DataLayout {
                     "{key}: an object with index \"written\"/\"written-back\" needs stride > 0 and span >= stride; others neither"
                 ));
             }
+            let per = o.per.unwrap_or(1);
+            if per == 0 || (o.per.is_some() && index == Index::None) {
+                return err(format!(
+                    "{key}.per = {per}: must be >= 1, and only on an object with index \"written\"/\"written-back\""
+                ));
+            }
             if o.basis.trim().is_empty() {
                 return err(format!("{key}.basis: say where the address and size come from"));
             }
@@ -185,6 +197,7 @@ impl DataLayout {
                 size: o.size,
                 stride: o.stride,
                 span: o.span,
+                per,
                 index,
                 basis: o.basis.clone(),
             });

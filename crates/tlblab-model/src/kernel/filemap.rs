@@ -1,5 +1,14 @@
 //! The page cache (mm/filemap.c, v5.18), as far as the workloads use it: sparse files whose
 //! pages are read in (zero-filled) on first touch, and the files will-it-scale creates.
+//!
+//! With reclaim modelled (a profile with `[reclaim]`), a read fault on an uncached page reads
+//! around it (`do_sync_mmap_readahead`, v4.2): `ra_pages` (`VM_MAX_READAHEAD` = 128 KiB = 32
+//! pages) centred on the fault, the pages already cached skipped; each new page costs its
+//! allocation (simulated), its zeroing (a hole: no I/O) and the profile's
+//! `reclaim.pagecache_fill_page_cycles`, and joins the inactive file LRU through the CPU's
+//! pagevec (kernel/vmscan.rs). Not modelled: the asynchronous readahead marker
+//! (`PG_readahead`) and `mmap_miss`, which would only change the window's placement for a
+//! sequential reader.
 
 use super::ctx::Ctx;
 use super::frames::Owner;
@@ -9,6 +18,19 @@ use crate::time::Ps;
 
 /// A page-cache slot with no page.
 pub const NO_PAGE: u64 = u64::MAX;
+
+/// `VM_MAX_READAHEAD` (128 KiB) in pages: the default `ra_pages` (v4.2).
+pub const RA_PAGES: u64 = 32;
+
+crate::kernel::vmstat::counters! {
+    /// Page-cache fills, counted.
+    Counters {
+        /// Pages read into the page cache (holes of sparse files: zero-filled).
+        pagecache_fills,
+        /// Read-around calls (`do_sync_mmap_readahead` -> `ra_submit`).
+        readahead_calls,
+    }
+}
 
 impl Kernel {
     /// A page-cache page of `file`, read in (zero-filled: the files are sparse) if absent.
@@ -23,10 +45,34 @@ impl Kernel {
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, Bucket::Fault);
         self.files[file as usize][index as usize] = pfn;
         self.counters.memory.pages_zeroed += 1;
-        // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
-        ctx.charge(Bucket::Fault, self.costs.mm.page_alloc);
+        self.counters.filemap.pagecache_fills += 1;
         ctx.charge(Bucket::Zeroing, self.costs.mm.clear_page);
-        (pfn, a + self.costs.mm.page_alloc + self.costs.mm.clear_page)
+        let Some(fill) = self.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
+            // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
+            ctx.charge(Bucket::Fault, self.costs.mm.page_alloc);
+            return (pfn, a + self.costs.mm.page_alloc + self.costs.mm.clear_page);
+        };
+        // With reclaim: the fill's own path, and the LRU add through the pagevec.
+        ctx.charge(Bucket::Fault, fill);
+        let d = a + fill + self.costs.mm.clear_page;
+        let lru = self.lru_cache_add(ctx, at + d, pfn);
+        (pfn, d + lru)
+    }
+
+    /// `do_sync_mmap_readahead`'s read-around for a fault at `index` of `file` (`pages` long),
+    /// at `at`: reads in the uncached pages of the `RA_PAGES` window centred on it, the faulting
+    /// page among them. Returns the time taken.
+    pub(super) fn read_around(&mut self, ctx: &mut Ctx, at: Ps, file: u32, index: u64) -> Ps {
+        let pages = self.files[file as usize].len() as u64;
+        let start = index.saturating_sub(RA_PAGES / 2);
+        let end = (start + RA_PAGES).min(pages);
+        self.counters.filemap.readahead_calls += 1;
+        let mut d = Ps::ZERO;
+        for i in start..end {
+            let (_, c) = self.page_cache_page(ctx, at + d, file, i);
+            d += c;
+        }
+        d
     }
 
     /// `open` + `ftruncate` + `unlink` of a `pages`-page file for task `t` (its id goes in
@@ -47,7 +93,9 @@ impl Kernel {
         let slots = (0..pages)
             .map(|index| {
                 if cached {
-                    self.alloc_frame_untimed(ctx.cpu, ctx.now, Owner::PageCache { file, index })
+                    let pfn = self.alloc_frame_untimed(ctx.cpu, ctx.now, Owner::PageCache { file, index });
+                    self.vmscan.lru_add_untimed(pfn);
+                    pfn
                 } else {
                     NO_PAGE
                 }

@@ -33,6 +33,11 @@ pub enum Owner {
         cache: u16,
         inuse: u32,
     },
+    /// A page of the block device's page cache holding metadata block `block` of the file system
+    /// (an ext4 inode table or directory block, kernel/ext4.rs): never mapped here.
+    Buffer {
+        block: u64,
+    },
     /// The first page of a `kmalloc_large` block or a socket's page fragment.
     KernelBlock,
     /// Another page of a higher-order block whose first page is `head` (`compound_head`).

@@ -37,6 +37,8 @@ pub fn migratetype_of(owner: Owner) -> MigrateType {
         }
         // pipe_write's alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT): no __GFP_MOVABLE (v4.9).
         Owner::Pipe { .. } => MigrateType::Unmovable,
+        // sb_getblk -> __getblk_gfp(..., __GFP_MOVABLE) on the bdev mapping (v4.9).
+        Owner::Buffer { .. } => MigrateType::Movable,
     }
 }
 
@@ -64,6 +66,10 @@ impl Kernel {
         if !self.frames.assign(pfn, owner) {
             self.oracle.flag_handed_out_twice(pfn, self.frames.owner(pfn));
         }
+        // get_page_from_freelist found the zone at or below its low watermark: wake kswapd
+        // (kernel/vmscan.rs; only a workload that reclaims has one).
+        let node = self.page_alloc.as_ref().unwrap().node_of_cpu(ctx.cpu) as usize;
+        self.maybe_wake_kswapd(ctx, out.done, node);
         let d = out.done - at;
         ctx.charge(Bucket::LockWait, out.lock_wait);
         ctx.charge(bucket, d - out.lock_wait);

@@ -122,6 +122,8 @@ impl Kernel {
                         if c.take_flushed(va >> PAGE_SHIFT) {
                             self.counters.memory.tlb_misses_after_flush += 1;
                         }
+                        // The walk sets the PTE's accessed bit.
+                        self.vmscan.mark_young(p.pfn);
                         let payload = TlbPayload::new(p.pfn, p.writable);
                         c.tlb.fill(a, Translation { size: PageSize::Size4K, payload, global: false });
                         c.note_filled(pcid, va >> PAGE_SHIFT);
@@ -160,6 +162,9 @@ impl Kernel {
     /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
     /// fault-around, COW of private file pages, shared-file write notify.
     pub fn fault(&mut self, ctx: &mut Ctx, mm: MmId, va: u64, write: bool) -> Ps {
+        // exc_page_fault re-enables interrupts once CR2 is read (v5.18 do_user_addr_fault):
+        // an IPI is taken inside the handler, not after it.
+        ctx.irqs_on();
         self.counters.memory.page_faults += 1;
         let addr = va & !(PAGE_SIZE - 1);
         let vpn = addr >> PAGE_SHIFT;
@@ -243,8 +248,23 @@ impl Kernel {
                 // page of the 16-page aligned window, mapping read-only those whose PTE is
                 // none); a faulting page that was not cached is then read in by __do_fault.
                 let was_cached = self.files[f as usize][index as usize] != NO_PAGE;
-                let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
+                let reclaim = self.vmscan.costs.is_some();
+                if reclaim && !was_cached && self.should_direct_reclaim(ctx.cpu, super::filemap::RA_PAGES) {
+                    // The read-around's allocations would take the zone below min: reclaim in
+                    // this task first (__alloc_pages_direct_reclaim); the access then refaults.
+                    let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
+                    self.direct_reclaim(ctx, t);
+                    return d;
+                }
+                let (pfn, c) = if reclaim && !was_cached {
+                    let c = self.read_around(ctx, ctx.now + d, f, index);
+                    (self.files[f as usize][index as usize], c)
+                } else {
+                    self.page_cache_page(ctx, ctx.now + d, f, index)
+                };
                 d += c;
+                // v4.2 installs young PTEs (do_set_pte); the accessed bit reclaim ages by.
+                self.vmscan.mark_young(pfn);
                 let win = FAULT_AROUND_PAGES * PAGE_SIZE;
                 let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
                 let mut visited = was_cached as u64;
@@ -261,6 +281,7 @@ impl Kernel {
                                     a,
                                     Pte { pfn: cached, present: true, writable: false, dirty: false },
                                 );
+                                self.vmscan.mark_young(cached);
                             }
                         }
                     }

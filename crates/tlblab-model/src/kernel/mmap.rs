@@ -89,6 +89,8 @@ impl Kernel {
     }
 
     fn syscall_body(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
+        // System calls run with interrupts enabled.
+        ctx.irqs_on();
         let mm = self.tasks[t].mm;
         match op {
             Op::Mmap { len, kind, reg } => {

@@ -46,10 +46,20 @@ pub struct Ppc8xxKnobs {
     pub writeback_batch: u32,
 }
 
+/// Who writes the dirty pages back. On this uniprocessor a kernel thread's time is real time but
+/// not dd's user or sys time (`time` reports the task's own ticks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Writeback {
+    /// 2.4.0 fs/buffer.c: `balance_dirty` wakes the `bdflush` thread over the soft limit; it runs
+    /// in dd's borrowed mm, and the switch back to dd is a `set_context` (`tlbia` in 2.4.0).
     Bdflush,
+    /// 2.6.12-rc2 mm/page-writeback.c: `balance_dirty_pages` (every `ratelimit_pages` dirtied
+    /// pages) wakes a `pdflush` thread for `background_writeout` once the dirty pages exceed
+    /// `dirty_background_ratio`; it writes them all (1024 a chunk) in its own context.
+    Pdflush,
+    /// The writer itself (2.6 `balance_dirty_pages` over `vm_dirty_ratio`: `writeback_inodes`
+    /// of `write_chunk` pages in dd's context, its sys time).
     InContext,
 }
 
@@ -58,6 +68,8 @@ pub enum Writeback {
 pub enum Mode {
     User,
     Kernel,
+    /// A kernel thread (bdflush, pdflush): real time, neither dd's user nor its sys time.
+    KernelThread,
 }
 
 /// Clocks a step took, split as the report needs them.
@@ -132,6 +144,10 @@ fn kernel_paths(text: &TextLayout, data: &DataLayout) -> Result<Paths8xx, String
         sys_write: path("sys_write")?,
         writeback: path("writeback")?,
         timer_tick: path("timer_tick")?,
+        // Optional: a tick taken in user mode (2.6 `account_user_time`); else `timer_tick`.
+        timer_tick_user: text.paths().iter().position(|p| p.name == "timer_tick_user"),
+        // Optional: once per writeback round (2.6's writeback_inodes descent).
+        writeback_round: text.paths().iter().position(|p| p.name == "writeback_round"),
     })
 }
 
@@ -169,6 +185,8 @@ pub struct Machine8xx {
     pub next_tick: Ps,
     pub tick: Ps,
     pub mhz: u64,
+    /// The mode of the last operation run: a tick that fell inside it interrupted that mode.
+    pub last_mode: Mode,
 }
 
 impl Machine8xx {
@@ -233,6 +251,7 @@ impl Machine8xx {
             counters: Counters::default(),
             written: 0,
             written_back: 0,
+            last_mode: Mode::User,
         };
         m.map_user_pages();
         Ok(m)
@@ -295,6 +314,10 @@ impl Machine8xx {
     /// Translate `ea` for one access; on a miss take the exception the walker names and run the
     /// handler. Returns the physical address and the handler clocks.
     fn translate(&mut self, side: Side, ea: u32, store: bool) -> (u32, u64) {
+        let casid = self.mmu.casid;
+        if let Some(pa) = self.mmu.tlb(side).hit(ea, casid, store && side == Side::Data) {
+            return (pa, 0);
+        }
         let kind = match (side, store) {
             (Side::Instruction, _) => AccessKind::Fetch,
             (Side::Data, false) => AccessKind::Load,
@@ -381,6 +404,7 @@ impl Machine8xx {
         match mode {
             Mode::User => self.counters.user_clocks += c.total(),
             Mode::Kernel => self.counters.sys_clocks += c.total(),
+            Mode::KernelThread => self.counters.kthread_clocks += c.total(),
         }
     }
 

@@ -148,6 +148,7 @@ impl Kernel {
                 Ps::ZERO
             }
             Step::FreeGathered => {
+                ctx.irqs_on();
                 let pages = std::mem::take(&mut self.tasks[t].gathered);
                 // release_pages after the flush (tlb_finish_mmu -> tlb_flush_mmu_free): per page
                 // the LRU removal and uncharge (page_free), then __free_pages to the allocator.

@@ -19,22 +19,28 @@ pub mod config;
 pub mod cpu;
 pub mod ctx;
 pub mod data_layout;
+pub mod dcache;
+pub mod ext4;
+pub mod file_table;
 pub mod filemap;
 pub mod frames;
 pub mod gfp;
 pub mod head_8xx;
+pub mod iov_iter;
 pub mod memory;
 pub mod mm;
 pub mod mmap;
 pub mod mmu_8xx;
 pub mod mmu_gather;
 pub mod mmzone;
+pub mod namei;
 pub mod net;
 pub mod oracle;
 pub mod page_alloc;
 pub mod pipe;
 pub mod preset;
 pub mod read_write;
+pub mod rmap;
 pub mod rwsem;
 pub mod sched;
 pub mod slab;
@@ -46,7 +52,9 @@ pub mod text;
 pub mod tick_sched;
 pub mod tlbflush;
 pub mod tlbmiss;
+pub mod vmscan;
 pub mod vmstat;
+pub mod wait;
 
 use boot::Costs;
 use config::KernelConfig;
@@ -80,12 +88,18 @@ pub enum Continuation {
     Gather(mmu_gather::Step),
     /// A `flush_tlb_mm_range` call (tlbflush.rs).
     Flush(tlbflush::Step),
+    /// Page reclaim: kswapd or a direct reclaimer (vmscan.rs, rmap.rs).
+    Reclaim(vmscan::Step),
     /// A pipe read or write after its task slept (pipe.rs).
     Pipe(pipe::Step),
     /// An AF_UNIX send or receive after its task slept (af_unix.rs).
     Unix(af_unix::Step),
     /// A socket call's body and the loopback delivery (socket.rs).
     Net(socket::Step),
+    /// The part of a file creation under its directory's lock (namei.rs).
+    Fs(namei::Step),
+    /// The rest of a cross-CPU call's enqueue loop after an interrupt (smp.rs).
+    Smp(smp::Step),
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -111,12 +125,16 @@ pub struct Kernel {
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<page_alloc::PageAlloc>,
+    /// The LRU lists, kswapd and the reclaimers' state (vmscan.rs).
+    pub vmscan: vmscan::Vmscan,
     /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
     pub slab: Option<slab::Slab>,
     /// Scratch for the page-allocator calls SLUB reports (kernel/slab.rs).
     slab_events: Vec<slab::PageEvent>,
     /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
     pub net: Option<socket::Net>,
+    /// Directories and file creation (namei.rs, ext4.rs), on a machine with SLUB and `[fs]`.
+    pub fs: Option<namei::Fs>,
     pub oracle: Oracle,
     /// Pipes (kernel/pipe.rs), by id.
     pub pipes: Vec<pipe::Pipe>,
@@ -198,17 +216,23 @@ impl Kernel {
                 self.access(ctx, t, va, kind)
             }
             Op::Compute(d) => {
+                ctx.irqs_on();
                 ctx.charge(Bucket::User, d);
                 d
             }
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::Kswapd => self.kswapd(ctx, t),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
             Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
             Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
             Op::UnixRecv { pair, len } => self.unix_recv(ctx, t, pair, len),
             Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
+            Op::FsCreate { dir, name_len } => self.fs_create(ctx, t, dir, name_len),
+            Op::FsMkdirExists { dir } => self.fs_mkdir_exists(ctx, t, dir),
+            Op::FsWriteEmpty => self.fs_write_empty(ctx),
+            Op::FsClose => self.fs_close(ctx, t),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }
@@ -221,9 +245,12 @@ impl Kernel {
             Continuation::Mm(s) => self.mm_step(ctx, t, s),
             Continuation::Gather(s) => self.gather_step(ctx, t, s),
             Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Reclaim(s) => self.reclaim_step(ctx, t, s),
             Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
             Continuation::Unix(s) => self.unix_step(ctx, t, s),
             Continuation::Net(s) => self.socket_step(ctx, t, s),
+            Continuation::Fs(s) => self.fs_step(ctx, t, s),
+            Continuation::Smp(smp::Step::Send) => self.send_loop(ctx, ctx.now),
         }
     }
 

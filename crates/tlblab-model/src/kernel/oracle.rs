@@ -132,6 +132,22 @@ impl Oracle {
         if m.pte(vpn << PAGE_SHIFT).is_some_and(|p| p.present && p.pfn == pfn) {
             self.flag(format!("pfn {pfn} freed while mm {mm} still maps it at vpn {vpn:#x}"));
         }
+        self.check_translation_gone(pfn, mm, vpn, mms, cpus, view);
+    }
+
+    /// `pfn` is about to be freed (or written back) after `mm`'s mapping of it at `vpn` was
+    /// removed: no CPU may still hold a usable translation of `vpn` to it (page reclaim checks
+    /// every mapping its unmap removed this way).
+    pub fn check_translation_gone<C>(
+        &mut self,
+        pfn: u64,
+        mm: MmId,
+        vpn: u64,
+        mms: &[Mm],
+        cpus: &[C],
+        view: impl Fn(&C) -> (&TlbHierarchy, &TlbState),
+    ) {
+        let m = &mms[mm as usize];
         // Only a CPU that ever filled a translation to the frame can hold one.
         let fillers = self.fillers_of(pfn);
         if fillers.is_empty() {
@@ -155,12 +171,10 @@ impl Oracle {
                     tlb.peek(vpn << PAGE_SHIFT, pcid),
                     Some((PageSize::Size4K, payload)) if payload.pfn() == pfn
                 );
-                {
-                    if held {
-                        self.flag(format!(
-                            "pfn {pfn} freed while cpu {cpu} can still translate mm {mm} vpn {vpn:#x} to it"
-                        ));
-                    }
+                if held {
+                    self.flag(format!(
+                        "pfn {pfn} freed while cpu {cpu} can still translate mm {mm} vpn {vpn:#x} to it"
+                    ));
                 }
             }
         }

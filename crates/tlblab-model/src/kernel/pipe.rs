@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 
 use super::ctx::Ctx;
 use super::frames::Owner;
+use super::iov_iter::CopyRate;
 use super::mm::PAGE_SIZE;
 use super::Continuation;
 use super::Kernel;
@@ -70,8 +71,8 @@ pub struct Costs {
     pub write: Ps,
     /// `sys_read` -> `vfs_read` -> `pipe_read`, likewise.
     pub read: Ps,
-    /// Copying one byte between user space and a pipe page (the profile's memcpy rate).
-    pub copy_byte_ps: f64,
+    /// Copying between user space and a pipe page (the profile's memcpy rate).
+    pub copy: CopyRate,
 }
 
 impl Costs {
@@ -81,13 +82,8 @@ impl Costs {
         Ok(Costs {
             write: Ps::from_cycles(ipc.pipe_write_cycles.value, mhz),
             read: Ps::from_cycles(ipc.pipe_read_cycles.value, mhz),
-            // MB/s = 10^6 bytes per 10^12 ps.
-            copy_byte_ps: 1e6 / p.memory.memcpy_mbps.value,
+            copy: CopyRate::from_profile(p),
         })
-    }
-
-    fn copy(&self, bytes: u64) -> Ps {
-        Ps((self.copy_byte_ps * bytes as f64).round() as u64)
     }
 }
 
@@ -199,12 +195,8 @@ impl Kernel {
     /// `wake_up_interruptible_sync_poll(&pipe->wait, ...)`: every sleeper is woken.
     fn pipe_wake(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) {
         let waiters = std::mem::take(&mut self.pipes[pipe as usize].waiters);
-        self.counters.pipe.pipe_wakeups += waiters.len() as u64;
-        for &w in &waiters {
-            self.wake(ctx, w, at);
-        }
-        let mut waiters = waiters;
-        waiters.clear();
+        let (waiters, n) = self.wake_up_all(ctx, waiters, at);
+        self.counters.pipe.pipe_wakeups += n;
         self.pipes[pipe as usize].waiters = waiters;
     }
 
@@ -252,7 +244,7 @@ impl Kernel {
             }
         }
         self.counters.pipe.pipe_writes += 1;
-        let work = c.write + c.copy(len);
+        let work = c.write + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
         self.pipe_unlock(pipe, now);
@@ -303,7 +295,7 @@ impl Kernel {
         // A short read returns what there was (hackbench reads again for the rest: here the
         // same call goes on after the next write, as its `goto again` would).
         self.counters.pipe.pipe_reads += 1;
-        let work = c.read + c.copy(copied);
+        let work = c.read + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
         self.pipe_unlock(pipe, now);

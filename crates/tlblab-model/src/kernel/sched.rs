@@ -103,13 +103,25 @@ impl Kernel {
     /// `t`'s slice is over and another task is runnable, the next one runs. Returns the cost.
     pub(super) fn preempt(&mut self, ctx: &mut Ctx, t: usize) -> Option<Ps> {
         let c = &self.cpus[ctx.cpu as usize];
+        // A woken kswapd preempts at once (CFS wake-up preemption: a thread that slept has the
+        // smallest vruntime; check_preempt_wakeup).
+        let kthread = c.runq.front().is_some_and(|&n| self.vmscan.preempts(n));
         if !c.runq.is_empty()
-            && (c.need_resched || ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1))
+            && (kthread
+                || c.need_resched
+                || ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1))
         {
             self.cpus[ctx.cpu as usize].need_resched = false;
             return Some(self.deschedule(ctx, true, ctx.now));
         }
         None
+    }
+
+    /// Whether task `t`'s time slice is over and another task waits for the CPU (what
+    /// `cond_resched()` in a long kernel loop tests: kswapd's reclaim loop).
+    pub(super) fn need_resched(&self, ctx: &Ctx, t: usize) -> bool {
+        let c = &self.cpus[ctx.cpu as usize];
+        !c.runq.is_empty() && ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1)
     }
 
     /// `__schedule()` on this CPU at `now` to `next`, which was runnable: `switch_mm`, restore the steps it

@@ -1,15 +1,18 @@
 //! The call-function IPI (kernel/smp.c, v5.18): per-CPU `call_single_queue`s of requests, and
 //! the interrupt that drains them (`generic_smp_call_function_single_interrupt` ->
 //! `flush_smp_call_function_queue`). The only requests modelled are TLB flushes; what a request
-//! does is tlbflush.rs's `flush_tlb_func`.
+//! does is tlbflush.rs's `flush_tlb_func` (or rmap.rs's batched flush); the sender's side is
+//! `call_function_many`.
 
 use std::collections::VecDeque;
 
 use super::ctx::Ctx;
 use super::text::Path;
-use super::Kernel;
+use super::tlbflush::{FlushInfo, Shootdown};
+use super::{Continuation, Kernel};
 use crate::attribution::Bucket;
 use crate::hw::coherence::RmwLine;
+use crate::hw::cpumask::CpuMask;
 use crate::time::Ps;
 
 crate::kernel::vmstat::counters! {
@@ -20,7 +23,25 @@ crate::kernel::vmstat::counters! {
         /// Remote `flush_tlb_func` calls (`nr_tlb_remote_flush_received`, the TLB row of
         /// /proc/interrupts): one per queued request, however many one interrupt drains.
         remote_flushes_received,
+        /// `smp_call_function_many` enqueue loops stopped by an interrupt (taken, then resumed).
+        send_loops_interrupted,
     }
+}
+
+/// What an interrupted [`Kernel::call_function_many`] continues with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The rest of the enqueue loop, the IPIs and the wait.
+    Send,
+}
+
+/// An enqueue loop in progress: the shootdown, the targets not yet queued, those to interrupt.
+#[derive(Debug, Clone)]
+pub struct SendLoop {
+    sd: usize,
+    left: CpuMask,
+    ipis: CpuMask,
+    post_local: bool,
 }
 
 /// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, and
@@ -94,16 +115,21 @@ impl Kernel {
             }
             self.cpus[ci].taken.pop_front();
             self.counters.smp.remote_flushes_received += 1;
-            let info = self.shootdowns[e.shootdown as usize].info;
+            let Shootdown { info, batch, .. } = self.shootdowns[e.shootdown as usize];
             // The csd line travels sender -> handler (read func/info), handler -> sender
             // (csd_unlock invalidates the sender's copy; its spin reads it back).
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
             d += hop;
             d += self.kernel_path(ctx, Path::FlushFunc);
-            // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen).
+            // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen); v4.3's
+            // batched flush passes its on-stack info the same way (flush_tlb_others).
             let i = info.initiator as usize;
             d += self.cpus[i].flush_info_line.read(cpu, now + d, &topo, &lines);
-            d += self.run_flush_func(cpu, now + d, &info);
+            d += if batch {
+                self.flush_tlb_batch_pages(cpu)
+            } else {
+                self.run_flush_func(cpu, now + d, &info)
+            };
             d += hop;
             let ack = now + d + hop;
             let s = &mut self.shootdowns[e.shootdown as usize];
@@ -129,5 +155,102 @@ impl Kernel {
     pub(super) fn send_ipi(&mut self, ctx: &mut Ctx, cpu: u32, at: Ps) {
         self.counters.smp.ipis_sent += 1;
         ctx.send_ipi(cpu, at);
+    }
+}
+
+impl Kernel {
+    /// `smp_call_function_many(targets, func, info, wait = 1)` from this CPU, its requests
+    /// ready at `t0` (kernel/smp.c, v5.18; the v3.9+ llist queues): per target, csd_lock and fill
+    /// the sender's csd for it (a store to a line the target wrote last, at its previous unlock),
+    /// then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
+    /// targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends), all
+    /// at the loop's end. Records the shootdown the sender waits on; with `post_local` the
+    /// sender then flushes itself (v5.13+ `concurrent_local`) and sets its `local_done`.
+    /// Returns the time from `t0` this step took; the loop may go on in a continuation.
+    pub(super) fn call_function_many(
+        &mut self,
+        ctx: &mut Ctx,
+        info: FlushInfo,
+        batch: bool,
+        targets: &CpuMask,
+        t0: Ps,
+        post_local: bool,
+    ) -> Ps {
+        let cpu = ctx.cpu;
+        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
+        // The record exists from the first enqueue: a target may take its request (and ack it)
+        // before the loop ends.
+        let record = Shootdown {
+            info,
+            initiator: cpu,
+            pending: targets.weight(),
+            last_ack: Ps::ZERO,
+            local_done: t0,
+            batch,
+        };
+        if sd == self.shootdowns.len() {
+            self.shootdowns.push(record);
+        } else {
+            self.shootdowns[sd] = record;
+        }
+        let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local };
+        self.cpus[cpu as usize].sending = Some(Box::new(l));
+        self.send_loop(ctx, t0)
+    }
+
+    /// The enqueue loop of [`Kernel::call_function_many`] from where it stands, at `t0`. It runs
+    /// with interrupts enabled (`smp_call_function_many_cond` warns if they are off): an IPI
+    /// arriving before the next enqueue stops the loop there, the engine takes it, and a
+    /// continuation goes on after the handler. The sender waits once every request is queued
+    /// and the IPIs are sent. Charges the sends (and the local flush); returns their time.
+    pub(super) fn send_loop(&mut self, ctx: &mut Ctx, t0: Ps) -> Ps {
+        let cpu = ctx.cpu;
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
+        let mut l = self.cpus[cpu as usize].sending.take().expect("a send loop to go on with");
+        let coalesce = self.config.flush.coalesce_ipis;
+        let mut send = Ps::ZERO;
+        while let Some(t) = l.left.first() {
+            if ctx.irq_by(t0 + send) {
+                self.counters.smp.send_loops_interrupted += 1;
+                self.cpus[cpu as usize].sending = Some(l);
+                ctx.then(Continuation::Smp(Step::Send));
+                ctx.charge(Bucket::IpiSend, send);
+                return send;
+            }
+            l.left.clear(t);
+            let q = &mut self.csqs[t as usize];
+            send += lines.transfer(topo.distance(cpu, t));
+            send += q.head.rmw(cpu, t0 + send, &topo, &lines);
+            let at = t0 + send;
+            if q.entries.is_empty() || !coalesce {
+                l.ipis.set(t);
+            }
+            // Senders run in step order, not enqueue order: keep the queue sorted by time.
+            let csd = Csd { at, shootdown: l.sd as u32 };
+            if q.entries.back().is_none_or(|b| b.at <= at) {
+                q.entries.push_back(csd);
+            } else {
+                let i = q.entries.partition_point(|e| e.at <= at);
+                q.entries.insert(i, csd);
+            }
+        }
+        let mut fan = std::mem::take(&mut self.fan);
+        let (busy, _) = ipi.fanout_into(&l.ipis, &mut fan);
+        let icr_t0 = t0 + send;
+        send += busy;
+        for &(t, at) in &fan {
+            self.send_ipi(ctx, t, icr_t0 + at);
+        }
+        self.fan = fan;
+        ctx.charge(Bucket::IpiSend, send);
+        let info = self.shootdowns[l.sd].info;
+        let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(info.mm);
+        let post =
+            if l.post_local && loaded_here { self.run_flush_func(cpu, t0 + send, &info) } else { Ps::ZERO };
+        ctx.charge(Bucket::FlushWork, post);
+        self.shootdowns[l.sd].local_done = t0 + send + post;
+        self.cpus[cpu as usize].waiting = Some(l.sd);
+        send + post
     }
 }

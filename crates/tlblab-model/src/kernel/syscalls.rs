@@ -55,6 +55,8 @@ pub enum Op {
     ReadZero,
     /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
     WriteFile,
+    /// kswapd's loop body (kernel/vmscan.rs): balance the node or sleep.
+    Kswapd,
     /// `write(fd, buf, len)` to pipe `pipe` (kernel/pipe.rs).
     PipeWrite { pipe: u32, len: u32 },
     /// `read(fd, buf, len)` from pipe `pipe`: returns once `len` bytes were read.
@@ -67,6 +69,15 @@ pub enum Op {
     Send { sock: u16, len: u32 },
     /// `recv(fd, buf, len, 0)` of one datagram or segment from pair `sock`.
     Recv { sock: u16 },
+    /// `open(path, O_CREAT | O_RDWR | O_TRUNC, 0666)` of a new file whose name has `name_len`
+    /// bytes in directory `dir` (kernel/namei.rs); the task holds it open until `FsClose`.
+    FsCreate { dir: u32, name_len: u32 },
+    /// `mkdir(path)` of an existing child of directory `dir`: `-EEXIST`.
+    FsMkdirExists { dir: u32 },
+    /// `write(fd, buf, 0)` on the open file.
+    FsWriteEmpty,
+    /// `close(fd)` of the open file.
+    FsClose,
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

@@ -12,7 +12,6 @@
 
 use super::ctx::Ctx;
 use super::mm::{MmId, PAGE_SHIFT};
-use super::smp::Csd;
 use super::text::Path;
 use super::Kernel;
 use crate::attribution::Bucket;
@@ -337,6 +336,14 @@ pub fn flush_tlb_func(
     knobs: &FlushKnobs,
     mut read_mm_tlb_gen: impl FnMut() -> u64,
 ) -> FlushAction {
+    // v4.14-v5.18 read `loaded_mm->context.tlb_gen` in flush_tlb_func's declarations, before
+    // the wrong-mm and lazy checks: a lazy CPU pays the read too. Seed 002's patch (v6.0) moved
+    // it after them. A CPU running another mm reads that mm's line, which no flush of `f.mm`
+    // contends: not charged.
+    let mut mm_gen = None;
+    if knobs.generations && knobs.read_tlb_gen == ReadTlbGen::Always && st.loaded_mm == Some(f.mm) {
+        mm_gen = Some(read_mm_tlb_gen());
+    }
     if st.loaded_mm != Some(f.mm) {
         return FlushAction::WrongMm;
     }
@@ -354,11 +361,6 @@ pub fn flush_tlb_func(
         };
     }
     let local = st.local_tlb_gen();
-    let mut mm_gen = None;
-    if knobs.read_tlb_gen == ReadTlbGen::Always {
-        let g = read_mm_tlb_gen();
-        mm_gen = Some(g);
-    }
     if knobs.early_return && f.new_tlb_gen != 0 && f.new_tlb_gen <= local {
         return FlushAction::EarlyReturn;
     }
@@ -526,6 +528,10 @@ pub struct Shootdown {
     /// When the initiator sees the last acknowledgement / finishes its own flush.
     pub last_ack: Ps,
     pub local_done: Ps,
+    /// A reclaim batch flush (v4.3 `try_to_unmap_flush`): every target runs
+    /// `percpu_flush_tlb_batch_pages` (a full flush of whatever it runs) instead of
+    /// `flush_tlb_func` on `info`.
+    pub batch: bool,
 }
 
 /// What the flush paths cost on this CPU.
@@ -723,60 +729,15 @@ impl Kernel {
             ctx.charge(Bucket::FlushWork, d + l);
             return text + d + l;
         }
-        let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
         self.counters.tlbflush.shootdowns += 1;
         let mut pre = Ps::ZERO;
         if !self.config.flush.concurrent_local {
             pre = local(self, now + d);
         }
-        // smp_call_function_many_cond (kernel/smp.c, v5.18): per target, csd_lock and fill the
-        // sender's csd for it (a store to a line the target wrote last, at its previous unlock),
-        // then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
-        // targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends).
-        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
         let t0 = now + d + pre;
-        let mut send = Ps::ZERO;
-        let mut ipi_mask = CpuMask::new();
-        let coalesce = self.config.flush.coalesce_ipis;
-        for t in targets.iter() {
-            let q = &mut self.csqs[t as usize];
-            send += lines.transfer(topo.distance(cpu, t));
-            send += q.head.rmw(cpu, t0 + send, &topo, &lines);
-            let at = t0 + send;
-            if q.entries.is_empty() || !coalesce {
-                ipi_mask.set(t);
-            }
-            // Senders run in step order, not enqueue order: keep the queue sorted by time.
-            let csd = Csd { at, shootdown: sd as u32 };
-            if q.entries.back().is_none_or(|b| b.at <= at) {
-                q.entries.push_back(csd);
-            } else {
-                let i = q.entries.partition_point(|e| e.at <= at);
-                q.entries.insert(i, csd);
-            }
-        }
-        let mut fan = std::mem::take(&mut self.fan);
-        let (busy, _) = ipi.fanout_into(&ipi_mask, &mut fan);
-        let icr_t0 = t0 + send;
-        send += busy;
-        for &(t, at) in &fan {
-            self.send_ipi(ctx, t, icr_t0 + at);
-        }
-        self.fan = fan;
-        let post = if self.config.flush.concurrent_local { local(self, t0 + send) } else { Ps::ZERO };
-        let local_done = t0 + send + post;
-        let record =
-            Shootdown { info, initiator: cpu, pending: targets.weight(), last_ack: Ps::ZERO, local_done };
-        if sd == self.shootdowns.len() {
-            self.shootdowns.push(record);
-        } else {
-            self.shootdowns[sd] = record;
-        }
-        ctx.charge(Bucket::FlushWork, d + pre + post);
-        ctx.charge(Bucket::IpiSend, send);
-        d += pre + send + post;
-        self.cpus[cpu as usize].waiting = Some(sd);
-        text + d
+        ctx.charge(Bucket::FlushWork, d + pre);
+        let concurrent = self.config.flush.concurrent_local;
+        text + d + pre + self.call_function_many(ctx, info, false, &targets, t0, concurrent)
     }
 }
 

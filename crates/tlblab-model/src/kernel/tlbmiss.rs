@@ -32,6 +32,10 @@ crate::kernel::vmstat::counters! {
         /// timer ticks, their misses): what `time` reports as user and sys.
         user_clocks,
         sys_clocks,
+        /// Clocks of kernel threads (bdflush, pdflush writeback): real time, not dd's user or sys.
+        kthread_clocks,
+        /// Switches to a writeback thread and back.
+        kthread_switches,
         /// I-cache and D-cache misses outside the handlers (the paths' own fetches and data).
         icache_misses,
         dcache_misses,

@@ -62,8 +62,13 @@ subsystems! {
     tick_sched: super::tick_sched::Counters,
     text: super::text::Counters,
     oracle: super::oracle::Counters,
+    vmscan: super::vmscan::Counters,
+    filemap: super::filemap::Counters,
     pipe: super::pipe::Counters,
     af_unix: super::af_unix::Counters,
+    namei: super::namei::Counters,
+    dcache: super::dcache::Counters,
+    ext4: super::ext4::Counters,
 }
 
 #[cfg(test)]

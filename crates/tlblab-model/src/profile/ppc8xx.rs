@@ -10,7 +10,8 @@ use std::fmt;
 
 use super::Sourced;
 use crate::hw::cache::{CacheSpec, WritePolicy};
-use crate::hw::tlb8xx::{PageSize8xx, ENTRIES, FIRST_RESERVED};
+use crate::hw::tlb::Replacement;
+use crate::hw::tlb8xx::{ENTRIES, FIRST_RESERVED};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -44,11 +45,6 @@ pub struct Caches {
 pub struct Mmu8xxSpec {
     pub entries: Sourced,
     pub reserved_entries: Sourced,
-    pub replacement: String,
-    pub replacement_source: String,
-    pub page_sizes: Vec<String>,
-    pub page_sizes_source: String,
-    pub asids: Sourced,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -68,6 +64,8 @@ pub struct Ppc8xxSections {
     pub caches: Caches,
     pub mmu8xx: Mmu8xxSpec,
     pub head_8xx: HeadCosts,
+    /// `[tlb] replacement`: the 8xx TLBs replace by their counter, and the profile must say so.
+    pub tlb_replacement: Replacement,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,20 +146,12 @@ impl Ppc8xxSections {
                 ENTRIES - FIRST_RESERVED
             ));
         }
-        if m.replacement != "counter" {
+        if self.tlb_replacement != Replacement::Counter {
             return Err(format!(
-                "mmu8xx.replacement = {:?}: allowed values are [\"counter\"]",
-                m.replacement
+                "tlb.replacement = {:?}: a software-loaded MPC8xx TLB replaces by its decrementing counter; allowed values are [\"counter\"]",
+                format!("{:?}", self.tlb_replacement).to_lowercase()
             ));
         }
-        for p in &m.page_sizes {
-            if PageSize8xx::parse(p).is_none() {
-                return Err(format!(
-                    "mmu8xx.page_sizes: {p:?}: allowed values are [\"4k\", \"16k\", \"512k\", \"8m\"]"
-                ));
-            }
-        }
-        whole("mmu8xx.asids", &m.asids, 16, 16)?;
         self.handler_costs()?;
         Ok(())
     }

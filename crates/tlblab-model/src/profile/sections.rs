@@ -1,5 +1,5 @@
 //! The optional profile sections of the seed-004 and noise mechanisms: `[noise]`,
-//! `[page_alloc]`, `[slab]`, `[ipc]`, `[net]`.
+//! `[page_alloc]`, `[slab]`, `[ipc]`, `[net]`, `[fs]`, and page reclaim's `[reclaim]`.
 
 use serde::{Deserialize, Serialize};
 
@@ -109,4 +109,72 @@ pub struct NetProfile {
     pub tcp_send_cycles: Sourced,
     /// `tcp_recvmsg` for one skb, `tcp_cleanup_rbuf` and the window update.
     pub tcp_recv_cycles: Sourced,
+}
+
+/// `[fs]`: the file-creation paths fsmark runs (kernel/namei.rs, kernel/ext4.rs), beyond what the
+/// model builds from other figures (system-call entry and exit, SLUB and page-allocator calls,
+/// the parent directory's `i_rwsem`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsProfile {
+    /// `open(O_CREAT)` outside the parent's lock: `getname`'s copy, `path_openat` and the walk
+    /// of the path's components, `do_dentry_open`, `fsnotify`, `fd_install`.
+    pub open_walk_cycles: Sourced,
+    /// The part under the parent's `i_rwsem`: the dcache miss, `ext4_lookup`'s htree probe,
+    /// `ext4_create` (journal start/stop, `ext4_new_inode`, `ext4_add_entry`), `d_instantiate`.
+    pub create_locked_cycles: Sourced,
+    /// `mkdir()` of a directory that exists: the walk outside the parent's lock.
+    pub mkdir_walk_cycles: Sourced,
+    /// ... and the dcache hit under it that returns `-EEXIST`.
+    pub mkdir_lookup_cycles: Sourced,
+    /// `write(fd, buf, 0)`: `vfs_write` down to `ext4_file_write_iter`'s early return.
+    pub write_empty_cycles: Sourced,
+    /// `close()`: `__close_fd`, `filp_close` and the deferred `__fput`.
+    pub close_cycles: Sourced,
+    /// fs_mark's own user-space work per file (`setup_file_name`, the timers).
+    pub fsmark_user_cycles: Sourced,
+}
+
+impl FsProfile {
+    /// `(key, value)` for validation.
+    pub fn fields(&self) -> [(&'static str, &Sourced); 7] {
+        [
+            ("fs.open_walk_cycles", &self.open_walk_cycles),
+            ("fs.create_locked_cycles", &self.create_locked_cycles),
+            ("fs.mkdir_walk_cycles", &self.mkdir_walk_cycles),
+            ("fs.mkdir_lookup_cycles", &self.mkdir_lookup_cycles),
+            ("fs.write_empty_cycles", &self.write_empty_cycles),
+            ("fs.close_cycles", &self.close_cycles),
+            ("fs.fsmark_user_cycles", &self.fsmark_user_cycles),
+        ]
+    }
+}
+
+/// `[reclaim]`: what page reclaim and a page-cache fill cost per page, beyond what is simulated
+/// (`lru_lock` and `zone->lock` waits, the pages' allocation and free, TLB flushes and IPIs,
+/// `struct page` misses, zeroing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReclaimProfile {
+    /// An `lru_lock` section's fixed part beyond the lock-word RMW: irq disable/enable, unlock,
+    /// the zone's LRU statistics.
+    pub lru_lock_section_cycles: Sourced,
+    /// Moving one page on or off an LRU list inside `lru_lock` (list_del/list_add, flags,
+    /// `get_page`/`put_page` of isolation), with its `struct page` line cached.
+    pub lru_page_cycles: Sourced,
+    /// `shrink_page_list` per page besides the rmap walks and `__remove_mapping`:
+    /// `trylock_page`, the mapping and writeback checks, `unlock_page`, list moves.
+    pub shrink_page_cycles: Sourced,
+    /// One VMA of an rmap walk (`page_referenced_one` / `try_to_unmap_one`): `vma_address`,
+    /// `page_check_address` down to the PTE with its page-table lock, the young-bit test or PTE
+    /// clear, `page_remove_rmap` on unmap.
+    pub rmap_vma_cycles: Sourced,
+    /// `__remove_mapping` of a clean page-cache page: `tree_lock`, refcount freeze, the radix
+    /// tree slot replaced by a shadow entry, memcg uncharge.
+    pub remove_mapping_cycles: Sourced,
+    /// One page of a read-around into the page cache of a sparse file, besides the allocation
+    /// (simulated) and the zeroing (`memory.clear_page_mbps`): `__page_cache_alloc`'s memcg
+    /// charge, `add_to_page_cache_lru` (radix insert under `tree_lock`), the filesystem's
+    /// `readpages` mapping a hole (no I/O), `SetPageUptodate`, `unlock_page`.
+    pub pagecache_fill_page_cycles: Sourced,
 }

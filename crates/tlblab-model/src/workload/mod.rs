@@ -9,10 +9,12 @@
 
 pub mod dd;
 pub mod ebizzy;
+pub mod fsmark;
 pub mod hackbench;
 pub mod netperf;
 pub mod pointer_chase;
 pub mod sockperf;
+pub mod vm_scalability;
 pub mod will_it_scale;
 
 use std::sync::Arc;
@@ -105,6 +107,12 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         WalkKind::Hardware
     }
 
+    /// The memory the benchmark wants the machine to have, in pages (split evenly over the
+    /// nodes; `None`: kernel/gfp.rs `PAGES_PER_NODE` per node, or the kernel's `node_mib`).
+    fn memory_pages(&self) -> Option<u64> {
+        None
+    }
+
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
 
@@ -157,6 +165,8 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<hackbench::Hackbench>("hackbench"),
     Suite::of::<netperf::Netperf>("netperf"),
     Suite::of::<sockperf::Sockperf>("sockperf"),
+    Suite::of::<fsmark::Fsmark>("fsmark"),
+    Suite::of::<vm_scalability::VmScalability>("vm-scalability"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by

@@ -150,13 +150,10 @@ pub fn render(r: &RunResult) -> String {
         Ps(c.measure_ps),
         Ps(c.warmup_ps)
     );
-    out += &format!(
-        "{}: {:.0} {}  ({} operations)\n",
-        r.metric.name,
-        r.metric.value,
-        r.metric.unit,
-        r.operations()
-    );
+    // Rates print whole; times of a few seconds keep their decimals.
+    let v = r.metric.value;
+    let value = if v.abs() < 100.0 { format!("{v:.3}") } else { format!("{v:.0}") };
+    out += &format!("{}: {value} {}  ({} operations)\n", r.metric.name, r.metric.unit, r.operations());
     out += &format!("safety oracle: {} violations\n", r.oracle.violations);
     for e in &r.oracle.examples {
         out += &format!("  {e}\n");

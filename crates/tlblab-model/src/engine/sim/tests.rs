@@ -752,3 +752,48 @@ fn noise_breaks_the_lockstep_of_a_shootdown_storm() {
     assert_ne!(a, b);
     assert_eq!(a, ops(&p, 1), "same seed, same run");
 }
+
+/// CPU 0 computes in user mode in 100 us steps while CPU 1, a thread of the same mm, faults a
+/// page in and zaps it: the flush IPI to CPU 0 is taken when it arrives, not at the end of the
+/// computation, so CPU 1 waits for its acknowledgement for microseconds, not up to 100 us.
+#[test]
+fn an_ipi_interrupts_user_compute_and_the_initiator_waits_microseconds() {
+    struct Compute;
+    impl Program for Compute {
+        fn next(&mut self, out: &mut Vec<Op>) {
+            out.push(Op::Compute(Ps::US * 100));
+        }
+    }
+    let p = profile("haswell-ep-2s");
+    let mut k = KernelConfig::preset("5.18.1").unwrap();
+    k.set("mmap_lock", "off").unwrap();
+    let mut sim = Simulation::new(&p, k);
+    let mm = sim.add_mm();
+    sim.add_task(Box::new(Compute), mm, 0);
+    let ops = vec![
+        Op::Mmap { len: PAGE_SIZE, kind: MapKind::Anon, reg: 0 },
+        store(0),
+        Op::MadviseDontneed { addr: at(0), len: PAGE_SIZE },
+    ];
+    sim.add_task_at(Box::new(Script(ops)), mm, 1, Ps::US * 30);
+    let s = sim.run(Ps::ZERO, Ps::US * 400);
+    assert_eq!(s.counters.smp.ipis_sent, 1, "{:?}", s.counters);
+    let wait = s.attribution[1][Bucket::IpiWait as usize];
+    assert!(wait > Ps::ZERO && wait < Ps::US * 5, "CPU 1 waited {wait:?} for CPU 0's ack");
+    // CPU 0 took the handler in the middle of a computation, which then finished after it.
+    let handler = s.attribution[0][Bucket::Handler as usize];
+    assert!(handler > Ps::ZERO && handler < Ps::US * 5, "{handler:?}");
+    assert_eq!(s.attribution[0][Bucket::User as usize], Ps::US * 400);
+}
+
+/// In a storm of 16 threads the initiators' enqueue loops are interrupted by other CPUs' flush
+/// IPIs (smp_call_function_many_cond runs with interrupts on), and every flush still completes
+/// safely.
+#[test]
+fn send_loops_take_interrupts_in_a_storm_and_stay_safe() {
+    let p = profile("haswell-ep-2s");
+    let mut sim = wis(&p, "5.18.1", Testcase::TlbFlush1, 16, true);
+    let s = run(&mut sim);
+    assert!(s.counters.smp.send_loops_interrupted > 0, "{:?}", s.counters.smp);
+    assert_eq!(sim.oracle_report().0, 0);
+}

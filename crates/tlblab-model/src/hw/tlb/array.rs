@@ -76,7 +76,7 @@ pub struct TlbArray {
 impl TlbArray {
     pub fn new(geometry: Geometry, replacement: Replacement, page_sizes: &[PageSize]) -> TlbArray {
         assert!(
-            replacement == Replacement::Lru || (geometry.ways.is_power_of_two() && geometry.ways <= 64),
+            replacement != Replacement::Plru || (geometry.ways.is_power_of_two() && geometry.ways <= 64),
             "tree-PLRU needs a power-of-two number of ways <= 64"
         );
         TlbArray {
@@ -160,6 +160,7 @@ impl TlbArray {
         one_key: bool,
     ) -> Option<(u64, TlbPayload)> {
         let lru = FUSED || self.replacement == Replacement::Lru;
+        let counter = !FUSED && self.replacement == Replacement::Counter;
         let base = set * W;
         let ways: &mut [Way; W] = (&mut self.slots[base..base + W]).try_into().unwrap();
         let mut hits = 0u32;
@@ -180,12 +181,14 @@ impl TlbArray {
         }
         // `% W` (a mask: W is a power of two) lets the compiler drop the bounds checks below.
         let mut w = hits.trailing_zeros() as usize % W;
-        if !one_key && lru && hits & (hits - 1) != 0 {
+        if !one_key && (lru || counter) && hits & (hits - 1) != 0 {
             w = (w..W).filter(|&i| hits >> i & 1 != 0).max_by_key(|&i| ways[i].stamp).unwrap_or(w) % W;
         }
         if lru {
             self.clock += 1;
             ways[w].stamp = self.clock;
+        } else if counter {
+            // A hit leaves the counter where it is.
         } else {
             plru_touch(&mut self.plru[set], w, W);
         }
@@ -226,7 +229,7 @@ impl TlbArray {
         let g = global_key(want);
         let mut set = self.slots[base..base + self.ways].iter().filter(|w| w.key == want || w.key == g);
         match self.replacement {
-            Replacement::Lru => set.max_by_key(|w| w.stamp),
+            Replacement::Lru | Replacement::Counter => set.max_by_key(|w| w.stamp),
             Replacement::Plru => set.next(),
         }
         .map(|w| w.payload)
@@ -241,6 +244,7 @@ impl TlbArray {
                 self.slots[base + way].stamp = self.clock;
             }
             Replacement::Plru => plru_touch(&mut self.plru[base / self.ways], way, self.ways),
+            Replacement::Counter => {}
         }
         self.last = (base + way) as u32;
     }
@@ -329,7 +333,7 @@ impl TlbArray {
         let base = self.set_base(vpn);
         let set = &self.slots[base..base + self.ways];
         let way = match self.replacement {
-            Replacement::Lru => lru_victim(set, ids),
+            Replacement::Lru | Replacement::Counter => lru_victim(set, ids),
             Replacement::Plru => match set.iter().position(|w| !ids.live(w.key)) {
                 Some(w) => w,
                 None => plru_victim(self.plru[base / self.ways], self.ways),

@@ -1,5 +1,5 @@
-//! Replacement policies of one set: true LRU (per-way stamps) and tree pseudo-LRU (one bit tree per
-//! set).
+//! Replacement policies of one set: true LRU (per-way stamps), the MPC8xx counter (fill order,
+//! the same stamps set on fills only) and tree pseudo-LRU (one bit tree per set).
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +13,12 @@ pub enum Replacement {
     Lru,
     /// Tree pseudo-LRU (ways must be a power of two).
     Plru,
+    /// The MPC8xx's decrementing replacement counter (`MI_CTR`/`MD_CTR` index, 885RM §8.10.2,
+    /// 801UM §11.8.2): a fill takes the slot the counter points at and hits do not move it, i.e.
+    /// entries leave in the order they came (insertion stamps, no stamp on a hit). Equal to the
+    /// counter while no single entry is invalidated; simulated 8xx runs use hw/tlb8xx.rs, which
+    /// also keeps the counter's position across `tlbie` holes and the RSV4x reservation.
+    Counter,
 }
 
 /// The way an LRU fill of `set` takes: the first holding no live entry, else the least recently

@@ -190,6 +190,7 @@ mod kernel_entry {
         fn irq_pending(&self, _: u32) -> bool {
             false
         }
+        fn irqs_on(&mut self, _: u32) {}
     }
 
     fn kernel(preset: &str) -> Kernel {

@@ -98,16 +98,12 @@ fn bad_sections_name_the_key_and_the_allowed_values() {
             "need exactly one cache with serves = \"instruction\", found 0",
         ),
         (
-            SHIPPED.replace("replacement = \"counter\"", "replacement = \"lru\""),
-            "mmu8xx.replacement = \"lru\": allowed values are [\"counter\"]",
+            SHIPPED.replace("[tlb]\nreplacement = \"counter\"", "[tlb]\nreplacement = \"lru\""),
+            "tlb.replacement = \"lru\": a software-loaded MPC8xx TLB replaces by its decrementing counter; allowed values are [\"counter\"]",
         ),
         (
             SHIPPED.replace("alu_cycles = { value = 1,", "alu_cycles = { value = 1.5,"),
             "head_8xx.alu_cycles = 1.5: must be a whole number",
-        ),
-        (
-            SHIPPED.replace("page_sizes = [\"4k\", \"16k\",", "page_sizes = [\"2m\", \"16k\","),
-            "mmu8xx.page_sizes: \"2m\"",
         ),
         (
             SHIPPED.replace("miss_cycles = { value = 9,", "miss_cycles = { value = 20,"),

@@ -19,7 +19,7 @@ fn dd(preset: &str, set: &[(&str, &str)]) -> RunResult {
         workload: Workload::parse("dd").unwrap(),
         tasks: 1,
         seed: 1,
-        // Past the first writeback rounds of both versions (125 pages on 2.4).
+        // Past the first writeback rounds of 2.4 (16 pages a bdflush round); 2.6 writes back every 976.
         warmup: Ps::MS * 150,
         measure: Ps::MS * 150,
     };
@@ -57,9 +57,12 @@ fn seed_003_two_six_thrashes_the_itlb_and_the_pin_restores_it() {
     assert!(itlb(&v26) >= 10.0 * itlb(&v24).max(0.5), "{} vs {}", itlb(&v26), itlb(&v24));
     assert!(v26.per_op("itlb_miss_user") > v24.per_op("itlb_miss_user") + 1.0);
     assert!(v26.per_op("sys_clocks") > 1.05 * v24.per_op("sys_clocks"));
-    assert!(v26.metric.value > v24.metric.value);
+    // dd's own time (the writeback threads' rounds fall unevenly into a 150 ms window: 2.6's
+    // pdflush writes every 976 pages).
+    let own = |r: &RunResult| r.per_op("user_clocks") + r.per_op("sys_clocks");
+    assert!(own(&v26) > own(&v24));
     assert!(itlb(&pin) <= itlb(&v24) + 1.0, "{} vs {}", itlb(&pin), itlb(&v24));
-    assert!(pin.metric.value < v26.metric.value);
+    assert!(own(&pin) < own(&v26));
     assert!(itlb(&lost) >= itlb(&v26) - 1.0, "{} vs {}", itlb(&lost), itlb(&v26));
     // Deterministic.
     assert_eq!(dd("2.6-8xx", &[]), v26);
@@ -86,6 +89,6 @@ fn dd_options_and_machines_are_checked() {
     assert!(e.contains("walk.kind = \"software\"") && e.contains("haswell-ep-2s"), "{e}");
     let e = run(&mpc855t(), &spec("3.17")).unwrap_err();
     assert!(e.contains("[ppc8xx]") && e.contains("2.6-8xx"), "{e}");
-    let e = KernelConfig::preset("2.6-8xx").unwrap().set("writeback", "pdflush").unwrap_err();
-    assert!(e.contains("bdflush | in-context"), "{e}");
+    let e = KernelConfig::preset("2.6-8xx").unwrap().set("writeback", "kupdate").unwrap_err();
+    assert!(e.contains("bdflush | pdflush | in-context"), "{e}");
 }

@@ -1,0 +1,189 @@
+use super::*;
+use crate::engine::sim::Simulation;
+use crate::hw::tlb::AccessKind;
+use crate::kernel::config::KernelConfig;
+use crate::kernel::syscalls::{Addr, MapKind};
+use crate::run::{run, RunResult, RunSpec, Workload};
+
+fn profile() -> MachineProfile {
+    crate::profile::shipped("ivybridge-4c8t")
+}
+
+fn lru_file_mmap_read(kernel: &str, mem_mib: u64) -> RunResult {
+    let spec = RunSpec {
+        kernel: KernelConfig::preset(kernel).unwrap(),
+        workload: Workload::parse(&format!("vm-scalability lru-file-mmap-read mem_mib={mem_mib}")).unwrap(),
+        tasks: 8,
+        seed: 1,
+        warmup: Ps::MS * 20,
+        measure: Ps::MS * 10,
+    };
+    run(&profile(), &spec).unwrap()
+}
+
+fn per_reclaimed(r: &RunResult, counter: &str) -> f64 {
+    let stolen = r.counters["pgsteal_kswapd"] + r.counters["pgsteal_direct"];
+    assert!(stolen > 1000, "too little reclaim in the window: {stolen}");
+    r.counters[counter] as f64 / stolen as f64
+}
+
+#[test]
+fn batching_cuts_reclaim_ipis_several_fold_and_a_larger_cluster_cuts_them_again() {
+    let per_page = lru_file_mmap_read("4.1", 64);
+    let batched = lru_file_mmap_read("4.2-batchdirty", 64);
+    let cluster = lru_file_mmap_read("4.2-swapcluster", 64);
+    let ipis = |r: &RunResult| per_reclaimed(r, "ipis_sent");
+    let (a, b, c) = (ipis(&per_page), ipis(&batched), ipis(&cluster));
+    assert!(a > 3.0 * b, "per page {a:.3} IPIs per reclaimed page, batched {b:.3}");
+    assert!(c < 0.75 * b, "SWAP_CLUSTER_MAX 256: {c:.3} IPIs per reclaimed page, 32: {b:.3}");
+    // Per page: one flush round per unmapped PTE, none batched; batched: rounds of many pages.
+    assert_eq!(per_page.counters["reclaim_batch_flushes"], 0);
+    assert_eq!(per_page.counters["reclaim_page_flushes"], per_page.counters["reclaim_unmapped_ptes"]);
+    assert!(batched.counters["reclaim_batch_flushes"] * 4 < batched.counters["reclaim_unmapped_ptes"]);
+    for r in [&per_page, &batched, &cluster] {
+        assert_eq!(r.oracle.violations, 0, "{} {:?}", r.config.kernel, r.oracle.examples);
+    }
+}
+
+#[test]
+fn a_use_once_mapped_page_is_kept_once_then_reclaimed() {
+    // page_check_references: the young PTE keeps a mapped page on its first scan
+    // (PAGEREF_KEEP); the second finds it old but PG_referenced and reclaims it. Nearly every
+    // reclaimed page was kept once; almost none is activated (that takes a second reference).
+    let r = lru_file_mmap_read("4.2-batchdirty", 64);
+    let kept = per_reclaimed(&r, "pgkeep");
+    assert!((0.7..1.3).contains(&kept), "pages kept per page reclaimed: {kept:.3}");
+    assert!(per_reclaimed(&r, "pgactivate") < 0.05);
+    let scanned = r.counters["pgscan_kswapd"] + r.counters["pgscan_direct"];
+    let stolen = r.counters["pgsteal_kswapd"] + r.counters["pgsteal_direct"];
+    let efficiency = stolen as f64 / scanned as f64;
+    assert!((0.3..0.7).contains(&efficiency), "reclaim efficiency {efficiency:.3}");
+}
+
+/// Reads `pages` pages of its own file once, then computes forever: its CPU keeps the
+/// translations while reclaim comes for the pages.
+struct ReadOnceThenSpin {
+    pages: u64,
+    next: u64,
+}
+
+impl Program for ReadOnceThenSpin {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        if self.next == 0 {
+            out.push(Op::CreateFile { pages: self.pages, reg: 1, cached: false });
+            out.push(Op::Mmap { len: self.pages * 4096, kind: MapKind::FileShared { file_reg: 1 }, reg: 0 });
+        }
+        if self.next < self.pages {
+            out.push(Op::Access { addr: Addr { reg: 0, offset: self.next * 4096 }, kind: AccessKind::Load });
+            self.next += 1;
+        } else {
+            out.push(Op::Compute(Ps::US * 10));
+        }
+        out.push(Op::Iteration);
+    }
+}
+
+/// Streams through a file four times memory.
+struct Stream {
+    pages: u64,
+    next: u64,
+}
+
+impl Program for Stream {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        if self.next == 0 {
+            out.push(Op::CreateFile { pages: self.pages, reg: 1, cached: false });
+            out.push(Op::Mmap { len: self.pages * 4096, kind: MapKind::FileShared { file_reg: 1 }, reg: 0 });
+        }
+        out.push(Op::Access {
+            addr: Addr { reg: 0, offset: (self.next % self.pages) * 4096 },
+            kind: AccessKind::Load,
+        });
+        out.push(Op::Iteration);
+        self.next += 1;
+    }
+}
+
+/// A reader on CPU 1 holds TLB entries to its 32 pages while a streamer on CPU 0 forces them
+/// out; kswapd on CPU 7. Returns the oracle's violations and the reader CPU's IPIs.
+fn remote_reader(kernel: &str, set: &[(&str, &str)]) -> (u64, Vec<String>, u64) {
+    let mut k = KernelConfig::preset(kernel).unwrap();
+    for (key, v) in set {
+        k.set(key, v).unwrap();
+    }
+    let mem = 16 << 8; // 16 MiB
+    k.node_pages = Some(mem);
+    let mut sim = Simulation::new(&profile(), k);
+    let kmm = sim.add_mm();
+    let t = sim.kernel.tasks.len();
+    sim.add_task(Box::new(KswapdLoop), kmm, 7);
+    sim.kernel.register_kswapd(0, t);
+    let a = sim.add_mm();
+    sim.add_task(Box::new(ReadOnceThenSpin { pages: 32, next: 0 }), a, 1);
+    let b = sim.add_mm();
+    sim.add_task(Box::new(Stream { pages: 4 * mem, next: 0 }), b, 0);
+    sim.run(Ps::ZERO, Ps::MS * 40);
+    let c = sim.kernel.counters;
+    assert!(c.vmscan.pgsteal_kswapd + c.vmscan.pgsteal_direct > 2 * mem, "memory was not cycled");
+    let (v, ex) = sim.oracle_report();
+    (v, ex, c.smp.ipis_received)
+}
+
+#[test]
+fn freeing_a_reclaimed_batch_before_its_flush_is_caught() {
+    let (v, ex, ipis) = remote_reader("4.2-batchdirty", &[]);
+    assert_eq!(v, 0, "{ex:?}");
+    assert!(ipis > 0, "the reader's CPU must be flushed by IPI");
+    let (v, ex, _) = remote_reader("4.1", &[]);
+    assert_eq!(v, 0, "{ex:?}");
+    let (v, ex, _) = remote_reader("4.2-batchdirty", &[("free_before_flush", "on")]);
+    assert!(v > 0, "the unsafe knob went unnoticed");
+    assert!(ex[0].contains("can still translate"), "{ex:?}");
+}
+
+#[test]
+fn with_batched_flushes_reclaim_and_page_cache_work_dominate_flush_time() {
+    // The seed: after batching, "other factors dominate such as LRU processing, rmap walks,
+    // page reference counting, IO etc.". Per page, the flushes and IPIs (sending, waiting,
+    // handling) take a minor share beside reclaim, the page-cache fill and the locks.
+    let r = lru_file_mmap_read("4.2-batchdirty", 64);
+    let sum = |names: &[&str]| -> f64 {
+        r.attribution.iter().flat_map(|cpu| names.iter().map(move |n| cpu[*n] as f64)).sum()
+    };
+    let flush = sum(&["flush", "ipi_send", "ipi_wait", "ipi_handler"]);
+    let other = sum(&["reclaim", "fault", "zero_copy", "lock_wait"]);
+    assert!(other > 3.0 * flush, "flush and IPI time {flush:.3e} ps, reclaim and page cache {other:.3e} ps");
+    let per_page = lru_file_mmap_read("4.1", 64);
+    let sum41 = |names: &[&str]| -> f64 {
+        per_page.attribution.iter().flat_map(|cpu| names.iter().map(move |n| cpu[*n] as f64)).sum()
+    };
+    let flush41 = sum41(&["flush", "ipi_send", "ipi_wait", "ipi_handler"]);
+    let total41 = sum41(&[
+        "user",
+        "reclaim",
+        "fault",
+        "zero_copy",
+        "lock_wait",
+        "flush",
+        "ipi_send",
+        "ipi_wait",
+        "ipi_handler",
+    ]);
+    let total = sum(&[
+        "user",
+        "reclaim",
+        "fault",
+        "zero_copy",
+        "lock_wait",
+        "flush",
+        "ipi_send",
+        "ipi_wait",
+        "ipi_handler",
+    ]);
+    assert!(
+        flush41 / total41 > 2.0 * flush / total,
+        "per page: flush share {:.3}, batched {:.3}",
+        flush41 / total41,
+        flush / total
+    );
+}

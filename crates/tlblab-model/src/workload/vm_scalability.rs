@@ -1,0 +1,196 @@
+//! vm-scalability's `case-lru-file-mmap-read` as mmtests' vmscale ran it in 2015
+//! (wave2-facts.md §1.6, §1.7): for each of `nr_cpu` CPUs a sparse file of `10 * mem / nr_cpu`
+//! bytes (`truncate -s`), and a `usemem -f file --readonly` process that maps it
+//! (`mmap(PROT_READ, MAP_SHARED)`, no populate) and reads every word once, sequentially.
+//! The files together are ten times memory, so memory fills with the mapped file pages of
+//! processes running on other CPUs and kswapd and direct reclaim unmap them (kernel/vmscan.rs).
+//!
+//! The model:
+//! - Memory is the machine's simulated memory (the kernel's `node_mib` knob scales it down from
+//!   kernel/gfp.rs `PAGES_PER_NODE`); the files keep the ratio: `10 * mem / nr_cpu` each.
+//! - Each page is read as one load through the TLB (which faults it in: read-around and
+//!   fault-around, kernel/filemap.rs and memory.rs) followed by the page's other 511 words as
+//!   user time at the profile's L1 hit latency per load (`memory.l1d_hit_cycles`): the words
+//!   of a page share its translation, so only the first can miss in the TLB or fault (a flush
+//!   landing inside a page's 511 loads is not seen: the next page's load takes its miss).
+//! - kswapd (one per node) is a kernel thread bound to the node's last CPU, which it shares
+//!   with that CPU's usemem (CFS wake-up preemption lets it in when woken).
+//! - The run is a steady state: a warm-up fills memory and lets reclaim settle, the measured
+//!   interval gives each process's page rate. A process whose file wraps starts over (its first
+//!   pages were reclaimed long before: the file is 1.25 x memory); the measured interval does
+//!   not include the first pass through memory, when nothing is reclaimed.
+//!
+//! Metric: vmscale's `lru-file-mmap-read-elapsed` (seconds, lower is better), here the time the
+//! files take at the measured aggregate rate. Per-process elapsed times (for `time_range` and
+//! `time_stddv`) are each process's file at its own measured rate (see [`per_process_elapsed`]).
+
+use super::{Benchmark, MetricKind, Setup};
+use crate::engine::sim::Simulation;
+use crate::hw::tlb::AccessKind;
+use crate::kernel::syscalls::{Addr, MapKind, Op, Program};
+use crate::kernel::vmscan::KswapdLoop;
+use crate::time::Ps;
+
+const PAGE: u64 = 4096;
+/// Words of 8 bytes per page (usemem's `step` is `sizeof(long)`).
+const WORDS: u64 = PAGE / 8;
+const MAP: usize = 0;
+const FILE: usize = 1;
+/// The files are this many times memory (`10 * mem`).
+const FILES_X_MEM: u64 = 10;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VmScalability {
+    case: &'static str,
+    /// The machine's memory in MiB (`mem_mib=`, default 1024), split evenly over its nodes:
+    /// the model's memory is scaled down from the real machine's (the seed does not state its
+    /// RAM), every ratio kept (files 10 x memory, watermarks from the zone size).
+    pub mem_mib: u64,
+}
+
+const CASE: &str = "lru-file-mmap-read";
+const DEFAULT_MEM_MIB: u64 = 1024;
+const PARAMS: &[(&str, &str)] =
+    &[("mem_mib", "MiB of simulated memory, 16..=4096, a multiple of 4 per node (default 1024)")];
+
+impl Benchmark for VmScalability {
+    fn parse(text: &str) -> Option<Result<Self, String>> {
+        let mut words = text.split_whitespace();
+        if words.next()? != "vm-scalability" {
+            return None;
+        }
+        if words.next() != Some(CASE) {
+            return Some(Err(format!("vm-scalability: only case {CASE} is modelled; `{text}`")));
+        }
+        let mut w = VmScalability { case: CASE, mem_mib: DEFAULT_MEM_MIB };
+        for kv in words {
+            match kv.split_once('=') {
+                Some(("mem_mib", v)) => match v.parse::<u64>() {
+                    Ok(m) if (16..=4096).contains(&m) && m % 4 == 0 => w.mem_mib = m,
+                    _ => {
+                        return Some(Err(format!(
+                            "vm-scalability: `{kv}`: allowed mem_mib = {}",
+                            PARAMS[0].1
+                        )))
+                    }
+                },
+                _ => {
+                    return Some(Err(format!(
+                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({})",
+                        PARAMS[0].1
+                    )))
+                }
+            }
+        }
+        Some(Ok(w))
+    }
+
+    fn params() -> &'static [(&'static str, &'static str)] {
+        PARAMS
+    }
+
+    /// The machine's memory, in pages.
+    fn memory_pages(&self) -> Option<u64> {
+        Some(self.mem_mib << 8)
+    }
+
+    fn names() -> Vec<String> {
+        vec![format!("vm-scalability {CASE}")]
+    }
+
+    fn options() -> &'static str {
+        "CASE: lru-file-mmap-read (one usemem per CPU over its own sparse file, files 10 x memory)"
+    }
+
+    fn name(&self) -> String {
+        if self.mem_mib == DEFAULT_MEM_MIB {
+            format!("vm-scalability {}", self.case)
+        } else {
+            format!("vm-scalability {} mem_mib={}", self.case, self.mem_mib)
+        }
+    }
+
+    fn metric(&self) -> MetricKind {
+        MetricKind { name: "elapsed", unit: "seconds", higher_is_better: false }
+    }
+
+    /// `nr_cpu` = the CPUs of /proc/cpuinfo.
+    fn default_tasks(&self, cpus: u32) -> Option<u32> {
+        Some(cpus)
+    }
+
+    fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
+        let cpus = run.profile.topology.cpus();
+        let pa = sim.kernel.page_alloc.as_ref().expect("run::run checked the allocator");
+        let nodes = pa.zones.len();
+        let mem: u64 = pa.zones.iter().map(|z| z.managed).sum();
+        let pages = file_pages(mem, run.tasks);
+        let mhz = run.profile.clock_mhz();
+        let word = Ps::from_cycles(run.profile.memory.l1d_hit_cycles.value, mhz);
+        for i in 0..run.tasks {
+            let mm = sim.add_mm();
+            sim.add_task(
+                Box::new(Usemem { pages, page: 0, started: false, rest: word * (WORDS - 1) }),
+                mm,
+                i % cpus,
+            );
+        }
+        // kswapd after the processes (their task numbers are the benchmark's): it waits on its
+        // CPU's runqueue, preempts there at once (a kernel thread just woken), finds the node
+        // balanced and sleeps until an allocation wakes it.
+        for node in 0..nodes {
+            let mm = sim.add_mm();
+            let cpu = ((node as u32 + 1) * cpus / nodes as u32) - 1;
+            let t = sim.kernel.tasks.len();
+            sim.add_task(Box::new(KswapdLoop), mm, cpu);
+            sim.kernel.register_kswapd(node, t);
+        }
+    }
+
+    /// The case's elapsed time: the files' pages (10 x memory) at the measured aggregate page
+    /// rate (one iteration is one page).
+    fn score(&self, iterations: u64, measured: Ps) -> f64 {
+        measured.as_secs_f64() * (FILES_X_MEM * (self.mem_mib << 8)) as f64 / iterations.max(1) as f64
+    }
+}
+
+/// Pages of each process's file: `10 * mem / nr_cpu`.
+pub fn file_pages(mem_pages: u64, tasks: u32) -> u64 {
+    FILES_X_MEM * mem_pages / tasks as u64
+}
+
+/// Each process's elapsed time: its file at its own measured page rate (`iterations` per
+/// process in `measured`; one iteration is one page).
+pub fn per_process_elapsed(iterations: &[u64], file_pages: u64, measured: Ps) -> Vec<f64> {
+    iterations.iter().map(|&n| measured.as_secs_f64() * file_pages as f64 / n.max(1) as f64).collect()
+}
+
+/// One `usemem -f FILE --readonly SIZE` process.
+struct Usemem {
+    pages: u64,
+    page: u64,
+    started: bool,
+    /// The page's other words.
+    rest: Ps,
+}
+
+impl Program for Usemem {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        if !self.started {
+            self.started = true;
+            out.push(Op::CreateFile { pages: self.pages, reg: FILE, cached: false });
+            out.push(Op::Mmap {
+                len: self.pages * PAGE,
+                kind: MapKind::FileShared { file_reg: FILE },
+                reg: MAP,
+            });
+        }
+        out.push(Op::Access { addr: Addr { reg: MAP, offset: self.page * PAGE }, kind: AccessKind::Load });
+        out.push(Op::Compute(self.rest));
+        out.push(Op::Iteration);
+        self.page += 1;
+        if self.page == self.pages {
+            self.page = 0;
+        }
+    }
+}
