@@ -45,8 +45,13 @@ pub const MAX_ALLOC_STATES: usize = 3_000_000;
 /// Timing decides nothing the checker looks at; these only make the calls well defined.
 const LINES: LineCosts =
     LineCosts { hit: Ps(1), smt_sibling: Ps(1), same_socket: Ps(1), cross_socket: Ps(1), uncached: Ps(1) };
-const COSTS: PageAllocCosts =
-    PageAllocCosts { pcp_alloc: Ps(1), pcp_free: Ps(1), lock_section: Ps(1), buddy_block: Ps(1), struct_page: Ps(1) };
+const COSTS: PageAllocCosts = PageAllocCosts {
+    pcp_alloc: Ps(1),
+    pcp_free: Ps(1),
+    lock_section: Ps(1),
+    buddy_block: Ps(1),
+    struct_page: Ps(1),
+};
 
 /// One allocator era with small per-CPU lists, and the gather's order.
 #[derive(Debug, Clone)]
@@ -62,7 +67,11 @@ impl AllocVariant {
     /// A kernel configuration's allocator era and gather order, with `batch` 2 and `high` 3.
     pub fn of(k: &KernelConfig) -> AllocVariant {
         AllocVariant {
-            name: format!("{} page_alloc{}", k.name, if k.mm.free_before_flush { " free_before_flush" } else { "" }),
+            name: format!(
+                "{} page_alloc{}",
+                k.name,
+                if k.mm.free_before_flush { " free_before_flush" } else { "" }
+            ),
             cfg: k.page_alloc,
             batch: 2,
             high: 3,
@@ -78,7 +87,10 @@ pub fn alloc_variants() -> Vec<AllocVariant> {
     for era in ["4.9", "4.9-hopcpu", "5.14"] {
         for fbf in [false, true] {
             out.push(AllocVariant {
-                name: format!("page_alloc {era} batch=2 high=3{}", if fbf { " free_before_flush" } else { "" }),
+                name: format!(
+                    "page_alloc {era} batch=2 high=3{}",
+                    if fbf { " free_before_flush" } else { "" }
+                ),
                 cfg: PageAllocConfig::preset(era).expect("a built-in era"),
                 batch: 2,
                 high: 3,
@@ -104,8 +116,22 @@ pub struct AllocScenario {
 }
 
 pub const ALLOC_SCENARIOS: [AllocScenario; 3] = [
-    AllocScenario { name: "2cpu-orders0-3", cpus: 2, calls: 3, max_held: 2, orders: &[0, 1, 2, 3], unmap: false },
-    AllocScenario { name: "3cpu-orders0-3", cpus: 3, calls: 2, max_held: 1, orders: &[0, 1, 2, 3], unmap: false },
+    AllocScenario {
+        name: "2cpu-orders0-3",
+        cpus: 2,
+        calls: 3,
+        max_held: 2,
+        orders: &[0, 1, 2, 3],
+        unmap: false,
+    },
+    AllocScenario {
+        name: "3cpu-orders0-3",
+        cpus: 3,
+        calls: 2,
+        max_held: 1,
+        orders: &[0, 1, 2, 3],
+        unmap: false,
+    },
     AllocScenario { name: "unmap-free", cpus: 2, calls: 2, max_held: 1, orders: &[0, 1], unmap: true },
 ];
 
@@ -223,7 +249,11 @@ impl<'a> AllocChecker<'a> {
                 let d = format!(
                     "cpu{cpu} alloc_pages(order {order}) -> pfn {pfn}{}{}",
                     if out.pcp_hit { " (pcp hit)" } else { "" },
-                    if out.refill_blocks > 0 { format!(" (refill {} blocks)", out.refill_blocks) } else { String::new() }
+                    if out.refill_blocks > 0 {
+                        format!(" (refill {} blocks)", out.refill_blocks)
+                    } else {
+                        String::new()
+                    }
                 );
                 self.hand_out(s, cpu, pfn, order).map_err(|e| (d.clone(), e))?;
                 Ok(d)
@@ -232,11 +262,17 @@ impl<'a> AllocChecker<'a> {
                 s.calls[cpu as usize] -= 1;
                 let (pfn, order) = s.held[cpu as usize].remove(k);
                 let d = format!("cpu{cpu} free_pages(pfn {pfn}, order {order})");
-                let out = s.pa.free_pages(cpu, now, pfn, order, env).map_err(|e| (d, format!("free refused: {e}")))?;
+                let out =
+                    s.pa.free_pages(cpu, now, pfn, order, env)
+                        .map_err(|e| (d, format!("free refused: {e}")))?;
                 Ok(format!(
                     "cpu{cpu} free_pages(pfn {pfn}, order {order}){}{}",
                     if out.to_pcp { " to its pcp list" } else { " to the buddy lists" },
-                    if out.drained_blocks > 0 { format!(", drains {} blocks", out.drained_blocks) } else { String::new() }
+                    if out.drained_blocks > 0 {
+                        format!(", drains {} blocks", out.drained_blocks)
+                    } else {
+                        String::new()
+                    }
                 ))
             }
             Action::Drain { cpu } => {
@@ -293,10 +329,14 @@ impl<'a> AllocChecker<'a> {
         match steps[(at - SCRIPT_STEPS) as usize] {
             ZapStep::FreeGathered => {
                 let d = format!("cpu0 frees the gathered pfn {}", s.page);
-                let out = s.pa.free_pages(0, now, s.page, 0, env).map_err(|e| (d.clone(), format!("free refused: {e}")))?;
+                let out =
+                    s.pa.free_pages(0, now, s.page, 0, env)
+                        .map_err(|e| (d.clone(), format!("free refused: {e}")))?;
                 if s.tlb != 0 {
-                    let cpus: Vec<String> =
-                        (0..self.sc.cpus).filter(|c| s.tlb & (1 << c) != 0).map(|c| format!("cpu{c}")).collect();
+                    let cpus: Vec<String> = (0..self.sc.cpus)
+                        .filter(|c| s.tlb & (1 << c) != 0)
+                        .map(|c| format!("cpu{c}"))
+                        .collect();
                     let e = format!(
                         "use-after-free: pfn {} freed {} while {} may still translate to it",
                         s.page,
@@ -356,7 +396,10 @@ impl<'a> AllocChecker<'a> {
                 for i in walk(l, &format!("free_area[{o}][{mt}]"))? {
                     let p = z.pages.get(i);
                     if p.state != PageState::Buddy || p.order as usize != o {
-                        return Err(format!("page {i} on free_area[{o}] marked {:?} order {}", p.state, p.order));
+                        return Err(format!(
+                            "page {i} on free_area[{o}] marked {:?} order {}",
+                            p.state, p.order
+                        ));
                     }
                     cover(i, o as u8, 1, "buddy")?;
                     free_heads.insert((i, o as u8));
@@ -384,7 +427,10 @@ impl<'a> AllocChecker<'a> {
                 for i in walk(l, &format!("cpu{cpu} pcp list {pi}"))? {
                     let p = z.pages.get(i);
                     if p.state != PageState::Pcp || p.order != order {
-                        return Err(format!("page {i} on cpu{cpu}'s pcp list marked {:?} order {}", p.state, p.order));
+                        return Err(format!(
+                            "page {i} on cpu{cpu}'s pcp list marked {:?} order {}",
+                            p.state, p.order
+                        ));
                     }
                     cover(i, order, 2, "pcp")?;
                     pages += 1 << order;
@@ -394,7 +440,8 @@ impl<'a> AllocChecker<'a> {
                 return Err(format!("cpu{cpu} pcp->count {} but {pages} pages listed", pcp.count));
             }
         }
-        let script_page = (s.script != u8::MAX && s.script >= SCRIPT_MAPPED && !self.page_freed(s)).then_some(s.page);
+        let script_page =
+            (s.script != u8::MAX && s.script >= SCRIPT_MAPPED && !self.page_freed(s)).then_some(s.page);
         for (cpu, blocks) in s.held.iter().enumerate() {
             for &(pfn, o) in blocks.iter().chain(script_page.filter(|_| cpu == 0).map(|p| (p, 0)).iter()) {
                 let p = z.pages.get(pfn as u32);
@@ -502,7 +549,13 @@ impl<'a> AllocChecker<'a> {
             self.successors(&n, &mut acts);
             stack.push((n, acts.clone(), d));
         }
-        Report { variant: self.v.name.clone(), states: seen.len() as u64, transitions, counterexample, complete }
+        Report {
+            variant: self.v.name.clone(),
+            states: seen.len() as u64,
+            transitions,
+            counterexample,
+            complete,
+        }
     }
 }
 

@@ -46,7 +46,8 @@ pub enum Owner {
     },
 }
 
-/// An [`Owner`] in 8 bytes (the enum takes 16): a 3-bit tag over 61 bits of fields. The
+/// An [`Owner`] in 8 bytes (the enum takes 16): a 3-bit tag over 61 bits of fields (`Buffer`
+/// shares `KernelBlock`'s tag, told apart by bit 60). The
 /// bounds hold for every value the model makes: virtual page numbers below 2^36 (48-bit
 /// addresses), file page indices below 2^36, ids below 2^25.
 mod packed {
@@ -71,6 +72,11 @@ mod packed {
             Owner::Pipe { pipe } => 4 << TAG | pipe as u64,
             Owner::Slab { cache, inuse } => 5 << TAG | (cache as u64) << 32 | inuse as u64,
             Owner::KernelBlock => 6 << TAG,
+            // Tag 6 with bit 60 set: the ninth kind shares KernelBlock's tag.
+            Owner::Buffer { block } => {
+                assert!(block < 1 << (TAG - 1), "block {block} too large to pack");
+                6 << TAG | 1 << (TAG - 1) | block
+            }
             Owner::Tail { head } => {
                 assert!(head < 1 << TAG, "pfn {head} too large to pack");
                 7 << TAG | head
@@ -87,6 +93,7 @@ mod packed {
             3 => Owner::Zero,
             4 => Owner::Pipe { pipe: v as u32 },
             5 => Owner::Slab { cache: (v >> 32) as u16, inuse: v as u32 },
+            6 if v >> (TAG - 1) & 1 == 1 => Owner::Buffer { block: v & ((1 << (TAG - 1)) - 1) },
             6 => Owner::KernelBlock,
             _ => Owner::Tail { head: v & ((1 << TAG) - 1) },
         }
@@ -107,7 +114,12 @@ pub struct Frames {
 impl Frames {
     /// `nr_pfns` page frames, every one free.
     pub fn new(nr_pfns: u64) -> Frames {
-        Frames { owners: SectionVec::new(nr_pfns as usize, packed::pack(Owner::Free)), zero_pfn: u64::MAX, allocated: 0, freed: 0 }
+        Frames {
+            owners: SectionVec::new(nr_pfns as usize, packed::pack(Owner::Free)),
+            zero_pfn: u64::MAX,
+            allocated: 0,
+            freed: 0,
+        }
     }
 
     /// The allocator handed out `pfn`: it now belongs to `owner`. Returns false if the frame
@@ -167,6 +179,8 @@ mod tests {
             Owner::Pipe { pipe: u32::MAX },
             Owner::Slab { cache: u16::MAX, inuse: u32::MAX },
             Owner::KernelBlock,
+            Owner::Buffer { block: 0 },
+            Owner::Buffer { block: (1 << 60) - 1 },
             Owner::Tail { head: (1 << 61) - 1 },
         ];
         for o in all {

@@ -148,13 +148,8 @@ impl Mm {
                 start = v.start - len;
             }
         }
-        let vma = Vma {
-            start,
-            end: start + len,
-            backing,
-            writable,
-            ptes: vec![0; (len >> PAGE_SHIFT) as usize],
-        };
+        let vma =
+            Vma { start, end: start + len, backing, writable, ptes: vec![0; (len >> PAGE_SHIFT) as usize] };
         let at = self.vmas.partition_point(|v| v.start < start);
         self.vmas.insert(at, vma);
         start

@@ -61,7 +61,6 @@ impl Oracle {
         }
     }
 
-
     fn flag(&mut self, what: String) {
         self.violations += 1;
         if self.examples.len() < MAX_EXAMPLES {

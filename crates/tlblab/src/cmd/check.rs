@@ -69,7 +69,8 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let mut print = |r: &Report, scenario: &str| {
         states += r.states;
         transitions += r.transitions;
-        let line = format!("{:>9} states {:>10} transitions  {} [{scenario}]", r.states, r.transitions, r.variant);
+        let line =
+            format!("{:>9} states {:>10} transitions  {} [{scenario}]", r.states, r.transitions, r.variant);
         match &r.counterexample {
             None if r.complete => println!("ok      {line}"),
             None => {

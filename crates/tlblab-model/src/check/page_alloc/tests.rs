@@ -13,7 +13,13 @@ fn every_era_explores_clean_and_free_before_flush_is_caught() {
                 assert!(cx.trace.iter().any(|l| l.contains("fills a TLB entry")), "{:#?}", cx.trace);
                 assert!(cx.trace.last().unwrap().contains("frees the gathered"), "{:#?}", cx.trace);
             } else {
-                assert!(r.complete && r.counterexample.is_none(), "{} [{}]: {:#?}", r.variant, sc.name, r.counterexample);
+                assert!(
+                    r.complete && r.counterexample.is_none(),
+                    "{} [{}]: {:#?}",
+                    r.variant,
+                    sc.name,
+                    r.counterexample
+                );
                 let least = if sc.unmap { 100 } else { 1000 };
                 assert!(r.states > least, "{} [{}]: only {} states", r.variant, sc.name, r.states);
             }

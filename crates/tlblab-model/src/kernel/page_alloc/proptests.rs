@@ -110,10 +110,7 @@ fn check(pa: &PageAlloc, live: &BTreeMap<u64, u8>) -> Result<(), TestCaseError> 
         }
         for (&pfn, &order) in live.range(z.start_pfn..z.start_pfn + n as u64) {
             let i = (pfn - z.start_pfn) as u32;
-            prop_assert_eq!(
-                (z.pages.get(i).state, z.pages.get(i).order),
-                (PageState::Allocated, order)
-            );
+            prop_assert_eq!((z.pages.get(i).state, z.pages.get(i).order), (PageState::Allocated, order));
             mark(i, order, 3, &mut owner)?;
         }
         prop_assert!(owner.iter().all(|&o| o != 0), "a page is nowhere");
