@@ -113,6 +113,19 @@ fn absurd_run_arguments_are_refused() {
         &["--duration", "allowed 1ns ..= 1000s"],
     );
     refused(&run_with(m, &["--set", "ceiling=NaN"]), &["--set ceiling=NaN", "allowed"]);
+    // 224 tasks' 128 MiB files do not fit the model's 2 x 4 GiB: refused, not a panic in setup.
+    let big = tlblab(&[
+        "run",
+        "--machine",
+        "sapphire-rapids-2s",
+        "--workload",
+        "tlb_flush1_threads",
+        "--threads",
+        "224",
+        "--duration",
+        "20us",
+    ]);
+    refused(&big, &["tlb_flush1_threads", "224 tasks", "allowed -t 1..=60"]);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
 use crate::kernel::syscalls::Program;
 use crate::kernel::syscalls::{Addr, MapKind, Op};
+use crate::profile::MachineProfile;
 use crate::rng::Rng;
 use crate::time::Ps;
 
@@ -110,6 +111,28 @@ impl Benchmark for WillItScale {
 
     fn metric(&self) -> MetricKind {
         MetricKind { name: "ops", unit: "ops/s", higher_is_better: true }
+    }
+
+    /// tlb_flush1/3 start with each task's 128 MiB file in the page cache: the files must fit
+    /// in the model's memory (kernel/gfp.rs PAGES_PER_NODE per node; reclaim is not run in
+    /// will-it-scale), with 1/16 of it left for page tables, the zero page and the watermarks.
+    fn check_run(&self, profile: &MachineProfile, tasks: u32) -> Result<(), String> {
+        if !matches!(self.test, Testcase::TlbFlush1 | Testcase::TlbFlush3) {
+            return Ok(());
+        }
+        let pages = crate::kernel::gfp::PAGES_PER_NODE * profile.topology.sockets as u64;
+        let max = (pages - pages / 16) / (FILESIZE / PAGE);
+        if tasks as u64 > max {
+            return Err(format!(
+                "workload `{}`: {tasks} tasks cache {} MiB of files, more than machine `{}`'s modelled \
+                 memory holds ({} MiB); allowed -t 1..={max}",
+                self.name(),
+                tasks as u64 * (FILESIZE >> 20),
+                profile.name,
+                pages >> 8
+            ));
+        }
+        Ok(())
     }
 
     /// Task i is bound to CPU i, as the harness binds it: with the model's CPU numbering that is
