@@ -358,7 +358,6 @@ impl Simulation {
     /// sent later to arrive inside it cuts it the same way (`Events::send_ipi`).
     fn end_step(&mut self, cpu: u32, now: Ps, d: Ps, irqs_on: bool) {
         let c = &mut self.ev.run[cpu as usize];
-        c.irqs_on = false;
         c.irq_step = None;
         let end = now + d;
         if irqs_on {
