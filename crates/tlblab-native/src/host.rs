@@ -210,6 +210,32 @@ mod tests {
     }
 }
 
+/// DAMON monitors running on the host (`/sys/kernel/mm/damon/admin`, Linux 5.18+), as
+/// "kdamond N: <operations>, schemes <actions>". A `paddr` monitor with a `pageout` scheme (the
+/// DAMON_RECLAIM set-up some microVM hosts run to hand cold memory back) samples and clears
+/// accessed bits and pages out memory it finds cold, huge pages included: the probe's buffers,
+/// idle between blocks, may come back as fresh faults or 4 KiB pages.
+pub fn damon_monitors() -> Vec<String> {
+    let root = std::path::Path::new("/sys/kernel/mm/damon/admin/kdamonds");
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    let n: usize = read(root.join("nr_kdamonds")).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (0..n)
+        .filter_map(|k| {
+            let kd = root.join(k.to_string());
+            if read(kd.join("state"))? != "on" {
+                return None;
+            }
+            let ctx = kd.join("contexts/0");
+            let ops = read(ctx.join("operations")).unwrap_or_else(|| "?".into());
+            let schemes: usize =
+                read(ctx.join("schemes/nr_schemes")).and_then(|s| s.parse().ok()).unwrap_or(0);
+            let actions: Vec<String> =
+                (0..schemes).filter_map(|i| read(ctx.join(format!("schemes/{i}/action")))).collect();
+            Some(format!("kdamond {k}: {ops}, schemes [{}]", actions.join(", ")))
+        })
+        .collect()
+}
+
 /// `CONFIG_HZ` of the running kernel: from `/proc/config.gz` (`CONFIG_IKCONFIG_PROC`), else
 /// `/boot/config-<release>`; `None` when neither is readable.
 pub fn config_hz() -> Option<f64> {
