@@ -489,7 +489,7 @@ impl<'a> Checker<'a> {
                     Some(ff) => {
                         let m = MM as usize;
                         s.tlb_gen[m] += 1;
-                        let info = flush_info(
+                        let (info, _) = flush_info(
                             self.v.knobs.policy,
                             &INPUTS,
                             MM,

@@ -18,7 +18,7 @@ use super::mm::MmKnobs;
 use super::mmu_8xx::{Ppc8xxKnobs, Writeback};
 use super::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill};
 use super::text::TextKnobs;
-use super::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
+use super::tlbflush::{CoalesceIpis, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 use super::vmscan::{ReclaimKnobs, UnmapFlush};
 
 /// A named kernel configuration.
@@ -253,9 +253,18 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "coalesce_ipis",
         section: "flush",
-        allowed: "on | off",
-        doc: "v3.9+: IPI only to CPUs whose call queue was empty",
-        apply: |k, v| on_off(v).map(|b| k.flush.coalesce_ipis = b),
+        allowed: "on | lone | off",
+        doc: "IPI only to CPUs whose call queue was empty: on = every call (v4.13+); lone = only a \
+              call with one target (v3.9-v4.12); off = never (v3.4)",
+        apply: |k, v| {
+            k.flush.coalesce_ipis = match v {
+                "on" | "true" | "1" => CoalesceIpis::Always,
+                "lone" => CoalesceIpis::Lone,
+                "off" | "false" | "0" => CoalesceIpis::Never,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
     },
     Knob {
         name: "lazy_ipis",
@@ -722,7 +731,7 @@ fn blank() -> KernelConfig {
             early_return: false,
             read_tlb_gen: ReadTlbGen::Never,
             concurrent_local: false,
-            coalesce_ipis: false,
+            coalesce_ipis: CoalesceIpis::Never,
             lazy_ipis: LazyIpis::Send,
             pti: false,
         },

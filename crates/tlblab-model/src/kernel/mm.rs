@@ -12,6 +12,8 @@ pub type FileId = u32;
 
 pub const PAGE_SHIFT: u32 = 12;
 pub const PAGE_SIZE: u64 = 1 << PAGE_SHIFT;
+/// x86-64's `HPAGE_SIZE` (= `PMD_SIZE`): what one PMD entry maps.
+pub const HPAGE_SIZE: u64 = PAGE_SIZE << super::mmzone::HPAGE_PMD_ORDER;
 /// Top-down mmap starts below this address (a typical x86-64 `mmap_base`).
 const MMAP_TOP: u64 = 0x7f00_0000_0000;
 

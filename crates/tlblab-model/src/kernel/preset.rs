@@ -34,7 +34,7 @@ impl KernelConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::tlbflush::{FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
+    use crate::kernel::tlbflush::{CoalesceIpis, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 
     #[test]
     fn every_preset_builds_and_seed_002_columns_differ_only_in_their_knobs() {
@@ -162,7 +162,12 @@ mod tests {
     fn every_3x_preset_is_complete_and_the_v3_13_family_inherits_its_table() {
         let k = KernelConfig::preset("3.4").unwrap();
         assert_eq!(k.flush.policy, RangePolicy::AlwaysFull);
-        assert!(!k.flush.coalesce_ipis && !k.flush.generations && !k.flush.pti && k.mm.mmap_lock);
+        assert!(
+            k.flush.coalesce_ipis == CoalesceIpis::Never
+                && !k.flush.generations
+                && !k.flush.pti
+                && k.mm.mmap_lock
+        );
         let walk = KernelConfig::preset("3.13").unwrap();
         assert_eq!(walk.shift_from_table, Some(false));
         let alt = KernelConfig::preset("3.13-altershift").unwrap();

@@ -42,14 +42,17 @@ pub struct SendLoop {
     left: CpuMask,
     ipis: CpuMask,
     post_local: bool,
+    /// This call IPIs only targets whose queue was empty (`coalesce_ipis` for its target count).
+    coalesce: bool,
 }
 
-/// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, and
-/// the shootdown whose `flush_tlb_info` it carries.
+/// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, the
+/// shootdown whose `flush_tlb_info` it carries, and whether its sender IPIs only an empty queue.
 #[derive(Debug, Clone, Copy)]
 pub struct Csd {
     pub at: Ps,
     pub shootdown: u32,
+    pub coalesced: bool,
 }
 
 /// A CPU's `call_single_queue` (kernel/smp.c): its requests in enqueue-time order, and its head,
@@ -141,9 +144,10 @@ impl Kernel {
             }
         }
         // A request that landed after llist_del_all found the queue empty, so its sender sent
-        // an IPI. (Senders run whole in the model: its ICR write is not charged to it.)
+        // an IPI. (Senders run whole in the model: its ICR write is not charged to it.) A sender
+        // that does not coalesce sent one whatever it found.
         if let Some(&e) = self.csqs[ci].entries.front() {
-            if self.config.flush.coalesce_ipis && ctx.irq_quiet() {
+            if e.coalesced && ctx.irq_quiet() {
                 self.send_ipi(ctx, cpu, e.at + ipi.send + ipi.delivery);
             }
         }
@@ -162,9 +166,9 @@ impl Kernel {
     /// `smp_call_function_many(targets, func, info, wait = 1)` from this CPU, its requests
     /// ready at `t0` (kernel/smp.c, v5.18; the v3.9+ llist queues): per target, csd_lock and fill
     /// the sender's csd for it (a store to a line the target wrote last, at its previous unlock),
-    /// then llist_add it to the target's call_single_queue (an RMW on the queue head). Only
-    /// targets whose queue was empty get an IPI (with coalesce_ipis; v3.4 always sends), all
-    /// at the loop's end. Records the shootdown the sender waits on; with `post_local` the
+    /// then llist_add it to the target's call_single_queue (an RMW on the queue head). Where the
+    /// kernel coalesces (`coalesce_ipis`: v4.13+ always, v3.9-v4.12 a lone target only) only
+    /// targets whose queue was empty get an IPI, otherwise every target; all at the loop's end. Records the shootdown the sender waits on; with `post_local` the
     /// sender then flushes itself (v5.13+ `concurrent_local`) and sets its `local_done`.
     /// Returns the time from `t0` this step took; the loop may go on in a continuation.
     pub(super) fn call_function_many(
@@ -193,7 +197,8 @@ impl Kernel {
         } else {
             self.shootdowns[sd] = record;
         }
-        let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local };
+        let coalesce = self.config.flush.coalesce_ipis.coalesces(targets.weight());
+        let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local, coalesce };
         self.cpus[cpu as usize].sending = Some(Box::new(l));
         self.send_loop(ctx, t0)
     }
@@ -208,7 +213,7 @@ impl Kernel {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
         let mut l = self.cpus[cpu as usize].sending.take().expect("a send loop to go on with");
-        let coalesce = self.config.flush.coalesce_ipis;
+        let coalesce = l.coalesce;
         let mut send = Ps::ZERO;
         while let Some(t) = l.left.first() {
             if ctx.irq_by(t0 + send) {
@@ -227,7 +232,7 @@ impl Kernel {
                 l.ipis.set(t);
             }
             // Senders run in step order, not enqueue order: keep the queue sorted by time.
-            let csd = Csd { at, shootdown: l.sd as u32 };
+            let csd = Csd { at, shootdown: l.sd as u32, coalesced: coalesce };
             if q.entries.back().is_none_or(|b| b.at <= at) {
                 q.entries.push_back(csd);
             } else {

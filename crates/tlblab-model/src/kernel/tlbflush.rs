@@ -11,7 +11,7 @@
 //!   The order of operations follows arch/x86/mm/tlb.c of v5.18 / v6.0.
 
 use super::ctx::Ctx;
-use super::mm::{MmId, PAGE_SHIFT};
+use super::mm::{MmId, HPAGE_SIZE, PAGE_SHIFT};
 use super::text::Path;
 use super::Kernel;
 use crate::attribution::Bucket;
@@ -91,6 +91,34 @@ pub enum LazyIpis {
     Skip,
 }
 
+/// Which cross-CPU call requests skip the IPI when the target's call queue already held one
+/// (kernel/smp.c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoalesceIpis {
+    /// v3.4: one IPI per target per call.
+    Never,
+    /// v3.9-v4.12: a call with a lone target goes through `generic_exec_single`, which IPIs only
+    /// if its `list_empty` (v3.9-v3.13) / `llist_add` (v3.14+) found the queue empty; a call
+    /// with several targets ends with `arch_send_call_function_ipi_mask(cfd->cpumask)`, which
+    /// IPIs every one (read in v4.8's kernel/smp.c).
+    Lone,
+    /// v4.13+ (Aaron Lu, "smp: Avoid sending needless IPI in smp_call_function_many()", 2017):
+    /// `cfd->cpumask_ipi` holds only the targets whose `llist_add` found the queue empty.
+    Always,
+}
+
+impl CoalesceIpis {
+    /// Whether a call to `targets` CPUs IPIs only those whose queue was empty.
+    pub fn coalesces(self, targets: u32) -> bool {
+        match self {
+            CoalesceIpis::Never => false,
+            CoalesceIpis::Lone => targets == 1,
+            CoalesceIpis::Always => true,
+        }
+    }
+}
+
 impl LazyIpis {
     /// Whether a lazy CPU is a target of a flush that did (not) free page tables.
     pub fn targets_lazy(self, freed_tables: bool) -> bool {
@@ -113,10 +141,9 @@ pub struct FlushKnobs {
     pub read_tlb_gen: ReadTlbGen,
     /// The initiator flushes locally while the remote handlers run (v5.13+), instead of first.
     pub concurrent_local: bool,
-    /// `smp_call_function_many` sends an IPI only to CPUs whose call queue was empty (v3.9+,
-    /// Shaohua Li's per-CPU csd rework; llist since v3.14); a handler run drains every request
-    /// queued so far. Off: v3.4, one IPI per target per call.
-    pub coalesce_ipis: bool,
+    /// Which requests get an IPI only if the target's call queue was empty; a handler run
+    /// drains every request queued so far.
+    pub coalesce_ipis: CoalesceIpis,
     /// Lazy TLB CPUs as flush targets (the sender's side of the rule; the handler's
     /// `LeaveLazy` is the same in every era).
     pub lazy_ipis: LazyIpis,
@@ -305,7 +332,8 @@ pub fn flush_targets(
 }
 
 /// The `flush_tlb_info` of a `flush_tlb_mm_range(mm, start, end)` whose `inc_mm_tlb_gen`
-/// returned `new_tlb_gen`: the range as the policy keeps it.
+/// returned `new_tlb_gen`: the range as the policy keeps it; and the 2 MiB steps the policy's
+/// `has_large_page()` walked to decide.
 pub fn flush_info(
     policy: RangePolicy,
     inputs: &RangeInputs,
@@ -314,9 +342,9 @@ pub fn flush_info(
     freed_tables: bool,
     new_tlb_gen: u64,
     initiator: u32,
-) -> FlushInfo {
+) -> (FlushInfo, u64) {
     let r = decide_range(policy, start, end, PAGE_SHIFT, inputs);
-    FlushInfo {
+    let info = FlushInfo {
         mm,
         start: r.start,
         end: r.end,
@@ -324,7 +352,8 @@ pub fn flush_info(
         freed_tables,
         new_tlb_gen,
         initiator,
-    }
+    };
+    (info, r.pmds_walked)
 }
 
 /// `flush_tlb_func` on a CPU whose state is `st`. `read_mm_tlb_gen` reads `mm->context.tlb_gen`
@@ -388,6 +417,8 @@ pub struct RangeDecision {
     pub start: u64,
     pub end: u64,
     pub stride_shift: u32,
+    /// 2 MiB steps `has_large_page()` walked to decide (v3.6-v3.13; 0 where it did not run).
+    pub pmds_walked: u64,
 }
 
 /// The inputs the 3.x heuristics read from the CPU and the mm.
@@ -432,11 +463,11 @@ pub fn decide_range(
     stride_shift: u32,
     inp: &RangeInputs,
 ) -> RangeDecision {
-    let full = RangeDecision { start: 0, end: TLB_FLUSH_ALL, stride_shift };
+    let full = RangeDecision { start: 0, end: TLB_FLUSH_ALL, stride_shift, pmds_walked: 0 };
     if end == TLB_FLUSH_ALL {
         return full;
     }
-    let keep = RangeDecision { start, end, stride_shift };
+    let keep = RangeDecision { start, end, stride_shift, pmds_walked: 0 };
     match policy {
         RangePolicy::AlwaysFull => full,
         RangePolicy::FlushallShift { shift, post_fix, huge_walk } => {
@@ -451,12 +482,22 @@ pub fn decide_range(
                 inp.total_vm.min(entries) >> shift
             };
             // Mel Gorman's v2 patch 1/4 moved has_large_page() into the same test but kept it;
-            // only patch 4/4 ("nowalk") removed it: the walk follows `huge_walk` alone.
-            if pages > act || (huge_walk && inp.range_has_huge_pmd) {
-                full
-            } else {
-                keep
+            // only patch 4/4 ("nowalk") removed it: the walk follows `huge_walk` alone. The `||`
+            // runs it only for a range short enough for INVLPGs; it steps 2 MiB at a time from
+            // ALIGN(start, HPAGE_SIZE) below `end`, reading pgd, pud and pmd (v3.13
+            // arch/x86/mm/tlb.c), and stops at the first huge PMD.
+            if pages > act {
+                return full;
             }
+            if huge_walk {
+                let from = start.next_multiple_of(HPAGE_SIZE);
+                let steps = end.saturating_sub(from).div_ceil(HPAGE_SIZE);
+                if inp.range_has_huge_pmd && steps > 0 {
+                    return RangeDecision { pmds_walked: steps, ..full };
+                }
+                return RangeDecision { pmds_walked: steps, ..keep };
+            }
+            keep
         }
         RangePolicy::Ceiling(ceiling) => {
             if (end - start) >> stride_shift > ceiling {
@@ -541,6 +582,10 @@ pub struct Costs {
     pub flush_call: Ps,
     pub invlpg: Ps,
     pub full_flush: Ps,
+    /// One step of v3.6-v3.13 `has_large_page()`: pgd, pud and pmd loads of the range's own
+    /// page tables, which its faults and walks keep cached (taken as L2 hits,
+    /// `memory.l2_hit_cycles` each).
+    pub pmd_probe: Ps,
     /// INVPCID of one user page, under PTI with INVPCID (`None`: no INVPCID, the user PCID's
     /// flush is deferred to the return to user space instead).
     pub invpcid_single: Option<Ps>,
@@ -553,6 +598,7 @@ impl Costs {
             flush_call: Ps::from_cycles(p.kernel.flush_call_cycles.value, mhz),
             invlpg: Ps::from_cycles(p.kernel.invlpg_cycles.value, mhz),
             full_flush: Ps::from_cycles(p.kernel.full_flush_cycles.value, mhz),
+            pmd_probe: Ps::from_cycles(3.0 * p.memory.l2_hit_cycles.value, mhz),
             invpcid_single: match (p.cpu.features.invpcid, &p.kernel.invpcid_single_cycles) {
                 (true, Some(c)) => Some(Ps::from_cycles(c.value, mhz)),
                 _ => None,
@@ -711,7 +757,9 @@ impl Kernel {
             vm_hugetlb: false,
             range_has_huge_pmd: false,
         };
-        let info = flush_info(self.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
+        let (info, pmds_walked) =
+            flush_info(self.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
+        d += self.costs.flush.pmd_probe * pmds_walked;
         // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
         // of its last flush read (v5.18).
         d += self.cpus[cpu as usize].flush_info_line.write(cpu, now + d, &topo, &lines);

@@ -7,7 +7,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         early_return,
         read_tlb_gen: read,
         concurrent_local: true,
-        coalesce_ipis: true,
+        coalesce_ipis: CoalesceIpis::Always,
         lazy_ipis: LazyIpis::Skip,
         pti: true,
     }
@@ -162,9 +162,17 @@ fn range_policies_by_era() {
         assert_eq!(full(decide_range(pre, s, e, 12, &inp)), pre_full, "pre {n}");
         assert_eq!(full(decide_range(post, s, e, 12, &inp)), post_full, "post {n}");
     }
-    // The pre-fix huge-page walk forces a full flush.
-    let (s, e) = pages(8);
+    // The pre-fix huge-page walk forces a full flush, if the range holds a 2 MiB boundary for
+    // has_large_page() to look at (it steps from ALIGN(start, HPAGE_SIZE)).
+    let (s, e) = (0x1f_f000, 0x1f_f000 + 8 * 4096);
     assert!(full(decide_range(pre, s, e, 12, &RangeInputs { range_has_huge_pmd: true, ..inp })));
+    let (s0, e0) = pages(8);
+    assert!(!full(decide_range(pre, s0, e0, 12, &RangeInputs { range_has_huge_pmd: true, ..inp })));
+    // Without huge pages it walks every 2 MiB step of a short range, and none of a long one.
+    assert_eq!(decide_range(pre, s, e, 12, &inp).pmds_walked, 1);
+    assert_eq!(decide_range(pre, s0, e0, 12, &inp).pmds_walked, 0);
+    assert_eq!(decide_range(pre, 0, 300 * 4096, 12, &inp).pmds_walked, 0);
+    assert_eq!(decide_range(post, s, e, 12, &inp).pmds_walked, 0);
     // Mel's v2 "altershift" (post-fix formula, walk kept) still walks; "nowalk" does not.
     let altershift = RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: true };
     let huge = RangeInputs { range_has_huge_pmd: true, ..inp };
