@@ -19,9 +19,11 @@ const TLB_FLUSH2_MEMSIZE: u64 = 1 << 20;
 /// page_fault1 / mmap1: `#define MEMSIZE (128 * 1024 * 1024)`.
 const MEMSIZE: u64 = 128 << 20;
 
-/// Register use: 0 = the mapping, 1 = the file.
+/// Register use: 0 = the mapping, 1 = the file, 2 = the text, 3 = the stack.
 const MAP: usize = 0;
 const FILE: usize = 1;
+const TEXT: usize = 2;
+const STACK: usize = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Testcase {
@@ -192,13 +194,29 @@ impl Program for WisTask {
                 // the file into the page cache: start from that steady state.
                 out.push(Op::CreateFile { pages: FILESIZE / PAGE, reg: FILE, cached: true });
             }
+            // The user side's own translations, which a full flush of the user PCID (or a CR3
+            // reload after lazy mode) takes away as well: the testcase's loop and glibc's
+            // system-call stub on two text pages, and the stack page the call to the stub writes
+            // its return address to. Mapped and touched before the measured loop.
+            out.push(Op::Mmap { len: 2 * PAGE, kind: MapKind::Anon, reg: TEXT });
+            out.push(Op::Mmap { len: PAGE, kind: MapKind::Anon, reg: STACK });
+            out.push(Op::Access { addr: Addr { reg: TEXT, offset: 0 }, kind: AccessKind::Store });
+            out.push(Op::Access { addr: Addr { reg: TEXT, offset: PAGE }, kind: AccessKind::Store });
             out.push(Op::Mmap { len, kind, reg: MAP });
         }
         let at = Addr { reg: MAP, offset: self.page * PAGE };
+        let loop_text = Op::Access { addr: Addr { reg: TEXT, offset: 0 }, kind: AccessKind::Fetch };
+        // A system call: `call` into glibc's stub (a fetch there, the return address pushed).
+        let syscall_stub = [
+            Op::Access { addr: Addr { reg: TEXT, offset: PAGE }, kind: AccessKind::Fetch },
+            Op::Access { addr: Addr { reg: STACK, offset: 0 }, kind: AccessKind::Store },
+        ];
+        out.push(loop_text);
         match self.test {
             Testcase::TlbFlush1 | Testcase::TlbFlush2 | Testcase::TlbFlush3 => {
                 // c[i] = 1; madvise(&c[i], pgsize, MADV_DONTNEED); assert(c[i] ...); iterations++
                 out.push(Op::Access { addr: at, kind: AccessKind::Store });
+                out.extend(syscall_stub);
                 out.push(Op::MadviseDontneed { addr: at, len: PAGE });
                 out.push(Op::Access { addr: at, kind: AccessKind::Load });
                 out.push(Op::Iteration);
@@ -208,8 +226,10 @@ impl Program for WisTask {
                 out.push(Op::Iteration);
             }
             Testcase::Mmap1 => {
+                out.extend(syscall_stub);
                 out.push(Op::Munmap { addr: Addr { reg: MAP, offset: 0 } });
                 out.push(Op::Iteration);
+                out.extend(syscall_stub);
                 out.push(Op::Mmap { len, kind, reg: MAP });
                 return;
             }
@@ -217,7 +237,9 @@ impl Program for WisTask {
         self.page += 1;
         if self.page == len / PAGE {
             self.page = 0;
+            out.extend(syscall_stub);
             out.push(Op::Munmap { addr: Addr { reg: MAP, offset: 0 } });
+            out.extend(syscall_stub);
             out.push(Op::Mmap { len, kind, reg: MAP });
         }
     }
@@ -232,17 +254,25 @@ mod tests {
         let mut t = WisTask::new(Testcase::TlbFlush2);
         let mut ops = Vec::new();
         t.next(&mut ops);
-        assert_eq!(ops[0], Op::Mmap { len: 1 << 20, kind: MapKind::Anon, reg: MAP });
-        assert!(matches!(ops[1], Op::Access { kind: AccessKind::Store, .. }));
-        assert!(matches!(ops[2], Op::MadviseDontneed { len: 4096, .. }));
-        assert!(matches!(ops[3], Op::Access { kind: AccessKind::Load, .. }));
-        assert_eq!(ops[4], Op::Iteration);
-        // 256 pages per mapping, then munmap and mmap again.
+        // Text and stack first, then the testcase's mapping.
+        assert_eq!(ops[0], Op::Mmap { len: 8192, kind: MapKind::Anon, reg: TEXT });
+        assert_eq!(ops[1], Op::Mmap { len: 4096, kind: MapKind::Anon, reg: STACK });
+        assert_eq!(ops[4], Op::Mmap { len: 1 << 20, kind: MapKind::Anon, reg: MAP });
+        let body = &ops[5..];
+        let fetch = |reg, offset| Op::Access { addr: Addr { reg, offset }, kind: AccessKind::Fetch };
+        assert_eq!(body[0], fetch(TEXT, 0));
+        assert!(matches!(body[1], Op::Access { kind: AccessKind::Store, addr: Addr { reg: MAP, .. } }));
+        assert_eq!(body[2], fetch(TEXT, 4096));
+        assert!(matches!(body[3], Op::Access { kind: AccessKind::Store, addr: Addr { reg: STACK, .. } }));
+        assert!(matches!(body[4], Op::MadviseDontneed { len: 4096, .. }));
+        assert!(matches!(body[5], Op::Access { kind: AccessKind::Load, .. }));
+        assert_eq!(body[6], Op::Iteration);
+        // 256 pages per mapping, then munmap and mmap again, each through the stub.
         for _ in 1..256 {
             ops.clear();
             t.next(&mut ops);
         }
-        assert!(matches!(ops[ops.len() - 2], Op::Munmap { .. }));
+        assert!(matches!(ops[ops.len() - 4], Op::Munmap { .. }));
         assert!(matches!(ops[ops.len() - 1], Op::Mmap { .. }));
     }
 
@@ -252,7 +282,7 @@ mod tests {
         WisTask::new(Testcase::TlbFlush1).next(&mut ops);
         assert_eq!(ops[0], Op::CreateFile { pages: 32768, reg: FILE, cached: true });
         assert_eq!(
-            ops[1],
+            ops[5],
             Op::Mmap { len: 128 << 20, kind: MapKind::FilePrivate { file_reg: FILE }, reg: MAP }
         );
     }
