@@ -99,7 +99,7 @@ def test_list_and_reproduce(tmp_path):
     known = tlblab.list()
     assert "haswell-ep-2s" in [m["name"] for m in known["machines"]]
     assert "ceiling" in known["knobs"] and "5.18.1" in known["kernel_presets"]
-    df = tlblab.reproduce("seed-000", out=tmp_path, quick=True)
+    df = tlblab.reproduce("seed-000-ebizzy", out=tmp_path, quick=True)
     assert set(df["experiment"]) == {"seed-000-ebizzy"}
     assert "Mean" in df.attrs["tables"]["seed-000-ebizzy"]
     assert (tmp_path / "seed-000-ebizzy" / "summary.json").is_file()

@@ -82,7 +82,7 @@ fn list_shows_ebizzy_and_its_parameters() {
 fn reproduce_seed_000_prints_mean_and_stddev_rows_and_the_counts() {
     let dir = std::env::temp_dir().join(format!("tlblab-seed000-counts-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let out = stdout(&tlblab(&["reproduce", "seed-000", "--quick", "--out", dir.to_str().unwrap()]));
+    let out = stdout(&tlblab(&["reproduce", "seed-000-ebizzy", "--quick", "--out", dir.to_str().unwrap()]));
     for needle in [
         "3.13.0-rc3",
         "altershift-v2r1",

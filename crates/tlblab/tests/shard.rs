@@ -110,7 +110,8 @@ fn shard_needs_out_and_a_valid_index() {
         "1/2",
     ]));
     assert!(e.contains("--out"), "{e}");
-    let e = stderr(&tlblab(&["reproduce", "seed-000", "--quick", "--out", "/tmp/x", "--shard", "3/2"]));
+    let e =
+        stderr(&tlblab(&["reproduce", "seed-000-ebizzy", "--quick", "--out", "/tmp/x", "--shard", "3/2"]));
     assert!(e.contains("--shard `3/2`: expected I/N with 1 <= I <= N"), "{e}");
 }
 
@@ -121,14 +122,15 @@ fn reproduce_shards_then_merges_to_the_unsharded_summary() {
     let (d, one) = (dir.join("shared"), dir.join("one"));
     let (ds, ones) = (d.to_str().unwrap(), one.to_str().unwrap());
     for s in ["1/3", "2/3", "3/3"] {
-        let out = common::stdout(&tlblab(&["reproduce", "seed-000", "--quick", "--out", ds, "--shard", s]));
+        let out =
+            common::stdout(&tlblab(&["reproduce", "seed-000-ebizzy", "--quick", "--out", ds, "--shard", s]));
         assert!(out.contains(&format!("shard {s}:")), "{out}");
     }
     let summary = d.join("seed-000-ebizzy/summary.json");
     assert!(!summary.exists(), "a shard must not write the summary");
     assert!(d.join("seed-000-ebizzy/cells").is_dir());
-    common::stdout(&tlblab(&["reproduce", "seed-000", "--quick", "--out", ds]));
-    common::stdout(&tlblab(&["reproduce", "seed-000", "--quick", "--out", ones]));
+    common::stdout(&tlblab(&["reproduce", "seed-000-ebizzy", "--quick", "--out", ds]));
+    common::stdout(&tlblab(&["reproduce", "seed-000-ebizzy", "--quick", "--out", ones]));
     assert_eq!(
         std::fs::read(&summary).unwrap(),
         std::fs::read(one.join("seed-000-ebizzy/summary.json")).unwrap()
