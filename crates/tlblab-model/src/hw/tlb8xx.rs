@@ -44,6 +44,8 @@ pub const ENTRIES: usize = 32;
 pub const FIRST_RESERVED: usize = 28;
 /// Width of `M_CASID`: 16 address-space identifiers.
 pub const ASIDS: u8 = 16;
+/// Ways of the simulator's lookup memo ([`Tlb8xx::hit`]).
+const MEMO: usize = 16;
 
 /// Page sizes an 8xx TLB entry can map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -221,12 +223,25 @@ pub struct Tlb8xx {
     /// `RSV4I` / `RSV4D`.
     reserve4: bool,
     stats: Tlb8xxStats,
+    /// The simulator's memo of recent [`Self::hit`] scans, direct-mapped by 4 KB page number:
+    /// (page, ASID, slot of the first matching entry). Every entry size is a multiple of 4 KB and
+    /// aligned, so any address of that page in that ASID has the same first match until a slot
+    /// changes; every write to `slots` clears it. Several ways because a copy alternates between
+    /// its source and destination pages. Not hardware state.
+    memo: [Option<(u32, u8, u8)>; MEMO],
 }
 
 impl Tlb8xx {
     /// An empty TLB, counter 0, nothing reserved (the state after `tlbia` with `Mx_CTR` = 0).
     pub fn new(side: Side) -> Tlb8xx {
-        Tlb8xx { side, slots: [None; ENTRIES], index: 0, reserve4: false, stats: Tlb8xxStats::default() }
+        Tlb8xx {
+            side,
+            slots: [None; ENTRIES],
+            index: 0,
+            reserve4: false,
+            stats: Tlb8xxStats::default(),
+            memo: [None; MEMO],
+        }
     }
 
     pub fn side(&self) -> Side {
@@ -283,7 +298,17 @@ impl Tlb8xx {
     /// `None` leaves the miss or changed fault to [`Self::lookup`] (the simulator's fast path).
     #[inline]
     pub fn hit(&mut self, ea: u32, casid: u8, store: bool) -> Option<u32> {
-        let e = self.slots.iter().flatten().find(|e| e.matches(ea, casid))?;
+        let page = ea >> 12;
+        let way = page as usize % MEMO;
+        let slot = match self.memo[way] {
+            Some((p, a, slot)) if p == page && a == casid => slot as usize,
+            _ => {
+                let slot = self.slots.iter().position(|s| s.is_some_and(|e| e.matches(ea, casid)))?;
+                self.memo[way] = Some((page, casid, slot as u8));
+                slot
+            }
+        };
+        let e = self.slots[slot].as_ref().expect("the memo names a valid slot");
         if store && !e.changed {
             return None;
         }
@@ -322,6 +347,7 @@ impl Tlb8xx {
             self.stats.evictions += 1;
         }
         self.slots[slot] = Some(entry);
+        self.forget(slot, &entry);
         self.stats.reloads += 1;
         let top = if self.reserve4 { FIRST_RESERVED - 1 } else { ENTRIES - 1 } as u8;
         self.index = if self.index == 0 { top } else { self.index - 1 };
@@ -336,7 +362,19 @@ impl Tlb8xx {
             return Err(Tlb8xxError::IndexOutOfRange(slot as u8));
         }
         self.slots[slot] = Some(entry);
+        self.forget(slot, &entry);
         Ok(())
+    }
+
+    /// Drops the memo ways a write of `entry` into `slot` may change: those whose first match was
+    /// that slot, and those the new entry matches (it may now come first). The others keep their
+    /// first match.
+    fn forget(&mut self, slot: usize, entry: &TlbEntry8xx) {
+        for m in &mut self.memo {
+            if m.is_some_and(|(page, asid, s)| s as usize == slot || entry.matches(page << 12, asid)) {
+                *m = None;
+            }
+        }
     }
 
     /// Load a reserved (pinned) entry the way 885RM §8.10.3 describes and Linux 2.6
@@ -356,6 +394,7 @@ impl Tlb8xx {
     /// whatever its ASID. Returns how many entries went.
     pub fn tlbie(&mut self, ea: u32) -> usize {
         self.stats.tlbie += 1;
+        self.memo = [None; MEMO];
         let mut n = 0;
         for (i, s) in self.slots.iter_mut().enumerate() {
             if s.is_some_and(|e| e.tlbie_matches(ea)) {
@@ -374,6 +413,7 @@ impl Tlb8xx {
     /// RSV4x is set; reset the counter to 0.
     pub fn tlbia(&mut self) {
         self.stats.tlbia += 1;
+        self.memo = [None; MEMO];
         let keep = if self.reserve4 { FIRST_RESERVED } else { ENTRIES };
         for s in &mut self.slots[..keep] {
             *s = None;

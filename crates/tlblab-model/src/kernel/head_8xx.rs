@@ -13,8 +13,9 @@
 //!   2.6.11): r10/r11; both miss handlers store `_PAGE_ACCESSED` back into the PTE on every miss
 //!   (an extra `ori` + `stw`, and a second `mfspr MD_TWC` in the DTLB handler); the level-1
 //!   entry is physical (no `tophys`); `DataTLBError` first copies DAR and `M_CASID` into `MD_EPN`
-//!   (6 more instructions); `CONFIG_PIN_TLB` loads ITLB entry 28 and DTLB entries 28-31 with
-//!   8 MB pages at boot and sets RSV4I/RSV4D.
+//!   (6 more instructions); `CONFIG_PIN_TLB` loads ITLB entry 28 and DTLB entries 28 (kernel) and 29
+//!   (IMMR) with 8 MB pages at boot and sets RSV4I/RSV4D (its DTLB 30/31 writes carry no valid
+//!   translation: [`boot`]).
 //!
 //! Both: save CR and two GPRs (one in `M_TW`, the others at physical 0 and 4), read `M_TWB`
 //! (level-1 entry address of the current pgd), substitute `swapper_pg_dir` when the EA is at or
@@ -478,8 +479,9 @@ pub fn translate(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PinConfig {
     /// `CONFIG_PIN_TLB` (2.6.12-rc2): ITLB 28 = 8 MB at KERNELBASE; DTLB 28 = the same,
-    /// 29 = the 8 MB IMMR window (cache-inhibited), 30/31 = the next two 8 MB of lowmem. 2.4.0 has
-    /// no such option; setting it for 2.4 is a what-if.
+    /// 29 = the 8 MB IMMR window (cache-inhibited). DTLB 30/31 are reserved but translate nothing
+    /// (see [`boot`]), so lowmem data above KERNELBASE + 8 MB uses 4 KB entries in slots 0-27.
+    /// 2.4.0 has no such option; setting it for 2.4 is a what-if.
     pub pin_tlb: bool,
     /// The 2.6 bug Marcelo found (MT05: "a bug causing the first 8Mbyte entry to be
     /// invalidated"): some kernel path issued `tlbie` for an address inside the first 8 MB of
@@ -493,9 +495,16 @@ pub struct PinConfig {
     pub immr: u32,
 }
 
-/// Set up the TLBs as boot leaves them. Follows 2.6.12-rc2 `initial_mmu` for the pins,
-/// including its use of the EPN value as the RPN of DTLB entries 30/31 (the computed RPN
-/// register is never used there: a bug in that source, kept).
+/// Set up the TLBs as boot leaves them. Follows 2.6.12-rc2 `initial_mmu` for the pins. Its
+/// "two more 8M kernel data pages" (DTLB 30/31) write `MD_RPN` from the register holding the
+/// *EPN* value (KERNELBASE + 8 MB | `MD_EVALID`), not from the RPN it computed in r11: that
+/// value has the RPN's V bit (bit 31, 0x1; `MI_BOOTINIT` = 0x1fd sets it, `MD_EVALID` = 0x200 is
+/// another bit) and the subpage-valid bits clear, and names physical 0xc0800000, which is not
+/// RAM. Such an entry cannot translate a kernel access (885RM §8.9: a page valid bit of zero
+/// is a DTLB error, not a translation); since the seed's pinned kernel ran, its data above
+/// KERNELBASE + 8 MB was translated through the page tables, which the model does by leaving
+/// the two slots empty (still out of the counter's reach: RSV4D). Later trees write r11 there
+/// (arch/powerpc/kernel/head_8xx.S of 3.x). IMMR (DTLB 29) is not on dd's paths.
 pub fn boot(mmu: &mut Mmu8xx, pin: &PinConfig) {
     mmu.tlbia();
     let big = |epn: u32, rpn: u32, ci: bool| TlbEntry8xx {
@@ -508,13 +517,11 @@ pub fn boot(mmu: &mut Mmu8xx, pin: &PinConfig) {
         cache_inhibit: ci,
     };
     if pin.pin_tlb {
-        let mb8 = 8 << 20;
-        // MI_CTR = RSV4I | index 28; MD_CTR = RSV4D | index 28, then 29, 30, 31 by `addi 0x100`.
+        // MI_CTR = RSV4I | index 28; MD_CTR = RSV4D | index 28, then 29 by `addi 0x100`; the
+        // entries written for 30/31 carry V = 0 (above) and are not loaded.
         mmu.itlb.load_reserved(28, big(KERNELBASE, 0, false)).expect("valid pinned entry");
         mmu.dtlb.load_reserved(28, big(KERNELBASE, 0, false)).expect("valid pinned entry");
         mmu.dtlb.load_reserved(29, big(pin.immr, pin.immr, true)).expect("valid IMMR entry");
-        mmu.dtlb.load_reserved(30, big(KERNELBASE + mb8, KERNELBASE + mb8, false)).expect("valid");
-        mmu.dtlb.load_reserved(31, big(KERNELBASE + 2 * mb8, KERNELBASE + 2 * mb8, false)).expect("valid");
     }
     // start_here: tlbia drops the unpinned boot entries and resets the counters.
     mmu.tlbia();

@@ -9,8 +9,9 @@
 //! Cost of a path: each 16-byte line of text the layout gives a function is fetched (translated,
 //! then read through the I-cache) and executes as four instructions of one issue clock each
 //! (the scalar in-order core, `head_8xx.alu_cycles`); the I-cache stall of a missed line adds
-//! its clocks. Data accesses (kernel/data_layout.rs) are word loads and stores, `dcbz` per line
-//! for `clear_user`, through the DTLB and the D-cache with its write policy.
+//! its clocks. Data accesses (kernel/data_layout.rs) are word loads and stores (`clear_user` and
+//! the copies of arch/ppc/lib/string.S are word loops on CONFIG_8xx) or `dcbz` per line, through
+//! the DTLB and the D-cache with its write policy.
 
 use std::sync::Arc;
 
@@ -391,10 +392,14 @@ impl Machine8xx {
                 self.counters.instructions += 4;
                 if !a.hit {
                     self.counters.icache_misses += 1;
-                    c.run += (a.cycles - self.icache.spec().hit_cycles) as u64;
+                    let stall = (a.cycles - self.icache.spec().hit_cycles) as u64;
+                    self.counters.icache_stall_clocks += stall;
+                    c.run += stall;
                 }
             }
-            c += self.data_accesses(name);
+            let d = self.data_accesses(name);
+            self.counters.data_clocks += d.run;
+            c += d;
         }
         self.charge(mode, c);
         c

@@ -3,8 +3,9 @@
 //! the text layout's path on kernel/mmu_8xx.rs's machine (every fetch, load and store through
 //! the TLBs and caches; the data layout gives the loads, stores and copies).
 //!
-//! - `read` of /dev/zero: `sys_read` -> `vfs_read` -> `read_zero` -> `clear_user` (a `dcbz` per
-//!   line; `read_zero_pagealigned` only from 4 pages up, drivers/char/mem.c of both versions).
+//! - `read` of /dev/zero: `sys_read` -> `vfs_read` -> `read_zero` -> `clear_user` (a word-store
+//!   loop in arch/ppc/lib/string.S of both versions, no `dcbz`; `read_zero_pagealigned` only
+//!   from 4 pages up, drivers/char/mem.c of both versions).
 //! - `write` to a file on a RAM disk: `sys_write` -> `generic_file_write`: page-cache page,
 //!   ext2 block allocation, the user copy, `commit_write`, dirty accounting.
 //! - Writeback (the knob `writeback`): 2.4.0's `balance_dirty` wakes the `bdflush` kernel thread
@@ -54,7 +55,9 @@ impl Kernel {
                 (Mode::User, Some(p)) => p,
                 _ => paths.timer_tick,
             };
-            sys += m.run_path(tick, Mode::Kernel);
+            let c = m.run_path(tick, Mode::Kernel);
+            sys += c;
+            m.counters.tick_clocks += c.total();
             m.counters.timer_ticks += 1;
             m.next_tick += m.tick;
         }

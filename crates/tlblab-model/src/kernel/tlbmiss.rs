@@ -41,6 +41,13 @@ crate::kernel::vmstat::counters! {
         dcache_misses,
         /// Instructions the paths executed (16-byte lines fetched x 4), handlers not included.
         instructions,
+        /// Where the paths' own clocks go (handlers apart): issuing their instructions is
+        /// `instructions` x `alu_cycles`; these are the I-cache stalls of their fetches and the
+        /// clocks of their data accesses (loads, stores, write-through bus writes, D-cache misses).
+        icache_stall_clocks,
+        data_clocks,
+        /// Clocks of the timer interrupts (the tick's paths and their misses), part of sys.
+        tick_clocks,
         /// `tlbia` at a context switch (2.4.0 `set_context`).
         context_tlbia,
         /// Pages written back to the RAM disk, and timer interrupts taken.
