@@ -191,16 +191,9 @@ impl Kernel {
             NetCaches::lookup(self.slab.as_ref().expect("AF_UNIX needs SLUB (run::run checks [slab])"));
         let (skb, d) = self.kmem_cache_alloc(ctx, now, caches.skbuff_head, Bucket::Syscall);
         now += d;
-        let head_size = net::skb_data_align(len) + net::skb_data_align(net::SKB_SHARED_INFO);
-        let (head, d) = self.kmalloc(ctx, now, head_size, Bucket::Syscall);
+        let (head, d) = self.kmalloc(ctx, now, net::skb_head_size(len), Bucket::Syscall);
         now += d;
-        let slab = self.slab.as_ref().expect("SLUB");
-        let ksize = match head {
-            Object::Slab { cache, .. } => slab.caches[cache].size,
-            Object::Large { order, .. } => 4096 << order,
-        };
-        // skb->truesize = SKB_TRUESIZE(ksize(head) - SKB_DATA_ALIGN(sizeof(skb_shared_info))).
-        let truesize = net::skb_truesize(ksize - net::skb_data_align(net::SKB_SHARED_INFO));
+        let truesize = net::skb_truesize_of(self.slab.as_ref().expect("SLUB"), head);
         let work = c.send + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
