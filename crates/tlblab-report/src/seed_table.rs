@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::summary::Summary;
+use crate::stats::percent_better;
+use crate::summary::{Row, Summary};
 
 /// Table layouts `render` knows: seed 002's bare means, seed 000's mmtests Mean/Stddev rows.
 pub const LAYOUTS: &[&str] = &["seed-002", "seed-000", "seed-003", "seed-004", "seed-001"];
@@ -200,39 +201,65 @@ pub fn render(e: &Heading, s: &Summary) -> String {
     out
 }
 
+/// The summary row of kernel `k` at `t` threads (seed 004's sizes and groups are its threads).
+fn cell<'s>(s: &'s Summary, k: &str, t: u32) -> &'s Row {
+    s.rows.iter().find(|r| r.kernel == k && r.threads == t).expect("a row per kernel and thread count")
+}
+
+/// The two heading lines over the kernel columns: each column's group, then its label as
+/// `label` shows it; the first `pad` characters hold `corner.0` and `corner.1`.
+fn column_heads(
+    e: &Heading,
+    corner: (&str, &str),
+    pad: usize,
+    w: usize,
+    label: impl Fn(&Column) -> String,
+) -> String {
+    let mut groups = format!("{:<pad$}", corner.0);
+    let mut labels = format!("{:<pad$}", corner.1);
+    for k in e.columns {
+        groups += &format!(" {:>w$}", k.group);
+        labels += &format!(" {:>w$}", label(k));
+    }
+    format!("{}\n{}\n", groups.trim_end(), labels.trim_end())
+}
+
+/// One line: `label` in `pad` characters, then `f` of each kernel right-aligned in `w`.
+fn kernel_line(s: &Summary, label: &str, pad: usize, w: usize, f: &dyn Fn(&str) -> String) -> String {
+    let mut line = format!("{label:<pad$}");
+    for k in &s.kernels {
+        line += &format!(" {:>w$}", f(k));
+    }
+    line + "\n"
+}
+
+/// The oracle's total over every run, the last line of most layouts.
+fn oracle_line(s: &Summary) -> String {
+    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
+    format!("\nsafety oracle: {violations} violations over every run\n")
+}
+
+/// What the values are and how many seeds each is over (the mmtests layouts).
+fn runs_line(s: &Summary) -> String {
+    format!(
+        "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
+        s.metric.name, s.metric.unit, s.rows[0].n
+    )
+}
+
 /// mmtests' compare-kernels layout as seed 000 prints it: a Mean and a Stddev row per thread
 /// count, kernels as columns (group over label), each value with its difference to the first
 /// column where positive is better (pdiff for means of a higher-is-better metric, pndiff for
 /// stddevs; facts sheet §5.3). Then the per-iteration counts behind it.
 fn render_seed_000(e: &Heading, s: &Summary) -> String {
-    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let cell = |k: &str, t: u32| cell(s, k, t);
     let w = 20;
     let mut out = format!("{} ({}, seed thread {})\n", e.title, s.experiment, e.seed_thread);
     out += &format!("{}\n", s.workload);
-    let mut groups = format!("{:<10}", "");
-    let mut labels = format!("{:<10}", "thread");
-    for k in e.columns {
-        // mmtests wraps "3.13.0-rc3-vanilla" as "3.13.0-rc3" over "vanilla".
-        let rest = k.label.strip_prefix(&format!("{}-", k.group)).unwrap_or(&k.label);
-        groups += &format!(" {:>w$}", k.group);
-        labels += &format!(" {rest:>w$}");
-    }
-    out += &format!("{}\n{}\n", groups.trim_end(), labels.trim_end());
-    let pct = |new: f64, base: f64, higher_better: bool| -> f64 {
-        if new == base {
-            0.0
-        } else if higher_better {
-            if base == 0.0 {
-                100.0
-            } else {
-                new * 100.0 / base - 100.0
-            }
-        } else if base == 0.0 {
-            -99.0
-        } else {
-            100.0 - new * 100.0 / base
-        }
-    };
+    // mmtests wraps "3.13.0-rc3-vanilla" as "3.13.0-rc3" over "vanilla".
+    out += &column_heads(e, ("", "thread"), 10, w, |k| {
+        k.label.strip_prefix(&format!("{}-", k.group)).unwrap_or(&k.label).to_string()
+    });
     let hb = s.metric.higher_is_better;
     for (stat, higher_better) in [("Mean", hb), ("Stddev", false)] {
         for &t in e.threads {
@@ -245,17 +272,14 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
                 let txt = if stat == "Stddev" && cell(k, t).n < 2 {
                     "-".to_string()
                 } else {
-                    format!("{x:.2} ({:6.2}%)", pct(x, base, higher_better))
+                    format!("{x:.2} ({:6.2}%)", percent_better(x, base, higher_better))
                 };
                 line += &format!(" {txt:>w$}");
             }
             out += &format!("{line}\n");
         }
     }
-    out += &format!(
-        "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
-        s.metric.name, s.metric.unit, s.rows[0].n
-    );
+    out += &runs_line(s);
     out += "\nPer record: pages flushed one at a time (INVLPGs, all CPUs) / full flushes (all CPUs) / IPIs \
             sent / TLB misses after flushes\n";
     let mut head = format!("{:<10}", "thread");
@@ -279,8 +303,7 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
         }
         out += &format!("{line}\n");
     }
-    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
-    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out += &oracle_line(s);
     out
 }
 
@@ -298,28 +321,13 @@ fn is_fsmark(s: &Summary) -> bool {
 }
 
 fn render_seed_004(e: &Heading, s: &Summary) -> String {
-    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let cell = |k: &str, t: u32| cell(s, k, t);
     let w = 20;
     let netperf = s.workload.starts_with("netperf");
     let udp = netperf && s.workload.contains("UDP_STREAM");
     let mut out = format!("{} ({}, seed thread {})\n{}\n", e.title, s.experiment, e.seed_thread, s.workload);
-    let mut groups = format!("{:<18}", "");
-    let mut labels = format!("{:<18}", "");
-    for k in e.columns {
-        groups += &format!(" {:>w$}", k.group);
-        labels += &format!(" {:>w$}", k.label);
-    }
-    out += &format!("{}\n{}\n", groups.trim_end(), labels.trim_end());
+    out += &column_heads(e, ("", ""), 18, w, |k| k.label.clone());
     let hb = s.metric.higher_is_better;
-    let pct = |new: f64, base: f64, higher_better: bool| -> f64 {
-        if new == base || base == 0.0 {
-            0.0
-        } else if higher_better {
-            new * 100.0 / base - 100.0
-        } else {
-            100.0 - new * 100.0 / base
-        }
-    };
     let hmean = |k: &str, t: u32| {
         let c = cell(k, t);
         c.hmean.unwrap_or(c.mean)
@@ -354,17 +362,19 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
                 let txt = if stat == "Stddev" && cell(k, t).n < 2 {
                     "-".to_string()
                 } else {
-                    format!("{:.*} ({:6.2}%)", if hb { 2 } else { 4 }, v(k), pct(v(k), base, better))
+                    format!(
+                        "{:.*} ({:6.2}%)",
+                        if hb { 2 } else { 4 },
+                        v(k),
+                        percent_better(v(k), base, better)
+                    )
                 };
                 line += &format!(" {txt:>w$}");
             }
             out += &format!("{line}\n");
         }
     }
-    out += &format!(
-        "\n{} in {}; {} run(s) per cell, each differing only by its seed.\n",
-        s.metric.name, s.metric.unit, s.rows[0].n
-    );
+    out += &runs_line(s);
     let op = if is_fsmark(s) { "a file created" } else { "a message sent" };
     out += &format!(
         "\nPer operation ({op}): zone->lock acquisitions / lock wait ns (zone + slab lists) / \
@@ -391,8 +401,7 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
             );
         }
     }
-    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
-    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out += &oracle_line(s);
     out
 }
 
@@ -408,16 +417,10 @@ fn render_seed_004(e: &Heading, s: &Summary) -> String {
 /// the case's elapsed (no setup: Elapsed is the case's).
 fn render_seed_001(e: &Heading, s: &Summary) -> String {
     let t = e.threads.first().copied().unwrap_or(1);
-    let cell = |k: &str| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let cell = |k: &str| cell(s, k, t);
     let w = s.kernels.iter().map(|k| k.len()).max().unwrap_or(8).max(18);
     let mut out = format!("{} ({}, seed thread {})\n{}\n", e.title, s.experiment, e.seed_thread, s.workload);
-    let mut groups = format!("{:<34}", "vmscale");
-    let mut labels = format!("{:<34}", "");
-    for k in e.columns {
-        groups += &format!(" {:>w$}", k.group);
-        labels += &format!(" {:>w$}", k.label);
-    }
-    out += &format!("{}\n{}\n", groups.trim_end(), labels.trim_end());
+    out += &column_heads(e, ("vmscale", ""), 34, w, |k| k.label.clone());
     let per_process = |k: &str| -> Vec<f64> {
         let r = cell(k);
         let mean = r.task_ops.iter().sum::<f64>() / r.task_ops.len().max(1) as f64;
@@ -462,13 +465,7 @@ fn render_seed_001(e: &Heading, s: &Summary) -> String {
             .sum();
         ps * 1e-12 * scale
     };
-    let plain = |label: &str, f: &dyn Fn(&str) -> String| {
-        let mut line = format!("{label:<34}");
-        for k in &s.kernels {
-            line += &format!(" {:>w$}", f(k));
-        }
-        line + "\n"
-    };
+    let plain = |label: &str, f: &dyn Fn(&str) -> String| kernel_line(s, label, 34, w, f);
     out += "\n";
     out += &plain("User", &|k| format!("{:.2}", secs(k, true)));
     out += &plain("System", &|k| format!("{:.2}", secs(k, false)));
@@ -535,7 +532,7 @@ fn render_seed_001(e: &Heading, s: &Summary) -> String {
 /// `sys_clocks` and `kthread_clocks` counters do.
 fn render_seed_003(e: &Heading, s: &Summary) -> String {
     let t = e.threads.first().copied().unwrap_or(1);
-    let cell = |k: &str| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let cell = |k: &str| cell(s, k, t);
     let w = s.kernels.iter().map(|k| k.len()).max().unwrap_or(8).max(14);
     let mut out = format!(
         "{} ({}, seed thread {})\n{}\n{}\n",
@@ -545,20 +542,10 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
         "=".repeat(e.title.len().min(100)),
         s.workload
     );
-    let mut head = format!("{:<26}", "");
-    for k in &s.kernels {
-        head += &format!(" {k:>w$}");
-    }
-    out += head.trim_end();
+    out += kernel_line(s, "", 26, w, &|k| k.to_string()).trim_end();
     out += "\n";
     let g = |k: &str, n: &str| cell(k).counters_per_op.get(n).copied().unwrap_or(0.0);
-    let row = |label: &str, f: &dyn Fn(&str) -> String| {
-        let mut line = format!("{label:<26}");
-        for k in &s.kernels {
-            line += &format!(" {:>w$}", f(k));
-        }
-        line + "\n"
-    };
+    let row = |label: &str, f: &dyn Fn(&str) -> String| kernel_line(s, label, 26, w, f);
     // Real time splits into dd's user and sys time and the writeback threads' time (bdflush,
     // pdflush), which `time dd` does not report.
     let clocks = |k: &str| g(k, "user_clocks") + g(k, "sys_clocks") + g(k, "kthread_clocks");
@@ -651,7 +638,7 @@ fn render_seed_002(e: &Heading, s: &Summary) -> String {
         e.seed_thread,
         "=".repeat(e.title.len().min(100))
     );
-    let cell = |k: &str, t: u32| s.rows.iter().find(|r| r.kernel == k && r.threads == t).unwrap();
+    let cell = |k: &str, t: u32| cell(s, k, t);
     let w = s.kernels.iter().map(|k| k.len()).max().unwrap_or(8).max(12);
     // Group heading line, then kernel labels, then rows (the seed prints bare means).
     let mut groups = String::from("       ");
@@ -710,7 +697,6 @@ fn render_seed_002(e: &Heading, s: &Summary) -> String {
         out += &line;
         out += "\n";
     }
-    let violations: u64 = s.rows.iter().map(|r| r.oracle_violations).sum();
-    out += &format!("\nsafety oracle: {violations} violations over every run\n");
+    out += &oracle_line(s);
     out
 }

@@ -101,6 +101,10 @@ impl Experiment {
             if self.threads.len() != 1 {
                 return Err("key `threads`: with `sizes` give one task count (the rows are the sizes)".into());
             }
+            // Each size through the workload's own option check: it names the allowed range.
+            for &size in &self.sizes {
+                Workload::parse(&self.workload_at(size)).map_err(|e| format!("key `sizes`: {size}: {e}"))?;
+            }
             if self.sizes.contains(&0) {
                 return Err("key `sizes`: message sizes are >= 1".into());
             }

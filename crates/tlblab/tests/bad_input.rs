@@ -175,3 +175,69 @@ fn check_explores_a_preset_clean_and_catches_free_before_flush() {
         "{s}"
     );
 }
+
+/// Seed 004's inputs (issue 14): an unknown message size, a zero or negative hackbench group
+/// count, a kernel preset with a key its section does not have. One line, exit 2, naming the
+/// flag or file and the allowed values.
+#[test]
+fn seed_004_sizes_groups_and_page_alloc_keys_are_refused() {
+    let run = |machine: &str, workload: &str, extra: &[&str]| {
+        let mut args = vec!["run", "--machine", machine, "--workload", workload, "--duration", "20us"];
+        args.extend_from_slice(extra);
+        tlblab(&args)
+    };
+    let two = "haswell-ep-2698v3-2s";
+    refused(
+        &run(two, "netperf -t UDP_STREAM -m 70000", &[]),
+        &["--workload", "`-m 70000`", "allowed 1..=65507"],
+    );
+    refused(&run(two, "netperf -t TCP_STREAM -m 0", &[]), &["`-m 0`", "allowed 1..=65507"]);
+    refused(
+        &run(two, "sockperf throughput --mps max --msg-size 65507", &[]),
+        &["--workload", "`--msg-size 65507`", "allowed 1..=65506"],
+    );
+    refused(&run(two, "sockperf throughput --msg-size -14", &[]), &["`--msg-size -14`", "allowed 1..=65506"]);
+    // An experiment's `sizes`: the file, the key, the size and what is allowed.
+    let text = repo("experiments/seed-004-netperf-udp-2s.toml");
+    for (name, from, to, needles) in [
+        ("big", "sizes = [64,", "sizes = [70000,", vec!["key `sizes`", "70000", "allowed 1..=65507"]),
+        ("zero", "sizes = [64,", "sizes = [0,", vec!["key `sizes`", "allowed 1..=65507"]),
+        ("neg", "sizes = [64,", "sizes = [-64,", vec!["key `sizes`"]),
+    ] {
+        let body = text.replacen(from, to, 1);
+        assert_ne!(body, text, "{name}");
+        let p = write(&format!("exp-size-{name}.toml"), &body);
+        let out = dir().join(format!("out-size-{name}"));
+        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
+        let mut n = vec![format!("exp-size-{name}.toml")];
+        n.extend(needles.iter().map(|s| s.to_string()));
+        refused(&o, &n.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(!out.exists(), "{name}: {} was created", out.display());
+    }
+    // hackbench's group count: in its own text, as --threads, in an experiment.
+    let one = "ivybridge-i3-3240";
+    for g in ["0", "-3"] {
+        refused(
+            &run(one, &format!("hackbench {g} process 20000"), &[]),
+            &["--workload", &format!("group count `{g}`"), "allowed 1 ..= "],
+        );
+    }
+    refused(&run(one, "hackbench process 20000", &["--threads", "0"]), &["--threads 0", "allowed 1 ..= "]);
+    refused(&run(one, "hackbench process 20000", &["--threads", "-3"]), &["'-3'"]);
+    let text = repo("experiments/seed-004-hackbench-sockets.toml");
+    for (name, to) in [("zero", "threads = [0, 3,"), ("neg", "threads = [-1, 3,")] {
+        let body = text.replacen("threads = [1, 3,", to, 1);
+        assert_ne!(body, text, "{name}");
+        let p = write(&format!("exp-groups-{name}.toml"), &body);
+        let out = dir().join(format!("out-groups-{name}"));
+        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
+        refused(&o, &[&format!("exp-groups-{name}.toml"), "key `threads`"]);
+        assert!(!out.exists(), "{name}: {} was created", out.display());
+    }
+    // A preset with a key [page_alloc] does not have, and an era it does not know.
+    let kernel = |p: &str| run(one, "hackbench process 20000", &["--threads", "1", "--kernel", p]);
+    let p = write("k-pa-key.toml", "inherits = \"4.9\"\n[page_alloc]\nhigh = 341\n");
+    refused(&kernel(&p), &["k-pa-key.toml", "page_alloc.high", "era"]);
+    let p = write("k-pa-era.toml", "inherits = \"4.9\"\n[page_alloc]\nera = \"4.10\"\n");
+    refused(&kernel(&p), &["k-pa-era.toml", "page_alloc.era", "4.9-hopcpu"]);
+}

@@ -13,6 +13,10 @@ pub struct LockStats {
     pub spin: Ps,
 }
 
+/// A lock's clocks: when it is next free, and when its word's line is busy (for untimed
+/// sections: [`SpinLock::timing`], [`SpinLock::rewind`]).
+pub type LockTiming = (Ps, (Ps, Ps));
+
 /// A spinlock. Time is the caller's: `acquire` says when the caller will hold it. Because the
 /// engine presents requests in time order, chaining each grant after the previous release is
 /// exactly a FIFO queue of waiters.
@@ -53,13 +57,13 @@ impl SpinLock {
     /// Undoes the timing of sections run outside simulated time (a benchmark's untimed setup):
     /// the lock is free again at `free_at` and its word's line is busy as before them, what
     /// [`SpinLock::timing`] said before them; the line keeps its owner.
-    pub fn rewind(&mut self, (free_at, busy): (Ps, (Ps, Ps))) {
+    pub fn rewind(&mut self, (free_at, busy): LockTiming) {
         self.free_at = free_at;
         self.line.rewind(busy);
     }
 
     /// When the lock is next free and when its word's line lands (for [`SpinLock::rewind`]).
-    pub fn timing(&self) -> (Ps, (Ps, Ps)) {
+    pub fn timing(&self) -> LockTiming {
         (self.free_at, self.line.busy())
     }
 

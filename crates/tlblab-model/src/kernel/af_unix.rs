@@ -120,6 +120,18 @@ impl Kernel {
         (self.unix.len() - 1) as u32
     }
 
+    /// One `write` of `len` bytes by task `t` to pair `pair` if it would not sleep: for a
+    /// workload's untimed setup ([`Kernel::untimed`]) building the queues its senders fill.
+    /// Returns whether it wrote.
+    pub fn unix_send_if_room(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u32) -> bool {
+        let p = &self.unix[pair as usize];
+        if p.wmem >= p.sndbuf {
+            return false;
+        }
+        self.unix_send(ctx, t, pair, len);
+        true
+    }
+
     fn unix_costs(&self) -> Costs {
         self.costs.unix.expect("AF_UNIX needs the profile's [ipc] section (run::run checks it)")
     }
@@ -179,16 +191,9 @@ impl Kernel {
             NetCaches::lookup(self.slab.as_ref().expect("AF_UNIX needs SLUB (run::run checks [slab])"));
         let (skb, d) = self.kmem_cache_alloc(ctx, now, caches.skbuff_head, Bucket::Syscall);
         now += d;
-        let head_size = net::skb_data_align(len) + net::skb_data_align(net::SKB_SHARED_INFO);
-        let (head, d) = self.kmalloc(ctx, now, head_size, Bucket::Syscall);
+        let (head, d) = self.kmalloc(ctx, now, net::skb_head_size(len), Bucket::Syscall);
         now += d;
-        let slab = self.slab.as_ref().expect("SLUB");
-        let ksize = match head {
-            Object::Slab { cache, .. } => slab.caches[cache].size,
-            Object::Large { order, .. } => 4096 << order,
-        };
-        // skb->truesize = SKB_TRUESIZE(ksize(head) - SKB_DATA_ALIGN(sizeof(skb_shared_info))).
-        let truesize = net::skb_truesize(ksize - net::skb_data_align(net::SKB_SHARED_INFO));
+        let truesize = net::skb_truesize_of(self.slab.as_ref().expect("SLUB"), head);
         let work = c.send + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
@@ -221,10 +226,10 @@ impl Kernel {
         }
         let mut want = len;
         let mut copied = 0;
-        let mut drained = Vec::new();
+        // The first `drained` skbs are read whole; they leave the queue after the copy.
+        let mut drained = 0;
         while want > 0 {
-            let p = &mut self.unix[pair as usize];
-            let Some(skb) = p.queue.front_mut() else { break };
+            let Some(skb) = self.unix[pair as usize].queue.get_mut(drained) else { break };
             let chunk = (skb.len - skb.consumed).min(want);
             skb.consumed += chunk;
             want -= chunk;
@@ -232,15 +237,16 @@ impl Kernel {
             if skb.consumed < skb.len {
                 break;
             }
-            drained.push(p.queue.pop_front().expect("the skb just read"));
+            drained += 1;
         }
         self.unix[pair as usize].lock.release_at(now);
         let work = c.recv + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
-        for skb in drained {
+        for _ in 0..drained {
             // consume_skb: the destructor (sock_wfree) first, then the head and the sk_buff.
             let p = &mut self.unix[pair as usize];
+            let skb = p.queue.pop_front().expect("an skb read whole");
             p.wmem -= skb.truesize;
             if unix_writable(p.wmem, p.sndbuf) && !p.writers.is_empty() {
                 let writers = std::mem::take(&mut p.writers);

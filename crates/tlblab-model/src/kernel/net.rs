@@ -39,6 +39,20 @@ pub fn skb_truesize(x: u64) -> u64 {
 pub fn tcp_skb_min_truesize() -> u64 {
     2048 + skb_struct_aligned()
 }
+/// What `__alloc_skb(size)` asks `kmalloc_reserve` for: `SKB_DATA_ALIGN(size) +
+/// SKB_DATA_ALIGN(sizeof(struct skb_shared_info))`.
+pub fn skb_head_size(size: u64) -> u64 {
+    skb_data_align(size) + skb_data_align(SKB_SHARED_INFO)
+}
+/// An skb's `truesize` from its head (v4.9 `__alloc_skb`): `SKB_TRUESIZE(ksize(head) -
+/// SKB_DATA_ALIGN(sizeof(struct skb_shared_info)))`, `ksize` the slab object or the pages.
+pub fn skb_truesize_of(slab: &Slab, head: Object) -> u64 {
+    let ksize = match head {
+        Object::Large { order, .. } => 4096 << order,
+        Object::Slab { cache, .. } => slab.caches[cache].size,
+    };
+    skb_truesize(ksize - skb_data_align(SKB_SHARED_INFO))
+}
 /// `SOCK_MIN_SNDBUF` / `SOCK_MIN_RCVBUF` (v4.9 include/net/sock.h).
 pub fn sock_min_sndbuf() -> u64 {
     2 * tcp_skb_min_truesize()
@@ -164,8 +178,7 @@ fn alloc_skb(
 ) -> Result<(SkBuff, NetOutcome), SlabError> {
     let mut out = NetOutcome::default();
     let (skb, a) = slab.kmem_cache_alloc(pa, cache, cpu, now, env)?;
-    let head_size = skb_data_align(size) + skb_data_align(SKB_SHARED_INFO);
-    let (head, b) = slab.kmalloc(pa, cpu, a.done, head_size, env)?;
+    let (head, b) = slab.kmalloc(pa, cpu, a.done, skb_head_size(size), env)?;
     for o in [a, b] {
         out.page_calls += o.page_order.is_some() as u32;
         out.zone_lock_wait += o.zone_lock_wait;
@@ -173,11 +186,7 @@ fn alloc_skb(
     }
     out.objects = 2;
     out.done = b.done;
-    let ksize = match head {
-        Object::Large { order, .. } => 4096 << order,
-        Object::Slab { cache, .. } => slab.caches[cache].size,
-    };
-    let truesize = skb_truesize(ksize - skb_data_align(SKB_SHARED_INFO));
+    let truesize = skb_truesize_of(slab, head);
     Ok((SkBuff { skb, head, frags: Vec::new(), len: 0, truesize }, out))
 }
 

@@ -23,7 +23,7 @@ use buddy::Section;
 pub use config::*;
 
 use crate::hw::coherence::{CacheLine, LineCosts};
-use crate::hw::lock::SpinLock;
+use crate::hw::lock::{LockTiming, SpinLock};
 use crate::hw::topology::Topology;
 use crate::time::Ps;
 
@@ -670,13 +670,23 @@ impl PageAlloc {
         mt: MigrateType,
         env: Env,
     ) -> Option<u64> {
-        let timing: Vec<_> = self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy())).collect();
+        let timing = self.timings();
         let out = self.alloc_pages(cpu, at, order, mt, env);
+        self.rewind(timing);
+        out.pfn
+    }
+
+    /// Each zone's `zone->lock` and data-line clocks (for untimed sections).
+    pub fn timings(&self) -> Vec<(LockTiming, (Ps, Ps))> {
+        self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy())).collect()
+    }
+
+    /// Puts back clocks [`PageAlloc::timings`] took: the state stays, the time did not pass.
+    pub fn rewind(&mut self, timing: Vec<(LockTiming, (Ps, Ps))>) {
         for (z, (lock, data)) in self.zones.iter_mut().zip(timing) {
             z.lock.rewind(lock);
             z.data_line.rewind(data);
         }
-        out.pfn
     }
 
     /// Base pages free in the buddy lists plus on every per-CPU list (for checks).

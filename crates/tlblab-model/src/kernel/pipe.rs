@@ -154,6 +154,17 @@ impl Kernel {
         (self.pipes.len() - 1) as u32
     }
 
+    /// One `write` of `len` bytes by task `t` to `pipe` if it would not sleep: for a workload's
+    /// untimed setup ([`Kernel::untimed`]) building the buffers its writers fill. Returns
+    /// whether it wrote.
+    pub fn pipe_write_if_room(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> bool {
+        if room(&self.pipes[pipe as usize], len as u64) == Room::Full {
+            return false;
+        }
+        self.pipe_write(ctx, t, pipe, len);
+        true
+    }
+
     fn pipe_costs(&self) -> Costs {
         self.costs.pipe.expect("a pipe needs the profile's [ipc] section (run::run checks it)")
     }

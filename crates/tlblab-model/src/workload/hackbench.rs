@@ -17,6 +17,15 @@
 //! takes it as its first argument; it may also be written in the workload text in hackbench's
 //! own position (`hackbench -pipe 12 process 20000`), which then sets the default.
 //!
+//! Where the run starts (`start=`): `empty` (the default) starts as hackbench does, every pipe
+//! and socket empty, and the measured window waits out the transient in which the senders fill
+//! them (sockets: until each holds its `sk_sndbuf`, 277 skbs of 768 bytes; pipes: 16 pages).
+//! `full` starts from the state that transient ends in: before the clock starts, each sender in
+//! turn writes one message to each receiver of its group, as its loop does, through the kernel's
+//! own write path on its CPU (SLUB, the page allocator, the queue), until no write would go
+//! without sleeping; this runs outside simulated time (`Simulation::untimed`: the locks' clocks
+//! are put back). The senders' loops then start at their first receiver, as in `empty`.
+//!
 //! Placement: real hackbench runs unbound; the model binds the k-th task created (per group: the
 //! 20 receivers, then the 20 senders, as hackbench.c forks them) to CPU k mod CPUs, and the
 //! scheduler time-slices each CPU's tasks (kernel/sched.rs). `thread` mode: every task shares one
@@ -41,7 +50,9 @@ pub const TASKS_PER_GROUP: u32 = 2 * NUM_FDS;
 /// The most groups a run may have (their tasks within `run::MAX_TASKS`).
 pub const MAX_GROUPS: u32 = MAX_TASKS / TASKS_PER_GROUP;
 
-const USAGE: &str = "hackbench [-pipe] [GROUPS] [process|thread] [LOOPS]";
+const USAGE: &str = "hackbench [-pipe] [GROUPS] [process|thread] [LOOPS] [start=empty|full]";
+
+const PARAMS: &[(&str, &str)] = &[("start", "empty | full (the senders' queues already full)")];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -55,6 +66,13 @@ pub enum Transport {
     Socket,
 }
 
+/// What the pipes and sockets hold when the clock starts (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    Empty,
+    Full,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hackbench {
     pub transport: Transport,
@@ -62,6 +80,7 @@ pub struct Hackbench {
     pub groups: Option<u32>,
     pub mode: Mode,
     pub loops: u64,
+    pub start: Start,
 }
 
 fn parse_count(word: &str, what: &str, max: u64) -> Result<u64, String> {
@@ -83,7 +102,21 @@ impl Hackbench {
         total * measured.as_secs_f64() / messages.max(1) as f64
     }
 
-    fn parse_words(words: &[&str]) -> Result<Hackbench, String> {
+    fn parse_words(all: &[&str]) -> Result<Hackbench, String> {
+        let mut start = Start::Empty;
+        let mut words = Vec::new();
+        for &w in all {
+            match w.split_once('=') {
+                Some(("start", "empty")) => start = Start::Empty,
+                Some(("start", "full")) => start = Start::Full,
+                Some((k, v)) => {
+                    return Err(format!(
+                        "hackbench parameter `{k}={v}` is not allowed; allowed: start=empty, start=full"
+                    ))
+                }
+                None => words.push(w),
+            }
+        }
         let mut i = 0;
         let mut transport = Transport::Socket;
         if words.get(i) == Some(&"-pipe") {
@@ -117,7 +150,7 @@ impl Hackbench {
         if let Some(extra) = words.get(i) {
             return Err(format!("hackbench: unexpected `{extra}` ({USAGE})"));
         }
-        Ok(Hackbench { transport, groups, mode, loops })
+        Ok(Hackbench { transport, groups, mode, loops, start })
     }
 }
 
@@ -134,10 +167,16 @@ impl Benchmark for Hackbench {
         [Transport::Pipe, Transport::Socket]
             .iter()
             .flat_map(|&transport| {
-                [Mode::Process, Mode::Thread]
-                    .map(|mode| Hackbench { transport, groups: None, mode, loops: DEFAULT_LOOPS }.name())
+                [Mode::Process, Mode::Thread].map(|mode| {
+                    Hackbench { transport, groups: None, mode, loops: DEFAULT_LOOPS, start: Start::Empty }
+                        .name()
+                })
             })
             .collect()
+    }
+
+    fn params() -> &'static [(&'static str, &'static str)] {
+        PARAMS
     }
 
     fn options() -> &'static str {
@@ -159,6 +198,9 @@ impl Benchmark for Hackbench {
         });
         if self.loops != DEFAULT_LOOPS {
             s.push_str(&format!(" {}", self.loops));
+        }
+        if self.start == Start::Full {
+            s.push_str(" start=full");
         }
         s
     }
@@ -206,13 +248,16 @@ impl Benchmark for Hackbench {
         let mut jitter = Rng::stream(run.seed, "task start");
         let shared = sim.add_mm();
         let mut k = 0u32;
+        // Adds a task on the next CPU; returns its id and CPU.
         let mut place = |sim: &mut Simulation, program: Box<dyn Program>| {
             let mm = match self.mode {
                 Mode::Thread => shared,
                 Mode::Process => sim.add_mm(),
             };
-            sim.add_task_at(program, mm, k % cpus, Ps(jitter.below(Ps::US.0)));
+            let (id, cpu) = (sim.task_count(), k % cpus);
+            sim.add_task_at(program, mm, cpu, Ps(jitter.below(Ps::US.0)));
             k += 1;
+            (id, cpu)
         };
         let transport = self.transport;
         for _ in 0..groups {
@@ -226,8 +271,11 @@ impl Benchmark for Hackbench {
             for &chan in &chans {
                 place(sim, Box::new(Receiver { transport, chan }));
             }
-            for _ in 0..NUM_FDS {
-                place(sim, Box::new(Sender { transport, chans: chans.clone(), next: 0 }));
+            let senders: Vec<(usize, u32)> = (0..NUM_FDS)
+                .map(|_| place(sim, Box::new(Sender { transport, chans: chans.clone(), next: 0 })))
+                .collect();
+            if self.start == Start::Full {
+                fill(sim, transport, &chans, &senders);
             }
         }
     }
@@ -236,6 +284,27 @@ impl Benchmark for Hackbench {
     fn score_for(&self, iterations: u64, measured: Ps, tasks: u32) -> f64 {
         self.time(tasks, iterations, measured)
     }
+}
+
+/// `start=full`: each sender (task id, CPU) in turn writes one message to each channel, as its
+/// loop does, through the kernel's write path outside simulated time, until no write would go
+/// without sleeping.
+fn fill(sim: &mut Simulation, transport: Transport, chans: &[u32], senders: &[(usize, u32)]) {
+    sim.untimed(|k, ctx| loop {
+        let mut wrote = false;
+        for &(t, cpu) in senders {
+            ctx.cpu = cpu;
+            for &chan in chans {
+                wrote |= match transport {
+                    Transport::Pipe => k.pipe_write_if_room(ctx, t, chan, DATASIZE),
+                    Transport::Socket => k.unix_send_if_room(ctx, t, chan, DATASIZE),
+                };
+            }
+        }
+        if !wrote {
+            break;
+        }
+    })
 }
 
 /// A sender: `write(out_fds[j], data, DATASIZE)` for each receiver j, round after round.

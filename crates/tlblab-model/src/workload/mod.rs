@@ -137,6 +137,37 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     }
 }
 
+/// A benchmark's option words as `(flag, value)` pairs, in order: a word in `lone` (a switch,
+/// sockperf's `--tcp`) or one that does not start with `-` (netperf's `side=recv`) stands alone;
+/// any other flag takes the next word as its value (`None` at the end of the text).
+pub(crate) fn flag_pairs<'a>(words: &[&'a str], lone: &[&str]) -> Vec<(&'a str, Option<&'a str>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if lone.contains(&w) || !w.starts_with('-') {
+            out.push((w, None));
+            i += 1;
+        } else {
+            out.push((w, words.get(i + 1).copied()));
+            i += 2;
+        }
+    }
+    out
+}
+
+/// `tool`'s `flag` with a whole number in `1..=max`, or an error naming the flag, the value
+/// given and the allowed range.
+pub(crate) fn flag_count(tool: &str, flag: &str, value: Option<&str>, max: u64) -> Result<u64, String> {
+    let Some(v) = value else {
+        return Err(format!("{tool}: `{flag}` needs a value; allowed 1..={max}"));
+    };
+    match v.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{tool}: `{flag} {v}` is not allowed; allowed 1..={max}")),
+    }
+}
+
 /// A benchmark type as a registry entry: its names, parameters and parser.
 pub struct Suite {
     /// Heading for its options and parameters in `tlblab list`.

@@ -8,7 +8,7 @@
 //! prints two lines, the sender's and the receiver's; `side=recv` reports the receiver's (what
 //! arrived after drops), the default `side=send` the sender's. TCP's two lines agree.
 
-use super::{Benchmark, MetricKind, Setup};
+use super::{flag_count, flag_pairs, Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::kernel::socket::Proto;
 use crate::kernel::syscalls::{Op, Program};
@@ -50,7 +50,7 @@ impl Benchmark for Netperf {
         if words.next()? != "netperf" {
             return None;
         }
-        Some(parse_args(words))
+        Some(parse_args(&words.collect::<Vec<_>>()))
     }
 
     fn names() -> Vec<String> {
@@ -103,44 +103,30 @@ impl Benchmark for Netperf {
     }
 }
 
-fn parse_args<'a>(words: impl Iterator<Item = &'a str>) -> Result<Netperf, String> {
-    let words: Vec<&str> = words.collect();
+fn parse_args(words: &[&str]) -> Result<Netperf, String> {
     let mut proto = None;
     let (mut size, mut snd, mut rcv) = (None, None, None);
     let mut side = Side::Send;
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i];
-        let value = |max: u64| -> Result<u64, String> {
-            let v = words
-                .get(i + 1)
-                .ok_or_else(|| format!("netperf: `{w}` needs a value; options: {OPTIONS}"))?;
-            match v.parse::<u64>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
-                _ => Err(format!("netperf: `{w} {v}` is not allowed; allowed 1..={max}")),
-            }
-        };
-        match w {
+    for (flag, value) in flag_pairs(words, &[]) {
+        match flag {
             "-t" => {
-                let v = words.get(i + 1).copied().unwrap_or("");
-                proto = Some(match v {
+                proto = Some(match value.unwrap_or("") {
                     "UDP_STREAM" => Proto::Udp,
                     "TCP_STREAM" => Proto::Tcp,
-                    _ => {
+                    v => {
                         return Err(format!(
                             "netperf: `-t {v}` is not allowed; allowed UDP_STREAM, TCP_STREAM"
                         ))
                     }
                 });
             }
-            "-m" => size = Some(value(MAX_MSG)?),
-            "-s" => snd = Some(value(MAX_BUF)?),
-            "-S" => rcv = Some(value(MAX_BUF)?),
+            "-m" => size = Some(flag_count("netperf", flag, value, MAX_MSG)?),
+            "-s" => snd = Some(flag_count("netperf", flag, value, MAX_BUF)?),
+            "-S" => rcv = Some(flag_count("netperf", flag, value, MAX_BUF)?),
             "side=send" => side = Side::Send,
             "side=recv" => side = Side::Recv,
-            _ => return Err(format!("netperf: `{w}` is not allowed; options: {OPTIONS}")),
+            _ => return Err(format!("netperf: `{flag}` is not allowed; options: {OPTIONS}")),
         }
-        i += if w.starts_with('-') { 2 } else { 1 };
     }
     let proto = proto.ok_or_else(|| format!("netperf: `-t` is required; options: {OPTIONS}"))?;
     let size = size.ok_or_else(|| format!("netperf: `-m` is required; options: {OPTIONS}"))?;

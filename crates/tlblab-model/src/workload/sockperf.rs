@@ -8,7 +8,7 @@
 //! §3.1: 36.32 at 14 bytes is 340 k messages/s only as 8 x MiB/s).
 
 use super::netperf::{stream_pair, Side};
-use super::{Benchmark, MetricKind, Setup};
+use super::{flag_count, flag_pairs, Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::kernel::socket::Proto;
 use crate::time::Ps;
@@ -81,25 +81,16 @@ fn parse_args(words: &[&str]) -> Result<Sockperf, String> {
         return Err(format!("sockperf: the `throughput` subcommand is required (first); options: {OPTIONS}"));
     }
     let (mut proto, mut size) = (Proto::Udp, None);
-    let mut i = 1;
-    while i < words.len() {
-        let w = words[i];
-        let v = words.get(i + 1).copied().unwrap_or("");
-        match w {
-            "--tcp" => {
-                proto = Proto::Tcp;
-                i += 1;
-                continue;
+    for (flag, value) in flag_pairs(&words[1..], &["--tcp"]) {
+        match (flag, value) {
+            ("--tcp", _) => proto = Proto::Tcp,
+            ("--mps", Some("max")) => {}
+            ("--mps", v) => {
+                return Err(format!("sockperf: `--mps {}` is not allowed; allowed max", v.unwrap_or("")))
             }
-            "--mps" if v == "max" => {}
-            "--mps" => return Err(format!("sockperf: `--mps {v}` is not allowed; allowed max")),
-            "--msg-size" | "-m" => match v.parse::<u64>() {
-                Ok(n) if (1..=MAX_MSG).contains(&n) => size = Some(n),
-                _ => return Err(format!("sockperf: `{w} {v}` is not allowed; allowed 1..={MAX_MSG}")),
-            },
-            _ => return Err(format!("sockperf: `{w}` is not allowed; options: {OPTIONS}")),
+            ("--msg-size" | "-m", _) => size = Some(flag_count("sockperf", flag, value, MAX_MSG)?),
+            _ => return Err(format!("sockperf: `{flag}` is not allowed; options: {OPTIONS}")),
         }
-        i += 2;
     }
     let size = size.ok_or_else(|| format!("sockperf: `--msg-size` is required; options: {OPTIONS}"))?;
     Ok(Sockperf { proto, size })

@@ -73,10 +73,10 @@ pub fn parse_duration(s: &str) -> Result<Ps, String> {
     Ok(Ps(ps.round() as u64))
 }
 
-/// A workload from its name plus `KEY=VALUE` parameters.
+/// A workload from its name plus `KEY=VALUE` parameters; an error names `--workload`.
 pub fn workload(name: &str, params: &[String]) -> Result<Workload> {
     let text = std::iter::once(name.to_string()).chain(params.iter().cloned()).collect::<Vec<_>>().join(" ");
-    Workload::parse(&text).map_err(|e| anyhow!(e))
+    Workload::parse(&text).map_err(|e| anyhow!("--workload: {e}"))
 }
 
 /// The task count: given, or the workload's own default (e.g. ebizzy's 2 x CPUs).

@@ -35,6 +35,47 @@ fn parses_hackbench_arguments_and_rejects_bad_ones_naming_the_allowed_values() {
     assert!(e.contains("loop count `0`"), "{e}");
     let e = Workload::parse("hackbench -pipe 3 process 10 x").unwrap_err();
     assert!(e.contains("unexpected `x`"), "{e}");
+    assert_eq!(h("hackbench start=full 3 process 20000"), "hackbench 3 process 20000 start=full");
+    assert_eq!(h("hackbench process start=empty"), "hackbench process");
+    let e = Workload::parse("hackbench process start=half").unwrap_err();
+    assert!(e.contains("`start=half`") && e.contains("start=empty, start=full"), "{e}");
+}
+
+/// `start=full`: before the clock starts every socket holds its `sk_sndbuf` (every pipe its 16
+/// pages), built through the write paths on the senders' CPUs; so the first sends sleep and
+/// nothing is lost or double-owned on the way.
+#[test]
+fn a_full_start_begins_with_every_queue_at_its_limit() {
+    let profile = crate::profile::shipped("ivybridge-i3-3240");
+    let setup = |wl: &str| {
+        let mut sim = Simulation::new(&profile, KernelConfig::preset("4.9").unwrap());
+        let h = Hackbench::parse(wl).unwrap().unwrap();
+        h.setup(&mut sim, &Setup { profile: &profile, tasks: 2, seed: 1 });
+        sim
+    };
+    let sim = setup("hackbench process 20000 start=full");
+    assert_eq!(sim.kernel.unix.len(), 40);
+    for p in &sim.kernel.unix {
+        // Full: the next write sleeps (sock_alloc_send_pskb), and one skb less would not.
+        let truesize = p.queue[0].truesize;
+        assert!(p.wmem >= p.sndbuf && p.wmem - truesize < p.sndbuf, "{} of {}", p.wmem, p.sndbuf);
+        assert_eq!(p.queue.len() as u64 * truesize, p.wmem);
+    }
+    let sim = setup("hackbench -pipe process 20000 start=full");
+    for p in &sim.kernel.pipes {
+        assert_eq!(p.bufs.len(), crate::kernel::pipe::PIPE_DEF_BUFFERS);
+        assert!(p.bufs.iter().all(|b| b.len == 4000), "40 merged 100-byte writes a page");
+    }
+    for wl in ["hackbench process 20000 start=full", "hackbench -pipe process 20000 start=full"] {
+        let r = hackbench_w("4.9", wl, 2, 1, Ps::ZERO, Ps::MS * 2);
+        let c = &r.counters;
+        assert_eq!(r.oracle.violations, 0, "{wl}: {:?}", r.oracle.examples);
+        // A socket's senders sleep until its queue drains to a quarter (`unix_writable`): every
+        // sender finds its first receiver's queue full. A pipe's wake on each drained page.
+        let (sleeps, least) =
+            if wl.contains("-pipe") { (c["pipe_write_sleeps"], 1) } else { (c["unix_send_sleeps"], 40) };
+        assert!(sleeps >= least, "{wl}: {c:?}");
+    }
 }
 
 #[test]
