@@ -175,3 +175,13 @@ fn check_explores_a_preset_clean_and_catches_free_before_flush() {
         "{s}"
     );
 }
+
+#[test]
+fn check_catches_free_before_flush_in_batched_reclaim() {
+    let o = tlblab(&["check", "--kernel", "4.2-batchdirty", "--set", "free_before_flush=on"]);
+    assert_eq!(o.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&o.stdout);
+    let unsafe_reclaim =
+        s.lines().any(|l| l.starts_with("UNSAFE") && l.contains("reclaim unmap_flush=batched"));
+    assert!(unsafe_reclaim && s.contains("free_hot_cold_page_list") && s.contains("flush deferred"), "{s}");
+}
