@@ -701,6 +701,7 @@ pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
 const _: () = assert!(TLB_NR_DYN_ASIDS as u64 * NR_PAGES <= 32);
 
 pub mod page_alloc;
+pub mod reclaim;
 
 #[cfg(test)]
 mod tests;

@@ -241,3 +241,13 @@ fn seed_004_sizes_groups_and_page_alloc_keys_are_refused() {
     let p = write("k-pa-era.toml", "inherits = \"4.9\"\n[page_alloc]\nera = \"4.10\"\n");
     refused(&kernel(&p), &["k-pa-era.toml", "page_alloc.era", "4.9-hopcpu"]);
 }
+
+#[test]
+fn check_catches_free_before_flush_in_batched_reclaim() {
+    let o = tlblab(&["check", "--kernel", "4.2-batchdirty", "--set", "free_before_flush=on"]);
+    assert_eq!(o.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&o.stdout);
+    let unsafe_reclaim =
+        s.lines().any(|l| l.starts_with("UNSAFE") && l.contains("reclaim unmap_flush=batched"));
+    assert!(unsafe_reclaim && s.contains("free_hot_cold_page_list") && s.contains("flush deferred"), "{s}");
+}

@@ -16,10 +16,55 @@
 use super::ctx::Ctx;
 use super::frames::Owner;
 use super::mm::{Backing, MmId, Pte, PAGE_SHIFT};
-use super::tlbflush::{FlushInfo, TLB_FLUSH_ALL};
+use super::tlbflush::{FlushInfo, FlushKnobs, TLB_FLUSH_ALL};
+use super::vmscan::Ubc;
 use super::Kernel;
 use crate::attribution::Bucket;
+use crate::hw::cpumask::CpuMask;
 use crate::time::Ps;
+
+/// `should_defer_flush` (v4.3): with `TTU_BATCH_FLUSH` (`batched`), the flush of a PTE
+/// `try_to_unmap_one` clears on `cpu` is deferred to the batch when `mm_cpumask` holds another
+/// CPU; otherwise `ptep_clear_flush` flushes it at once. Pure: the model checker
+/// (`crate::check::reclaim`) runs the same rule.
+pub fn should_defer_flush(batched: bool, mm_cpumask: &CpuMask, cpu: u32) -> bool {
+    let mut others = *mm_cpumask;
+    others.clear(cpu);
+    batched && !others.is_empty()
+}
+
+/// What `try_to_unmap_flush` does for a pending batch: a full local flush if this CPU is in
+/// the batch's mask, then one IPI round to its other CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchFlush {
+    pub local: bool,
+    pub others: CpuMask,
+}
+
+impl Ubc {
+    /// `set_tlb_ubc_flush_pending` (v4.3): the mm's CPUs join the batch; a dirty PTE makes it
+    /// writable (v7 3/4 batches dirty PTEs too and flushes them before writeback). With
+    /// generations (v4.14+, b0579ade7cd8), x86's `arch_tlbbatch_add_mm` also bumps the mm's
+    /// `tlb_gen` (`inc_mm_tlb_gen`): a CPU the batch's IPIs miss (it switched to another mm and
+    /// keeps this one's entries under their PCID, or is lazy) flushes when it switches back.
+    /// Returns whether the caller bumps `tlb_gen`.
+    pub fn add_mm(&mut self, mm_cpumask: &CpuMask, dirty: bool, knobs: &FlushKnobs) -> bool {
+        self.cpumask = self.cpumask.union(mm_cpumask);
+        self.flush_required = true;
+        self.writable |= dirty;
+        knobs.generations
+    }
+
+    /// `try_to_unmap_flush`'s decision on `cpu` (v4.3): nothing unless a flush is pending.
+    pub fn flush_plan(&self, cpu: u32) -> Option<BatchFlush> {
+        if !self.flush_required {
+            return None;
+        }
+        let mut others = self.cpumask;
+        others.clear(cpu);
+        Some(BatchFlush { local: self.cpumask.contains(cpu), others })
+    }
+}
 
 impl Kernel {
     /// The VMAs of the page-cache page `pfn`'s file that cover its index (`vma_interval_tree`
@@ -79,21 +124,22 @@ impl Kernel {
         let cpu = ctx.cpu;
         let w = self.vmscan.costs.as_ref().expect("reclaim costs").rmap_vma;
         ctx.charge(Bucket::Reclaim, w);
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         let m = &mut self.mms[mm as usize];
         let pte = m.pte(va).unwrap_or_default();
         m.set_pte(va, Pte::default());
         self.counters.vmscan.reclaim_unmapped_ptes += 1;
         // should_defer_flush (v4.3): TTU_BATCH_FLUSH and another CPU in mm_cpumask.
-        let mut others = m.cpumask;
-        others.clear(cpu);
-        if batched && !others.is_empty() {
-            // set_tlb_ubc_flush_pending: the mm's CPUs join the batch; a dirty PTE makes it
-            // writable (v7 3/4 batches dirty PTEs too and flushes them before writeback).
-            let ubc = &mut self.vmscan.ubc[t];
-            ubc.cpumask = ubc.cpumask.union(&m.cpumask);
-            ubc.flush_required = true;
-            ubc.writable |= pte.dirty;
-            return (w, true);
+        if should_defer_flush(batched, &m.cpumask, cpu) {
+            let mut d = w;
+            if self.vmscan.ubc[t].add_mm(&m.cpumask, pte.dirty, &self.config.flush) {
+                // inc_mm_tlb_gen: an atomic RMW on the contended line.
+                let g = m.tlb_gen_line.write(cpu, ctx.now + w, &topo, &lines);
+                m.tlb_gen += 1;
+                ctx.charge(Bucket::Reclaim, g);
+                d += g;
+            }
+            return (d, true);
         }
         (w, false)
     }
@@ -102,19 +148,17 @@ impl Kernel {
     /// a flush is pending; a full local flush if this CPU is in the batch's mask, then one
     /// synchronous IPI round to its other CPUs, each of which flushes its whole TLB.
     pub(super) fn try_to_unmap_flush(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
-        let ubc = std::mem::take(&mut self.vmscan.ubc[t]);
-        if !ubc.flush_required {
-            return Ps::ZERO;
-        }
         let cpu = ctx.cpu;
+        let ubc = std::mem::take(&mut self.vmscan.ubc[t]);
+        let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu) else {
+            return Ps::ZERO;
+        };
         self.counters.vmscan.reclaim_batch_flushes += 1;
         self.counters.tlbflush.flush_requests += 1;
         let mut d = self.costs.flush.flush_call;
-        if ubc.cpumask.contains(cpu) {
+        if local {
             d += self.flush_tlb_batch_pages(cpu);
         }
-        let mut others = ubc.cpumask;
-        others.clear(cpu);
         if others.is_empty() {
             ctx.charge(Bucket::FlushWork, d);
             return d;

@@ -158,7 +158,7 @@ pub struct Lruvec {
 }
 
 /// `current->tlb_ubc` (`struct tlbflush_unmap_batch`, v4.3).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Ubc {
     pub cpumask: CpuMask,
     pub flush_required: bool,
@@ -480,7 +480,7 @@ impl Kernel {
     /// `shrink_lruvec`'s loop and the priority loop around it (`balance_pgdat` for kswapd,
     /// `do_try_to_free_pages` for direct reclaim): queues the next chunk or finishes.
     fn shrink_control(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
-        let scm = self.config.reclaim.swap_cluster_max as u64;
+        let scm = self.config.reclaim.swap_cluster_max;
         let mut d = Ps::ZERO;
         // kswapd's loops call cond_resched(): past its slice, the CPU's other task runs.
         if self.sc(t).kswapd && self.need_resched(ctx, t) {
@@ -527,7 +527,7 @@ impl Kernel {
             if !sc.active_next {
                 sc.active_next = true;
                 if sc.nr[0] > 0 {
-                    let n = sc.nr[0].min(scm);
+                    let n = scan_chunk(sc.nr[0], scm);
                     sc.nr[0] -= n;
                     ctx.then(Continuation::Reclaim(Step::Isolate { nr: n as u32 }));
                     return d;
@@ -535,7 +535,7 @@ impl Kernel {
             }
             sc.active_next = false;
             if sc.nr[1] > 0 {
-                let n = sc.nr[1].min(scm);
+                let n = scan_chunk(sc.nr[1], scm);
                 sc.nr[1] -= n;
                 // shrink_list: the active list is aged only while the inactive one is low.
                 if active > inactive {
@@ -633,13 +633,12 @@ impl Kernel {
             let sc = self.sc(t);
             if sc.pos == sc.list.len() {
                 // v4.3: try_to_unmap_flush before the pages are freed (free_hot_cold_page_list);
-                // the UNSAFE knob frees first.
-                if self.config.mm.free_before_flush {
-                    ctx.then(Continuation::Reclaim(Step::FlushBatch));
-                    ctx.then(Continuation::Reclaim(Step::Finish));
-                } else {
-                    ctx.then(Continuation::Reclaim(Step::Finish));
-                    ctx.then(Continuation::Reclaim(Step::FlushBatch));
+                // the UNSAFE knob frees first. Continuations are a stack: the last runs first.
+                for end in batch_end_order(self.config.mm.free_before_flush).into_iter().rev() {
+                    ctx.then(Continuation::Reclaim(match end {
+                        BatchEnd::Flush => Step::FlushBatch,
+                        BatchEnd::Free => Step::Finish,
+                    }));
                 }
                 return d;
             }
@@ -654,17 +653,12 @@ impl Kernel {
                 ctx.charge(Bucket::Reclaim, w);
                 d += w;
                 let f = &mut self.vmscan.flags[pfn as usize];
-                let referenced_page = *f & PG_REFERENCED != 0;
-                *f &= !PG_REFERENCED;
-                let back = if referenced_ptes > 0 {
-                    *f |= PG_REFERENCED;
-                    if referenced_page || referenced_ptes > 1 {
-                        Some(Back::Active) // PAGEREF_ACTIVATE
-                    } else {
-                        Some(Back::Inactive) // PAGEREF_KEEP
-                    }
-                } else {
-                    None // PAGEREF_RECLAIM(_CLEAN)
+                let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
+                *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
+                let back = match decision {
+                    PageRef::Activate => Some(Back::Active),
+                    PageRef::Keep => Some(Back::Inactive),
+                    PageRef::Reclaim => None,
                 };
                 let sc = self.sc(t);
                 if let Some(b) = back {
@@ -689,7 +683,14 @@ impl Kernel {
                     return d;
                 }
             }
-            // __remove_mapping: the page leaves the page cache; freed at the batch's end.
+            // __remove_mapping: the page leaves the page cache; freed at the batch's end. A
+            // fault that mapped it again meanwhile (during a flush per page) keeps it.
+            if !remove_mapping_frees(!self.rmap_mappings(pfn).is_empty()) {
+                let sc = self.sc(t);
+                sc.kept.push((pfn, Back::Inactive));
+                sc.pos += 1;
+                continue;
+            }
             let Owner::PageCache { file, index } = self.frames.owner(pfn) else {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
@@ -772,6 +773,11 @@ impl Kernel {
         self.vmscan.sc.get(t).is_some_and(|s| s.is_some())
     }
 }
+
+mod rules;
+pub use rules::{
+    batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, BatchEnd, PageRef,
+};
 
 #[cfg(test)]
 mod tests;

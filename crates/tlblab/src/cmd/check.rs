@@ -1,11 +1,15 @@
-//! `tlblab check`: exhaustive model checking of the shootdown protocol (tlblab_model::check) and
-//! of the page allocator with the flush-then-free order (tlblab_model::check::page_alloc), for
-//! kernel presets, or for every combination of the flush-protocol knobs.
+//! `tlblab check`: exhaustive model checking of the shootdown protocol (tlblab_model::check), of
+//! the page allocator with the flush-then-free order (tlblab_model::check::page_alloc) and of
+//! reclaim's unmap flush (tlblab_model::check::reclaim), for kernel presets, or for every
+//! combination of the flush-protocol and reclaim knobs.
 
 use std::time::Instant;
 
 use anyhow::Result;
 use tlblab_model::check::page_alloc::{AllocChecker, AllocVariant, ALLOC_SCENARIOS, ZONE_PAGES};
+use tlblab_model::check::reclaim::{
+    reclaim_knob_variants, ReclaimChecker, ReclaimVariant, RECLAIM_SCENARIOS,
+};
 use tlblab_model::check::{kernel_handler, knob_variants, Checker, Report, Variant, NR_CPUS, SCENARIOS};
 use tlblab_model::kernel::preset::presets;
 
@@ -17,7 +21,9 @@ use super::run::kernel_config;
 /// allocator of each kernel's era (`kernel/page_alloc.rs`: per-CPU list add/take, refill, drain,
 /// buddy split/merge) on a 1024-page zone, 2-3 CPUs allocating and freeing orders 0-3, and a
 /// page unmapped and freed while other CPUs may cache it (the `free_before_flush` knob must fail
-/// there). Exit 1 if any variant is unsafe or incomplete.
+/// there); part 3 reclaim (`kernel/rmap.rs`, `kernel/vmscan.rs`): a reclaimer unmapping and
+/// freeing file pages of an mm, per page or batched, while 2 CPUs use them. Exit 1 if any
+/// variant is unsafe or incomplete.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Kernel presets or preset files to check (default: every built-in preset). Each is checked
@@ -28,7 +34,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub set: Vec<String>,
     /// Also check every combination of generations, early_return, read_tlb_gen, lazy_ipis,
-    /// concurrent_local and PCIDs, on top of each kernel.
+    /// concurrent_local and PCIDs, and of unmap_flush and swap_cluster_max (1, 2, 32) for
+    /// reclaim, on top of each kernel.
     #[arg(long)]
     pub all_knobs: bool,
 }
@@ -41,15 +48,19 @@ pub fn run(args: CheckArgs) -> Result<()> {
     };
     let mut variants = Vec::new();
     let mut alloc_variants = Vec::new();
+    let mut reclaim_variants = Vec::new();
     for name in &names {
         let k = kernel_config(name, &args.set)?;
         alloc_variants.push(AllocVariant::of(&k));
         if args.all_knobs {
             variants.extend(knob_variants(&k));
+            reclaim_variants.extend(reclaim_knob_variants(&k));
         } else {
             variants.push(Variant::of(&k, false));
+            reclaim_variants.push(ReclaimVariant::of(&k, false));
             if k.flush.generations {
                 variants.push(Variant::of(&k, true));
+                reclaim_variants.push(ReclaimVariant::of(&k, true));
             }
         }
     }
@@ -110,12 +121,30 @@ pub fn run(args: CheckArgs) -> Result<()> {
             print(&AllocChecker::new(v, sc).run(), sc.name);
         }
     }
+    println!("\nExhaustive check of reclaim's unmap flush on {NR_CPUS} CPUs (cpu0 reclaims file pages of mm 0 in batches of swap_cluster_max; the others run mm 0, fill their TLBs, refault, switch), scenarios:");
+    for sc in &RECLAIM_SCENARIOS {
+        println!(
+            "  {}: {} reclaims {} pages; {} context switch(es) anywhere",
+            sc.name,
+            if sc.direct { "a thread of mm 0 (direct reclaim)" } else { "kswapd (lazy on mm 0)" },
+            sc.pages,
+            sc.switches
+        );
+    }
+    println!("Properties: no frame is freed while a PTE maps it; a CPU running the mm cannot translate a page to a frame reclaim freed.\n");
+    for v in &reclaim_variants {
+        for sc in &RECLAIM_SCENARIOS {
+            print(&ReclaimChecker::new(v, sc).run(), sc.name);
+        }
+    }
     println!(
-        "\n{} variant(s) x {} scenarios + {} allocator variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
+        "\n{} variant(s) x {} scenarios + {} allocator variant(s) x {} scenarios + {} reclaim variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
         variants.len(),
         SCENARIOS.len(),
         alloc_variants.len(),
         ALLOC_SCENARIOS.len(),
+        reclaim_variants.len(),
+        RECLAIM_SCENARIOS.len(),
         t0.elapsed().as_secs_f64()
     );
     if failed > 0 {
