@@ -501,7 +501,7 @@ impl MachineProfile {
             let q = &n.step_quantiles;
             check_source("noise.step_quantiles.source", &q.source)?;
             let ok = q.value.len() == STEP_PERCENTILES.len()
-                && q.value.iter().all(|v| v.is_finite() && (0.1..=10.0).contains(v))
+                && q.value.iter().all(|v| v.is_finite() && STEP_FACTORS.contains(v))
                 && q.value.windows(2).all(|w| w[0] <= w[1]);
             if !ok {
                 return Err(err(

@@ -9,7 +9,7 @@ use tlblab_model::hw::ipi::ApicMode;
 use tlblab_model::hw::tlb::{Inclusion, PageSize, Replacement, Serves};
 use tlblab_model::profile::{
     Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, PageAllocProfile,
-    Sharing, Sourced, Tlb, TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION,
+    Sharing, Sourced, Tlb, TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION, STEP_FACTORS,
 };
 
 use crate::cpuid;
@@ -772,10 +772,20 @@ fn noise(r: &ProbeReport, tag: &str) -> Option<tlblab_model::profile::NoiseProfi
         },
         tick_cycles: estimate(2000.0, TICK_CYCLES_ESTIMATE),
         step_quantiles: SourcedQuantiles {
-            value: r.raw.fault_spread.clone(),
+            // A fault timed at 30-50x the median is the probe's thread preempted (a loaded
+            // host), not the fault path's own spread: the model's range bounds it.
+            value: r.raw.fault_spread.iter().map(|f| f.clamp(*STEP_FACTORS.start(), *STEP_FACTORS.end())).collect(),
             source: format!(
                 "{tag}: minor anonymous write faults timed one by one (rdtscp, the timer's own cost taken off), \
-                 1st..99th percentiles over the median"
+                 1st..99th percentiles over the median{}",
+                if r.raw.fault_spread.iter().any(|f| !STEP_FACTORS.contains(f)) {
+                    format!(
+                        "; measured {:.3?}, clamped to {:?} (a tail that far out is the probe preempted)",
+                        r.raw.fault_spread, STEP_FACTORS
+                    )
+                } else {
+                    String::new()
+                }
             ),
             confidence: Confidence::Measured,
         },

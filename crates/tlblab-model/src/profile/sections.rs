@@ -32,6 +32,9 @@ pub struct SourcedQuantiles {
     pub confidence: Confidence,
 }
 
+/// The factors over the median a step's cost may take in [`NoiseProfile::step_quantiles`].
+pub const STEP_FACTORS: std::ops::RangeInclusive<f64> = 0.1..=10.0;
+
 /// The percentiles [`NoiseProfile::step_quantiles`] lists values at.
 pub const STEP_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
