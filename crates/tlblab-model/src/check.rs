@@ -243,6 +243,51 @@ fn bit(slot: u16, page: u64) -> u32 {
     1 << (slot as u64 * NR_PAGES + page)
 }
 
+/// What a checker's context switch reads: the knobs, the PCID mode and the mms' generations.
+struct SwitchCtx<'a> {
+    knobs: &'a FlushKnobs,
+    pcid: bool,
+    tlb_gen: &'a [u64; 2],
+}
+
+impl SwitchCtx<'_> {
+    /// A checker CPU (`st`, its TLB bits `tlb`) switches to `to`: `enter_lazy_tlb` keeps the mm
+    /// loaded and marks the CPU lazy; a switch to an mm runs the engine's `switch_mm_irqs_off`
+    /// and applies its effects to the mm_cpumasks and the TLB bits. Shared by every checker.
+    fn apply(&self, st: &mut TlbState, tlb: &mut u32, cpumask: &mut [u8; 2], cpu: u32, to: To) -> String {
+        match to {
+            To::KernelThread => {
+                st.is_lazy = true;
+                "switches to a kernel thread (lazy TLB)".into()
+            }
+            To::Mm(mm) => {
+                let sw = switch_mm_irqs_off(
+                    st,
+                    mm,
+                    CTX_ID[mm as usize],
+                    self.tlb_gen[mm as usize],
+                    self.knobs,
+                    self.pcid,
+                );
+                if let Some(prev) = sw.left {
+                    cpumask[prev as usize] &= !(1 << cpu);
+                }
+                if sw.joined {
+                    cpumask[mm as usize] |= 1 << cpu;
+                }
+                if sw.flush {
+                    *tlb &= !slot_bits(st.loaded_asid);
+                }
+                format!(
+                    "switch_mm to mm {mm}: asid {}{}",
+                    st.loaded_asid,
+                    if sw.flush { ", flushed" } else { ", no flush" }
+                )
+            }
+        }
+    }
+}
+
 fn slot_bits(slot: u16) -> u32 {
     ((1u32 << NR_PAGES) - 1) << (slot as u64 * NR_PAGES)
 }
@@ -325,37 +370,8 @@ impl<'a> Checker<'a> {
 
     fn switch(&self, s: &mut State, cpu: u32, to: To) -> String {
         let c = &mut s.cpus[cpu as usize];
-        match to {
-            // enter_lazy_tlb: keep the mm loaded, mark the CPU lazy.
-            To::KernelThread => {
-                c.st.is_lazy = true;
-                "switches to a kernel thread (lazy TLB)".into()
-            }
-            To::Mm(mm) => {
-                let sw = switch_mm_irqs_off(
-                    &mut c.st,
-                    mm,
-                    CTX_ID[mm as usize],
-                    s.tlb_gen[mm as usize],
-                    &self.v.knobs,
-                    self.v.pcid,
-                );
-                if let Some(prev) = sw.left {
-                    s.cpumask[prev as usize] &= !(1 << cpu);
-                }
-                if sw.joined {
-                    s.cpumask[mm as usize] |= 1 << cpu;
-                }
-                if sw.flush {
-                    Self::flush_slot(c);
-                }
-                format!(
-                    "switch_mm to mm {mm}: asid {}{}",
-                    c.st.loaded_asid,
-                    if sw.flush { ", flushed" } else { ", no flush" }
-                )
-            }
-        }
+        let sw = SwitchCtx { knobs: &self.v.knobs, pcid: self.v.pcid, tlb_gen: &s.tlb_gen };
+        sw.apply(&mut c.st, &mut c.tlb, &mut s.cpumask, cpu, to)
     }
 
     /// `flush_tlb_func` of op `op`'s request on `cpu`, applied.

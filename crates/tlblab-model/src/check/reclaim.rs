@@ -43,8 +43,7 @@ use crate::kernel::config::KernelConfig;
 use crate::kernel::mm::{MmId, PAGE_SHIFT};
 use crate::kernel::rmap::should_defer_flush;
 use crate::kernel::tlbflush::{
-    flush_info, flush_targets, flush_tlb_func, leave_mm, switch_mm_irqs_off, FlushAction, FlushInfo,
-    FlushKnobs, TlbState,
+    flush_info, flush_targets, flush_tlb_func, leave_mm, FlushAction, FlushInfo, FlushKnobs, TlbState,
 };
 use crate::kernel::vmscan::{
     batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, BatchEnd, PageRef,
@@ -52,7 +51,7 @@ use crate::kernel::vmscan::{
 };
 
 use super::{
-    bit, mask, slot_bits, Counterexample, Report, To, CTX_ID, FIRST_TLB_GEN, INPUTS, MM, NR_CPUS, OTHER,
+    bit, mask, slot_bits, Counterexample, Report, SwitchCtx, To, FIRST_TLB_GEN, INPUTS, MM, NR_CPUS, OTHER,
 };
 
 /// The mm a CPU can use translations of (none while lazy).
@@ -292,36 +291,8 @@ impl<'a> ReclaimChecker<'a> {
 
     fn switch(&self, s: &mut State, cpu: u32, to: To) -> String {
         let c = &mut s.cpus[cpu as usize];
-        match to {
-            To::KernelThread => {
-                c.st.is_lazy = true;
-                "switches to a kernel thread (lazy TLB)".into()
-            }
-            To::Mm(mm) => {
-                let sw = switch_mm_irqs_off(
-                    &mut c.st,
-                    mm,
-                    CTX_ID[mm as usize],
-                    s.tlb_gen[mm as usize],
-                    &self.v.knobs,
-                    self.v.pcid,
-                );
-                if let Some(prev) = sw.left {
-                    s.cpumask[prev as usize] &= !(1 << cpu);
-                }
-                if sw.joined {
-                    s.cpumask[mm as usize] |= 1 << cpu;
-                }
-                if sw.flush {
-                    c.tlb &= !slot_bits(c.st.loaded_asid);
-                }
-                format!(
-                    "switch_mm to mm {mm}: asid {}{}",
-                    c.st.loaded_asid,
-                    if sw.flush { ", flushed" } else { ", no flush" }
-                )
-            }
-        }
+        let sw = SwitchCtx { knobs: &self.v.knobs, pcid: self.v.pcid, tlb_gen: &s.tlb_gen };
+        sw.apply(&mut c.st, &mut c.tlb, &mut s.cpumask, cpu, to)
     }
 
     fn lazy_mask(s: &State) -> CpuMask {
