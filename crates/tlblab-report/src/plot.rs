@@ -44,6 +44,10 @@ pub struct LineChart {
     pub x_ticks: Option<Vec<(f64, String)>>,
     /// Start the y axis at zero (throughputs read better that way).
     pub y_from_zero: bool,
+    /// Published figures to read the series against: (index of the series they belong to,
+    /// points), drawn in that series' colour with a dashed line and hollow markers, and named
+    /// in the legend after the series.
+    pub references: Vec<(usize, Series)>,
 }
 
 /// One bar per category, each split into stacked segments; with `percent`, every bar is scaled
@@ -166,6 +170,7 @@ impl LineChart {
         let pts: Vec<&Point> = self
             .series
             .iter()
+            .chain(self.references.iter().map(|(_, s)| s))
             .flat_map(|s| &s.points)
             .filter(|p| p.y.is_finite() && p.x.is_finite())
             .collect();
@@ -238,9 +243,50 @@ impl LineChart {
                 let _ = writeln!(out, r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{c}"/>"#);
             }
         }
-        legend(&mut out, &self.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), false);
+        for (i, s) in &self.references {
+            let c = PALETTE[i % PALETTE.len()];
+            let p: Vec<&Point> = s.points.iter().filter(|p| p.y.is_finite() && p.x.is_finite()).collect();
+            // A dashed line only through three points or more: two published figures far apart
+            // (seed 002's 1 and 55 tasks) say nothing about the curve between them.
+            if p.len() >= 3 {
+                let path: Vec<String> = p.iter().map(|p| format!("{:.1},{:.1}", px(p.x), py(p.y))).collect();
+                let _ = writeln!(
+                    out,
+                    r#"<polyline class="reference" fill="none" stroke="{c}" stroke-width="1.5" stroke-dasharray="6 4" points="{}"/>"#,
+                    path.join(" ")
+                );
+            }
+            for p in p {
+                let _ = writeln!(
+                    out,
+                    r##"<circle class="reference" cx="{:.1}" cy="{:.1}" r="4" fill="#ffffff" stroke="{c}" stroke-width="1.5"/>"##,
+                    px(p.x),
+                    py(p.y)
+                );
+            }
+        }
+        let names: Vec<&str> = self.series.iter().map(|s| s.name.as_str()).collect();
+        legend(&mut out, &names, false);
+        reference_legend(&mut out, names.len(), &self.references);
         out.push_str("</svg>\n");
         out
+    }
+}
+
+/// The legend's entries for reference series, below the series' own: a dashed line and a
+/// hollow marker in the series' colour.
+fn reference_legend(out: &mut String, below: usize, refs: &[(usize, Series)]) {
+    for (j, (i, s)) in refs.iter().enumerate() {
+        let y = MT + 8.0 + (below + j) as f64 * 20.0;
+        let c = PALETTE[i % PALETTE.len()];
+        let x = W - MR + 14.0;
+        let _ = writeln!(
+            out,
+            r##"<line x1="{x}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{c}" stroke-width="1.5" stroke-dasharray="6 4"/><circle cx="{:.1}" cy="{y:.1}" r="4" fill="#ffffff" stroke="{c}" stroke-width="1.5"/>"##,
+            x + 16.0,
+            x + 8.0
+        );
+        let _ = writeln!(out, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, x + 22.0, y + 4.0, esc(&s.name));
     }
 }
 
@@ -341,6 +387,7 @@ mod tests {
             ],
             x_ticks: None,
             y_from_zero: true,
+            references: Vec::new(),
         }
     }
 
@@ -368,6 +415,29 @@ mod tests {
         assert!(svg.contains("ops vs threads &lt;a&amp;b&gt;") && svg.contains(">+patch<"));
         // Same data, same bytes.
         assert_eq!(svg, chart().to_svg());
+    }
+
+    #[test]
+    fn reference_points_take_their_series_colour_dashed_and_widen_the_axis() {
+        let mut c = chart();
+        let pt = |x: f64, y: f64| Point { x, y, err: 0.0 };
+        let seed = Series { name: "seed: +patch".into(), points: vec![pt(1.0, 900.0)] };
+        let curve = Series {
+            name: "seed: 5.18.1".into(),
+            points: vec![pt(1.0, 90.0), pt(4.0, 280.0), pt(8.0, 260.0)],
+        };
+        c.references = vec![(1, seed), (0, curve)];
+        let svg = c.to_svg();
+        // Hollow markers in +patch's colour (the second) and 5.18.1's, a dashed line only through
+        // the three-point curve, and legend entries after the two series'.
+        assert_eq!(svg.matches("<polyline class=\"reference\"").count(), 1);
+        assert_eq!(svg.matches("<circle class=\"reference\"").count(), 4);
+        assert!(svg.contains(">seed: 5.18.1<"));
+        assert!(svg.contains(&format!("stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray", PALETTE[1])));
+        assert!(svg.contains(">seed: +patch<"));
+        // The y axis reaches the seed's 900, above every model point (300 + 0).
+        assert!(svg.contains(">1000<"), "{svg}");
+        assert!(!chart().to_svg().contains(">1000<"));
     }
 
     #[test]

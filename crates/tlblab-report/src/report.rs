@@ -8,6 +8,7 @@ use tlblab_model::attribution::Bucket;
 use crate::compare::{fmt_value, Comparison};
 use crate::html::{Block, Page};
 use crate::plot::{svg_to_png, LineChart, Point, Series, StackedBars};
+use crate::seed_table::RefPoint;
 use crate::summary::{slug, ResultSet};
 use crate::sweep::{self as grid, Grid};
 
@@ -93,7 +94,52 @@ pub fn metric_chart(title: &str, cmp: &Comparison, series_names: &[String], y_la
         series,
         x_ticks: None,
         y_from_zero: true,
+        references: Vec::new(),
     }
+}
+
+/// The seed's figures as reference series of `chart` (one per column the seed gives, in that
+/// column's colour), and a table of each figure beside the model's with the difference.
+fn reference_blocks(chart: &mut LineChart, kernels: &[String], reference: &[RefPoint]) -> Vec<Block> {
+    for (i, k) in kernels.iter().enumerate() {
+        let points: Vec<Point> = reference
+            .iter()
+            .filter(|p| &p.kernel == k)
+            .map(|p| Point { x: f64::from(p.threads), y: p.seed, err: 0.0 })
+            .collect();
+        if !points.is_empty() {
+            chart.references.push((i, Series { name: format!("seed: {k}"), points }));
+        }
+    }
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:+.1}%"));
+    let rows = reference
+        .iter()
+        .map(|p| {
+            vec![
+                p.kernel.clone(),
+                if p.model_threads == p.threads {
+                    p.threads.to_string()
+                } else {
+                    format!("{} (model {})", p.threads, p.model_threads)
+                },
+                fmt_value(p.seed),
+                fmt_value(p.model),
+                format!("{:+.1}%", p.difference_pct),
+                pct(p.seed_gain_pct),
+                pct(p.model_gain_pct),
+            ]
+        })
+        .collect();
+    let header = ["column", "at", "seed", "model", "model vs seed", "seed gain", "model gain"]
+        .map(String::from)
+        .to_vec();
+    vec![
+        Block::Paragraph(
+            "The seed's published figures (the experiment's [reference]: shown, never an input),              beside the model's mean (Hmean where the table uses it) at the same point; gains are              over the first column, positive = better."
+                .into(),
+        ),
+        Block::Table { header, rows },
+    ]
 }
 
 /// Where each column's CPU time went, per thread count, as stacked percentages.
@@ -158,20 +204,31 @@ fn set_paragraph(s: &ResultSet, columns: &str) -> String {
 }
 
 /// The page of one experiment: its table in the seed's layout (`seed_table`, as printed), the
+/// model beside the seed's published figures (`reference`, from `summary.json`), the
 /// mmtests-style statistics, metric vs threads, time attribution and counters.
-pub fn experiment(set: &ResultSet, title: &str, seed_table: &str) -> Report {
+pub fn experiment(set: &ResultSet, title: &str, seed_table: &str, reference: &[RefPoint]) -> Report {
     let mut r = Report::new(title);
     let cmp = Comparison::from_sets(&[(set.experiment.clone(), set)]);
     r.section("Setup", vec![Block::Paragraph(set_paragraph(set, "kernel(s)"))]);
     // The picture first, then the numbers behind it.
-    let chart = metric_chart(
+    let mut chart = metric_chart(
         &format!("{} vs threads", set.metric.name),
         &cmp,
         &set.kernels,
         &format!("{} ({})", set.metric.name, set.metric.unit),
     );
+    let beside =
+        if reference.is_empty() { Vec::new() } else { reference_blocks(&mut chart, &set.kernels, reference) };
     let plot = r.line_chart("metric", &chart);
-    r.section("Metric vs threads (error bars: one standard deviation)", vec![plot]);
+    let heading = if reference.is_empty() {
+        "Metric vs threads (error bars: one standard deviation)"
+    } else {
+        "Metric vs threads (error bars: one standard deviation; dashed, hollow: the seed's figures)"
+    };
+    r.section(heading, vec![plot]);
+    if !beside.is_empty() {
+        r.section("Model beside the seed", beside);
+    }
     r.section("Table as the seed prints it", vec![Block::Pre(seed_table.to_string())]);
     stats_attribution_counters(&mut r, set, &cmp, "kernel");
     r
@@ -336,7 +393,7 @@ mod tests {
     #[test]
     fn experiment_page_has_tables_plots_and_attribution() {
         let s = set("e", &[("a", &[(1, &[10.0, 11.0]), (2, &[20.0, 19.0])]), ("b+", &[(1, &[12.0, 12.5])])]);
-        let r = experiment(&s, "title", "the seed table");
+        let r = experiment(&s, "title", "the seed table", &[]);
         let html = r.page.render();
         assert!(html.contains("the seed table") && html.contains("Hmean     1"));
         // One metric plot and one attribution plot per kernel.
@@ -348,6 +405,41 @@ mod tests {
         let files = r.files().unwrap();
         assert_eq!(files.len(), 1 + 2 * 3);
         assert!(files.iter().any(|(p, b)| p.ends_with(".png") && &b[1..4] == b"PNG"));
+    }
+
+    #[test]
+    fn experiment_page_shows_the_seed_beside_the_model() {
+        let s = set("e", &[("a", &[(1, &[10.0, 11.0]), (2, &[20.0, 19.0])]), ("b+", &[(1, &[12.0, 12.5])])]);
+        let reference = crate::seed_table::Reference {
+            source: "seed table 1".into(),
+            values: [("a", 1, 8.0), ("a", 2, 16.0), ("b+", 1, 10.0)].iter().fold(
+                BTreeMap::new(),
+                |mut m, &(k, t, v)| {
+                    m.entry(k.to_string()).or_insert_with(BTreeMap::new).insert(t.to_string(), v);
+                    m
+                },
+            ),
+        };
+        let pts = reference.points(&s.summary());
+        let r = experiment(&s, "title", "the seed table", &pts);
+        let html = r.page.render();
+        // a at 1 thread: model mean of 10 and 11 against the seed's 8: +31.2%; b+ gains +25.0% in
+        // the seed (10 over 8) and +16.7% in the model (12.25 over 10.5).
+        assert!(html.contains("<h2>Model beside the seed</h2>"), "{html}");
+        assert!(
+            html.contains(
+                "<td>a</td><td>1</td><td>8.00</td><td>10.50</td><td>+31.2%</td><td>-</td><td>-</td>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<td>+25.0%</td><td>+16.7%</td>"), "{html}");
+        let svg = &r.plots.iter().find(|(s, _)| s == "metric").unwrap().1;
+        assert_eq!(svg.matches("<circle class=\"reference\"").count(), 3);
+        assert!(svg.contains(">seed: a<") && svg.contains(">seed: b+<"));
+        // Without a reference the page has neither.
+        let plain = experiment(&s, "title", "the seed table", &[]);
+        assert!(!plain.page.render().contains("Model beside the seed"));
+        assert!(!plain.plots[0].1.contains("class=\"reference\""));
     }
 
     #[test]

@@ -214,6 +214,7 @@ pub fn curves(set: &ResultSet, grid: &Grid) -> Vec<LineChart> {
                 x_ticks: (!numeric)
                     .then(|| axis.values.iter().enumerate().map(|(i, v)| (i as f64, v.clone())).collect()),
                 y_from_zero: true,
+                references: Vec::new(),
             });
         }
     }

@@ -46,6 +46,12 @@ preset = "5.18.1"
 [[kernel]]
 label = "+patch"
 preset = "5.18.1+patch"
+
+[reference]
+source = "made-up figures for the test"
+[reference.values]
+"5.18.1" = { 1 = 100000, 4 = 200000 }
+"+patch" = { 4 = 210000 }
 "#,
     )
     .unwrap();
@@ -81,6 +87,11 @@ fn jobs_do_not_change_a_byte_and_a_rerun_reuses_only_identical_cells() {
     }
     assert_eq!(names.iter().filter(|n| n.starts_with("cells/")).count(), 4);
     assert_eq!(ta, tb);
+    // The page puts the seed's figures beside the model's: a table and hollow points in the plot.
+    let html = std::fs::read_to_string(a.join("report-test/index.html")).unwrap();
+    assert!(html.contains("<h2>Model beside the seed</h2>") && html.contains("<td>210000.00</td>"), "{html}");
+    let svg = std::fs::read_to_string(a.join("report-test/plots/metric.svg")).unwrap();
+    assert_eq!(svg.matches("<circle class=\"reference\"").count(), 3, "{svg}");
 
     // Each cell file holds every iteration and the configuration it ran.
     let cell = a.join("report-test/cells/5.18.1/t4.json");

@@ -100,5 +100,5 @@ pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<(
     }
     let table = experiment::render(e, &summary);
     store::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
-    results::write_report(dir, &report::experiment(set, &e.title, &table))
+    results::write_report(dir, &report::experiment(set, &e.title, &table, &summary.reference))
 }
