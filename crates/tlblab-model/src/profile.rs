@@ -152,12 +152,10 @@ pub enum WalkKind {
 #[serde(deny_unknown_fields)]
 pub struct Walk {
     pub kind: WalkKind,
-    /// Cost of a walk (or miss handler) whose page-table entries hit in the data cache.
+    /// Cost of a walk (or miss handler) whose page-table entries hit in the data cache. No
+    /// mechanism here decides where a PTE line comes from or overlaps walks, so a DRAM share
+    /// and a walker count are not keys (profiles/README.md, "Keys no mechanism reads").
     pub cycles: Sourced,
-    /// Extra cost when the PTE load misses every cache and goes to DRAM.
-    pub dram_extra_cycles: Sourced,
-    /// Walks that can be in flight at once.
-    pub parallel_walkers: Sourced,
 }
 
 /// Memory-hierarchy latencies and bandwidths that kernel paths pay.
@@ -167,7 +165,6 @@ pub struct Memory {
     pub l1d_hit_cycles: Sourced,
     pub l2_hit_cycles: Sourced,
     pub llc_hit_ns: Sourced,
-    pub dram_ns: Sourced,
     /// Bandwidth of `clear_page` on one core (cache-resident target).
     pub clear_page_mbps: Sourced,
     /// memcpy bandwidth of one core, DRAM to DRAM.
@@ -208,8 +205,6 @@ pub struct KernelCosts {
     pub invlpg_cycles: Sourced,
     /// A flushing CR3 write (or `tlbia`), instruction cost only: the refills are simulated.
     pub full_flush_cycles: Sourced,
-    /// A flush including global entries (INVPCID all-context or CR4.PGE toggle).
-    pub global_flush_ns: Sourced,
     /// A null system call round trip (entry + exit), with the profile's default mitigations.
     pub syscall_ns: Sourced,
     /// A minor page fault's kernel path excluding zeroing, the TLB work and the per-page costs
@@ -423,20 +418,16 @@ impl MachineProfile {
         self.validate_tlb()?;
         let w = &self.walk;
         check_sourced("walk.cycles", &w.cycles, 0.0, 100_000.0)?;
-        check_sourced("walk.dram_extra_cycles", &w.dram_extra_cycles, 0.0, 100_000.0)?;
-        check_sourced("walk.parallel_walkers", &w.parallel_walkers, 1.0, 64.0)?;
         self.validate_ppc8xx()?;
         let m = &self.memory;
         check_sourced("memory.l1d_hit_cycles", &m.l1d_hit_cycles, 0.0, 1000.0)?;
         check_sourced("memory.l2_hit_cycles", &m.l2_hit_cycles, 0.0, 1000.0)?;
         check_sourced("memory.llc_hit_ns", &m.llc_hit_ns, 0.0, 10_000.0)?;
-        check_sourced("memory.dram_ns", &m.dram_ns, 1.0, 10_000.0)?;
         check_sourced("memory.clear_page_mbps", &m.clear_page_mbps, 1.0, 1_000_000.0)?;
         check_sourced("memory.memcpy_mbps", &m.memcpy_mbps, 1.0, 1_000_000.0)?;
         let k = &self.kernel;
         check_sourced("kernel.invlpg_cycles", &k.invlpg_cycles, 0.0, 100_000.0)?;
         check_sourced("kernel.full_flush_cycles", &k.full_flush_cycles, 0.0, 100_000.0)?;
-        check_sourced("kernel.global_flush_ns", &k.global_flush_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.syscall_ns", &k.syscall_ns, 0.0, 1_000_000.0)?;
         check_sourced("kernel.fault_ns", &k.fault_ns, 0.0, 10_000_000.0)?;
         for (key, v) in [

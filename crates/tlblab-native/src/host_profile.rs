@@ -334,7 +334,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     };
     let ns_of =
         |lvl: &str| cache(lvl).map(|c| c.ns.median).ok_or_else(|| format!("the probe has no {lvl} latency"));
-    let (l1d_ns, l2_ns, llc_ns, dram_ns) = (ns_of("L1D")?, ns_of("L2")?, ns_of("LLC")?, ns_of("DRAM")?);
+    let (l1d_ns, l2_ns, llc_ns) = (ns_of("L1D")?, ns_of("L2")?, ns_of("LLC")?);
 
     // TLBs: CPUID first, the chase when CPUID is silent.
     let reach = r.reach_analysis.as_ref();
@@ -629,27 +629,11 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         walk: Walk {
             kind: WalkKind::Hardware,
             cycles: walk_cycles,
-            dram_extra_cycles: measured(
-                cyc(dram_ns - l1d_ns),
-                format!(
-                    "{tag}: G4 model (PTE load from DRAM instead of L1D): DRAM chase {dram_ns:.1} ns minus L1D chase \
-                     {l1d_ns:.2} ns, x {mhz:.0} MHz"
-                ),
-            ),
-            parallel_walkers: estimate(
-                if h.vendor == "amd" { 6.0 } else { 2.0 },
-                if h.vendor == "amd" {
-                    "not measured (needs independent chains and counters): AT-Z3's Zen 3 figure of 6 walkers assumed"
-                } else {
-                    "not measured (needs independent chains and counters): 2 walkers (Skylake and later) assumed"
-                },
-            ),
         },
         memory: Memory {
             l1d_hit_cycles: measured(cyc(l1d_ns), format!("{} = {l1d_ns:.2} ns x {mhz:.0} MHz", cache_src("L1D"))),
             l2_hit_cycles: measured(cyc(l2_ns), format!("{} = {l2_ns:.2} ns x {mhz:.0} MHz", cache_src("L2"))),
             llc_hit_ns: measured(llc_ns, cache_src("LLC")),
-            dram_ns: measured(dram_ns, cache_src("DRAM")),
             clear_page_mbps: measured(
                 r.raw.clear_page_mbps.median,
                 format!("{tag}: memset of one cache-resident 4 KiB page, repeated, {}", spread(&r.raw.clear_page_mbps)),
@@ -662,11 +646,6 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         kernel: KernelCosts {
             invlpg_cycles,
             full_flush_cycles,
-            global_flush_ns: estimate(
-                376.0,
-                "not measurable from user space (needs CR4/INVPCID in the kernel): AL16's Skylake INVPCID all-context \
-                 376 ns, as the other x86 profiles",
-            ),
             syscall_ns: measured(
                 r.raw.syscall_ns.median,
                 format!("{tag}: getppid() round trip with this kernel's mitigations, {}", spread(&r.raw.syscall_ns)),
