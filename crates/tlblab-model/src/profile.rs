@@ -81,6 +81,10 @@ pub struct Topology {
     pub threads_per_core: u32,
     pub source: String,
     pub confidence: Confidence,
+    /// What a core delivers with every hardware thread busy, against one thread alone (hw/smt.rs);
+    /// required when `threads_per_core` > 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smt_throughput: Option<Sourced>,
 }
 
 impl Topology {
@@ -415,6 +419,22 @@ impl MachineProfile {
             ));
         }
         check_source("topology.source", &t.source)?;
+        match (&t.smt_throughput, t.threads_per_core) {
+            (Some(s), n) if n > 1 => check_sourced("topology.smt_throughput", s, 1.0, f64::from(n))?,
+            (Some(_), _) => {
+                return Err(err("topology.smt_throughput", "only with threads_per_core > 1 (no siblings to share with)"))
+            }
+            (None, n) if n > 1 => {
+                return Err(err(
+                    "topology.smt_throughput",
+                    format!(
+                        "missing: with threads_per_core = {n}, what a core delivers with every thread busy against one \
+                         thread alone; allowed 1 ..= {n}"
+                    ),
+                ))
+            }
+            (None, _) => {}
+        }
         self.validate_tlb()?;
         let w = &self.walk;
         check_sourced("walk.cycles", &w.cycles, 0.0, 100_000.0)?;

@@ -602,6 +602,13 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 h.cpus.len()
             ),
             confidence: Confidence::Measured,
+            smt_throughput: (h.threads_per_core > 1).then(|| {
+                estimate(
+                    1.3,
+                    "not measured (the probe times no compute loop with a busy sibling): Intel Hyper-Threading's \
+                     up-to-30% (Marr et al., Intel Technology Journal 6(1), 2002), as the shipped profiles",
+                )
+            }),
         },
         tlb: Tlb {
             replacement: Replacement::Lru,

@@ -16,7 +16,8 @@ use std::collections::VecDeque;
 
 use super::noise::{self, Noise};
 use super::queue::Agenda;
-use crate::attribution::NR_BUCKETS;
+use crate::attribution::{Bucket, NR_BUCKETS};
+use crate::hw::smt::Smt;
 use crate::kernel::config::{KernelConfig, Knobs};
 use crate::kernel::ctx::{Ctx, Engine};
 use crate::kernel::mm::MmId;
@@ -171,6 +172,8 @@ pub struct Simulation {
     times: Vec<[Ps; NR_BUCKETS]>,
     tasks: Vec<Task>,
     noise: Noise,
+    /// How SMT siblings share a core (hw/smt.rs); `None` without SMT.
+    smt: Option<Smt>,
 }
 
 impl Simulation {
@@ -184,6 +187,9 @@ impl Simulation {
             times: vec![[Ps::ZERO; NR_BUCKETS]; n as usize],
             tasks: Vec::new(),
             noise: Noise::new(profile, n, 0),
+            smt: profile.topology.smt_throughput.as_ref().and_then(|t| {
+                Smt::new(crate::hw::topology::Topology::from_profile(&profile.topology), t.value)
+            }),
         }
     }
 
@@ -362,11 +368,15 @@ impl Simulation {
                 return;
             }
         }
-        // The buckets before the step, copied only when there is jitter to spread over them.
-        let before = self.noise.jitters().then(|| self.times[cpu as usize]);
+        // The buckets before the step, copied only when there is jitter or a sibling's share
+        // to spread over them.
+        let before = (self.noise.jitters() || self.smt.is_some()).then(|| self.times[cpu as usize]);
         if let Some(d) = self.run_step(cpu, now, warmup, end) {
             let d = match &before {
-                Some(b) => self.jitter(cpu, b, d),
+                Some(b) => {
+                    let d = self.jitter(cpu, b, d);
+                    self.share_core(cpu, now, b, d)
+                }
                 None => d,
             };
             let irqs_on = std::mem::take(&mut self.ev.run[cpu as usize].irqs_on);
@@ -452,14 +462,42 @@ impl Simulation {
     /// Scales the step that took `d` and charged its buckets from `before` on by this CPU's
     /// next jitter factor (engine/noise.rs): each bucket's share grows or shrinks alike.
     fn jitter(&mut self, cpu: u32, before: &[Ps; NR_BUCKETS], d: Ps) -> Ps {
+        if !self.noise.jitters() {
+            return d;
+        }
         let f = self.noise.factor_ppm(cpu);
+        self.scale(cpu, before, d, f, |_| true)
+    }
+
+    /// Stretches the step that started at `now` by the share of the core its SMT siblings take
+    /// (hw/smt.rs): a sibling counts while it is inside a step of its own (not spinning, not
+    /// idle). Only execution stretches: waits for acknowledgements or a lock are not scaled.
+    fn share_core(&mut self, cpu: u32, now: Ps, before: &[Ps; NR_BUCKETS], d: Ps) -> Ps {
+        let Some(smt) = &self.smt else { return d };
+        let run = &self.ev.run;
+        let f = smt.stretch_ppm(cpu, |sib| run[sib as usize].busy_until > now);
+        const WAITS: [usize; 3] =
+            [Bucket::IpiWait as usize, Bucket::LockWait as usize, Bucket::Idle as usize];
+        self.scale(cpu, before, d, f, |b| !WAITS.contains(&b))
+    }
+
+    /// Scales what the step that took `d` charged to each bucket `which` accepts since `before`
+    /// by `f` (ppm), and the step with it.
+    fn scale(
+        &mut self,
+        cpu: u32,
+        before: &[Ps; NR_BUCKETS],
+        d: Ps,
+        f: i64,
+        which: impl Fn(usize) -> bool,
+    ) -> Ps {
         if f == noise::UNIT {
             return d;
         }
         let mut extra = 0i64;
-        for (t, b) in self.times[cpu as usize].iter_mut().zip(before) {
-            if *t == *b {
-                continue; // nothing charged to this bucket: nothing to scale
+        for (i, (t, b)) in self.times[cpu as usize].iter_mut().zip(before).enumerate() {
+            if *t == *b || !which(i) {
+                continue; // nothing charged to this bucket (or not one to scale)
             }
             let x = noise::extra(*t - *b, f);
             *t = Ps((t.0 as i64 + x) as u64);
@@ -498,3 +536,5 @@ impl Simulation {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_smt;

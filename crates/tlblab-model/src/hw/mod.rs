@@ -5,6 +5,7 @@ pub mod coherence;
 pub mod cpumask;
 pub mod ipi;
 pub mod lock;
+pub mod smt;
 pub mod tlb;
 pub mod tlb8xx;
 pub mod topology;

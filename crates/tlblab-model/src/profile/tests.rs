@@ -118,3 +118,20 @@ fn a_pti_machine_needs_the_pti_entry_cost() {
     p.cpu.features.pti = false;
     p.validate().unwrap();
 }
+
+#[test]
+fn smt_throughput_is_required_with_siblings_and_bounded_by_them() {
+    let mut p = base();
+    assert_eq!(p.topology.threads_per_core, 2);
+    p.topology.smt_throughput = None;
+    let e = p.validate().unwrap_err();
+    assert_eq!(e.key, "topology.smt_throughput");
+    assert!(e.message.contains("missing") && e.message.contains("allowed 1 ..= 2"), "{e}");
+    let mut p = base();
+    p.topology.smt_throughput.as_mut().unwrap().value = 2.5;
+    assert_eq!(p.validate().unwrap_err().key, "topology.smt_throughput.value");
+    let mut p = base();
+    p.topology.threads_per_core = 1;
+    let e = p.validate().unwrap_err();
+    assert!(e.key == "topology.smt_throughput" && e.message.contains("only with"), "{e}");
+}

@@ -9,14 +9,14 @@ use crate::workload::will_it_scale::{Testcase, WisTask};
 
 /// A shipped profile without its `[noise]`: these tests pin exact charging rules and
 /// interleavings, which the tick and the per-step jitter would blur (the noise has its own tests).
-fn profile(name: &str) -> MachineProfile {
+pub(super) fn profile(name: &str) -> MachineProfile {
     let mut p = crate::profile::shipped(name);
     p.noise = None;
     p
 }
 
 /// `tasks` threads of one mm (or processes), task i on CPU i.
-fn wis(p: &MachineProfile, preset: &str, test: Testcase, tasks: u32, threads: bool) -> Simulation {
+pub(super) fn wis(p: &MachineProfile, preset: &str, test: Testcase, tasks: u32, threads: bool) -> Simulation {
     let mut sim = Simulation::new(p, KernelConfig::preset(preset).unwrap());
     let shared = sim.add_mm();
     for i in 0..tasks {
@@ -32,7 +32,7 @@ fn wis(p: &MachineProfile, preset: &str, test: Testcase, tasks: u32, threads: bo
     sim
 }
 
-fn run(sim: &mut Simulation) -> RunStats {
+pub(super) fn run(sim: &mut Simulation) -> RunStats {
     sim.run(Ps::US * 200, Ps::MS * 2)
 }
 

@@ -1,0 +1,43 @@
+//! SMT siblings share their core (hw/smt.rs, `Simulation::share_core`).
+
+use super::tests::{profile, run, wis};
+use super::*;
+use crate::workload::will_it_scale::Testcase;
+
+/// Per-task iterations of `tasks` tlb_flush2 processes (no shootdowns) on Ivy Bridge (4 cores x
+/// 2 threads: CPU i and i + 4 share a core), with `smt_throughput` set to `t`.
+fn processes(tasks: u32, t: f64) -> RunStats {
+    let mut p = profile("ivybridge-4c8t");
+    p.topology.smt_throughput.as_mut().unwrap().value = t;
+    run(&mut wis(&p, "5.18.1", Testcase::TlbFlush2, tasks, false))
+}
+
+#[test]
+fn siblings_share_their_core_and_other_cores_run_at_full_speed() {
+    // Five processes: 0 and 4 share core 0, 1-3 have a core each.
+    let s = processes(5, 1.3);
+    let it = &s.iterations;
+    let alone = (it[1] + it[2] + it[3]) as f64 / 3.0;
+    for i in [0, 4] {
+        let r = it[i] as f64 / alone;
+        // Each sibling at 1.3 / 2 of a lone thread's speed (give or take the window's edges).
+        assert!((0.62..=0.68).contains(&r), "task {i}: {r:.3} of a lone core ({it:?})");
+    }
+    // The lone cores are unaffected: the counts of no sharing at all (give or take one: the
+    // processes still meet on shared lines, the zone's among them, at other moments)...
+    let free = processes(5, 2.0);
+    for i in 0..5 {
+        assert!(free.iterations[i].abs_diff(free.iterations[1]) <= 1, "{:?}", free.iterations);
+    }
+    for i in 1..4 {
+        assert!(free.iterations[i].abs_diff(it[i]) <= 1, "{:?} vs {it:?}", free.iterations);
+    }
+    // ...and four processes on four cores never share.
+    assert_eq!(processes(4, 1.3).iterations, processes(4, 2.0).iterations);
+    // The stretched steps are charged where they ran: every CPU's buckets still add up.
+    for (cpu, t) in s.attribution.iter().enumerate().take(5) {
+        let total: u64 = t.iter().map(|p| p.0).sum();
+        let m = s.measured.0 as f64;
+        assert!((total as f64 - m).abs() / m < 0.01, "cpu {cpu}: {total} vs {m}");
+    }
+}
