@@ -161,6 +161,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         }
         profile.reclaim().map_err(|e| e.to_string())?;
         kernel.node_pages = Some(pages / nodes);
+        kernel.ram_pages = spec.workload.unscaled_memory_pages().map(|r| r / nodes);
     }
     let mut sim = Simulation::new(profile, kernel);
     sim.seed(spec.seed);
@@ -381,13 +382,20 @@ mod tests {
         for n in Workload::names().into_iter().filter(|n| !n.starts_with("ebizzy")) {
             assert_eq!(Workload::parse(&n).unwrap().name(), n);
         }
-        for n in ["ebizzy", "ebizzy -m", "ebizzy -n 4 alloc=glibc-mmap rand=seeded"] {
+        for n in [
+            "ebizzy",
+            "ebizzy -m",
+            "ebizzy -n 4 alloc=glibc-mmap rand=seeded",
+            "vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=8192",
+        ] {
             assert_eq!(Workload::parse(n).unwrap().name(), n);
         }
         assert!(Workload::parse("ebizzyx").is_err());
         assert!(Workload::parse("tlb_flush9_threads").unwrap_err().contains("tlb_flush1_threads"));
         let e = Workload::parse("tlb_flush1_threads alloc=mmap").unwrap_err();
         assert!(e.contains("`tlb_flush1_threads` takes no parameters"), "{e}");
+        let e = Workload::parse("vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=128").unwrap_err();
+        assert!(e.contains("ram_mib is below mem_mib"), "{e}");
         let e = Workload::parse("ebizzy rand=lcg2").unwrap_err();
         assert!(e.contains("`rand`") && e.contains("lcg") && e.contains("seeded"), "{e}");
     }

@@ -91,14 +91,19 @@ impl Kernel {
     pub fn boot(profile: &MachineProfile, config: KernelConfig) -> Kernel {
         let topo = Topology::from_profile(&profile.topology);
         let node_pages = config.node_pages.unwrap_or(PAGES_PER_NODE);
+        let ram_pages = config.ram_pages.unwrap_or(node_pages);
         // The MPC8xx machine runs dd's own paths and has no allocator section.
         let page_alloc = profile.page_alloc.is_some().then(|| {
-            PageAlloc::new(
+            let mut pa = PageAlloc::new(
                 config.page_alloc,
                 PageAllocCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
                 &topo,
                 node_pages,
-            )
+            );
+            if let Some(ram) = config.ram_pages {
+                pa.size_zones_as(ram);
+            }
+            pa
         });
         // SLUB on the machines whose profile costs it (`[slab]`), over their page allocator.
         let slab = match (&page_alloc, profile.slab.is_some()) {
@@ -229,7 +234,7 @@ impl Kernel {
             files: Vec::new(),
             frames: Frames::new(node_pages * topo.sockets as u64),
             page_alloc,
-            vmscan: super::vmscan::Vmscan::new(profile, topo.sockets, node_pages, topo.cpus()),
+            vmscan: super::vmscan::Vmscan::new(profile, topo.sockets, node_pages, ram_pages, topo.cpus()),
             slab,
             slab_events: Vec::new(),
             net,

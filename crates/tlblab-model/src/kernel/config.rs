@@ -42,6 +42,10 @@ pub struct KernelConfig {
     /// Page frames per NUMA node (`node_mib` in `[page_alloc]`): `None` is kernel/gfp.rs's
     /// `PAGES_PER_NODE`. A reclaim workload scales memory down with it.
     pub node_pages: Option<u64>,
+    /// The unscaled machine's pages per node when `node_pages` scales it down (a reclaim
+    /// workload's `ram_mib`): boot sizes the watermarks and per-CPU lists for it and reclaim's
+    /// scan targets keep its proportion to `SWAP_CLUSTER_MAX` (kernel/vmscan.rs).
+    pub ram_pages: Option<u64>,
     /// The range policy is derived from the machine for `flushall_shift` presets: `None` means
     /// "use the per-family shift table" (`post_fix` chooses the table).
     pub shift_from_table: Option<bool>,
@@ -67,6 +71,8 @@ pub struct Knobs {
     pub reclaim: Option<ReclaimKnobs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pages: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_pages: Option<u64>,
 }
 
 /// The recorded form of a [`KernelConfig`].
@@ -79,7 +85,7 @@ struct Recorded {
 
 impl From<Recorded> for KernelConfig {
     fn from(r: Recorded) -> KernelConfig {
-        let Knobs { flush, mm, text, ppc8xx, page_alloc, reclaim, node_pages } = r.flush;
+        let Knobs { flush, mm, text, ppc8xx, page_alloc, reclaim, node_pages, ram_pages } = r.flush;
         KernelConfig {
             name: r.name,
             description: String::new(),
@@ -92,6 +98,7 @@ impl From<Recorded> for KernelConfig {
             // A result from before reclaim: nothing was ever reclaimed; read it as v4.3+'s rules.
             reclaim: reclaim.unwrap_or(ReclaimKnobs::V4_3),
             node_pages,
+            ram_pages,
             shift_from_table: r.shift_from_table,
         }
     }
@@ -583,6 +590,7 @@ impl KernelConfig {
             page_alloc: Some(self.page_alloc),
             reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
             node_pages: self.node_pages,
+            ram_pages: self.ram_pages,
         }
     }
 
@@ -741,6 +749,7 @@ fn blank() -> KernelConfig {
         page_alloc: PageAllocConfig::v4_9(),
         reclaim: ReclaimKnobs::V4_3,
         node_pages: None,
+        ram_pages: None,
         shift_from_table: None,
     }
 }

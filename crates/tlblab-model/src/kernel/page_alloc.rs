@@ -284,28 +284,39 @@ impl PageAlloc {
             .collect();
         let cpu_node = (0..cpus as u32).map(|c| topo.socket_of(c)).collect();
         let mut pa = PageAlloc { cfg, costs, zones, cpu_node, stats: PageAllocStats::default() };
-        pa.setup_per_zone_wmarks();
-        let node_cpus = (cpus as u64 / topo.sockets as u64).max(1);
-        for z in &mut pa.zones {
-            let batch = cfg.zone_batchsize(z.managed);
+        pa.size_zones_as(pages_per_node);
+        pa
+    }
+
+    /// The boot-time rules that read a zone's size (`init_per_zone_wmark_min`'s
+    /// `min_free_kbytes`, `__setup_per_zone_wmarks`, `zone_batchsize`, `pcp->high`), applied as
+    /// if each zone had `pages_per_node` pages: [`PageAlloc::new`] passes the real size; a
+    /// machine whose memory is scaled down passes its unscaled size, so the watermarks and
+    /// per-CPU lists are the named machine's in pages (their proportion to `SWAP_CLUSTER_MAX`
+    /// and to a CPU's allocation rate, which do not scale, is kept).
+    pub fn size_zones_as(&mut self, pages_per_node: u64) {
+        self.setup_per_zone_wmarks(pages_per_node);
+        let cfg = self.cfg;
+        let node_cpus = (self.cpu_node.len() as u64 / self.zones.len() as u64).max(1);
+        for z in &mut self.zones {
+            let batch = cfg.zone_batchsize(pages_per_node);
             let high = cfg.pcp_high(batch, z.wmark.low, node_cpus);
             for p in &mut z.pcp {
                 p.batch = batch;
                 p.high = high;
             }
         }
-        pa
     }
 
-    /// `__setup_per_zone_wmarks()` (v4.6+, same in v5.14): `min` is the zone's share of
-    /// `min_free_kbytes`; `low` and `high` add `max(min / 4, managed * scale / 10000)` once and
-    /// twice.
-    fn setup_per_zone_wmarks(&mut self) {
-        let lowmem: u64 = self.zones.iter().map(|z| z.managed).sum();
+    /// `__setup_per_zone_wmarks()` (v4.6+, same in v5.14) for zones of `managed` pages each:
+    /// `min` is the zone's share of `min_free_kbytes`; `low` and `high` add `max(min / 4,
+    /// managed * scale / 10000)` once and twice.
+    fn setup_per_zone_wmarks(&mut self, managed: u64) {
+        let lowmem = managed * self.zones.len() as u64;
         let pages_min = self.cfg.min_free_kbytes(lowmem) / 4;
         for z in &mut self.zones {
-            let min = pages_min * z.managed / lowmem;
-            let gap = (min / 4).max(z.managed * self.cfg.watermark_scale_factor / 10_000);
+            let min = pages_min * managed / lowmem;
+            let gap = (min / 4).max(managed * self.cfg.watermark_scale_factor / 10_000);
             z.wmark = Watermarks { min, low: min + gap, high: min + 2 * gap };
         }
     }

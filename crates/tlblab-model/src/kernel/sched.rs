@@ -104,8 +104,13 @@ impl Kernel {
     pub(super) fn preempt(&mut self, ctx: &mut Ctx, t: usize) -> Option<Ps> {
         let c = &self.cpus[ctx.cpu as usize];
         // A woken kswapd preempts at once (CFS wake-up preemption: a thread that slept has the
-        // smallest vruntime; check_preempt_wakeup).
-        let kthread = c.runq.front().is_some_and(|&n| self.vmscan.preempts(n));
+        // smallest vruntime; check_preempt_wakeup), but only while its vruntime is below the
+        // current task's: one that ran more than its CPU's task lately waits for the slice, as
+        // pick_next_entity would pick the current task again (preempting then only switched
+        // to it again, at every operation boundary).
+        let curr_v = self.tasks[t].vruntime + ctx.now.saturating_sub(self.tasks[t].on_cpu_since);
+        let kthread =
+            c.runq.front().is_some_and(|&n| self.vmscan.preempts(n) && self.tasks[n].vruntime < curr_v);
         if !c.runq.is_empty()
             && (kthread
                 || c.need_resched

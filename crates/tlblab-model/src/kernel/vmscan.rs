@@ -18,8 +18,8 @@
 //!   a page with no young PTE is reclaimed (`try_to_unmap`, kernel/rmap.rs), then
 //!   `__remove_mapping`.
 //! - kswapd (`balance_pgdat`): from `DEF_PRIORITY` down, `nr_to_reclaim = max(SWAP_CLUSTER_MAX,
-//!   high_wmark)` per pass; the priority drops when a pass falls short; done (and asleep) once
-//!   the zone is above its high watermark.
+//!   high_wmark)` per pass; the priority drops when a pass scanned less than that or reclaimed
+//!   nothing; done (and asleep) once the zone is above its high watermark.
 //! - direct reclaim (`do_try_to_free_pages`): `nr_to_reclaim = SWAP_CLUSTER_MAX`, priority 12
 //!   down to 0, done once that much is reclaimed.
 //!
@@ -192,6 +192,8 @@ pub(super) struct ScanControl {
     nr_to_reclaim: u64,
     /// Reclaimed in this `shrink_lruvec` pass / since the reclaimer started.
     pass_reclaimed: u64,
+    /// Scanned (isolated) in this pass (`sc->nr_scanned`).
+    pass_scanned: u64,
     total_reclaimed: u64,
     /// Remaining scan targets of this pass: inactive file, active file.
     nr: [u64; 2],
@@ -228,6 +230,8 @@ pub struct Vmscan {
     flags: Vec<u8>,
     pub lruvecs: Vec<Lruvec>,
     node_pages: u64,
+    /// The unscaled machine's pages per node (`node_pages` when memory is not scaled down).
+    ram_pages: u64,
     pagevecs: Vec<Vec<u64>>,
     /// Per task.
     pub ubc: Vec<Ubc>,
@@ -240,12 +244,13 @@ pub struct Vmscan {
 }
 
 impl Vmscan {
-    pub fn new(p: &MachineProfile, nodes: u32, node_pages: u64, cpus: u32) -> Vmscan {
+    pub fn new(p: &MachineProfile, nodes: u32, node_pages: u64, ram_pages: u64, cpus: u32) -> Vmscan {
         Vmscan {
             costs: Costs::from_profile(p),
             flags: vec![0; (nodes as u64 * node_pages) as usize],
             lruvecs: (0..nodes).map(|_| Lruvec::default()).collect(),
             node_pages,
+            ram_pages,
             pagevecs: vec![Vec::with_capacity(PAGEVEC_SIZE); cpus as usize],
             ubc: Vec::new(),
             sc: Vec::new(),
@@ -428,6 +433,7 @@ impl Kernel {
             priority: DEF_PRIORITY,
             nr_to_reclaim,
             pass_reclaimed: 0,
+            pass_scanned: 0,
             total_reclaimed: 0,
             nr: [0; 2],
             started: false,
@@ -491,17 +497,20 @@ impl Kernel {
             let node = self.sc(t).node;
             let (free, _, _, high) = self.zone_state(node);
             let (inactive, active) = self.vmscan.lru_pages(node);
+            let scale = (self.vmscan.ram_pages, self.vmscan.node_pages);
             let sc = self.sc(t);
             if sc.nr == [0, 0] {
                 if sc.started {
                     // The pass is over.
                     let done = if sc.kswapd {
-                        // balance_pgdat: balanced at the high watermark; the priority rises
-                        // only when a pass falls short of nr_to_reclaim.
+                        // balance_pgdat (v4.2): balanced at the high watermark; the priority
+                        // rises when kswapd_shrink_zone scanned less than nr_to_reclaim
+                        // (`sc->nr_scanned >= sc->nr_to_reclaim` is false) or nothing was
+                        // reclaimed.
                         if free >= high {
                             true
                         } else {
-                            if sc.pass_reclaimed < sc.nr_to_reclaim {
+                            if sc.pass_scanned < sc.nr_to_reclaim || sc.pass_reclaimed == 0 {
                                 sc.priority -= 1;
                             }
                             sc.priority == 0
@@ -517,10 +526,12 @@ impl Kernel {
                         return d;
                     }
                 }
-                // get_scan_count (SCAN_FILE): size >> priority per file list.
+                // get_scan_count (SCAN_FILE): size >> priority per file list, as on the
+                // unscaled machine.
                 sc.started = true;
                 sc.pass_reclaimed = 0;
-                sc.nr = [inactive as u64 >> sc.priority, active as u64 >> sc.priority];
+                sc.pass_scanned = 0;
+                sc.nr = [scan_target(inactive, scale, sc.priority), scan_target(active, scale, sc.priority)];
                 sc.active_next = false;
                 continue;
             }
@@ -602,6 +613,7 @@ impl Kernel {
         }
         let n = list.len() as u64;
         d += self.lru_locked(ctx, ctx.now + d, node, (c.lru_page + c.struct_page_miss) * nr.max(1));
+        self.sc(t).pass_scanned += n;
         let cnt = &mut self.counters.vmscan;
         if kswapd {
             cnt.pgscan_kswapd += n;
@@ -776,7 +788,7 @@ impl Kernel {
 
 mod rules;
 pub use rules::{
-    batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, BatchEnd, PageRef,
+    batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, scan_target, BatchEnd, PageRef,
 };
 
 #[cfg(test)]

@@ -113,6 +113,13 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The unscaled machine's memory, in pages, when [`Benchmark::memory_pages`] is a scaled-down
+    /// copy of it: the kernel's size rules (watermarks, per-CPU batch, reclaim's scan targets)
+    /// are then those of this size (kernel/config.rs `ram_pages`). `None`: not scaled.
+    fn unscaled_memory_pages(&self) -> Option<u64> {
+        None
+    }
+
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
 

@@ -46,12 +46,24 @@ pub struct VmScalability {
     /// the model's memory is scaled down from the real machine's (the seed does not state its
     /// RAM), every ratio kept (files 10 x memory, watermarks from the zone size).
     pub mem_mib: u64,
+    /// The unscaled machine's memory in MiB (`ram_mib=`, default `mem_mib`): the kernel sizes
+    /// its watermarks and per-CPU lists, and reclaim its scan targets, for this much memory
+    /// (kernel/config.rs `ram_pages`), so that what does not scale with memory
+    /// (`SWAP_CLUSTER_MAX`, pagevecs, readahead, a CPU's allocation rate) keeps its proportion
+    /// to what does.
+    pub ram_mib: Option<u64>,
 }
 
 const CASE: &str = "lru-file-mmap-read";
 const DEFAULT_MEM_MIB: u64 = 1024;
-const PARAMS: &[(&str, &str)] =
-    &[("mem_mib", "MiB of simulated memory, 16..=4096, a multiple of 4 per node (default 1024)")];
+const PARAMS: &[(&str, &str)] = &[
+    ("mem_mib", "MiB of simulated memory, 16..=4096, a multiple of 4 per node (default 1024)"),
+    (
+        "ram_mib",
+        "MiB of the machine the simulated memory scales down, mem_mib..=1048576 (default mem_mib): \
+         watermarks, per-CPU lists and reclaim's scan targets are sized for it",
+    ),
+];
 
 impl Benchmark for VmScalability {
     fn parse(text: &str) -> Option<Result<Self, String>> {
@@ -62,7 +74,7 @@ impl Benchmark for VmScalability {
         if words.next() != Some(CASE) {
             return Some(Err(format!("vm-scalability: only case {CASE} is modelled; `{text}`")));
         }
-        let mut w = VmScalability { case: CASE, mem_mib: DEFAULT_MEM_MIB };
+        let mut w = VmScalability { case: CASE, mem_mib: DEFAULT_MEM_MIB, ram_mib: None };
         for kv in words {
             match kv.split_once('=') {
                 Some(("mem_mib", v)) => match v.parse::<u64>() {
@@ -74,13 +86,28 @@ impl Benchmark for VmScalability {
                         )))
                     }
                 },
+                Some(("ram_mib", v)) => match v.parse::<u64>() {
+                    Ok(m) if m <= 1 << 20 => w.ram_mib = Some(m),
+                    _ => {
+                        return Some(Err(format!(
+                            "vm-scalability: `{kv}`: allowed ram_mib = {}",
+                            PARAMS[1].1
+                        )))
+                    }
+                },
                 _ => {
                     return Some(Err(format!(
-                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({})",
-                        PARAMS[0].1
+                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({})",
+                        PARAMS[0].1, PARAMS[1].1
                     )))
                 }
             }
+        }
+        if w.ram_mib.is_some_and(|r| r < w.mem_mib) {
+            return Some(Err(format!(
+                "vm-scalability: ram_mib is below mem_mib in `{text}`; {}",
+                PARAMS[1].1
+            )));
         }
         Some(Ok(w))
     }
@@ -94,6 +121,10 @@ impl Benchmark for VmScalability {
         Some(self.mem_mib << 8)
     }
 
+    fn unscaled_memory_pages(&self) -> Option<u64> {
+        self.ram_mib.map(|r| r << 8)
+    }
+
     fn names() -> Vec<String> {
         vec![format!("vm-scalability {CASE}")]
     }
@@ -103,11 +134,14 @@ impl Benchmark for VmScalability {
     }
 
     fn name(&self) -> String {
-        if self.mem_mib == DEFAULT_MEM_MIB {
-            format!("vm-scalability {}", self.case)
-        } else {
-            format!("vm-scalability {} mem_mib={}", self.case, self.mem_mib)
+        let mut n = format!("vm-scalability {}", self.case);
+        if self.mem_mib != DEFAULT_MEM_MIB {
+            n += &format!(" mem_mib={}", self.mem_mib);
         }
+        if let Some(r) = self.ram_mib {
+            n += &format!(" ram_mib={r}");
+        }
+        n
     }
 
     fn metric(&self) -> MetricKind {

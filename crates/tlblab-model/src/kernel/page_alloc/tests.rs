@@ -36,6 +36,25 @@ fn boot_state_batch_high_and_watermarks_follow_the_era() {
 }
 
 #[test]
+fn a_scaled_down_zone_is_sized_as_the_unscaled_machine() {
+    // Seed 001: 256 MiB simulated for an 8 GiB single-node machine, v4.1/v4.2 watermarks
+    // (watermark_scale_factor 0). 8 GiB: min_free_kbytes = sqrt(8388608 * 16) = 11585 KiB =
+    // 2896 pages; low = min + min/4, high = min + min/2; zone_batchsize 31, high 186. Sized as
+    // itself, a 256 MiB zone has min 512 and batch 15.
+    let topo = Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 2 };
+    let cfg = PageAllocConfig { watermark_scale_factor: 0, ..PageAllocConfig::v4_9() };
+    let mut pa = PageAlloc::new(cfg, PAGE_ALLOC, &topo, 65_536);
+    let z = &pa.zones[0];
+    assert_eq!(z.wmark, Watermarks { min: 512, low: 640, high: 768 });
+    assert_eq!((z.pcp[0].batch, z.pcp[0].high), (15, 90));
+    pa.size_zones_as(8192 << 8);
+    let z = &pa.zones[0];
+    assert_eq!(z.wmark, Watermarks { min: 2896, low: 3620, high: 4344 });
+    assert_eq!((z.pcp[7].batch, z.pcp[7].high), (31, 186));
+    assert_eq!(z.nr_free, 65_536, "only the sizes change, not the memory");
+}
+
+#[test]
 fn an_order0_miss_refills_batch_pages_under_one_lock_then_hits_lifo() {
     let mut pa = alloc(PageAllocConfig::v4_9());
     let a = pa.alloc_pages(0, Ps(0), 0, MigrateType::Movable, env());

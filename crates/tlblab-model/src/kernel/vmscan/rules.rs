@@ -63,3 +63,13 @@ pub fn batch_end_order(free_before_flush: bool) -> [BatchEnd; 2] {
 pub fn scan_chunk(left: u64, swap_cluster_max: u32) -> u64 {
     left.min(swap_cluster_max as u64)
 }
+
+/// `get_scan_count`'s `size >> priority` (v4.2, SCAN_FILE) for a list of `size` pages on a node
+/// of `node_pages` scaled down from `ram_pages` (`scale = (ram_pages, node_pages)`): the list
+/// stands for one `ram_pages / node_pages` times longer and the target is that list's, so
+/// direct reclaim at `DEF_PRIORITY` (which scans its whole target, `scan_adjusted`) takes as
+/// many pages per call, in the same proportion to `SWAP_CLUSTER_MAX`, as on the unscaled
+/// machine.
+pub fn scan_target(size: usize, scale: (u64, u64), priority: u32) -> u64 {
+    ((size as u128 * scale.0 as u128 / scale.1 as u128) >> priority) as u64
+}
