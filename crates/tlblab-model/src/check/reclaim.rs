@@ -28,7 +28,7 @@
 //! Properties, in every reachable state: a CPU running the mm (not lazy) holds no entry, in the
 //! ASID slot it runs with, for a page whose frame was freed; and no frame is freed while a PTE
 //! still maps it. A lazy CPU, or an entry in an ASID slot the CPU does not run with, may hold
-//! one (Linux skips lazy CPUs from v4.19 and flushes a slot when it switches back to it if the
+//! one (Linux skips lazy CPUs from v4.20 and flushes a slot when it switches back to it if the
 //! mm's `tlb_gen` moved); the switch back is explored, so a switch that fails to flush shows as
 //! a violation right after it.
 //!
@@ -469,7 +469,8 @@ impl<'a> ReclaimChecker<'a> {
             return ("try_to_unmap_flush: every target acknowledged, returns".into(), None);
         }
         let ubc = std::mem::take(&mut s.ubc);
-        let Some(plan) = ubc.flush_plan(RECLAIMER) else {
+        // The engine's target rule: lazy CPUs skipped from v4.20 (`lazy_ipis`).
+        let Some(plan) = ubc.flush_plan(RECLAIMER, &Self::lazy_mask(s), &self.v.knobs) else {
             return ("try_to_unmap_flush: nothing pending".into(), None);
         };
         let mut what = "try_to_unmap_flush:".to_string();
