@@ -33,8 +33,9 @@
 //! Not modelled: page-table freeing and paging-structure caches (`freed_tables` only changes
 //! who is targeted), the dirty-PTE forced flush, PTI's user PCID, global pages, more mms.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
+
+use explore::{explore, Model, Order};
 
 use crate::hw::cpumask::CpuMask;
 use crate::kernel::config::KernelConfig;
@@ -330,23 +331,10 @@ impl<'a> Checker<'a> {
         Checker { v, zaps, handler, switches: sc.switches }
     }
 
-    fn initial(&self) -> State {
-        let idle = CpuState { st: TlbState::default(), tlb: 0, queue: [0; MAX_OPS], queued: 0 };
-        let op = OpState { pc: 0, cleared: false, gathered: 0, flight: None };
-        let mut s = State {
-            cpus: [idle.clone(), idle.clone(), idle],
-            tlb_gen: [FIRST_TLB_GEN; 2],
-            cpumask: [0; 2],
-            tlb_flush_pending: 0,
-            pages: [Page::Mapped; NR_PAGES as usize],
-            ops: [op; MAX_OPS],
-            switches: self.switches,
-        };
-        for cpu in 0..NR_CPUS as u32 {
-            self.switch(&mut s, cpu, To::Mm(MM));
-        }
-        saturate(&mut s);
-        s
+    /// Explores every reachable state, breadth first (a counterexample's trace is then a
+    /// shortest one); stops at the first violation.
+    pub fn run(&self) -> Report {
+        explore(self, Order::BreadthFirst, MAX_STATES, self.v.name.clone())
     }
 
     /// The zap steps of op `i` (known once its PTEs are cleared).
@@ -400,58 +388,6 @@ impl<'a> Checker<'a> {
             FlushAction::WrongMm | FlushAction::EarlyReturn | FlushAction::UpToDate => {}
         }
         format!("flush_tlb_func(op {op}, gen {}) -> {action:?}", info.new_tlb_gen)
-    }
-
-    fn successors(&self, s: &State, out: &mut Vec<Action>) {
-        out.clear();
-        for cpu in 0..NR_CPUS as u32 {
-            let c = &s.cpus[cpu as usize];
-            if c.queued > 0 {
-                out.push(Action::Handle { cpu });
-            }
-            if s.switches > 0 && !self.in_zap(s, cpu) {
-                let tos: &[To] = match running_mm(c) {
-                    Some(MM) => &[To::KernelThread, To::Mm(OTHER)],
-                    Some(_) => &[To::KernelThread, To::Mm(MM)],
-                    None => &[To::Mm(MM), To::Mm(OTHER)],
-                };
-                out.extend(tos.iter().map(|&to| Action::Switch { cpu, to }));
-            }
-            if let Some(i) = self.op_on(s, cpu) {
-                let o = &s.ops[i];
-                let ready = match o.flight {
-                    None => o.pc != 0 || running_mm(c) == Some(MM),
-                    Some(f) => !(f.local_done && f.sent) || f.pending == 0,
-                };
-                if ready {
-                    out.push(Action::Op { op: i as u8 });
-                }
-            }
-        }
-    }
-
-    fn apply(&self, s: &mut State, a: Action) -> String {
-        let what = match a {
-            Action::Handle { cpu } => {
-                let c = &mut s.cpus[cpu as usize];
-                let op = c.queue[0] as usize;
-                c.queue.rotate_left(1);
-                c.queued -= 1;
-                let what = self.run_handler(s, cpu, op);
-                let f = s.ops[op].flight.as_mut().expect("in flight");
-                f.pending -= 1;
-                format!("cpu{cpu}: {what}, acks")
-            }
-            Action::Switch { cpu, to } => {
-                s.switches -= 1;
-                format!("cpu{cpu}: {}", self.switch(s, cpu, to))
-            }
-            Action::Op { op } => {
-                format!("cpu{}: op {op}: {}", self.zaps[op as usize].cpu, self.op_step(s, op as usize))
-            }
-        };
-        saturate(s);
-        what
     }
 
     fn op_step(&self, s: &mut State, i: usize) -> String {
@@ -554,6 +490,88 @@ impl<'a> Checker<'a> {
             },
         }
     }
+}
+
+impl Model for Checker<'_> {
+    type State = State;
+    /// The state itself (hashed with [`Fx`]).
+    type Key = State;
+    type Action = Action;
+
+    fn initial(&self) -> State {
+        let idle = CpuState { st: TlbState::default(), tlb: 0, queue: [0; MAX_OPS], queued: 0 };
+        let op = OpState { pc: 0, cleared: false, gathered: 0, flight: None };
+        let mut s = State {
+            cpus: [idle.clone(), idle.clone(), idle],
+            tlb_gen: [FIRST_TLB_GEN; 2],
+            cpumask: [0; 2],
+            tlb_flush_pending: 0,
+            pages: [Page::Mapped; NR_PAGES as usize],
+            ops: [op; MAX_OPS],
+            switches: self.switches,
+        };
+        for cpu in 0..NR_CPUS as u32 {
+            self.switch(&mut s, cpu, To::Mm(MM));
+        }
+        saturate(&mut s);
+        s
+    }
+
+    fn key(&self, s: &State) -> State {
+        s.clone()
+    }
+
+    fn successors(&self, s: &State, out: &mut Vec<Action>) {
+        out.clear();
+        for cpu in 0..NR_CPUS as u32 {
+            let c = &s.cpus[cpu as usize];
+            if c.queued > 0 {
+                out.push(Action::Handle { cpu });
+            }
+            if s.switches > 0 && !self.in_zap(s, cpu) {
+                let tos: &[To] = match running_mm(c) {
+                    Some(MM) => &[To::KernelThread, To::Mm(OTHER)],
+                    Some(_) => &[To::KernelThread, To::Mm(MM)],
+                    None => &[To::Mm(MM), To::Mm(OTHER)],
+                };
+                out.extend(tos.iter().map(|&to| Action::Switch { cpu, to }));
+            }
+            if let Some(i) = self.op_on(s, cpu) {
+                let o = &s.ops[i];
+                let ready = match o.flight {
+                    None => o.pc != 0 || running_mm(c) == Some(MM),
+                    Some(f) => !(f.local_done && f.sent) || f.pending == 0,
+                };
+                if ready {
+                    out.push(Action::Op { op: i as u8 });
+                }
+            }
+        }
+    }
+
+    fn apply(&self, s: &mut State, a: Action) -> (String, Option<String>) {
+        let what = match a {
+            Action::Handle { cpu } => {
+                let c = &mut s.cpus[cpu as usize];
+                let op = c.queue[0] as usize;
+                c.queue.rotate_left(1);
+                c.queued -= 1;
+                let what = self.run_handler(s, cpu, op);
+                let f = s.ops[op].flight.as_mut().expect("in flight");
+                f.pending -= 1;
+                format!("cpu{cpu}: {what}, acks")
+            }
+            Action::Switch { cpu, to } => {
+                s.switches -= 1;
+                format!("cpu{cpu}: {}", self.switch(s, cpu, to))
+            }
+            Action::Op { op } => {
+                format!("cpu{}: op {op}: {}", self.zaps[op as usize].cpu, self.op_step(s, op as usize))
+            }
+        };
+        saturate(s);
+        (what, None)
+    }
 
     /// The property broken in `s`, if any.
     fn violation(&self, s: &State) -> Option<String> {
@@ -581,62 +599,6 @@ impl<'a> Checker<'a> {
             }
         }
         None
-    }
-
-    /// Explores every reachable state; stops at the first violation (the BFS makes its trace a
-    /// shortest one).
-    pub fn run(&self) -> Report {
-        let init = self.initial();
-        let mut seen: HashMap<State, u32, BuildHasherDefault<Fx>> = HashMap::default();
-        // Per state: its parent and the action that reached it.
-        let mut parents: Vec<(u32, Option<Action>)> = vec![(0, None)];
-        seen.insert(init.clone(), 0);
-        let mut frontier = VecDeque::from([(init, 0u32)]);
-        let mut actions = Vec::new();
-        let mut transitions = 0u64;
-        let mut counterexample = None;
-        'bfs: while let Some((s, id)) = frontier.pop_front() {
-            self.successors(&s, &mut actions);
-            for &a in &actions {
-                transitions += 1;
-                let mut n = s.clone();
-                self.apply(&mut n, a);
-                if seen.contains_key(&n) {
-                    continue;
-                }
-                let nid = parents.len() as u32;
-                parents.push((id, Some(a)));
-                if let Some(property) = self.violation(&n) {
-                    counterexample = Some(Counterexample { property, trace: self.trace(&parents, nid) });
-                    seen.insert(n, nid);
-                    break 'bfs;
-                }
-                seen.insert(n.clone(), nid);
-                frontier.push_back((n, nid));
-                if seen.len() >= MAX_STATES {
-                    break 'bfs;
-                }
-            }
-        }
-        let complete = counterexample.is_some() || frontier.is_empty();
-        Report {
-            variant: self.v.name.clone(),
-            states: seen.len() as u64,
-            transitions,
-            counterexample,
-            complete,
-        }
-    }
-
-    /// Replays the actions that reach state `id`, describing each.
-    fn trace(&self, parents: &[(u32, Option<Action>)], mut id: u32) -> Vec<String> {
-        let mut path = Vec::new();
-        while let (p, Some(a)) = parents[id as usize] {
-            path.push(a);
-            id = p;
-        }
-        let mut s = self.initial();
-        path.iter().rev().map(|&a| self.apply(&mut s, a)).collect()
     }
 }
 
@@ -716,6 +678,7 @@ pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
 /// The entries of every ASID slot fit `CpuState::tlb`.
 const _: () = assert!(TLB_NR_DYN_ASIDS as u64 * NR_PAGES <= 32);
 
+mod explore;
 pub mod page_alloc;
 pub mod reclaim;
 

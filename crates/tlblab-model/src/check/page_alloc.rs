@@ -35,7 +35,8 @@ use crate::kernel::mmzone::{List, MigrateType, PageState, MAX_ORDER, NIL};
 use crate::kernel::page_alloc::{Env, PageAlloc, PageAllocConfig, PageAllocCosts};
 use crate::time::Ps;
 
-use super::{Counterexample, Report};
+use super::explore::{digest128, explore, Model, Order};
+use super::Report;
 
 /// Pages of the checked zone: one top-order block.
 pub const ZONE_PAGES: u64 = 1 << (MAX_ORDER - 1);
@@ -142,7 +143,7 @@ const SCRIPT_MAPPED: u8 = 1;
 const SCRIPT_STEPS: u8 = 2;
 
 #[derive(Clone)]
-struct State {
+pub(super) struct State {
     pa: PageAlloc,
     /// Per CPU: blocks it holds `(pfn, order)`, in the order allocated.
     held: Vec<Vec<(u64, u8)>>,
@@ -157,7 +158,7 @@ struct State {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Action {
+pub(super) enum Action {
     Alloc { cpu: u32, order: u8 },
     Free { cpu: u32, k: usize },
     Drain { cpu: u32 },
@@ -176,63 +177,19 @@ impl<'a> AllocChecker<'a> {
         AllocChecker { v, sc, topo: Topology { sockets: 1, cores_per_socket: sc.cpus, threads_per_core: 1 } }
     }
 
-    fn env(&self) -> Env<'_> {
-        Env { topo: &self.topo, lines: &LINES }
+    /// Explores every interleaving depth first; stops at the first violation, whose trace is
+    /// the path that reached it.
+    pub fn run(&self) -> Report {
+        explore(self, Order::DepthFirst, MAX_ALLOC_STATES, self.v.name.clone())
     }
 
-    fn initial(&self) -> State {
-        let mut pa = PageAlloc::new(self.v.cfg, COSTS, &self.topo, ZONE_PAGES);
-        for p in &mut pa.zones[0].pcp {
-            p.batch = self.v.batch;
-            p.high = self.v.high;
-        }
-        let n = self.sc.cpus as usize;
-        State {
-            pa,
-            held: vec![Vec::new(); n],
-            calls: vec![self.sc.calls; n],
-            script: if self.sc.unmap { SCRIPT_START } else { u8::MAX },
-            page: 0,
-            pte: false,
-            tlb: 0,
-            clock: Ps::ZERO,
-        }
+    fn env(&self) -> Env<'_> {
+        Env { topo: &self.topo, lines: &LINES }
     }
 
     /// The gather's steps after the PTE is cleared (v5.18 `zap_order`).
     fn zap_steps(&self) -> Vec<ZapStep> {
         zap_order(self.v.free_before_flush, 0, 1 << 12, true, false, false).into_iter().flatten().collect()
-    }
-
-    fn successors(&self, s: &State, out: &mut Vec<Action>) {
-        out.clear();
-        for cpu in 0..self.sc.cpus {
-            let c = cpu as usize;
-            if s.calls[c] > 0 {
-                if s.held[c].len() < self.sc.max_held {
-                    out.extend(self.sc.orders.iter().map(|&order| Action::Alloc { cpu, order }));
-                }
-                out.extend((0..s.held[c].len()).map(|k| Action::Free { cpu, k }));
-                out.push(Action::Drain { cpu });
-            }
-            if cpu != 0 && s.pte && s.tlb & (1 << cpu) == 0 {
-                out.push(Action::Fill { cpu });
-            }
-        }
-        if self.sc.unmap && (s.script as usize) < SCRIPT_STEPS as usize + self.zap_steps().len() {
-            out.push(Action::Script);
-        }
-    }
-
-    /// Applies `a`; returns its description, and the property it broke if any.
-    fn apply(&self, s: &mut State, a: Action) -> (String, Option<String>) {
-        match self.apply_inner(s, a) {
-            Ok(d) => {
-                let bad = self.invariant(s).err();
-                (d, bad)
-            }
-            Err((d, e)) => (d, Some(e)),
-        }
     }
 
     fn apply_inner(&self, s: &mut State, a: Action) -> Result<String, (String, String)> {
@@ -464,18 +421,6 @@ impl<'a> AllocChecker<'a> {
         s.script > SCRIPT_STEPS + free_at
     }
 
-    /// The logical state (every list in order, counts, marks of listed pages, held blocks),
-    /// hashed twice into 128 bits: a collision among a few million states has odds ~2^-88.
-    fn key(&self, s: &State) -> u128 {
-        use std::hash::{Hash, Hasher};
-        let k = self.key_words(s);
-        let mut a = std::collections::hash_map::DefaultHasher::new();
-        k.hash(&mut a);
-        let mut b = super::Fx::default();
-        k.hash(&mut b);
-        (a.finish() as u128) << 64 | b.finish() as u128
-    }
-
     fn key_words(&self, s: &State) -> Vec<u32> {
         let z = &s.pa.zones[0];
         let mut k = Vec::with_capacity(128);
@@ -510,51 +455,66 @@ impl<'a> AllocChecker<'a> {
         k.extend([s.script as u32, s.page as u32, s.pte as u32, s.tlb as u32]);
         k
     }
+}
 
-    /// Explores every interleaving depth first; stops at the first violation, whose trace is
-    /// the path that reached it.
-    pub fn run(&self) -> Report {
-        let mut seen: HashSet<u128> = HashSet::new();
-        let init = self.initial();
-        seen.insert(self.key(&init));
-        let mut transitions = 0u64;
-        // Depth first: each frame holds a state, the actions still to try from it, and the
-        // description of the step that reached it.
-        let mut acts = Vec::new();
-        self.successors(&init, &mut acts);
-        let mut stack: Vec<(State, Vec<Action>, String)> = vec![(init, acts.clone(), String::new())];
-        let mut counterexample = None;
-        let mut complete = true;
-        while let Some((s, todo, _)) = stack.last_mut() {
-            let Some(a) = todo.pop() else {
-                stack.pop();
-                continue;
-            };
-            transitions += 1;
-            let mut n = s.clone();
-            let (d, bad) = self.apply(&mut n, a);
-            if let Some(property) = bad {
-                let mut trace: Vec<String> = stack[1..].iter().map(|f| f.2.clone()).collect();
-                trace.push(d);
-                counterexample = Some(Counterexample { property, trace });
-                break;
-            }
-            if !seen.insert(self.key(&n)) {
-                continue;
-            }
-            if seen.len() >= MAX_ALLOC_STATES {
-                complete = false;
-                break;
-            }
-            self.successors(&n, &mut acts);
-            stack.push((n, acts.clone(), d));
+impl Model for AllocChecker<'_> {
+    type State = State;
+    type Key = u128;
+    type Action = Action;
+
+    fn initial(&self) -> State {
+        let mut pa = PageAlloc::new(self.v.cfg, COSTS, &self.topo, ZONE_PAGES);
+        for p in &mut pa.zones[0].pcp {
+            p.batch = self.v.batch;
+            p.high = self.v.high;
         }
-        Report {
-            variant: self.v.name.clone(),
-            states: seen.len() as u64,
-            transitions,
-            counterexample,
-            complete,
+        let n = self.sc.cpus as usize;
+        State {
+            pa,
+            held: vec![Vec::new(); n],
+            calls: vec![self.sc.calls; n],
+            script: if self.sc.unmap { SCRIPT_START } else { u8::MAX },
+            page: 0,
+            pte: false,
+            tlb: 0,
+            clock: Ps::ZERO,
+        }
+    }
+
+    /// The logical state (every list in order, counts, marks of listed pages, held blocks),
+    /// hashed twice into 128 bits: a collision among a few million states has odds ~2^-88.
+    fn key(&self, s: &State) -> u128 {
+        digest128(&self.key_words(s))
+    }
+
+    fn successors(&self, s: &State, out: &mut Vec<Action>) {
+        out.clear();
+        for cpu in 0..self.sc.cpus {
+            let c = cpu as usize;
+            if s.calls[c] > 0 {
+                if s.held[c].len() < self.sc.max_held {
+                    out.extend(self.sc.orders.iter().map(|&order| Action::Alloc { cpu, order }));
+                }
+                out.extend((0..s.held[c].len()).map(|k| Action::Free { cpu, k }));
+                out.push(Action::Drain { cpu });
+            }
+            if cpu != 0 && s.pte && s.tlb & (1 << cpu) == 0 {
+                out.push(Action::Fill { cpu });
+            }
+        }
+        if self.sc.unmap && (s.script as usize) < SCRIPT_STEPS as usize + self.zap_steps().len() {
+            out.push(Action::Script);
+        }
+    }
+
+    /// Applies `a`; returns its description, and the property it broke if any.
+    fn apply(&self, s: &mut State, a: Action) -> (String, Option<String>) {
+        match self.apply_inner(s, a) {
+            Ok(d) => {
+                let bad = self.invariant(s).err();
+                (d, bad)
+            }
+            Err((d, e)) => (d, Some(e)),
         }
     }
 }

@@ -28,15 +28,14 @@
 //! Properties, in every reachable state: a CPU running the mm (not lazy) holds no entry, in the
 //! ASID slot it runs with, for a page whose frame was freed; and no frame is freed while a PTE
 //! still maps it. A lazy CPU, or an entry in an ASID slot the CPU does not run with, may hold
-//! one (Linux skips lazy CPUs from v4.19 and flushes a slot when it switches back to it if the
+//! one (Linux skips lazy CPUs from v4.20 and flushes a slot when it switches back to it if the
 //! mm's `tlb_gen` moved); the switch back is explored, so a switch that fails to flush shows as
 //! a violation right after it.
 //!
 //! Not modelled: writeback (the engine's reclaim never meets a dirty page, so
 //! `try_to_unmap_flush_dirty` never runs), a second reclaimer, pages mapped by several mms.
 
-use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 use crate::hw::cpumask::CpuMask;
 use crate::kernel::config::KernelConfig;
@@ -51,7 +50,9 @@ use crate::kernel::vmscan::{
 };
 
 use super::{
-    bit, mask, slot_bits, Counterexample, Report, SwitchCtx, To, FIRST_TLB_GEN, INPUTS, MM, NR_CPUS, OTHER,
+    bit,
+    explore::{digest128, explore, Model, Order},
+    mask, slot_bits, Report, SwitchCtx, To, FIRST_TLB_GEN, INPUTS, MM, NR_CPUS, OTHER,
 };
 
 /// The mm a CPU can use translations of (none while lazy).
@@ -220,7 +221,7 @@ enum Phase {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct State {
+pub(super) struct State {
     cpus: [Cpu; NR_CPUS],
     tlb_gen: [u64; 2],
     cpumask: [u8; 2],
@@ -236,7 +237,7 @@ struct State {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Action {
+pub(super) enum Action {
     Reclaim,
     Fill { cpu: u32, page: u8 },
     Fault { cpu: u32, page: u8 },
@@ -255,38 +256,10 @@ impl<'a> ReclaimChecker<'a> {
         ReclaimChecker { v, sc }
     }
 
-    fn initial(&self) -> State {
-        let idle = Cpu { st: TlbState::default(), tlb: 0, req: None };
-        let page = Page { pte: Pte::Orig, young: false, referenced: false, cached: true, freed: false };
-        let mut s = State {
-            cpus: [idle.clone(), idle.clone(), idle],
-            tlb_gen: [FIRST_TLB_GEN; 2],
-            cpumask: [0; 2],
-            pages: [page; super::NR_PAGES as usize],
-            phase: Phase::Isolate,
-            next: 0,
-            batch_end: 0,
-            to_free: 0,
-            ubc: Ubc::default(),
-            switches: self.sc.switches,
-        };
-        for p in self.sc.pages as usize..super::NR_PAGES as usize {
-            s.pages[p] =
-                Page { pte: Pte::None, young: false, referenced: false, cached: false, freed: false };
-        }
-        // Every CPU ran the mm and cached every page; aging has since cleared the accessed bits
-        // (ptep_clear_flush_young flushes nothing on x86). kswapd's CPU went lazy.
-        for cpu in 0..NR_CPUS as u32 {
-            self.switch(&mut s, cpu, To::Mm(MM));
-            let c = &mut s.cpus[cpu as usize];
-            for p in 0..self.sc.pages as u64 {
-                c.tlb |= bit(c.st.loaded_asid, p);
-            }
-        }
-        if !self.sc.direct {
-            s.cpus[RECLAIMER as usize].st.is_lazy = true;
-        }
-        s
+    /// Explores every interleaving depth first; stops at the first violation, whose trace is
+    /// the path that reached it.
+    pub fn run(&self) -> Report {
+        explore(self, Order::DepthFirst, MAX_RECLAIM_STATES, self.v.name.clone())
     }
 
     fn switch(&self, s: &mut State, cpu: u32, to: To) -> String {
@@ -333,43 +306,6 @@ impl<'a> ReclaimChecker<'a> {
         format!("flush_tlb_batch_pages: full flush of asid {}", c.st.loaded_asid)
     }
 
-    /// The enabled steps. The search takes the last first: the reclaimer, then handlers, then
-    /// the other CPUs' accesses and switches (counterexample traces then stay short).
-    fn successors(&self, s: &State, out: &mut Vec<Action>) {
-        out.clear();
-        for cpu in 0..NR_CPUS as u32 {
-            let c = &s.cpus[cpu as usize];
-            if cpu != RECLAIMER && s.switches > 0 {
-                let tos: &[To] = match running_mm(&c.st) {
-                    Some(MM) => &[To::KernelThread, To::Mm(OTHER)],
-                    Some(_) => &[To::KernelThread, To::Mm(MM)],
-                    None => &[To::Mm(MM), To::Mm(OTHER)],
-                };
-                out.extend(tos.iter().map(|&to| Action::Switch { cpu, to }));
-            }
-            if running_mm(&c.st) == Some(MM) {
-                for page in 0..self.sc.pages {
-                    match s.pages[page as usize].pte {
-                        Pte::Orig if c.tlb & bit(c.st.loaded_asid, page as u64) == 0 => {
-                            out.push(Action::Fill { cpu, page })
-                        }
-                        // The reclaimer's thread is in the kernel: it does not touch the pages.
-                        Pte::None if cpu != RECLAIMER => out.push(Action::Fault { cpu, page }),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        for cpu in 0..NR_CPUS as u32 {
-            if s.cpus[cpu as usize].req.is_some() {
-                out.push(Action::Handle { cpu });
-            }
-        }
-        if self.reclaim_ready(s) {
-            out.push(Action::Reclaim);
-        }
-    }
-
     /// The reclaimer can take a step (it is not waiting for acknowledgements).
     fn reclaim_ready(&self, s: &State) -> bool {
         let waiting = |f: &Option<Flight>| f.is_some_and(|f| f.local_done && f.sent && f.pending > 0);
@@ -377,57 +313,6 @@ impl<'a> ReclaimChecker<'a> {
             Phase::Done => false,
             Phase::PageFlush { flight, .. } | Phase::End { flight, .. } => !waiting(flight),
             _ => true,
-        }
-    }
-
-    /// Applies `a`; returns its description.
-    fn apply(&self, s: &mut State, a: Action) -> String {
-        match a {
-            Action::Reclaim => format!("cpu{RECLAIMER}: {}", self.reclaim_step(s)),
-            Action::Fill { cpu, page } => {
-                let c = &mut s.cpus[cpu as usize];
-                c.tlb |= bit(c.st.loaded_asid, page as u64);
-                s.pages[page as usize].young = true;
-                format!("cpu{cpu}: walks page {page}'s PTE, fills its TLB (accessed bit set)")
-            }
-            Action::Fault { cpu, page } => {
-                // The engine's read fault (kernel/memory.rs): fault-around maps, with young PTEs
-                // (v4.2), every page-cache page of its window whose PTE is none (the pages are in
-                // one window); the faulting page is read into a new frame if it left the cache.
-                let mut around = Vec::new();
-                for (q, p) in s.pages.iter_mut().enumerate().take(self.sc.pages as usize) {
-                    if p.pte == Pte::None && p.cached {
-                        p.pte = Pte::Orig;
-                        p.young = true;
-                        around.push(q);
-                    }
-                }
-                let p = &mut s.pages[page as usize];
-                if p.pte == Pte::None {
-                    p.pte = Pte::New;
-                }
-                format!(
-                    "cpu{cpu}: faults on page {page}: maps page-cache pages {around:?}{}",
-                    if p.pte == Pte::New { ", reads the page into a new frame" } else { "" }
-                )
-            }
-            Action::Handle { cpu } => {
-                let req = s.cpus[cpu as usize].req.take().expect("a queued request");
-                let what = match req {
-                    Req::Range(info) => self.flush_func(s, cpu, &info),
-                    Req::Batch => Self::batch_func(s, cpu),
-                };
-                let f = match &mut s.phase {
-                    Phase::PageFlush { flight, .. } | Phase::End { flight, .. } => flight.as_mut(),
-                    _ => None,
-                };
-                f.expect("a request belongs to the flush in flight").pending -= 1;
-                format!("cpu{cpu}: {what}, acks")
-            }
-            Action::Switch { cpu, to } => {
-                s.switches -= 1;
-                format!("cpu{cpu}: {}", self.switch(s, cpu, to))
-            }
         }
     }
 
@@ -584,7 +469,8 @@ impl<'a> ReclaimChecker<'a> {
             return ("try_to_unmap_flush: every target acknowledged, returns".into(), None);
         }
         let ubc = std::mem::take(&mut s.ubc);
-        let Some(plan) = ubc.flush_plan(RECLAIMER) else {
+        // The engine's target rule: lazy CPUs skipped from v4.20 (`lazy_ipis`).
+        let Some(plan) = ubc.flush_plan(RECLAIMER, &Self::lazy_mask(s), &self.v.knobs) else {
             return ("try_to_unmap_flush: nothing pending".into(), None);
         };
         let mut what = "try_to_unmap_flush:".to_string();
@@ -597,6 +483,141 @@ impl<'a> ReclaimChecker<'a> {
         what += &format!(" sends to cpus {:?}", plan.others.iter().collect::<Vec<_>>());
         let f = Flight { info: None, local_done: true, sent: true, pending: plan.others.weight() as u8 };
         (what, Some(f))
+    }
+}
+
+impl Model for ReclaimChecker<'_> {
+    type State = State;
+    type Key = u128;
+    type Action = Action;
+
+    fn initial(&self) -> State {
+        let idle = Cpu { st: TlbState::default(), tlb: 0, req: None };
+        let page = Page { pte: Pte::Orig, young: false, referenced: false, cached: true, freed: false };
+        let mut s = State {
+            cpus: [idle.clone(), idle.clone(), idle],
+            tlb_gen: [FIRST_TLB_GEN; 2],
+            cpumask: [0; 2],
+            pages: [page; super::NR_PAGES as usize],
+            phase: Phase::Isolate,
+            next: 0,
+            batch_end: 0,
+            to_free: 0,
+            ubc: Ubc::default(),
+            switches: self.sc.switches,
+        };
+        for p in self.sc.pages as usize..super::NR_PAGES as usize {
+            s.pages[p] =
+                Page { pte: Pte::None, young: false, referenced: false, cached: false, freed: false };
+        }
+        // Every CPU ran the mm and cached every page; aging has since cleared the accessed bits
+        // (ptep_clear_flush_young flushes nothing on x86). kswapd's CPU went lazy.
+        for cpu in 0..NR_CPUS as u32 {
+            self.switch(&mut s, cpu, To::Mm(MM));
+            let c = &mut s.cpus[cpu as usize];
+            for p in 0..self.sc.pages as u64 {
+                c.tlb |= bit(c.st.loaded_asid, p);
+            }
+        }
+        if !self.sc.direct {
+            s.cpus[RECLAIMER as usize].st.is_lazy = true;
+        }
+        s
+    }
+
+    /// A 128-bit digest of the state (two independent hashes): the visited set stores only
+    /// these.
+    fn key(&self, s: &State) -> u128 {
+        digest128(s)
+    }
+
+    /// The enabled steps. The search takes the last first: the reclaimer, then handlers, then
+    /// the other CPUs' accesses and switches (counterexample traces then stay short).
+    fn successors(&self, s: &State, out: &mut Vec<Action>) {
+        out.clear();
+        for cpu in 0..NR_CPUS as u32 {
+            let c = &s.cpus[cpu as usize];
+            if cpu != RECLAIMER && s.switches > 0 {
+                let tos: &[To] = match running_mm(&c.st) {
+                    Some(MM) => &[To::KernelThread, To::Mm(OTHER)],
+                    Some(_) => &[To::KernelThread, To::Mm(MM)],
+                    None => &[To::Mm(MM), To::Mm(OTHER)],
+                };
+                out.extend(tos.iter().map(|&to| Action::Switch { cpu, to }));
+            }
+            if running_mm(&c.st) == Some(MM) {
+                for page in 0..self.sc.pages {
+                    match s.pages[page as usize].pte {
+                        Pte::Orig if c.tlb & bit(c.st.loaded_asid, page as u64) == 0 => {
+                            out.push(Action::Fill { cpu, page })
+                        }
+                        // The reclaimer's thread is in the kernel: it does not touch the pages.
+                        Pte::None if cpu != RECLAIMER => out.push(Action::Fault { cpu, page }),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        for cpu in 0..NR_CPUS as u32 {
+            if s.cpus[cpu as usize].req.is_some() {
+                out.push(Action::Handle { cpu });
+            }
+        }
+        if self.reclaim_ready(s) {
+            out.push(Action::Reclaim);
+        }
+    }
+
+    /// Applies `a`; returns its description.
+    fn apply(&self, s: &mut State, a: Action) -> (String, Option<String>) {
+        let what = match a {
+            Action::Reclaim => format!("cpu{RECLAIMER}: {}", self.reclaim_step(s)),
+            Action::Fill { cpu, page } => {
+                let c = &mut s.cpus[cpu as usize];
+                c.tlb |= bit(c.st.loaded_asid, page as u64);
+                s.pages[page as usize].young = true;
+                format!("cpu{cpu}: walks page {page}'s PTE, fills its TLB (accessed bit set)")
+            }
+            Action::Fault { cpu, page } => {
+                // The engine's read fault (kernel/memory.rs): fault-around maps, with young PTEs
+                // (v4.2), every page-cache page of its window whose PTE is none (the pages are in
+                // one window); the faulting page is read into a new frame if it left the cache.
+                let mut around = Vec::new();
+                for (q, p) in s.pages.iter_mut().enumerate().take(self.sc.pages as usize) {
+                    if p.pte == Pte::None && p.cached {
+                        p.pte = Pte::Orig;
+                        p.young = true;
+                        around.push(q);
+                    }
+                }
+                let p = &mut s.pages[page as usize];
+                if p.pte == Pte::None {
+                    p.pte = Pte::New;
+                }
+                format!(
+                    "cpu{cpu}: faults on page {page}: maps page-cache pages {around:?}{}",
+                    if p.pte == Pte::New { ", reads the page into a new frame" } else { "" }
+                )
+            }
+            Action::Handle { cpu } => {
+                let req = s.cpus[cpu as usize].req.take().expect("a queued request");
+                let what = match req {
+                    Req::Range(info) => self.flush_func(s, cpu, &info),
+                    Req::Batch => Self::batch_func(s, cpu),
+                };
+                let f = match &mut s.phase {
+                    Phase::PageFlush { flight, .. } | Phase::End { flight, .. } => flight.as_mut(),
+                    _ => None,
+                };
+                f.expect("a request belongs to the flush in flight").pending -= 1;
+                format!("cpu{cpu}: {what}, acks")
+            }
+            Action::Switch { cpu, to } => {
+                s.switches -= 1;
+                format!("cpu{cpu}: {}", self.switch(s, cpu, to))
+            }
+        };
+        (what, None)
     }
 
     /// The property broken in `s`, if any.
@@ -619,59 +640,6 @@ impl<'a> ReclaimChecker<'a> {
             }
         }
         None
-    }
-
-    /// A 128-bit digest of the state (two independent hashes): the visited set stores only
-    /// these.
-    fn key(s: &State) -> u128 {
-        let mut a = std::collections::hash_map::DefaultHasher::new();
-        s.hash(&mut a);
-        let mut b = super::Fx::default();
-        s.hash(&mut b);
-        (a.finish() as u128) << 64 | b.finish() as u128
-    }
-
-    /// Explores every interleaving depth first; stops at the first violation, whose trace is
-    /// the path that reached it.
-    pub fn run(&self) -> Report {
-        let init = self.initial();
-        let mut seen: HashSet<u128> = HashSet::new();
-        seen.insert(Self::key(&init));
-        let mut acts = Vec::new();
-        self.successors(&init, &mut acts);
-        let mut stack: Vec<(State, Vec<Action>, String)> = vec![(init, acts.clone(), String::new())];
-        let (mut transitions, mut counterexample, mut complete) = (0u64, None, true);
-        while let Some((s, todo, _)) = stack.last_mut() {
-            let Some(a) = todo.pop() else {
-                stack.pop();
-                continue;
-            };
-            transitions += 1;
-            let mut n = s.clone();
-            let d = self.apply(&mut n, a);
-            if !seen.insert(Self::key(&n)) {
-                continue;
-            }
-            if let Some(property) = self.violation(&n) {
-                let mut trace: Vec<String> = stack[1..].iter().map(|f| f.2.clone()).collect();
-                trace.push(d);
-                counterexample = Some(Counterexample { property, trace });
-                break;
-            }
-            if seen.len() >= MAX_RECLAIM_STATES {
-                complete = false;
-                break;
-            }
-            self.successors(&n, &mut acts);
-            stack.push((n, acts.clone(), d));
-        }
-        Report {
-            variant: self.v.name.clone(),
-            states: seen.len() as u64,
-            transitions,
-            counterexample,
-            complete,
-        }
     }
 }
 

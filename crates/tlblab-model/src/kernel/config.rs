@@ -277,7 +277,7 @@ pub const KNOBS: &[Knob] = &[
         name: "lazy_ipis",
         section: "flush",
         allowed: "send | skip",
-        doc: "send: v3.x-v4.18, lazy CPUs get flush IPIs and leave the mm; skip: v4.19+, only when \
+        doc: "send: v3.x-v4.19, lazy CPUs get flush IPIs and leave the mm; skip: v4.20+, only when \
               page tables were freed",
         apply: |k, v| {
             k.flush.lazy_ipis = match v {

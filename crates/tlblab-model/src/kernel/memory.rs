@@ -4,7 +4,6 @@
 //! page, shared-file write notify.
 
 use super::ctx::Ctx;
-use super::filemap::NO_PAGE;
 use super::frames::Owner;
 use super::mm::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use super::text::Path;
@@ -247,7 +246,7 @@ impl Kernel {
                 // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
                 // page of the 16-page aligned window, mapping read-only those whose PTE is
                 // none); a faulting page that was not cached is then read in by __do_fault.
-                let was_cached = self.files[f as usize][index as usize] != NO_PAGE;
+                let was_cached = self.files[f as usize].get(index).is_some();
                 let reclaim = self.vmscan.costs.is_some();
                 if reclaim && !was_cached && self.should_direct_reclaim(ctx.cpu, super::filemap::RA_PAGES) {
                     // The read-around's allocations would take the zone below min: reclaim in
@@ -258,7 +257,7 @@ impl Kernel {
                 }
                 let (pfn, c) = if reclaim && !was_cached {
                     let c = self.read_around(ctx, ctx.now + d, f, index);
-                    (self.files[f as usize][index as usize], c)
+                    (self.files[f as usize].get(index).expect("read around reads the faulting page"), c)
                 } else {
                     self.page_cache_page(ctx, ctx.now + d, f, index)
                 };
@@ -272,9 +271,9 @@ impl Kernel {
                 while a < we {
                     if a != addr {
                         let i = (a - vstart) >> PAGE_SHIFT;
-                        let cached = self.files[f as usize][i as usize];
+                        let cached = self.files[f as usize].get(i);
                         let m = &mut self.mms[mm as usize];
-                        if cached != NO_PAGE {
+                        if let Some(cached) = cached {
                             visited += 1;
                             if !m.pte(a).unwrap().present {
                                 m.set_pte(

@@ -120,7 +120,7 @@ pub struct Kernel {
     lazy: CpuMask,
     pub tasks: Vec<Task>,
     pub mms: Vec<Mm>,
-    pub files: Vec<Vec<u64>>,
+    pub files: Vec<filemap::FilePages>,
     pub frames: Frames,
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).

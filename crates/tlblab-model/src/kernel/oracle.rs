@@ -39,8 +39,8 @@ pub struct Oracle {
     /// of frames a TLB was filled with: a 512-CPU mask per frame of two 4 GiB nodes was 128 MiB.
     fillers: SectionVec<u64>,
     words: usize,
-    /// Lazy TLB CPUs receive every flush (v3.x-v4.18 `lazy_ipis = send`): hold them to the
-    /// rule of running CPUs. Otherwise (v4.19+) a lazy CPU may keep stale entries until its
+    /// Lazy TLB CPUs receive every flush (v3.x-v4.19 `lazy_ipis = send`): hold them to the
+    /// rule of running CPUs. Otherwise (v4.20+) a lazy CPU may keep stale entries until its
     /// next `switch_mm` catches it up.
     pub lazy_cpus_flushed: bool,
 }

@@ -70,12 +70,12 @@ mod tests {
     }
 
     #[test]
-    fn lazy_cpus_get_flush_ipis_up_to_v4_18() {
+    fn lazy_cpus_get_flush_ipis_up_to_v4_19() {
         for (name, _) in BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
             // The preset's version: `4.9-hopcpu` -> (4, 9).
             let v: Vec<u32> =
                 name.split(['-', '+']).next().unwrap().split('.').map(|n| n.parse().unwrap()).collect();
-            let want = if (v[0], v[1]) <= (4, 18) { LazyIpis::Send } else { LazyIpis::Skip };
+            let want = if (v[0], v[1]) <= (4, 19) { LazyIpis::Send } else { LazyIpis::Skip };
             assert_eq!(KernelConfig::preset(name).unwrap().flush.lazy_ipis, want, "{name}");
         }
         let mut k = KernelConfig::preset("5.18.1").unwrap();

@@ -16,7 +16,7 @@
 use super::ctx::Ctx;
 use super::frames::Owner;
 use super::mm::{Backing, MmId, Pte, PAGE_SHIFT};
-use super::tlbflush::{FlushInfo, FlushKnobs, TLB_FLUSH_ALL};
+use super::tlbflush::{flush_targets, FlushInfo, FlushKnobs, TLB_FLUSH_ALL};
 use super::vmscan::Ubc;
 use super::Kernel;
 use crate::attribution::Bucket;
@@ -34,7 +34,7 @@ pub fn should_defer_flush(batched: bool, mm_cpumask: &CpuMask, cpu: u32) -> bool
 }
 
 /// What `try_to_unmap_flush` does for a pending batch: a full local flush if this CPU is in
-/// the batch's mask, then one IPI round to its other CPUs.
+/// the batch's mask, then one IPI round to its other CPUs (lazy ones per `lazy_ipis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchFlush {
     pub local: bool,
@@ -52,16 +52,24 @@ impl Ubc {
         self.cpumask = self.cpumask.union(mm_cpumask);
         self.flush_required = true;
         self.writable |= dirty;
-        knobs.generations
+        // Also without generations where lazy CPUs are skipped (not a kernel: the stand-in
+        // `switch_mm_irqs_off` checks, as for the shootdown's skipped lazy CPUs).
+        knobs.lazy_ipis.switch_checks_tlb_gen(knobs.generations)
     }
 
-    /// `try_to_unmap_flush`'s decision on `cpu` (v4.3): nothing unless a flush is pending.
-    pub fn flush_plan(&self, cpu: u32) -> Option<BatchFlush> {
+    /// `try_to_unmap_flush`'s decision on `cpu` (v4.3): nothing unless a flush is pending. The
+    /// IPI goes where the shootdown's goes ([`flush_targets`] for a request that freed no page
+    /// tables): up to v4.19 every other CPU of the batch, lazy ones too; from v4.20 (read in
+    /// v4.19's and v4.20's arch/x86/mm/tlb.c) `arch_tlbbatch_flush` -> `flush_tlb_others`
+    /// -> `native_flush_tlb_others` IPIs only the CPUs `tlb_is_not_lazy` (the batch's
+    /// `flush_tlb_info` has `freed_tables` 0), as `flush_tlb_multi`'s `cond_func` still does
+    /// in v5.13+; a skipped lazy CPU flushes at its next `switch_mm_irqs_off`, since
+    /// `arch_tlbbatch_add_mm` bumped the mm's `tlb_gen`.
+    pub fn flush_plan(&self, cpu: u32, lazy: &CpuMask, knobs: &FlushKnobs) -> Option<BatchFlush> {
         if !self.flush_required {
             return None;
         }
-        let mut others = self.cpumask;
-        others.clear(cpu);
+        let others = flush_targets(&self.cpumask, lazy, knobs, false, cpu);
         Some(BatchFlush { local: self.cpumask.contains(cpu), others })
     }
 }
@@ -146,11 +154,12 @@ impl Kernel {
 
     /// `try_to_unmap_flush` (v4.3, the pre-image of Nadav Amit's 2016 rework): nothing unless
     /// a flush is pending; a full local flush if this CPU is in the batch's mask, then one
-    /// synchronous IPI round to its other CPUs, each of which flushes its whole TLB.
+    /// synchronous IPI round to its other CPUs (not the lazy ones from v4.20,
+    /// [`Ubc::flush_plan`]), each of which flushes its whole TLB.
     pub(super) fn try_to_unmap_flush(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let cpu = ctx.cpu;
         let ubc = std::mem::take(&mut self.vmscan.ubc[t]);
-        let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu) else {
+        let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu, &self.lazy, &self.config.flush) else {
             return Ps::ZERO;
         };
         self.counters.vmscan.reclaim_batch_flushes += 1;
@@ -189,5 +198,34 @@ impl Kernel {
         }
         self.counters.tlbflush.full_flushes += 1;
         self.costs.flush.full_flush
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::tlbflush::LazyIpis;
+
+    #[test]
+    fn the_batched_flush_skips_lazy_cpus_from_v4_20_only() {
+        let mask = |cpus: &[u32]| {
+            let mut m = CpuMask::new();
+            cpus.iter().for_each(|&c| m.set(c));
+            m
+        };
+        let mut knobs = crate::kernel::config::KernelConfig::preset("4.9").expect("preset").flush;
+        let mut ubc = Ubc::default();
+        assert_eq!(ubc.flush_plan(0, &CpuMask::new(), &knobs), None, "nothing pending");
+        ubc.add_mm(&mask(&[0, 1, 2, 3]), false, &knobs);
+        // CPU 2 is lazy: v4.19 and before IPI it (it leaves the mm in the handler).
+        let lazy = mask(&[2]);
+        let send = ubc.flush_plan(0, &lazy, &knobs).unwrap();
+        assert_eq!(send, BatchFlush { local: true, others: mask(&[1, 2, 3]) });
+        knobs.lazy_ipis = LazyIpis::Skip;
+        let skip = ubc.flush_plan(0, &lazy, &knobs).unwrap();
+        assert_eq!(skip, BatchFlush { local: true, others: mask(&[1, 3]) });
+        // Skipping needs the tlb_gen bump that makes the lazy CPU flush when it switches back.
+        knobs.generations = false;
+        assert!(Ubc::default().add_mm(&mask(&[1]), false, &knobs));
     }
 }

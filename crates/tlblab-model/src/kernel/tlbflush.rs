@@ -80,14 +80,14 @@ pub enum ReadTlbGen {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LazyIpis {
-    /// v3.x-v4.18: every other CPU of `mm_cpumask` gets the IPI; a lazy one leaves the mm in the
+    /// v3.x-v4.19: every other CPU of `mm_cpumask` gets the IPI; a lazy one leaves the mm in the
     /// handler (v3.13 `flush_tlb_func` -> `leave_mm`: clear its `mm_cpumask` bit and load
-    /// `swapper_pg_dir`; v4.14-v4.18 switch to `init_mm`), so it gets no further IPIs for the
+    /// `swapper_pg_dir`; v4.14-v4.19 switch to `init_mm`), so it gets no further IPIs for the
     /// mm and reloads CR3 (a full flush) when it switches back.
     Send,
-    /// v4.19+ (Rik van Riel, "x86/mm/tlb: Only send page table free TLB flush to lazy TLB
-    /// CPUs"): lazy CPUs are skipped unless page tables were freed; one that fell behind
-    /// catches up with a full flush at its next `switch_mm` (the `tlb_gen` check).
+    /// v4.20+ (Rik van Riel, "x86/mm/tlb: Only send page table free TLB flush to lazy TLB
+    /// CPUs", out of v4.19 by a revert): lazy CPUs are skipped unless page tables were freed;
+    /// one that fell behind flushes in full at its next `switch_mm` (the `tlb_gen` check).
     Skip,
 }
 
@@ -126,6 +126,12 @@ impl LazyIpis {
             LazyIpis::Send => true,
             LazyIpis::Skip => freed_tables,
         }
+    }
+
+    /// A lazy CPU switching back compares `tlb_gen`s (v4.14+ generations; or a stand-in where
+    /// flushes skip lazy CPUs without them): a flush that skips one bumps the mm's `tlb_gen`.
+    pub fn switch_checks_tlb_gen(self, generations: bool) -> bool {
+        generations || self == LazyIpis::Skip
     }
 }
 
@@ -292,7 +298,7 @@ pub fn switch_mm_irqs_off(
     pcid: bool,
 ) -> Switch {
     let was_lazy = std::mem::replace(&mut st.is_lazy, false);
-    let gen_check = knobs.generations || knobs.lazy_ipis == LazyIpis::Skip;
+    let gen_check = knobs.lazy_ipis.switch_checks_tlb_gen(knobs.generations);
     let mut out = Switch { left: None, joined: false, flush: false };
     if st.loaded_mm == Some(next) {
         let asid = st.loaded_asid as usize;
@@ -317,7 +323,7 @@ pub fn switch_mm_irqs_off(
 }
 
 /// The CPUs `flush_tlb_mm_range` sends the request to: the other CPUs of `mm_cpumask`, lazy
-/// ones per `lazy_ipis` (v4.19+ skips them unless page tables were freed).
+/// ones per `lazy_ipis` (v4.20+ skips them unless page tables were freed).
 pub fn flush_targets(
     cpumask: &CpuMask,
     lazy: &CpuMask,
@@ -724,8 +730,8 @@ impl Kernel {
     }
 
     /// `flush_tlb_mm_range` (v5.18 arch/x86/mm/tlb.c): bump `mm->tlb_gen`, choose the range,
-    /// send IPIs to the other CPUs of `mm_cpumask` (lazy ones per `lazy_ipis`: v4.19+ skips
-    /// them unless page tables were freed, v3.x-v4.18 sends to them too), flush locally
+    /// send IPIs to the other CPUs of `mm_cpumask` (lazy ones per `lazy_ipis`: v4.20+ skips
+    /// them unless page tables were freed, v3.x-v4.19 sends to them too), flush locally
     /// (concurrently or first, per knob), then wait for every ack.
     pub(super) fn flush_tlb_mm_range(
         &mut self,

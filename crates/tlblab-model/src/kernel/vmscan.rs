@@ -27,10 +27,9 @@
 //! `too_many_isolated` stall (counted, not slept: the model has no timers), memcg, slab
 //! shrinkers, writeback (the modelled workloads never dirty a file page), `zone_reclaim_mode`.
 
-use std::collections::VecDeque;
+use super::mmzone::LruList;
 
 use super::ctx::Ctx;
-use super::filemap::NO_PAGE;
 use super::frames::Owner;
 use super::mm::MmId;
 use super::syscalls::{Op, Program};
@@ -151,8 +150,8 @@ const PTE_YOUNG: u8 = 8;
 #[derive(Debug, Default)]
 pub struct Lruvec {
     /// Head (front) is the newest page; isolation takes from the tail (back).
-    pub inactive_file: VecDeque<u64>,
-    pub active_file: VecDeque<u64>,
+    pub inactive_file: LruList,
+    pub active_file: LruList,
     pub nr_isolated: u64,
     pub lock: SpinLock,
 }
@@ -706,7 +705,7 @@ impl Kernel {
             let Owner::PageCache { file, index } = self.frames.owner(pfn) else {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
-            self.files[file as usize][index as usize] = NO_PAGE;
+            self.files[file as usize].remove(index);
             d += c.remove_mapping;
             ctx.charge(Bucket::Reclaim, c.remove_mapping);
             let sc = self.sc(t);

@@ -63,3 +63,20 @@ fn free_before_flush_needs_the_batch() {
     let r = check("4.1", false, sc, |k| k.mm.free_before_flush = true);
     clean(&r, sc);
 }
+
+/// From v4.20 `try_to_unmap_flush` sends no IPI to a lazy CPU (`Ubc::flush_plan`): the lazy
+/// CPU keeps the pages' entries past the free, which are more states to explore, and the
+/// `tlb_gen` bump makes its switch back flush them (also in the no-generations stand-in).
+#[test]
+fn the_batch_skips_lazy_cpus_from_v4_20_and_their_switch_back_flushes() {
+    use crate::kernel::tlbflush::LazyIpis;
+    let sc = &RECLAIM_SCENARIOS[0];
+    for pcid in [false, true] {
+        let send = check("5.18.1", pcid, sc, |k| k.flush.lazy_ipis = LazyIpis::Send);
+        let skip = check("5.18.1", pcid, sc, |_| {});
+        clean(&send, sc);
+        clean(&skip, sc);
+        assert!(skip.states > send.states, "{} vs {} states", skip.states, send.states);
+        clean(&check("5.18.1", pcid, sc, |k| k.flush.generations = false), sc);
+    }
+}
