@@ -5,8 +5,15 @@
 # Each binary is timed on a 21 ms and a 1 ms run (1 ms warm-up each); the difference x 50 is the
 # cost of one simulated second without start-up. Binaries are interleaved round by round and the
 # minimum of ROUNDS (default 5) is kept: the machines are shared and noisy.
+#     bash scripts/speed.sh --scaling [binary] [--rounds N] [--duration 20ms]
+# prints the scaling table instead (8..224 tasks, per remote flush request, peak memory, the
+# fitted growth law): scripts/speed_scaling.py.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ "${1:-}" = --scaling ]; then
+    shift
+    exec python3 "$ROOT/scripts/speed_scaling.py" "$@"
+fi
 ROUNDS="${ROUNDS:-5}"
 [ $# -gt 0 ] || set -- "$ROOT/target/release/tlblab"
 cpu_seconds() { # binary duration -> user+sys seconds
