@@ -537,4 +537,6 @@ impl Simulation {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_lazy;
+#[cfg(test)]
 mod tests_smt;

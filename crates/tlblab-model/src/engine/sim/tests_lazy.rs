@@ -1,0 +1,78 @@
+//! Lazy TLB CPUs and flush IPIs by era (`lazy_ipis`).
+
+use super::tests::profile;
+use super::*;
+use crate::workload::will_it_scale::{Testcase, WisTask};
+
+/// tlb_flush2 on CPU 0 while CPU 1, which ran the same mm, idles in lazy TLB mode (its task
+/// went to sleep for good). tlb_flush2 flushes one page per iteration with madvise (no page
+/// tables freed) and munmaps its 256-page region (page tables freed) every 256 iterations.
+fn lazy_cpu_beside_a_flusher(preset: &str, lazy_ipis: Option<&str>, run_for: Ps) -> (Simulation, RunStats) {
+    let p = profile("haswell-ep-2s");
+    let mut k = KernelConfig::preset(preset).unwrap();
+    if let Some(v) = lazy_ipis {
+        k.set("lazy_ipis", v).unwrap();
+    }
+    let mut sim = Simulation::new(&p, k);
+    let mm = sim.add_mm();
+    sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 0);
+    sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 1);
+    sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, false, Ps::ZERO));
+    assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.mms[mm as usize].cpumask.contains(1));
+    let s = sim.run(Ps::ZERO, run_for);
+    (sim, s)
+}
+
+#[test]
+fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
+    for preset in ["3.4", "3.13", "3.17"] {
+        let (sim, s) = lazy_cpu_beside_a_flusher(preset, None, Ps::MS * 2);
+        let c = s.counters;
+        assert!(s.iterations[0] > 300, "past the first munmap: {preset}: {s:?}");
+        // The first flush reaches the lazy CPU, which leaves the mm (one full flush); it is out
+        // of mm_cpumask after that, so none of the later flushes interrupts it.
+        assert_eq!(
+            (c.tlbflush.lazy_leaves, c.smp.remote_flushes_received, c.smp.ipis_received),
+            (1, 1, 1),
+            "{preset}: {c:?}"
+        );
+        assert_eq!(c.tlbflush.shootdowns, 1, "{preset}: {c:?}");
+        assert!(
+            !sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.loaded_mm.is_none(),
+            "{preset}"
+        );
+        assert_eq!(c.oracle.oracle_violations, 0, "{preset}");
+    }
+    // The same kernel with the v4.19 rule: madvise flushes never interrupt the lazy CPU.
+    let (sim, s) = lazy_cpu_beside_a_flusher("3.13", Some("skip"), Ps::US * 200);
+    assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
+    assert_eq!(
+        (s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns),
+        (0, 0, 0)
+    );
+    assert!(sim.kernel.mms[0].cpumask.contains(1) && sim.kernel.cpus[1].st.is_lazy);
+    assert_eq!(s.counters.oracle.oracle_violations, 0);
+}
+
+#[test]
+fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
+    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::US * 200);
+    assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
+    assert_eq!(
+        (s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns),
+        (0, 0, 0)
+    );
+    assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.cpus[1].st.loaded_mm == Some(0));
+    assert_eq!(s.counters.oracle.oracle_violations, 0);
+    // The munmap after 256 pages frees page tables: that flush reaches the lazy CPU, which
+    // leaves the mm, and no later flush interrupts it.
+    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::MS * 2);
+    assert!(s.iterations[0] > 300, "{s:?}");
+    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
+    assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
+    // v4.14-v4.18 sent every flush to lazy CPUs; their handler left for init_mm.
+    let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", Some("send"), Ps::US * 200);
+    assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
+    assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
+    assert_eq!(s.counters.oracle.oracle_violations, 0);
+}
