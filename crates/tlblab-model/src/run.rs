@@ -31,6 +31,22 @@ pub struct RunSpec {
     pub measure: Ps,
 }
 
+#[cfg(test)]
+impl RunSpec {
+    /// A test's run of a kernel preset and a workload string with seed 1 (`RunSpec { seed, ..}`
+    /// for another).
+    pub(crate) fn of(kernel: &str, workload: &str, tasks: u32, warmup: Ps, measure: Ps) -> RunSpec {
+        RunSpec {
+            kernel: KernelConfig::preset(kernel).unwrap(),
+            workload: Workload::parse(workload).unwrap(),
+            tasks,
+            seed: 1,
+            warmup,
+            measure,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
     pub machine: String,
@@ -334,14 +350,7 @@ mod tests {
 
     #[test]
     fn every_page_a_run_takes_and_frees_goes_through_the_page_allocator() {
-        let spec = |kernel: &str| RunSpec {
-            kernel: KernelConfig::preset(kernel).unwrap(),
-            workload: Workload::parse("tlb_flush2_threads").unwrap(),
-            tasks: 2,
-            seed: 1,
-            warmup: Ps::US * 100,
-            measure: Ps::US * 500,
-        };
+        let spec = |kernel: &str| RunSpec::of(kernel, "tlb_flush2_threads", 2, Ps::US * 100, Ps::US * 500);
         for kernel in ["4.9", "5.18.1"] {
             let r = run(&profile("haswell-ep-2s"), &spec(kernel)).unwrap();
             let c = &r.counters;
@@ -360,14 +369,7 @@ mod tests {
 
     #[test]
     fn slub_counters_are_reported_where_the_machine_boots_slub() {
-        let spec = RunSpec {
-            kernel: KernelConfig::preset("4.9").unwrap(),
-            workload: Workload::parse("tlb_flush2_threads").unwrap(),
-            tasks: 2,
-            seed: 1,
-            warmup: Ps::US * 100,
-            measure: Ps::US * 300,
-        };
+        let spec = RunSpec::of("4.9", "tlb_flush2_threads", 2, Ps::US * 100, Ps::US * 300);
         let with = run(&profile("haswell-ep-2698v3-2s"), &spec).unwrap();
         let without = run(&profile("haswell-ep-2s"), &spec).unwrap();
         for name in ["slab_alloc_fastpath", "slabs_allocated", "slab_pages_freed", "kmalloc_large_allocs"] {

@@ -192,19 +192,11 @@ impl Program for Receiver {
 
 #[cfg(test)]
 mod tests {
-    use crate::kernel::config::KernelConfig;
     use crate::run::{run, RunResult, RunSpec, Workload};
     use crate::time::Ps;
 
     fn netperf(machine: &str, kernel: &str, workload: &str) -> RunResult {
-        let spec = RunSpec {
-            kernel: KernelConfig::preset(kernel).unwrap(),
-            workload: Workload::parse(workload).unwrap(),
-            tasks: 2,
-            seed: 1,
-            warmup: Ps::US * 300,
-            measure: Ps::MS * 2,
-        };
+        let spec = RunSpec::of(kernel, workload, 2, Ps::US * 300, Ps::MS * 2);
         run(&crate::profile::shipped(machine), &spec).unwrap()
     }
 
@@ -238,14 +230,7 @@ mod tests {
 
     #[test]
     fn a_stream_needs_two_tasks_and_the_machine_sections() {
-        let mut spec = RunSpec {
-            kernel: KernelConfig::preset("4.9").unwrap(),
-            workload: Workload::parse("netperf -t UDP_STREAM -m 64").unwrap(),
-            tasks: 3,
-            seed: 1,
-            warmup: Ps::US * 10,
-            measure: Ps::US * 100,
-        };
+        let mut spec = RunSpec::of("4.9", "netperf -t UDP_STREAM -m 64", 3, Ps::US * 10, Ps::US * 100);
         let e = run(&crate::profile::shipped("haswell-ep-2698v3-2s"), &spec).unwrap_err();
         assert!(e.contains("allowed -t 2"), "{e}");
         spec.tasks = 2;

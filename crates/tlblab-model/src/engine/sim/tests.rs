@@ -311,12 +311,8 @@ fn every_preset_runs_seed_000_ebizzy_with_mmap_lock_clean() {
     // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs).
     for (name, _) in crate::kernel::preset::BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
         let spec = crate::run::RunSpec {
-            kernel: KernelConfig::preset(name).unwrap(),
-            workload: crate::run::Workload::parse("ebizzy alloc=glibc-mmap").unwrap(),
-            tasks: 6,
             seed: 3,
-            warmup: Ps::US * 300,
-            measure: Ps::MS,
+            ..crate::run::RunSpec::of(name, "ebizzy alloc=glibc-mmap", 6, Ps::US * 300, Ps::MS)
         };
         let r = crate::run::run(&p, &spec).unwrap();
         assert_eq!(r.oracle.violations, 0, "{name}: {:?}", r.oracle.examples);

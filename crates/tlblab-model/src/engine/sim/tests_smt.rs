@@ -48,14 +48,7 @@ fn siblings_share_their_core_and_other_cores_run_at_full_speed() {
 fn ebizzy(threads: u32, smt_throughput: f64) -> f64 {
     let mut p = crate::profile::shipped("ivybridge-4c8t");
     p.topology.smt_throughput.as_mut().unwrap().value = smt_throughput;
-    let spec = crate::run::RunSpec {
-        kernel: KernelConfig::preset("3.13").unwrap(),
-        workload: crate::workload::Workload::parse("ebizzy alloc=glibc-mmap").unwrap(),
-        tasks: threads,
-        seed: 1,
-        warmup: Ps::US * 500,
-        measure: Ps::MS * 5,
-    };
+    let spec = crate::run::RunSpec::of("3.13", "ebizzy alloc=glibc-mmap", threads, Ps::US * 500, Ps::MS * 5);
     crate::run::run(&p, &spec).unwrap().metric.value
 }
 

@@ -3,21 +3,15 @@ use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
 use crate::kernel::config::KernelConfig;
 use crate::kernel::syscalls::{Addr, MapKind};
-use crate::run::{run, RunResult, RunSpec, Workload};
+use crate::run::{run, RunResult, RunSpec};
 
 fn profile() -> MachineProfile {
     crate::profile::shipped("ivybridge-4c8t")
 }
 
 fn lru_file_mmap_read(kernel: &str, mem_mib: u64) -> RunResult {
-    let spec = RunSpec {
-        kernel: KernelConfig::preset(kernel).unwrap(),
-        workload: Workload::parse(&format!("vm-scalability lru-file-mmap-read mem_mib={mem_mib}")).unwrap(),
-        tasks: 8,
-        seed: 1,
-        warmup: Ps::MS * 20,
-        measure: Ps::MS * 10,
-    };
+    let workload = format!("vm-scalability lru-file-mmap-read mem_mib={mem_mib}");
+    let spec = RunSpec::of(kernel, &workload, 8, Ps::MS * 20, Ps::MS * 10);
     run(&profile(), &spec).unwrap()
 }
 
@@ -48,14 +42,8 @@ fn batching_cuts_reclaim_ipis_several_fold_and_a_larger_cluster_cuts_them_again(
 /// Seed 001 as `experiments/seed-001-vmscale.toml` runs it: 256 MiB standing for the seed's
 /// 8 GiB machine, 40 ms warm-up, 80 ms measured.
 fn seed_001(kernel: &str) -> RunResult {
-    let spec = RunSpec {
-        kernel: KernelConfig::preset(kernel).unwrap(),
-        workload: Workload::parse("vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=8192").unwrap(),
-        tasks: 8,
-        seed: 1,
-        warmup: Ps::MS * 40,
-        measure: Ps::MS * 80,
-    };
+    let workload = "vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=8192";
+    let spec = RunSpec::of(kernel, workload, 8, Ps::MS * 40, Ps::MS * 80);
     run(&profile(), &spec).unwrap()
 }
 

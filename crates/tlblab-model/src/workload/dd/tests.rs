@@ -77,14 +77,7 @@ fn dd_options_and_machines_are_checked() {
     // dd's paths are the 8xx kernel's; an x86 machine or an x86 kernel is refused.
     let x86: MachineProfile =
         toml::from_str(include_str!("../../../../../profiles/haswell-ep-2s.toml")).unwrap();
-    let spec = |k: &str| RunSpec {
-        kernel: KernelConfig::preset(k).unwrap(),
-        workload: Workload::parse("dd").unwrap(),
-        tasks: 1,
-        seed: 1,
-        warmup: Ps::ZERO,
-        measure: Ps::MS,
-    };
+    let spec = |k: &str| RunSpec::of(k, "dd", 1, Ps::ZERO, Ps::MS);
     let e = run(&x86, &spec("2.6-8xx")).unwrap_err();
     assert!(e.contains("walk.kind = \"software\"") && e.contains("haswell-ep-2s"), "{e}");
     let e = run(&mpc855t(), &spec("3.17")).unwrap_err();

@@ -7,14 +7,7 @@ fn hackbench(kernel: &str, workload: &str, groups: u32, seed: u64, measure: Ps) 
 }
 
 fn hackbench_w(kernel: &str, workload: &str, groups: u32, seed: u64, warmup: Ps, measure: Ps) -> RunResult {
-    let spec = RunSpec {
-        kernel: KernelConfig::preset(kernel).unwrap(),
-        workload: Workload::parse(workload).unwrap(),
-        tasks: groups,
-        seed,
-        warmup,
-        measure,
-    };
+    let spec = RunSpec { seed, ..RunSpec::of(kernel, workload, groups, warmup, measure) };
     run(&crate::profile::shipped("ivybridge-i3-3240"), &spec).unwrap()
 }
 
@@ -92,14 +85,7 @@ fn a_group_is_twenty_receivers_each_fed_by_twenty_senders() {
     assert!(c["pipe_reads"].abs_diff(r.operations()) <= 20, "{} {c:?}", r.operations());
     assert_eq!(r.oracle.violations, 0);
     // Too many groups for the model's task limit: refused with the allowed range.
-    let spec = RunSpec {
-        kernel: KernelConfig::preset("4.9").unwrap(),
-        workload: Workload::parse("hackbench -pipe process").unwrap(),
-        tasks: MAX_GROUPS + 1,
-        seed: 1,
-        warmup: Ps::US,
-        measure: Ps::US,
-    };
+    let spec = RunSpec::of("4.9", "hackbench -pipe process", MAX_GROUPS + 1, Ps::US, Ps::US);
     let e = run(&crate::profile::shipped("ivybridge-i3-3240"), &spec).unwrap_err();
     assert!(e.contains(&format!("allowed 1 ..= {MAX_GROUPS}")), "{e}");
     // A machine without [ipc] is refused, naming the section.
