@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use tlblab_model::kernel::tlbmiss::HANDLER_CLOCKS;
+
 use crate::stats::percent_better;
 use crate::summary::{Row, Summary};
 
@@ -600,18 +602,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
     // Every clock of a block is one of these (kernel/mmu_8xx.rs): issuing the paths'
     // instructions, their I-cache stalls, their data accesses, or a miss handler.
     out += "\nwhere a block's clocks go (all modes; share of the block):\n";
-    let handlers = |k: &str| {
-        [
-            "itlb_user_clocks",
-            "itlb_kernel_clocks",
-            "dtlb_user_clocks",
-            "dtlb_kernel_clocks",
-            "dtlb_error_clocks",
-        ]
-        .iter()
-        .map(|n| g(k, n))
-        .sum::<f64>()
-    };
+    let handlers = |k: &str| HANDLER_CLOCKS.iter().map(|n| g(k, n)).sum::<f64>();
     let issue = |k: &str| clocks(k) - handlers(k) - g(k, "icache_stall_clocks") - g(k, "data_clocks");
     let share = |k: &str, v: f64| format!("{v:.0} ({:.1}%)", 100.0 * v / clocks(k).max(1.0));
     out += &row("total", &|k| format!("{:.0}", clocks(k)));

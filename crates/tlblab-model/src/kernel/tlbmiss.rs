@@ -55,3 +55,19 @@ crate::kernel::vmstat::counters! {
         timer_ticks,
     }
 }
+
+/// The counters whose sum is the miss handlers' clocks (every kind, cache stalls included):
+/// what a report subtracts from a block's clocks to get the paths' own.
+pub const HANDLER_CLOCKS: [&str; 5] =
+    ["itlb_user_clocks", "itlb_kernel_clocks", "dtlb_user_clocks", "dtlb_kernel_clocks", "dtlb_error_clocks"];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn handler_clocks_name_counters() {
+        let names: Vec<&str> = super::Counters::default().fields().iter().map(|(n, _)| *n).collect();
+        for n in super::HANDLER_CLOCKS {
+            assert!(names.contains(&n), "{n} is not a tlbmiss counter");
+        }
+    }
+}

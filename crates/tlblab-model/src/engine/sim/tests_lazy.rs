@@ -24,7 +24,7 @@ fn lazy_cpu_beside_a_flusher(preset: &str, lazy_ipis: Option<&str>, run_for: Ps)
 }
 
 #[test]
-fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
+fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_20() {
     for preset in ["3.4", "3.13", "3.17"] {
         let (sim, s) = lazy_cpu_beside_a_flusher(preset, None, Ps::MS * 2);
         let c = s.counters;
@@ -43,7 +43,7 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
         );
         assert_eq!(c.oracle.oracle_violations, 0, "{preset}");
     }
-    // The same kernel with the v4.19 rule: madvise flushes never interrupt the lazy CPU.
+    // The same kernel with the v4.20 rule: madvise flushes never interrupt the lazy CPU.
     let (sim, s) = lazy_cpu_beside_a_flusher("3.13", Some("skip"), Ps::US * 200);
     assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
     assert_eq!(
@@ -55,7 +55,7 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_19() {
 }
 
 #[test]
-fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
+fn lazy_cpus_are_skipped_since_v4_20_unless_tables_are_freed() {
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::US * 200);
     assert!((20..256).contains(&s.iterations[0]), "before the first munmap: {:?}", s.iterations);
     assert_eq!(
@@ -70,7 +70,7 @@ fn lazy_cpus_are_skipped_since_v4_19_unless_tables_are_freed() {
     assert!(s.iterations[0] > 300, "{s:?}");
     assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
     assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
-    // v4.14-v4.18 sent every flush to lazy CPUs; their handler left for init_mm.
+    // v4.14-v4.19 sent every flush to lazy CPUs; their handler left for init_mm.
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", Some("send"), Ps::US * 200);
     assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
     assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());

@@ -110,7 +110,7 @@ fn wrong_mm_and_lazy_cpus() {
 }
 
 #[test]
-fn lazy_cpus_are_targets_before_v4_19_and_for_freed_tables_after() {
+fn lazy_cpus_are_targets_before_v4_20_and_for_freed_tables_after() {
     assert!(LazyIpis::Send.targets_lazy(false) && LazyIpis::Send.targets_lazy(true));
     assert!(!LazyIpis::Skip.targets_lazy(false) && LazyIpis::Skip.targets_lazy(true));
     // The v3.x handler (no generations) leaves the mm too, without flushing the range.
