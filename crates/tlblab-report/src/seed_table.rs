@@ -259,19 +259,23 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
     let mut out = format!("{} ({}, seed thread {})\n", e.title, s.experiment, e.seed_thread);
     out += &format!("{}\n", s.workload);
     // mmtests wraps "3.13.0-rc3-vanilla" as "3.13.0-rc3" over "vanilla".
-    out += &column_heads(e, ("", "thread"), 10, w, |k| {
+    out += &column_heads(e, ("", "thread"), 12, w, |k| {
         k.label.strip_prefix(&format!("{}-", k.group)).unwrap_or(&k.label).to_string()
     });
     let hb = s.metric.higher_is_better;
-    for (stat, higher_better) in [("Mean", hb), ("Stddev", false)] {
+    for (stat, higher_better) in [("Mean", hb), ("Stddev", false), ("CoeffVar", false)] {
         for &t in e.threads {
-            let mut line = format!("{stat:<7}{t:<3}");
-            let v = |k: &str| if stat == "Mean" { cell(k, t).mean } else { cell(k, t).stddev };
+            let mut line = format!("{stat:<9}{t:<3}");
+            let v = |k: &str| match stat {
+                "Mean" => cell(k, t).mean,
+                "Stddev" => cell(k, t).stddev,
+                _ => cell(k, t).coeffvar(),
+            };
             let base = v(&s.kernels[0]);
             for k in &s.kernels {
                 let x = v(k);
                 // One iteration has no spread to show.
-                let txt = if stat == "Stddev" && cell(k, t).n < 2 {
+                let txt = if stat != "Mean" && cell(k, t).n < 2 {
                     "-".to_string()
                 } else {
                     format!("{x:.2} ({:6.2}%)", percent_better(x, base, higher_better))
@@ -660,9 +664,23 @@ fn render_seed_002(e: &Heading, s: &Summary) -> String {
         out += "\n";
     }
     out += &format!(
-        "\n{} in {}, mean of {} run(s); Stddev per cell in summary.json.\n",
+        "\n{} in {}, mean of {} run(s), each differing only by its seed.\n",
         s.metric.name, s.metric.unit, s.rows[0].n
     );
+    // The spread over the seeds (mmtests' CoeffVar: Stddev x 100 / Mean); `-` for one run.
+    out += "\nCoeffVar (%)\n";
+    out += &head;
+    out += "\n";
+    for &t in e.threads {
+        let mut line = format!("{t:<7}");
+        for k in &s.kernels {
+            let c = cell(k, t);
+            let txt = if c.n < 2 { "-".to_string() } else { format!("{:.2}", c.coeffvar()) };
+            line.push_str(&format!(" {txt:>w$}"));
+        }
+        out += &line;
+        out += "\n";
+    }
     out += "\nPer operation: IPIs sent / full flushes / INVLPGs / skipped handler flushes / mm->tlb_gen line transfers\n";
     let mut head = String::from("tasks  ");
     for k in &s.kernels {

@@ -37,6 +37,17 @@ pub struct Row {
     pub hmean: Option<f64>,
 }
 
+impl Row {
+    /// mmtests' CoeffVar of the cell: Stddev x 100 / Mean (0 for a zero mean or one run).
+    pub fn coeffvar(&self) -> f64 {
+        if self.mean == 0.0 || self.n < 2 || self.stddev.is_nan() {
+            0.0
+        } else {
+            self.stddev * 100.0 / self.mean
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MetricInfo {
     pub name: String,

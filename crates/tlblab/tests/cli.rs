@@ -227,6 +227,9 @@ fn reproduce_seed_002_writes_a_stable_summary() {
     let dir = std::env::temp_dir().join(format!("tlblab-repro-{}", std::process::id()));
     let a = stdout(&tlblab(&["reproduce", "seed-002-tlb-gen", "--quick", "--out", dir.to_str().unwrap()]));
     assert!(a.contains("touch mm->tlb_gen") && a.contains("safety oracle: 0 violations"), "{a}");
+    // The spread over the seeds prints as CoeffVar; one run has none: `-`, not NaN.
+    let coeffvar = a.lines().skip_while(|l| !l.starts_with("CoeffVar (%)")).nth(2).unwrap_or("");
+    assert!(coeffvar.starts_with("1 ") && coeffvar.trim_end().ends_with(" -") && !a.contains("NaN"), "{a}");
     let text = std::fs::read_to_string(dir.join("seed-002-tlb-gen/summary.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["experiment"], "seed-002-tlb-gen");
