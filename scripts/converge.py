@@ -37,7 +37,9 @@ def doubled_duration(text: str) -> str:
 
 
 def with_doubled(text: str, keys: list) -> str:
-    """The experiment text with each key in `keys` doubled (top-level `key = value` lines)."""
+    """The experiment text with each key in `keys` doubled (top-level `key = value` lines, and a
+    row's own `warmup`/`duration` in the `[windows]` table)."""
+    text = with_row_windows_doubled(text, [k for k in keys if k in ("warmup", "duration")])
     for key in keys:
         pat = re.compile(rf"^({key}\s*=\s*)(.+?)\s*$", re.M)
         m = pat.search(text)
@@ -50,6 +52,16 @@ def with_doubled(text: str, keys: list) -> str:
             new = '"' + doubled_duration(value.strip('"')) + '"'
         text = text[: m.start(2)] + new + text[m.end(2) :]
     return text
+
+
+def with_row_windows_doubled(text: str, keys: list) -> str:
+    """Doubles `keys` in the `[windows]` table's inline entries (`16 = { warmup = "1s", ... }`)."""
+    m = re.search(r"^\[windows\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    if not m or not keys:
+        return text
+    pat = re.compile(rf'\b({"|".join(keys)})(\s*=\s*)"([^"]+)"')
+    body = pat.sub(lambda k: f'{k.group(1)}{k.group(2)}"{doubled_duration(k.group(3))}"', m.group(1))
+    return text[: m.start(1)] + body + text[m.end(1) :]
 
 
 def means(out: Path) -> dict:

@@ -29,6 +29,13 @@ pub struct KernelColumn {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct RowWindow {
+    pub warmup: String,
+    pub duration: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Experiment {
     pub name: String,
     pub seed_thread: String,
@@ -46,6 +53,11 @@ pub struct Experiment {
     pub warmup: String,
     pub duration: String,
     pub quick_duration: String,
+    /// A row's own warm-up and window in the full run (`[windows]`, keyed by the row): for rows
+    /// whose start-up transient outlasts the experiment's `warmup` (hackbench's grows with the
+    /// tasks per CPU, as the CFS period does). The quick run keeps `warmup` and `quick_duration`.
+    #[serde(default)]
+    pub windows: std::collections::BTreeMap<String, RowWindow>,
     /// Table layout: `seed-002` or `seed-000` (see `LAYOUTS`).
     pub layout: String,
     /// Printed under the tables: where the model departs from the seed, and why.
@@ -125,6 +137,15 @@ impl Experiment {
         {
             parse_duration(v).map_err(|e| format!("key `{k}`: {e}"))?;
         }
+        for (row, w) in &self.windows {
+            if !row.parse::<u32>().is_ok_and(|r| self.rows().contains(&r)) {
+                let rows: Vec<String> = self.rows().iter().map(|r| r.to_string()).collect();
+                return Err(format!("key `windows.{row}`: not a row; allowed: {}", rows.join(", ")));
+            }
+            for (k, v) in [("warmup", &w.warmup), ("duration", &w.duration)] {
+                parse_duration(v).map_err(|e| format!("key `windows.{row}.{k}`: {e}"))?;
+            }
+        }
         if !LAYOUTS.contains(&self.layout.as_str()) {
             return Err(format!(
                 "key `layout`: `{}` is not allowed; allowed: {}",
@@ -198,9 +219,14 @@ pub fn cell_count(e: &Experiment) -> usize {
 pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<ResultSet>> {
     let profile = machines::load(&e.machine)?;
     let iterations = if quick { e.quick_iterations } else { e.iterations };
-    let warmup = parse_duration(&e.warmup).map_err(|m| anyhow!(m))?;
-    let measure =
-        parse_duration(if quick { &e.quick_duration } else { &e.duration }).map_err(|m| anyhow!(m))?;
+    // A row's window: its own in the full run where `[windows]` gives one.
+    let window = |row: u32| -> Result<(tlblab_model::time::Ps, tlblab_model::time::Ps)> {
+        let (w, d) = match e.windows.get(&row.to_string()) {
+            Some(rw) if !quick => (&rw.warmup, &rw.duration),
+            _ => (&e.warmup, if quick { &e.quick_duration } else { &e.duration }),
+        };
+        Ok((parse_duration(w).map_err(|m| anyhow!(m))?, parse_duration(d).map_err(|m| anyhow!(m))?))
+    };
     // Labels name the cell files: two columns must not share one.
     for (i, k) in e.kernels.iter().enumerate() {
         if e.kernels[..i].iter().any(|o| o.label == k.label) {
@@ -219,6 +245,7 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
         for &row in e.rows() {
             let workload = Workload::parse(&e.workload_at(row)).map_err(|m| anyhow!(m))?;
             let t = if e.sizes.is_empty() { row } else { e.threads[0] };
+            let (warmup, measure) = window(row)?;
             cells.push(CellSpec {
                 label: k.label.clone(),
                 kernel: kernel.clone(),

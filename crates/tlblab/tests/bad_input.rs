@@ -234,6 +234,22 @@ fn seed_004_sizes_groups_and_page_alloc_keys_are_refused() {
         refused(&o, &[&format!("exp-groups-{name}.toml"), "key `threads`"]);
         assert!(!out.exists(), "{name}: {} was created", out.display());
     }
+    // A row's own window (`[windows]`): a row the experiment does not have, a bad duration.
+    let text = repo("experiments/seed-004-hackbench-pipes.toml");
+    for (name, from, to, needles) in [
+        ("row", "\n16 = {", "\n17 = {", vec!["key `windows.17`", "allowed: 1, 3, 5, 7, 12, 16"]),
+        ("dur", "16 = { warmup = \"", "16 = { warmup = \"-", vec!["key `windows.16.warmup`"]),
+    ] {
+        let body = text.replacen(from, to, 1);
+        assert_ne!(body, text, "{name}");
+        let p = write(&format!("exp-window-{name}.toml"), &body);
+        let out = dir().join(format!("out-window-{name}"));
+        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
+        let mut n = vec![format!("exp-window-{name}.toml")];
+        n.extend(needles.iter().map(|s| s.to_string()));
+        refused(&o, &n.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(!out.exists(), "{name}: {} was created", out.display());
+    }
     // A preset with a key [page_alloc] does not have, and an era it does not know.
     let kernel = |p: &str| run(one, "hackbench process 20000", &["--threads", "1", "--kernel", p]);
     let p = write("k-pa-key.toml", "inherits = \"4.9\"\n[page_alloc]\nhigh = 341\n");
