@@ -24,6 +24,18 @@ fn repo(rel: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)).unwrap()
 }
 
+/// `reproduce --quick` of the experiment `body` saved as `file` is refused (the file named first,
+/// then every `needle`) and writes no output directory.
+fn experiment_refused(file: &str, body: &str, needles: &[&str]) {
+    let p = write(file, body);
+    let out = dir().join(format!("out-{file}"));
+    let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
+    let mut n = vec![file];
+    n.extend_from_slice(needles);
+    refused(&o, &n);
+    assert!(!out.exists(), "{file}: {} was created", out.display());
+}
+
 /// Exit code 2, nothing on stdout, exactly one line on stderr containing every `needle`.
 fn refused(o: &Output, needles: &[&str]) -> String {
     let e = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -154,11 +166,7 @@ fn hostile_experiments_are_refused_and_write_nothing() {
     ];
     for (name, body, needle) in cases {
         assert_ne!(body, text, "{name}");
-        let p = write(&format!("exp-{name}.toml"), &body);
-        let out = dir().join(format!("out-{name}"));
-        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
-        refused(&o, &[&format!("exp-{name}.toml"), needle]);
-        assert!(!out.exists(), "{name}: {} was created", out.display());
+        experiment_refused(&format!("exp-{name}.toml"), &body, &[needle]);
     }
 }
 
@@ -206,13 +214,7 @@ fn seed_004_sizes_groups_and_page_alloc_keys_are_refused() {
     ] {
         let body = text.replacen(from, to, 1);
         assert_ne!(body, text, "{name}");
-        let p = write(&format!("exp-size-{name}.toml"), &body);
-        let out = dir().join(format!("out-size-{name}"));
-        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
-        let mut n = vec![format!("exp-size-{name}.toml")];
-        n.extend(needles.iter().map(|s| s.to_string()));
-        refused(&o, &n.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(!out.exists(), "{name}: {} was created", out.display());
+        experiment_refused(&format!("exp-size-{name}.toml"), &body, &needles);
     }
     // hackbench's group count: in its own text, as --threads, in an experiment.
     let one = "ivybridge-i3-3240";
@@ -228,11 +230,7 @@ fn seed_004_sizes_groups_and_page_alloc_keys_are_refused() {
     for (name, to) in [("zero", "threads = [0, 3,"), ("neg", "threads = [-1, 3,")] {
         let body = text.replacen("threads = [1, 3,", to, 1);
         assert_ne!(body, text, "{name}");
-        let p = write(&format!("exp-groups-{name}.toml"), &body);
-        let out = dir().join(format!("out-groups-{name}"));
-        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
-        refused(&o, &[&format!("exp-groups-{name}.toml"), "key `threads`"]);
-        assert!(!out.exists(), "{name}: {} was created", out.display());
+        experiment_refused(&format!("exp-groups-{name}.toml"), &body, &["key `threads`"]);
     }
     // A row's own window (`[windows]`): a row the experiment does not have, a bad duration.
     let text = repo("experiments/seed-004-hackbench-pipes.toml");
@@ -242,13 +240,7 @@ fn seed_004_sizes_groups_and_page_alloc_keys_are_refused() {
     ] {
         let body = text.replacen(from, to, 1);
         assert_ne!(body, text, "{name}");
-        let p = write(&format!("exp-window-{name}.toml"), &body);
-        let out = dir().join(format!("out-window-{name}"));
-        let o = tlblab(&["reproduce", &p, "--quick", "--out", out.to_str().unwrap()]);
-        let mut n = vec![format!("exp-window-{name}.toml")];
-        n.extend(needles.iter().map(|s| s.to_string()));
-        refused(&o, &n.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(!out.exists(), "{name}: {} was created", out.display());
+        experiment_refused(&format!("exp-window-{name}.toml"), &body, &needles);
     }
     // A preset with a key [page_alloc] does not have, and an era it does not know.
     let kernel = |p: &str| run(one, "hackbench process 20000", &["--threads", "1", "--kernel", p]);
