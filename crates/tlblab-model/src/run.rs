@@ -178,6 +178,20 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         profile.reclaim().map_err(|e| e.to_string())?;
         kernel.node_pages = Some(pages / nodes);
         kernel.ram_pages = spec.workload.unscaled_memory_pages().map(|r| r / nodes);
+        // The named machine's x86-64 zones: a node of several needs the era's rules for them.
+        if let Some(ram) = kernel.ram_pages {
+            let layout = crate::kernel::page_alloc::Layout::x86_64(nodes as u32, pages / nodes, ram);
+            let several = layout.nodes.iter().any(|z| z.iter().filter(|z| z.pages > 0).count() > 1);
+            if several && kernel.zones.is_none() {
+                return Err(format!(
+                    "workload `{}`: its machine has x86-64's ZONE_DMA32 and ZONE_NORMAL, and kernel `{}` \
+                     models one zone per node: key `page_alloc.zones` is not set; allowed: v4.2 \
+                     (v3.12..v4.7 kernels)",
+                    spec.workload.name(),
+                    kernel.name
+                ));
+            }
+        }
     }
     let mut sim = Simulation::new(profile, kernel);
     sim.seed(spec.seed);
@@ -416,6 +430,11 @@ mod tests {
         assert!(e.contains("`tlb_flush1_threads` takes no parameters"), "{e}");
         let e = Workload::parse("vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=128").unwrap_err();
         assert!(e.contains("ram_mib is below mem_mib"), "{e}");
+        // A named 8 GiB machine has DMA32 and Normal: a kernel without zone rules refuses it.
+        let profile = crate::profile::shipped("ivybridge-4c8t");
+        let w = "vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=8192";
+        let e = run(&profile, &RunSpec::of("4.9", w, 8, Ps::MS, Ps::MS)).unwrap_err();
+        assert!(e.contains("key `page_alloc.zones` is not set; allowed: v4.2"), "{e}");
         let e = Workload::parse("ebizzy rand=lcg2").unwrap_err();
         assert!(e.contains("`rand`") && e.contains("lcg") && e.contains("seeded"), "{e}");
     }

@@ -8,7 +8,7 @@ use super::config::KernelConfig;
 use super::cpu::Cpu;
 use super::frames::{Frames, Owner};
 use super::gfp::PAGES_PER_NODE;
-use super::page_alloc::{PageAlloc, PageAllocCosts};
+use super::page_alloc::{Layout, PageAlloc, PageAllocCosts};
 use super::slab::{Slab, SlabCosts};
 use super::smp::CallQueue;
 use super::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
@@ -91,19 +91,21 @@ impl Kernel {
     pub fn boot(profile: &MachineProfile, config: KernelConfig) -> Kernel {
         let topo = Topology::from_profile(&profile.topology);
         let node_pages = config.node_pages.unwrap_or(PAGES_PER_NODE);
-        let ram_pages = config.ram_pages.unwrap_or(node_pages);
+        // A named machine (a scaled-down workload's `ram_mib`) has its x86-64 zones; otherwise a
+        // node is one zone (page_alloc/zones.rs).
+        let layout = match config.ram_pages {
+            Some(ram) => Layout::x86_64(topo.sockets, node_pages, ram),
+            None => Layout::one_zone_per_node(topo.sockets, node_pages),
+        };
         // The MPC8xx machine runs dd's own paths and has no allocator section.
         let page_alloc = profile.page_alloc.is_some().then(|| {
-            let mut pa = PageAlloc::new(
+            PageAlloc::with_layout(
                 config.page_alloc,
                 PageAllocCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
                 &topo,
-                node_pages,
-            );
-            if let Some(ram) = config.ram_pages {
-                pa.size_zones_as(ram);
-            }
-            pa
+                &layout,
+                config.zones,
+            )
         });
         // SLUB on the machines whose profile costs it (`[slab]`), over their page allocator.
         let slab = match (&page_alloc, profile.slab.is_some()) {
@@ -234,7 +236,7 @@ impl Kernel {
             files: Vec::new(),
             frames: Frames::new(node_pages * topo.sockets as u64),
             page_alloc,
-            vmscan: super::vmscan::Vmscan::new(profile, topo.sockets, node_pages, ram_pages, topo.cpus()),
+            vmscan: super::vmscan::Vmscan::new(profile, &layout, topo.cpus()),
             slab,
             slab_events: Vec::new(),
             net,

@@ -16,7 +16,7 @@
 use super::head_8xx::Version;
 use super::mm::MmKnobs;
 use super::mmu_8xx::{Ppc8xxKnobs, Writeback};
-use super::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill};
+use super::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
 use super::text::TextKnobs;
 use super::tlbflush::{CoalesceIpis, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 use super::vmscan::{ReclaimKnobs, UnmapFlush};
@@ -46,6 +46,9 @@ pub struct KernelConfig {
     /// workload's `ram_mib`): boot sizes the watermarks and per-CPU lists for it and reclaim's
     /// scan targets keep its proportion to `SWAP_CLUSTER_MAX` (kernel/vmscan.rs).
     pub ram_pages: Option<u64>,
+    /// How a node's several zones are used (`zones` in `[page_alloc]`): `None` for a kernel
+    /// modelled with one zone per node, which refuses a named machine's zone split (`ram_pages`).
+    pub zones: Option<ZoneRules>,
     /// The range policy is derived from the machine for `flushall_shift` presets: `None` means
     /// "use the per-family shift table" (`post_fix` chooses the table).
     pub shift_from_table: Option<bool>,
@@ -73,6 +76,9 @@ pub struct Knobs {
     pub node_pages: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ram_pages: Option<u64>,
+    /// Absent from results of kernels with one zone per node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<ZoneRules>,
 }
 
 /// The recorded form of a [`KernelConfig`].
@@ -85,7 +91,7 @@ struct Recorded {
 
 impl From<Recorded> for KernelConfig {
     fn from(r: Recorded) -> KernelConfig {
-        let Knobs { flush, mm, text, ppc8xx, page_alloc, reclaim, node_pages, ram_pages } = r.flush;
+        let Knobs { flush, mm, text, ppc8xx, page_alloc, reclaim, node_pages, ram_pages, zones } = r.flush;
         KernelConfig {
             name: r.name,
             description: String::new(),
@@ -99,6 +105,7 @@ impl From<Recorded> for KernelConfig {
             reclaim: reclaim.unwrap_or(ReclaimKnobs::V4_3),
             node_pages,
             ram_pages,
+            zones,
             shift_from_table: r.shift_from_table,
         }
     }
@@ -523,6 +530,23 @@ pub const KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "zones",
+        section: "page_alloc",
+        allowed: "v4.2 | none",
+        doc: "how a node's several zones are used (a workload's ram_mib= gives the named machine \
+              x86-64's ZONE_DMA32 and ZONE_NORMAL): v4.2 (v3.12..v4.7: per-zone LRUs, watermarks \
+              with lowmem_reserve, per-CPU lists and reclaim, the fair zone allocation policy); \
+              none: one zone per node, ram_mib= refused",
+        apply: |k, v| {
+            k.zones = match v {
+                "v4.2" => Some(ZoneRules::V4_2),
+                "none" => None,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
         name: "unmap_flush",
         section: "reclaim",
         allowed: "per-page | batched",
@@ -591,6 +615,7 @@ impl KernelConfig {
             reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
             node_pages: self.node_pages,
             ram_pages: self.ram_pages,
+            zones: self.zones,
         }
     }
 
@@ -722,7 +747,8 @@ fn required(k: &KernelConfig) -> impl Fn(&str) -> bool {
             | "drain_picks_outside_lock"
             | "min_free_kbytes_max"
             | "watermark_scale_factor"
-            | "node_mib" => false,
+            | "node_mib"
+            | "zones" => false,
             _ => true,
         },
     }
@@ -750,6 +776,7 @@ fn blank() -> KernelConfig {
         reclaim: ReclaimKnobs::V4_3,
         node_pages: None,
         ram_pages: None,
+        zones: None,
         shift_from_table: None,
     }
 }

@@ -59,7 +59,7 @@ impl Kernel {
             // Reclaim is not modelled (issue 15): a workload must fit in the model's nodes.
             panic!(
                 "out of memory: {} nodes of {} MiB are exhausted (reclaim is not modelled)",
-                self.page_alloc.as_ref().map_or(0, |a| a.zones.len()),
+                self.page_alloc.as_ref().map_or(0, |a| a.nr_nodes()),
                 PAGES_PER_NODE >> 8
             );
         };

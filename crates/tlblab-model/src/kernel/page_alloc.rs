@@ -1,8 +1,9 @@
 //! The zoned buddy allocator and its per-CPU page lists (mm/page_alloc.c).
 //!
-//! One `ZONE_NORMAL` per NUMA node (a socket), each with buddy free lists per order and
-//! migratetype under `zone->lock` (a FIFO spinlock on a contended line, hw/lock.rs), watermarks,
-//! and one `per_cpu_pages` per CPU. The buddy rules (`__rmqueue_smallest` + `expand`,
+//! One `ZONE_NORMAL` per NUMA node (a socket), or a named machine's x86-64 zones (`zones.rs`:
+//! DMA32 and Normal, chosen by the zonelist and v4.2's fair zone allocation policy), each with
+//! buddy free lists per order and migratetype under `zone->lock` (a FIFO spinlock on a contended
+//! line, hw/lock.rs), watermarks, `lowmem_reserve`, and one `per_cpu_pages` per CPU. The buddy rules (`__rmqueue_smallest` + `expand`,
 //! `__rmqueue_fallback` with pageblock stealing, `__free_one_page` with the buddy-is-free test and
 //! the tail placement when the next-order buddy is free) follow v4.9; v5.14 keeps them for the
 //! cases modelled here (no CMA, no isolation, no highatomic reserve, no page shuffling). What
@@ -17,10 +18,14 @@
 
 mod buddy;
 mod config;
+mod stats;
+mod zones;
 
 use buddy::Section;
 
 pub use config::*;
+pub use stats::*;
+pub use zones::*;
 
 use crate::hw::coherence::{CacheLine, LineCosts};
 use crate::hw::lock::{LockTiming, SpinLock};
@@ -36,111 +41,13 @@ pub struct Env<'a> {
     pub lines: &'a LineCosts,
 }
 
-/// Counters, as a RunResult reports them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PageAllocStats {
-    pub zone_lock_acquisitions: u64,
-    pub zone_lock_contended: u64,
-    /// Time from asking for `zone->lock` to holding it (includes the lock-word RMW).
-    pub zone_lock_wait: Ps,
-    pub zone_lock_hold: Ps,
-    /// Allocations served from a per-CPU list that had a block, per order.
-    pub pcp_hits: [u64; MAX_ORDER as usize],
-    /// Allocations that found their per-CPU list empty (and refilled it), per order.
-    pub pcp_misses: [u64; MAX_ORDER as usize],
-    /// Allocations of orders the per-CPU lists do not hold (straight from the buddy lists).
-    pub buddy_allocs: [u64; MAX_ORDER as usize],
-    pub frees_to_pcp: [u64; MAX_ORDER as usize],
-    pub frees_to_buddy: [u64; MAX_ORDER as usize],
-    pub refills: u64,
-    pub refill_blocks: u64,
-    pub drains: u64,
-    pub drain_blocks: u64,
-    pub buddy_splits: u64,
-    pub buddy_merges: u64,
-    pub fallbacks: u64,
-    pub pageblocks_stolen: u64,
-    pub struct_page_touches: u64,
-    /// Allocations that found no zone above its low watermark (the kernel wakes kswapd).
-    pub kswapd_wakeups: u64,
-    pub alloc_failures: u64,
-}
-
-crate::kernel::vmstat::counters! {
-    /// The allocator's event counters (lock_stat's and /proc/vmstat's, per order).
-    Counters {
-    zone_lock_acquisitions,
-    /// Acquisitions that found `zone->lock` held (lock_stat's contentions).
-    zone_lock_contended,
-    /// Time from asking for `zone->lock` to holding it, in picoseconds.
-    zone_lock_wait_ps,
-    zone_lock_hold_ps,
-    /// Allocations served from a per-CPU list, by order (9: the THP order, v5.14).
-    pcp_hits_order0,
-    pcp_hits_order1,
-    pcp_hits_order2,
-    pcp_hits_order3,
-    pcp_hits_order9,
-    /// Allocations that found their per-CPU list empty and refilled it (`rmqueue_bulk`).
-    pcp_misses_order0,
-    pcp_misses_order1,
-    pcp_misses_order2,
-    pcp_misses_order3,
-    pcp_misses_order9,
-    /// Frees onto a per-CPU list (any order).
-    pcp_frees,
-    /// Allocations and frees of orders the per-CPU lists do not hold: one `zone->lock` each.
-    buddy_allocs,
-    buddy_frees,
-    pcp_refills,
-    pcp_refill_blocks,
-    /// `free_pcppages_bulk` runs (`count >= high`, or a whole-list drain).
-    pcp_drains,
-    pcp_drain_blocks,
-    buddy_splits,
-    buddy_merges,
-    pageblocks_stolen,
-    struct_page_touches,
-    /// Slab pages SLUB took from the page allocator (`new_slab`).
-    slab_pages,
-    alloc_failures,
-    }
-}
-
-impl PageAllocStats {
-    /// The report's view (`slab_pages` is SLUB's count; the caller adds it).
-    pub fn counters(&self) -> Counters {
-        let o = |a: &[u64; MAX_ORDER as usize], i: usize| a[i];
-        Counters {
-            zone_lock_acquisitions: self.zone_lock_acquisitions,
-            zone_lock_contended: self.zone_lock_contended,
-            zone_lock_wait_ps: self.zone_lock_wait.0,
-            zone_lock_hold_ps: self.zone_lock_hold.0,
-            pcp_hits_order0: o(&self.pcp_hits, 0),
-            pcp_hits_order1: o(&self.pcp_hits, 1),
-            pcp_hits_order2: o(&self.pcp_hits, 2),
-            pcp_hits_order3: o(&self.pcp_hits, 3),
-            pcp_hits_order9: o(&self.pcp_hits, HPAGE_PMD_ORDER as usize),
-            pcp_misses_order0: o(&self.pcp_misses, 0),
-            pcp_misses_order1: o(&self.pcp_misses, 1),
-            pcp_misses_order2: o(&self.pcp_misses, 2),
-            pcp_misses_order3: o(&self.pcp_misses, 3),
-            pcp_misses_order9: o(&self.pcp_misses, HPAGE_PMD_ORDER as usize),
-            pcp_frees: self.frees_to_pcp.iter().sum(),
-            buddy_allocs: self.buddy_allocs.iter().sum(),
-            buddy_frees: self.frees_to_buddy.iter().sum(),
-            pcp_refills: self.refills,
-            pcp_refill_blocks: self.refill_blocks,
-            pcp_drains: self.drains,
-            pcp_drain_blocks: self.drain_blocks,
-            buddy_splits: self.buddy_splits,
-            buddy_merges: self.buddy_merges,
-            pageblocks_stolen: self.pageblocks_stolen,
-            struct_page_touches: self.struct_page_touches,
-            slab_pages: 0,
-            alloc_failures: self.alloc_failures,
-        }
-    }
+/// `get_page_from_freelist`'s walks of the zonelist: `ALLOC_FAIR | ALLOC_WMARK_LOW` (v3.12 ..
+/// v4.7, nodes of several zones), `ALLOC_WMARK_LOW`, then the slow path's `ALLOC_WMARK_MIN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Fair,
+    Low,
+    Min,
 }
 
 /// What `alloc_pages` did.
@@ -211,6 +118,7 @@ impl std::fmt::Display for PageAllocError {
 #[derive(Debug, Clone)]
 pub struct Zone {
     pub node: u32,
+    pub ty: ZoneType,
     pub start_pfn: u64,
     /// `struct page`s, a section at a time (the untouched ones are as boot left them).
     pub pages: MemMap,
@@ -220,7 +128,15 @@ pub struct Zone {
     /// `NR_FREE_PAGES`: base pages on the buddy lists (not on per-CPU lists).
     pub nr_free: u64,
     pub managed: u64,
+    /// The named machine's managed pages of this zone (`managed` when memory is not scaled): what
+    /// the boot-time size rules and reclaim's scan targets read.
+    pub sized_as: u64,
     pub wmark: Watermarks,
+    /// `zone->lowmem_reserve[]`, by class zone ([`ZoneType`] index).
+    pub lowmem_reserve: [u64; MAX_NR_ZONES],
+    /// `NR_ALLOC_BATCH` and `ZONE_FAIR_DEPLETED` (the fair zone allocation policy, v3.12..v4.7).
+    pub alloc_batch: i64,
+    pub fair_depleted: bool,
     pub lock: SpinLock,
     /// The zone's `free_area` / counters line, written under the lock by whoever holds it.
     pub data_line: CacheLine,
@@ -229,12 +145,14 @@ pub struct Zone {
 }
 
 impl Zone {
-    fn new(node: u32, start_pfn: u64, nr_pages: u64, cpus: usize, nr_lists: usize) -> Zone {
+    fn new(node: u32, spec: ZoneSpec, start_pfn: u64, cpus: usize, nr_lists: usize) -> Zone {
+        let nr_pages = spec.pages;
         let block = 1u64 << (MAX_ORDER - 1);
         assert!(nr_pages > 0 && nr_pages % block == 0, "a zone is a whole number of 4 MiB blocks");
         assert!(start_pfn % block == 0 && nr_pages < NIL as u64);
         let mut z = Zone {
             node,
+            ty: spec.ty,
             start_pfn,
             pages: MemMap::new(nr_pages as u32),
             free_area: [FreeArea::default(); MAX_ORDER as usize],
@@ -242,7 +160,11 @@ impl Zone {
             pageblock_mt: vec![MigrateType::Movable; (nr_pages >> PAGEBLOCK_ORDER) as usize],
             nr_free: 0,
             managed: nr_pages,
+            sized_as: spec.sized_as,
             wmark: Watermarks::default(),
+            lowmem_reserve: [0; MAX_NR_ZONES],
+            alloc_batch: 0,
+            fair_depleted: false,
             lock: SpinLock::new(),
             data_line: CacheLine::new(),
             pcp: vec![PerCpuPages { lists: vec![List::default(); nr_lists], ..Default::default() }; cpus],
@@ -258,66 +180,117 @@ impl Zone {
     }
 }
 
-/// The page allocator: one zone per node, per-CPU lists, counters.
+/// The page allocator: a node's zones, per-CPU lists, counters.
 #[derive(Debug, Clone)]
 pub struct PageAlloc {
     pub cfg: PageAllocConfig,
     pub costs: PageAllocCosts,
+    /// Every node's zones, node by node, lowest zone first.
     pub zones: Vec<Zone>,
+    /// Per node: its zonelist for a Normal-class allocation (the node's zones from the highest
+    /// down, then the other nodes' in node order).
+    zonelists: Vec<Vec<usize>>,
+    /// The fair zone allocation policy is in force (v3.12..v4.7 rules on nodes of several zones).
+    fair: bool,
     cpu_node: Vec<u32>,
     pub stats: PageAllocStats,
 }
 
 impl PageAlloc {
-    /// A machine of `topo` with `pages_per_node` page frames on each socket's node (a multiple
-    /// of 1024). Watermarks, batch and high are computed as the era's kernel does at boot.
+    /// A machine of `topo` with one zone of `pages_per_node` page frames on each socket's node
+    /// (a multiple of 1024). Watermarks, batch and high are computed as the era's kernel does at
+    /// boot.
     pub fn new(
         cfg: PageAllocConfig,
         costs: PageAllocCosts,
         topo: &Topology,
         pages_per_node: u64,
     ) -> PageAlloc {
-        let cpus = topo.cpus() as usize;
-        let nr_lists = cfg.pcp_lists.nr_lists();
-        let zones: Vec<Zone> = (0..topo.sockets)
-            .map(|n| Zone::new(n, n as u64 * pages_per_node, pages_per_node, cpus, nr_lists))
-            .collect();
-        let cpu_node = (0..cpus as u32).map(|c| topo.socket_of(c)).collect();
-        let mut pa = PageAlloc { cfg, costs, zones, cpu_node, stats: PageAllocStats::default() };
-        pa.size_zones_as(pages_per_node);
-        pa
+        PageAlloc::with_layout(
+            cfg,
+            costs,
+            topo,
+            &Layout::one_zone_per_node(topo.sockets, pages_per_node),
+            None,
+        )
     }
 
-    /// The boot-time rules that read a zone's size (`init_per_zone_wmark_min`'s
-    /// `min_free_kbytes`, `__setup_per_zone_wmarks`, `zone_batchsize`, `pcp->high`), applied as
-    /// if each zone had `pages_per_node` pages: [`PageAlloc::new`] passes the real size; a
-    /// machine whose memory is scaled down passes its unscaled size, so the watermarks and
-    /// per-CPU lists are the named machine's in pages (their proportion to `SWAP_CLUSTER_MAX`
-    /// and to a CPU's allocation rate, which do not scale, is kept).
-    pub fn size_zones_as(&mut self, pages_per_node: u64) {
-        self.setup_per_zone_wmarks(pages_per_node);
-        let cfg = self.cfg;
-        let node_cpus = (self.cpu_node.len() as u64 / self.zones.len() as u64).max(1);
-        for z in &mut self.zones {
-            let batch = cfg.zone_batchsize(pages_per_node);
+    /// A machine of `topo` whose nodes have `layout`'s zones (the simulated ones; each node's
+    /// simulated pages a multiple of 1024), used by `rules` where a node has several. The
+    /// boot-time rules that read a zone's size (`init_per_zone_wmark_min`'s `min_free_kbytes`,
+    /// `__setup_per_zone_wmarks`, `setup_per_zone_lowmem_reserve`, `zone_batchsize`,
+    /// `pcp->high`) read each zone's `sized_as`: a machine whose memory is scaled down has the
+    /// named machine's watermarks and per-CPU lists in pages (their proportion to
+    /// `SWAP_CLUSTER_MAX` and to a CPU's allocation rate, which do not scale, is kept).
+    pub fn with_layout(
+        cfg: PageAllocConfig,
+        costs: PageAllocCosts,
+        topo: &Topology,
+        layout: &Layout,
+        rules: Option<ZoneRules>,
+    ) -> PageAlloc {
+        let cpus = topo.cpus() as usize;
+        let nr_lists = cfg.pcp_lists.nr_lists();
+        assert_eq!(layout.nodes.len(), topo.sockets as usize, "a layout per node");
+        let mut zones = Vec::new();
+        let mut start = 0;
+        let mut node_zones = Vec::new();
+        for (n, specs) in layout.nodes.iter().enumerate() {
+            let mut mine = Vec::new();
+            for (i, &spec) in specs.iter().enumerate() {
+                if spec.pages == 0 {
+                    continue;
+                }
+                let mut z = Zone::new(n as u32, spec, start, cpus, nr_lists);
+                z.lowmem_reserve = layout.lowmem_reserve(n, i);
+                start += spec.pages;
+                mine.push(zones.len());
+                zones.push(z);
+            }
+            node_zones.push(mine);
+        }
+        let zonelists = (0..node_zones.len())
+            .map(|n| {
+                let mut l: Vec<usize> = node_zones[n].iter().rev().copied().collect();
+                for (m, other) in node_zones.iter().enumerate() {
+                    if m != n {
+                        l.extend(other.iter().rev());
+                    }
+                }
+                l
+            })
+            .collect();
+        let several = node_zones.iter().any(|z| z.len() > 1);
+        let fair = several && rules == Some(ZoneRules::V4_2);
+        let cpu_node = (0..cpus as u32).map(|c| topo.socket_of(c)).collect();
+        let mut pa =
+            PageAlloc { cfg, costs, zones, zonelists, fair, cpu_node, stats: PageAllocStats::default() };
+        pa.setup_per_zone_wmarks(layout.lowmem_pages());
+        let node_cpus = (pa.cpu_node.len() as u64 / topo.sockets as u64).max(1);
+        for z in &mut pa.zones {
+            let batch = cfg.zone_batchsize(z.sized_as);
             let high = cfg.pcp_high(batch, z.wmark.low, node_cpus);
             for p in &mut z.pcp {
                 p.batch = batch;
                 p.high = high;
             }
         }
+        pa
     }
 
-    /// `__setup_per_zone_wmarks()` (v4.6+, same in v5.14) for zones of `managed` pages each:
-    /// `min` is the zone's share of `min_free_kbytes`; `low` and `high` add `max(min / 4,
-    /// managed * scale / 10000)` once and twice.
-    fn setup_per_zone_wmarks(&mut self, managed: u64) {
-        let lowmem = managed * self.zones.len() as u64;
+    /// `__setup_per_zone_wmarks()`: `min` is the zone's share of `min_free_kbytes` (computed
+    /// from `lowmem` pages) by its managed pages; `low` and `high` add `max(min / 4, managed *
+    /// scale / 10000)` once and twice (v4.6+, same in v5.14), or `min / 4` and `min / 2` before
+    /// v4.6 (`watermark_scale_factor` 0). `NR_ALLOC_BATCH` starts at `high - low`.
+    fn setup_per_zone_wmarks(&mut self, lowmem: u64) {
         let pages_min = self.cfg.min_free_kbytes(lowmem) / 4;
         for z in &mut self.zones {
-            let min = pages_min * managed / lowmem;
-            let gap = (min / 4).max(managed * self.cfg.watermark_scale_factor / 10_000);
-            z.wmark = Watermarks { min, low: min + gap, high: min + 2 * gap };
+            let min = pages_min * z.sized_as / lowmem;
+            let scale = self.cfg.watermark_scale_factor;
+            let gap = (min / 4).max(z.sized_as * scale / 10_000);
+            let high = if scale == 0 { min + min / 2 } else { min + 2 * gap };
+            z.wmark = Watermarks { min, low: min + gap, high };
+            z.alloc_batch = (high - min - gap) as i64;
         }
     }
 
@@ -352,35 +325,56 @@ impl PageAlloc {
         (grant, hold, contended)
     }
 
-    /// `alloc_pages(gfp, order)` on `cpu` at `now`, for a `mt` allocation (`gfp_migratetype`):
-    /// `get_page_from_freelist` over the zonelist with the low watermark, then once more with
-    /// `min` (the slow path, after waking kswapd; reclaim itself is not modelled).
+    /// `alloc_pages(gfp, order)` on `cpu` at `now`, for a `mt` allocation (`gfp_migratetype`) of
+    /// class zone Normal: `get_page_from_freelist` over the zonelist with the low watermark (on
+    /// nodes of several zones under the fair zone allocation policy first, `zones.rs`), then
+    /// once more with `min` (the slow path, after waking kswapd; direct reclaim is the caller's,
+    /// kernel/vmscan.rs). A zone must be above the mark plus its `lowmem_reserve`.
     pub fn alloc_pages(&mut self, cpu: u32, now: Ps, order: u8, mt: MigrateType, env: Env) -> AllocOutcome {
         assert!(order < MAX_ORDER && (mt as usize) < MIGRATE_PCPTYPES, "order {order}, migratetype {mt:?}");
         let local = self.node_of_cpu(cpu) as usize;
-        let nr = self.zones.len();
-        for pass in 0..2 {
-            // The zonelist: the local node's zone first, then the others in node order.
-            for k in 0..nr {
-                let zi = if k == 0 {
-                    local
-                } else if k <= local {
-                    k - 1
-                } else {
-                    k
-                };
+        let class = self.classzone(local);
+        for pass in [Pass::Fair, Pass::Low, Pass::Min] {
+            if pass == Pass::Fair && !self.fair {
+                continue;
+            }
+            let mut skipped = 0;
+            for k in 0..self.zonelists[local].len() {
+                let zi = self.zonelists[local][k];
                 let z = &self.zones[zi];
-                let mark = if pass == 0 { z.wmark.low } else { z.wmark.min };
-                if !z.watermark_ok(order, mark) {
+                if pass == Pass::Fair {
+                    // zone_local(): the fair walk stays on the local node.
+                    if z.node as usize != local {
+                        break;
+                    }
+                    if z.fair_depleted {
+                        skipped += 1;
+                        continue;
+                    }
+                }
+                let mark = if pass == Pass::Min { z.wmark.min } else { z.wmark.low };
+                if !self.watermark_ok(zi, order, mark, class) {
                     continue;
                 }
                 let mut out = self.rmqueue(zi, cpu, now, order, mt, env);
                 if out.pfn.is_some() {
-                    out.remote_zone = zi != local;
+                    if self.fair {
+                        // buffered_rmqueue (v4.2): every allocation takes its pages off the
+                        // zone's NR_ALLOC_BATCH.
+                        let z = &mut self.zones[zi];
+                        z.alloc_batch -= 1 << order;
+                        if z.alloc_batch <= 0 {
+                            z.fair_depleted = true;
+                        }
+                    }
+                    out.remote_zone = self.zones[zi].node as usize != local;
                     return out;
                 }
             }
-            if pass == 0 {
+            if pass == Pass::Fair && skipped > 0 {
+                self.reset_alloc_batches(local);
+            }
+            if pass == Pass::Low {
                 self.stats.kswapd_wakeups += 1;
             }
         }

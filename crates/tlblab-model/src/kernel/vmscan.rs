@@ -1,7 +1,8 @@
 //! Page reclaim (mm/vmscan.c, v4.2 with the v4.3 batched unmap flush as a knob): the file LRU
-//! lists of each node under `zone->lru_lock`, per-CPU pagevecs feeding them, kswapd as a kernel
-//! thread woken when an allocation finds the zone below its low watermark, direct reclaim in an
-//! allocating task that would take the zone below `min`.
+//! lists of each zone under `zone->lru_lock` (one zone per node, or a named machine's x86-64
+//! zones, kernel/page_alloc/zones.rs), per-CPU pagevecs feeding them, kswapd as a kernel thread
+//! woken when an allocation finds every zone of its node below its low watermark, direct reclaim
+//! in an allocating task that would take them below `min`.
 //!
 //! Rules (v4.2 unless marked; wave2-facts.md §1.4):
 //! - `get_scan_count`: the workloads reclaim file pages only (no swap is configured, so
@@ -17,21 +18,29 @@
 //!   inactive list the first time (`SetPageReferenced`, `PAGEREF_KEEP`) and activated the second;
 //!   a page with no young PTE is reclaimed (`try_to_unmap`, kernel/rmap.rs), then
 //!   `__remove_mapping`.
-//! - kswapd (`balance_pgdat`): from `DEF_PRIORITY` down, `nr_to_reclaim = max(SWAP_CLUSTER_MAX,
-//!   high_wmark)` per pass; the priority drops when a pass scanned less than that or reclaimed
-//!   nothing; done (and asleep) once the zone is above its high watermark.
-//! - direct reclaim (`do_try_to_free_pages`): `nr_to_reclaim = SWAP_CLUSTER_MAX`, priority 12
-//!   down to 0, done once that much is reclaimed.
+//! - kswapd (`balance_pgdat`): from `DEF_PRIORITY` down, each priority walks the node's zones
+//!   from the lowest up to the highest one below its high watermark (`end_zone`);
+//!   `kswapd_shrink_zone` skips a zone above high + gap + `lowmem_reserve` and shrinks the others
+//!   with `nr_to_reclaim = max(SWAP_CLUSTER_MAX, high_wmark)`; the priority drops when no zone
+//!   scanned its `nr_to_reclaim` or nothing was reclaimed; done (and asleep) once every zone is
+//!   above its high watermark.
+//! - direct reclaim (`do_try_to_free_pages` -> `shrink_zones`): `nr_to_reclaim =
+//!   SWAP_CLUSTER_MAX` shared by the zones of the zonelist (Normal, then DMA32), each shrunk in
+//!   turn with its own targets; priority 12 down to 0, done after a walk that reclaimed that
+//!   much.
 //!
 //! Not modelled: anonymous LRU lists (no swap: `get_scan_count` never scans them), the
 //! `too_many_isolated` stall (counted, not slept: the model has no timers), memcg, slab
-//! shrinkers, writeback (the modelled workloads never dirty a file page), `zone_reclaim_mode`.
+//! shrinkers, writeback (the modelled workloads never dirty a file page), `zone_reclaim_mode`,
+//! `zone_reclaimable` (the zones skipped below `DEF_PRIORITY` once scanned six times their
+//! pages), direct reclaim of other nodes' zones, `throttle_direct_reclaim`.
 
 use super::mmzone::LruList;
 
 use super::ctx::Ctx;
 use super::frames::Owner;
 use super::mm::MmId;
+use super::page_alloc::Layout;
 use super::syscalls::{Op, Program};
 use super::{Continuation, Kernel};
 use crate::attribution::Bucket;
@@ -146,7 +155,7 @@ const PG_REFERENCED: u8 = 4;
 /// installs young PTEs in v4.2). One bit per frame: the modelled files are mapped by one mm.
 const PTE_YOUNG: u8 = 8;
 
-/// One node's LRU lists (`struct lruvec` of its zone) and `zone->lru_lock`.
+/// One zone's LRU lists (`struct lruvec`, per zone up to v4.7) and `zone->lru_lock`.
 #[derive(Debug, Default)]
 pub struct Lruvec {
     /// Head (front) is the newest page; isolation takes from the tail (back).
@@ -182,17 +191,30 @@ enum Back {
     Active,
 }
 
-/// `struct scan_control` and where the reclaimer is in `shrink_lruvec`.
+/// `struct scan_control` and where the reclaimer is in its walk of the zones and in
+/// `shrink_lruvec`.
 #[derive(Debug)]
 pub(super) struct ScanControl {
     kswapd: bool,
     node: usize,
+    /// The zones this priority's walk shrinks, in order (direct reclaim: the zonelist, Normal
+    /// first; kswapd: the lowest zone up to `end_zone`), and how far it got.
+    walk: Vec<usize>,
+    next: usize,
+    /// The zone `shrink_lruvec` works on.
+    zone: usize,
+    /// kswapd: the highest zone needing balance (`end_zone`, the class zone of its checks), and
+    /// whether this priority's walk should raise the priority (no zone scanned its
+    /// `nr_to_reclaim`).
+    end_zone: usize,
+    raise_priority: bool,
     priority: u32,
     nr_to_reclaim: u64,
-    /// Reclaimed in this `shrink_lruvec` pass / since the reclaimer started.
+    /// Reclaimed in this `shrink_lruvec` pass (its local `nr_reclaimed`).
     pass_reclaimed: u64,
     /// Scanned (isolated) in this pass (`sc->nr_scanned`).
     pass_scanned: u64,
+    /// `sc->nr_reclaimed`: since direct reclaim started; for kswapd, in this priority's walk.
     total_reclaimed: u64,
     /// Remaining scan targets of this pass: inactive file, active file.
     nr: [u64; 2],
@@ -222,15 +244,24 @@ pub enum Step {
     Finish,
 }
 
+/// A simulated zone as reclaim sees it: its node, first frame, pages, and the named machine's
+/// managed pages it stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneSpan {
+    pub node: usize,
+    pub start: u64,
+    pub pages: u64,
+    pub sized_as: u64,
+}
+
 /// The reclaim state of the machine.
 #[derive(Debug, Default)]
 pub struct Vmscan {
     pub costs: Option<Costs>,
     flags: Vec<u8>,
+    /// Per zone (the page allocator's zone order).
     pub lruvecs: Vec<Lruvec>,
-    node_pages: u64,
-    /// The unscaled machine's pages per node (`node_pages` when memory is not scaled down).
-    ram_pages: u64,
+    zones: Vec<ZoneSpan>,
     pagevecs: Vec<Vec<u64>>,
     /// Per task.
     pub ubc: Vec<Ubc>,
@@ -243,23 +274,38 @@ pub struct Vmscan {
 }
 
 impl Vmscan {
-    pub fn new(p: &MachineProfile, nodes: u32, node_pages: u64, ram_pages: u64, cpus: u32) -> Vmscan {
+    /// The LRU lists of `layout`'s simulated zones (laid out as the page allocator lays them).
+    pub fn new(p: &MachineProfile, layout: &Layout, cpus: u32) -> Vmscan {
+        let mut zones = Vec::new();
+        let mut start = 0;
+        for (node, specs) in layout.nodes.iter().enumerate() {
+            for z in specs.iter().filter(|z| z.pages > 0) {
+                zones.push(ZoneSpan { node, start, pages: z.pages, sized_as: z.sized_as });
+                start += z.pages;
+            }
+        }
         Vmscan {
             costs: Costs::from_profile(p),
-            flags: vec![0; (nodes as u64 * node_pages) as usize],
-            lruvecs: (0..nodes).map(|_| Lruvec::default()).collect(),
-            node_pages,
-            ram_pages,
+            flags: vec![0; start as usize],
+            lruvecs: zones.iter().map(|_| Lruvec::default()).collect(),
+            zones,
             pagevecs: vec![Vec::with_capacity(PAGEVEC_SIZE); cpus as usize],
             ubc: Vec::new(),
             sc: Vec::new(),
-            kswapd: vec![None; nodes as usize],
+            kswapd: vec![None; layout.nodes.len()],
             woken: Vec::new(),
         }
     }
 
-    fn node_of(&self, pfn: u64) -> usize {
-        (pfn / self.node_pages) as usize
+    /// The zone of `pfn` (`page_zone`).
+    fn zone_of(&self, pfn: u64) -> usize {
+        self.zones.iter().rposition(|z| z.start <= pfn).expect("a frame of a zone")
+    }
+
+    /// `get_scan_count`'s `size >> priority` for a list of `size` pages of zone `zi`.
+    fn scan_target(&self, zi: usize, size: usize, priority: u32) -> u64 {
+        let z = &self.zones[zi];
+        scan_target(size, (z.sized_as, z.pages), priority)
     }
 
     /// The hardware set the accessed bit of a PTE mapping `pfn` (a walk), or a fault installed
@@ -281,7 +327,7 @@ impl Vmscan {
 
     /// A page put on the inactive list outside simulated time (a benchmark's untimed setup).
     pub fn lru_add_untimed(&mut self, pfn: u64) {
-        let n = self.node_of(pfn);
+        let n = self.zone_of(pfn);
         self.flags[pfn as usize] = PG_LRU;
         self.lruvecs[n].inactive_file.push_front(pfn);
     }
@@ -305,9 +351,9 @@ impl Vmscan {
         }
     }
 
-    /// Pages on a node's file LRU lists (for checks).
-    pub fn lru_pages(&self, node: usize) -> (usize, usize) {
-        let l = &self.lruvecs[node];
+    /// Pages on a zone's file LRU lists (inactive, active).
+    pub fn lru_pages(&self, zone: usize) -> (usize, usize) {
+        let l = &self.lruvecs[zone];
         (l.inactive_file.len(), l.active_file.len())
     }
 }
@@ -346,32 +392,38 @@ impl Kernel {
     }
 
     /// `lru_add_drain` on this CPU: its pagevec onto the inactive lists, one `lru_lock`
-    /// section per node. Returns the time taken.
+    /// section per run of pages of one zone (`pagevec_lru_move_fn` (v4.2) takes the next page's
+    /// zone's lock when the zone changes). Returns the time taken.
     fn lru_add_drain(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
         let cpu = ctx.cpu as usize;
         if self.vmscan.pagevecs[cpu].is_empty() {
             return Ps::ZERO;
         }
-        let pv = std::mem::take(&mut self.vmscan.pagevecs[cpu]);
-        let node = self.vmscan.node_of(pv[0]);
+        let mut pv = std::mem::take(&mut self.vmscan.pagevecs[cpu]);
         let per = self.reclaim_costs().lru_page + self.reclaim_costs().struct_page_miss;
-        let d = self.lru_locked(ctx, at, node, per * pv.len() as u64);
-        for &pfn in &pv {
-            self.vmscan.flags[pfn as usize] |= PG_LRU;
-            self.vmscan.lruvecs[node].inactive_file.push_front(pfn);
+        let mut d = Ps::ZERO;
+        let mut i = 0;
+        while i < pv.len() {
+            let zone = self.vmscan.zone_of(pv[i]);
+            let n = pv[i..].iter().take_while(|&&p| self.vmscan.zone_of(p) == zone).count();
+            d += self.lru_locked(ctx, at + d, zone, per * n as u64);
+            for &pfn in &pv[i..i + n] {
+                self.vmscan.flags[pfn as usize] |= PG_LRU;
+                self.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+            }
+            i += n;
         }
-        let mut pv = pv;
         pv.clear();
         self.vmscan.pagevecs[cpu] = pv;
         d
     }
 
-    /// One `lru_lock` section of `work` on `node` asked for at `at`: spin (lock wait), then the
+    /// One `lru_lock` section of `work` on `zone` asked for at `at`: spin (lock wait), then the
     /// section (reclaim time). Returns the time from `at` to the unlock.
-    fn lru_locked(&mut self, ctx: &mut Ctx, at: Ps, node: usize, work: Ps) -> Ps {
+    fn lru_locked(&mut self, ctx: &mut Ctx, at: Ps, zone: usize, work: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let hold = self.reclaim_costs().lru_lock_section + work;
-        let l = &mut self.vmscan.lruvecs[node].lock;
+        let l = &mut self.vmscan.lruvecs[zone].lock;
         let before = l.stats;
         let grant = l.acquire(ctx.cpu, at, hold, &topo, &lines);
         let c = &mut self.counters.vmscan;
@@ -381,86 +433,6 @@ impl Kernel {
         ctx.charge(Bucket::LockWait, grant - at);
         ctx.charge(Bucket::Reclaim, hold);
         grant - at + hold
-    }
-
-    /// Free pages of `node`'s zone and its watermarks `(free, min, low, high)`.
-    fn zone_state(&self, node: usize) -> (u64, u64, u64, u64) {
-        let z = &self.page_alloc.as_ref().expect("reclaim needs the page allocator").zones[node];
-        (z.nr_free, z.wmark.min, z.wmark.low, z.wmark.high)
-    }
-
-    /// After an allocation on `node`: `wakeup_kswapd` if the zone is below its low watermark
-    /// and its kswapd sleeps.
-    pub(super) fn maybe_wake_kswapd(&mut self, ctx: &mut Ctx, at: Ps, node: usize) {
-        let Some((t, true)) = self.vmscan.kswapd[node] else { return };
-        let (free, _, low, _) = self.zone_state(node);
-        if free > low {
-            return;
-        }
-        self.vmscan.kswapd[node] = Some((t, false));
-        self.vmscan.woken[t] = true;
-        self.counters.vmscan.kswapd_wakeups += 1;
-        self.wake(ctx, t, at);
-    }
-
-    /// Whether an allocation of `pages` on this CPU's node would take the zone below `min`
-    /// (the slow path's last watermark; it then reclaims directly). Only with reclaim costs.
-    pub(super) fn should_direct_reclaim(&self, cpu: u32, pages: u64) -> bool {
-        if self.vmscan.costs.is_none() {
-            return false;
-        }
-        let Some(pa) = self.page_alloc.as_ref() else { return false };
-        let (free, min, _, _) = self.zone_state(pa.node_of_cpu(cpu) as usize);
-        free < min + pages
-    }
-
-    /// `__alloc_pages_direct_reclaim` in task `t` (its allocation retries afterwards): queues
-    /// `do_try_to_free_pages`.
-    pub(super) fn direct_reclaim(&mut self, ctx: &mut Ctx, t: usize) {
-        let node = self.page_alloc.as_ref().unwrap().node_of_cpu(ctx.cpu) as usize;
-        self.counters.vmscan.allocstall += 1;
-        let scm = self.config.reclaim.swap_cluster_max as u64;
-        self.start_reclaim(t, false, node, scm);
-        ctx.then(Continuation::Reclaim(Step::Shrink));
-    }
-
-    fn start_reclaim(&mut self, t: usize, kswapd: bool, node: usize, nr_to_reclaim: u64) {
-        self.vmscan.ensure_task(t);
-        self.vmscan.sc[t] = Some(Box::new(ScanControl {
-            kswapd,
-            node,
-            priority: DEF_PRIORITY,
-            nr_to_reclaim,
-            pass_reclaimed: 0,
-            pass_scanned: 0,
-            total_reclaimed: 0,
-            nr: [0; 2],
-            started: false,
-            active_next: false,
-            list: Vec::new(),
-            pos: 0,
-            kept: Vec::new(),
-            freed: Vec::new(),
-        }));
-    }
-
-    /// kswapd's loop body (`kswapd` -> `balance_pgdat`, v4.2): sleep if the node is balanced
-    /// (above its high watermark), else a balance run from `DEF_PRIORITY`.
-    pub(super) fn kswapd(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
-        let node = (0..self.vmscan.kswapd.len())
-            .find(|&n| self.vmscan.kswapd[n].is_some_and(|(kt, _)| kt == t))
-            .expect("Op::Kswapd from a task that is no kswapd");
-        self.vmscan.woken[t] = false;
-        let (free, _, _, high) = self.zone_state(node);
-        if free >= high {
-            self.vmscan.kswapd[node] = Some((t, true));
-            return self.deschedule(ctx, false, ctx.now);
-        }
-        self.counters.vmscan.pageoutrun += 1;
-        let scm = self.config.reclaim.swap_cluster_max as u64;
-        self.start_reclaim(t, true, node, scm.max(high));
-        ctx.then(Continuation::Reclaim(Step::Shrink));
-        Ps::ZERO
     }
 
     /// Runs a reclaimer's continuation.
@@ -482,8 +454,9 @@ impl Kernel {
         self.vmscan.sc[t].as_mut().expect("a reclaimer has its scan_control")
     }
 
-    /// `shrink_lruvec`'s loop and the priority loop around it (`balance_pgdat` for kswapd,
-    /// `do_try_to_free_pages` for direct reclaim): queues the next chunk or finishes.
+    /// `shrink_lruvec`'s loop, the walk of the zones and the priority loop around it
+    /// (`balance_pgdat` for kswapd, `do_try_to_free_pages` for direct reclaim): queues the next
+    /// chunk or finishes.
     fn shrink_control(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let scm = self.config.reclaim.swap_cluster_max;
         let mut d = Ps::ZERO;
@@ -493,47 +466,43 @@ impl Kernel {
             return self.deschedule(ctx, true, ctx.now);
         }
         loop {
-            let node = self.sc(t).node;
-            let (free, _, _, high) = self.zone_state(node);
-            let (inactive, active) = self.vmscan.lru_pages(node);
-            let scale = (self.vmscan.ram_pages, self.vmscan.node_pages);
             let sc = self.sc(t);
             if sc.nr == [0, 0] {
                 if sc.started {
-                    // The pass is over.
-                    let done = if sc.kswapd {
-                        // balance_pgdat (v4.2): balanced at the high watermark; the priority
-                        // rises when kswapd_shrink_zone scanned less than nr_to_reclaim
-                        // (`sc->nr_scanned >= sc->nr_to_reclaim` is false) or nothing was
-                        // reclaimed.
-                        if free >= high {
-                            true
-                        } else {
-                            if sc.pass_scanned < sc.nr_to_reclaim || sc.pass_reclaimed == 0 {
-                                sc.priority -= 1;
-                            }
-                            sc.priority == 0
-                        }
-                    } else if sc.total_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
-                        true
-                    } else {
-                        sc.priority -= 1;
-                        false
-                    };
-                    if done {
+                    // The zone's pass is over (kswapd_shrink_zone returns whether it scanned
+                    // nr_to_reclaim).
+                    sc.started = false;
+                    if sc.kswapd && sc.pass_scanned >= sc.nr_to_reclaim {
+                        sc.raise_priority = false;
+                    }
+                }
+                let Some(zi) = self.next_zone(t) else {
+                    if self.end_of_walk(t) {
                         self.vmscan.sc[t] = None;
                         return d;
                     }
-                }
-                // get_scan_count (SCAN_FILE): size >> priority per file list, as on the
-                // unscaled machine.
+                    continue;
+                };
+                // get_scan_count (SCAN_FILE): size >> priority per file list of the zone, as on
+                // the named machine.
+                let (inactive, active) = self.vmscan.lru_pages(zi);
+                let priority = self.sc(t).priority;
+                let nr = [
+                    self.vmscan.scan_target(zi, inactive, priority),
+                    self.vmscan.scan_target(zi, active, priority),
+                ];
+                let sc = self.sc(t);
+                sc.zone = zi;
                 sc.started = true;
                 sc.pass_reclaimed = 0;
                 sc.pass_scanned = 0;
-                sc.nr = [scan_target(inactive, scale, sc.priority), scan_target(active, scale, sc.priority)];
+                sc.nr = nr;
                 sc.active_next = false;
                 continue;
             }
+            let zone = sc.zone;
+            let (inactive, active) = self.vmscan.lru_pages(zone);
+            let sc = self.sc(t);
             if !sc.active_next {
                 sc.active_next = true;
                 if sc.nr[0] > 0 {
@@ -566,16 +535,16 @@ impl Kernel {
     /// rmap (file pages that are not executable go inactive whatever their references), put
     /// them on the inactive head. Returns the time taken from `at`.
     fn shrink_active_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64, at: Ps) -> Ps {
-        let node = self.sc(t).node;
+        let zone = self.sc(t).zone;
         let c = self.reclaim_costs().clone();
         let mut moved = Vec::with_capacity(nr as usize);
         for _ in 0..nr {
-            let Some(pfn) = self.vmscan.lruvecs[node].active_file.pop_back() else { break };
+            let Some(pfn) = self.vmscan.lruvecs[zone].active_file.pop_back() else { break };
             moved.push(pfn);
         }
         let n = moved.len() as u64;
         let per = c.lru_page + c.struct_page_miss;
-        let mut d = self.lru_locked(ctx, at, node, per * n);
+        let mut d = self.lru_locked(ctx, at, zone, per * n);
         for &pfn in &moved {
             let (_, vmas) = self.page_referenced(pfn);
             let w = c.rmap_vma * vmas as u64;
@@ -583,9 +552,9 @@ impl Kernel {
             d += w;
             self.vmscan.flags[pfn as usize] &= !PG_ACTIVE;
         }
-        d += self.lru_locked(ctx, at + d, node, c.lru_page * n);
+        d += self.lru_locked(ctx, at + d, zone, c.lru_page * n);
         for pfn in moved {
-            self.vmscan.lruvecs[node].inactive_file.push_front(pfn);
+            self.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
         }
         self.counters.vmscan.pgdeactivate += n;
         d
@@ -594,10 +563,10 @@ impl Kernel {
     /// `shrink_inactive_list`'s first half (v4.2): `lru_add_drain`, then under `lru_lock`
     /// `isolate_lru_pages` of up to `nr` pages from the inactive tail.
     fn shrink_inactive_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64) -> Ps {
-        let (node, kswapd) = (self.sc(t).node, self.sc(t).kswapd);
+        let (zone, kswapd) = (self.sc(t).zone, self.sc(t).kswapd);
         if !kswapd {
             // too_many_isolated for a GFP_KERNEL-like caller: isolated > inactive / 8.
-            let l = &self.vmscan.lruvecs[node];
+            let l = &self.vmscan.lruvecs[zone];
             if l.nr_isolated > l.inactive_file.len() as u64 >> 3 {
                 self.counters.vmscan.too_many_isolated += 1;
             }
@@ -606,12 +575,12 @@ impl Kernel {
         let c = self.reclaim_costs().clone();
         let mut list = Vec::with_capacity(nr as usize);
         for _ in 0..nr {
-            let Some(pfn) = self.vmscan.lruvecs[node].inactive_file.pop_back() else { break };
+            let Some(pfn) = self.vmscan.lruvecs[zone].inactive_file.pop_back() else { break };
             self.vmscan.flags[pfn as usize] &= !PG_LRU;
             list.push(Isolated { pfn, reclaiming: false, to_unmap: Vec::new(), unmapped: Vec::new() });
         }
         let n = list.len() as u64;
-        d += self.lru_locked(ctx, ctx.now + d, node, (c.lru_page + c.struct_page_miss) * nr.max(1));
+        d += self.lru_locked(ctx, ctx.now + d, zone, (c.lru_page + c.struct_page_miss) * nr.max(1));
         self.sc(t).pass_scanned += n;
         let cnt = &mut self.counters.vmscan;
         if kswapd {
@@ -625,7 +594,7 @@ impl Kernel {
         }
         cnt.isolate_batches += 1;
         cnt.isolated_pages += n;
-        self.vmscan.lruvecs[node].nr_isolated += n;
+        self.vmscan.lruvecs[zone].nr_isolated += n;
         let sc = self.sc(t);
         sc.list = list;
         sc.pos = 0;
@@ -724,7 +693,7 @@ impl Kernel {
     fn finish_batch(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let c = self.reclaim_costs().clone();
         let sc = self.sc(t);
-        let (node, kswapd) = (sc.node, sc.kswapd);
+        let (zone, kswapd) = (sc.zone, sc.kswapd);
         let freed = std::mem::take(&mut sc.freed);
         let kept = std::mem::take(&mut sc.kept);
         let isolated = sc.list.len() as u64;
@@ -749,12 +718,12 @@ impl Kernel {
             self.vmscan.flags[page.pfn as usize] = 0;
             d += self.free_frame(ctx, ctx.now + d, page.pfn, Bucket::Reclaim);
         }
-        d += self.lru_locked(ctx, ctx.now + d, node, c.lru_page * kept.len() as u64);
+        d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page * kept.len() as u64);
         let mut activated = 0;
         for (pfn, back) in kept {
             let f = &mut self.vmscan.flags[pfn as usize];
             *f |= PG_LRU;
-            let l = &mut self.vmscan.lruvecs[node];
+            let l = &mut self.vmscan.lruvecs[zone];
             match back {
                 Back::Inactive => {
                     l.inactive_file.push_front(pfn);
@@ -767,7 +736,7 @@ impl Kernel {
                 }
             }
         }
-        self.vmscan.lruvecs[node].nr_isolated -= isolated;
+        self.vmscan.lruvecs[zone].nr_isolated -= isolated;
         let cnt = &mut self.counters.vmscan;
         cnt.pgactivate += activated;
         if kswapd {
@@ -785,6 +754,7 @@ impl Kernel {
     }
 }
 
+mod balance;
 mod rules;
 pub use rules::{
     batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, scan_target, BatchEnd, PageRef,

@@ -36,22 +36,60 @@ fn boot_state_batch_high_and_watermarks_follow_the_era() {
 }
 
 #[test]
-fn a_scaled_down_zone_is_sized_as_the_unscaled_machine() {
+fn a_scaled_down_node_has_the_named_machines_zones_sized_as_its_zones() {
     // Seed 001: 256 MiB simulated for an 8 GiB single-node machine, v4.1/v4.2 watermarks
-    // (watermark_scale_factor 0). 8 GiB: min_free_kbytes = sqrt(8388608 * 16) = 11585 KiB =
-    // 2896 pages; low = min + min/4, high = min + min/2; zone_batchsize 31, high 186. Sized as
-    // itself, a 256 MiB zone has min 512 and batch 15.
+    // (watermark_scale_factor 0). 8 GiB: min_free_kbytes = sqrt(2097055 pages * 4 * 16) = 11584
+    // KiB = 2896 pages, shared by managed pages: DMA 5, DMA32 1080, Normal 1810; low = min +
+    // min/4, high = min + min/2 (v4.2); zone_batchsize 31, high 186 in both zones (each > 512
+    // MiB). Sized as itself, a 256 MiB zone has min 512 and batch 15.
     let topo = Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 2 };
     let cfg = PageAllocConfig { watermark_scale_factor: 0, ..PageAllocConfig::v4_9() };
-    let mut pa = PageAlloc::new(cfg, PAGE_ALLOC, &topo, 65_536);
+    let pa = PageAlloc::new(cfg, PAGE_ALLOC, &topo, 65_536);
     let z = &pa.zones[0];
     assert_eq!(z.wmark, Watermarks { min: 512, low: 640, high: 768 });
     assert_eq!((z.pcp[0].batch, z.pcp[0].high), (15, 90));
-    pa.size_zones_as(8192 << 8);
-    let z = &pa.zones[0];
-    assert_eq!(z.wmark, Watermarks { min: 2896, low: 3620, high: 4344 });
-    assert_eq!((z.pcp[7].batch, z.pcp[7].high), (31, 186));
-    assert_eq!(z.nr_free, 65_536, "only the sizes change, not the memory");
+    let layout = Layout::x86_64(1, 65_536, 8192 << 8);
+    let pa = PageAlloc::with_layout(cfg, PAGE_ALLOC, &topo, &layout, Some(ZoneRules::V4_2));
+    let (d32, n) = (&pa.zones[0], &pa.zones[1]);
+    assert_eq!((d32.ty, n.ty), (ZoneType::Dma32, ZoneType::Normal));
+    assert_eq!(d32.wmark, Watermarks { min: 1080, low: 1350, high: 1620 });
+    assert_eq!(n.wmark, Watermarks { min: 1810, low: 2262, high: 2715 });
+    assert_eq!((d32.pcp[7].batch, d32.pcp[7].high, n.pcp[7].batch, n.pcp[7].high), (31, 186, 31, 186));
+    assert_eq!((d32.lowmem_reserve, n.lowmem_reserve), ([0, 0, 5120], [0; 3]));
+    assert_eq!((d32.alloc_batch, n.alloc_batch), (270, 453));
+    assert_eq!((d32.nr_free, n.nr_free), (24 << 10, 40 << 10), "only the sizes are the named zones'");
+    assert_eq!((d32.start_pfn, n.start_pfn), (0, 24 << 10));
+    assert_eq!(pa.zonelist(0), &[1, 0], "Normal first");
+}
+
+#[test]
+fn the_fair_policy_interleaves_a_nodes_zones_by_their_batches_and_lowmem_reserve_guards_dma32() {
+    // v4.2: NR_ALLOC_BATCH = high - low per zone (453 Normal, 270 DMA32); the fair walk takes
+    // Normal until its batch is used up, then DMA32, then resets both.
+    let topo = Topology { sockets: 1, cores_per_socket: 1, threads_per_core: 1 };
+    let env = Env { topo: &topo, lines: &LINES };
+    let cfg = PageAllocConfig { watermark_scale_factor: 0, ..PageAllocConfig::v4_9() };
+    let layout = Layout::x86_64(1, 65_536, 8192 << 8);
+    let mut pa = PageAlloc::with_layout(cfg, PAGE_ALLOC, &topo, &layout, Some(ZoneRules::V4_2));
+    let mut from = [0u64; 2];
+    for _ in 0..(453 + 270) * 4 {
+        let pfn = pa.alloc_pages(0, Ps(0), 0, MigrateType::Movable, env).pfn.unwrap();
+        from[pa.zone_of(pfn).unwrap()] += 1;
+    }
+    // Four rounds of 453 + 270, give or take the per-CPU lists' 31-page refills.
+    assert!((from[1] as i64 - 4 * 453).abs() <= 31 && (from[0] as i64 - 4 * 270).abs() <= 31, "{from:?}");
+    // Without the era's rules (or with one zone per node) the zonelist alone fills Normal first.
+    let mut plain = PageAlloc::with_layout(cfg, PAGE_ALLOC, &topo, &layout, None);
+    for _ in 0..1000 {
+        let pfn = plain.alloc_pages(0, Ps(0), 0, MigrateType::Movable, env).pfn.unwrap();
+        assert_eq!(plain.zone_of(pfn), Some(1));
+    }
+    // Exhaust both: DMA32 stops at min + its lowmem_reserve for a Normal-class allocation.
+    while pa.alloc_pages(0, Ps(0), 0, MigrateType::Movable, env).pfn.is_some() {}
+    let (d32, n) = (&pa.zones[0], &pa.zones[1]);
+    assert!(d32.nr_free <= 1080 + 5120 && d32.nr_free + 31 > 1080 + 5120, "DMA32 {}", d32.nr_free);
+    assert!(n.nr_free <= 1810 && n.nr_free + 31 > 1810, "Normal {}", n.nr_free);
+    assert_eq!(pa.min_capacity(0, MigrateType::Movable, 32), 0);
 }
 
 #[test]

@@ -64,12 +64,15 @@ pub fn scan_chunk(left: u64, swap_cluster_max: u32) -> u64 {
     left.min(swap_cluster_max as u64)
 }
 
-/// `get_scan_count`'s `size >> priority` (v4.2, SCAN_FILE) for a list of `size` pages on a node
-/// of `node_pages` scaled down from `ram_pages` (`scale = (ram_pages, node_pages)`): the list
-/// stands for one `ram_pages / node_pages` times longer and the target is that list's, so
-/// direct reclaim at `DEF_PRIORITY` (which scans its whole target, `scan_adjusted`) takes as
-/// many pages per call, in the same proportion to `SWAP_CLUSTER_MAX`, as on the unscaled
-/// machine.
+/// `get_scan_count`'s `size >> priority` (v4.2, SCAN_FILE) for a list of `size` pages of a zone
+/// of `pages` simulated pages standing for the named machine's zone of `sized_as` (`scale =
+/// (sized_as, pages)`): the zone's free pages are the named zone's (its watermarks and
+/// `lowmem_reserve` are not scaled), so the list stands for the named zone's list, which holds
+/// the `sized_as - pages` pages that are not simulated as well, and the target is that list's.
+/// Direct reclaim at `DEF_PRIORITY` (which scans its whole target, `scan_adjusted`) then takes
+/// as many pages per call, in the same proportion to `SWAP_CLUSTER_MAX`, as on the named
+/// machine. (Before the zone split the list was stretched by `sized_as / pages`, which scaled
+/// the free pages too: 32 times the DMA32 zone's 6200 reserved pages, a quarter of its target.)
 pub fn scan_target(size: usize, scale: (u64, u64), priority: u32) -> u64 {
-    ((size as u128 * scale.0 as u128 / scale.1 as u128) >> priority) as u64
+    (size as u64 + scale.0.saturating_sub(scale.1)) >> priority
 }

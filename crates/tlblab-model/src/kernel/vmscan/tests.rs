@@ -30,9 +30,13 @@ fn batching_cuts_reclaim_ipis_several_fold_and_a_larger_cluster_cuts_them_again(
     let (a, b, c) = (ipis(&per_page), ipis(&batched), ipis(&cluster));
     assert!(a > 3.0 * b, "per page {a:.3} IPIs per reclaimed page, batched {b:.3}");
     assert!(c < 0.75 * b, "SWAP_CLUSTER_MAX 256: {c:.3} IPIs per reclaimed page, 32: {b:.3}");
-    // Per page: one flush round per unmapped PTE, none batched; batched: rounds of many pages.
+    // Per page: one flush round per unmapped PTE (give or take the reclaimers, 8 usemems and
+    // kswapd, whose unmap and flush fall on either side of the window's edges), none batched;
+    // batched: rounds of many pages.
     assert_eq!(per_page.counters["reclaim_batch_flushes"], 0);
-    assert_eq!(per_page.counters["reclaim_page_flushes"], per_page.counters["reclaim_unmapped_ptes"]);
+    let (flushes, unmapped) =
+        (per_page.counters["reclaim_page_flushes"], per_page.counters["reclaim_unmapped_ptes"]);
+    assert!(flushes.abs_diff(unmapped) <= 9, "{flushes} flushes, {unmapped} PTEs unmapped");
     assert!(batched.counters["reclaim_batch_flushes"] * 4 < batched.counters["reclaim_unmapped_ptes"]);
     for r in [&per_page, &batched, &cluster] {
         assert_eq!(r.oracle.violations, 0, "{} {:?}", r.config.kernel, r.oracle.examples);
@@ -48,26 +52,33 @@ fn seed_001(kernel: &str) -> RunResult {
 }
 
 #[test]
-fn scan_targets_on_scaled_memory_are_the_unscaled_lists() {
-    // get_scan_count's size >> priority: unscaled, the list's own; 256 MiB standing for 8 GiB,
-    // a 60000-page list is a 1.92M-page one (~468 pages at DEF_PRIORITY, not ~14).
+fn scan_targets_on_scaled_memory_are_the_named_zones_lists() {
+    // get_scan_count's size >> priority: unscaled, the list's own. Seed 001's Normal zone, 160
+    // MiB standing for 5 GiB: a 38000-page list stands for the named zone's 1.31M pages less the
+    // ~2700 its watermarks keep free (38000 + 1310720 - 40960 = 1307760: 319 at DEF_PRIORITY,
+    // not ~9); DMA32, 96 MiB for 3 GiB - 16 MiB with ~6200 kept free: 18000 -> 189.
     assert_eq!(scan_target(60_000, (65_536, 65_536), DEF_PRIORITY), 60_000 >> DEF_PRIORITY);
-    assert_eq!(scan_target(60_000, (8192 << 8, 256 << 8), DEF_PRIORITY), 468);
-    assert_eq!(scan_target(60_000, (8192 << 8, 256 << 8), 0), 1_920_000);
+    assert_eq!(scan_target(38_000, (1_310_720, 40 << 10), DEF_PRIORITY), 319);
+    assert_eq!(scan_target(18_000, (782_336, 24 << 10), DEF_PRIORITY), 189);
+    assert_eq!(scan_target(38_000, (1_310_720, 40 << 10), 0), 1_307_760);
 }
 
 #[test]
-fn seed_001_swap_cluster_256_halves_ipis_again_and_elapsed_barely_moves() {
+fn seed_001_swap_cluster_256_cuts_ipis_to_between_a_third_and_a_half_and_elapsed_barely_moves() {
     // The seed: SWAP_CLUSTER_MAX 256 halves the IPIs (the changelog: -40%) and elapsed moves
-    // by +0.5% (noise). On 8 GiB, direct reclaim at DEF_PRIORITY scans its whole target,
-    // lru >> 12 (~470 pages here), at either SWAP_CLUSTER_MAX, so a direct reclaimer frees
-    // about as much per call at 32 as at 256: only the batches grow. (On memory sized as
-    // 256 MiB the target is ~14 pages, nr_to_reclaim sets the call's size and 256 came out
-    // ~19% slower, all in zone->lock and lru_lock waits.)
+    // by +0.5% (noise). The 8 GiB box has ZONE_DMA32 (3 GiB less 16 MiB) and ZONE_NORMAL (5
+    // GiB), each with its own LRU lists: direct reclaim at DEF_PRIORITY scans each zone's whole
+    // target, lru >> 12 (~320 pages of Normal, ~190 of DMA32), at either SWAP_CLUSTER_MAX, so a
+    // direct reclaimer frees about as much per call at 32 as at 256: only the batches grow, and
+    // at 256 they are cut by the zones' targets (256 + ~60, ~190), not nearly full as on one
+    // 8 GiB zone (~244 pages). (On memory sized as 256 MiB the target is ~14 pages,
+    // nr_to_reclaim sets the call's size and 256 came out ~19% slower, all in zone->lock and
+    // lru_lock waits.)
     let (bd, sc) = (seed_001("4.2-batchdirty"), seed_001("4.2-swapcluster"));
     let ipis = |r: &RunResult| per_reclaimed(r, "ipis_sent");
+    let ratio = ipis(&sc) / ipis(&bd);
     assert!(
-        ipis(&sc) < 0.6 * ipis(&bd),
+        (0.3..0.5).contains(&ratio),
         "IPIs per reclaimed page: 32 {:.3}, 256 {:.3}",
         ipis(&bd),
         ipis(&sc)
@@ -78,7 +89,7 @@ fn seed_001_swap_cluster_256_halves_ipis_again_and_elapsed_barely_moves() {
     assert!(per_stall > 4.0 * 32.0, "pages a direct reclaim frees at SWAP_CLUSTER_MAX 32: {per_stall:.0}");
     let batch = |r: &RunResult| r.counters["isolated_pages"] as f64 / r.counters["isolate_batches"] as f64;
     assert!(
-        batch(&bd) > 28.0 && batch(&sc) > 200.0,
+        batch(&bd) > 28.0 && (150.0..230.0).contains(&batch(&sc)),
         "pages per isolation: {:.1}, {:.1}",
         batch(&bd),
         batch(&sc)
