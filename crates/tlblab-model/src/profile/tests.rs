@@ -26,7 +26,9 @@ fn every_shipped_profile_parses_validates_and_builds() {
         let file_stem = PathBuf::from(&path).file_stem().unwrap().to_string_lossy().into_owned();
         assert_eq!(p.name, file_stem, "{path}: `name` must match the file name");
         let tlb = p.build_tlb();
-        assert!(!tlb.views().is_empty());
+        assert!(!tlb.views(0).is_empty());
+        let core = p.build_core_tlb();
+        assert_eq!(core.lps(), p.topology.threads_per_core as usize, "{path}");
     }
 }
 

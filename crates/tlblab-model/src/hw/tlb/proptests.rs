@@ -276,7 +276,7 @@ fn check_hit(
 }
 
 fn live(t: &TlbHierarchy) -> Vec<Entry> {
-    t.entries().map(|(_, e)| e).collect()
+    t.entries(0).map(|(_, e)| e).collect()
 }
 
 /// Runs `ops`, checking every step; returns every lookup's result (for the determinism check).
@@ -292,17 +292,17 @@ fn run(shape: &Shape, ops: &[Op]) -> Result<Vec<Lookup>, TestCaseError> {
         let mut flushed = None;
         match *op {
             Op::Lookup { kind, asid, va } => {
-                let before = t.peek(va, asid);
+                let before = t.peek(0, va, asid);
                 if let Some((size, payload)) = before {
                     prop_assert!(r.allows(asid, va, size, payload), "{what}: peek {before:?} not allowed");
                 }
-                let got = t.lookup(at(kind, asid, va));
+                let got = t.lookup(0, at(kind, asid, va));
                 check_hit(&r, before, asid, va, got, &what)?;
                 seen.push(got);
             }
             Op::LookupSized { kind, asid, va, size } => {
-                let before = t.peek_sized(va, asid, size).map(|p| (size, p));
-                let got = t.lookup_sized(at(kind, asid, va), size);
+                let before = t.peek_sized(0, va, asid, size).map(|p| (size, p));
+                let got = t.lookup_sized(0, at(kind, asid, va), size);
                 if let Lookup::Hit { size: s, .. } = got {
                     prop_assert_eq!(s, size, "{}: a sized lookup hit another size", what);
                 }
@@ -312,29 +312,29 @@ fn run(shape: &Shape, ops: &[Op]) -> Result<Vec<Lookup>, TestCaseError> {
             Op::LookupOrFill { kind, asid, va, t: tr } | Op::Remember { kind, asid, va, t: tr, .. } => {
                 let sized = matches!(op, Op::Remember { .. });
                 let before = if sized {
-                    t.peek_sized(va, asid, tr.size).map(|p| (tr.size, p))
+                    t.peek_sized(0, va, asid, tr.size).map(|p| (tr.size, p))
                 } else {
-                    t.peek(va, asid)
+                    t.peek(0, va, asid)
                 };
                 let a = at(kind, asid, va);
-                let got = if sized { t.lookup_or_fill_sized(a, tr) } else { t.lookup_or_fill(a, tr) };
+                let got = if sized { t.lookup_or_fill_sized(0, a, tr) } else { t.lookup_or_fill(0, a, tr) };
                 check_hit(&r, before, asid, va, got, &what)?;
                 if got == Lookup::Miss {
                     r.fill(asid, va, tr);
                 }
                 seen.push(got);
                 if reachable(&t, kind, tr.size) {
-                    let again = t.lookup(a);
+                    let again = t.lookup(0, a);
                     prop_assert!(again != Lookup::Miss, "{what}: missed right after lookup_or_fill");
                     check_hit(&r, Some((tr.size, tr.payload)), asid, va, again, &what)?;
                 }
                 if let Op::Remember { slot, .. } = *op {
-                    slots[slot] = t.l1_way(a, tr.size).map(|w| (w, asid, va, tr.size));
+                    slots[slot] = t.l1_way(0, a, tr.size).map(|w| (w, asid, va, tr.size));
                 }
             }
             Op::Replay { slot, kind } => {
                 if let Some((way, asid, va, size)) = slots[slot] {
-                    if t.still_hits(&way, asid) {
+                    if t.still_hits(0, &way, asid) {
                         // The way is what the engine uses instead of a lookup: its current
                         // contents must be an allowed translation of that page.
                         let payload = t.arrays[way.array as usize].slots[way.slot as usize].payload;
@@ -342,41 +342,41 @@ fn run(shape: &Shape, ops: &[Op]) -> Result<Vec<Lookup>, TestCaseError> {
                             r.allows(asid, va, size, payload),
                             "{what}: a remembered level-1 way still hits with a flushed translation"
                         );
-                        t.rehit(&way, kind, asid == 0);
+                        t.rehit(0, &way, kind, asid == 0);
                     }
                 }
             }
             Op::Fill { kind, asid, va, t: tr } => {
                 let a = at(kind, asid, va);
-                t.fill(a, tr);
+                t.fill(0, a, tr);
                 r.fill(asid, va, tr);
                 if reachable(&t, kind, tr.size) {
-                    let before = t.peek(va, asid);
-                    let got = t.lookup(a);
+                    let before = t.peek(0, va, asid);
+                    let got = t.lookup(0, a);
                     prop_assert!(got != Lookup::Miss, "{what}: missed right after a fill");
                     check_hit(&r, before, asid, va, got, &what)?;
                 }
             }
             Op::Invlpg { asid, va } => {
-                flushed = Some(t.invlpg(va, asid));
+                flushed = Some(t.invlpg(0, va, asid));
                 r.remove(|e| e.vpn == va >> e.size.shift() && (e.global || e.asid == asid));
-                prop_assert!(t.peek(va, asid).is_none(), "{what}: peek still translates after INVLPG");
+                prop_assert!(t.peek(0, va, asid).is_none(), "{what}: peek still translates after INVLPG");
             }
             Op::FlushAsid { asid } => {
-                let n = t.flush_asid(asid);
+                let n = t.flush_asid(0, asid);
                 flushed = Some(n);
                 r.remove(|e| !e.global && e.asid == asid);
                 prop_assert!(
-                    n == 0 || !t.may_hold(asid),
+                    n == 0 || !t.may_hold(0, asid),
                     "{what}: may_hold after a full flush that dropped entries"
                 );
             }
             Op::FlushAllAsids => {
-                flushed = Some(t.flush_all_asids());
+                flushed = Some(t.flush_all_asids(0));
                 r.remove(|e| !e.global);
             }
             Op::FlushGlobal => {
-                flushed = Some(t.flush_global());
+                flushed = Some(t.flush_global(0));
                 r.remove(|_| true);
             }
         }
@@ -384,7 +384,7 @@ fn run(shape: &Shape, ops: &[Op]) -> Result<Vec<Lookup>, TestCaseError> {
         for e in &listed {
             prop_assert!(r.lists(e), "{what}: lists {e:?}, which the reference does not allow");
             if !e.global {
-                prop_assert!(t.may_hold(e.asid), "{what}: lists {e:?} but may_hold({}) is false", e.asid);
+                prop_assert!(t.may_hold(0, e.asid), "{what}: lists {e:?} but may_hold({}) is false", e.asid);
             }
         }
         if let Some(n) = flushed {
