@@ -758,3 +758,5 @@ fn view_name(level: u8, side: Side) -> String {
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_smt;
