@@ -290,6 +290,9 @@ fn live(t: &TlbHierarchy, lp: usize) -> Vec<Entry> {
     t.entries(lp).map(|(_, e)| e).collect()
 }
 
+/// A level-1 way `l1_way` gave a logical processor for an address space's page of a size.
+type Remembered = (usize, L1Way, u16, u64, PageSize);
+
 /// Runs `ops` (each on logical processor `lp % shape.lps`), checking every step; returns every
 /// lookup's result (for the determinism check).
 fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError> {
@@ -297,7 +300,7 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
         TlbHierarchy::new_core(&shape.specs, &shape.shared, shape.lps, shape.replacement, shape.inclusion)
             .map_err(|e| TestCaseError::fail(format!("shape rejected: {e}")))?;
     let mut refs: Vec<Reference> = (0..shape.lps).map(|_| Reference::default()).collect();
-    let mut slots: [Option<(usize, L1Way, u16, u64, PageSize)>; SLOTS] = [None; SLOTS];
+    let mut slots: [Option<Remembered>; SLOTS] = [None; SLOTS];
     let mut seen = Vec::new();
     for (i, (lp, op)) in ops.iter().enumerate() {
         let lp = lp % shape.lps;
@@ -313,7 +316,7 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
                     prop_assert!(r.allows(asid, va, size, payload), "{what}: peek {before:?} not allowed");
                 }
                 let got = t.lookup(lp, at(kind, asid, va));
-                check_hit(&r, before, asid, va, got, &what)?;
+                check_hit(r, before, asid, va, got, &what)?;
                 seen.push(got);
             }
             Op::LookupSized { kind, asid, va, size } => {
@@ -322,7 +325,7 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
                 if let Lookup::Hit { size: s, .. } = got {
                     prop_assert_eq!(s, size, "{}: a sized lookup hit another size", what);
                 }
-                check_hit(&r, before, asid, va, got, &what)?;
+                check_hit(r, before, asid, va, got, &what)?;
                 seen.push(got);
             }
             Op::LookupOrFill { kind, asid, va, t: tr } | Op::Remember { kind, asid, va, t: tr, .. } => {
@@ -334,7 +337,7 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
                 };
                 let a = at(kind, asid, va);
                 let got = if sized { t.lookup_or_fill_sized(lp, a, tr) } else { t.lookup_or_fill(lp, a, tr) };
-                check_hit(&r, before, asid, va, got, &what)?;
+                check_hit(r, before, asid, va, got, &what)?;
                 if got == Lookup::Miss {
                     r.fill(asid, va, tr);
                 }
@@ -342,7 +345,7 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
                 if reachable(&t, kind, tr.size) {
                     let again = t.lookup(lp, a);
                     prop_assert!(again != Lookup::Miss, "{what}: missed right after lookup_or_fill");
-                    check_hit(&r, Some((tr.size, tr.payload)), asid, va, again, &what)?;
+                    check_hit(r, Some((tr.size, tr.payload)), asid, va, again, &what)?;
                 }
                 if let Op::Remember { slot, .. } = *op {
                     slots[slot] = t.l1_way(lp, a, tr.size).map(|w| (lp, w, asid, va, tr.size));
@@ -373,7 +376,7 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
                     let before = t.peek(lp, va, asid);
                     let got = t.lookup(lp, a);
                     prop_assert!(got != Lookup::Miss, "{what}: missed right after a fill");
-                    check_hit(&r, before, asid, va, got, &what)?;
+                    check_hit(r, before, asid, va, got, &what)?;
                 }
             }
             Op::Invlpg { asid, va } => {
