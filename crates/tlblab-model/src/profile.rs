@@ -16,7 +16,7 @@ use crate::hw::ipi::{ApicMode, IpiCosts};
 use crate::time::Ps;
 
 use crate::hw::tlb::{
-    AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy,
+    AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy, MAX_LPS,
 };
 
 /// The schema version this build reads and writes.
@@ -624,6 +624,12 @@ impl MachineProfile {
             }
         }
         let lps = self.topology.threads_per_core as usize;
+        if lps > MAX_LPS {
+            return Err(err(
+                "topology.threads_per_core",
+                format!("{lps} threads share a core's TLBs (hw/tlb); allowed 1 ..= {MAX_LPS}"),
+            ));
+        }
         TlbHierarchy::new_core(
             &self.tlb_specs(),
             &self.tlb_shared(),

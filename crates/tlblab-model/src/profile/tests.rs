@@ -137,3 +137,12 @@ fn smt_throughput_is_required_with_siblings_and_bounded_by_them() {
     let e = p.validate().unwrap_err();
     assert!(e.key == "topology.smt_throughput" && e.message.contains("only with"), "{e}");
 }
+
+#[test]
+fn more_threads_per_core_than_a_core_tlb_serves_name_the_topology_key() {
+    let mut p = base();
+    p.topology.threads_per_core = 9;
+    p.topology.cores_per_socket = 1;
+    let e = p.validate().unwrap_err().to_string();
+    assert!(e.contains("topology.threads_per_core") && e.contains("1 ..= 8"), "{e}");
+}
