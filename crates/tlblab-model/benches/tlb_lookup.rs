@@ -56,7 +56,7 @@ fn bench(c: &mut Criterion) {
             g.bench_function(format!("{name}/hot{hot}"), |b| {
                 b.iter(|| {
                     for &a in &addrs {
-                        d.lookup(black_box(a), AccessKind::Load);
+                        d.lookup(0, black_box(a), AccessKind::Load);
                     }
                 })
             });
@@ -89,7 +89,7 @@ fn kernel_path(c: &mut Criterion) {
         b.iter(|| {
             for &(va, k, z) in &touches {
                 let (a, tr) = touch(black_box(va), k, z);
-                black_box(t.lookup_or_fill_sized(a, tr));
+                black_box(t.lookup_or_fill_sized(0, a, tr));
             }
         })
     });
@@ -97,25 +97,25 @@ fn kernel_path(c: &mut Criterion) {
         .iter()
         .map(|&(va, k, z)| {
             let (a, tr) = touch(va, k, z);
-            t.lookup_or_fill_sized(a, tr);
-            t.l1_way(a, z).unwrap()
+            t.lookup_or_fill_sized(0, a, tr);
+            t.l1_way(0, a, z).unwrap()
         })
         .collect();
     g.bench_function("replay/hits", |b| {
         b.iter(|| {
-            if ways.iter().all(|w| t.still_hits(w, 1)) {
+            if ways.iter().all(|w| t.still_hits(0, w, 1)) {
                 for (w, &(_, k, _)) in ways.iter().zip(&touches) {
-                    t.rehit(w, k, true);
+                    t.rehit(0, w, k, true);
                 }
             }
         })
     });
     g.bench_function("after_full_flush/misses", |b| {
         b.iter(|| {
-            t.flush_asid(1);
+            t.flush_asid(0, 1);
             for &(va, k, z) in &touches {
                 let (a, tr) = touch(black_box(va), k, z);
-                black_box(t.lookup_or_fill_sized(a, tr));
+                black_box(t.lookup_or_fill_sized(0, a, tr));
             }
         })
     });

@@ -15,7 +15,7 @@
 //! system calls). The engine hands the kernel each step through one narrow type,
 //! [`kernel::ctx::Ctx`] (charge time to an [`attribution::Bucket`], queue a continuation, send an
 //! IPI, kick a CPU, ask whether another CPU's event comes first); kernel code never sees the
-//! agenda. The kernel reaches the hardware in [`hw`]: per-CPU [`hw::tlb::TlbHierarchy`], coherent
+//! agenda. The kernel reaches the hardware in [`hw`]: per-core [`hw::tlb::TlbHierarchy`], coherent
 //! lines, locks, IPI costs. Every run ends as a [`run::RunResult`]: the metric, the
 //! [`kernel::vmstat::Counters`] (each kernel file's own counters, gathered), time per bucket, the
 //! [`kernel::oracle`]'s safety findings, and the exact configuration it ran.

@@ -16,7 +16,7 @@ use crate::hw::ipi::{ApicMode, IpiCosts};
 use crate::time::Ps;
 
 use crate::hw::tlb::{
-    AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy,
+    AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy, MAX_LPS,
 };
 
 /// The schema version this build reads and writes.
@@ -623,8 +623,21 @@ impl MachineProfile {
                 ));
             }
         }
-        TlbHierarchy::new(&self.tlb_specs(), tlb.replacement, tlb.inclusion)
-            .map_err(|m| err("tlb.structure", m))?;
+        let lps = self.topology.threads_per_core as usize;
+        if lps > MAX_LPS {
+            return Err(err(
+                "topology.threads_per_core",
+                format!("{lps} threads share a core's TLBs (hw/tlb); allowed 1 ..= {MAX_LPS}"),
+            ));
+        }
+        TlbHierarchy::new_core(
+            &self.tlb_specs(),
+            &self.tlb_shared(),
+            lps.max(1),
+            tlb.replacement,
+            tlb.inclusion,
+        )
+        .map_err(|m| err("tlb.structure", m))?;
         // Every access kind needs a first-level structure for 4K pages, or no lookup could hit.
         for kind in AccessKind::ALL {
             let has = tlb
@@ -656,10 +669,29 @@ impl MachineProfile {
             .collect()
     }
 
-    /// One hardware thread's TLB hierarchy, empty. Call after `validate`.
+    /// One hardware thread's TLB hierarchy, empty (every structure its own). Call after
+    /// `validate`.
     pub fn build_tlb(&self) -> TlbHierarchy {
         TlbHierarchy::new(&self.tlb_specs(), self.tlb.replacement, self.tlb.inclusion)
             .expect("validated profile")
+    }
+
+    /// One core's TLBs, empty: `topology.threads_per_core` logical processors, which share
+    /// the structures marked `sharing = "per-core"` (hw/tlb/mod.rs). Call after `validate`.
+    pub fn build_core_tlb(&self) -> TlbHierarchy {
+        TlbHierarchy::new_core(
+            &self.tlb_specs(),
+            &self.tlb_shared(),
+            self.topology.threads_per_core as usize,
+            self.tlb.replacement,
+            self.tlb.inclusion,
+        )
+        .expect("validated profile")
+    }
+
+    /// Per structure (spec order): whether the SMT siblings share it.
+    fn tlb_shared(&self) -> Vec<bool> {
+        self.tlb.structures.iter().map(|s| s.sharing == Sharing::PerCore).collect()
     }
 
     /// Lookup latency of `level` for `kind` accesses: the slowest structure there that serves

@@ -14,6 +14,9 @@ fn is_kernel(va: u64) -> bool {
     va >> 63 == 1
 }
 
+/// The driver is one hardware thread: logical processor 0 of its hierarchy (built for one).
+const LP: usize = 0;
+
 pub struct TraceDriver {
     tlb: TlbHierarchy,
     page_size: PageSize,
@@ -34,7 +37,7 @@ impl TraceDriver {
         // Every page is mapped: a miss walks and fills (fused, so the fill skips re-searching).
         let payload = TlbPayload::new(va >> self.shift, true);
         let a = Access { va, kind, asid: 0, kernel: is_kernel(va) };
-        self.tlb.lookup_or_fill(a, Translation { size: self.page_size, payload, global: false });
+        self.tlb.lookup_or_fill(LP, a, Translation { size: self.page_size, payload, global: false });
     }
 
     /// An access of `size` bytes at `addr`: one lookup per page it touches (a load that
@@ -65,7 +68,7 @@ impl TraceDriver {
     pub fn report(&self) -> TraceReport {
         let levels = self
             .tlb
-            .views()
+            .views(LP)
             .iter()
             .map(|v| {
                 let by_kind = |k: AccessKind| KindCounts {
@@ -87,7 +90,7 @@ impl TraceDriver {
         TraceReport {
             levels,
             accesses: self.accesses,
-            walks: self.tlb.total_walks(),
+            walks: self.tlb.total_walks(LP),
             page_size: self.page_size.name(),
         }
     }

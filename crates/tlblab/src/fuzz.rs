@@ -71,7 +71,7 @@ pub fn profile(data: &[u8]) {
                     assert!(p.level_hit_cycles(level, kind) >= 0.0);
                 }
             }
-            assert!(tlb.views().len() <= tlb.specs().len());
+            assert!(tlb.views(0).len() <= tlb.specs().len());
             let _ = (p.clock_mhz(), LineCosts::from_profile(&p), IpiCosts::from_profile(&p));
             let _ = tlblab_model::hw::topology::Topology::from_profile(&p.topology);
             let _ = (p.page_alloc().map_err(rejected_profile), p.slab().map_err(rejected_profile));

@@ -150,8 +150,9 @@ impl Kernel {
         };
         let pti = config.flush.pti && profile.cpu.features.pti;
         let cpus = (0..topo.cpus())
-            .map(|_| Cpu {
-                tlb: Box::new(profile.build_tlb()),
+            .map(|cpu| Cpu {
+                core: topo.core_of(cpu) as usize,
+                lp: (cpu / topo.cores()) as usize,
                 st: TlbState::default(),
                 task: None,
                 runq: VecDeque::new(),
@@ -230,6 +231,7 @@ impl Kernel {
                 })
                 .collect(),
             cpus,
+            tlbs: (0..topo.cores()).map(|_| profile.build_core_tlb()).collect(),
             lazy: CpuMask::new(),
             tasks: Vec::new(),
             mms: Vec::new(),

@@ -12,9 +12,10 @@ use crate::hw::coherence::CacheLine;
 use crate::hw::tlb::{Entry, PageSize, TlbHierarchy};
 
 pub struct Cpu {
-    /// Boxed: the arrays' bookkeeping is kilobytes, and the shootdown path touches the rest of
-    /// `Cpu` (queue, lines, tlb_state) for every target, so keep that part dense.
-    pub tlb: Box<TlbHierarchy>,
+    /// The core whose TLBs this CPU uses (`Kernel::tlbs[core]`), and which of its logical
+    /// processors it is (hw/topology.rs: CPU `c` is thread `c / cores` of core `c % cores`).
+    pub core: usize,
+    pub lp: usize,
     pub st: TlbState,
     pub task: Option<usize>,
     /// Runnable tasks waiting for this CPU, in order (CFS with equal weights and no wake-up
@@ -83,14 +84,14 @@ impl Cpu {
     /// A full flush of `pcid`'s non-global entries, remembering the 4K user pages it drops so
     /// their next misses count as the flush's. Every full flush of the engine goes through
     /// here; one of an address space with nothing cached (a CPU flushing again before it
-    /// refilled, as in a shootdown storm) stays O(1).
-    pub fn flush_asid(&mut self, pcid: u16) {
+    /// refilled, as in a shootdown storm) stays O(1). `tlb`: this CPU's core's.
+    pub fn flush_asid(&mut self, tlb: &mut TlbHierarchy, pcid: u16) {
         // invalidate_user_asid(): the user PCID is flushed at the next return to user space.
         self.user_flush_pending |= self.pti;
-        if self.tlb.may_hold(pcid) {
-            self.note_flushed_asid(pcid);
+        if tlb.may_hold(self.lp, pcid) {
+            self.note_flushed_asid(tlb, pcid);
         }
-        self.tlb.flush_asid(pcid);
+        tlb.flush_asid(self.lp, pcid);
     }
 
     /// A TLB fill of the user page `vpn` (every fill the engine makes is a 4K user page).
@@ -109,16 +110,17 @@ impl Cpu {
     /// Records every 4K user page of `pcid` a full flush is about to drop: the filled pages of
     /// `pcid` still cached, or, if too many were filled to track, every one a scan finds (and
     /// then the other address spaces' cached pages become the new list).
-    pub fn note_flushed_asid(&mut self, pcid: u16) {
+    pub fn note_flushed_asid(&mut self, tlb: &TlbHierarchy, pcid: u16) {
+        let lp = self.lp;
         if !self.filled_overflow {
-            let Cpu { tlb, filled, .. } = self;
+            let Cpu { filled, .. } = self;
             let mut dropped = std::mem::take(&mut self.flushed);
             filled.retain(|&(p, vpn)| {
                 if p != pcid {
                     return true;
                 }
                 // Every user fill of the engine is a 4K page.
-                if tlb.peek_sized(vpn << PAGE_SHIFT, pcid, PageSize::Size4K).is_some() {
+                if tlb.peek_sized(lp, vpn << PAGE_SHIFT, pcid, PageSize::Size4K).is_some() {
                     if let Err(i) = dropped.binary_search(&vpn) {
                         dropped.insert(i, vpn);
                     }
@@ -131,13 +133,13 @@ impl Cpu {
             }
             return;
         }
-        let Cpu { tlb, flushed, filled, .. } = self;
+        let Cpu { flushed, filled, .. } = self;
         if flushed.len() >= MAX_FLUSHED_TRACKED {
             flushed.clear();
         }
         let user_4k = |e: &Entry| !e.global && e.size == PageSize::Size4K;
         filled.clear();
-        for (_, e) in tlb.entries().filter(|(_, e)| user_4k(e)) {
+        for (_, e) in tlb.entries(lp).filter(|(_, e)| user_4k(e)) {
             if e.asid == pcid {
                 flushed.push(e.vpn);
             } else {

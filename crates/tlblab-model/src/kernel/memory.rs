@@ -93,11 +93,12 @@ impl Kernel {
         let (cpu, mm) = (ctx.cpu, self.tasks[t].mm);
         let write = kind == AccessKind::Store;
         let c = &mut self.cpus[cpu as usize];
-        let pcid = c.st.pcid();
+        let (pcid, lp) = (c.st.pcid(), c.lp);
+        let tlb = &mut self.tlbs[c.core];
         // Every user translation of the engine is a 4K page: the kernel's 2M and 1G entries
         // need not be probed for.
         let a = Access { va, kind, asid: pcid, kernel: false };
-        match c.tlb.lookup_sized(a, PageSize::Size4K) {
+        match tlb.lookup_sized(lp, a, PageSize::Size4K) {
             Lookup::Hit { level, payload, .. } => {
                 let (pfn, writable) = (payload.pfn(), payload.writable());
                 self.oracle.check_access(pfn, mm, va, &self.frames);
@@ -105,7 +106,7 @@ impl Kernel {
                     self.costs.hw.level_hit[kind as usize][level as usize - 1] + self.costs.hw.user_access;
                 if write && !writable {
                     // A write through a read-only entry faults; the CPU drops the entry.
-                    self.cpus[cpu as usize].tlb.invlpg(va, pcid);
+                    tlb.invlpg(lp, va, pcid);
                     self.push_fault(ctx, va, kind, write);
                 }
                 ctx.charge(Bucket::User, d);
@@ -124,7 +125,11 @@ impl Kernel {
                         // The walk sets the PTE's accessed bit.
                         self.vmscan.mark_young(p.pfn);
                         let payload = TlbPayload::new(p.pfn, p.writable);
-                        c.tlb.fill(a, Translation { size: PageSize::Size4K, payload, global: false });
+                        self.tlbs[c.core].fill(
+                            lp,
+                            a,
+                            Translation { size: PageSize::Size4K, payload, global: false },
+                        );
                         c.note_filled(pcid, va >> PAGE_SHIFT);
                         self.oracle.note_fill(cpu, p.pfn);
                         ctx.charge(Bucket::User, self.costs.hw.user_access);

@@ -71,6 +71,7 @@ use vmstat::Counters;
 
 use crate::attribution::Bucket;
 use crate::hw::cpumask::CpuMask;
+use crate::hw::tlb::TlbHierarchy;
 use crate::hw::topology::Topology;
 use crate::time::Ps;
 use oracle::Oracle;
@@ -114,6 +115,9 @@ pub struct Kernel {
     /// The data and instruction TLBs' 4K entry counts (the range policies' inputs).
     range_sizes: (u64, u64),
     pub cpus: Vec<Cpu>,
+    /// Per core, its TLBs (hw/tlb: the SMT siblings' per-core structures are shared arrays);
+    /// `cpus[c].core` and `cpus[c].lp` say whose and which logical processor.
+    pub tlbs: Vec<TlbHierarchy>,
     csqs: Vec<CallQueue>,
     /// The CPUs whose `tlb_state.is_lazy` is set (a mirror, so choosing a shootdown's targets is
     /// mask arithmetic instead of a visit to every CPU of `mm_cpumask`).

@@ -116,13 +116,13 @@ impl Oracle {
     }
 
     /// `pfn` is about to be freed; its owner says where it was mapped.
-    pub fn check_free<C>(
+    pub fn check_free<'a, C>(
         &mut self,
         pfn: u64,
         frames: &Frames,
         mms: &[Mm],
-        cpus: &[C],
-        view: impl Fn(&C) -> (&TlbHierarchy, &TlbState),
+        cpus: &'a [C],
+        view: impl Fn(&'a C) -> (&'a TlbHierarchy, usize, &'a TlbState),
     ) {
         let Owner::Anon { mm, vpn } = frames.owner(pfn) else {
             return;
@@ -137,14 +137,14 @@ impl Oracle {
     /// `pfn` is about to be freed (or written back) after `mm`'s mapping of it at `vpn` was
     /// removed: no CPU may still hold a usable translation of `vpn` to it (page reclaim checks
     /// every mapping its unmap removed this way).
-    pub fn check_translation_gone<C>(
+    pub fn check_translation_gone<'a, C>(
         &mut self,
         pfn: u64,
         mm: MmId,
         vpn: u64,
         mms: &[Mm],
-        cpus: &[C],
-        view: impl Fn(&C) -> (&TlbHierarchy, &TlbState),
+        cpus: &'a [C],
+        view: impl Fn(&'a C) -> (&'a TlbHierarchy, usize, &'a TlbState),
     ) {
         let m = &mms[mm as usize];
         // Only a CPU that ever filled a translation to the frame can hold one.
@@ -153,7 +153,7 @@ impl Oracle {
             return;
         }
         for cpu in fillers.and(&m.ever_loaded).iter() {
-            let (tlb, st) = view(&cpus[cpu as usize]);
+            let (tlb, lp, st) = view(&cpus[cpu as usize]);
             for (slot, ctx) in st.ctxs.iter().enumerate() {
                 if ctx.ctx_id != m.ctx_id {
                     continue;
@@ -167,7 +167,7 @@ impl Oracle {
                 }
                 let pcid = slot as u16 + 1;
                 let held = matches!(
-                    tlb.peek(vpn << PAGE_SHIFT, pcid),
+                    tlb.peek(lp, vpn << PAGE_SHIFT, pcid),
                     Some((PageSize::Size4K, payload)) if payload.pfn() == pfn
                 );
                 if held {
@@ -196,9 +196,9 @@ mod tests {
         let mut o = Oracle::new(1, 16);
         let no_cpus: &[(TlbHierarchy, TlbState)] = &[];
         // Page 6 was never mapped (or its PTE was cleared): freeing it is fine.
-        o.check_free(6, &frames, std::slice::from_ref(&mm), no_cpus, |c| (&c.0, &c.1));
+        o.check_free(6, &frames, std::slice::from_ref(&mm), no_cpus, |c| (&c.0, 0, &c.1));
         assert_eq!(o.violations, 0);
-        o.check_free(5, &frames, std::slice::from_ref(&mm), no_cpus, |c| (&c.0, &c.1));
+        o.check_free(5, &frames, std::slice::from_ref(&mm), no_cpus, |c| (&c.0, 0, &c.1));
         assert_eq!(o.violations, 1, "{:?}", o.examples);
         assert!(o.examples[0].contains("still maps it"), "{:?}", o.examples);
     }

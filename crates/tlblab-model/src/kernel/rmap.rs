@@ -192,7 +192,7 @@ impl Kernel {
     pub(super) fn flush_tlb_batch_pages(&mut self, cpu: u32) -> Ps {
         let c = &mut self.cpus[cpu as usize];
         let pcid = c.st.pcid();
-        c.flush_asid(pcid);
+        c.flush_asid(&mut self.tlbs[c.core], pcid);
         if c.pti {
             c.user_flush_pending = true;
         }

@@ -450,16 +450,19 @@ impl Kernel {
         let cpu = ctx.cpu;
         let Some(text) = &self.text else { return Ps::ZERO };
         let c = &mut self.cpus[cpu as usize];
-        let pcid = c.st.pcid();
+        let (pcid, lp) = (c.st.pcid(), c.lp);
+        let tlb = &mut self.tlbs[c.core];
         // The running task's stack, or the idle task's.
         let slot = c.task.unwrap_or(self.tasks.len() + cpu as usize);
         let touches = text.touches(path);
         let known = &c.kpaths[path as usize];
         let ways = &known.ways[..known.n as usize];
-        if ways.len() == touches.len() && known.slot == slot && ways.iter().all(|w| c.tlb.still_hits(w, pcid))
+        if ways.len() == touches.len()
+            && known.slot == slot
+            && ways.iter().all(|w| tlb.still_hits(lp, w, pcid))
         {
             for (t, w) in touches.iter().zip(ways) {
-                c.tlb.rehit(w, t.kind, true);
+                tlb.rehit(lp, w, t.kind, true);
             }
             return Ps::ZERO;
         }
@@ -475,14 +478,14 @@ impl Kernel {
             let a = Access { va, kind: t.kind, asid: pcid, kernel: true };
             // The payload is never read back: no kernel page is ever freed.
             let payload = TlbPayload::new(va >> PAGE_SHIFT, false);
-            if c.tlb.lookup_or_fill_sized(a, Translation { size: t.size, payload, global: t.global })
+            if tlb.lookup_or_fill_sized(lp, a, Translation { size: t.size, payload, global: t.global })
                 == Lookup::Miss
             {
                 self.counters.text.kernel_tlb_misses += 1;
                 d += self.costs.hw.miss(t.kind);
             }
             if all_known {
-                match c.tlb.l1_way(a, t.size) {
+                match tlb.l1_way(lp, a, t.size) {
                     Some(w) => known.ways[i] = w,
                     None => all_known = false,
                 }

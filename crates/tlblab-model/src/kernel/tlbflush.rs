@@ -659,7 +659,7 @@ impl Kernel {
         }
         if s.flush {
             let pcid = c.st.pcid();
-            c.flush_asid(pcid);
+            c.flush_asid(&mut self.tlbs[c.core], pcid);
         }
         s.flush
     }
@@ -670,9 +670,10 @@ impl Kernel {
         let mut cost = Ps::ZERO;
         let knobs = self.config.flush;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let Kernel { cpus, mms, counters, costs, lazy, .. } = &mut *self;
+        let Kernel { cpus, tlbs, mms, counters, costs, lazy, .. } = &mut *self;
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
+        let tlb = &mut tlbs[c.core];
         let action = flush_tlb_func(&mut c.st, info, &knobs, || {
             counters.tlbflush.tlb_gen_reads += 1;
             let before = m.tlb_gen_line.stats.transfers;
@@ -691,7 +692,7 @@ impl Kernel {
                 // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
                 leave_mm(&mut c.st);
                 lazy.clear(cpu);
-                c.flush_asid(pcid);
+                c.flush_asid(tlb, pcid);
                 counters.tlbflush.lazy_leaves += 1;
                 counters.tlbflush.full_flushes += 1;
                 cost += costs.flush.full_flush;
@@ -704,7 +705,7 @@ impl Kernel {
             FlushAction::Partial { start, nr, stride_shift } => {
                 for i in 0..nr {
                     let va = start + (i << stride_shift);
-                    if c.tlb.invlpg(va, pcid) > 0 && stride_shift == PAGE_SHIFT {
+                    if tlb.invlpg(c.lp, va, pcid) > 0 && stride_shift == PAGE_SHIFT {
                         c.note_flushed(va >> PAGE_SHIFT);
                     }
                 }
@@ -721,7 +722,7 @@ impl Kernel {
                 }
             }
             FlushAction::Full => {
-                c.flush_asid(pcid);
+                c.flush_asid(tlb, pcid);
                 counters.tlbflush.full_flushes += 1;
                 cost += costs.flush.full_flush;
             }

@@ -712,7 +712,7 @@ impl Kernel {
                     va >> super::mm::PAGE_SHIFT,
                     &self.mms,
                     &self.cpus,
-                    |c| (&c.tlb, &c.st),
+                    |c| (&self.tlbs[c.core], c.lp, &c.st),
                 );
             }
             self.vmscan.flags[page.pfn as usize] = 0;

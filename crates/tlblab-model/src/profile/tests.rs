@@ -26,7 +26,9 @@ fn every_shipped_profile_parses_validates_and_builds() {
         let file_stem = PathBuf::from(&path).file_stem().unwrap().to_string_lossy().into_owned();
         assert_eq!(p.name, file_stem, "{path}: `name` must match the file name");
         let tlb = p.build_tlb();
-        assert!(!tlb.views().is_empty());
+        assert!(!tlb.views(0).is_empty());
+        let core = p.build_core_tlb();
+        assert_eq!(core.lps(), p.topology.threads_per_core as usize, "{path}");
     }
 }
 
@@ -134,4 +136,13 @@ fn smt_throughput_is_required_with_siblings_and_bounded_by_them() {
     p.topology.threads_per_core = 1;
     let e = p.validate().unwrap_err();
     assert!(e.key == "topology.smt_throughput" && e.message.contains("only with"), "{e}");
+}
+
+#[test]
+fn more_threads_per_core_than_a_core_tlb_serves_name_the_topology_key() {
+    let mut p = base();
+    p.topology.threads_per_core = 9;
+    p.topology.cores_per_socket = 1;
+    let e = p.validate().unwrap_err().to_string();
+    assert!(e.contains("topology.threads_per_core") && e.contains("1 ..= 8"), "{e}");
 }

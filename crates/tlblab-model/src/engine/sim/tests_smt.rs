@@ -61,3 +61,43 @@ fn seed_000_records_grow_little_past_the_cores_because_siblings_share_them() {
     assert_eq!(four, four_free, "4 threads on 4 cores never share");
     assert!(eight_free / four_free > 1.3, "{four_free} -> {eight_free}");
 }
+
+/// STLB misses (user accesses that missed every level: the `tlb_misses` counter) per record of
+/// ebizzy with 1 MiB chunks (a 256-page source chunk and a 256-page copy buffer per thread, as
+/// much as the 512-entry Ivy Bridge STLB holds) on one Ivy Bridge core of two threads, with
+/// `threads` busy; the STLB is per-core (the profile's) or, with `private`, per-thread.
+fn stlb_misses_per_record(threads: u32, private: bool) -> f64 {
+    let mut p = crate::profile::shipped("ivybridge-4c8t");
+    p.topology.cores_per_socket = 1;
+    let stlb = p.tlb.structures.iter_mut().find(|s| s.name == "STLB").unwrap();
+    assert_eq!(stlb.sharing, crate::profile::Sharing::PerCore, "the shipped profile shares the STLB");
+    if private {
+        stlb.sharing = crate::profile::Sharing::PerThread;
+    }
+    p.validate().unwrap();
+    let spec = crate::run::RunSpec::of(
+        "3.13",
+        "ebizzy -s 1048576 alloc=glibc-2.18",
+        threads,
+        Ps::US * 500,
+        Ps::MS * 5,
+    );
+    let r = crate::run::run(&p, &spec).unwrap();
+    assert_eq!(r.oracle.violations, 0);
+    r.per_op("tlb_misses")
+}
+
+#[test]
+fn a_per_core_stlb_misses_more_with_both_siblings_busy() {
+    let alone = stlb_misses_per_record(1, false);
+    assert_eq!(
+        alone,
+        stlb_misses_per_record(1, true),
+        "an idle sibling leaves the shared STLB to the busy one"
+    );
+    let (shared, private) = (stlb_misses_per_record(2, false), stlb_misses_per_record(2, true));
+    // Private STLBs: two threads miss as one does (the same work, each in its own array).
+    assert!((private / alone - 1.0).abs() < 0.1, "private: {alone:.1} -> {private:.1} per record");
+    // Shared: each thread's working set fills the array alone; together they evict each other.
+    assert!(shared > 1.25 * private, "shared {shared:.1} vs private {private:.1} per record");
+}

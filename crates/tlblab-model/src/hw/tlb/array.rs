@@ -122,8 +122,8 @@ impl TlbArray {
         (vpn as u32 & self.set_mask) as usize
     }
 
-    /// Probes for the translation keyed `want` (a non-global key) and its global form; on a hit
-    /// updates replacement state. With `FUSED` (LRU only), a miss also keeps the slot a fill of
+    /// Probes for the translation keyed `want` (a non-global key) and its global form (of the
+    /// logical processor whose global id bits are `gid`); on a hit updates replacement state. With `FUSED` (LRU only), a miss also keeps the slot a fill of
     /// this set would take in `self.victim`, for [`Self::put_victim`].
     ///
     /// `one_key`: no global entry exists. Then a way matches iff its key is `want`, and at most
@@ -139,15 +139,16 @@ impl TlbArray {
         vpn: u64,
         want: u64,
         one_key: bool,
+        gid: u64,
     ) -> Option<(u64, TlbPayload)> {
         let set = self.set_index(vpn);
         match self.assoc {
-            Assoc::W4 => self.probe_w::<4, FUSED>(set, want, one_key),
-            Assoc::W8 => self.probe_w::<8, FUSED>(set, want, one_key),
-            Assoc::W1 => self.probe_w::<1, FUSED>(set, want, one_key),
-            Assoc::W2 => self.probe_w::<2, FUSED>(set, want, one_key),
-            Assoc::W16 => self.probe_w::<16, FUSED>(set, want, one_key),
-            Assoc::Other => self.probe_any::<FUSED>(set * self.ways, want, one_key),
+            Assoc::W4 => self.probe_w::<4, FUSED>(set, want, one_key, gid),
+            Assoc::W8 => self.probe_w::<8, FUSED>(set, want, one_key, gid),
+            Assoc::W1 => self.probe_w::<1, FUSED>(set, want, one_key, gid),
+            Assoc::W2 => self.probe_w::<2, FUSED>(set, want, one_key, gid),
+            Assoc::W16 => self.probe_w::<16, FUSED>(set, want, one_key, gid),
+            Assoc::Other => self.probe_any::<FUSED>(set * self.ways, want, one_key, gid),
         }
     }
 
@@ -158,6 +159,7 @@ impl TlbArray {
         set: usize,
         want: u64,
         one_key: bool,
+        gid: u64,
     ) -> Option<(u64, TlbPayload)> {
         let lru = FUSED || self.replacement == Replacement::Lru;
         let counter = !FUSED && self.replacement == Replacement::Counter;
@@ -168,7 +170,7 @@ impl TlbArray {
             hits |= ((way.key == want) as u32) << w;
         }
         if !one_key {
-            let g = global_key(want);
+            let g = global_key(want) | gid;
             for (w, way) in ways.iter().enumerate() {
                 hits |= ((way.key == g) as u32) << w;
             }
@@ -202,9 +204,10 @@ impl TlbArray {
         base: usize,
         want: u64,
         one_key: bool,
+        gid: u64,
     ) -> Option<(u64, TlbPayload)> {
         let set = &self.slots[base..base + self.ways];
-        let g = global_key(want);
+        let g = global_key(want) | gid;
         let matches = |w: &Way| w.key == want || (!one_key && w.key == g);
         let Some(first) = set.iter().position(matches) else {
             if FUSED {
@@ -222,11 +225,11 @@ impl TlbArray {
         Some((hit.key, hit.payload))
     }
 
-    /// The stored payload of the translation of `want` or its global form, as [`Self::probe`] would
-    /// find it, without touching replacement state.
-    pub(super) fn peek(&self, vpn: u64, want: u64) -> Option<TlbPayload> {
+    /// The stored payload of the translation of `want` or its global form (`gid` as in
+    /// [`Self::probe`]), as [`Self::probe`] would find it, without touching replacement state.
+    pub(super) fn peek(&self, vpn: u64, want: u64, gid: u64) -> Option<TlbPayload> {
         let base = self.set_base(vpn);
-        let g = global_key(want);
+        let g = global_key(want) | gid;
         let mut set = self.slots[base..base + self.ways].iter().filter(|w| w.key == want || w.key == g);
         match self.replacement {
             Replacement::Lru | Replacement::Counter => set.max_by_key(|w| w.stamp),
@@ -342,22 +345,22 @@ impl TlbArray {
         self.put(base, way, tag, payload, ids)
     }
 
-    /// Removes the entry for `vpn`/`size` keyed `id` (an address space's key bits) and, if
-    /// `include_global`, the global one; returns how many.
+    /// Removes the entry for `vpn`/`size` keyed `id` (an address space's key bits) and the
+    /// global one of the logical processor with global id bits `gid`; returns how many.
     pub(super) fn invalidate_vpn(
         &mut self,
         vpn: u64,
         size: PageSize,
         id: u64,
-        include_global: bool,
+        gid: u64,
         ids: &mut AsidIds,
     ) -> u64 {
         let want = make_tag(vpn, size, id);
-        let g = global_key(want);
+        let g = global_key(want) | gid;
         let base = self.set_base(vpn);
         let mut n = 0;
         for w in &mut self.slots[base..base + self.ways] {
-            if w.key == want || (include_global && w.key == g) {
+            if w.key == want || w.key == g {
                 ids.replaced(w.key, 0);
                 w.clear();
                 n += 1;
@@ -388,6 +391,20 @@ impl TlbArray {
         n
     }
 
+    /// Removes every live entry of logical processor `lp` (an array shared by SMT siblings keeps
+    /// theirs); returns how many.
+    pub(super) fn clear_lp(&mut self, lp: usize, ids: &mut AsidIds) -> u64 {
+        let mut n = 0;
+        for w in &mut self.slots {
+            if ids.live(w.key) && ids.lp_of(w.key) == lp {
+                n += 1;
+                ids.replaced(w.key, 0);
+                w.clear();
+            }
+        }
+        n
+    }
+
     /// Zeroes the stale entries (valid, not live).
     pub(super) fn clear_stale(&mut self, ids: &mut AsidIds) {
         for w in &mut self.slots {
@@ -407,9 +424,9 @@ impl TlbArray {
         }
     }
 
-    /// Every live entry, with its architectural address-space id.
-    pub(super) fn entries<'a>(&'a self, ids: &'a AsidIds) -> impl Iterator<Item = Entry> + 'a {
-        self.slots.iter().filter(|w| ids.live(w.key)).map(|w| {
+    /// Every live entry of logical processor `lp`, with its architectural address-space id.
+    pub(super) fn entries<'a>(&'a self, ids: &'a AsidIds, lp: usize) -> impl Iterator<Item = Entry> + 'a {
+        self.slots.iter().filter(move |w| ids.live(w.key) && ids.lp_of(w.key) == lp).map(|w| {
             let t = w.key;
             let global = t & GLOBAL != 0;
             Entry {
@@ -423,11 +440,13 @@ impl TlbArray {
     }
 }
 
-/// One structure of a hierarchy, as its contents look from outside ([`TlbHierarchy::arrays`]).
+/// One structure of a hierarchy, as its contents look to one logical processor
+/// ([`TlbHierarchy::arrays`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ArrayView<'a> {
     pub(super) array: &'a TlbArray,
     pub(super) ids: &'a AsidIds,
+    pub(super) lp: usize,
 }
 
 impl<'a> ArrayView<'a> {
@@ -439,8 +458,8 @@ impl<'a> ArrayView<'a> {
         self.array.holds(size)
     }
 
-    /// Every valid entry (flushed ones are gone), for inspection.
+    /// Every valid entry of the logical processor (flushed ones are gone), for inspection.
     pub fn entries(&self) -> impl Iterator<Item = Entry> + 'a {
-        self.array.entries(self.ids)
+        self.array.entries(self.ids, self.lp)
     }
 }

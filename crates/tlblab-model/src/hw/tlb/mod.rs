@@ -22,6 +22,19 @@
 //! recycles ids (`AsidIds`). [`TlbHierarchy::peek`] answers "would this CPU translate va?"
 //! (the safety oracle's question) with one probe per array.
 //!
+//! SMT: a hierarchy is one core's, used by its logical processors (`lp`, 0-based within the
+//! core; a CPU without SMT is a core of one). A structure the profile calls `per-core` is one
+//! array of its size that the siblings share; a `per-thread` one is an array per logical
+//! processor. What the siblings share, following Intel's description of Hyper-Threading TLBs
+//! (SDM vol. 3A §8.7.13.2; the optimization manual's "competitively shared" DTLBs and STLB,
+//! Nehalem to Skylake, as Hadi Brais's summary of it and TLBleed (Gras et al., USENIX Security
+//! 2018, §6) read it): the array's sets and its one replacement state per set, so two busy
+//! siblings evict each other's entries; not the entries themselves, each tagged with the
+//! logical processor that made it (global ones too), so one never hits the other's; and
+//! INVLPG, CR3 writes and INVPCID drop only the executing logical processor's entries.
+//! Everything a caller asks is asked for one logical processor, whose counters, plans and view
+//! of the contents (`peek`, `entries`) are its own.
+//!
 //! Files: `spec.rs` (page sizes, access kinds, geometry, structure specs, counters), `tag.rs` (the
 //! tag layout and the ASID/PCID -> internal id map), `array.rs` (one set-associative array),
 //! `replacement.rs` (LRU, tree-PLRU), `plan.rs` (probe and fill plans), `flush.rs` (INVLPG, CR3
@@ -40,7 +53,7 @@ pub use spec::{
     AccessKind, FlushCounters, Geometry, Inclusion, LevelCounters, LevelView, PageSize, Serves,
     StructureSpec, NR_ACCESS_KINDS, NR_PAGE_SIZES,
 };
-pub use tag::MAX_ASID;
+pub use tag::{MAX_ASID, MAX_LPS};
 
 use plan::{FillPlan, FillStep, Plan, ProbeStep, MAX_STEPS, NO_STEP};
 use spec::Side;
@@ -119,11 +132,26 @@ impl L1Way {
     pub const NONE: L1Way = L1Way { key: 0, slot: 0, array: 0, view: 0 };
 }
 
-/// One hardware thread's TLBs.
+/// One core's TLBs (see the module docs for SMT): the arrays, and each logical processor's side.
 #[derive(Debug, Clone)]
 pub struct TlbHierarchy {
+    /// Logical processor 0's arrays in spec order (the shared ones included), then the other
+    /// logical processors' own copies of the per-thread structures.
     arrays: Vec<TlbArray>,
     specs: Vec<StructureSpec>,
+    lps: Vec<Lp>,
+    replacement: Replacement,
+    inclusion: Inclusion,
+    /// (Logical processor, architectural address-space id) to the ids the tags hold.
+    ids: AsidIds,
+}
+
+/// What one logical processor of a core has of its own: which arrays it uses, its plans and
+/// its counters.
+#[derive(Debug, Clone)]
+struct Lp {
+    /// Per structure (spec order): the array it uses.
+    arrays: Vec<u8>,
     views: Vec<LevelView>,
     /// Per view: the arrays it is made of.
     view_arrays: Vec<ViewArrays>,
@@ -134,37 +162,501 @@ pub struct TlbHierarchy {
     plans: [Plan; NR_ACCESS_KINDS],
     /// `fills[kind][size]`.
     fills: [[FillPlan; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
-    replacement: Replacement,
-    inclusion: Inclusion,
-    /// Page sizes ever filled: lookups skip the rest.
+    /// Page sizes it ever filled: its lookups skip the rest (a sibling's entries never hit).
     sizes_live: u8,
-    /// A global entry was ever filled (else a probe needs one compare per way, see
+    /// It ever filled a global entry (else a probe needs one compare per way, see
     /// [`TlbArray::probe`]).
     globals: bool,
-    /// Architectural address-space ids to the ids the tags hold.
-    ids: AsidIds,
-    /// The arrays by level (then in spec order): the order [`Self::peek`] probes them in.
+    /// The id bits of its global entries ([`tag::lp_gid`]).
+    gid: u64,
+    /// Its arrays by level (then in spec order): the order [`TlbHierarchy::peek`] probes them in.
     by_level: Vec<u8>,
     /// Accesses that missed every level (page walks), `[kind][user/kernel]`.
-    pub walks: [[u64; 2]; NR_ACCESS_KINDS],
-    pub flushes: FlushCounters,
+    walks: [[u64; 2]; NR_ACCESS_KINDS],
+    flushes: FlushCounters,
 }
 
 impl TlbHierarchy {
-    /// Builds the hierarchy. Structures at the same level, side and page size are an error.
+    /// Builds the hierarchy of one hardware thread (a core of one logical processor).
+    /// Structures at the same level, side and page size are an error.
     pub fn new(
         specs: &[StructureSpec],
+        replacement: Replacement,
+        inclusion: Inclusion,
+    ) -> Result<TlbHierarchy, String> {
+        TlbHierarchy::new_core(specs, &vec![false; specs.len()], 1, replacement, inclusion)
+    }
+
+    /// Builds the hierarchy of a core of `lps` logical processors: structure `i` is one array
+    /// they share if `shared[i]` (a profile's `sharing = "per-core"`), else one array each.
+    pub fn new_core(
+        specs: &[StructureSpec],
+        shared: &[bool],
+        lps: usize,
         replacement: Replacement,
         inclusion: Inclusion,
     ) -> Result<TlbHierarchy, String> {
         if specs.is_empty() {
             return Err("a TLB hierarchy needs at least one structure".into());
         }
-        if specs.len() >= NONE as usize {
+        if !(1..=MAX_LPS).contains(&lps) {
+            return Err(format!("{lps} logical processors per core: allowed 1 ..= {MAX_LPS}"));
+        }
+        assert_eq!(shared.len(), specs.len(), "one sharing flag per structure");
+        let private = shared.iter().filter(|s| !**s).count();
+        if specs.len() + (lps - 1) * private >= NONE as usize {
             return Err("too many TLB structures".into());
         }
-        let arrays: Vec<TlbArray> =
+        let mut arrays: Vec<TlbArray> =
             specs.iter().map(|s| TlbArray::new(s.geometry, replacement, &s.page_sizes)).collect();
+        let mut maps: Vec<Vec<u8>> = vec![(0..specs.len() as u8).collect()];
+        for _ in 1..lps {
+            let map = specs
+                .iter()
+                .zip(shared)
+                .enumerate()
+                .map(|(i, (s, &shared))| {
+                    if shared {
+                        i as u8
+                    } else {
+                        arrays.push(TlbArray::new(s.geometry, replacement, &s.page_sizes));
+                        (arrays.len() - 1) as u8
+                    }
+                })
+                .collect();
+            maps.push(map);
+        }
+        // Every id a purge keeps is held by a (logical processor, address space) with an entry:
+        // with fewer entries than ids, one is always free. One logical processor cannot run out
+        // (it has as many address spaces as there are ids).
+        let entries: u64 = arrays.iter().map(|a| a.geometry.entries() as u64).sum();
+        if lps > 1 && entries >= tag::NR_IDS as u64 {
+            return Err(format!(
+                "a core of {lps} logical processors holds at most {} TLB entries in all ({entries} here)",
+                tag::NR_IDS - 1
+            ));
+        }
+        let sides: Vec<Lp> = maps
+            .into_iter()
+            .enumerate()
+            .map(|(lp, map)| Lp::new(specs, map, lp))
+            .collect::<Result<_, _>>()?;
+        let mut t = TlbHierarchy {
+            arrays,
+            specs: specs.to_vec(),
+            ids: AsidIds::new(sides.len()),
+            lps: sides,
+            replacement,
+            inclusion,
+        };
+        t.build_plans();
+        Ok(t)
+    }
+
+    /// Logical processors of the core.
+    pub fn lps(&self) -> usize {
+        self.lps.len()
+    }
+
+    /// Logical processor `lp`'s levels and their counters.
+    pub fn views(&self, lp: usize) -> &[LevelView] {
+        &self.lps[lp].views
+    }
+
+    /// Logical processor `lp`'s accesses that missed every level (page walks),
+    /// `[kind][user/kernel]`.
+    pub fn walks(&self, lp: usize) -> [[u64; 2]; NR_ACCESS_KINDS] {
+        self.lps[lp].walks
+    }
+
+    /// Logical processor `lp`'s invalidations.
+    pub fn flushes(&self, lp: usize) -> &FlushCounters {
+        &self.lps[lp].flushes
+    }
+
+    pub fn specs(&self) -> &[StructureSpec] {
+        &self.specs
+    }
+
+    /// The structures, in spec order, as their contents look to logical processor `lp`.
+    pub fn arrays(&self, lp: usize) -> Vec<ArrayView<'_>> {
+        self.lps[lp]
+            .arrays
+            .iter()
+            .map(|&a| ArrayView { array: &self.arrays[a as usize], ids: &self.ids, lp })
+            .collect()
+    }
+
+    pub fn inclusion(&self) -> Inclusion {
+        self.inclusion
+    }
+
+    /// Translates `a.va` for `a.kind` in address space `a.asid` on logical processor `lp`,
+    /// counted as a user or kernel access (`a.kernel`). On a hit below level 1 the entry is
+    /// filled into the inner levels as the inclusion policy says.
+    #[inline]
+    pub fn lookup(&mut self, lp: usize, a: Access) -> Lookup {
+        self.lookup_of(lp, a, None)
+    }
+
+    /// [`Self::lookup`] probing only the arrays of page size `only`, if given (see
+    /// [`Self::lookup_sized`]).
+    #[inline(always)]
+    fn lookup_of(&mut self, lp: usize, a: Access, only: Option<PageSize>) -> Lookup {
+        let Access { va, kind, asid, kernel } = a;
+        let k = kind as usize;
+        let priv_ = kernel as usize;
+        let id = self.ids.key(lp, asid);
+        let side = &mut self.lps[lp];
+        let (one_key, gid) = (!side.globals, side.gid);
+        let plan = &side.plans[k];
+        // Nothing of `asid` is cached and no global entry exists: every probe would miss (and a
+        // missing probe changes nothing).
+        let hopeless = id == NO_ID && one_key;
+        for s in &plan.steps[..plan.len as usize] {
+            if s.array != NONE && !hopeless && only.is_none_or(|z| s.size == z) {
+                let vpn = (va << (64 - 57)) >> s.vpn_shift;
+                let want = s.tag_base | vpn << VPN_SHIFT | id;
+                let arr = &mut self.arrays[s.array as usize];
+                if let Some((tag, payload)) = arr.probe::<false>(vpn, want, one_key, gid) {
+                    side.views[s.view as usize].counters.hits[k][priv_] += 1;
+                    let s = *s;
+                    if s.depth > 0 {
+                        self.promote(lp, kind, &s, vpn, want, tag, payload);
+                    }
+                    return Lookup::Hit { level: s.level, payload, size: s.size };
+                }
+            }
+            if s.ends_level {
+                side.views[s.view as usize].counters.misses[k][priv_] += 1;
+            }
+        }
+        side.walks[k][priv_] += 1;
+        Lookup::Miss
+    }
+
+    /// [`Self::lookup`], and on a miss [`Self::fill`] with `t`: what a caller with a page table
+    /// that maps every page does.
+    ///
+    /// Fused, the fill skips what the lookup just proved: the translation is in no array, so no
+    /// stale copy needs replacing; and on the common shape (see [`Plan::chain`]) each level picks
+    /// its victim way while the probe has the set at hand, so a fill is a plain store.
+    #[inline(always)]
+    pub fn lookup_or_fill(&mut self, lp: usize, a: Access, t: Translation) -> Lookup {
+        let plan = &self.lps[lp].plans[a.kind as usize];
+        // The chain's probes match one key per way (no global entry exists), so they also cover
+        // what a non-global fill replaces.
+        if plan.chain && plan.steps[0].size == t.size && !t.global {
+            self.chain_lookup_or_fill(lp, a, t.payload)
+        } else {
+            self.lookup_then_fill(lp, a, t)
+        }
+    }
+
+    /// [`Self::lookup_or_fill`] of a translation that only ever has page size `t.size` (the
+    /// kernel's own mappings: image text in 2M pages, the direct map in 1G or 2M, stacks in 4K):
+    /// probes only the arrays holding that size. A probe of another size could not hit, and a
+    /// missing probe changes nothing, so replacement state, counters and the result are those
+    /// of the full lookup, at a fraction of the probes.
+    pub fn lookup_or_fill_sized(&mut self, lp: usize, a: Access, t: Translation) -> Lookup {
+        let r = self.lookup_sized(lp, a, t.size);
+        if r == Lookup::Miss {
+            self.fill_inner(lp, a, t, true);
+        }
+        r
+    }
+
+    /// [`Self::lookup`] of a translation that can only have page size `size` (see
+    /// [`Self::lookup_or_fill_sized`]): the same result, counters and replacement state.
+    #[inline]
+    pub fn lookup_sized(&mut self, lp: usize, a: Access, size: PageSize) -> Lookup {
+        self.lookup_sized_at(lp, a.va, a.kind, a.asid, a.kernel, size)
+    }
+
+    /// [`Self::lookup_sized`] out of line. Its arguments are scalars, not an [`Access`]: the
+    /// engine calls it for every user access, and scalars travel in registers where a struct of
+    /// mixed fields is passed through memory.
+    #[inline(never)]
+    fn lookup_sized_at(
+        &mut self,
+        lp: usize,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        size: PageSize,
+    ) -> Lookup {
+        self.lookup_of(lp, Access { va, kind, asid, kernel }, Some(size))
+    }
+
+    /// Where the translation of `a.va` (page size `size`) sits at level 1, read just after a
+    /// [`Self::lookup_or_fill_sized`] of it, which leaves it there (hit, promoted or filled) as
+    /// the last slot its level-1 array touched. `None` if it is not there (no level-1 array of
+    /// that size, or a later touch of the array came in between). Changes nothing.
+    pub fn l1_way(&self, lp: usize, a: Access, size: PageSize) -> Option<L1Way> {
+        let side = &self.lps[lp];
+        let plan = &side.plans[a.kind as usize];
+        let s = plan.steps[..plan.len as usize]
+            .iter()
+            .take_while(|s| s.depth == 0)
+            .find(|s| s.array != NONE && s.size == size)?;
+        let vpn = (a.va << (64 - 57)) >> s.vpn_shift;
+        let want = s.tag_base | vpn << VPN_SHIFT | self.ids.key(lp, a.asid);
+        let arr = &self.arrays[s.array as usize];
+        let key = arr.slots[arr.last as usize].key;
+        (key == want || key == global_key(want) | side.gid).then_some(L1Way {
+            key,
+            slot: arr.last,
+            array: s.array,
+            view: s.view,
+        })
+    }
+
+    /// Whether a lookup in `asid` on `lp` would still hit `way` (which [`Self::l1_way`] gave
+    /// `lp`) first. A non-global entry's key holds the id its address space had when it was
+    /// filled: the key still matches iff the address space still has that id (a flush takes it
+    /// away; an id is handed out again only once no entry holds it), so the way holds a live
+    /// entry a lookup matches. A sibling sharing the array can evict the way but never write
+    /// the same key (its ids and global id bits are its own). The one-match condition
+    /// of [`Self::l1_way`] holds as long as no second copy of the page is filled, which the
+    /// callers' fixed-size, fixed-globalness translations never do.
+    #[inline]
+    pub fn still_hits(&self, lp: usize, way: &L1Way, asid: u16) -> bool {
+        self.arrays[way.array as usize].slots[way.slot as usize].key == way.key
+            && (way.key & GLOBAL != 0 || way.key & ID_BITS == self.ids.key(lp, asid))
+    }
+
+    /// What a level-1 hit on `way` (which [`Self::still_hits`]) does: the replacement update
+    /// and the hit count.
+    pub fn rehit(&mut self, lp: usize, way: &L1Way, kind: AccessKind, kernel: bool) {
+        let arr = &mut self.arrays[way.array as usize];
+        let (base, w) = (way.slot as usize / arr.ways * arr.ways, way.slot as usize % arr.ways);
+        arr.touch(base, w);
+        self.lps[lp].views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
+    }
+
+    /// [`Self::lookup_or_fill`] off the fast path.
+    #[inline(never)]
+    fn lookup_then_fill(&mut self, lp: usize, a: Access, t: Translation) -> Lookup {
+        let r = self.lookup(lp, a);
+        if r == Lookup::Miss {
+            self.fill_inner(lp, a, t, true);
+        }
+        r
+    }
+
+    /// [`Self::lookup_or_fill`] on a chain plan, of a non-global translation: one probe per level,
+    /// LRU, non-inclusive, no global entry, no stale entry.
+    #[inline(always)]
+    fn chain_lookup_or_fill(&mut self, lp: usize, a: Access, payload: TlbPayload) -> Lookup {
+        let Access { va, kind, asid, kernel } = a;
+        let k = kind as usize;
+        let priv_ = kernel as usize;
+        // `[kind][user/kernel]` counters, flattened once.
+        let kp = k * 2 + priv_;
+        let id = self.ids.key(lp, asid);
+        let side = &mut self.lps[lp];
+        let plan = &side.plans[k];
+        let steps = &plan.steps[..plan.len as usize];
+        // One page size: the same vpn and tag at every level.
+        let first = &plan.steps[0];
+        let vpn = (va << (64 - 57)) >> first.vpn_shift;
+        let mut want = first.tag_base | vpn << VPN_SHIFT | id;
+        for (depth, s) in steps.iter().enumerate() {
+            // A miss leaves the array's victim way for the fill: nothing else touches the set
+            // before it.
+            if let Some((tag, hit)) = self.arrays[s.array as usize].probe::<true>(vpn, want, true, 0) {
+                side.views[s.view as usize].counters.hits.as_flattened_mut()[kp] += 1;
+                // Non-inclusive: copy into the levels that missed, outermost first.
+                if depth > 0 {
+                    for inner in steps[..depth].iter().rev() {
+                        self.arrays[inner.array as usize].put_victim(tag, hit);
+                    }
+                }
+                return Lookup::Hit { level: s.level, payload: hit, size: s.size };
+            }
+            side.views[s.view as usize].counters.misses.as_flattened_mut()[kp] += 1;
+        }
+        side.walks.as_flattened_mut()[kp] += 1;
+        if want & NO_ID != 0 {
+            // The address space's first fill. No entry is stale, so naming does not purge (which
+            // would clear ways under the victims just chosen).
+            want = (want & !ID_BITS) | self.ids.name(lp, asid);
+        }
+        for s in steps.iter().rev() {
+            self.arrays[s.array as usize].put_victim(want, payload);
+        }
+        Lookup::Miss
+    }
+
+    /// Moves or copies an entry found by step `s` (below level 1) into `lp`'s inner levels.
+    #[allow(clippy::too_many_arguments)]
+    fn promote(
+        &mut self,
+        lp: usize,
+        kind: AccessKind,
+        s: &ProbeStep,
+        vpn: u64,
+        want: u64,
+        tag: u64,
+        payload: TlbPayload,
+    ) {
+        let fill = self.lps[lp].fills[kind as usize][s.size as usize];
+        let upto = if self.inclusion == Inclusion::Exclusive {
+            // The entry moves to the innermost level holding its page size (level 1 unless that
+            // has no array for it; then a hit there is already innermost and stays).
+            let inner = fill.steps[0].depth;
+            if s.depth == inner {
+                return;
+            }
+            self.arrays[s.array as usize].invalidate_tag(tag, &mut self.ids);
+            inner + 1
+        } else {
+            s.depth
+        };
+        // The inner levels were just probed for `want` (and its global form); if `tag` is that
+        // translation, no stale copy can be there.
+        let probed = tag == want;
+        let n = fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < upto).count();
+        self.fill_levels(lp, kind, &fill.steps[..n], vpn, tag, payload, probed);
+    }
+
+    /// Installs translation `t` of `a` on `lp` after a page walk: every level that can hold it
+    /// (non-inclusive, inclusive) or level 1 only (exclusive). `a.kernel` is not used.
+    pub fn fill(&mut self, lp: usize, a: Access, t: Translation) {
+        self.fill_inner(lp, a, t, false);
+    }
+
+    /// [`Self::fill`]; `probed`: every level has just missed a lookup of `a`.
+    #[inline(always)]
+    fn fill_inner(&mut self, lp: usize, a: Access, t: Translation, probed: bool) {
+        self.fill_at(lp, a.va, a.kind, a.asid, t.size, t.payload, t.global, probed);
+    }
+
+    /// [`Self::fill_inner`] out of line, with scalar arguments (see [`Self::lookup_sized_at`]).
+    #[allow(clippy::too_many_arguments)]
+    fn fill_at(
+        &mut self,
+        lp: usize,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        size: PageSize,
+        payload: TlbPayload,
+        global: bool,
+        probed: bool,
+    ) {
+        let vpn = vpn_of(va, size);
+        let tag = if global {
+            global_key(make_tag(vpn, size, 0)) | self.lps[lp].gid
+        } else {
+            make_tag(vpn, size, self.id_for_fill(lp, asid))
+        };
+        let side = &mut self.lps[lp];
+        if (global && !side.globals) || side.sizes_live & (1 << size as u8) == 0 {
+            side.globals |= global;
+            side.sizes_live |= 1 << size as u8;
+            self.build_plans();
+        }
+        // The miss covered the address space's own translation and its global form, so a fill of
+        // the former has no copy to replace; a global one may still have an alias (see
+        // [`AsidIds::alias`]), left to [`TlbArray::insert`].
+        let probed = probed && !global;
+        let fill = self.lps[lp].fills[kind as usize][size as usize];
+        self.fill_levels(lp, kind, &fill.steps[..fill.walk_len as usize], vpn, tag, payload, probed);
+    }
+
+    /// Writes `tag` into the arrays of `steps`, outermost first so inclusive back-invalidation
+    /// never removes what it just installed. `probed`: no array holds a copy of `tag` to replace.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_levels(
+        &mut self,
+        lp: usize,
+        kind: AccessKind,
+        steps: &[FillStep],
+        vpn: u64,
+        tag: u64,
+        payload: TlbPayload,
+        probed: bool,
+    ) {
+        for f in steps.iter().rev() {
+            let arr = &mut self.arrays[f.array as usize];
+            let evicted = if probed {
+                arr.insert_new(vpn, tag, payload, &mut self.ids)
+            } else {
+                arr.insert(vpn, tag, payload, &mut self.ids)
+            };
+            if let Some((victim, victim_payload)) = evicted {
+                self.on_evict(lp, kind, f.depth as usize, victim, victim_payload);
+            }
+        }
+    }
+
+    /// What evicting `victim` from `lp`'s level at `depth` does to the other levels. The victim
+    /// may be a sibling's entry (a shared array): its copies are then in the sibling's arrays,
+    /// and the sibling's levels are the ones to update.
+    fn on_evict(
+        &mut self,
+        lp: usize,
+        kind: AccessKind,
+        depth: usize,
+        victim: u64,
+        victim_payload: TlbPayload,
+    ) {
+        let size = tag_size(victim);
+        let vpn = tag_vpn(victim);
+        let level = self.lps[lp].views[self.lps[lp].paths[kind as usize][depth] as usize].level;
+        let owner = &self.lps[self.ids.lp_of(victim)];
+        match self.inclusion {
+            Inclusion::NonInclusive => {}
+            Inclusion::Inclusive => {
+                // Back-invalidate every inner array (of any side) holding the same translation.
+                for (s, &a) in self.specs.iter().zip(&owner.arrays) {
+                    if s.level < level && self.arrays[a as usize].holds(size) {
+                        self.arrays[a as usize].invalidate_tag(victim, &mut self.ids);
+                    }
+                }
+            }
+            Inclusion::Exclusive => {
+                // A level-n victim moves to the next level out that holds its page size (no
+                // further cascade beyond it).
+                let fill = &owner.fills[kind as usize][size as usize];
+                if let Some(f) = fill.steps[..fill.len as usize].iter().find(|f| f.depth as usize > depth) {
+                    self.arrays[f.array as usize].insert(vpn, victim, victim_payload, &mut self.ids);
+                }
+            }
+        }
+    }
+
+    /// Every live entry of logical processor `lp` with the index of the structure holding it.
+    pub fn entries(&self, lp: usize) -> impl Iterator<Item = (usize, Entry)> + '_ {
+        self.lps[lp]
+            .arrays
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &a)| self.arrays[a as usize].entries(&self.ids, lp).map(move |e| (i, e)))
+    }
+
+    /// A copy with the same TLB contents and all counters zeroed (measure after a warm-up).
+    pub fn clone_reset_counters(&self) -> TlbHierarchy {
+        let mut t = self.clone();
+        for side in &mut t.lps {
+            side.views.iter_mut().for_each(|v| v.counters = LevelCounters::default());
+            side.walks = Default::default();
+            side.flushes = FlushCounters::default();
+        }
+        t
+    }
+
+    /// Total page walks of logical processor `lp`.
+    pub fn total_walks(&self, lp: usize) -> u64 {
+        self.lps[lp].walks.iter().flatten().sum()
+    }
+}
+
+impl Lp {
+    /// Logical processor `lp`'s side, using array `map[i]` for structure `i`.
+    fn new(specs: &[StructureSpec], map: Vec<u8>, lp: usize) -> Result<Lp, String> {
         // Group structures into views by (level, side).
         let mut views: Vec<LevelView> = Vec::new();
         let mut view_arrays: Vec<ViewArrays> = Vec::new();
@@ -191,16 +683,17 @@ impl TlbHierarchy {
                 for &p in &s.page_sizes {
                     let slot = &mut view_arrays[v][kind as usize][p as usize];
                     if *slot != NONE {
+                        let other = map.iter().position(|&a| a == *slot).expect("mapped array");
                         return Err(format!(
                             "structures `{}` and `{}` both hold level-{} {} pages for {:?} accesses",
-                            specs[*slot as usize].name,
+                            specs[other].name,
                             s.name,
                             s.level,
                             p.name(),
                             kind
                         ));
                     }
-                    *slot = i as u8;
+                    *slot = map[i];
                 }
             }
         }
@@ -232,379 +725,23 @@ impl TlbHierarchy {
         let empty_plan = Plan { len: 0, steps: [NO_STEP; MAX_STEPS], chain: false };
         let empty_fill =
             FillPlan { len: 0, walk_len: 0, steps: [FillStep { array: NONE, depth: 0 }; MAX_LEVELS] };
-        let mut t = TlbHierarchy {
-            arrays,
-            specs: specs.to_vec(),
+        let mut order: Vec<usize> = (0..specs.len()).collect();
+        order.sort_by_key(|&i| specs[i].level);
+        Ok(Lp {
+            by_level: order.iter().map(|&i| map[i]).collect(),
+            arrays: map,
             views,
             view_arrays,
             paths,
             depths,
             plans: [empty_plan.clone(), empty_plan.clone(), empty_plan],
             fills: [[empty_fill; NR_PAGE_SIZES]; NR_ACCESS_KINDS],
-            replacement,
-            inclusion,
             sizes_live: 0,
             globals: false,
-            ids: AsidIds::new(),
-            by_level: {
-                let mut v: Vec<u8> = (0..specs.len() as u8).collect();
-                v.sort_by_key(|&i| specs[i as usize].level);
-                v
-            },
+            gid: lp_gid(lp),
             walks: Default::default(),
             flushes: FlushCounters::default(),
-        };
-        t.build_plans();
-        Ok(t)
-    }
-
-    pub fn views(&self) -> &[LevelView] {
-        &self.views
-    }
-
-    pub fn specs(&self) -> &[StructureSpec] {
-        &self.specs
-    }
-
-    /// The structures, in spec order, as their contents look from outside.
-    pub fn arrays(&self) -> Vec<ArrayView<'_>> {
-        self.arrays.iter().map(|array| ArrayView { array, ids: &self.ids }).collect()
-    }
-
-    pub fn inclusion(&self) -> Inclusion {
-        self.inclusion
-    }
-
-    /// Translates `a.va` for `a.kind` in address space `a.asid`, counted as a user or kernel
-    /// access (`a.kernel`). On a hit below level 1 the entry is filled into the inner levels as
-    /// the inclusion policy says.
-    #[inline]
-    pub fn lookup(&mut self, a: Access) -> Lookup {
-        self.lookup_of(a, None)
-    }
-
-    /// [`Self::lookup`] probing only the arrays of page size `only`, if given (see
-    /// [`Self::lookup_sized`]).
-    #[inline(always)]
-    fn lookup_of(&mut self, a: Access, only: Option<PageSize>) -> Lookup {
-        let Access { va, kind, asid, kernel } = a;
-        let k = kind as usize;
-        let priv_ = kernel as usize;
-        let one_key = !self.globals;
-        let id = self.ids.key(asid);
-        let plan = &self.plans[k];
-        // Nothing of `asid` is cached and no global entry exists: every probe would miss (and a
-        // missing probe changes nothing).
-        let hopeless = id == NO_ID && one_key;
-        for s in &plan.steps[..plan.len as usize] {
-            if s.array != NONE && !hopeless && only.is_none_or(|z| s.size == z) {
-                let vpn = (va << (64 - 57)) >> s.vpn_shift;
-                let want = s.tag_base | vpn << VPN_SHIFT | id;
-                let arr = &mut self.arrays[s.array as usize];
-                if let Some((tag, payload)) = arr.probe::<false>(vpn, want, one_key) {
-                    self.views[s.view as usize].counters.hits[k][priv_] += 1;
-                    let s = *s;
-                    if s.depth > 0 {
-                        self.promote(kind, &s, vpn, want, tag, payload);
-                    }
-                    return Lookup::Hit { level: s.level, payload, size: s.size };
-                }
-            }
-            if s.ends_level {
-                self.views[s.view as usize].counters.misses[k][priv_] += 1;
-            }
-        }
-        self.walks[k][priv_] += 1;
-        Lookup::Miss
-    }
-
-    /// [`Self::lookup`], and on a miss [`Self::fill`] with `t`: what a caller with a page table
-    /// that maps every page does.
-    ///
-    /// Fused, the fill skips what the lookup just proved: the translation is in no array, so no
-    /// stale copy needs replacing; and on the common shape (see [`Plan::chain`]) each level picks
-    /// its victim way while the probe has the set at hand, so a fill is a plain store.
-    #[inline(always)]
-    pub fn lookup_or_fill(&mut self, a: Access, t: Translation) -> Lookup {
-        let plan = &self.plans[a.kind as usize];
-        // The chain's probes match one key per way (no global entry exists), so they also cover
-        // what a non-global fill replaces.
-        if plan.chain && plan.steps[0].size == t.size && !t.global {
-            self.chain_lookup_or_fill(a, t.payload)
-        } else {
-            self.lookup_then_fill(a, t)
-        }
-    }
-
-    /// [`Self::lookup_or_fill`] of a translation that only ever has page size `t.size` (the
-    /// kernel's own mappings: image text in 2M pages, the direct map in 1G or 2M, stacks in 4K):
-    /// probes only the arrays holding that size. A probe of another size could not hit, and a
-    /// missing probe changes nothing, so replacement state, counters and the result are those
-    /// of the full lookup, at a fraction of the probes.
-    pub fn lookup_or_fill_sized(&mut self, a: Access, t: Translation) -> Lookup {
-        let r = self.lookup_sized(a, t.size);
-        if r == Lookup::Miss {
-            self.fill_inner(a, t, true);
-        }
-        r
-    }
-
-    /// [`Self::lookup`] of a translation that can only have page size `size` (see
-    /// [`Self::lookup_or_fill_sized`]): the same result, counters and replacement state.
-    #[inline]
-    pub fn lookup_sized(&mut self, a: Access, size: PageSize) -> Lookup {
-        self.lookup_sized_at(a.va, a.kind, a.asid, a.kernel, size)
-    }
-
-    /// [`Self::lookup_sized`] out of line. Its arguments are scalars, not an [`Access`]: the
-    /// engine calls it for every user access, and scalars travel in registers where a struct of
-    /// mixed fields is passed through memory.
-    #[inline(never)]
-    fn lookup_sized_at(
-        &mut self,
-        va: u64,
-        kind: AccessKind,
-        asid: u16,
-        kernel: bool,
-        size: PageSize,
-    ) -> Lookup {
-        self.lookup_of(Access { va, kind, asid, kernel }, Some(size))
-    }
-
-    /// Where the translation of `a.va` (page size `size`) sits at level 1, read just after a
-    /// [`Self::lookup_or_fill_sized`] of it, which leaves it there (hit, promoted or filled) as
-    /// the last slot its level-1 array touched. `None` if it is not there (no level-1 array of
-    /// that size, or a later touch of the array came in between). Changes nothing.
-    pub fn l1_way(&self, a: Access, size: PageSize) -> Option<L1Way> {
-        let plan = &self.plans[a.kind as usize];
-        let s = plan.steps[..plan.len as usize]
-            .iter()
-            .take_while(|s| s.depth == 0)
-            .find(|s| s.array != NONE && s.size == size)?;
-        let vpn = (a.va << (64 - 57)) >> s.vpn_shift;
-        let want = s.tag_base | vpn << VPN_SHIFT | self.ids.key(a.asid);
-        let arr = &self.arrays[s.array as usize];
-        let key = arr.slots[arr.last as usize].key;
-        (key == want || key == global_key(want)).then_some(L1Way {
-            key,
-            slot: arr.last,
-            array: s.array,
-            view: s.view,
         })
-    }
-
-    /// Whether a lookup in `asid` would still hit `way` first. A non-global entry's key holds
-    /// the id its address space had when it was filled: the key still matches iff the address
-    /// space still has that id (a flush takes it away; an id is handed out again only once no
-    /// entry holds it), so the way holds a live entry a lookup matches. The one-match condition
-    /// of [`Self::l1_way`] holds as long as no second copy of the page is filled, which the
-    /// callers' fixed-size, fixed-globalness translations never do.
-    #[inline]
-    pub fn still_hits(&self, way: &L1Way, asid: u16) -> bool {
-        self.arrays[way.array as usize].slots[way.slot as usize].key == way.key
-            && (way.key & GLOBAL != 0 || way.key & ID_BITS == self.ids.key(asid))
-    }
-
-    /// What a level-1 hit on `way` (which [`Self::still_hits`]) does: the replacement update
-    /// and the hit count.
-    pub fn rehit(&mut self, way: &L1Way, kind: AccessKind, kernel: bool) {
-        let arr = &mut self.arrays[way.array as usize];
-        let (base, w) = (way.slot as usize / arr.ways * arr.ways, way.slot as usize % arr.ways);
-        arr.touch(base, w);
-        self.views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
-    }
-
-    /// [`Self::lookup_or_fill`] off the fast path.
-    #[inline(never)]
-    fn lookup_then_fill(&mut self, a: Access, t: Translation) -> Lookup {
-        let r = self.lookup(a);
-        if r == Lookup::Miss {
-            self.fill_inner(a, t, true);
-        }
-        r
-    }
-
-    /// [`Self::lookup_or_fill`] on a chain plan, of a non-global translation: one probe per level,
-    /// LRU, non-inclusive, no global entry, no stale entry.
-    #[inline(always)]
-    fn chain_lookup_or_fill(&mut self, a: Access, payload: TlbPayload) -> Lookup {
-        let Access { va, kind, asid, kernel } = a;
-        let k = kind as usize;
-        let priv_ = kernel as usize;
-        // `[kind][user/kernel]` counters, flattened once.
-        let kp = k * 2 + priv_;
-        let plan = &self.plans[k];
-        let steps = &plan.steps[..plan.len as usize];
-        // One page size: the same vpn and tag at every level.
-        let first = &plan.steps[0];
-        let vpn = (va << (64 - 57)) >> first.vpn_shift;
-        let mut want = first.tag_base | vpn << VPN_SHIFT | self.ids.key(asid);
-        for (depth, s) in steps.iter().enumerate() {
-            // A miss leaves the array's victim way for the fill: nothing else touches the set
-            // before it.
-            if let Some((tag, hit)) = self.arrays[s.array as usize].probe::<true>(vpn, want, true) {
-                self.views[s.view as usize].counters.hits.as_flattened_mut()[kp] += 1;
-                // Non-inclusive: copy into the levels that missed, outermost first.
-                if depth > 0 {
-                    for inner in steps[..depth].iter().rev() {
-                        self.arrays[inner.array as usize].put_victim(tag, hit);
-                    }
-                }
-                return Lookup::Hit { level: s.level, payload: hit, size: s.size };
-            }
-            self.views[s.view as usize].counters.misses.as_flattened_mut()[kp] += 1;
-        }
-        self.walks.as_flattened_mut()[kp] += 1;
-        if want & NO_ID != 0 {
-            // The address space's first fill. No entry is stale, so naming does not purge (which
-            // would clear ways under the victims just chosen).
-            want = (want & !ID_BITS) | self.ids.name(asid);
-        }
-        for s in steps.iter().rev() {
-            self.arrays[s.array as usize].put_victim(want, payload);
-        }
-        Lookup::Miss
-    }
-
-    /// Moves or copies an entry found by step `s` (below level 1) into the inner levels.
-    fn promote(
-        &mut self,
-        kind: AccessKind,
-        s: &ProbeStep,
-        vpn: u64,
-        want: u64,
-        tag: u64,
-        payload: TlbPayload,
-    ) {
-        let fill = self.fills[kind as usize][s.size as usize];
-        let upto = if self.inclusion == Inclusion::Exclusive {
-            // The entry moves to the innermost level holding its page size (level 1 unless that
-            // has no array for it; then a hit there is already innermost and stays).
-            let inner = fill.steps[0].depth;
-            if s.depth == inner {
-                return;
-            }
-            self.arrays[s.array as usize].invalidate_tag(tag, &mut self.ids);
-            inner + 1
-        } else {
-            s.depth
-        };
-        // The inner levels were just probed for `want` (and its global form); if `tag` is that
-        // translation, no stale copy can be there.
-        let probed = tag == want;
-        let n = fill.steps[..fill.len as usize].iter().take_while(|f| f.depth < upto).count();
-        self.fill_levels(kind, &fill.steps[..n], vpn, tag, payload, probed);
-    }
-
-    /// Installs translation `t` of `a` after a page walk: every level that can hold it
-    /// (non-inclusive, inclusive) or level 1 only (exclusive). `a.kernel` is not used.
-    pub fn fill(&mut self, a: Access, t: Translation) {
-        self.fill_inner(a, t, false);
-    }
-
-    /// [`Self::fill`]; `probed`: every level has just missed a lookup of `a`.
-    #[inline(always)]
-    fn fill_inner(&mut self, a: Access, t: Translation, probed: bool) {
-        self.fill_at(a.va, a.kind, a.asid, t.size, t.payload, t.global, probed);
-    }
-
-    /// [`Self::fill_inner`] out of line, with scalar arguments (see [`Self::lookup_sized_at`]).
-    #[allow(clippy::too_many_arguments)]
-    fn fill_at(
-        &mut self,
-        va: u64,
-        kind: AccessKind,
-        asid: u16,
-        size: PageSize,
-        payload: TlbPayload,
-        global: bool,
-        probed: bool,
-    ) {
-        let vpn = vpn_of(va, size);
-        let tag = if global {
-            global_key(make_tag(vpn, size, 0))
-        } else {
-            make_tag(vpn, size, self.id_for_fill(asid))
-        };
-        if (global && !self.globals) || self.sizes_live & (1 << size as u8) == 0 {
-            self.globals |= global;
-            self.sizes_live |= 1 << size as u8;
-            self.build_plans();
-        }
-        // The miss covered the address space's own translation and its global form, so a fill of
-        // the former has no copy to replace; a global one may still have an alias (see
-        // [`AsidIds::alias`]), left to [`TlbArray::insert`].
-        let probed = probed && !global;
-        let fill = self.fills[kind as usize][size as usize];
-        self.fill_levels(kind, &fill.steps[..fill.walk_len as usize], vpn, tag, payload, probed);
-    }
-
-    /// Writes `tag` into the arrays of `steps`, outermost first so inclusive back-invalidation
-    /// never removes what it just installed. `probed`: no array holds a copy of `tag` to replace.
-    fn fill_levels(
-        &mut self,
-        kind: AccessKind,
-        steps: &[FillStep],
-        vpn: u64,
-        tag: u64,
-        payload: TlbPayload,
-        probed: bool,
-    ) {
-        for f in steps.iter().rev() {
-            let arr = &mut self.arrays[f.array as usize];
-            let evicted = if probed {
-                arr.insert_new(vpn, tag, payload, &mut self.ids)
-            } else {
-                arr.insert(vpn, tag, payload, &mut self.ids)
-            };
-            if let Some((victim, victim_payload)) = evicted {
-                self.on_evict(kind, f.depth as usize, victim, victim_payload);
-            }
-        }
-    }
-
-    fn on_evict(&mut self, kind: AccessKind, depth: usize, victim: u64, victim_payload: TlbPayload) {
-        let size = tag_size(victim);
-        let vpn = tag_vpn(victim);
-        match self.inclusion {
-            Inclusion::NonInclusive => {}
-            Inclusion::Inclusive => {
-                // Back-invalidate every inner array (of any side) holding the same translation.
-                let level = self.views[self.paths[kind as usize][depth] as usize].level;
-                for (i, s) in self.specs.iter().enumerate() {
-                    if s.level < level && self.arrays[i].holds(size) {
-                        self.arrays[i].invalidate_tag(victim, &mut self.ids);
-                    }
-                }
-            }
-            Inclusion::Exclusive => {
-                // A level-n victim moves to the next level out that holds its page size (no
-                // further cascade beyond it).
-                let fill = &self.fills[kind as usize][size as usize];
-                if let Some(f) = fill.steps[..fill.len as usize].iter().find(|f| f.depth as usize > depth) {
-                    self.arrays[f.array as usize].insert(vpn, victim, victim_payload, &mut self.ids);
-                }
-            }
-        }
-    }
-
-    /// Every live entry with the index of the structure holding it.
-    pub fn entries(&self) -> impl Iterator<Item = (usize, Entry)> + '_ {
-        self.arrays.iter().enumerate().flat_map(|(i, a)| a.entries(&self.ids).map(move |e| (i, e)))
-    }
-
-    /// A copy with the same TLB contents and all counters zeroed (measure after a warm-up).
-    pub fn clone_reset_counters(&self) -> TlbHierarchy {
-        let mut t = self.clone();
-        t.views.iter_mut().for_each(|v| v.counters = LevelCounters::default());
-        t.walks = Default::default();
-        t.flushes = FlushCounters::default();
-        t
-    }
-
-    /// Total page walks.
-    pub fn total_walks(&self) -> u64 {
-        self.walks.iter().flatten().sum()
     }
 }
 
@@ -621,3 +758,5 @@ fn view_name(level: u8, side: Side) -> String {
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_smt;

@@ -5,7 +5,7 @@
 use super::replacement::Replacement;
 use super::spec::{Inclusion, PageSize, NR_ACCESS_KINDS, NR_PAGE_SIZES};
 use super::tag::{SIZE_SHIFT, VALID};
-use super::{TlbHierarchy, MAX_LEVELS, NONE};
+use super::{Lp, TlbHierarchy, MAX_LEVELS, NONE};
 
 /// One step of a lookup's probe plan: probe one array for one page size, and/or close a level.
 #[derive(Debug, Clone, Copy)]
@@ -73,17 +73,30 @@ pub(super) struct FillPlan {
 }
 
 impl TlbHierarchy {
-    /// Recomputes the lookup and fill plans from the paths and the live page sizes.
+    /// Recomputes every logical processor's lookup and fill plans from its paths and live page
+    /// sizes.
     pub(super) fn build_plans(&mut self) {
+        // The chain names address spaces without purging: a lone logical processor cannot run
+        // out of ids (see `AsidIds`), a core's siblings could.
+        let lone = self.lps.len() == 1;
+        let (tracking, replacement, inclusion) = (self.ids.tracking, self.replacement, self.inclusion);
+        for side in &mut self.lps {
+            side.build_plans(
+                lone && !tracking && replacement == Replacement::Lru && inclusion == Inclusion::NonInclusive,
+                inclusion,
+            );
+        }
+    }
+}
+
+impl Lp {
+    /// [`TlbHierarchy::build_plans`] for this logical processor; `chain_ok`: the hierarchy allows
+    /// the fused fast path.
+    fn build_plans(&mut self, chain_ok: bool, inclusion: Inclusion) {
         for k in 0..NR_ACCESS_KINDS {
             let plan = &mut self.plans[k];
             plan.len = 0;
-            plan.chain = self.sizes_live.count_ones() == 1
-                && !self.globals
-                && !self.ids.tracking
-                && self.replacement == Replacement::Lru
-                && self.inclusion == Inclusion::NonInclusive
-                && self.depths[k] > 0;
+            plan.chain = chain_ok && self.sizes_live.count_ones() == 1 && !self.globals && self.depths[k] > 0;
             for depth in 0..self.depths[k] as usize {
                 let view = self.paths[k][depth];
                 let level = self.views[view as usize].level;
@@ -122,7 +135,7 @@ impl TlbHierarchy {
                         fill.len += 1;
                     }
                 }
-                fill.walk_len = match self.inclusion {
+                fill.walk_len = match inclusion {
                     // The innermost level holding the size: level 1, unless it has no array
                     // for it (a walk must still leave the translation somewhere).
                     Inclusion::Exclusive => {

@@ -12,6 +12,12 @@
 //!   allowed ones;
 //! - a translation just filled is found by the next lookup of the same kind (if some array on that
 //!   kind's path holds its page size): the list model is not satisfied by a TLB that holds nothing.
+//!
+//! Shapes are also cores of two logical processors (SMT siblings), each structure shared or
+//! not, and every step is one logical processor's. Each has its own list: a sibling's lookup is
+//! never satisfied by the other's fills (entries are tagged by logical processor), an
+//! invalidation empties only the executing one's list, and leaves every other one's listing as
+//! it was.
 
 use proptest::prelude::*;
 
@@ -125,12 +131,15 @@ impl Reference {
     }
 }
 
-/// A shape of hierarchy; `new` never rejects one.
+/// A shape of hierarchy; `new_core` never rejects one.
 #[derive(Debug, Clone)]
 struct Shape {
     specs: Vec<StructureSpec>,
     replacement: Replacement,
     inclusion: Inclusion,
+    /// Logical processors of the core (1 or 2), and per structure whether they share it.
+    lps: usize,
+    shared: Vec<bool>,
 }
 
 const SIZES: [PageSize; 3] = [PageSize::Size4K, PageSize::Size2M, PageSize::Size1G];
@@ -150,8 +159,9 @@ fn shape() -> impl Strategy<Value = Shape> {
         any::<bool>(),
         0u8..3,
         proptest::collection::vec(geo(), 8),
+        (1usize..3, any::<u8>()),
     )
-        .prop_map(|(l1, l1_sizes, l2, l3, plru, incl, geos)| {
+        .prop_map(|(l1, l1_sizes, l2, l3, plru, incl, geos, (lps, share))| {
             let replacement = if plru { Replacement::Plru } else { Replacement::Lru };
             let mut g = geos.into_iter().map(move |(s, w)| {
                 let ways = [1, 2, 4, 3][w];
@@ -199,7 +209,8 @@ fn shape() -> impl Strategy<Value = Shape> {
             }
             let inclusion =
                 [Inclusion::NonInclusive, Inclusion::Inclusive, Inclusion::Exclusive][incl as usize];
-            Shape { specs, replacement, inclusion }
+            let shared = (0..specs.len()).map(|i| share >> i & 1 != 0).collect();
+            Shape { specs, replacement, inclusion, lps, shared }
         })
 }
 
@@ -275,66 +286,77 @@ fn check_hit(
     Ok(())
 }
 
-fn live(t: &TlbHierarchy) -> Vec<Entry> {
-    t.entries().map(|(_, e)| e).collect()
+fn live(t: &TlbHierarchy, lp: usize) -> Vec<Entry> {
+    t.entries(lp).map(|(_, e)| e).collect()
 }
 
-/// Runs `ops`, checking every step; returns every lookup's result (for the determinism check).
-fn run(shape: &Shape, ops: &[Op]) -> Result<Vec<Lookup>, TestCaseError> {
-    let mut t = TlbHierarchy::new(&shape.specs, shape.replacement, shape.inclusion)
-        .map_err(|e| TestCaseError::fail(format!("shape rejected: {e}")))?;
-    let mut r = Reference::default();
-    let mut slots: [Option<(L1Way, u16, u64, PageSize)>; SLOTS] = [None; SLOTS];
+/// A level-1 way `l1_way` gave a logical processor for an address space's page of a size.
+type Remembered = (usize, L1Way, u16, u64, PageSize);
+
+/// Runs `ops` (each on logical processor `lp % shape.lps`), checking every step; returns every
+/// lookup's result (for the determinism check).
+fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError> {
+    let mut t =
+        TlbHierarchy::new_core(&shape.specs, &shape.shared, shape.lps, shape.replacement, shape.inclusion)
+            .map_err(|e| TestCaseError::fail(format!("shape rejected: {e}")))?;
+    let mut refs: Vec<Reference> = (0..shape.lps).map(|_| Reference::default()).collect();
+    let mut slots: [Option<Remembered>; SLOTS] = [None; SLOTS];
     let mut seen = Vec::new();
-    for (i, op) in ops.iter().enumerate() {
-        let what = format!("op {i} {op:?}");
-        let listed_before = live(&t).len() as u64;
+    for (i, (lp, op)) in ops.iter().enumerate() {
+        let lp = lp % shape.lps;
+        let what = format!("op {i} on lp {lp} {op:?}");
+        let listed_before = live(&t, lp).len() as u64;
+        let others_before: Vec<Vec<Entry>> = (0..shape.lps).map(|o| live(&t, o)).collect();
+        let r = &mut refs[lp];
         let mut flushed = None;
         match *op {
             Op::Lookup { kind, asid, va } => {
-                let before = t.peek(va, asid);
+                let before = t.peek(lp, va, asid);
                 if let Some((size, payload)) = before {
                     prop_assert!(r.allows(asid, va, size, payload), "{what}: peek {before:?} not allowed");
                 }
-                let got = t.lookup(at(kind, asid, va));
-                check_hit(&r, before, asid, va, got, &what)?;
+                let got = t.lookup(lp, at(kind, asid, va));
+                check_hit(r, before, asid, va, got, &what)?;
                 seen.push(got);
             }
             Op::LookupSized { kind, asid, va, size } => {
-                let before = t.peek_sized(va, asid, size).map(|p| (size, p));
-                let got = t.lookup_sized(at(kind, asid, va), size);
+                let before = t.peek_sized(lp, va, asid, size).map(|p| (size, p));
+                let got = t.lookup_sized(lp, at(kind, asid, va), size);
                 if let Lookup::Hit { size: s, .. } = got {
                     prop_assert_eq!(s, size, "{}: a sized lookup hit another size", what);
                 }
-                check_hit(&r, before, asid, va, got, &what)?;
+                check_hit(r, before, asid, va, got, &what)?;
                 seen.push(got);
             }
             Op::LookupOrFill { kind, asid, va, t: tr } | Op::Remember { kind, asid, va, t: tr, .. } => {
                 let sized = matches!(op, Op::Remember { .. });
                 let before = if sized {
-                    t.peek_sized(va, asid, tr.size).map(|p| (tr.size, p))
+                    t.peek_sized(lp, va, asid, tr.size).map(|p| (tr.size, p))
                 } else {
-                    t.peek(va, asid)
+                    t.peek(lp, va, asid)
                 };
                 let a = at(kind, asid, va);
-                let got = if sized { t.lookup_or_fill_sized(a, tr) } else { t.lookup_or_fill(a, tr) };
-                check_hit(&r, before, asid, va, got, &what)?;
+                let got = if sized { t.lookup_or_fill_sized(lp, a, tr) } else { t.lookup_or_fill(lp, a, tr) };
+                check_hit(r, before, asid, va, got, &what)?;
                 if got == Lookup::Miss {
                     r.fill(asid, va, tr);
                 }
                 seen.push(got);
                 if reachable(&t, kind, tr.size) {
-                    let again = t.lookup(a);
+                    let again = t.lookup(lp, a);
                     prop_assert!(again != Lookup::Miss, "{what}: missed right after lookup_or_fill");
-                    check_hit(&r, Some((tr.size, tr.payload)), asid, va, again, &what)?;
+                    check_hit(r, Some((tr.size, tr.payload)), asid, va, again, &what)?;
                 }
                 if let Op::Remember { slot, .. } = *op {
-                    slots[slot] = t.l1_way(a, tr.size).map(|w| (w, asid, va, tr.size));
+                    slots[slot] = t.l1_way(lp, a, tr.size).map(|w| (lp, w, asid, va, tr.size));
                 }
             }
             Op::Replay { slot, kind } => {
-                if let Some((way, asid, va, size)) = slots[slot] {
-                    if t.still_hits(&way, asid) {
+                // On the logical processor that remembered the way (the engine replays a CPU's
+                // own kernel paths).
+                if let Some((lp, way, asid, va, size)) = slots[slot] {
+                    let r = &refs[lp];
+                    if t.still_hits(lp, &way, asid) {
                         // The way is what the engine uses instead of a lookup: its current
                         // contents must be an allowed translation of that page.
                         let payload = t.arrays[way.array as usize].slots[way.slot as usize].payload;
@@ -342,53 +364,57 @@ fn run(shape: &Shape, ops: &[Op]) -> Result<Vec<Lookup>, TestCaseError> {
                             r.allows(asid, va, size, payload),
                             "{what}: a remembered level-1 way still hits with a flushed translation"
                         );
-                        t.rehit(&way, kind, asid == 0);
+                        t.rehit(lp, &way, kind, asid == 0);
                     }
                 }
             }
             Op::Fill { kind, asid, va, t: tr } => {
                 let a = at(kind, asid, va);
-                t.fill(a, tr);
+                t.fill(lp, a, tr);
                 r.fill(asid, va, tr);
                 if reachable(&t, kind, tr.size) {
-                    let before = t.peek(va, asid);
-                    let got = t.lookup(a);
+                    let before = t.peek(lp, va, asid);
+                    let got = t.lookup(lp, a);
                     prop_assert!(got != Lookup::Miss, "{what}: missed right after a fill");
-                    check_hit(&r, before, asid, va, got, &what)?;
+                    check_hit(r, before, asid, va, got, &what)?;
                 }
             }
             Op::Invlpg { asid, va } => {
-                flushed = Some(t.invlpg(va, asid));
+                flushed = Some(t.invlpg(lp, va, asid));
                 r.remove(|e| e.vpn == va >> e.size.shift() && (e.global || e.asid == asid));
-                prop_assert!(t.peek(va, asid).is_none(), "{what}: peek still translates after INVLPG");
+                prop_assert!(t.peek(lp, va, asid).is_none(), "{what}: peek still translates after INVLPG");
             }
             Op::FlushAsid { asid } => {
-                let n = t.flush_asid(asid);
+                let n = t.flush_asid(lp, asid);
                 flushed = Some(n);
                 r.remove(|e| !e.global && e.asid == asid);
                 prop_assert!(
-                    n == 0 || !t.may_hold(asid),
+                    n == 0 || !t.may_hold(lp, asid),
                     "{what}: may_hold after a full flush that dropped entries"
                 );
             }
             Op::FlushAllAsids => {
-                flushed = Some(t.flush_all_asids());
+                flushed = Some(t.flush_all_asids(lp));
                 r.remove(|e| !e.global);
             }
             Op::FlushGlobal => {
-                flushed = Some(t.flush_global());
+                flushed = Some(t.flush_global(lp));
                 r.remove(|_| true);
             }
         }
-        let listed = live(&t);
+        let r = &refs[lp];
+        let listed = live(&t, lp);
         for e in &listed {
             prop_assert!(r.lists(e), "{what}: lists {e:?}, which the reference does not allow");
             if !e.global {
-                prop_assert!(t.may_hold(e.asid), "{what}: lists {e:?} but may_hold({}) is false", e.asid);
+                prop_assert!(t.may_hold(lp, e.asid), "{what}: lists {e:?} but may_hold({}) is false", e.asid);
             }
         }
         if let Some(n) = flushed {
             prop_assert_eq!(n, listed_before - listed.len() as u64, "{}: flush count", what);
+            for (o, before) in others_before.iter().enumerate().filter(|&(o, _)| o != lp) {
+                prop_assert_eq!(before, &live(&t, o), "{}: a flush changed sibling {}'s entries", what, o);
+            }
         }
     }
     Ok(seen)
@@ -400,7 +426,7 @@ proptest! {
     #[test]
     fn hits_are_always_translations_the_reference_allows(
         shape in shape(),
-        ops in proptest::collection::vec(op(), 1..400),
+        ops in proptest::collection::vec((0usize..2, op()), 1..400),
     ) {
         let a = run(&shape, &ops)?;
         prop_assert_eq!(a, run(&shape, &ops)?, "the same sequence gave other results");

@@ -37,11 +37,26 @@ pub(super) fn make_tag(vpn: u64, size: PageSize, id: u64) -> u64 {
     VALID | ((size as u64) << SIZE_SHIFT) | (vpn << VPN_SHIFT) | id
 }
 
-/// The tag of a global entry that would translate a lookup for `want`.
+/// The tag of a global entry of logical processor 0 that would translate a lookup for `want`;
+/// `| gid` (see [`lp_gid`]) makes it another logical processor's.
 #[inline(always)]
 pub(super) fn global_key(want: u64) -> u64 {
     (want & !ID_BITS) | GLOBAL
 }
+
+/// The id bits of logical processor `lp`'s global entries. Entries of SMT siblings sharing an
+/// array are tagged with the logical processor that made them, global ones included (see
+/// [`AsidIds`]): a global entry keeps the number of its logical processor in the id field,
+/// which a non-global key uses for its address space.
+#[inline(always)]
+pub(super) const fn lp_gid(lp: usize) -> u64 {
+    lp as u64
+}
+
+/// Most logical processors one hierarchy serves: an owner is `lp << 12 | asid` in a `u16`
+/// below [`UNOWNED`].
+pub const MAX_LPS: usize = 8;
+const LP_SHIFT: u32 = 12;
 
 /// The vpn field of a tag.
 #[inline(always)]
@@ -70,20 +85,26 @@ pub(super) const UNOWNED: u16 = u16::MAX;
 /// Old behaviour kept: the tags used to hold the architectural ASID and global entries ASID 0,
 /// so a global entry and a non-global one of ASID 0 for the same page had one key, and a fill of
 /// either replaced the other. [`Self::alias`] keeps that.
+///
+/// SMT: the ids are the core's, and an id is held by one (logical processor, ASID) pair: Intel
+/// tags every TLB entry with the logical processor that made it (the SDM vol. 3A §8.7.13.2; a
+/// one-bit thread id beside the PCID, per the optimization manual's "competitively shared"
+/// TLBs), so siblings sharing an array never hit each other's entries even with the same PCID,
+/// and each one's invalidations drop only its own. Distinct ids give exactly that.
 #[derive(Debug, Clone)]
 pub(super) struct AsidIds {
-    /// Per architectural ASID: its id (as key bits), or [`NO_ID`]. An ASID gets an id when it
-    /// fills.
-    pub(super) key: Box<[u64; NR_IDS]>,
-    /// Per id: the ASID holding it, or [`UNOWNED`].
+    /// Per logical processor, per architectural ASID (`[lp * NR_IDS + asid]`): its id (as key
+    /// bits), or [`NO_ID`]. An ASID gets an id when it fills.
+    pub(super) key: Box<[u64]>,
+    /// Per id: the `lp << 12 | asid` holding it, or [`UNOWNED`].
     pub(super) owner: Box<[u16; NR_IDS]>,
     /// Per id: the valid non-global entries keyed by it, live or stale; kept only while
     /// `tracking`.
     pub(super) count: Box<[u32; NR_IDS]>,
     /// Ids that no ASID holds and no entry uses, to hand out (a stack).
     pub(super) free: Vec<u16>,
-    /// A bitset of the ASIDs holding an id.
-    pub(super) named: Box<[u64; NR_IDS / 64]>,
+    /// Per logical processor, a bitset of the ASIDs holding an id (`[lp * NR_IDS / 64 + word]`).
+    pub(super) named: Box<[u64]>,
     /// Set by the first flush of an address space. Until then no entry is stale and `count` is
     /// not kept, so fills (the trace driver's hot path) pay for neither.
     pub(super) tracking: bool,
@@ -92,23 +113,37 @@ pub(super) struct AsidIds {
 }
 
 impl AsidIds {
-    pub(super) fn new() -> AsidIds {
+    /// The ids of `lps` logical processors (1 ..= [`MAX_LPS`]).
+    pub(super) fn new(lps: usize) -> AsidIds {
+        assert!((1..=MAX_LPS).contains(&lps));
         AsidIds {
-            key: Box::new([NO_ID; NR_IDS]),
+            key: vec![NO_ID; lps * NR_IDS].into_boxed_slice(),
             owner: Box::new([UNOWNED; NR_IDS]),
             count: Box::new([0; NR_IDS]),
             free: (0..NR_IDS as u16).rev().collect(),
-            named: Box::new([0; NR_IDS / 64]),
+            named: vec![0; lps * NR_IDS / 64].into_boxed_slice(),
             tracking: false,
             purges: 0,
         }
     }
 
-    /// The key bits of `asid`: its id, or [`NO_ID`] (no entry of it exists).
+    /// The key bits of `asid` on logical processor `lp`: its id, or [`NO_ID`] (no entry of it
+    /// exists).
     #[inline(always)]
-    pub(super) fn key(&self, asid: u16) -> u64 {
+    pub(super) fn key(&self, lp: usize, asid: u16) -> u64 {
         debug_assert!(asid <= MAX_ASID, "address-space id {asid} > {MAX_ASID}");
-        self.key[asid as usize & (NR_IDS - 1)]
+        self.key[lp * NR_IDS + (asid as usize & (NR_IDS - 1))]
+    }
+
+    /// The words of `lp`'s bitset of named ASIDs.
+    pub(super) fn named_words(&self, lp: usize) -> std::ops::Range<usize> {
+        lp * NR_IDS / 64..(lp + 1) * NR_IDS / 64
+    }
+
+    /// The logical processor and ASID of word `word`'s bit `bit` of [`Self::named`].
+    pub(super) fn named_at(word: usize, bit: u32) -> (usize, u16) {
+        let i = word * 64 + bit as usize;
+        (i / NR_IDS, (i % NR_IDS) as u16)
     }
 
     /// A stored tag is a live entry: valid, and global or keyed by an id an ASID holds.
@@ -120,7 +155,17 @@ impl AsidIds {
 
     /// The ASID of a live non-global entry.
     pub(super) fn asid_of(&self, tag: u64) -> u16 {
-        self.owner[(tag & ASID_MASK) as usize]
+        self.owner[(tag & ASID_MASK) as usize] & MAX_ASID
+    }
+
+    /// The logical processor a live entry belongs to.
+    #[inline(always)]
+    pub(super) fn lp_of(&self, tag: u64) -> usize {
+        if tag & GLOBAL != 0 {
+            (tag & ASID_MASK) as usize
+        } else {
+            (self.owner[(tag & ASID_MASK) as usize] >> LP_SHIFT) as usize
+        }
     }
 
     /// Accounts for a way holding `old` now holding `new` (0 = cleared).
@@ -138,42 +183,45 @@ impl AsidIds {
 
     /// The other tag that used to share `tag`'s key (see the type's docs): ASID 0's tag of a
     /// global entry's page and the reverse; `tag` itself if there is none.
+    /// Within one logical processor (`tag` is live, of the logical processor about to fill it).
     pub(super) fn alias(&self, tag: u64) -> u64 {
-        let zero = self.key[0];
+        let lp = self.lp_of(tag);
+        let zero = self.key(lp, 0);
         if zero == NO_ID {
             tag
         } else if tag & GLOBAL != 0 {
             (tag & !(GLOBAL | ID_BITS)) | zero
         } else if tag & ASID_MASK == zero {
-            global_key(tag)
+            global_key(tag) | lp_gid(lp)
         } else {
             tag
         }
     }
 
-    /// Gives `asid` (which has none) a free id; there must be one.
+    /// Gives `asid` of `lp` (which has none) a free id; there must be one.
     #[cold]
     #[inline(never)]
-    pub(super) fn name(&mut self, asid: u16) -> u64 {
+    pub(super) fn name(&mut self, lp: usize, asid: u16) -> u64 {
         let asid = asid & MAX_ASID;
         let id = self.free.pop().expect("no free address-space id");
-        self.bind(asid, id);
+        self.bind(lp, asid, id);
         id as u64
     }
 
-    /// Gives `asid` (which has none) the id `id`.
-    pub(super) fn bind(&mut self, asid: u16, id: u16) {
-        self.owner[id as usize] = asid;
-        self.key[asid as usize] = id as u64;
-        self.named[asid as usize / 64] |= 1 << (asid % 64);
+    /// Gives `asid` of `lp` (which has none) the id `id`.
+    pub(super) fn bind(&mut self, lp: usize, asid: u16, id: u16) {
+        self.owner[id as usize] = (lp as u16) << LP_SHIFT | asid;
+        self.key[lp * NR_IDS + asid as usize] = id as u64;
+        self.named[(lp * NR_IDS + asid as usize) / 64] |= 1 << (asid % 64);
     }
 
-    /// Takes `asid`'s id away: its entries, if any, become stale.
-    pub(super) fn unbind(&mut self, asid: u16) {
-        let id = self.key[asid as usize] as usize;
+    /// Takes the id of `asid` of `lp` away: its entries, if any, become stale.
+    pub(super) fn unbind(&mut self, lp: usize, asid: u16) {
+        let i = lp * NR_IDS + asid as usize;
+        let id = self.key[i] as usize;
         self.owner[id] = UNOWNED;
-        self.key[asid as usize] = NO_ID;
-        self.named[asid as usize / 64] &= !(1 << (asid % 64));
+        self.key[i] = NO_ID;
+        self.named[i / 64] &= !(1 << (asid % 64));
     }
 
     /// Rebuilds the free list from the unowned ids, once no entry uses them.

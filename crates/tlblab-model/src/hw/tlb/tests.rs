@@ -1,9 +1,16 @@
 use super::*;
 
-const K: u64 = 4096;
+pub(super) const K: u64 = 4096;
 const M2: u64 = 2 << 20;
 
-fn spec(name: &str, level: u8, serves: Serves, sizes: &[PageSize], sets: u32, ways: u32) -> StructureSpec {
+pub(super) fn spec(
+    name: &str,
+    level: u8,
+    serves: Serves,
+    sizes: &[PageSize],
+    sets: u32,
+    ways: u32,
+) -> StructureSpec {
     StructureSpec {
         name: name.into(),
         level,
@@ -25,31 +32,31 @@ fn unified(levels: &[(u32, u32)], replacement: Replacement, inclusion: Inclusion
 }
 
 /// The access of `va` for `kind` in address space `asid`, counted as kernel iff `kernel`.
-fn at(va: u64, kind: AccessKind, asid: u16, kernel: bool) -> Access {
+pub(super) fn at(va: u64, kind: AccessKind, asid: u16, kernel: bool) -> Access {
     Access { va, kind, asid, kernel }
 }
 
 /// A translation of page size `size` to frame `pfn` (writable).
-fn to(size: PageSize, pfn: u64, global: bool) -> Translation {
+pub(super) fn to(size: PageSize, pfn: u64, global: bool) -> Translation {
     Translation { size, payload: TlbPayload::new(pfn, true), global }
 }
 
 /// [`TlbHierarchy::peek`] with the frame of the payload.
 fn peek(t: &TlbHierarchy, va: u64, asid: u16) -> Option<(PageSize, u64)> {
-    t.peek(va, asid).map(|(size, payload)| (size, payload.pfn()))
+    t.peek(0, va, asid).map(|(size, payload)| (size, payload.pfn()))
 }
 
 /// Translate with an identity page table, as `tlblab trace` does.
 fn access(t: &mut TlbHierarchy, va: u64) -> Lookup {
-    let r = t.lookup(at(va, AccessKind::Load, 0, false));
+    let r = t.lookup(0, at(va, AccessKind::Load, 0, false));
     if r == Lookup::Miss {
-        t.fill(at(va, AccessKind::Load, 0, false), to(PageSize::Size4K, va >> 12, false));
+        t.fill(0, at(va, AccessKind::Load, 0, false), to(PageSize::Size4K, va >> 12, false));
     }
     r
 }
 
 fn present(t: &TlbHierarchy, array: usize) -> Vec<u64> {
-    let mut v: Vec<u64> = t.arrays()[array].entries().map(|e| e.vpn).collect();
+    let mut v: Vec<u64> = t.arrays(0)[array].entries().map(|e| e.vpn).collect();
     v.sort();
     v
 }
@@ -98,10 +105,10 @@ fn non_inclusive_hit_in_the_stlb_refills_level_one() {
     assert!(matches!(access(&mut t, K), Lookup::Hit { level: 2, .. }));
     assert_eq!(present(&t, 0), vec![1]);
     assert_eq!(present(&t, 1), vec![1, 2]);
-    let v = t.views();
+    let v = t.views(0);
     assert_eq!((v[0].counters.total_hits(), v[0].counters.total_misses()), (0, 3));
     assert_eq!((v[1].counters.total_hits(), v[1].counters.total_misses()), (1, 2));
-    assert_eq!(t.total_walks(), 2);
+    assert_eq!(t.total_walks(0), 2);
 }
 
 #[test]
@@ -135,9 +142,9 @@ fn exclusive_levels_keep_a_page_size_level_one_cannot_hold() {
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::Exclusive).unwrap();
     let a = at(M2, AccessKind::Load, 1, false);
-    assert_eq!(t.lookup_or_fill(a, to(PageSize::Size2M, 9, false)), Lookup::Miss);
+    assert_eq!(t.lookup_or_fill(0, a, to(PageSize::Size2M, 9, false)), Lookup::Miss);
     for _ in 0..2 {
-        assert!(matches!(t.lookup(a), Lookup::Hit { level: 2, payload, .. } if payload.pfn() == 9));
+        assert!(matches!(t.lookup(0, a), Lookup::Hit { level: 2, payload, .. } if payload.pfn() == 9));
     }
     // A level-1 victim of size 4K still moves to level 2 beside it.
     access_in(&mut t, K, 1);
@@ -147,20 +154,20 @@ fn exclusive_levels_keep_a_page_size_level_one_cannot_hold() {
 }
 
 fn access_in(t: &mut TlbHierarchy, va: u64, asid: u16) -> Lookup {
-    t.lookup_or_fill(at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, va >> 12, false))
+    t.lookup_or_fill(0, at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, va >> 12, false))
 }
 
 #[test]
 fn entries_are_tagged_by_asid_and_global_entries_match_every_asid() {
     let mut t = unified(&[(4, 4)], Replacement::Lru, Inclusion::NonInclusive);
-    t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 7, false));
-    t.fill(at(2 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 8, true));
+    t.fill(0, at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 7, false));
+    t.fill(0, at(2 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 8, true));
     assert!(
-        matches!(t.lookup(at(K, AccessKind::Load, 1, false)), Lookup::Hit { payload, .. } if payload.pfn() == 7)
+        matches!(t.lookup(0, at(K, AccessKind::Load, 1, false)), Lookup::Hit { payload, .. } if payload.pfn() == 7)
     );
-    assert_eq!(t.lookup(at(K, AccessKind::Load, 2, false)), Lookup::Miss);
+    assert_eq!(t.lookup(0, at(K, AccessKind::Load, 2, false)), Lookup::Miss);
     assert!(
-        matches!(t.lookup(at(2 * K, AccessKind::Load, 2, true)), Lookup::Hit { payload, .. } if payload.pfn() == 8)
+        matches!(t.lookup(0, at(2 * K, AccessKind::Load, 2, true)), Lookup::Hit { payload, .. } if payload.pfn() == 8)
     );
 }
 
@@ -173,48 +180,48 @@ fn invlpg_drops_the_address_in_every_page_size_and_global_entries() {
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     let va = 5 * M2 + 3 * K;
-    t.fill(at(va, AccessKind::Load, 1, false), to(PageSize::Size2M, 100, false));
-    t.fill(at(va, AccessKind::Load, 2, false), to(PageSize::Size4K, 200, false));
-    t.fill(at(va, AccessKind::Load, 3, false), to(PageSize::Size4K, 300, true));
-    t.fill(at(va + K, AccessKind::Load, 1, false), to(PageSize::Size4K, 400, false));
+    t.fill(0, at(va, AccessKind::Load, 1, false), to(PageSize::Size2M, 100, false));
+    t.fill(0, at(va, AccessKind::Load, 2, false), to(PageSize::Size4K, 200, false));
+    t.fill(0, at(va, AccessKind::Load, 3, false), to(PageSize::Size4K, 300, true));
+    t.fill(0, at(va + K, AccessKind::Load, 1, false), to(PageSize::Size4K, 400, false));
     // INVLPG in asid 1: drops asid 1's 2M entry (both levels) and the global 4K one, keeps asid 2's
     // and the neighbouring page.
-    let n = t.invlpg(va + 17, 1);
+    let n = t.invlpg(0, va + 17, 1);
     assert_eq!(n, 4);
-    assert_eq!(t.lookup(at(va, AccessKind::Load, 1, false)), Lookup::Miss);
+    assert_eq!(t.lookup(0, at(va, AccessKind::Load, 1, false)), Lookup::Miss);
     assert!(
-        matches!(t.lookup(at(va, AccessKind::Load, 2, false)), Lookup::Hit { payload, .. } if payload.pfn() == 200)
+        matches!(t.lookup(0, at(va, AccessKind::Load, 2, false)), Lookup::Hit { payload, .. } if payload.pfn() == 200)
     );
     assert!(
-        matches!(t.lookup(at(va + K, AccessKind::Load, 1, false)), Lookup::Hit { payload, .. } if payload.pfn() == 400)
+        matches!(t.lookup(0, at(va + K, AccessKind::Load, 1, false)), Lookup::Hit { payload, .. } if payload.pfn() == 400)
     );
-    assert_eq!(t.flushes.invlpg, 1);
-    assert_eq!(t.flushes.entries_invalidated, 4);
+    assert_eq!(t.flushes(0).invlpg, 1);
+    assert_eq!(t.flushes(0).entries_invalidated, 4);
 }
 
 #[test]
 fn full_flushes_respect_asid_and_global_bits() {
     let mk = || {
         let mut t = unified(&[(4, 4), (16, 4)], Replacement::Lru, Inclusion::NonInclusive);
-        t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 1, false));
-        t.fill(at(2 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 2, false));
-        t.fill(at(3 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 3, true));
+        t.fill(0, at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 1, false));
+        t.fill(0, at(2 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 2, false));
+        t.fill(0, at(3 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 3, true));
         t
     };
     let asids = |t: &TlbHierarchy| {
-        let mut v: Vec<(u64, u16, bool)> = t.entries().map(|(_, e)| (e.vpn, e.asid, e.global)).collect();
+        let mut v: Vec<(u64, u16, bool)> = t.entries(0).map(|(_, e)| (e.vpn, e.asid, e.global)).collect();
         v.sort();
         v.dedup();
         v
     };
     let mut t = mk();
-    assert_eq!(t.flush_asid(1), 2);
+    assert_eq!(t.flush_asid(0, 1), 2);
     assert_eq!(asids(&t), vec![(2, 2, false), (3, 0, true)]);
     let mut t = mk();
-    assert_eq!(t.flush_all_asids(), 4);
+    assert_eq!(t.flush_all_asids(0), 4);
     assert_eq!(asids(&t), vec![(3, 0, true)]);
     let mut t = mk();
-    assert_eq!(t.flush_global(), 6);
+    assert_eq!(t.flush_global(0), 6);
     assert_eq!(asids(&t), vec![]);
 }
 
@@ -233,20 +240,20 @@ fn counters_split_by_access_kind_and_privilege() {
         (kva, AccessKind::Store, true),
         (kva, AccessKind::Load, true),
     ] {
-        if t.lookup(at(va, kind, 0, kernel)) == Lookup::Miss {
-            t.fill(at(va, kind, 0, false), to(PageSize::Size4K, 9, false));
+        if t.lookup(0, at(va, kind, 0, kernel)) == Lookup::Miss {
+            t.fill(0, at(va, kind, 0, false), to(PageSize::Size4K, 9, false));
         }
     }
-    let names: Vec<&str> = t.views().iter().map(|v| v.name.as_str()).collect();
+    let names: Vec<&str> = t.views(0).iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["ITLB", "DTLB", "STLB"]);
-    let (i, d, s) = (&t.views()[0].counters, &t.views()[1].counters, &t.views()[2].counters);
+    let (i, d, s) = (&t.views(0)[0].counters, &t.views(0)[1].counters, &t.views(0)[2].counters);
     assert_eq!(i.misses[AccessKind::Fetch as usize], [1, 0]);
     assert_eq!(d.misses[AccessKind::Load as usize], [1, 0]);
     assert_eq!(d.misses[AccessKind::Store as usize], [0, 1]);
     assert_eq!(d.hits[AccessKind::Load as usize], [0, 1]);
     assert_eq!(s.hits[AccessKind::Load as usize], [1, 0]);
-    assert_eq!(t.walks[AccessKind::Fetch as usize], [1, 0]);
-    assert_eq!(t.walks[AccessKind::Store as usize], [0, 1]);
+    assert_eq!(t.walks(0)[AccessKind::Fetch as usize], [1, 0]);
+    assert_eq!(t.walks(0)[AccessKind::Store as usize], [0, 1]);
 }
 
 #[test]
@@ -257,11 +264,11 @@ fn split_load_and_store_arrays_serve_their_own_accesses() {
         spec("Store DTLB", 1, Serves::Store, &[PageSize::Size4K], 1, 4),
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
-    t.fill(at(K, AccessKind::Store, 0, false), to(PageSize::Size4K, 1, false));
-    assert_eq!(t.lookup(at(K, AccessKind::Load, 0, false)), Lookup::Miss);
-    assert!(matches!(t.lookup(at(K, AccessKind::Store, 0, false)), Lookup::Hit { level: 1, .. }));
-    assert_eq!(t.views().len(), 2, "load and store arrays share the L1 DTLB view");
-    assert_eq!(t.views()[1].name, "L1 DTLB");
+    t.fill(0, at(K, AccessKind::Store, 0, false), to(PageSize::Size4K, 1, false));
+    assert_eq!(t.lookup(0, at(K, AccessKind::Load, 0, false)), Lookup::Miss);
+    assert!(matches!(t.lookup(0, at(K, AccessKind::Store, 0, false)), Lookup::Hit { level: 1, .. }));
+    assert_eq!(t.views(0).len(), 2, "load and store arrays share the L1 DTLB view");
+    assert_eq!(t.views(0)[1].name, "L1 DTLB");
 }
 
 #[test]
@@ -272,9 +279,9 @@ fn a_page_size_missing_from_level_one_is_served_by_the_stlb() {
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     let va = 3 << 30;
-    t.fill(at(va, AccessKind::Load, 0, false), to(PageSize::Size1G, 5, false));
+    t.fill(0, at(va, AccessKind::Load, 0, false), to(PageSize::Size1G, 5, false));
     assert!(matches!(
-        t.lookup(at(va + 12345, AccessKind::Load, 0, false)),
+        t.lookup(0, at(va + 12345, AccessKind::Load, 0, false)),
         Lookup::Hit { level: 2, size: PageSize::Size1G, .. }
     ));
 }
@@ -353,10 +360,10 @@ fn two_level_non_inclusive_lru_matches_a_naive_reference() {
             }
             access(&mut t, page * K);
         }
-        let v = t.views();
+        let v = t.views(0);
         assert_eq!(v[0].counters.total_hits(), h1, "{l1:?}+{l2:?} L1 hits");
         assert_eq!(v[1].counters.total_hits(), h2, "{l1:?}+{l2:?} L2 hits");
-        assert_eq!(t.total_walks(), walks, "{l1:?}+{l2:?} walks");
+        assert_eq!(t.total_walks(0), walks, "{l1:?}+{l2:?} walks");
     }
 }
 
@@ -466,7 +473,7 @@ impl ReferenceTlb {
 
 fn hier_entries(t: &TlbHierarchy) -> Vec<(usize, RefEntry)> {
     let mut v: Vec<_> = t
-        .entries()
+        .entries(0)
         .map(|(i, e)| (i, RefEntry { vpn: e.vpn, asid: e.asid, global: e.global, pfn: e.payload.pfn() }))
         .collect();
     v.sort();
@@ -502,6 +509,7 @@ fn asids_globals_and_flushes_match_a_naive_reference() {
             match rand(100) {
                 0..=39 => {
                     let got = match t.lookup_or_fill(
+                        0,
                         at(va, AccessKind::Load, asid, false),
                         to(PageSize::Size4K, pfn, global),
                     ) {
@@ -518,34 +526,34 @@ fn asids_globals_and_flushes_match_a_naive_reference() {
                     assert_eq!(got, want, "lookup_or_fill {}", ctx());
                 }
                 40..=59 => {
-                    let got = match t.lookup(at(va, AccessKind::Load, asid, false)) {
+                    let got = match t.lookup(0, at(va, AccessKind::Load, asid, false)) {
                         Lookup::Hit { level, payload, .. } => Some((level, payload.pfn())),
                         Lookup::Miss => None,
                     };
                     assert_eq!(got, r.lookup(vpn, asid), "lookup {}", ctx());
                 }
                 60..=67 => {
-                    t.fill(at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, pfn, global));
+                    t.fill(0, at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, pfn, global));
                     r.fill(vpn, asid, pfn, global);
                 }
                 68..=75 => {
                     let n = r.remove(|e| e.vpn == vpn && (e.global || e.asid == asid));
-                    assert_eq!(t.invlpg(va, asid), n, "invlpg {}", ctx());
+                    assert_eq!(t.invlpg(0, va, asid), n, "invlpg {}", ctx());
                     invalidated += n;
                 }
                 76..=93 => {
                     let n = r.remove(|e| !e.global && e.asid == asid);
-                    assert_eq!(t.flush_asid(asid), n, "flush_asid {}", ctx());
+                    assert_eq!(t.flush_asid(0, asid), n, "flush_asid {}", ctx());
                     invalidated += n;
                 }
                 94 => {
                     let n = r.remove(|e| !e.global);
-                    assert_eq!(t.flush_all_asids(), n, "flush_all_asids {}", ctx());
+                    assert_eq!(t.flush_all_asids(0), n, "flush_all_asids {}", ctx());
                     invalidated += n;
                 }
                 95 if rand(500) == 0 => {
                     let n = r.remove(|_| true);
-                    assert_eq!(t.flush_global(), n, "flush_global {}", ctx());
+                    assert_eq!(t.flush_global(0), n, "flush_global {}", ctx());
                     invalidated += n;
                 }
                 _ => {
@@ -558,7 +566,7 @@ fn asids_globals_and_flushes_match_a_naive_reference() {
             }
         }
         assert_eq!(hier_entries(&t), r.entries());
-        assert_eq!(t.flushes.entries_invalidated, invalidated);
+        assert_eq!(t.flushes(0).entries_invalidated, invalidated);
         assert!(t.ids.purges >= 3, "{levels:?}: only {} id purges", t.ids.purges);
     }
 }
@@ -571,45 +579,45 @@ fn peek_reports_what_a_lookup_would_find_without_touching_anything() {
     ];
     let mut t = TlbHierarchy::new(&specs, Replacement::Lru, Inclusion::NonInclusive).unwrap();
     assert_eq!(peek(&t, K, 1), None);
-    t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 11, false));
-    t.fill(at(5 * M2, AccessKind::Load, 1, false), to(PageSize::Size2M, 22, false));
-    t.fill(at(9 * K, AccessKind::Load, 3, false), to(PageSize::Size4K, 33, true));
+    t.fill(0, at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 11, false));
+    t.fill(0, at(5 * M2, AccessKind::Load, 1, false), to(PageSize::Size2M, 22, false));
+    t.fill(0, at(9 * K, AccessKind::Load, 3, false), to(PageSize::Size4K, 33, true));
     let before =
-        (t.views().iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks, t.flushes.clone());
+        (t.views(0).iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks(0), t.flushes(0).clone());
     assert_eq!(peek(&t, K + 5, 1), Some((PageSize::Size4K, 11)));
     assert_eq!(peek(&t, K, 2), None, "another address space");
     assert_eq!(peek(&t, 5 * M2 + 7 * K, 1), Some((PageSize::Size2M, 22)), "only level 2 holds 2M pages");
     assert_eq!(peek(&t, 9 * K, 7), Some((PageSize::Size4K, 33)), "global entries match every address space");
     assert_eq!(peek(&t, 9 * K, 0), Some((PageSize::Size4K, 33)));
     let after =
-        (t.views().iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks, t.flushes.clone());
+        (t.views(0).iter().map(|v| v.counters.clone()).collect::<Vec<_>>(), t.walks(0), t.flushes(0).clone());
     assert_eq!(before, after, "peek counts nothing");
     // Flushed (stale) entries are invisible; global ones survive an ASID flush.
-    assert_eq!(t.flush_asid(1), 3);
+    assert_eq!(t.flush_asid(0, 1), 3);
     assert_eq!(peek(&t, K, 1), None);
     assert_eq!(peek(&t, 5 * M2, 1), None);
     assert_eq!(peek(&t, 9 * K, 1), Some((PageSize::Size4K, 33)));
-    assert_eq!(t.flush_all_asids(), 0);
+    assert_eq!(t.flush_all_asids(0), 0);
     assert_eq!(peek(&t, 9 * K, 1), Some((PageSize::Size4K, 33)));
-    assert_eq!(t.flush_global(), 2);
+    assert_eq!(t.flush_global(0), 2);
     assert_eq!(peek(&t, 9 * K, 1), None);
 }
 
 #[test]
 fn peek_does_not_update_lru_order() {
     let mut t = unified(&[(1, 2)], Replacement::Lru, Inclusion::NonInclusive);
-    t.fill(at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 1, false));
-    t.fill(at(2 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 2, false));
+    t.fill(0, at(K, AccessKind::Load, 1, false), to(PageSize::Size4K, 1, false));
+    t.fill(0, at(2 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 2, false));
     // Page 1 is the LRU way; peeking at it must not make it recent.
     for _ in 0..3 {
         assert_eq!(peek(&t, K, 1), Some((PageSize::Size4K, 1)));
     }
-    t.fill(at(3 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 3, false));
+    t.fill(0, at(3 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 3, false));
     assert_eq!(peek(&t, K, 1), None, "the peeked LRU entry is evicted first");
     assert_eq!(present(&t, 0), vec![2, 3]);
     // A lookup, unlike a peek, does make it recent.
-    assert!(matches!(t.lookup(at(2 * K, AccessKind::Load, 1, false)), Lookup::Hit { .. }));
-    t.fill(at(4 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 4, false));
+    assert!(matches!(t.lookup(0, at(2 * K, AccessKind::Load, 1, false)), Lookup::Hit { .. }));
+    t.fill(0, at(4 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 4, false));
     assert_eq!(present(&t, 0), vec![2, 4]);
 }
 
@@ -618,21 +626,21 @@ fn flushed_entries_are_the_first_victims_and_are_not_listed() {
     let mut t = unified(&[(1, 4)], Replacement::Lru, Inclusion::NonInclusive);
     // Ways in fill order: asid 1 page 1, asid 2 page 2, asid 1 page 3, asid 2 page 4.
     for (asid, p) in [(1, 1), (2, 2), (1, 3), (2, 4)] {
-        t.fill(at(p * K, AccessKind::Load, asid, false), to(PageSize::Size4K, p, false));
+        t.fill(0, at(p * K, AccessKind::Load, asid, false), to(PageSize::Size4K, p, false));
     }
-    assert!(matches!(t.lookup(at(K, AccessKind::Load, 1, false)), Lookup::Hit { .. }));
-    assert_eq!(t.flush_asid(1), 2);
-    assert_eq!(t.flush_asid(1), 0, "nothing left to flush");
+    assert!(matches!(t.lookup(0, at(K, AccessKind::Load, 1, false)), Lookup::Hit { .. }));
+    assert_eq!(t.flush_asid(0, 1), 2);
+    assert_eq!(t.flush_asid(0, 1), 0, "nothing left to flush");
     assert_eq!(present(&t, 0), vec![2, 4]);
-    assert_eq!(t.lookup(at(K, AccessKind::Load, 1, false)), Lookup::Miss);
+    assert_eq!(t.lookup(0, at(K, AccessKind::Load, 1, false)), Lookup::Miss);
     // The two stale ways take the next two fills although page 2 is the least recently used.
-    t.fill(at(5 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 5, false));
-    t.fill(at(6 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 6, false));
+    t.fill(0, at(5 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 5, false));
+    t.fill(0, at(6 * K, AccessKind::Load, 1, false), to(PageSize::Size4K, 6, false));
     assert_eq!(present(&t, 0), vec![2, 4, 5, 6]);
-    t.fill(at(7 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 7, false));
+    t.fill(0, at(7 * K, AccessKind::Load, 2, false), to(PageSize::Size4K, 7, false));
     assert_eq!(present(&t, 0), vec![4, 5, 6, 7]);
     let asids: Vec<(u64, u16)> = {
-        let mut v: Vec<_> = t.entries().map(|(_, e)| (e.vpn, e.asid)).collect();
+        let mut v: Vec<_> = t.entries(0).map(|(_, e)| (e.vpn, e.asid)).collect();
         v.sort();
         v
     };
@@ -646,12 +654,12 @@ fn every_address_space_can_hold_entries_at_once() {
     let mut t = unified(&[(1024, 8)], Replacement::Lru, Inclusion::NonInclusive);
     let va = |asid: u16| asid as u64 * K;
     for asid in 0..=MAX_ASID {
-        t.fill(at(va(asid), AccessKind::Load, asid, false), to(PageSize::Size4K, asid as u64, false));
+        t.fill(0, at(va(asid), AccessKind::Load, asid, false), to(PageSize::Size4K, asid as u64, false));
     }
     for asid in (0..=MAX_ASID).step_by(97) {
-        assert_eq!(t.flush_asid(asid), 1);
-        assert_eq!(t.lookup(at(va(asid), AccessKind::Load, asid, false)), Lookup::Miss);
-        t.fill(at(va(asid), AccessKind::Load, asid, false), to(PageSize::Size4K, asid as u64 + 1, false));
+        assert_eq!(t.flush_asid(0, asid), 1);
+        assert_eq!(t.lookup(0, at(va(asid), AccessKind::Load, asid, false)), Lookup::Miss);
+        t.fill(0, at(va(asid), AccessKind::Load, asid, false), to(PageSize::Size4K, asid as u64 + 1, false));
     }
     assert!(t.ids.purges > 0);
     for asid in 0..=MAX_ASID {
@@ -659,8 +667,8 @@ fn every_address_space_can_hold_entries_at_once() {
         assert_eq!(peek(&t, va(asid), asid), Some((PageSize::Size4K, pfn)), "asid {asid}");
         assert_eq!(peek(&t, va(asid), asid ^ 1), None, "asid {asid}");
     }
-    assert_eq!(t.flush_all_asids(), MAX_ASID as u64 + 1);
-    assert_eq!(t.entries().count(), 0);
+    assert_eq!(t.flush_all_asids(0), MAX_ASID as u64 + 1);
+    assert_eq!(t.entries(0).count(), 0);
 }
 
 /// A Haswell-like hierarchy with split page-size arrays: 4K and 2M ITLBs, 4K/2M/1G DTLBs, and a
@@ -709,22 +717,25 @@ fn a_sized_lookup_does_what_the_full_lookup_does() {
                 match kind {
                     0..=7 => {
                         let (va, k, size) = kernel_touch(arg);
-                        let a = full.lookup_or_fill(at(va, k, asid, true), to(size, va >> 12, global));
-                        let b = sized.lookup_or_fill_sized(at(va, k, asid, true), to(size, va >> 12, global));
+                        let a = full.lookup_or_fill(0, at(va, k, asid, true), to(size, va >> 12, global));
+                        let b =
+                            sized.lookup_or_fill_sized(0, at(va, k, asid, true), to(size, va >> 12, global));
                         assert_eq!(a, b);
                     }
                     8..=13 => {
                         let va = arg * 7 * K;
                         assert_eq!(
                             peek(&full, va, asid).map(|p| p.1),
-                            sized.peek_sized(va, asid, PageSize::Size4K).map(TlbPayload::pfn)
+                            sized.peek_sized(0, va, asid, PageSize::Size4K).map(TlbPayload::pfn)
                         );
-                        let a = full.lookup(at(va, AccessKind::Load, asid, false));
-                        let b = sized.lookup_sized(at(va, AccessKind::Load, asid, false), PageSize::Size4K);
+                        let a = full.lookup(0, at(va, AccessKind::Load, asid, false));
+                        let b =
+                            sized.lookup_sized(0, at(va, AccessKind::Load, asid, false), PageSize::Size4K);
                         assert_eq!(a, b);
                         if a == Lookup::Miss {
                             for t in [&mut full, &mut sized] {
                                 t.fill(
+                                    0,
                                     at(va, AccessKind::Load, asid, false),
                                     to(PageSize::Size4K, arg, false),
                                 );
@@ -732,14 +743,14 @@ fn a_sized_lookup_does_what_the_full_lookup_does() {
                         }
                     }
                     _ => {
-                        assert_eq!(full.flush_asid(asid), sized.flush_asid(asid));
+                        assert_eq!(full.flush_asid(0, asid), sized.flush_asid(0, asid));
                     }
                 }
             }
-            let list = |t: &TlbHierarchy| t.entries().collect::<Vec<_>>();
+            let list = |t: &TlbHierarchy| t.entries(0).collect::<Vec<_>>();
             assert_eq!(list(&full), list(&sized));
-            assert_eq!(full.walks, sized.walks);
-            for (a, b) in full.views().iter().zip(sized.views()) {
+            assert_eq!(full.walks(0), sized.walks(0));
+            for (a, b) in full.views(0).iter().zip(sized.views(0)) {
                 assert_eq!(a.counters, b.counters);
             }
         }
@@ -761,34 +772,34 @@ fn replaying_a_level_one_hit_is_the_hit() {
             if kind < 10 {
                 let (va, k, size) = kernel_touch(arg);
                 let slot = (arg % 64) as usize;
-                let a = look.lookup_or_fill_sized(at(va, k, asid, true), to(size, va >> 12, false));
+                let a = look.lookup_or_fill_sized(0, at(va, k, asid, true), to(size, va >> 12, false));
                 match known[slot] {
-                    Some(way) if replay.still_hits(&way, asid) => {
+                    Some(way) if replay.still_hits(0, &way, asid) => {
                         assert!(matches!(a, Lookup::Hit { level: 1, .. }), "a replayable way must hit");
-                        replay.rehit(&way, k, true);
+                        replay.rehit(0, &way, k, true);
                         replays += 1;
                     }
                     other => {
                         stale += other.is_some() as u32;
-                        replay.lookup_or_fill_sized(at(va, k, asid, true), to(size, va >> 12, false));
+                        replay.lookup_or_fill_sized(0, at(va, k, asid, true), to(size, va >> 12, false));
                     }
                 }
-                known[slot] = replay.l1_way(at(va, k, asid, true), size);
+                known[slot] = replay.l1_way(0, at(va, k, asid, true), size);
             } else if kind < 14 {
                 let va = arg * 11 * K;
                 for t in [&mut look, &mut replay] {
-                    if t.lookup(at(va, AccessKind::Load, asid, false)) == Lookup::Miss {
-                        t.fill(at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, arg, false));
+                    if t.lookup(0, at(va, AccessKind::Load, asid, false)) == Lookup::Miss {
+                        t.fill(0, at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, arg, false));
                     }
                 }
             } else {
-                assert_eq!(look.flush_asid(asid), replay.flush_asid(asid));
+                assert_eq!(look.flush_asid(0, asid), replay.flush_asid(0, asid));
             }
         }
         assert!(replays > 100 && stale > 100, "replayed {replays}, found stale {stale}");
-        let list = |t: &TlbHierarchy| t.entries().collect::<Vec<_>>();
+        let list = |t: &TlbHierarchy| t.entries(0).collect::<Vec<_>>();
         assert_eq!(list(&look), list(&replay));
-        for (a, b) in look.views().iter().zip(replay.views()) {
+        for (a, b) in look.views(0).iter().zip(replay.views(0)) {
             assert_eq!(a.counters, b.counters);
         }
     }
