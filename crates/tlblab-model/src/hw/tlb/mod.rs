@@ -759,4 +759,6 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_sized;
+#[cfg(test)]
 mod tests_smt;
