@@ -42,7 +42,7 @@ pub(super) fn to(size: PageSize, pfn: u64, global: bool) -> Translation {
 }
 
 /// [`TlbHierarchy::peek`] with the frame of the payload.
-fn peek(t: &TlbHierarchy, va: u64, asid: u16) -> Option<(PageSize, u64)> {
+pub(super) fn peek(t: &TlbHierarchy, va: u64, asid: u16) -> Option<(PageSize, u64)> {
     t.peek(0, va, asid).map(|(size, payload)| (size, payload.pfn()))
 }
 

@@ -1,7 +1,7 @@
 //! Sized lookups: a lookup of one page size, and replaying a level-one hit, against the full
 //! lookup.
 
-use super::tests::{spec, K, M2};
+use super::tests::{at, peek, spec, to, K, M2};
 use super::*;
 
 /// A Haswell-like hierarchy with split page-size arrays: 4K and 2M ITLBs, 4K/2M/1G DTLBs, and a
