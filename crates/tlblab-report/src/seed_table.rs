@@ -263,14 +263,12 @@ fn render_seed_000(e: &Heading, s: &Summary) -> String {
         k.label.strip_prefix(&format!("{}-", k.group)).unwrap_or(&k.label).to_string()
     });
     let hb = s.metric.higher_is_better;
-    for (stat, higher_better) in [("Mean", hb), ("Stddev", false), ("CoeffVar", false)] {
+    let stats: [(&str, bool, fn(&Row) -> f64); 3] =
+        [("Mean", hb, |r| r.mean), ("Stddev", false, |r| r.stddev), ("CoeffVar", false, Row::coeffvar)];
+    for (stat, higher_better, of) in stats {
         for &t in e.threads {
             let mut line = format!("{stat:<9}{t:<3}");
-            let v = |k: &str| match stat {
-                "Mean" => cell(k, t).mean,
-                "Stddev" => cell(k, t).stddev,
-                _ => cell(k, t).coeffvar(),
-            };
+            let v = |k: &str| of(cell(k, t));
             let base = v(&s.kernels[0]);
             for k in &s.kernels {
                 let x = v(k);

@@ -46,14 +46,7 @@ pub fn hstddev(x: &[f64]) -> f64 {
 /// mmtests `HCoeffVar`: HStddev × 100 / Hmean, with an undefined stddev counting as 0 and an
 /// undefined or zero mean giving 0 (as `calc_coeffvar`).
 pub fn hcoeffvar(x: &[f64]) -> f64 {
-    let s = hstddev(x);
-    let s = if s.is_nan() { 0.0 } else { s };
-    let h = hmean(x);
-    if h == 0.0 || h.is_nan() {
-        0.0
-    } else {
-        s * 100.0 / h
-    }
+    coeffvar_of(hstddev(x), hmean(x))
 }
 
 /// Sample variance (n - 1); NaN for fewer than two samples.
@@ -68,13 +61,17 @@ pub fn variance(x: &[f64]) -> f64 {
 /// Coefficient of variation in percent, stddev × 100 / mean; as mmtests, an undefined stddev
 /// counts as 0 and a zero or undefined mean gives 0.
 pub fn coeffvar(x: &[f64]) -> f64 {
-    let s = stddev(x);
-    let s = if s.is_nan() { 0.0 } else { s };
-    let m = mean(x);
-    if m == 0.0 || m.is_nan() {
+    coeffvar_of(stddev(x), mean(x))
+}
+
+/// mmtests' `calc_coeffvar` of a spread and its mean: `stddev` × 100 / `mean`, an undefined
+/// stddev counting as 0 and a zero or undefined mean giving 0.
+pub fn coeffvar_of(stddev: f64, mean: f64) -> f64 {
+    let s = if stddev.is_nan() { 0.0 } else { stddev };
+    if mean == 0.0 || mean.is_nan() {
         0.0
     } else {
-        s * 100.0 / m
+        s * 100.0 / mean
     }
 }
 

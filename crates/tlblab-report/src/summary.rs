@@ -38,12 +38,12 @@ pub struct Row {
 }
 
 impl Row {
-    /// mmtests' CoeffVar of the cell: Stddev x 100 / Mean (0 for a zero mean or one run).
+    /// mmtests' CoeffVar of the cell (`stats::coeffvar_of`); 0 for one run, which has no spread.
     pub fn coeffvar(&self) -> f64 {
-        if self.mean == 0.0 || self.n < 2 || self.stddev.is_nan() {
+        if self.n < 2 {
             0.0
         } else {
-            self.stddev * 100.0 / self.mean
+            crate::stats::coeffvar_of(self.stddev, self.mean)
         }
     }
 }
