@@ -2,6 +2,8 @@
 //! stacks (DESIGN.md §10). Below both the engine and the kernel, so neither imports the other
 //! for it.
 
+use crate::time::Ps;
+
 /// Where a CPU's time went (DESIGN.md §10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Bucket {
@@ -28,6 +30,14 @@ pub enum Bucket {
 }
 
 pub const NR_BUCKETS: usize = 14;
+
+/// One CPU's time by bucket, and a bit for each bucket its current step has charged, so that
+/// stretching a step (engine/sim.rs: cost noise, an SMT sibling's share) visits only those.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuTime {
+    pub by_bucket: [Ps; NR_BUCKETS],
+    pub step_mask: u32,
+}
 
 impl Bucket {
     pub const ALL: [Bucket; NR_BUCKETS] = [

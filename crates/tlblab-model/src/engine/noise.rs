@@ -23,6 +23,9 @@ pub struct Noise {
     period: Option<Ps>,
     /// `step_quantiles` as factors in ppm, at `STEP_PERCENTILES` (in ppm of probability).
     quantiles: Option<[i64; 9]>,
+    /// `STEP_PERCENTILES` in ppm of probability, and a divisor for each span between two.
+    at: [i64; 9],
+    span: [Divisor; 9],
     /// One jitter stream per CPU.
     streams: Vec<Rng>,
 }
@@ -33,7 +36,9 @@ impl Noise {
         let period = n.filter(|n| n.hz.value > 0.0).map(|n| Ps::from_ns(1e9 / n.hz.value));
         let quantiles =
             n.map(|n| std::array::from_fn(|i| (n.step_quantiles.value[i] * PPM as f64).round() as i64));
-        let mut noise = Noise { tick: None, period, quantiles, streams: Vec::new() };
+        let at: [i64; 9] = std::array::from_fn(|i| (STEP_PERCENTILES[i] * 10_000.0) as i64);
+        let span = std::array::from_fn(|i| Divisor::new(if i == 0 { 1 } else { at[i] - at[i - 1] }));
+        let mut noise = Noise { tick: None, period, quantiles, at, span, streams: Vec::new() };
         noise.seed(cpus, seed);
         noise
     }
@@ -60,14 +65,13 @@ impl Noise {
     pub fn factor_ppm(&mut self, cpu: u32) -> i64 {
         let Some(q) = &self.quantiles else { return PPM };
         let u = self.streams[cpu as usize].below(PPM as u64) as i64;
-        let at = |i: usize| (STEP_PERCENTILES[i] * 10_000.0) as i64;
+        let at = |i: usize| self.at[i];
         if u <= at(0) {
             return q[0];
         }
         for i in 1..q.len() {
             if u <= at(i) {
-                let (u0, u1) = (at(i - 1), at(i));
-                return q[i - 1] + (q[i] - q[i - 1]) * (u - u0) / (u1 - u0);
+                return q[i - 1] + self.span[i].div((q[i] - q[i - 1]) * (u - at(i - 1)));
             }
         }
         q[q.len() - 1]
@@ -85,6 +89,32 @@ pub fn extra(d: Ps, ppm: i64) -> i64 {
 }
 
 pub const UNIT: i64 = PPM;
+
+/// Division by a fixed positive divisor `d`, as `/` gives it, without a hardware divide on the
+/// common path (one per step was a hot spot): for `0 <= n` with `n x d < 2^64`,
+/// `floor(n / d) = (n x ceil(2^64 / d)) >> 64` exactly (the error term `n x e / (d 2^64)`, with
+/// `e < d`, stays below `1 / d`); any other `n` takes `/`.
+#[derive(Debug, Clone, Copy)]
+struct Divisor {
+    d: i64,
+    /// `ceil(2^64 / d)`; 0 for `d = 1`, where it does not fit (then `/` is used).
+    m: u64,
+}
+
+impl Divisor {
+    fn new(d: i64) -> Divisor {
+        assert!(d > 0, "a percentile span is positive");
+        Divisor { d, m: if d == 1 { 0 } else { u64::MAX / d as u64 + 1 } }
+    }
+
+    fn div(self, n: i64) -> i64 {
+        if self.m != 0 && n >= 0 && (n as u64).checked_mul(self.d as u64).is_some() {
+            ((n as u128 * self.m as u128) >> 64) as i64
+        } else {
+            n / self.d
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -121,6 +151,21 @@ mod tests {
         assert_ne!(draw(1, 0), draw(2, 0));
         let (period, first) = Noise::new(&p, 4, 1).tick().unwrap();
         assert!(first < period && period == Ps::from_ns(1e9 / p.noise.unwrap().hz.value));
+    }
+
+    #[test]
+    fn the_reciprocal_divides_as_slash_does() {
+        let mut r = crate::rng::Rng::stream(1, "divisor test");
+        for d in [1, 2, 3, 7, 40_000, 50_000, 150_000, 250_000, 999_983, i64::MAX / 3] {
+            let v = Divisor::new(d);
+            for _ in 0..20_000 {
+                let n = (r.next_u64() >> (r.below(64) as u32)) as i64 * if r.below(4) == 0 { -1 } else { 1 };
+                assert_eq!(v.div(n), n / d, "{n} / {d}");
+            }
+            for n in [0, d - 1, d, d + 1, 2 * d - 1, i64::MAX, -d, -1] {
+                assert_eq!(v.div(n), n / d, "{n} / {d}");
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use super::noise::{self, Noise};
 use super::queue::Agenda;
-use crate::attribution::{Bucket, NR_BUCKETS};
+use crate::attribution::{Bucket, CpuTime, NR_BUCKETS};
 use crate::hw::smt::Smt;
 use crate::kernel::config::{KernelConfig, Knobs};
 use crate::kernel::ctx::{Ctx, Engine};
@@ -169,7 +169,7 @@ pub struct Simulation {
     /// Per CPU, the kernel continuations queued.
     steps: Vec<VecDeque<Continuation>>,
     /// Per CPU, time by bucket.
-    times: Vec<[Ps; NR_BUCKETS]>,
+    times: Vec<CpuTime>,
     tasks: Vec<Task>,
     noise: Noise,
     /// How SMT siblings share a core (hw/smt.rs); `None` without SMT.
@@ -184,7 +184,7 @@ impl Simulation {
             kernel,
             ev: Events { run: vec![CpuRun::default(); n as usize], agenda: Agenda::new(n) },
             steps: vec![VecDeque::new(); n as usize],
-            times: vec![[Ps::ZERO; NR_BUCKETS]; n as usize],
+            times: vec![CpuTime::default(); n as usize],
             tasks: Vec::new(),
             noise: Noise::new(profile, n, 0),
             smt: profile.topology.smt_throughput.as_ref().and_then(|t| {
@@ -234,7 +234,7 @@ impl Simulation {
     /// building the steady state its run starts from. `f` sets `ctx.cpu` to the CPU each call
     /// runs on (0 at first); what the calls charge is dropped; none may sleep or queue a step.
     pub fn untimed<R>(&mut self, f: impl FnOnce(&mut Kernel, &mut Ctx) -> R) -> R {
-        let mut times = [Ps::ZERO; NR_BUCKETS];
+        let mut times = CpuTime::default();
         let mut steps = VecDeque::new();
         let mut ctx = Ctx::new(0, Ps::ZERO, &mut times, &mut steps, &mut self.ev);
         let r = self.kernel.untimed(|k| f(k, &mut ctx));
@@ -340,7 +340,7 @@ impl Simulation {
             page_alloc: self.kernel.page_alloc_counters(),
             slab: self.kernel.slab_counters(),
             net: self.kernel.socket_counters(),
-            times: self.times.clone(),
+            times: self.times.iter().map(|t| t.by_bucket).collect(),
         }
     }
 
@@ -353,7 +353,7 @@ impl Simulation {
             } else {
                 crate::attribution::Bucket::Idle
             };
-            self.times[cpu as usize][b as usize] += now - c.busy_until;
+            self.times[cpu as usize].by_bucket[b as usize] += now - c.busy_until;
             c.busy_until = now;
         }
     }
@@ -370,7 +370,11 @@ impl Simulation {
         }
         // The buckets before the step, copied only when there is jitter or a sibling's share
         // to spread over them.
-        let before = (self.noise.jitters() || self.smt.is_some()).then(|| self.times[cpu as usize]);
+        let before = (self.noise.jitters() || self.smt.is_some()).then(|| {
+            let t = &mut self.times[cpu as usize];
+            t.step_mask = 0;
+            t.by_bucket
+        });
         if let Some(d) = self.run_step(cpu, now, warmup, end) {
             let d = match &before {
                 Some(b) => {
@@ -495,11 +499,16 @@ impl Simulation {
             return d;
         }
         let mut extra = 0i64;
-        for (i, (t, b)) in self.times[cpu as usize].iter_mut().zip(before).enumerate() {
-            if *t == *b || !which(i) {
+        let time = &mut self.times[cpu as usize];
+        let mut mask = time.step_mask; // the buckets this step charged
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let (t, b) = (&mut time.by_bucket[i], before[i]);
+            if *t == b || !which(i) {
                 continue; // nothing charged to this bucket (or not one to scale)
             }
-            let x = noise::extra(*t - *b, f);
+            let x = noise::extra(*t - b, f);
             *t = Ps((t.0 as i64 + x) as u64);
             extra += x;
         }

@@ -22,7 +22,8 @@ const PPM: i64 = 1_000_000;
 /// A machine's SMT sharing rule.
 #[derive(Debug, Clone)]
 pub struct Smt {
-    topo: Topology,
+    /// Per CPU, its core's other threads.
+    siblings: Vec<Vec<u32>>,
     /// `[n - 1]`: a step's length, in ppm of its lone length, with `n` threads of the core busy.
     stretch_ppm: Vec<i64>,
 }
@@ -40,20 +41,19 @@ impl Smt {
                 (f64::from(busy) / t * PPM as f64).round() as i64
             })
             .collect();
-        Some(Smt { topo, stretch_ppm })
+        let siblings = (0..topo.cpus())
+            .map(|cpu| {
+                (0..n).map(|t| t * topo.cores() + topo.core_of(cpu)).filter(|&sib| sib != cpu).collect()
+            })
+            .collect();
+        Some(Smt { siblings, stretch_ppm })
     }
 
     /// How much longer a step of `cpu` takes, in ppm (`PPM`: not at all), when `busy(sibling)`
     /// says which of its siblings are inside a step.
     pub fn stretch_ppm(&self, cpu: u32, busy: impl Fn(u32) -> bool) -> i64 {
-        let mut n = 1;
-        for t in 0..self.topo.threads_per_core {
-            let sib = t * self.topo.cores() + self.topo.core_of(cpu);
-            if sib != cpu && busy(sib) {
-                n += 1;
-            }
-        }
-        self.stretch_ppm[n - 1]
+        let n = self.siblings[cpu as usize].iter().filter(|&&sib| busy(sib)).count();
+        self.stretch_ppm[n]
     }
 }
 

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use super::Continuation;
-use crate::attribution::{Bucket, NR_BUCKETS};
+use crate::attribution::{Bucket, CpuTime};
 use crate::time::Ps;
 
 /// What the kernel asks of the engine (implemented by `engine::sim`).
@@ -39,7 +39,7 @@ pub struct Ctx<'a> {
     pub cpu: u32,
     /// When the step starts.
     pub now: Ps,
-    time: &'a mut [Ps; NR_BUCKETS],
+    time: &'a mut CpuTime,
     steps: &'a mut VecDeque<Continuation>,
     eng: &'a mut dyn Engine,
 }
@@ -48,7 +48,7 @@ impl<'a> Ctx<'a> {
     pub fn new(
         cpu: u32,
         now: Ps,
-        time: &'a mut [Ps; NR_BUCKETS],
+        time: &'a mut CpuTime,
         steps: &'a mut VecDeque<Continuation>,
         eng: &'a mut dyn Engine,
     ) -> Ctx<'a> {
@@ -58,12 +58,13 @@ impl<'a> Ctx<'a> {
     /// Charges `d` of this CPU's time to bucket `b`.
     #[inline]
     pub fn charge(&mut self, b: Bucket, d: Ps) {
-        self.time[b as usize] += d;
+        self.time.by_bucket[b as usize] += d;
+        self.time.step_mask |= 1 << b as u32;
     }
 
     /// This CPU's time charged to `b` so far.
     pub fn charged(&self, b: Bucket) -> Ps {
-        self.time[b as usize]
+        self.time.by_bucket[b as usize]
     }
 
     /// Queues `s` to run next on this CPU (before whatever was queued).

@@ -93,16 +93,22 @@ impl Kernel {
     /// CFS's slice for `nr` equal-weight runnable tasks (kernel/sched/fair.c, v5.18):
     /// `max(sched_latency / nr, min_granularity)`, both scaled by `1 + ilog2(min(cpus, 8))`.
     fn time_slice(&self, nr: usize) -> Ps {
-        let factor = self.sched_factor();
-        let latency = Ps::US * 6_000 * factor;
-        let min_gran = Ps::US * 750 * factor;
-        Ps(latency.0 / nr.max(1) as u64).max(min_gran)
+        let latency = Ps::US * 6_000 * self.sched_factor();
+        Ps(latency.0 / nr.max(1) as u64).max(self.min_granularity())
+    }
+
+    /// `sysctl_sched_min_granularity`, scaled (v5.18: 0.75 ms before scaling).
+    fn min_granularity(&self) -> Ps {
+        Ps::US * 750 * self.sched_factor()
     }
 
     /// Preemption happens on the way back to user space, only between operations: once task
     /// `t`'s slice is over and another task is runnable, the next one runs. Returns the cost.
     pub(super) fn preempt(&mut self, ctx: &mut Ctx, t: usize) -> Option<Ps> {
         let c = &self.cpus[ctx.cpu as usize];
+        if c.runq.is_empty() {
+            return None;
+        }
         // A woken kswapd preempts at once (CFS wake-up preemption: a thread that slept has the
         // smallest vruntime; check_preempt_wakeup), but only while its vruntime is below the
         // current task's: one that ran more than its CPU's task lately waits for the slice, as
@@ -111,11 +117,7 @@ impl Kernel {
         let curr_v = self.tasks[t].vruntime + ctx.now.saturating_sub(self.tasks[t].on_cpu_since);
         let kthread =
             c.runq.front().is_some_and(|&n| self.vmscan.preempts(n) && self.tasks[n].vruntime < curr_v);
-        if !c.runq.is_empty()
-            && (kthread
-                || c.need_resched
-                || ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1))
-        {
+        if kthread || c.need_resched || self.slice_over(ctx.now, t, c.runq.len() + 1) {
             self.cpus[ctx.cpu as usize].need_resched = false;
             return Some(self.deschedule(ctx, true, ctx.now));
         }
@@ -126,7 +128,15 @@ impl Kernel {
     /// `cond_resched()` in a long kernel loop tests: kswapd's reclaim loop).
     pub(super) fn need_resched(&self, ctx: &Ctx, t: usize) -> bool {
         let c = &self.cpus[ctx.cpu as usize];
-        !c.runq.is_empty() && ctx.now >= self.tasks[t].on_cpu_since + self.time_slice(c.runq.len() + 1)
+        !c.runq.is_empty() && self.slice_over(ctx.now, t, c.runq.len() + 1)
+    }
+
+    /// Whether task `t`, on its CPU since `on_cpu_since`, has used up its slice at `now` with
+    /// `nr` tasks runnable there. A slice is never below the minimum granularity, so before that
+    /// the answer needs no division (every operation boundary asks).
+    fn slice_over(&self, now: Ps, t: usize, nr: usize) -> bool {
+        let since = self.tasks[t].on_cpu_since;
+        now >= since + self.min_granularity() && now >= since + self.time_slice(nr)
     }
 
     /// `__schedule()` on this CPU at `now` to `next`, which was runnable: `switch_mm`, restore the steps it

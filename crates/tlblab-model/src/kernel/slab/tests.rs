@@ -165,7 +165,7 @@ proptest! {
 /// The kernel's entry points (kmalloc / kfree on a booted kernel): charges and frame ownership.
 mod kernel_entry {
     use super::super::Object;
-    use crate::attribution::{Bucket, NR_BUCKETS};
+    use crate::attribution::{Bucket, CpuTime, NR_BUCKETS};
     use crate::kernel::config::KernelConfig;
     use crate::kernel::ctx::{Ctx, Engine};
     use crate::kernel::frames::Owner;
@@ -201,7 +201,7 @@ mod kernel_entry {
     /// Returns the kernel and each CPU's buckets.
     fn stream(preset: &str, size: u64, depth: usize, rx: u32) -> (Kernel, [[Ps; NR_BUCKETS]; 2]) {
         let mut k = kernel(preset);
-        let mut times = [[Ps::ZERO; NR_BUCKETS]; 2];
+        let mut times = [CpuTime::default(); 2];
         let mut steps = VecDeque::new();
         let mut t = Ps::ZERO;
         let mut q = VecDeque::new();
@@ -220,7 +220,7 @@ mod kernel_entry {
                 }
             }
         }
-        (k, times)
+        (k, times.map(|t| t.by_bucket))
     }
 
     #[test]
@@ -261,7 +261,7 @@ mod kernel_entry {
     #[test]
     fn a_double_kfree_is_a_violation() {
         let mut k = kernel("4.9");
-        let mut times = [Ps::ZERO; NR_BUCKETS];
+        let mut times = CpuTime::default();
         let mut steps = VecDeque::new();
         let mut eng = Quiet;
         let mut ctx = Ctx::new(0, Ps::ZERO, &mut times, &mut steps, &mut eng);
