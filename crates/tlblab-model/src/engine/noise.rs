@@ -65,16 +65,14 @@ impl Noise {
     pub fn factor_ppm(&mut self, cpu: u32) -> i64 {
         let Some(q) = &self.quantiles else { return PPM };
         let u = self.streams[cpu as usize].below(PPM as u64) as i64;
-        let at = |i: usize| self.at[i];
-        if u <= at(0) {
-            return q[0];
+        // The first percentile at or above `u`, counted without a branch per percentile (the
+        // search loop's unpredictable exit was a hot spot).
+        let i = self.at.iter().filter(|&&a| a < u).count();
+        match i {
+            0 => q[0],
+            _ if i == q.len() => q[q.len() - 1],
+            _ => q[i - 1] + self.span[i].div((q[i] - q[i - 1]) * (u - self.at[i - 1])),
         }
-        for i in 1..q.len() {
-            if u <= at(i) {
-                return q[i - 1] + self.span[i].div((q[i] - q[i - 1]) * (u - at(i - 1)));
-            }
-        }
-        q[q.len() - 1]
     }
 }
 

@@ -448,7 +448,7 @@ impl Simulation {
                     task.buf.reverse();
                 }
                 let op = task.buf.pop().expect("a program always has a next operation");
-                if op == Op::Iteration {
+                if matches!(op, Op::Iteration) {
                     task.iterations += 1;
                     if now >= warmup && now < end {
                         task.measured += 1;
