@@ -17,9 +17,7 @@ use crate::time::Ps;
 
 use super::mmzone::MigrateType;
 use super::page_alloc::{Env, PageAlloc};
-use super::slab::{
-    hwcache_aligned_size, CacheId, Object, Slab, SlabError, SKBUFF_FCLONE_CACHE, SKBUFF_HEAD_CACHE,
-};
+use super::slab::{hwcache_aligned_size, CacheId, Object, Slab, SlabError, SKBUFF_HEAD_CACHE};
 
 /// `SKB_DATA_ALIGN()`: to a cache line.
 pub fn skb_data_align(x: u64) -> u64 {
@@ -157,10 +155,8 @@ pub struct NetCaches {
 
 impl NetCaches {
     pub fn lookup(slab: &Slab) -> NetCaches {
-        NetCaches {
-            skbuff_head: slab.cache_by_name(SKBUFF_HEAD_CACHE.0).expect("Slab::new creates it"),
-            skbuff_fclone: slab.cache_by_name(SKBUFF_FCLONE_CACHE.0).expect("Slab::new creates it"),
-        }
+        let [skbuff_head, skbuff_fclone] = slab.skbuff_caches();
+        NetCaches { skbuff_head, skbuff_fclone }
     }
 }
 

@@ -22,6 +22,7 @@ use super::mmzone::{fls, get_order, MigrateType, PAGE_ALLOC_COSTLY_ORDER};
 use super::page_alloc::{Env, PageAlloc};
 use super::Kernel;
 use crate::attribution::Bucket;
+use list::{Link, SlabList};
 
 /// `KMALLOC_MAX_CACHE_SIZE` for SLUB on 4 KiB pages (v4.9: `1 << (PAGE_SHIFT + 1)`).
 pub const KMALLOC_MAX_CACHE_SIZE: u64 = 8192;
@@ -68,6 +69,8 @@ struct SlabPage {
     cpu_free: Vec<u16>,
     allocated: Vec<bool>,
     place: Place,
+    /// Its links on a node's partial list.
+    lru: Link,
     /// The `struct page` line the cmpxchg_double slow paths write.
     line: RmwLine,
 }
@@ -95,7 +98,7 @@ struct CacheCpu {
 /// `struct kmem_cache_node`.
 #[derive(Debug, Clone, Default)]
 struct CacheNode {
-    partial: Vec<u32>,
+    partial: SlabList,
     list_lock: SpinLock,
 }
 
@@ -247,6 +250,8 @@ pub struct Slab {
     pub caches: Vec<KmemCache>,
     /// `kmalloc_caches[]`: cache ids of `KMALLOC_SIZES`.
     kmalloc: Vec<CacheId>,
+    /// `skbuff_head_cache`, `skbuff_fclone_cache`.
+    skbuff: [CacheId; 2],
     slabs: Vec<SlabPage>,
     free_ids: Vec<u32>,
     nr_cpu_ids: u32,
@@ -267,6 +272,7 @@ impl Slab {
             costs,
             caches: Vec::new(),
             kmalloc: Vec::new(),
+            skbuff: [0; 2],
             slabs: Vec::new(),
             free_ids: Vec::new(),
             nr_cpu_ids,
@@ -281,9 +287,17 @@ impl Slab {
             let id = s.create(&format!("kmalloc-{size}"), size, false);
             s.kmalloc.push(id);
         }
-        s.create(SKBUFF_HEAD_CACHE.0, SKBUFF_HEAD_CACHE.1, true);
-        s.create(SKBUFF_FCLONE_CACHE.0, SKBUFF_FCLONE_CACHE.1, true);
+        s.skbuff = [
+            s.create(SKBUFF_HEAD_CACHE.0, SKBUFF_HEAD_CACHE.1, true),
+            s.create(SKBUFF_FCLONE_CACHE.0, SKBUFF_FCLONE_CACHE.1, true),
+        ];
         s
+    }
+
+    /// The `skbuff_head_cache` and `skbuff_fclone_cache` ids (kept, not looked up by name on
+    /// every send).
+    pub fn skbuff_caches(&self) -> [CacheId; 2] {
+        self.skbuff
     }
 
     /// `kmem_cache_create()`.
@@ -420,8 +434,7 @@ impl Slab {
             let mut touched = 0u64;
             let mut available = 0u64;
             let mut first = true;
-            while let Some(sid) = self.caches[cache].nodes[node as usize].partial.first().copied() {
-                self.caches[cache].nodes[node as usize].partial.remove(0);
+            while let Some(sid) = self.caches[cache].nodes[node as usize].partial.pop_front(&mut self.slabs) {
                 touched += 1;
                 let s = &mut self.slabs[sid as usize];
                 let free = s.free.len() as u64;
@@ -470,6 +483,7 @@ impl Slab {
             cpu_free: (0..objects as u16).rev().collect(),
             allocated: vec![false; objects as usize],
             place: Place::Active(cpu),
+            lru: Link::default(),
             line: RmwLine::default(),
         };
         let sid = match self.free_ids.pop() {
@@ -594,8 +608,7 @@ impl Slab {
             out.list_lock_wait += wait;
             t = grant + hold;
             if !keep {
-                let part = &mut self.caches[cache].nodes[node as usize].partial;
-                part.retain(|&x| x != sid);
+                self.caches[cache].nodes[node as usize].partial.remove(&mut self.slabs, sid);
                 t = self.discard_slab(pa, cache, sid, cpu, t, env, &mut out)?;
             }
         }
@@ -656,7 +669,7 @@ impl Slab {
                     discard.push(sid);
                 } else {
                     s.place = Place::NodePartial;
-                    n.partial.push(sid);
+                    n.partial.push_back(&mut self.slabs, sid);
                 }
             }
             let hold = self.costs.list_lock_section + self.costs.struct_page * mine.len() as u64;
@@ -717,6 +730,7 @@ const NO_SLAB: &str = "this machine's kernel booted without SLUB (its profile ha
 
 mod inspect;
 mod kmalloc;
+mod list;
 mod order;
 pub use kmalloc::SlabCosts;
 pub use order::{calculate_order, hwcache_aligned_size};

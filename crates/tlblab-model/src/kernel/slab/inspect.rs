@@ -87,7 +87,8 @@ impl Slab {
                 Place::Active(c) => k.cpus[c as usize].page == Some(i as u32),
                 Place::CpuPartial(c) => k.cpus[c as usize].partial.contains(&(i as u32)),
                 Place::NodePartial => {
-                    k.nodes[s.node as usize].partial.contains(&(i as u32)) && !s.free.is_empty()
+                    k.nodes[s.node as usize].partial.iter(&self.slabs).any(|x| x == i as u32)
+                        && !s.free.is_empty()
                 }
                 Place::Full => s.free.is_empty(),
             };
