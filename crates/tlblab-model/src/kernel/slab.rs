@@ -710,6 +710,11 @@ impl Slab {
         Ok(f.done)
     }
 
+    /// Whether page-allocator calls were made since the last [`Slab::take_page_events`].
+    pub fn has_page_events(&self) -> bool {
+        !self.page_events.is_empty()
+    }
+
     /// The page-allocator calls made since the last call, oldest first.
     pub fn take_page_events(&mut self, into: &mut Vec<PageEvent>) {
         into.clear();

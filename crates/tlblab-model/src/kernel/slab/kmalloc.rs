@@ -128,6 +128,9 @@ impl Kernel {
 
     /// Mirrors the page-allocator calls SLUB just made in the frame ownership map.
     pub(in crate::kernel) fn sync_slab_pages(&mut self) {
+        if !self.slab.as_ref().expect(NO_SLAB).has_page_events() {
+            return; // the common case: the object came from or went to a slab SLUB holds
+        }
         let mut ev = std::mem::take(&mut self.slab_events);
         self.slab.as_mut().expect(NO_SLAB).take_page_events(&mut ev);
         for e in &ev {
