@@ -18,6 +18,6 @@ impl CopyRate {
     }
 
     pub fn copy(&self, bytes: u64) -> Ps {
-        Ps((self.byte_ps * bytes as f64).round() as u64)
+        Ps::round_from(self.byte_ps * bytes as f64)
     }
 }

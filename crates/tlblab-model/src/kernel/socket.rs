@@ -123,7 +123,7 @@ impl Costs {
 
     /// `copy_from_user` / `copy_to_user` of `bytes` (1 MB/s moves one byte per microsecond).
     pub fn copy(&self, bytes: u64) -> Ps {
-        Ps((bytes as f64 * 1e6 / self.memcpy_mbps).round() as u64)
+        Ps::round_from(bytes as f64 * 1e6 / self.memcpy_mbps)
     }
 }
 
