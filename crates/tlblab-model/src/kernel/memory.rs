@@ -77,7 +77,7 @@ impl Costs {
 
 impl Kernel {
     pub(super) fn mm_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
-        let mm = self.tasks[t].mm;
+        let mm = self.tasks[t].user_mm();
         match s {
             Step::Access { va, kind } => self.access(ctx, t, va, kind),
             Step::Fault { addr, write } => self.fault(ctx, mm, addr, write),
@@ -90,7 +90,7 @@ impl Kernel {
 
     /// A user access: TLB lookup, page walk on a miss, fault if the PTE does not allow it.
     pub(super) fn access(&mut self, ctx: &mut Ctx, t: usize, va: u64, kind: AccessKind) -> Ps {
-        let (cpu, mm) = (ctx.cpu, self.tasks[t].mm);
+        let (cpu, mm) = (ctx.cpu, self.tasks[t].user_mm());
         let write = kind == AccessKind::Store;
         let c = &mut self.cpus[cpu as usize];
         let (pcid, lp) = (c.st.pcid(), c.lp);

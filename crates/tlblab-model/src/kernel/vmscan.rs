@@ -372,7 +372,7 @@ impl Kernel {
         self.vmscan.costs.as_ref().expect("reclaim needs the profile's [reclaim] section")
     }
 
-    /// Makes task `t` node `node`'s kswapd (a kernel thread: its own empty mm here).
+    /// Makes task `t` (a kernel thread, `Simulation::add_kthread`) node `node`'s kswapd.
     pub fn register_kswapd(&mut self, node: usize, t: usize) {
         self.vmscan.kswapd[node] = Some((t, false));
         self.vmscan.ensure_task(t);
