@@ -100,6 +100,10 @@ fn seed_001_swap_cluster_256_cuts_ipis_to_between_a_third_and_a_half_and_elapsed
         assert_eq!(r.oracle.violations, 0, "{} {:?}", r.config.kernel, r.oracle.examples);
         // kswapd shares the last CPU with a usemem: no switching back and forth.
         assert!(per_reclaimed(r, "context_switches") < 0.01, "{}", r.config.kernel);
+        // v4.2 readahead under reclaim: one 32-page window per 32 pages read, whatever the
+        // refills after direct reclaim do to the windows' placement.
+        let ra = r.counters["readahead_calls"] as f64 / r.counters["pagecache_fills"] as f64;
+        assert!((1.0 / 34.0..1.0 / 30.0).contains(&ra), "{}: readaheads per page {ra:.4}", r.config.kernel);
     }
 }
 
