@@ -254,6 +254,17 @@ impl Simulation {
 
     /// As `add_task`, starting at `start` (a task added to a busy CPU waits for a time slice).
     pub fn add_task_at(&mut self, program: Box<dyn Program>, mm: MmId, cpu: u32, start: Ps) {
+        self.add(program, Some(mm), cpu, start);
+    }
+
+    /// Binds a kernel thread (no mm of its own: it runs lazily on the mm it finds, kernel/sched.rs)
+    /// running `program` to `cpu`, starting at time 0. Returns its task number.
+    pub fn add_kthread(&mut self, program: Box<dyn Program>, cpu: u32) -> usize {
+        self.add(program, None, cpu, Ps::ZERO);
+        self.tasks.len() - 1
+    }
+
+    fn add(&mut self, program: Box<dyn Program>, mm: Option<MmId>, cpu: u32, start: Ps) {
         self.tasks.push(Task { program, iterations: 0, measured: 0, buf: Vec::new() });
         if self.kernel.add_task(mm, cpu, start) {
             self.ev.run[cpu as usize].busy_until = start;

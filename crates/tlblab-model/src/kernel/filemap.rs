@@ -1,28 +1,41 @@
 //! The page cache (mm/filemap.c, v5.18), as far as the workloads use it: sparse files whose
 //! pages are read in (zero-filled) on first touch, and the files will-it-scale creates.
 //!
-//! With reclaim modelled (a profile with `[reclaim]`), a read fault on an uncached page reads
-//! around it (`do_sync_mmap_readahead`, v4.2): `ra_pages` (`VM_MAX_READAHEAD` = 128 KiB = 32
-//! pages) centred on the fault, the pages already cached skipped; each new page costs its
+//! With reclaim modelled (a profile with `[reclaim]`), a read fault that fault-around did not
+//! map runs v4.2's `filemap_fault` with readahead (kernel/readahead.rs has the window rules): a
+//! page not cached is read around (`do_sync_mmap_readahead`), a cached page marked
+//! `PG_readahead` pushes the window forward (`do_async_mmap_readahead`); each new page costs its
 //! allocation (simulated), its zeroing (a hole: no I/O) and the profile's
 //! `reclaim.pagecache_fill_page_cycles`, and joins the inactive file LRU through the CPU's
-//! pagevec (kernel/vmscan.rs). Not modelled: the asynchronous readahead marker
-//! (`PG_readahead`) and `mmap_miss`, which would only change the window's placement for a
-//! sequential reader.
+//! pagevec (kernel/vmscan.rs).
 
 use super::ctx::Ctx;
 use super::frames::Owner;
-use super::Kernel;
+use super::readahead::RaState;
+use super::{memory, Continuation, Kernel};
 use crate::attribution::Bucket;
 use crate::time::Ps;
+
+/// What [`Kernel::filemap_fault`] did with the faulting page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FaultPage {
+    /// Cached now: map it.
+    Cached(u64),
+    /// The queued readahead reads it and maps it.
+    Reading,
+    /// The task reclaims first; the access faults again.
+    Retry,
+}
 
 /// A file's page cache (`mapping->i_pages`): the frame cached at each page index, or none.
 /// Frames are stored in 4 bytes (the model's frame numbers are below 2^32: `PAGES_PER_NODE`
 /// per node), half what a `u64` per index took: seed 002's 56 tlb_flush1 tasks cache 1.8 M
-/// pages (issue 18: 7 MiB less per run).
+/// pages (issue 18: 7 MiB less per run). Each modelled file is opened once, so its `struct
+/// file`'s readahead state (`f_ra`) is kept here too.
 #[derive(Debug, Clone)]
 pub struct FilePages {
     slots: Vec<u32>,
+    pub ra: RaState,
 }
 
 impl FilePages {
@@ -30,7 +43,7 @@ impl FilePages {
     const NONE: u32 = u32::MAX;
 
     pub fn new(pages: u64) -> FilePages {
-        FilePages { slots: vec![FilePages::NONE; pages as usize] }
+        FilePages { slots: vec![FilePages::NONE; pages as usize], ra: RaState::default() }
     }
 
     /// Pages in the file (cached or not).
@@ -59,17 +72,20 @@ impl FilePages {
     pub fn remove(&mut self, index: u64) {
         self.slots[index as usize] = FilePages::NONE;
     }
-}
 
-/// `VM_MAX_READAHEAD` (128 KiB) in pages: the default `ra_pages` (v4.2).
-pub const RA_PAGES: u64 = 32;
+    /// `page_cache_next_hole` (v4.2): the first index from `index` with no page, scanning at
+    /// most `max` (then `index + max`).
+    pub fn next_hole(&self, index: u64, max: u64) -> u64 {
+        (index..index + max).find(|&i| i >= self.len() || self.get(i).is_none()).unwrap_or(index + max)
+    }
+}
 
 crate::kernel::vmstat::counters! {
     /// Page-cache fills, counted.
     Counters {
         /// Pages read into the page cache (holes of sparse files: zero-filled).
         pagecache_fills,
-        /// Read-around calls (`do_sync_mmap_readahead` -> `ra_submit`).
+        /// Readahead reads (`ra_submit`: read-around or a window pushed forward at a marker).
         readahead_calls,
     }
 }
@@ -100,18 +116,99 @@ impl Kernel {
         (pfn, d + lru)
     }
 
-    /// `do_sync_mmap_readahead`'s read-around for a fault at `index` of `file` (`pages` long),
-    /// at `at`: reads in the uncached pages of the `RA_PAGES` window centred on it, the faulting
-    /// page among them. Returns the time taken.
-    pub(super) fn read_around(&mut self, ctx: &mut Ctx, at: Ps, file: u32, index: u64) -> Ps {
-        let pages = self.files[file as usize].len();
-        let start = index.saturating_sub(RA_PAGES / 2);
-        let end = (start + RA_PAGES).min(pages);
-        self.counters.filemap.readahead_calls += 1;
-        let mut d = Ps::ZERO;
-        for i in start..end {
-            let (_, c) = self.page_cache_page(ctx, at + d, file, i);
-            d += c;
+    /// `filemap_fault` (v4.2) for a read fault at `index` of `file` (at `addr`) that
+    /// fault-around did not map, at `at`: the fault's readahead (`do_async_mmap_readahead` for
+    /// a cached page, which reads only at a `PG_readahead` marker, then clears it;
+    /// `do_sync_mmap_readahead` for a page not cached), then the page itself. The readahead's
+    /// pages are read by steps queued after the fault, one page a step, so that each page's
+    /// allocation and `lru_lock` section come in time order with the other CPUs'; a page the
+    /// readahead reads is mapped after them ([`memory::Step::MapPage`]), one it did not is read
+    /// at once (`page_cache_read`). If the pages to read in would take the node below `min`,
+    /// the task reclaims directly first (`__alloc_pages_direct_reclaim`): the access then
+    /// faults again, with the readahead state and the marker as they were. Returns what
+    /// became of the page and the time taken in this step.
+    pub(super) fn filemap_fault(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        file: u32,
+        index: u64,
+        addr: u64,
+    ) -> (FaultPage, Ps) {
+        let f = &self.files[file as usize];
+        let cached = f.get(index);
+        let marked = cached.is_some_and(|p| self.vmscan.readahead_marked(p));
+        let mut ra = f.ra;
+        let window = match cached {
+            Some(_) => ra.async_mmap(index, marked, |i, max| f.next_hole(i, max)),
+            None => ra.sync_mmap(index),
+        };
+        let end = window.map_or(0, |w| (w.start + w.size).min(f.len()));
+        let first = window.and_then(|w| (w.start..end).find(|&i| f.get(i).is_none()));
+        let reads_page = cached.is_none() && first.is_some_and(|i| (i..end).contains(&index));
+        if cached.is_none() && !reads_page && self.should_direct_reclaim(ctx.cpu, 1) {
+            // page_cache_read's allocation would fail the min watermark.
+            let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
+            self.direct_reclaim(ctx, t);
+            return (FaultPage::Retry, Ps::ZERO);
+        }
+        self.files[file as usize].ra = ra;
+        if marked {
+            self.vmscan.clear_readahead(cached.expect("a marked page is cached"));
+        }
+        if reads_page {
+            ctx.then(Continuation::Mm(memory::Step::MapPage { addr, file, index }));
+        }
+        if let (Some(w), Some(i)) = (window, first) {
+            // ra_submit -> __do_page_cache_readahead.
+            self.counters.filemap.readahead_calls += 1;
+            let marker = w.marker();
+            ctx.then(Continuation::Mm(memory::Step::ReadAhead {
+                file,
+                index: i,
+                end,
+                marker,
+                reclaimed: false,
+            }));
+        }
+        match cached {
+            Some(pfn) => (FaultPage::Cached(pfn), Ps::ZERO),
+            None if reads_page => (FaultPage::Reading, Ps::ZERO),
+            None => {
+                let (pfn, d) = self.page_cache_page(ctx, at, file, index);
+                (FaultPage::Cached(pfn), d)
+            }
+        }
+    }
+
+    /// One page of a readahead (`__do_page_cache_readahead`, v4.2): reads in page `index` of
+    /// `file`, marking it `PG_readahead` if it is the window's `marker`, and queues the next
+    /// page of the window not cached before `end`. Runs with interrupts on (a fault's body).
+    /// The page's allocation (`__GFP_NORETRY`) that would fail the min watermark reclaims
+    /// directly first and is tried again after (`reclaimed`); failing again, it ends the
+    /// readahead (`if (!page) break`). Returns the time taken.
+    pub(super) fn readahead_page(&mut self, ctx: &mut Ctx, step: memory::Step) -> Ps {
+        ctx.irqs_on();
+        let memory::Step::ReadAhead { file, index, end, marker, reclaimed } = step else {
+            unreachable!("a readahead step")
+        };
+        if self.should_direct_reclaim(ctx.cpu, 1) {
+            if !reclaimed {
+                let again = memory::Step::ReadAhead { file, index, end, marker, reclaimed: true };
+                ctx.then(Continuation::Mm(again));
+                let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
+                self.direct_reclaim(ctx, t);
+            }
+            return Ps::ZERO;
+        }
+        let (pfn, d) = self.page_cache_page(ctx, ctx.now, file, index);
+        if index == marker {
+            self.vmscan.set_readahead(pfn);
+        }
+        let f = &self.files[file as usize];
+        if let Some(next) = (index + 1..end).find(|&i| f.get(i).is_none()) {
+            let next = memory::Step::ReadAhead { file, index: next, end, marker, reclaimed: false };
+            ctx.then(Continuation::Mm(next));
         }
         d
     }

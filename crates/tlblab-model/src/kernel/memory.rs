@@ -4,6 +4,7 @@
 //! page, shared-file write notify.
 
 use super::ctx::Ctx;
+use super::filemap::FaultPage;
 use super::frames::Owner;
 use super::mm::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use super::text::Path;
@@ -45,6 +46,22 @@ pub enum Step {
         addr: u64,
         pte: Pte,
     },
+    /// One page of a fault's readahead, then the rest of its window (kernel/filemap.rs).
+    ReadAhead {
+        file: u32,
+        index: u64,
+        end: u64,
+        marker: u64,
+        /// This page's allocation already reclaimed directly once.
+        reclaimed: bool,
+    },
+    /// The end of a read fault whose page its readahead read in: `do_set_pte` (young,
+    /// read-only) if the page is still cached and the PTE still none.
+    MapPage {
+        addr: u64,
+        file: u32,
+        index: u64,
+    },
 }
 
 /// What the fault and page paths cost (mm/memory.c, mm/page_alloc.c, release_pages).
@@ -77,7 +94,7 @@ impl Costs {
 
 impl Kernel {
     pub(super) fn mm_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
-        let mm = self.tasks[t].mm;
+        let mm = self.tasks[t].user_mm();
         match s {
             Step::Access { va, kind } => self.access(ctx, t, va, kind),
             Step::Fault { addr, write } => self.fault(ctx, mm, addr, write),
@@ -85,12 +102,23 @@ impl Kernel {
                 self.mms[mm as usize].set_pte(addr, pte);
                 Ps::ZERO
             }
+            Step::ReadAhead { .. } => self.readahead_page(ctx, s),
+            Step::MapPage { addr, file, index } => {
+                let m = &mut self.mms[mm as usize];
+                if let (Some(pfn), false) =
+                    (self.files[file as usize].get(index), m.pte(addr).unwrap().present)
+                {
+                    m.set_pte(addr, Pte { pfn, present: true, writable: false, dirty: false });
+                    self.vmscan.mark_young(pfn);
+                }
+                Ps::ZERO
+            }
         }
     }
 
     /// A user access: TLB lookup, page walk on a miss, fault if the PTE does not allow it.
     pub(super) fn access(&mut self, ctx: &mut Ctx, t: usize, va: u64, kind: AccessKind) -> Ps {
-        let (cpu, mm) = (ctx.cpu, self.tasks[t].mm);
+        let (cpu, mm) = (ctx.cpu, self.tasks[t].user_mm());
         let write = kind == AccessKind::Store;
         let c = &mut self.cpus[cpu as usize];
         let (pcid, lp) = (c.st.pcid(), c.lp);
@@ -247,50 +275,35 @@ impl Kernel {
                 d += c;
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
+            (Backing::FilePrivate(f) | Backing::FileShared(f), false, false)
+                if self.vmscan.costs.is_some() =>
+            {
+                // With reclaim, v4.2 do_read_fault: do_fault_around first; if it did not map
+                // the faulting page (not cached, or marked PG_readahead), __do_fault ->
+                // filemap_fault with readahead (kernel/filemap.rs), then do_set_pte (young).
+                let visited = self.map_pages(mm, f, addr, (vstart, vend), true);
+                let around = self.costs.mm.fault_around_page * visited;
+                ctx.charge(Bucket::Fault, around);
+                d += around;
+                if self.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
+                    return d;
+                }
+                let (page, c) = self.filemap_fault(ctx, ctx.now + d, f, index, addr);
+                d += c;
+                let FaultPage::Cached(pfn) = page else { return d };
+                self.vmscan.mark_young(pfn);
+                Pte { pfn, present: true, writable: false, dirty: false }
+            }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
                 // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
                 // page of the 16-page aligned window, mapping read-only those whose PTE is
                 // none); a faulting page that was not cached is then read in by __do_fault.
                 let was_cached = self.files[f as usize].get(index).is_some();
-                let reclaim = self.vmscan.costs.is_some();
-                if reclaim && !was_cached && self.should_direct_reclaim(ctx.cpu, super::filemap::RA_PAGES) {
-                    // The read-around's allocations would take the zone below min: reclaim in
-                    // this task first (__alloc_pages_direct_reclaim); the access then refaults.
-                    let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
-                    self.direct_reclaim(ctx, t);
-                    return d;
-                }
-                let (pfn, c) = if reclaim && !was_cached {
-                    let c = self.read_around(ctx, ctx.now + d, f, index);
-                    (self.files[f as usize].get(index).expect("read around reads the faulting page"), c)
-                } else {
-                    self.page_cache_page(ctx, ctx.now + d, f, index)
-                };
+                let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
                 d += c;
                 // v4.2 installs young PTEs (do_set_pte); the accessed bit reclaim ages by.
                 self.vmscan.mark_young(pfn);
-                let win = FAULT_AROUND_PAGES * PAGE_SIZE;
-                let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
-                let mut visited = was_cached as u64;
-                let mut a = ws;
-                while a < we {
-                    if a != addr {
-                        let i = (a - vstart) >> PAGE_SHIFT;
-                        let cached = self.files[f as usize].get(i);
-                        let m = &mut self.mms[mm as usize];
-                        if let Some(cached) = cached {
-                            visited += 1;
-                            if !m.pte(a).unwrap().present {
-                                m.set_pte(
-                                    a,
-                                    Pte { pfn: cached, present: true, writable: false, dirty: false },
-                                );
-                                self.vmscan.mark_young(cached);
-                            }
-                        }
-                    }
-                    a += PAGE_SIZE;
-                }
+                let visited = was_cached as u64 + self.map_pages(mm, f, addr, (vstart, vend), false);
                 let around = self.costs.mm.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
@@ -299,5 +312,41 @@ impl Kernel {
         };
         self.mms[mm as usize].set_pte(addr, new_pte);
         d
+    }
+
+    /// `filemap_map_pages` (v4.2, the same rule in v5.18) for `do_fault_around` at `addr` in a
+    /// VMA `[vstart, vend)` of `file`: over the `FAULT_AROUND_PAGES`-aligned window, maps
+    /// read-only and young (v4.2 `do_set_pte`) each cached page whose PTE is none, but not a
+    /// page marked `PG_readahead`, which is left to a fault (kernel/readahead.rs); `faulting`:
+    /// the faulting page too (else the caller maps it). Each page mapped is a hit for the
+    /// file's `mmap_miss`. Returns the cached pages visited.
+    fn map_pages(
+        &mut self,
+        mm: MmId,
+        file: u32,
+        addr: u64,
+        (vstart, vend): (u64, u64),
+        faulting: bool,
+    ) -> u64 {
+        let win = FAULT_AROUND_PAGES * PAGE_SIZE;
+        let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
+        let mut visited = 0;
+        let mut a = ws;
+        while a < we {
+            if a != addr || faulting {
+                let i = (a - vstart) >> PAGE_SHIFT;
+                if let Some(cached) = self.files[file as usize].get(i) {
+                    visited += 1;
+                    let m = &mut self.mms[mm as usize];
+                    if !m.pte(a).unwrap().present && !self.vmscan.readahead_marked(cached) {
+                        m.set_pte(a, Pte { pfn: cached, present: true, writable: false, dirty: false });
+                        self.vmscan.mark_young(cached);
+                        self.files[file as usize].ra.mapped_around();
+                    }
+                }
+            }
+            a += PAGE_SIZE;
+        }
+        visited
     }
 }

@@ -61,7 +61,7 @@ impl Kernel {
     /// Takes task `t`'s `mmap_lock`, or puts the task to sleep until a release hands it over.
     fn mmap_lock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let sem = &mut self.mms[self.tasks[t].mm as usize].mmap_lock;
+        let sem = &mut self.mms[self.tasks[t].user_mm() as usize].mmap_lock;
         let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let got = sem.acquire(t, write);
         ctx.charge(Bucket::LockWait, d);
@@ -75,7 +75,7 @@ impl Kernel {
     /// Releases task `t`'s `mmap_lock`, waking the tasks it hands the lock to.
     fn mmap_unlock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let sem = &mut self.mms[self.tasks[t].mm as usize].mmap_lock;
+        let sem = &mut self.mms[self.tasks[t].user_mm() as usize].mmap_lock;
         let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let mut woken = std::mem::take(&mut self.woken);
         sem.release(t, write, &mut woken);
@@ -91,7 +91,7 @@ impl Kernel {
     fn syscall_body(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
         // System calls run with interrupts enabled.
         ctx.irqs_on();
-        let mm = self.tasks[t].mm;
+        let mm = self.tasks[t].user_mm();
         match op {
             Op::Mmap { len, kind, reg } => {
                 let backing = match kind {

@@ -127,7 +127,7 @@ impl Kernel {
 
     /// A queued step of task `t`'s zap.
     pub(super) fn gather_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
-        let mm = self.tasks[t].mm;
+        let mm = self.tasks[t].user_mm();
         match s {
             Step::ForcedFlush { start, end } => {
                 self.counters.mmu_gather.dirty_pte_flushes += 1;

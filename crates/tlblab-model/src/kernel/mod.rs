@@ -40,6 +40,7 @@ pub mod page_alloc;
 pub mod pipe;
 pub mod preset;
 pub mod read_write;
+pub mod readahead;
 pub mod rmap;
 pub mod rwsem;
 pub mod sched;

@@ -29,7 +29,9 @@ crate::kernel::vmstat::counters! {
 /// A task's kernel side (`task_struct`): its mm, registers, pages gathered for freeing, and the
 /// continuations it was in when it left its CPU.
 pub struct Task {
-    pub mm: MmId,
+    /// `task->mm`: none for a kernel thread (kswapd), which runs on whatever mm its CPU has
+    /// loaded, in lazy TLB mode.
+    pub mm: Option<MmId>,
     pub regs: [u64; NR_REGS],
     pub gathered: Vec<u64>,
     /// The CPU the task is bound to (will-it-scale and the model never migrate tasks).
@@ -55,10 +57,17 @@ impl Costs {
     }
 }
 
+impl Task {
+    /// The mm of a user task (every path that touches user memory runs in one).
+    pub fn user_mm(&self) -> MmId {
+        self.mm.expect("a kernel thread has no user mm")
+    }
+}
+
 impl Kernel {
-    /// Binds a new task in `mm` to `cpu`, starting at `start`. Returns whether it runs at once
-    /// (else it waits in the CPU's runqueue for a time slice).
-    pub fn add_task(&mut self, mm: MmId, cpu: u32, start: Ps) -> bool {
+    /// Binds a new task in `mm` (none: a kernel thread) to `cpu`, starting at `start`. Returns
+    /// whether it runs at once (else it waits in the CPU's runqueue for a time slice).
+    pub fn add_task(&mut self, mm: Option<MmId>, cpu: u32, start: Ps) -> bool {
         assert!(cpu < self.nr_cpus(), "cpu {cpu} does not exist");
         let t = self.tasks.len();
         self.tasks.push(Task {
@@ -81,8 +90,27 @@ impl Kernel {
             return false;
         }
         c.task = Some(t);
-        self.switch_mm(cpu, mm);
+        self.enter_mm(cpu, mm);
         true
+    }
+
+    /// What `context_switch` does to the TLB for a task of `mm` (v4.2 kernel/sched/core.c, the
+    /// same through v5.18): a user task's `switch_mm`, which returns whether it flushed; a kernel
+    /// thread (`mm` none) borrows the loaded mm (`next->active_mm = oldmm`) and
+    /// `enter_lazy_tlb`: the CPU stays in that mm's `mm_cpumask`, lazy (x86: `TLBSTATE_LAZY` up
+    /// to v4.13, `is_lazy` from v4.14), so flush IPIs for it still reach the CPU, which leaves
+    /// the mm at the first one `flush_tlb_func` handles (or at a flush of that mm the thread
+    /// itself makes, `flush_tlb_page`'s `leave_mm` for `current->mm == NULL`).
+    fn enter_mm(&mut self, cpu: u32, mm: Option<MmId>) -> bool {
+        if let Some(mm) = mm {
+            return self.switch_mm(cpu, mm);
+        }
+        let c = &mut self.cpus[cpu as usize];
+        if c.st.loaded_mm.is_some() {
+            c.st.is_lazy = true;
+            self.lazy.set(cpu);
+        }
+        false
     }
 
     /// `sysctl_sched_*` scaling (`SCHED_TUNABLESCALING_LOG`): `1 + ilog2(min(cpus, 8))`.
@@ -148,7 +176,7 @@ impl Kernel {
         c.task = Some(next);
         ctx.swap_steps(&mut self.tasks[next].saved);
         let mut d = self.context_switch(ctx);
-        if self.switch_mm(cpu, self.tasks[next].mm) {
+        if self.enter_mm(cpu, self.tasks[next].mm) {
             self.counters.tlbflush.switch_flushes += 1;
             self.counters.tlbflush.full_flushes += 1;
             d += self.costs.flush.full_flush;
@@ -183,11 +211,8 @@ impl Kernel {
         match self.pick_next(cpu) {
             Some(next) => self.switch_to(ctx, next, now),
             None => {
-                let c = &mut self.cpus[cpu as usize];
-                if c.st.loaded_mm.is_some() {
-                    c.st.is_lazy = true;
-                    self.lazy.set(cpu);
-                }
+                // The idle task is a kernel thread too.
+                self.enter_mm(cpu, None);
                 self.context_switch(ctx)
             }
         }

@@ -616,7 +616,7 @@ impl Costs {
 impl Kernel {
     /// A queued `flush_tlb_mm_range` of task `t`'s mm.
     pub(super) fn flush_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
-        let mm = self.tasks[t].mm;
+        let mm = self.tasks[t].user_mm();
         self.flush_tlb_mm_range(ctx, mm, s.start, s.end, s.freed_tables)
     }
 

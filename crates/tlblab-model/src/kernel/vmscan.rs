@@ -154,6 +154,8 @@ const PG_REFERENCED: u8 = 4;
 /// Some PTE mapping the page has its accessed bit set (the hardware sets it on a walk; a fault
 /// installs young PTEs in v4.2). One bit per frame: the modelled files are mapped by one mm.
 const PTE_YOUNG: u8 = 8;
+/// `PG_readahead` (kernel/readahead.rs): the page whose fault pushes the readahead window.
+const PG_READAHEAD: u8 = 16;
 
 /// One zone's LRU lists (`struct lruvec`, per zone up to v4.7) and `zone->lru_lock`.
 #[derive(Debug, Default)]
@@ -325,6 +327,19 @@ impl Vmscan {
         young
     }
 
+    /// `SetPageReadahead`, `PageReadahead`, `ClearPageReadahead`.
+    pub fn set_readahead(&mut self, pfn: u64) {
+        self.flags[pfn as usize] |= PG_READAHEAD;
+    }
+
+    pub fn readahead_marked(&self, pfn: u64) -> bool {
+        self.flags.get(pfn as usize).is_some_and(|f| f & PG_READAHEAD != 0)
+    }
+
+    pub fn clear_readahead(&mut self, pfn: u64) {
+        self.flags[pfn as usize] &= !PG_READAHEAD;
+    }
+
     /// A page put on the inactive list outside simulated time (a benchmark's untimed setup).
     pub fn lru_add_untimed(&mut self, pfn: u64) {
         let n = self.zone_of(pfn);
@@ -332,7 +347,7 @@ impl Vmscan {
         self.lruvecs[n].inactive_file.push_front(pfn);
     }
 
-    /// The model's page flags of `pfn` (LRU 1, active 2, referenced 4, a young PTE 8), for
+    /// The model's page flags of `pfn` (LRU 1, active 2, referenced 4, a young PTE 8, readahead 16), for
     /// tests and debugging.
     pub fn page_flags(&self, pfn: u64) -> u8 {
         self.flags[pfn as usize]
@@ -372,7 +387,7 @@ impl Kernel {
         self.vmscan.costs.as_ref().expect("reclaim needs the profile's [reclaim] section")
     }
 
-    /// Makes task `t` node `node`'s kswapd (a kernel thread: its own empty mm here).
+    /// Makes task `t` (a kernel thread, `Simulation::add_kthread`) node `node`'s kswapd.
     pub fn register_kswapd(&mut self, node: usize, t: usize) {
         self.vmscan.kswapd[node] = Some((t, false));
         self.vmscan.ensure_task(t);

@@ -14,7 +14,8 @@
 //!   of a page share its translation, so only the first can miss in the TLB or fault (a flush
 //!   landing inside a page's 511 loads is not seen: the next page's load takes its miss).
 //! - kswapd (one per node) is a kernel thread bound to the node's last CPU, which it shares
-//!   with that CPU's usemem (CFS wake-up preemption lets it in when woken).
+//!   with that CPU's usemem (CFS wake-up preemption lets it in when woken); it has no mm and
+//!   runs on that usemem's in lazy TLB mode (kernel/sched.rs).
 //! - The run is a steady state: a warm-up fills memory and lets reclaim settle, the measured
 //!   interval gives each process's page rate. A process whose file wraps starts over (its first
 //!   pages were reclaimed long before: the file is 1.25 x memory); the measured interval does
@@ -173,10 +174,8 @@ impl Benchmark for VmScalability {
         // CPU's runqueue, preempts there at once (a kernel thread just woken), finds the node
         // balanced and sleeps until an allocation wakes it.
         for node in 0..nodes {
-            let mm = sim.add_mm();
             let cpu = ((node as u32 + 1) * cpus / nodes as u32) - 1;
-            let t = sim.kernel.tasks.len();
-            sim.add_task(Box::new(KswapdLoop), mm, cpu);
+            let t = sim.add_kthread(Box::new(KswapdLoop), cpu);
             sim.kernel.register_kswapd(node, t);
         }
     }

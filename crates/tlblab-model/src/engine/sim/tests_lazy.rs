@@ -76,3 +76,31 @@ fn lazy_cpus_are_skipped_since_v4_20_unless_tables_are_freed() {
     assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
     assert_eq!(s.counters.oracle.oracle_violations, 0);
 }
+
+/// A kernel thread (`mm` none) switched in on a CPU that ran a user task keeps that task's mm
+/// loaded, lazily (v4.2 `context_switch` -> `enter_lazy_tlb`): the CPU stays in its
+/// `mm_cpumask`; the task switched back in finds its mm still loaded and reloads nothing.
+#[test]
+fn a_kernel_thread_runs_lazily_on_the_mm_it_finds() {
+    struct Spin;
+    impl Program for Spin {
+        fn next(&mut self, out: &mut Vec<Op>) {
+            out.push(Op::Compute(Ps::US));
+        }
+    }
+    let p = profile("ivybridge-4c8t");
+    let mut sim = Simulation::new(&p, KernelConfig::preset("4.2-batchdirty").unwrap());
+    let mm = sim.add_mm();
+    sim.add_task(Box::new(Spin), mm, 1);
+    let kt = sim.add_kthread(Box::new(Spin), 1);
+    sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, true, Ps::ZERO));
+    let k = &sim.kernel;
+    assert_eq!(k.cpus[1].task, Some(kt));
+    assert!(k.cpus[1].st.is_lazy && k.cpus[1].st.loaded_mm == Some(mm));
+    assert!(k.mms[mm as usize].cpumask.contains(1));
+    sim.with_ctx(1, Ps::US, |k, ctx| k.deschedule(ctx, true, Ps::US));
+    let k = &sim.kernel;
+    assert_eq!(k.cpus[1].task, Some(0));
+    assert!(!k.cpus[1].st.is_lazy && k.cpus[1].st.loaded_mm == Some(mm));
+    assert_eq!(k.counters.tlbflush.switch_flushes, 0, "the same mm: no CR3 reload");
+}
