@@ -19,7 +19,7 @@ impl Ps {
     /// Nanoseconds from a profile value.
     pub fn from_ns(ns: f64) -> Ps {
         assert!(ns.is_finite() && ns >= 0.0, "a cost must be a finite, non-negative number of ns");
-        Ps((ns * 1_000.0).round() as u64)
+        Ps::round_from(ns * 1_000.0)
     }
 
     /// Cycles of a `mhz` clock from a profile value.
@@ -30,7 +30,7 @@ impl Ps {
         );
         assert!(mhz > 0, "the clock must be positive");
         // 1 cycle at f MHz = 10^6 / f ps.
-        Ps((cycles * 1_000_000.0 / mhz as f64).round() as u64)
+        Ps::round_from(cycles * 1_000_000.0 / mhz as f64)
     }
 
     /// The picoseconds nearest to `ps` (ties away from zero), exactly as `ps.round() as u64`,

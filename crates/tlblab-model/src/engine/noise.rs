@@ -23,7 +23,8 @@ pub struct Noise {
     period: Option<Ps>,
     /// `step_quantiles` as factors in ppm, at `STEP_PERCENTILES` (in ppm of probability).
     quantiles: Option<[i64; 9]>,
-    /// `STEP_PERCENTILES` in ppm of probability, and a divisor for each span between two.
+    /// `STEP_PERCENTILES` in ppm of probability, and `span[i]` divides by the span from `at[i -
+    /// 1]` to `at[i]` (`span[0]` is never used).
     at: [i64; 9],
     span: [Divisor; 9],
     /// One jitter stream per CPU.

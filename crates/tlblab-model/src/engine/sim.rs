@@ -381,11 +381,9 @@ impl Simulation {
         }
         // The buckets before the step, copied only when there is jitter or a sibling's share
         // to spread over them.
-        let before = (self.noise.jitters() || self.smt.is_some()).then(|| {
-            let t = &mut self.times[cpu as usize];
-            t.step_mask = 0;
-            t.by_bucket
-        });
+        let t = &mut self.times[cpu as usize];
+        t.step_mask = 0;
+        let before = (self.noise.jitters() || self.smt.is_some()).then_some(t.by_bucket);
         if let Some(d) = self.run_step(cpu, now, warmup, end) {
             let d = match &before {
                 Some(b) => {

@@ -104,12 +104,8 @@ impl Kernel {
             }
             Step::ReadAhead { .. } => self.readahead_page(ctx, s),
             Step::MapPage { addr, file, index } => {
-                let m = &mut self.mms[mm as usize];
-                if let (Some(pfn), false) =
-                    (self.files[file as usize].get(index), m.pte(addr).unwrap().present)
-                {
-                    m.set_pte(addr, Pte { pfn, present: true, writable: false, dirty: false });
-                    self.vmscan.mark_young(pfn);
+                if let Some(pfn) = self.files[file as usize].get(index) {
+                    self.map_file_page(mm, addr, pfn);
                 }
                 Ps::ZERO
             }
@@ -337,10 +333,7 @@ impl Kernel {
                 let i = (a - vstart) >> PAGE_SHIFT;
                 if let Some(cached) = self.files[file as usize].get(i) {
                     visited += 1;
-                    let m = &mut self.mms[mm as usize];
-                    if !m.pte(a).unwrap().present && !self.vmscan.readahead_marked(cached) {
-                        m.set_pte(a, Pte { pfn: cached, present: true, writable: false, dirty: false });
-                        self.vmscan.mark_young(cached);
+                    if !self.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached) {
                         self.files[file as usize].ra.mapped_around();
                     }
                 }
@@ -348,5 +341,17 @@ impl Kernel {
             a += PAGE_SIZE;
         }
         visited
+    }
+
+    /// `do_set_pte` (v4.2) of a read fault on a file page: read-only and young, if the PTE at
+    /// `addr` is still none. Returns whether it mapped.
+    fn map_file_page(&mut self, mm: MmId, addr: u64, pfn: u64) -> bool {
+        let m = &mut self.mms[mm as usize];
+        if m.pte(addr).unwrap().present {
+            return false;
+        }
+        m.set_pte(addr, Pte { pfn, present: true, writable: false, dirty: false });
+        self.vmscan.mark_young(pfn);
+        true
     }
 }

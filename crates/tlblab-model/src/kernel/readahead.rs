@@ -26,16 +26,14 @@ const MMAP_LOTSAMISS: u32 = 100;
 /// `mmap_miss`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RaState {
-    pub start: u64,
-    pub size: u64,
-    pub async_size: u64,
+    pub win: Window,
     pub mmap_miss: u32,
 }
 
 /// A read to submit (`ra_submit` -> `__do_page_cache_readahead`): pages `[start, start + size)`
 /// not yet cached are read in, and the one at `start + size - async_size` is marked
 /// `PG_readahead` if this read brings it in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Window {
     pub start: u64,
     pub size: u64,
@@ -68,10 +66,6 @@ fn next_ra_size(cur: u64, max: u64) -> u64 {
 }
 
 impl RaState {
-    fn window(&self) -> Window {
-        Window { start: self.start, size: self.size, async_size: self.async_size }
-    }
-
     /// `do_sync_mmap_readahead` (v4.2) for a fault at `offset` whose page is not cached (a VMA
     /// with neither `VM_SEQ_READ` nor `VM_RAND_READ`): count the miss; read around unless the
     /// file misses much more than it hits.
@@ -82,10 +76,9 @@ impl RaState {
         if self.mmap_miss > MMAP_LOTSAMISS {
             return None;
         }
-        self.start = offset.saturating_sub(RA_PAGES / 2);
-        self.size = RA_PAGES;
-        self.async_size = RA_PAGES / 4;
-        Some(self.window())
+        self.win =
+            Window { start: offset.saturating_sub(RA_PAGES / 2), size: RA_PAGES, async_size: RA_PAGES / 4 };
+        Some(self.win)
     }
 
     /// `do_async_mmap_readahead` (v4.2) for a fault at `offset` that found its page cached,
@@ -114,32 +107,33 @@ impl RaState {
     /// `ondemand_readahead` (v4.2) with `hit_readahead_marker` set (its only mmap caller).
     fn ondemand(&mut self, offset: u64, req: u64, next_hole: impl Fn(u64, u64) -> u64) -> Option<Window> {
         let max = RA_PAGES;
+        let w = &mut self.win;
         if offset == 0 {
             // Start of file: initial_readahead.
-            self.start = 0;
-            self.size = init_ra_size(req, max);
-            self.async_size = if self.size > req { self.size - req } else { self.size };
-        } else if offset == self.start + self.size - self.async_size || offset == self.start + self.size {
+            w.start = 0;
+            w.size = init_ra_size(req, max);
+            w.async_size = if w.size > req { w.size - req } else { w.size };
+        } else if offset == w.marker() || offset == w.start + w.size {
             // The expected marker: a sequential reader; push the window forward.
-            self.start += self.size;
-            self.size = next_ra_size(self.size, max);
-            self.async_size = self.size;
+            w.start += w.size;
+            w.size = next_ra_size(w.size, max);
+            w.async_size = w.size;
         } else {
             // A marker without valid readahead state: size the window from the cached run.
             let start = next_hole(offset + 1, max);
             if start == 0 || start - offset > max {
                 return None;
             }
-            self.start = start;
-            self.size = next_ra_size(start - offset + req, max);
-            self.async_size = self.size;
+            w.start = start;
+            w.size = next_ra_size(start - offset + req, max);
+            w.async_size = w.size;
         }
         // readit: a read that would hit its own marker at once takes the next window too.
-        if offset == self.start && self.size == self.async_size {
-            self.async_size = next_ra_size(self.size, max);
-            self.size += self.async_size;
+        if offset == w.start && w.size == w.async_size {
+            w.async_size = next_ra_size(w.size, max);
+            w.size += w.async_size;
         }
-        Some(self.window())
+        Some(self.win)
     }
 }
 
