@@ -11,6 +11,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TLBLAB_PYTHON="$(bash "$ROOT/scripts/ensure_venv.sh")"
+# The real benchmarks `validate` runs beside the model (rt-tests' hackbench, sockperf, fs_mark).
+bash "$ROOT/scripts/ensure_benchmarks.sh" || echo "test.sh: could not install the validate benchmarks" >&2
 export TLBLAB_PYTHON
 cd "$ROOT"
 printf 'test.sh: TLBLAB_PYTHON=%s; cargo test --workspace --release --no-fail-fast %s\n' "$TLBLAB_PYTHON" "$*" >&2

@@ -95,24 +95,43 @@ fn validate_puts_real_and_simulated_side_by_side() {
         "--quick",
         "--workload",
         "tlb_flush2",
+        "--workload",
+        "hackbench-pipes",
         "--seconds",
         "0.3",
         "--json",
     ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let rows = v["rows"].as_array().unwrap();
-    assert!(!rows.is_empty());
-    for r in rows {
-        assert_eq!(r["workload"], "tlb_flush2");
-        assert!(r["real"]["value"].as_f64().unwrap() > 0.0);
-        assert!(r["sim"]["value"].as_f64().unwrap() > 0.0);
-        assert!(r["metric_error"].as_f64().is_some());
-        // CAL beside TLB: the model's call-function interrupts taken, the host's CAL row.
-        assert!(r["sim"]["cal_per_op"].as_f64().is_some_and(|c| c >= 0.0), "{r}");
-        assert!(r["sim"]["mmap_lock_sleeps_per_op"].as_f64().is_some(), "{r}");
-        if std::fs::read_to_string("/proc/interrupts").is_ok_and(|t| t.contains("CAL:")) {
-            assert!(r["real"]["cal_per_op"].as_f64().is_some(), "{r}");
+    assert!(v["host"]["kernel"].as_str().is_some_and(|k| !k.is_empty()), "{v}");
+    assert!(v["host"]["kernel_reason"].as_str().is_some(), "{v}");
+    let cases = v["cases"].as_array().unwrap();
+    let flush: Vec<&serde_json::Value> = cases.iter().filter(|c| c["workload"] == "tlb_flush2").collect();
+    assert!(!flush.is_empty(), "{v}");
+    for c in cases {
+        for side in ["real", "sim"] {
+            let s = &c[side];
+            let (lo, med, hi) =
+                (s["min"].as_f64().unwrap(), s["median"].as_f64().unwrap(), s["max"].as_f64().unwrap());
+            assert!(lo <= med && med <= hi && med > 0.0, "{c}");
+            assert_eq!(s["runs"], 2, "{c}");
         }
+        let e = c["error"].as_f64().unwrap();
+        let want = (c["sim"]["median"].as_f64().unwrap() - c["real"]["median"].as_f64().unwrap())
+            / c["real"]["median"].as_f64().unwrap();
+        assert!((e - want).abs() < 1e-9, "{c}");
+        assert!(["consistent", "model high", "model low"].contains(&c["verdict"].as_str().unwrap()), "{c}");
+        assert!(c["ipis_per_op"]["sim"].as_f64().is_some_and(|x| x >= 0.0), "{c}");
+        if std::fs::read_to_string("/proc/interrupts").is_ok_and(|t| t.contains("CAL:")) {
+            assert!(c["cal_per_op"]["real"].as_f64().is_some(), "{c}");
+        }
+    }
+    // hackbench ran where rt-tests is installed, else it says why it was skipped.
+    let hb = cases.iter().any(|c| c["workload"] == "hackbench-pipes");
+    let tool = v["host"]["tools"].as_array().unwrap().iter().find(|t| t[0] == "hackbench").unwrap().clone();
+    let notes = v["notes"].to_string();
+    assert!(hb == !tool[1].is_null() || notes.contains("hackbench-pipes at"), "{v}");
+    if !tool[1].is_null() {
+        assert!(notes.contains("borrowed from `ivybridge-i3-3240`"), "{notes}");
     }
 }
 

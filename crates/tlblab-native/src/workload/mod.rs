@@ -8,6 +8,7 @@
 //! `/proc/interrupts` are read at the same instants.
 
 pub mod ebizzy;
+pub mod external;
 pub mod will_it_scale;
 
 use serde::Serialize;

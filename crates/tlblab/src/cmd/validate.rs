@@ -1,11 +1,22 @@
-//! `tlblab validate`: every native workload at 1 and 2 threads on this host, beside the same
-//! simulated workload on the host profile (from `--machine FILE`, or measured by the probe
-//! now), with the relative error of the metric and of the IPIs per operation.
+//! `tlblab validate`: every seed workload with a real counterpart on a Linux host, at 1 and 2
+//! tasks (or the seed's message sizes), run for real several times beside the same workload
+//! simulated on the host profile over as many seeds: each side as min / median / max, the
+//! relative error of the medians, a verdict, and the IPIs per operation on both sides.
+//!
+//! Real side: tlblab-native's own loops (will-it-scale tlb_flush1/2/3 and page_fault1, ebizzy
+//! -m) and the distributions' benchmarks (rt-tests hackbench, sockperf, fs_mark), which the test
+//! script installs; one not installed is skipped with its reason. Nothing here is fitted: the
+//! profile holds the probe's primitive costs, and sections the probe does not measure are a
+//! stand-in machine's, labelled as borrowed.
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
-use tlblab_model::run::{run as run_sim, RunSpec};
+use tlblab_model::profile::MachineProfile;
+use tlblab_model::run::{run as run_sim, RunResult, RunSpec};
 use tlblab_model::time::Ps;
+use tlblab_model::workload::Workload;
+use tlblab_native::stats::Summary;
+use tlblab_native::workload::external::{Effort, External};
 use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
 use tlblab_report::table::Table;
 
@@ -18,9 +29,9 @@ pub struct ValidateArgs {
     /// A host profile written by `tlblab probe --write-profile` (default: probe now).
     #[arg(long)]
     pub machine: Option<String>,
-    /// Kernel preset the simulation runs (the host kernel's closest; see `tlblab list`).
-    #[arg(long, default_value = "5.18.1+patch")]
-    pub kernel: String,
+    /// Kernel preset the simulation runs (default: the preset nearest this host's `uname -r`).
+    #[arg(long)]
+    pub kernel: Option<String>,
     /// Measured seconds per native run.
     #[arg(long, default_value_t = 3.0)]
     pub seconds: f64,
@@ -30,12 +41,15 @@ pub struct ValidateArgs {
     /// Simulated measured time per run.
     #[arg(long, default_value = "5ms", value_parser = parse_duration)]
     pub duration: Ps,
-    /// Quick probe (when no --machine) and short native runs.
+    /// Runs per cell on each side (real runs; simulated seeds 1..=N). Default 3, quick 2.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub runs: Option<u32>,
+    /// Quick probe (when no --machine), short runs, two of each.
     #[arg(long)]
     pub quick: bool,
-    /// Directory for tlb_flush1/3's file. Default: /dev/shm when it exists, because the model has
-    /// no filesystem: its file pages behave like tmpfs (no page_mkwrite, no writeback), and a
-    /// disk filesystem's write-fault costs would show up as a model error.
+    /// Directory for tlb_flush1/3's file and fs_mark's tree. Default: /dev/shm when it exists,
+    /// because the model has no disk: its file pages behave like tmpfs (no page_mkwrite, no
+    /// writeback), and a disk filesystem's costs would show up as a model error.
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
     /// Only these workloads (repeatable); default: all.
@@ -45,44 +59,203 @@ pub struct ValidateArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct SimSide {
-    pub value: f64,
-    pub unit: String,
-    pub ipis_per_op: f64,
-    /// Call-function interrupts taken per operation (`ipis_received`: the model's CAL row).
-    pub cal_per_op: f64,
-    /// Sleeps on `mmap_lock` per operation: on Linux 6.x each wake-up of a sleeper whose CPU
-    /// went idle is a CAL interrupt the model does not send yet (docs/cal-interrupts.md).
-    pub mmap_lock_sleeps_per_op: f64,
-    pub cow_flushes_per_op: f64,
-    pub faults_per_op: f64,
+/// One side of a cell over its runs.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub runs: usize,
+}
+
+impl Spread {
+    fn of(v: &[f64]) -> Spread {
+        let s = Summary::of(v);
+        Spread { median: s.median, min: s.min, max: s.max, runs: v.len() }
+    }
+}
+
+/// A per-operation rate on both sides (`None` where a side has none).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Pair {
+    pub real: Option<f64>,
+    pub sim: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub struct Case {
     pub workload: String,
-    pub threads: usize,
-    pub real: NativeResult,
-    /// `None` when this build has no simulated twin of the workload.
-    pub sim: Option<SimSide>,
-    /// (sim - real) / real.
-    pub metric_error: Option<f64>,
-    pub ipi_error: Option<f64>,
-    /// (sim - real) / real of the CAL interrupts per operation (real net of the background).
-    pub cal_error: Option<f64>,
+    /// The cell's point: tasks (threads, groups) or, for sockperf, the message size.
+    pub tasks: u64,
+    /// What `tasks` counts.
+    pub point: String,
+    pub metric: String,
+    pub unit: String,
+    pub real: Spread,
+    pub sim: Spread,
+    /// (sim - real) / real of the medians.
+    pub error: f64,
+    /// `consistent` (within 25% or the two ranges overlap), `model high` or `model low` (the
+    /// simulated metric above or below the real one, whichever way the metric is better).
+    pub verdict: String,
+    /// Flush (TLB) interrupts per operation; the real side net of the idle background where
+    /// measured.
+    pub ipis_per_op: Pair,
+    /// Function-call (CAL) interrupts per operation.
+    pub cal_per_op: Pair,
+    /// Sleeps on `mmap_lock` per operation in the simulation (docs/cal-interrupts.md).
+    pub sim_mmap_lock_sleeps_per_op: f64,
+    /// The largest share of the machine other processes used during a real run.
+    pub others_share: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Host {
+    pub machine: String,
+    pub description: String,
+    pub kernel: String,
+    /// Why this kernel preset.
+    pub kernel_reason: String,
+    pub uname: String,
+    pub cpus: usize,
+    /// Each external benchmark and where it was found (`None`: not installed).
+    pub tools: Vec<(String, Option<String>)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Validation {
-    pub machine: String,
-    pub kernel: String,
-    pub rows: Vec<Row>,
+    pub host: Host,
+    pub cases: Vec<Case>,
     pub notes: Vec<String>,
 }
 
-/// Where the file-backed testcases put their file when `--dir` is not given.
+/// Where the file-backed testcases put their files when `--dir` is not given.
 const TMPFS_DIR: &str = "/dev/shm";
+
+/// A cell is consistent when the medians are within this share of the real one.
+pub const CONSISTENT: f64 = 0.25;
+
+/// The stand-in whose `[slab]`, `[ipc]`, `[net]` and `[fs]` the host profile borrows when it has
+/// none (the probe does not measure those paths yet): seed 004's 1-socket machine.
+const STAND_IN: &str = "ivybridge-i3-3240";
+
+/// One workload of the validation: a native loop or a distribution's benchmark.
+#[derive(Debug, Clone, Copy)]
+enum Subject {
+    Native(NativeWorkload),
+    External(External),
+}
+
+impl Subject {
+    fn all() -> Vec<Subject> {
+        NativeWorkload::ALL
+            .iter()
+            .map(|(_, w)| Subject::Native(*w))
+            .chain(External::ALL.into_iter().map(Subject::External))
+            .collect()
+    }
+
+    fn parse(name: &str) -> Result<Subject> {
+        if let Some(e) = External::parse(name) {
+            return Ok(Subject::External(e));
+        }
+        NativeWorkload::parse(name).map(Subject::Native).map_err(|e| {
+            anyhow!(
+                "--workload: {e}; or one of the distributions' benchmarks: {}",
+                External::ALL.map(|e| e.name()).join(", ")
+            )
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Subject::Native(w) => w.name(),
+            Subject::External(e) => e.name(),
+        }
+    }
+}
+
+/// The built-in preset nearest a host kernel release (`6.18.44-...`): the highest plain version
+/// at or below it, or its `+patch` variant when that patch was merged at or below the host's
+/// version (the preset's description ends "(vX.Y)").
+pub fn nearest_kernel(release: &str) -> (String, String) {
+    let version = |s: &str| -> Vec<u32> {
+        s.split(|c: char| !c.is_ascii_digit() && c != '.')
+            .next()
+            .unwrap_or("")
+            .split('.')
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    };
+    let host = version(release);
+    let presets: Vec<(&str, String)> = tlblab_model::kernel::preset::presets().collect();
+    let plain: Vec<(&str, Vec<u32>)> = presets
+        .iter()
+        .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(|(n, _)| (*n, version(n)))
+        .collect();
+    let base = plain
+        .iter()
+        .filter(|(_, v)| *v <= host)
+        .max_by(|a, b| a.1.cmp(&b.1))
+        .or_else(|| plain.iter().min_by(|a, b| a.1.cmp(&b.1)))
+        .map(|(n, _)| n.to_string())
+        .unwrap_or_else(|| "5.18.1".into());
+    let patched = format!("{base}+patch");
+    let merged = presets.iter().find(|(n, _)| *n == patched).and_then(|(_, d)| {
+        let v = d.rsplit("(v").next().map(|t| version(t.trim_end_matches(')')))?;
+        (!v.is_empty() && v <= host).then_some(v)
+    });
+    match merged {
+        Some(v) => (
+            patched.clone(),
+            format!(
+                "the newest preset at or below Linux {release} is {base}; its patch was merged for v{} <= the host's, so \
+                 {patched}",
+                v.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
+            ),
+        ),
+        None => (base.clone(), format!("the newest preset at or below Linux {release}")),
+    }
+}
+
+/// Gives `p` the stand-in's sections it lacks, every number relabelled as borrowed. Returns the
+/// sections borrowed.
+fn borrow_sections(p: &mut MachineProfile, from: &MachineProfile) -> Result<Vec<&'static str>> {
+    let mut borrowed = Vec::new();
+    let mut v = toml::Value::try_from(&*p).context("the host profile")?;
+    let f = toml::Value::try_from(from).context("the stand-in profile")?;
+    for key in ["slab", "ipc", "net", "fs"] {
+        if v.get(key).is_none() {
+            if let Some(mut s) = f.get(key).cloned() {
+                relabel(&mut s, &from.name);
+                v.as_table_mut().expect("a profile is a table").insert(key.into(), s);
+                borrowed.push(key);
+            }
+        }
+    }
+    *p = v.try_into().context("the host profile with borrowed sections")?;
+    Ok(borrowed)
+}
+
+/// Every `{ value, source, confidence }` under `v` marked as borrowed from `name`.
+fn relabel(v: &mut toml::Value, name: &str) {
+    match v {
+        toml::Value::Table(t) if t.contains_key("value") && t.contains_key("source") => {
+            let src = t.get("source").and_then(|s| s.as_str()).unwrap_or_default().to_string();
+            t.insert(
+                "source".into(),
+                toml::Value::String(format!(
+                    "borrowed from profile `{name}`, not measured on this host: {src}"
+                )),
+            );
+            t.insert("confidence".into(), toml::Value::String("estimate".into()));
+        }
+        toml::Value::Table(t) => t.iter_mut().for_each(|(_, x)| relabel(x, name)),
+        toml::Value::Array(a) => a.iter_mut().for_each(|x| relabel(x, name)),
+        _ => {}
+    }
+}
 
 pub fn run(a: ValidateArgs) -> Result<()> {
     let dir = a.dir.clone().unwrap_or_else(|| {
@@ -93,7 +266,8 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             tlblab_native::workload::DEFAULT_DIR.into()
         }
     });
-    let profile = match &a.machine {
+    let mut notes = Vec::new();
+    let mut profile = match &a.machine {
         Some(m) => machines::load(m)?,
         None => {
             let r = crate::cmd::probe::measure(a.quick, 1)?;
@@ -105,74 +279,93 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             b.profile
         }
     };
-    let kernel = kernel_config(&a.kernel, &[])?;
-    let workloads: Vec<NativeWorkload> = if a.workloads.is_empty() {
-        NativeWorkload::ALL.iter().map(|(_, w)| *w).collect()
+    let borrowed = borrow_sections(&mut profile, &machines::load(STAND_IN)?)?;
+    if !borrowed.is_empty() {
+        notes.push(format!(
+            "the profile has no [{}] of its own (the probe does not measure those paths yet): borrowed from `{STAND_IN}`, \
+             labelled in the profile",
+            borrowed.join("], [")
+        ));
+    }
+    let uname = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
+    let (kernel_name, kernel_reason) = match &a.kernel {
+        Some(k) => (k.clone(), "given with --kernel".to_string()),
+        None => nearest_kernel(&uname),
+    };
+    let kernel = kernel_config(&kernel_name, &[])?;
+    let subjects: Vec<Subject> = if a.workloads.is_empty() {
+        Subject::all()
     } else {
-        a.workloads.iter().map(|w| NativeWorkload::parse(w).map_err(|e| anyhow!(e))).collect::<Result<_>>()?
+        a.workloads.iter().map(|w| Subject::parse(w)).collect::<Result<_>>()?
     };
     let cpus = tlblab_native::sys::allowed_cpus().len();
+    let runs = a.runs.unwrap_or(if a.quick { 2 } else { 3 }) as usize;
     let (seconds, warmup) =
         if a.quick { (a.seconds.min(0.5), a.warmup.min(0.3)) } else { (a.seconds, a.warmup) };
-    let mut notes = Vec::new();
-    let mut rows = Vec::new();
-    for w in workloads {
-        for threads in [1usize, 2] {
-            if threads > cpus {
+    let effort = Effort { quick: a.quick };
+    let mut cases = Vec::new();
+    for s in &subjects {
+        let points: Vec<u64> = match s {
+            Subject::Native(_) => vec![1, 2],
+            Subject::External(e) => e.points(cpus),
+        };
+        for point in points {
+            if matches!(s, Subject::Native(_)) && point as usize > cpus {
                 notes.push(format!(
-                    "{}: {threads} threads skipped: this host lets us use {cpus} CPU(s)",
-                    w.name()
+                    "{}: {point} threads skipped: this host lets us use {cpus} CPU(s)",
+                    s.name()
                 ));
                 continue;
             }
-            eprintln!("validate: {} with {threads} thread(s) ...", w.name());
-            let real = workload::run(&NativeSpec {
-                workload: w,
-                threads,
-                warmup: secs("warmup", warmup)?,
-                measure: secs("seconds", seconds)?,
-                dir: dir.clone(),
-            })
-            .map_err(|e| anyhow!(e))?;
-            let sw = w.sim();
-            let r = run_sim(
-                &profile,
-                &RunSpec {
-                    kernel: kernel.clone(),
-                    workload: sw.clone(),
-                    tasks: threads as u32,
-                    seed: 1,
-                    warmup: Ps::US * 500,
-                    measure: a.duration,
-                },
-            )
-            .map_err(|e| anyhow!("simulating {}: {e}", sw.name()))?;
-            let sim = Some(SimSide {
-                value: r.metric.value,
-                unit: r.metric.unit.clone(),
-                ipis_per_op: r.per_op("ipis_sent"),
-                cal_per_op: r.per_op("ipis_received"),
-                mmap_lock_sleeps_per_op: r.per_op("mmap_lock_sleeps"),
-                cow_flushes_per_op: r.per_op("cow_flushes"),
-                faults_per_op: r.per_op("page_faults"),
-            });
-            let rel = |sim: f64, real: f64| (real > 0.0).then(|| (sim - real) / real);
-            let metric_error = sim.as_ref().and_then(|s| rel(s.value, real.value));
-            let real_ipis = real.ipis_per_op_net.or(real.ipis_per_op);
-            let ipi_error =
-                sim.as_ref().zip(real_ipis).and_then(|(s, r)| rel(s.ipis_per_op, r).filter(|_| r > 0.05));
-            let real_cal = real.cal_per_op_net.or(real.cal_per_op);
-            let cal_error =
-                sim.as_ref().zip(real_cal).and_then(|(s, r)| rel(s.cal_per_op, r).filter(|_| r > 0.05));
-            rows.push(Row {
-                workload: w.name().into(),
-                threads,
-                real,
-                sim,
-                metric_error,
-                ipi_error,
-                cal_error,
-            });
+            eprintln!("validate: {} at {point} ...", s.name());
+            let mut real = Vec::new();
+            for _ in 0..runs {
+                let r = match s {
+                    Subject::Native(w) => workload::run(&NativeSpec {
+                        workload: *w,
+                        threads: point as usize,
+                        warmup: secs("warmup", warmup)?,
+                        measure: secs("seconds", seconds)?,
+                        dir: dir.clone(),
+                    }),
+                    Subject::External(e) => e.run(point, effort, &dir),
+                };
+                match r {
+                    Ok(r) => real.push(r),
+                    Err(e) => {
+                        notes.push(format!("{} at {point} skipped: {e}", s.name()));
+                        break;
+                    }
+                }
+            }
+            if real.len() < runs {
+                continue;
+            }
+            let (workload, tasks, warm, window) = match s {
+                Subject::Native(w) => (w.sim(), point as u32, Ps::US * 500, a.duration),
+                Subject::External(e) => {
+                    let (text, tasks) = e.sim_text(point, effort);
+                    let (warm, window) = seed_window(e.experiment(), point, a.quick)?;
+                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, tasks, warm, window)
+                }
+            };
+            let sims: Vec<RunResult> = (1..=runs as u64)
+                .map(|seed| {
+                    run_sim(
+                        &profile,
+                        &RunSpec {
+                            kernel: kernel.clone(),
+                            workload: workload.clone(),
+                            tasks,
+                            seed,
+                            warmup: warm,
+                            measure: window,
+                        },
+                    )
+                    .map_err(|e| anyhow!("simulating {}: {e}", workload.name()))
+                })
+                .collect::<Result<_>>()?;
+            cases.push(case(s.name(), point, &s_point(*s), &real, &sims));
         }
     }
     notes.push(
@@ -182,11 +375,40 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             .into(),
     );
     notes.push(format!(
-        "tlb_flush1/3 ran on a file in {} (the model has no filesystem: its file pages behave like tmpfs; on a \
-         disk filesystem tlb_flush3's write faults also pay page_mkwrite and dirty accounting)",
+        "tlb_flush1/3 and fs_mark ran in {} (the model has no disk: its file pages behave like tmpfs; on a disk \
+         filesystem tlb_flush3's write faults also pay page_mkwrite and dirty accounting)",
         dir.display()
     ));
-    let v = Validation { machine: profile.name.clone(), kernel: a.kernel.clone(), rows, notes };
+    let tools = External::ALL
+        .iter()
+        .map(|e| e.tool().0)
+        .fold(Vec::<&str>::new(), |mut v, t| {
+            if !v.contains(&t) {
+                v.push(t);
+            }
+            v
+        })
+        .into_iter()
+        .map(|t| {
+            (
+                t.to_string(),
+                tlblab_native::workload::external::find_program(t).map(|p| p.display().to_string()),
+            )
+        })
+        .collect();
+    let v = Validation {
+        host: Host {
+            machine: profile.name.clone(),
+            description: profile.description.clone(),
+            kernel: kernel_name,
+            kernel_reason,
+            uname,
+            cpus,
+            tools,
+        },
+        cases,
+        notes,
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&v).context("serialising the validation")?);
     } else {
@@ -195,52 +417,155 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     Ok(())
 }
 
+/// The simulated warm-up and window of a seed experiment's row (`[windows]` in the full run),
+/// as `reproduce` runs it.
+fn seed_window(name: &str, row: u64, quick: bool) -> Result<(Ps, Ps)> {
+    let e = crate::experiment::load(name)?.remove(0);
+    let (w, d) = match (quick, e.windows.get(&row.to_string())) {
+        (false, Some(w)) => (w.warmup.clone(), w.duration.clone()),
+        (false, None) => (e.warmup.clone(), e.duration.clone()),
+        (true, _) => (e.warmup.clone(), e.quick_duration.clone()),
+    };
+    let p = |s: &str| parse_duration(s).map_err(|x| anyhow!("experiment {name}: {x}"));
+    Ok((p(&w)?, p(&d)?))
+}
+
+fn s_point(s: Subject) -> String {
+    match s {
+        Subject::Native(_) => "threads".into(),
+        Subject::External(e) => e.point_name().into(),
+    }
+}
+
+/// One cell from its real runs and its simulated seeds.
+fn case(name: &str, point: u64, what: &str, real: &[NativeResult], sims: &[RunResult]) -> Case {
+    let med = |v: Vec<f64>| (!v.is_empty()).then(|| Summary::of(&v).median);
+    let r = Spread::of(&real.iter().map(|r| r.value).collect::<Vec<_>>());
+    let s = Spread::of(&sims.iter().map(|r| r.metric.value).collect::<Vec<_>>());
+    let error = if r.median != 0.0 { (s.median - r.median) / r.median } else { f64::NAN };
+    let overlap = s.min <= r.max && r.min <= s.max;
+    let verdict = if error.abs() <= CONSISTENT || overlap {
+        "consistent"
+    } else if s.median > r.median {
+        "model high"
+    } else {
+        "model low"
+    };
+    let per_op = |f: &dyn Fn(&RunResult) -> f64| med(sims.iter().map(f).collect());
+    Case {
+        workload: name.into(),
+        tasks: point,
+        point: what.into(),
+        metric: real[0].metric.clone(),
+        unit: real[0].unit.clone(),
+        real: r,
+        sim: s,
+        error,
+        verdict: verdict.into(),
+        ipis_per_op: Pair {
+            real: med(real.iter().filter_map(|r| r.ipis_per_op_net.or(r.ipis_per_op)).collect()),
+            sim: per_op(&|x| x.per_op("ipis_sent")),
+        },
+        cal_per_op: Pair {
+            real: med(real.iter().filter_map(|r| r.cal_per_op_net.or(r.cal_per_op)).collect()),
+            sim: per_op(&|x| x.per_op("ipis_received")),
+        },
+        sim_mmap_lock_sleeps_per_op: per_op(&|x| x.per_op("mmap_lock_sleeps")).unwrap_or(0.0),
+        others_share: real.iter().filter_map(|r| r.interference.map(|i| i.others_share)).reduce(f64::max),
+    }
+}
+
 pub fn render(v: &Validation) -> String {
+    let h = &v.host;
     let mut out = format!(
-        "validate: native workloads on this host vs the simulation on machine `{}`, kernel {}\n\
-         (TLB/op: TLB interrupts per operation; CAL/op: function-call interrupts per operation, which on x86 \
-         include the flush IPIs; real figures net of the idle background; errors = (sim - real) / real)\n\n",
-        v.machine, v.kernel
+        "validate: this host (Linux {}, {} CPUs) vs the simulation on machine `{}`, kernel {} ({})\n\
+         (each side min / median / max over its runs; error = (sim - real) / real of the medians; consistent = within \
+         {:.0}% or the ranges overlap; TLB/op and CAL/op: flush and function-call interrupts per operation, the real \
+         ones net of the idle background where measured)\n\n",
+        h.uname,
+        h.cpus,
+        h.machine,
+        h.kernel,
+        h.kernel_reason,
+        100.0 * CONSISTENT
     );
-    let pct = |e: Option<f64>| e.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e));
+    let range = |s: &Spread| {
+        let d = if s.median.abs() >= 100.0 { 0 } else { 3 };
+        format!("{:.d$} [{:.d$}..{:.d$}]", s.median, s.min, s.max)
+    };
     let f3 = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
     let mut t = Table::new([
         "workload",
-        "threads",
-        "real",
-        "sim",
+        "point",
+        "real (median [min..max])",
+        "sim (median [min..max])",
         "unit",
         "error",
+        "verdict",
         "real TLB/op",
         "sim TLB/op",
-        "TLB error",
         "real CAL/op",
         "sim CAL/op",
-        "CAL error",
-        "sim sleeps/op",
         "others' CPU",
     ]);
-    for r in &v.rows {
+    for c in &v.cases {
         t.row([
-            r.workload.clone(),
-            r.threads.to_string(),
-            format!("{:.0}", r.real.value),
-            r.sim.as_ref().map_or("-".into(), |s| format!("{:.0}", s.value)),
-            r.real.unit.clone(),
-            pct(r.metric_error),
-            f3(r.real.ipis_per_op_net.or(r.real.ipis_per_op)),
-            f3(r.sim.as_ref().map(|s| s.ipis_per_op)),
-            pct(r.ipi_error),
-            f3(r.real.cal_per_op_net.or(r.real.cal_per_op)),
-            f3(r.sim.as_ref().map(|s| s.cal_per_op)),
-            pct(r.cal_error),
-            f3(r.sim.as_ref().map(|s| s.mmap_lock_sleeps_per_op)),
-            r.real.interference.map_or("-".into(), |i| format!("{:.0}%", 100.0 * i.others_share)),
+            c.workload.clone(),
+            format!("{} {}", c.tasks, c.point),
+            range(&c.real),
+            range(&c.sim),
+            c.unit.clone(),
+            format!("{:+.1}%", 100.0 * c.error),
+            c.verdict.clone(),
+            f3(c.ipis_per_op.real),
+            f3(c.ipis_per_op.sim),
+            f3(c.cal_per_op.real),
+            f3(c.cal_per_op.sim),
+            c.others_share.map_or("-".into(), |i| format!("{:.0}%", 100.0 * i)),
         ]);
     }
     out += &t.render();
+    let consistent = v.cases.iter().filter(|c| c.verdict == "consistent").count();
+    out += &format!(
+        "{consistent} of {} cells consistent; tools: {}\n",
+        v.cases.len(),
+        h.tools
+            .iter()
+            .map(|(t, p)| format!("{t} {}", p.as_deref().unwrap_or("(not installed)")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for n in &v.notes {
         out += &format!("note: {n}\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nearest_kernel_preset_follows_the_host_release() {
+        let (k, why) = nearest_kernel("6.18.44-fc-v782");
+        assert_eq!(k, "5.18.1+patch", "{why}");
+        assert!(why.contains("v6.0"), "{why}");
+        assert_eq!(nearest_kernel("5.18.9").0, "5.18.1");
+        assert_eq!(nearest_kernel("4.12.0-rc1").0, "4.9");
+        assert_eq!(nearest_kernel("3.13.0").0, "3.13");
+        // Older than every preset: the oldest.
+        assert_eq!(nearest_kernel("2.6.32").0, "3.4");
+    }
+
+    #[test]
+    fn borrowed_sections_are_labelled() {
+        let mut host = machines::load("milan-1s").unwrap();
+        let stand_in = machines::load(STAND_IN).unwrap();
+        let got = borrow_sections(&mut host, &stand_in).unwrap();
+        assert_eq!(got, ["slab", "ipc", "net", "fs"]);
+        let ipc = host.ipc.as_ref().unwrap();
+        assert!(ipc.pipe_write_cycles.source.starts_with("borrowed from profile `ivybridge-i3-3240`"));
+        assert_eq!(ipc.pipe_write_cycles.value, stand_in.ipc.as_ref().unwrap().pipe_write_cycles.value);
+        host.validate().unwrap();
+    }
 }
