@@ -4,8 +4,10 @@
 #     bash scripts/fuzz.sh TARGET SECONDS [--merge]      one target (or `all`: each for SECONDS)
 #     bash scripts/fuzz.sh seed                           (re)seed fuzz/corpus/ from shipped files
 #
-# TARGET: profile, experiment, kernel, layout, data-layout, raw64, hex, lackey, gzip (the targets
-# of crates/tlblab/src/fuzz.rs). The harness (fuzz/) links libFuzzer (libfuzzer-sys compiles it
+# TARGET: profile, experiment, kernel, layout, data-layout, raw64, hex, lackey, gzip, duration,
+# workload, name (the targets of crates/tlblab/src/fuzz.rs; the last three take a value: a
+# duration, a workload text with its parameters, an experiment name; their corpora are written
+# by hand, `seed` leaves them as they are). The harness (fuzz/) links libFuzzer (libfuzzer-sys compiles it
 # with the C++ compiler); the code under test is instrumented with LLVM's SanitizerCoverage
 # passes, which stable rustc runs through -C passes / -C llvm-args (what cargo-fuzz does without
 # a sanitizer; no nightly needed), with overflow checks and debug assertions on.
@@ -17,7 +19,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-TARGETS=(profile experiment kernel layout data-layout raw64 hex lackey gzip)
+TARGETS=(profile experiment kernel layout data-layout raw64 hex lackey gzip duration workload name)
 usage() {
     echo "usage: bash scripts/fuzz.sh TARGET SECONDS [--merge] | seed; TARGET: ${TARGETS[*]} or all" >&2
     exit 2

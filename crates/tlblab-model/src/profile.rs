@@ -81,6 +81,11 @@ pub enum Sharing {
     PerCore,
 }
 
+/// The most entries of one profile TLB structure: 16 times the largest real one (4096).
+pub const MAX_STRUCTURE_ENTRIES: u32 = 65_536;
+/// The most TLB entries of a whole machine (every CPU's structures): 24 bytes each, 384 MiB.
+pub const MAX_TLB_ENTRIES: u64 = 1 << 24;
+
 /// One TLB structure (a row of a CPUID TLB table).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -605,7 +610,15 @@ impl MachineProfile {
             if s.page_sizes.is_empty() {
                 return Err(err(key("page_sizes"), "must list at least one of \"4k\", \"2m\", \"1g\""));
             }
-            Geometry::new(s.entries / s.ways.max(1), s.ways)
+            // Ways first: `ways = 0` is the key at fault, not `entries`.
+            for (k, n, max) in
+                [("ways", s.ways, Geometry::MAX_WAYS), ("entries", s.entries, MAX_STRUCTURE_ENTRIES)]
+            {
+                if !(1..=max).contains(&n) {
+                    return Err(err(key(k), format!("{n} is not allowed; allowed 1 ..= {max}")));
+                }
+            }
+            Geometry::new(s.entries / s.ways, s.ways)
                 .and_then(|g| {
                     if g.entries() == s.entries {
                         Ok(())
@@ -625,6 +638,16 @@ impl MachineProfile {
                     ),
                 ));
             }
+        }
+        // Every CPU holds its own arrays: their entries are memory the run allocates.
+        let per_cpu: u64 = tlb.structures.iter().map(|s| s.entries as u64).sum();
+        let total = per_cpu * self.topology.cpus() as u64;
+        if total > MAX_TLB_ENTRIES {
+            let cpus = self.topology.cpus();
+            let m = format!(
+                "{cpus} CPUs x {per_cpu} entries = {total}; allowed at most {MAX_TLB_ENTRIES} in all"
+            );
+            return Err(err("tlb.structure", m));
         }
         let lps = self.topology.threads_per_core as usize;
         if lps > MAX_LPS {

@@ -20,6 +20,12 @@ pub const RESULT_SCHEMA_VERSION: u32 = 1;
 /// holds its own state, so a hostile count would otherwise exhaust memory before running.
 pub const MAX_TASKS: u32 = 128 * crate::hw::cpumask::NR_CPUS as u32;
 
+/// The longest warm-up or measured interval (simulated time is u64 picoseconds, about 213
+/// days; 1000 s is far beyond any useful run and keeps every sum of times far from overflowing).
+pub const MAX_INTERVAL: Ps = Ps(1000 * Ps::S.0);
+/// The shortest warm-up or measured interval.
+pub const MIN_INTERVAL: Ps = Ps::NS;
+
 /// Everything one run needs besides the machine.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
@@ -107,6 +113,15 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     if !(1..=MAX_TASKS).contains(&spec.tasks) {
         return Err(format!("{} tasks: allowed 1 ..= {MAX_TASKS}", spec.tasks));
     }
+    // The parsers refuse these (cmd/run.rs `parse_duration`); a zero measured interval would
+    // score NaN. (No warm-up at all is the library's to ask for.)
+    let max = MAX_INTERVAL.0 / Ps::S.0;
+    if !(MIN_INTERVAL..=MAX_INTERVAL).contains(&spec.measure) {
+        return Err(format!("measured interval of {}: allowed 1ns ..= {max}s", spec.measure));
+    }
+    if spec.warmup > MAX_INTERVAL {
+        return Err(format!("warm-up of {}: allowed 0 ..= {max}s", spec.warmup));
+    }
     if spec.tasks > cpus && profile.kernel.context_switch_ns.is_none() {
         return Err(format!(
             "{} tasks on machine `{}` with {cpus} CPUs need key `kernel.context_switch_ns` in its \
@@ -191,6 +206,22 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
                     kernel.name
                 ));
             }
+        }
+    }
+    if let Some(need) = spec.workload.footprint_pages(spec.tasks) {
+        // What boot gives the nodes, less 1/16 for page tables, the zero page and watermarks.
+        let nodes = profile.topology.sockets as u64;
+        let pages = kernel.node_pages.unwrap_or(crate::kernel::gfp::PAGES_PER_NODE) * nodes;
+        if need > pages - pages / 16 {
+            return Err(format!(
+                "workload `{}` with {} tasks holds {} MiB, more than machine `{}`'s modelled memory \
+                 holds ({} MiB less 1/16; reclaim is not modelled): give fewer tasks or a smaller workload",
+                spec.workload.name(),
+                spec.tasks,
+                need >> 8,
+                profile.name,
+                pages >> 8
+            ));
         }
     }
     let mut sim = Simulation::new(profile, kernel);

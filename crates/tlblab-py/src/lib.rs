@@ -163,9 +163,12 @@ fn reproduce(
                     all
                 }
             };
+            if let Some(o) = &out {
+                tlblab::store::check_out_dir(o, "out")?;
+            }
             let mut done = Vec::new();
             for e in &experiments {
-                let dir = out.as_ref().map(|o| o.join(&e.name));
+                let dir = out.as_ref().map(|o| tlblab::store::child(o, &e.name)).transpose()?;
                 let opts = RunOptions {
                     jobs,
                     store: dir.clone(),

@@ -73,7 +73,10 @@ def test_runs_csv_matches_the_frame(tmp_path, tlblab_bin):
         (dict(kernel="9.9"), ["9.9", "5.18.1"]),
         (dict(duration="5"), ["duration", "unit"]),
         (dict(iterations="3"), ["iterations"]),
-        (dict(iterations=0), ["--iterations: must be >= 1"]),
+        (dict(iterations=0), ["--iterations 0: allowed 1 ..= 1000"]),
+        (dict(iterations=4294967295), ["--iterations 4294967295: allowed 1 ..= 1000"]),
+        (dict(duration="0.0001ns"), ["duration", "allowed 1ns ..= 1000s"]),
+        (dict(duration="5 "), ["duration", "unit"]),
         (dict(vary={"ceiling": [0, 0]}), ["listed twice"]),
     ],
 )

@@ -55,8 +55,18 @@ pub struct MetricInfo {
     pub higher_is_better: bool,
 }
 
+/// Version of `summary.json`'s layout: a reader refuses a newer one. A file written before the
+/// field existed is version 1.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
+
+fn first_version() -> u32 {
+    1
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
+    #[serde(default = "first_version")]
+    pub schema_version: u32,
     pub experiment: String,
     pub machine: String,
     pub workload: String,
@@ -193,6 +203,7 @@ impl ResultSet {
             })
             .collect();
         Summary {
+            schema_version: SUMMARY_SCHEMA_VERSION,
             experiment: self.experiment.clone(),
             machine: self.machine.clone(),
             workload: self.workload.clone(),

@@ -3,13 +3,13 @@
 //! kernels (columns, as presets plus knob overrides); running it gives one summary row per
 //! (kernel, thread count).
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use serde::Deserialize;
 use tlblab_model::run::{Workload, MAX_TASKS};
 use tlblab_report::seed_table;
 use tlblab_report::summary::{Cell, MetricInfo, ResultSet};
 
-use crate::cmd::run::{kernel_config, parse_duration};
+use crate::cmd::run::{kernel_config, kernel_config_from, parse_duration};
 use crate::machines;
 use crate::results::{self, CellSpec, Finished, RunOptions};
 
@@ -79,8 +79,13 @@ pub fn builtin_names() -> Vec<&'static str> {
 
 /// A built-in experiment by name (or unique prefix, e.g. `seed-002`), or a TOML file.
 pub fn load(arg: &str) -> Result<Vec<Experiment>> {
+    if arg.trim().is_empty() {
+        // Every name starts with "": an empty name would be a prefix of them all.
+        bail!("experiment name `{arg}` is empty; experiments: {}", builtin_names().join(", "));
+    }
     if arg.ends_with(".toml") || arg.contains('/') {
-        let text = std::fs::read_to_string(arg).with_context(|| format!("cannot read experiment {arg}"))?;
+        let text =
+            crate::input::read_text(std::path::Path::new(arg), "experiment", crate::input::TEXT_LIMIT)?;
         return Ok(vec![parse(&text, arg)?]);
     }
     let matches: Vec<_> =
@@ -104,6 +109,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Experiment> {
 
 impl Experiment {
     fn validate(&self) -> std::result::Result<(), String> {
+        // The name is the experiment's directory under --out.
+        crate::store::check_name(&self.name).map_err(|e| format!("key `name`: {e}"))?;
         if !self.sizes.is_empty() {
             if !self.workload.contains("{size}") {
                 return Err(
@@ -129,8 +136,11 @@ impl Experiment {
                 "key `threads`: give one or more thread counts; allowed 1 ..= {MAX_TASKS} each"
             ));
         }
-        if self.iterations == 0 || self.quick_iterations == 0 {
-            return Err("keys `iterations`, `quick_iterations`: must be >= 1".into());
+        let max = crate::results::MAX_ITERATIONS;
+        for (k, n) in [("iterations", self.iterations), ("quick_iterations", self.quick_iterations)] {
+            if !(1..=max).contains(&(n as u64)) {
+                return Err(format!("key `{k}`: {n} is not allowed; allowed 1 ..= {max}"));
+            }
         }
         for (k, v) in
             [("warmup", &self.warmup), ("duration", &self.duration), ("quick_duration", &self.quick_duration)]
@@ -164,11 +174,19 @@ impl Experiment {
         if self.kernels.is_empty() {
             return Err("key `kernel`: at least one [[kernel]] column is required".into());
         }
+        let labels: Vec<String> = self.kernels.iter().map(|k| k.label.clone()).collect();
+        if let Some((a, b, slug)) = crate::results::label_clash(&labels) {
+            return Err(format!(
+                "key `kernel[{b}].label`: `{}` and `{}` (kernel[{a}]) would share cells/{slug}/; rename one",
+                labels[b], labels[a]
+            ));
+        }
         if let Some(r) = &self.reference {
             r.validate(&self.kernels.iter().map(|k| k.label.clone()).collect::<Vec<_>>())?;
         }
         for (i, k) in self.kernels.iter().enumerate() {
-            kernel_config(&k.preset, &k.set).map_err(|e| format!("key `kernel[{i}]`: {e}"))?;
+            let keys = (format!("key `kernel[{i}].preset`"), format!("key `kernel[{i}].set`"));
+            kernel_config_from((&keys.0, &keys.1), &k.preset, &k.set).map_err(|e| format!("{e:#}"))?;
         }
         Ok(())
     }

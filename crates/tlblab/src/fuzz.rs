@@ -39,6 +39,9 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("hex", hex),
     ("lackey", lackey),
     ("gzip", gzip),
+    ("duration", duration),
+    ("workload", workload),
+    ("name", name),
 ];
 
 /// The target called `name`.
@@ -209,4 +212,62 @@ pub fn lackey(data: &[u8]) {
 pub fn gzip(data: &[u8]) {
     let Some((&f, rest)) = data.split_first() else { return };
     trace(rest, [Format::Raw64, Format::Hex, Format::Lackey][f as usize % 3])
+}
+
+/// A rejection of a value given on its own (a flag's or key's value: the caller names the
+/// flag): one non-empty line.
+fn rejected_value(e: &str) {
+    assert!(!e.trim().is_empty(), "an empty error");
+    assert!(!e.contains('\n') && !e.contains('\r'), "an error of several lines: {e:?}");
+}
+
+/// A duration (`--duration`, `--warmup`, an experiment's `duration` keys): in range, or refused.
+pub fn duration(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    match crate::cmd::run::parse_duration(t) {
+        Err(e) => rejected_value(&e),
+        Ok(d) => assert!((tlblab_model::run::MIN_INTERVAL..=tlblab_model::run::MAX_INTERVAL).contains(&d)),
+    }
+}
+
+/// A workload text with its options and `KEY=VALUE` parameters (`--workload`, `--param`, an
+/// experiment's `workload`): parsed, its canonical name parsing back to itself, and the run
+/// checks a machine makes before setting anything up.
+pub fn workload(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    match tlblab_model::run::Workload::parse(t) {
+        Err(e) => rejected_value(&e),
+        Ok(w) => {
+            let again = tlblab_model::run::Workload::parse(&w.name()).expect("a workload's own name parses");
+            assert_eq!(again.name(), w.name());
+            if let Some(d) = w.default_measure() {
+                assert!(d <= tlblab_model::run::MAX_INTERVAL, "{d}");
+            }
+            static PROFILE: std::sync::OnceLock<tlblab_model::profile::MachineProfile> =
+                std::sync::OnceLock::new();
+            let p = PROFILE.get_or_init(|| crate::machines::load("haswell-ep-2s").expect("built in"));
+            let cpus = p.topology.cpus();
+            if let Some(t) = w.default_tasks(cpus) {
+                assert!((1..=tlblab_model::run::MAX_TASKS).contains(&t), "{t} tasks");
+                if let Err(e) = w.check_run(p, t) {
+                    rejected_value(&e);
+                }
+                let _ = w.footprint_pages(t);
+            }
+        }
+    }
+}
+
+/// An experiment's name as the directory `reproduce --out` writes: a child of the output
+/// directory, or refused.
+pub fn name(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let out = std::path::Path::new("/nonexistent-tlblab-out");
+    match crate::store::child(out, t) {
+        Err(e) => rejected_value(&e.to_string()),
+        Ok(p) => {
+            assert_eq!(p.parent(), Some(out), "{p:?} is not directly inside {out:?}");
+            assert_eq!(p.file_name().and_then(|n| n.to_str()), Some(t));
+        }
+    }
 }

@@ -9,12 +9,14 @@
 //! - [`store`]: atomic writes into a results directory that several processes may share;
 //! - [`export`]: result sets as mmtests `work/log` trees and tidy CSV;
 //! - [`trace`]: address-trace readers;
+//! - [`input`]: every file a user gives, read through one size-capped reader;
 //! - [`fuzz`]: every parser of a user's file as a fuzz target (`scripts/fuzz.sh`).
 
 pub mod cmd;
 pub mod experiment;
 pub mod export;
 pub mod fuzz;
+pub mod input;
 pub mod machines;
 pub mod results;
 pub mod store;

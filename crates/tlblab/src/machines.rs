@@ -1,7 +1,7 @@
 //! Machine profiles: the built-in ones (every `profiles/*.toml`, embedded at build time) and
 //! profile files given by path.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use std::path::Path;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::toml_error::one_line;
@@ -25,8 +25,7 @@ pub fn parse(text: &str, origin: &str) -> Result<MachineProfile> {
 pub fn load(arg: &str) -> Result<MachineProfile> {
     let path = Path::new(arg);
     if arg.ends_with(".toml") || arg.contains('/') || path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read machine profile {}", path.display()))?;
+        let text = crate::input::read_text(path, "machine profile", crate::input::TEXT_LIMIT)?;
         return parse(&text, &path.display().to_string());
     }
     let (name, text) = BUILTIN.iter().find(|(n, _)| *n == arg).ok_or_else(|| {

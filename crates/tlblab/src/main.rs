@@ -7,7 +7,8 @@ use clap::{Parser, Subcommand};
 /// tlblab: a deterministic laboratory for the Linux memory-management fast paths (TLB flushing,
 /// shootdowns, per-CPU page allocation) on simulated many-core machines.
 #[derive(Debug, Parser)]
-#[command(name = "tlblab", version, about)]
+// Without a subcommand clap reports the missing subcommand (and lists them), not the help text.
+#[command(name = "tlblab", version, about, arg_required_else_help = false)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

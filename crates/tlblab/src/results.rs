@@ -27,7 +27,7 @@ use tlblab_model::kernel::config::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;
-use tlblab_report::summary::{fnv1a64, slug, Cell, ResultSet, Summary};
+use tlblab_report::summary::{fnv1a64, slug, Cell, ResultSet, Summary, SUMMARY_SCHEMA_VERSION};
 
 use crate::store::{remove_stale_temps, write_atomic};
 
@@ -83,6 +83,23 @@ pub struct CellFile {
     pub runs: Vec<RunResult>,
 }
 
+/// The most host threads (`--jobs`): more only costs thread creation.
+pub const MAX_JOBS: u64 = 256;
+/// The most iterations (seeds) of one cell (`--iterations`, an experiment's `iterations`).
+pub const MAX_ITERATIONS: u64 = 1000;
+
+/// Two column labels whose file-safe names ([`slug`]) are one `cells/` directory, if any: such
+/// columns would share (and overwrite) each other's cell files.
+pub fn label_clash(labels: &[String]) -> Option<(usize, usize, String)> {
+    for (i, a) in labels.iter().enumerate() {
+        let s = slug(a);
+        if let Some(j) = labels[..i].iter().position(|b| b != a && slug(b) == s) {
+            return Some((j, i, s));
+        }
+    }
+    None
+}
+
 /// Path of a cell's file under an experiment directory.
 pub fn cell_path(dir: &Path, kernel: &str, threads: u32) -> PathBuf {
     dir.join("cells").join(slug(kernel)).join(format!("t{threads}.json"))
@@ -90,7 +107,7 @@ pub fn cell_path(dir: &Path, kernel: &str, threads: u32) -> PathBuf {
 
 /// The runs of a finished cell whose configuration is exactly `spec`, if any.
 fn reusable(path: &Path, spec: &serde_json::Value) -> Option<Vec<RunResult>> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::input::read_text(path, "cell file", crate::input::RESULT_LIMIT).ok()?;
     let f: CellFile = serde_json::from_str(&text).ok()?;
     (f.schema_version == CELL_SCHEMA_VERSION && &f.spec == spec).then_some(f.runs)
 }
@@ -159,6 +176,16 @@ pub struct Ran {
 /// `opts.store`. The result, in `cells` order, does not depend on the number of threads.
 /// With `opts.shard`, cells of other shards are skipped (their runs are empty).
 pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions) -> Result<Ran> {
+    if let Some(n) = opts.jobs.filter(|&n| !(1..=MAX_JOBS as usize).contains(&n)) {
+        bail!("--jobs {n}: allowed 1 ..= {MAX_JOBS} (or leave it out for one per core)");
+    }
+    if let Some(c) = cells.iter().find(|c| !(1..=MAX_ITERATIONS as usize).contains(&c.seeds.len())) {
+        bail!("{}: {} iterations; allowed 1 ..= {MAX_ITERATIONS}", c.label, c.seeds.len());
+    }
+    let labels: Vec<String> = cells.iter().map(|c| c.label.clone()).collect();
+    if let Some((a, b, s)) = label_clash(&labels) {
+        bail!("columns `{}` and `{}` would share cells/{s}/; rename one", labels[a], labels[b]);
+    }
     if let Some(dir) = &opts.store {
         remove_stale_temps(dir);
     }
@@ -218,16 +245,11 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
             .collect()
     };
     let out = match opts.jobs {
-        Some(n) => {
-            if n == 0 {
-                bail!("--jobs 0: give at least 1 (or leave it out for one per core)");
-            }
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .context("cannot start the worker threads")?
-                .install(work)?
-        }
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .context("cannot start the worker threads")?
+            .install(work)?,
         None => work()?,
     };
     bar.finish_and_clear();
@@ -279,20 +301,45 @@ pub fn load_set(dir: &Path) -> Result<(PathBuf, ResultSet)> {
         }
     };
     let path = dir.join("summary.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::input::read_text(&path, "summary", crate::input::RESULT_LIMIT)?;
     let s: Summary = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if s.schema_version > SUMMARY_SCHEMA_VERSION {
+        bail!(
+            "{}: key `schema_version` is {}; this tlblab reads up to {SUMMARY_SCHEMA_VERSION} (a newer tlblab wrote it)",
+            path.display(),
+            s.schema_version
+        );
+    }
+    if s.rows.is_empty() || s.kernels.is_empty() {
+        bail!(
+            "{}: keys `kernels` and `rows`: a result set has at least one kernel and one row",
+            path.display()
+        );
+    }
+    if let Some(r) = s.rows.iter().find(|r| !s.kernels.contains(&r.kernel)) {
+        bail!("{}: key `rows`: kernel `{}` is not one of key `kernels`", path.display(), r.kernel);
+    }
+    if let Some((a, b, slug)) = label_clash(&s.kernels) {
+        bail!(
+            "{}: key `kernels`: `{}` and `{}` share cells/{slug}/; their cells cannot be told apart",
+            path.display(),
+            s.kernels[a],
+            s.kernels[b]
+        );
+    }
     let mut cells = Vec::new();
     for row in &s.rows {
         let p = cell_path(&dir, &row.kernel, row.threads);
-        let text = std::fs::read_to_string(&p).with_context(|| {
-            format!(
-                "{}: cell file {} for kernel `{}` at {} threads is missing",
-                dir.display(),
-                p.display(),
-                row.kernel,
-                row.threads
-            )
-        })?;
+        let text =
+            crate::input::read_text(&p, "cell file", crate::input::RESULT_LIMIT).with_context(|| {
+                format!(
+                    "{}: cell file {} for kernel `{}` at {} threads is missing",
+                    dir.display(),
+                    p.display(),
+                    row.kernel,
+                    row.threads
+                )
+            })?;
         let f: CellFile = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?;
         if f.schema_version != CELL_SCHEMA_VERSION {
             bail!(
@@ -312,6 +359,34 @@ pub fn load_set(dir: &Path) -> Result<(PathBuf, ResultSet)> {
         cells,
     };
     Ok((dir, set))
+}
+
+/// Writes `summary` as `dir/summary.json`, checking that every cell file in `dir` still holds
+/// the runs the summary was made from, before and after: another run with other settings
+/// writing into the same directory at the same time is reported, not left as a summary that
+/// disagrees with its cells.
+pub fn write_summary(dir: &Path, set: &ResultSet, summary: &Summary) -> Result<()> {
+    let check = || -> Result<()> {
+        for c in &set.cells {
+            let p = cell_path(dir, &c.kernel, c.threads);
+            let same = crate::input::read_text(&p, "cell file", crate::input::RESULT_LIMIT)
+                .ok()
+                .and_then(|t| serde_json::from_str::<CellFile>(&t).ok())
+                .is_some_and(|f| f.runs == c.runs);
+            if !same {
+                bail!(
+                    "{}: changed while this run wrote {}: another run with other settings writes the same \
+                     directory; run one at a time (or give each its own --out)",
+                    p.display(),
+                    dir.display()
+                );
+            }
+        }
+        Ok(())
+    };
+    check()?;
+    write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(summary)?.as_bytes())?;
+    check()
 }
 
 /// Writes a report's files (index.html, plots) into `dir`, each atomically.
@@ -371,7 +446,7 @@ mod tests {
         assert!(run(&[spec(vec![1])], &RunOptions { jobs: Some(0), ..opts.clone() })
             .unwrap_err()
             .to_string()
-            .contains("--jobs 0"));
+            .contains("--jobs 0: allowed 1 ..= 256"));
         std::fs::remove_dir_all(&dir).ok();
     }
 
@@ -400,6 +475,69 @@ mod tests {
             }
         }
         assert_eq!(seen, whole.runs);
+    }
+
+    #[test]
+    fn a_summary_is_not_written_over_cells_another_run_changed() {
+        let dir = std::env::temp_dir().join(format!("tlblab-race31-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        let profile = crate::machines::load("haswell-ep-2s").unwrap();
+        let opts = RunOptions { store: Some(dir.clone()), ..Default::default() };
+        let mine = run_cells(&profile, &[spec(vec![1])], &opts).unwrap();
+        let set = |runs: Vec<RunResult>| ResultSet {
+            experiment: "e".into(),
+            machine: "m".into(),
+            workload: "w".into(),
+            metric: tlblab_report::summary::MetricInfo {
+                name: "ops".into(),
+                unit: "ops/s".into(),
+                higher_is_better: true,
+            },
+            kernels: vec!["+patch".into()],
+            cells: vec![Cell { kernel: "+patch".into(), threads: 2, runs }],
+        };
+        let ours = set(mine.runs[0].clone());
+        write_summary(&dir, &ours, &ours.summary()).unwrap();
+        assert!(dir.join("summary.json").is_file());
+        std::fs::remove_file(dir.join("summary.json")).unwrap();
+        // Another run, other seeds, same directory: its cell file replaces ours.
+        run_cells(&profile, &[spec(vec![2])], &opts).unwrap();
+        let e = write_summary(&dir, &ours, &ours.summary()).unwrap_err().to_string();
+        assert!(e.contains("t2.json") && e.contains("another run with other settings"), "{e}");
+        assert!(!dir.join("summary.json").exists());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn load_set_refuses_future_empty_and_clashing_summaries() {
+        let dir = std::env::temp_dir().join(format!("tlblab-load31-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let row = |k: &str| {
+            format!(
+                r#"{{"kernel":"{k}","threads":3,"n":1,"mean":1,"stddev":0,"min":1,"max":1,"counters_per_op":{{}},"oracle_violations":0}}"#
+            )
+        };
+        let head = r#""experiment":"e","machine":"m","workload":"w","metric":{"name":"ops","unit":"ops/s","higher_is_better":true}"#;
+        for (body, needle) in [
+            (
+                format!(r#"{{"schema_version":2,{head},"kernels":["k"],"rows":[{}]}}"#, row("k")),
+                "key `schema_version` is 2",
+            ),
+            (format!(r#"{{{head},"kernels":[],"rows":[]}}"#), "at least one kernel and one row"),
+            (format!(r#"{{{head},"kernels":["k"],"rows":[]}}"#), "at least one kernel and one row"),
+            (format!(r#"{{{head},"kernels":["k"],"rows":[{}]}}"#, row("j")), "kernel `j` is not one of"),
+            (
+                format!(r#"{{{head},"kernels":["+patch","_patch-120cc650"],"rows":[{}]}}"#, row("+patch")),
+                "share cells/_patch-120cc650/",
+            ),
+        ] {
+            std::fs::write(dir.join("summary.json"), body).unwrap();
+            let e = format!("{:#}", load_set(&dir).unwrap_err());
+            assert!(e.contains("summary.json") && e.contains(needle), "{e}");
+        }
+        assert_eq!(slug("+patch"), "_patch-120cc650");
+        assert_eq!(label_clash(&["a".into(), "+patch".into(), "_patch-120cc650".into()]).unwrap().0, 1);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

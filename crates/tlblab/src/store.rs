@@ -7,8 +7,8 @@
 //! and a per-process counter, so no two writers share one, and `remove_stale_temps` deletes only
 //! temporary files whose writer is certainly gone.
 
-use anyhow::{Context, Result};
-use std::path::Path;
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -77,6 +77,55 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
     may_die();
     Ok(())
+}
+
+/// Whether `name` may name a directory entry: not empty, not `.` or `..`, no path separator,
+/// no NUL or other control character (so never an absolute path or one that climbs out).
+pub fn check_name(name: &str) -> std::result::Result<(), String> {
+    let bad = |why: &str| Err(format!("`{}` {why}", name.escape_debug()));
+    if name.is_empty() {
+        return bad("is empty; a name becomes a directory");
+    }
+    if name == "." || name == ".." {
+        return bad("is not allowed; a name becomes a directory inside the output");
+    }
+    if name.contains(['/', '\\']) || name.chars().any(char::is_control) {
+        return bad("holds a path separator or control character; allowed: a plain file name");
+    }
+    Ok(())
+}
+
+/// `dir/name` for a name from a user or a file (an experiment's `name`, an mmtests run name):
+/// the only way such a name becomes a path, so nothing is written outside `dir`. Refuses what
+/// [`check_name`] refuses, and an existing symbolic link at `dir/name` (it may lead anywhere).
+pub fn child(dir: &Path, name: &str) -> Result<PathBuf> {
+    check_name(name).map_err(|e| anyhow!("{e}"))?;
+    let p = dir.join(name);
+    if p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!("{}: is a symbolic link; tlblab writes only inside {}", p.display(), dir.display());
+    }
+    Ok(p)
+}
+
+/// Checks an output directory before anything runs: `flag` (e.g. `--out`) must name a
+/// directory or a path one can be created at (its nearest existing ancestor a directory).
+pub fn check_out_dir(dir: &Path, flag: &str) -> Result<()> {
+    let mut p = dir;
+    loop {
+        if let Ok(m) = std::fs::metadata(p) {
+            if m.is_dir() {
+                return Ok(());
+            }
+            if p == dir {
+                bail!("{flag} {}: is a file; give a directory", dir.display());
+            }
+            bail!("{flag} {}: {} is a file; give a directory", dir.display(), p.display());
+        }
+        match p.parent() {
+            Some(up) if !up.as_os_str().is_empty() => p = up,
+            _ => return Ok(()),
+        }
+    }
 }
 
 /// A point where a killed writer may stop. Nothing outside test builds; in a test build, the

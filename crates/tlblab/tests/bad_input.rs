@@ -259,3 +259,286 @@ fn check_catches_free_before_flush_in_batched_reclaim() {
         s.lines().any(|l| l.starts_with("UNSAFE") && l.contains("reclaim unmap_flush=batched"));
     assert!(unsafe_reclaim && s.contains("free_hot_cold_page_list") && s.contains("flush deferred"), "{s}");
 }
+
+// ---- Issue 31: hostile inputs, second round. One test per cause; each input is refused with
+// one line and exit 2 (no panic, abort, hang, NaN or null), and nothing is written.
+
+/// Cause 1: a duration with whitespace was sliced past its end (a panic): every place a
+/// duration is given.
+#[test]
+fn durations_with_spaces_are_parsed_or_refused_never_a_panic() {
+    let m = "haswell-ep-2s";
+    for d in ["5 ", " 5", "  ", ""] {
+        refused(&run_with(m, &["--threads", "2", "--duration", d]), &["--duration", "unit"]);
+        refused(&run_with(m, &["--threads", "2", "--warmup", d]), &["--warmup", "unit"]);
+        refused(&tlblab(&["layout", "--duration", d]), &["--duration", "unit"]);
+        refused(&tlblab(&["validate", "--duration", d]), &["--duration", "unit"]);
+    }
+    // Spaces around a number and its unit are fine.
+    let o = run_with(m, &["--threads", "2", "--duration", " 20 us ", "--warmup", "5us "]);
+    assert!(stdout(&o).contains("20.000 us measured after 5.000 us warm-up"));
+    let text = repo("experiments/seed-002-tlb-gen.toml");
+    for (key, from, to) in [
+        ("quick_duration", "quick_duration = \"1ms\"", "quick_duration = \"50 \""),
+        ("duration", "duration = \"5ms\"", "duration = \"  \""),
+        ("warmup", "warmup = \"500us\"", "warmup = \" 5\""),
+    ] {
+        let body = text.replacen(from, to, 1);
+        assert_ne!(body, text, "{key}");
+        experiment_refused(&format!("exp31-space-{key}.toml"), &body, &[&format!("key `{key}`"), "unit"]);
+    }
+}
+
+/// Cause 2: a duration that rounds to 0 ps passed the 1 ns minimum (NaN ops/s, exit 0; null
+/// means; a panic in sweep --out).
+#[test]
+fn durations_rounding_below_a_nanosecond_are_refused() {
+    let m = "haswell-ep-2s";
+    for d in ["0.0001ns", "0.4ns", "1e-13s"] {
+        refused(&run_with(m, &["--threads", "2", "--duration", d]), &["--duration", "allowed 1ns ..= 1000s"]);
+    }
+    let out = dir().join("sweep31-zero");
+    let o = tlblab(&[
+        "sweep",
+        "--machine",
+        m,
+        "--workload",
+        "tlb_flush2_threads",
+        "--threads",
+        "1",
+        "--vary",
+        "ceiling=0,33",
+        "--duration",
+        "0.0001ns",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&o, &["--duration", "allowed 1ns ..= 1000s"]);
+    assert!(!out.exists());
+    let text = repo("experiments/seed-002-tlb-gen.toml");
+    let body = text.replacen("quick_duration = \"1ms\"", "quick_duration = \"0.0001ns\"", 1);
+    assert_ne!(body, text);
+    experiment_refused("exp31-zero.toml", &body, &["key `quick_duration`", "allowed 1ns ..= 1000s"]);
+}
+
+/// `tlblab run` of `workload` on haswell-ep-2s for 20 us.
+fn run_workload(workload: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "--machine", "haswell-ep-2s", "--workload", workload, "--duration", "20us"];
+    args.extend_from_slice(extra);
+    tlblab(&args)
+}
+
+/// Cause 3: ebizzy's numbers were parsed as u64 and cut to 32 bits (`-S 4294967296` ran as 0,
+/// `-n 4294967297` as 1) and `-S` had no bound.
+#[test]
+fn ebizzy_numbers_are_range_checked_not_truncated() {
+    refused(
+        &run_workload("ebizzy -S 4294967296", &[]),
+        &["--workload", "`-S 4294967296`", "allowed 1..=1000"],
+    );
+    refused(&run_workload("ebizzy -S 20000000", &[]), &["`-S 20000000`", "allowed 1..=1000"]);
+    refused(&run_workload("ebizzy -S 0", &[]), &["`-S 0`", "allowed 1..=1000"]);
+    refused(&run_workload("ebizzy -n 4294967297", &[]), &["`-n 4294967297`", "allowed 1..=1048576"]);
+    refused(&run_workload("ebizzy -t 4294967298", &[]), &["`-t 4294967298`", "allowed 1..=65536"]);
+    refused(
+        &run_workload("ebizzy -s 99999999999999999999", &[]),
+        &["`-s 99999999999999999999`", "allowed 8..="],
+    );
+}
+
+/// Cause 4: sizes without an upper bound aborted (allocating terabytes) or panicked (out of the
+/// model's memory in setup, a u32 overflow in the TLB array) instead of being refused.
+#[test]
+fn sizes_beyond_their_bounds_are_refused_before_anything_is_allocated() {
+    refused(&run_workload("ebizzy -n 4294967295", &[]), &["`-n 4294967295`", "allowed 1..=1048576"]);
+    refused(
+        &run_workload("ebizzy", &["--param", "chunk_size=1099511627776"]),
+        &["--workload", "chunk_size", "8..=1073741824"],
+    );
+    // Within each range, but not within the modelled memory: refused before setup.
+    refused(&run_workload("ebizzy", &["--param", "chunks=1000000"]), &["holds", "modelled memory"]);
+    refused(
+        &run_workload("ebizzy -n 40", &["--set", "node_mib=16"]),
+        &["holds", "modelled memory", "32 MiB"],
+    );
+    for tlb in ["1048576x4096", "65536x4096", "4294967296x1"] {
+        let o = tlblab(&["trace", "--tlb", tlb, "--format", "hex", "/dev/null"]);
+        refused(&o, &["--tlb", tlb]);
+    }
+    refused(&tlblab(&["trace", "--tlb", "65536x4096", "/dev/null"]), &["allowed at most 1048576 entries"]);
+    // Text traces without a newline: refused at the line cap, not read into memory.
+    for f in ["hex", "lackey"] {
+        let o = tlblab(&["trace", "--tlb", "16x4", "--format", f, "/dev/zero"]);
+        refused(&o, &["/dev/zero:1:", "longer than 4096 bytes"]);
+    }
+    // Files of unbounded size: read up to a cap.
+    for dev in ["/dev/zero", "/dev/urandom"] {
+        refused(&run_with(dev, &["--threads", "2"]), &[dev, "larger than 16 MiB"]);
+        let o = tlblab(&[
+            "run",
+            "--machine",
+            "haswell-ep-2s",
+            "--workload",
+            "tlb_flush2_threads",
+            "--kernel",
+            dev,
+        ]);
+        refused(&o, &["--kernel", dev, "larger than 16 MiB"]);
+    }
+    // A profile structure of 2^31 entries.
+    let text = repo(PROFILE);
+    let first = text.find("entries = ").expect("a structure");
+    let end = first + text[first..].find('\n').unwrap();
+    let body = format!("{}entries = 2147483648{}", &text[..first], &text[end..]);
+    let p = write("entries31.toml", &body);
+    refused(&run_on(&p, &["--threads", "2"]), &["entries31.toml", "entries", "allowed 1 ..= 65536"]);
+    // Iterations, host threads, native threads.
+    let sweep = |extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            "--machine",
+            "haswell-ep-2s",
+            "--workload",
+            "tlb_flush2_threads",
+            "--threads",
+            "1",
+            "--vary",
+            "ceiling=0",
+            "--duration",
+            "20us",
+        ];
+        a.extend_from_slice(extra);
+        tlblab(&a)
+    };
+    refused(&sweep(&["--iterations", "4294967295"]), &["--iterations", "4294967295", "1..=1000"]);
+    refused(&sweep(&["--jobs", "100000"]), &["--jobs", "100000", "1..=256"]);
+    refused(&tlblab(&["reproduce", "seed-002", "--quick", "--jobs", "100000"]), &["--jobs", "1..=256"]);
+    refused(&tlblab(&["native", "tlb_flush2", "--threads", "100000"]), &["--threads", "100000", "1..=4096"]);
+    let text = repo("experiments/seed-002-tlb-gen.toml");
+    let body = text.replacen("iterations = 3", "iterations = 4294967295", 1);
+    experiment_refused("exp31-iter.toml", &body, &["key `iterations`", "allowed 1 ..= 1000"]);
+}
+
+/// An experiment file `file` with `name = NAME`, run into a fresh --out: refused, and nothing
+/// anywhere but the (empty) --out.
+fn name_refused(file: &str, name: &str, needles: &[&str]) {
+    let text = repo("experiments/seed-002-tlb-gen.toml");
+    let body = text.replacen("name = \"seed-002-tlb-gen\"", &format!("name = {name:?}"), 1);
+    assert_ne!(body, text);
+    let root = dir().join(format!("root-{file}"));
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    let p = root.join(file);
+    std::fs::write(&p, body).unwrap();
+    let o =
+        tlblab(&["reproduce", p.to_str().unwrap(), "--quick", "--out", root.join("out").to_str().unwrap()]);
+    refused(&o, needles);
+    let mut left: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    let mut want = vec!["out".to_string(), file.to_string()];
+    want.sort();
+    assert_eq!(left, want, "{file}: written beside --out");
+    assert_eq!(std::fs::read_dir(root.join("out")).unwrap().count(), 0, "{file}: written into --out");
+}
+
+/// Cause 5: an experiment's name became a path as it was (`../x` wrote beside --out, an
+/// absolute name ignored it; a symbolic link inside --out led anywhere).
+#[test]
+fn experiment_names_never_write_outside_out() {
+    name_refused("n31-rel.toml", "../x", &["n31-rel.toml", "key `name`", "path separator"]);
+    name_refused("n31-dots.toml", "..", &["key `name`", "not allowed"]);
+    let abs = dir().join("abs31-target");
+    name_refused("n31-abs.toml", abs.to_str().unwrap(), &["key `name`", "path separator"]);
+    assert!(!abs.exists());
+    // A link named as the experiment, planted inside --out, pointing outside it.
+    let root = dir().join("root-link31");
+    let target = dir().join("link31-target");
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    std::fs::create_dir_all(&target).unwrap();
+    std::os::unix::fs::symlink(&target, root.join("out/seed-002-tlb-gen")).ok();
+    let o =
+        tlblab(&["reproduce", "seed-002-tlb-gen", "--quick", "--out", root.join("out").to_str().unwrap()]);
+    refused(&o, &["seed-002-tlb-gen", "symbolic link"]);
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "written through the link");
+}
+
+/// Cause 6: two labels with one file-safe name (`+patch` -> `_patch-120cc650`) shared a cells/
+/// directory.
+#[test]
+fn columns_sharing_a_cells_directory_are_refused() {
+    let text = repo("experiments/seed-002-tlb-gen.toml");
+    let first = text.find("[[kernel]]").unwrap();
+    let body = format!(
+        "{}[[kernel]]\nlabel = \"+patch\"\npreset = \"5.18.1\"\n\n[[kernel]]\nlabel = \"_patch-120cc650\"\npreset = \"5.18.1\"\n",
+        &text[..first]
+    );
+    experiment_refused(
+        "exp31-clash.toml",
+        &body,
+        &["key `kernel[1].label`", "+patch", "cells/_patch-120cc650/"],
+    );
+}
+
+/// Cause 7: `export --format mmtests` of a set without rows indexed runs[0]; `native
+/// --seconds 1e300` overflowed a Duration.
+#[test]
+fn empty_sets_and_huge_native_seconds_are_refused() {
+    let set = dir().join("empty31");
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::write(
+        set.join("summary.json"),
+        r#"{"experiment":"e","machine":"m","workload":"ebizzy","metric":{"name":"records","unit":"records/s","higher_is_better":true},"kernels":[],"rows":[]}"#,
+    )
+    .unwrap();
+    let out = dir().join("empty31-out");
+    let o = tlblab(&["export", "--format", "mmtests", set.to_str().unwrap(), out.to_str().unwrap()]);
+    refused(&o, &["summary.json", "at least one kernel and one row"]);
+    assert!(!out.exists());
+    for s in ["1e300", "inf", "NaN", "3601"] {
+        refused(&tlblab(&["native", "tlb_flush2", "--seconds", s]), &["--seconds", "allowed 0 ..= 3600"]);
+    }
+}
+
+/// Cause 8 (soft): an empty experiment name, no subcommand, `ways = 0` reported as `entries`,
+/// a missing preset reported as `--kernel`, and `--out FILE` found only after the first cell.
+#[test]
+fn soft_errors_name_what_is_wrong() {
+    refused(&tlblab(&["reproduce", "", "--quick"]), &["experiment name", "empty", "seed-002-tlb-gen"]);
+    refused(&tlblab(&["reproduce", "  "]), &["empty"]);
+    refused(&tlblab(&[]), &["requires a subcommand", "run", "reproduce"]);
+    let text = repo(PROFILE);
+    let at = text.find("ways = ").expect("a structure");
+    let end = at + text[at..].find('\n').unwrap();
+    let p = write("ways31.toml", &format!("{}ways = 0{}", &text[..at], &text[end..]));
+    refused(&run_on(&p, &["--threads", "2"]), &["ways31.toml", ".ways`", "allowed 1 ..= 4096"]);
+    let e = refused(&run_on(&p, &["--threads", "2"]), &[]);
+    assert!(!e.contains(".entries"), "{e}");
+    let exp = repo("experiments/seed-002-tlb-gen.toml");
+    let at = exp.find("preset = \"").unwrap();
+    let end = at + exp[at..].find('\n').unwrap();
+    let body = format!("{}preset = \"9.99-nope\"{}", &exp[..at], &exp[end..]);
+    experiment_refused("exp31-preset.toml", &body, &["key `kernel[0].preset`", "9.99-nope"]);
+    let e = refused(&tlblab(&["reproduce", &write("exp31-preset2.toml", &body), "--quick"]), &[]);
+    assert!(!e.contains("--kernel"), "{e}");
+    // --out naming a file: refused before any cell runs (so at once, with no output).
+    let file = write("out31-file", "x");
+    let t0 = std::time::Instant::now();
+    refused(&tlblab(&["reproduce", "seed-002-tlb-gen", "--out", &file]), &["--out", "is a file"]);
+    refused(
+        &tlblab(&["reproduce", "seed-002-tlb-gen", "--out", &format!("{file}/sub")]),
+        &["--out", "is a file"],
+    );
+    assert!(t0.elapsed().as_secs() < 20, "refused only after running");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+/// Cause 9: `check` says how far it is and how long it expects to take, on standard error.
+#[test]
+fn check_reports_its_progress() {
+    let o = tlblab(&["check", "--kernel", "3.4"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("check: ") && e.contains("explorations") && e.contains("distinct"), "{e}");
+}

@@ -144,12 +144,17 @@ pub struct EbizzyParams {
     pub seconds: Option<u32>,
 }
 
+/// `-n` / `chunks`: 1 ..= 2^20 chunks.
+pub const CHUNKS: std::ops::RangeInclusive<u64> = 1..=1 << 20;
+/// `-s` / `chunk_size`: one record ..= 1 GiB.
+pub const CHUNK_SIZE: std::ops::RangeInclusive<u64> = RECORD_SIZE..=1 << 30;
+
 /// (key, values) of the `KEY=VALUE` workload parameters.
 pub const PARAMS: &[(&str, &str)] = &[
     ("alloc", "glibc-2.18 | glibc-mmap | glibc-2.36 | mmap (= -m)"),
     ("rand", "lcg (ebizzy 0.3: always chunk 0, key 0) | seeded"),
-    ("chunks", "-n, default 10"),
-    ("chunk_size", "-s bytes, default 524288"),
+    ("chunks", "-n, 1..=1048576, default 10"),
+    ("chunk_size", "-s bytes, 8..=1073741824, default 524288"),
 ];
 
 impl Default for EbizzyParams {
@@ -176,9 +181,9 @@ impl EbizzyParams {
     pub fn from_args(args: &str) -> Result<EbizzyParams, String> {
         let mut p = EbizzyParams::default();
         let mut it = args.split_whitespace();
-        let num = |opt: &str, v: Option<&str>| -> Result<u64, String> {
-            v.and_then(|v| v.parse().ok()).ok_or_else(|| format!("ebizzy `{opt}` needs a number"))
-        };
+        let num = |opt: &str, v: Option<&str>, range| super::flag_in(NAME, opt, v, range);
+        let max_seconds = crate::run::MAX_INTERVAL.0 / Ps::S.0;
+        let max_tasks = crate::run::MAX_TASKS as u64;
         let mut mmap_opt = false;
         while let Some(a) = it.next() {
             match a {
@@ -188,10 +193,11 @@ impl EbizzyParams {
                 "-R" => p.random_size = true,
                 "-l" => p.own_memcpy = true,
                 "-z" => p.linear = true,
-                "-n" => p.chunks = num(a, it.next())? as u32,
-                "-s" => p.chunk_size = num(a, it.next())?,
-                "-t" => p.threads = Some(num(a, it.next())? as u32),
-                "-S" => p.seconds = Some(num(a, it.next())? as u32),
+                // Parsed as u64 and range-checked: each range fits its field.
+                "-n" => p.chunks = num(a, it.next(), CHUNKS)? as u32,
+                "-s" => p.chunk_size = num(a, it.next(), CHUNK_SIZE)?,
+                "-t" => p.threads = Some(num(a, it.next(), 1..=max_tasks)? as u32),
+                "-S" => p.seconds = Some(num(a, it.next(), 1..=max_seconds)? as u32),
                 kv if kv.contains('=') => {
                     let (k, v) = kv.split_once('=').unwrap();
                     p.set(k, v)?;
@@ -215,7 +221,13 @@ impl EbizzyParams {
     /// One `KEY=VALUE` parameter.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let allowed = || PARAMS.iter().find(|k| k.0 == key).map_or("", |k| k.1);
-        let bad = || format!("ebizzy parameter `{key}`: `{value}` is not allowed; allowed: {}", allowed());
+        let bad = || {
+            format!(
+                "ebizzy parameter `{key}`: `{}` is not allowed; allowed: {}",
+                value.escape_debug(),
+                allowed()
+            )
+        };
         match key {
             "alloc" => {
                 self.alloc = Alloc::ALL.iter().find(|(n, _)| *n == value).ok_or_else(bad)?.1;
@@ -227,8 +239,13 @@ impl EbizzyParams {
                     _ => return Err(bad()),
                 }
             }
-            "chunks" => self.chunks = value.parse().map_err(|_| bad())?,
-            "chunk_size" => self.chunk_size = value.parse().map_err(|_| bad())?,
+            "chunks" => {
+                self.chunks = value.parse::<u64>().ok().filter(|n| CHUNKS.contains(n)).ok_or_else(bad)? as u32
+            }
+            "chunk_size" => {
+                self.chunk_size =
+                    value.parse::<u64>().ok().filter(|n| CHUNK_SIZE.contains(n)).ok_or_else(bad)?
+            }
             _ => {
                 return Err(format!(
                     "unknown ebizzy parameter `{key}`; parameters: {}",
@@ -344,6 +361,18 @@ impl Benchmark for EbizzyParams {
     /// `-S`.
     fn default_measure(&self) -> Option<Ps> {
         self.seconds.map(|s| Ps::S * s as u64)
+    }
+
+    /// The chunks (populated at setup) and, per task, a copy buffer that may be in flight twice
+    /// (a freed one's pages go back after its flush) and the arena's first page and top pad.
+    fn footprint_pages(&self, tasks: u32) -> Option<u64> {
+        let (stride, _) = self.chunk_layout();
+        let chunks = (stride * self.chunks as u64).div_ceil(PAGE);
+        let buffer = glibc::page_up(self.chunk_size + glibc::ARENA_TOP + glibc::ALIGN) / PAGE + 1;
+        let task = 2 * buffer + glibc::TOP_PAD / PAGE + 1;
+        let pages = chunks + tasks as u64 * task;
+        // Page tables: one per 512 pages mapped, and each task's own.
+        Some(pages + pages / 512 + tasks as u64)
     }
 
     /// The main thread's untimed setup: allocate and fill the chunks (adjacent mappings of one

@@ -123,6 +123,13 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     /// Creates the benchmark's address spaces, untimed setup and tasks on `sim`.
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>);
 
+    /// The most page frames the benchmark holds at once with `tasks` tasks (its populated setup
+    /// and each task's buffers), if it can hold many: `run::run` refuses a run whose footprint
+    /// does not fit the model's memory (reclaim is not modelled), before setting anything up.
+    fn footprint_pages(&self, _tasks: u32) -> Option<u64> {
+        None
+    }
+
     /// Refuses a run the benchmark cannot set up: a machine whose profile lacks what its kernel
     /// paths cost (the section named in the error), or a task count beyond what it allows.
     /// Default: every machine and every task count `run::run` allows will do.
@@ -166,12 +173,24 @@ pub(crate) fn flag_pairs<'a>(words: &[&'a str], lone: &[&str]) -> Vec<(&'a str, 
 /// `tool`'s `flag` with a whole number in `1..=max`, or an error naming the flag, the value
 /// given and the allowed range.
 pub(crate) fn flag_count(tool: &str, flag: &str, value: Option<&str>, max: u64) -> Result<u64, String> {
+    flag_in(tool, flag, value, 1..=max)
+}
+
+/// `tool`'s `flag` with a whole number in `range`, parsed as u64 (never truncated to a narrower
+/// type before the check), or an error naming the flag, the value given and the allowed range.
+pub(crate) fn flag_in(
+    tool: &str,
+    flag: &str,
+    value: Option<&str>,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, String> {
+    let allowed = format!("allowed {}..={}", range.start(), range.end());
     let Some(v) = value else {
-        return Err(format!("{tool}: `{flag}` needs a value; allowed 1..={max}"));
+        return Err(format!("{tool}: `{flag}` needs a value; {allowed}"));
     };
     match v.parse::<u64>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("{tool}: `{flag} {v}` is not allowed; allowed 1..={max}")),
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => Err(format!("{tool}: `{flag} {}` is not allowed; {allowed}", v.escape_debug())),
     }
 }
 

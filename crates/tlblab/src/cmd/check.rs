@@ -3,14 +3,22 @@
 //! reclaim's unmap flush (tlblab_model::check::reclaim), for kernel presets, or for every
 //! combination of the flush-protocol and reclaim knobs.
 
-use std::time::Instant;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
 
 use anyhow::Result;
-use tlblab_model::check::page_alloc::{AllocChecker, AllocVariant, ALLOC_SCENARIOS, ZONE_PAGES};
-use tlblab_model::check::reclaim::{
-    reclaim_knob_variants, ReclaimChecker, ReclaimVariant, RECLAIM_SCENARIOS,
+use tlblab_model::check::page_alloc::{
+    AllocChecker, AllocScenario, AllocVariant, ALLOC_SCENARIOS, ZONE_PAGES,
 };
-use tlblab_model::check::{kernel_handler, knob_variants, Checker, Report, Variant, NR_CPUS, SCENARIOS};
+use tlblab_model::check::reclaim::{
+    reclaim_knob_variants, ReclaimChecker, ReclaimScenario, ReclaimVariant, RECLAIM_SCENARIOS,
+};
+use tlblab_model::check::{
+    kernel_handler, knob_variants, Checker, Report, Scenario, Variant, NR_CPUS, SCENARIOS,
+};
 use tlblab_model::kernel::preset::presets;
 
 use super::run::kernel_config;
@@ -64,6 +72,21 @@ pub fn run(args: CheckArgs) -> Result<()> {
             }
         }
     }
+    // Every exploration, then each distinct one run once (in parallel): the variants of
+    // several presets often have equal knobs, and only the name tells them apart.
+    let mut jobs: Vec<Job> = Vec::new();
+    for v in &variants {
+        jobs.extend(SCENARIOS.iter().map(|sc| Job::Shootdown(v, sc)));
+    }
+    for v in &alloc_variants {
+        jobs.extend(ALLOC_SCENARIOS.iter().map(|sc| Job::Alloc(v, sc)));
+    }
+    for v in &reclaim_variants {
+        jobs.extend(RECLAIM_SCENARIOS.iter().map(|sc| Job::Reclaim(v, sc)));
+    }
+    let t0 = Instant::now();
+    let reports = explore_all(&jobs, t0);
+    let mut next = reports.into_iter();
     println!("Exhaustive check of the shootdown protocol on {NR_CPUS} CPUs, scenarios:");
     for sc in &SCENARIOS {
         let zaps: Vec<String> = sc
@@ -74,7 +97,6 @@ pub fn run(args: CheckArgs) -> Result<()> {
         println!("  {}: zaps {}; {} context switch(es) anywhere", sc.name, zaps.join(", "), sc.switches);
     }
     println!("Property: a CPU running the mm cannot translate a page whose frame was freed, or whose unmap's flush has returned.\n");
-    let t0 = Instant::now();
     let mut failed = 0;
     let (mut states, mut transitions) = (0u64, 0u64);
     let mut print = |r: &Report, scenario: &str| {
@@ -98,9 +120,9 @@ pub fn run(args: CheckArgs) -> Result<()> {
             }
         }
     };
-    for v in &variants {
+    for _ in &variants {
         for sc in &SCENARIOS {
-            print(&Checker::new(v, sc, kernel_handler).run(), sc.name);
+            print(&next.next().expect("a report per job"), sc.name);
         }
     }
     println!("\nExhaustive check of the page allocator on a {ZONE_PAGES}-page zone (per-CPU lists with batch 2, high 3), scenarios:");
@@ -116,9 +138,9 @@ pub fn run(args: CheckArgs) -> Result<()> {
         );
     }
     println!("Properties: no block handed out twice; buddy lists, per-CPU lists and held blocks cover the zone once; free buddies merged, never a busy one; counts match the lists; no page freed while a TLB may translate to it.\n");
-    for v in &alloc_variants {
+    for _ in &alloc_variants {
         for sc in &ALLOC_SCENARIOS {
-            print(&AllocChecker::new(v, sc).run(), sc.name);
+            print(&next.next().expect("a report per job"), sc.name);
         }
     }
     println!("\nExhaustive check of reclaim's unmap flush on {NR_CPUS} CPUs (cpu0 reclaims file pages of mm 0 in batches of swap_cluster_max; the others run mm 0, fill their TLBs, refault, switch), scenarios:");
@@ -132,9 +154,9 @@ pub fn run(args: CheckArgs) -> Result<()> {
         );
     }
     println!("Properties: no frame is freed while a PTE maps it; a CPU running the mm cannot translate a page to a frame reclaim freed.\n");
-    for v in &reclaim_variants {
+    for _ in &reclaim_variants {
         for sc in &RECLAIM_SCENARIOS {
-            print(&ReclaimChecker::new(v, sc).run(), sc.name);
+            print(&next.next().expect("a report per job"), sc.name);
         }
     }
     println!(
@@ -153,4 +175,92 @@ pub fn run(args: CheckArgs) -> Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// One exploration: a variant in a scenario.
+#[derive(Clone, Copy)]
+enum Job<'a> {
+    Shootdown(&'a Variant, &'a Scenario),
+    Alloc(&'a AllocVariant, &'a AllocScenario),
+    Reclaim(&'a ReclaimVariant, &'a ReclaimScenario),
+}
+
+impl Job<'_> {
+    /// What decides the exploration: everything but the variant's name (the report's label).
+    fn key(&self) -> String {
+        match *self {
+            Job::Shootdown(v, sc) => {
+                format!("{:?} {}", Variant { name: String::new(), ..v.clone() }, sc.name)
+            }
+            Job::Alloc(v, sc) => {
+                format!("{:?} {}", AllocVariant { name: String::new(), ..v.clone() }, sc.name)
+            }
+            Job::Reclaim(v, sc) => {
+                format!("{:?} {}", ReclaimVariant { name: String::new(), ..v.clone() }, sc.name)
+            }
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Job::Shootdown(v, _) => &v.name,
+            Job::Alloc(v, _) => &v.name,
+            Job::Reclaim(v, _) => &v.name,
+        }
+    }
+
+    fn run(&self) -> Report {
+        match *self {
+            Job::Shootdown(v, sc) => Checker::new(v, sc, kernel_handler).run(),
+            Job::Alloc(v, sc) => AllocChecker::new(v, sc).run(),
+            Job::Reclaim(v, sc) => ReclaimChecker::new(v, sc).run(),
+        }
+    }
+}
+
+/// Every job's report, in job order: each distinct exploration runs once, on every core, with
+/// progress and an estimate of the time left on standard error (every 10 s, and at the end of
+/// a run that took that long).
+fn explore_all(jobs: &[Job], t0: Instant) -> Vec<Report> {
+    let mut first: HashMap<String, usize> = HashMap::new();
+    let mut distinct = Vec::new();
+    let index: Vec<usize> = jobs
+        .iter()
+        .map(|j| {
+            *first.entry(j.key()).or_insert_with(|| {
+                distinct.push(*j);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    eprintln!(
+        "check: {} explorations ({} distinct) on {} threads",
+        jobs.len(),
+        distinct.len(),
+        rayon::current_num_threads()
+    );
+    let done = AtomicUsize::new(0);
+    let last = std::sync::Mutex::new(t0);
+    let reports: Vec<Report> = distinct
+        .par_iter()
+        .map(|j| {
+            let r = j.run();
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut at = last.lock().unwrap();
+            if at.elapsed() >= Duration::from_secs(10) {
+                *at = Instant::now();
+                let spent = t0.elapsed().as_secs_f64();
+                let left = spent / n as f64 * (distinct.len() - n) as f64;
+                eprintln!(
+                    "check: {n}/{} explored, {spent:.0} s elapsed, about {left:.0} s left",
+                    distinct.len()
+                );
+            }
+            r
+        })
+        .collect();
+    jobs.iter()
+        .zip(index)
+        .map(|(j, i)| Report { variant: j.name().to_string(), ..reports[i].clone() })
+        .collect()
 }

@@ -43,6 +43,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
             let Some(out) = a.out else {
                 bail!("--format mmtests: give OUT, the mmtests work/log directory to write the runs into");
             };
+            crate::store::check_out_dir(&out, "OUT")?;
             let bench = export::mmtests::Bench::of(&set.workload)?;
             let runs = export::mmtests::write(&set, &out)?;
             println!(

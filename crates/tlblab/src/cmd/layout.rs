@@ -35,10 +35,10 @@ pub struct LayoutArgs {
     /// The paths whose kernel functions are hot, comma separated, in the order they run.
     #[arg(long, default_value = PATHS)]
     pub paths: String,
-    #[arg(long, default_value = "150ms")]
-    pub warmup: String,
-    #[arg(long, default_value = "300ms")]
-    pub duration: String,
+    #[arg(long, default_value = "150ms", value_parser = parse_duration)]
+    pub warmup: tlblab_model::time::Ps,
+    #[arg(long, default_value = "300ms", value_parser = parse_duration)]
+    pub duration: tlblab_model::time::Ps,
 }
 
 pub fn run(args: LayoutArgs) -> Result<()> {
@@ -50,11 +50,11 @@ pub fn run(args: LayoutArgs) -> Result<()> {
             args.kernel
         );
     };
-    let warmup = parse_duration(&args.warmup).map_err(|e| anyhow!("--warmup {e}"))?;
-    let measure = parse_duration(&args.duration).map_err(|e| anyhow!("--duration {e}"))?;
+    let (warmup, measure) = (args.warmup, args.duration);
     let before = match &args.layout {
         Some(f) => {
-            let text = std::fs::read_to_string(f).map_err(|e| anyhow!("--layout: cannot read {f}: {e}"))?;
+            let text = crate::input::read_text(std::path::Path::new(f), "layout", crate::input::TEXT_LIMIT)
+                .map_err(|e| anyhow!("--layout: {e:#}"))?;
             let l = TextLayout::parse(f, &text).map_err(|e| anyhow!("--layout {e}"))?;
             mmu_8xx::check_text(knobs.version, &l).map_err(|e| anyhow!("--layout {f}: {e}"))?;
             l

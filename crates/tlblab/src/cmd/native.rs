@@ -10,10 +10,10 @@ pub struct NativeArgs {
     /// tlb_flush1, tlb_flush2, tlb_flush3, page_fault1 (will-it-scale, threads mode) or ebizzy
     /// (ebizzy 0.3 with -m).
     pub workload: String,
-    /// Tasks (threads of one process), pinned round-robin to the allowed CPUs.
-    #[arg(long, default_value_t = 1)]
+    /// Tasks (threads of one process), pinned round-robin to the allowed CPUs; 1..=4096.
+    #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS))]
     pub threads: usize,
-    /// Measured seconds (after the warm-up).
+    /// Measured seconds (after the warm-up), up to 3600.
     #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
     /// Warm-up seconds before the measurement.
@@ -27,9 +27,15 @@ pub struct NativeArgs {
     pub json: bool,
 }
 
+/// The most threads of a native run (each is a real thread of this process).
+pub const MAX_THREADS: u64 = 4096;
+/// The longest native warm-up or measurement, in seconds.
+pub const MAX_SECONDS: f64 = 3600.0;
+
+/// `--NAME S` as a Duration: 0 ..= 3600 s (a larger value does not fit a Duration, or hangs).
 pub fn secs(name: &str, s: f64) -> Result<Duration> {
-    if !(s.is_finite() && s >= 0.0) {
-        return Err(anyhow!("--{name} {s}: must be a non-negative number of seconds"));
+    if !(0.0..=MAX_SECONDS).contains(&s) {
+        return Err(anyhow!("--{name} {s}: allowed 0 ..= {MAX_SECONDS} seconds"));
     }
     Ok(Duration::from_secs_f64(s))
 }

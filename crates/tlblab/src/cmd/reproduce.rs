@@ -24,7 +24,7 @@ pub struct ReproduceArgs {
     pub quick: bool,
     /// Host threads to run simulations on (default: one per core). The output is the same for
     /// any number.
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=results::MAX_JOBS))]
     pub jobs: Option<usize>,
     /// Run only shard I of N (cells numbered across the experiments, I-1 modulo N) into --out;
     /// N such jobs may share one --out directory. A final run without --shard reuses every
@@ -34,6 +34,9 @@ pub struct ReproduceArgs {
 }
 
 pub fn run(args: ReproduceArgs) -> Result<()> {
+    if let Some(out) = &args.out {
+        store::check_out_dir(out, "--out")?;
+    }
     let experiments = match &args.name {
         Some(n) => experiment::load(n)?,
         None => {
@@ -44,6 +47,11 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
             all
         }
     };
+    // Every directory first: a bad name is refused before any cell runs.
+    let dirs = experiments
+        .iter()
+        .map(|e| args.out.as_ref().map(|o| store::child(o, &e.name)).transpose())
+        .collect::<Result<Vec<_>>>()?;
     println!(
         "Reproducing {} experiment(s): {}{}\n",
         experiments.len(),
@@ -51,8 +59,7 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         if args.quick { " (quick)" } else { "" }
     );
     let mut first_cell = 0;
-    for e in &experiments {
-        let dir = args.out.as_ref().map(|o| o.join(&e.name));
+    for (e, dir) in experiments.iter().zip(dirs) {
         let opts = RunOptions {
             jobs: args.jobs,
             store: dir.clone(),
@@ -99,6 +106,6 @@ pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<(
         summary.reference = r.points(&summary);
     }
     let table = experiment::render(e, &summary);
-    store::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    results::write_summary(dir, set, &summary)?;
     results::write_report(dir, &report::experiment(set, &e.title, &table, &summary.reference))
 }

@@ -51,26 +51,33 @@ pub struct RunArgs {
 }
 
 /// The longest warm-up or measured interval.
-pub const MAX_DURATION: Ps = Ps(1000 * Ps::S.0);
+pub use tlblab_model::run::MAX_INTERVAL as MAX_DURATION;
 
-/// `5ms`, `200us`, `1s`, `750ns`.
+/// `5ms`, `200us`, `1s`, `750ns` (a number, then a unit; spaces around either are ignored):
+/// every duration a user gives (flags, experiment keys, the Python API) is parsed here.
+/// Allowed 1ns ..= 1000s, checked after rounding to whole picoseconds, so nothing that rounds to
+/// a zero-length interval (`0.0001ns`) passes.
 pub fn parse_duration(s: &str) -> Result<Ps, String> {
-    let (num, unit) = s.trim().split_at(s.trim().find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len()));
-    let scale = match unit {
+    let shown = || s.escape_debug().to_string();
+    let t = s.trim();
+    let num = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let scale = match &t[num.len()..] {
         "s" => Ps::S,
         "ms" => Ps::MS,
         "us" => Ps::US,
         "ns" => Ps::NS,
-        _ => return Err(format!("`{s}`: expected a number with a unit: s, ms, us or ns (e.g. 5ms)")),
+        _ => return Err(format!("`{}`: expected a number with a unit: s, ms, us or ns (e.g. 5ms)", shown())),
     };
-    let n: f64 = num.parse().map_err(|_| format!("`{s}`: `{num}` is not a number"))?;
-    // Simulated time is u64 picoseconds (about 213 days); 1000 s is far beyond any useful run
-    // and keeps every sum of times far from overflowing.
+    let num = num.trim();
+    let n: f64 =
+        num.parse().map_err(|_| format!("`{}`: `{}` is not a number", shown(), num.escape_debug()))?;
     let ps = n * scale.0 as f64;
-    if !(n > 0.0 && ps <= MAX_DURATION.0 as f64) {
-        return Err(format!("`{s}`: allowed 1ns ..= {}s", MAX_DURATION.0 / Ps::S.0));
+    let range = tlblab_model::run::MIN_INTERVAL.0 as f64..=MAX_DURATION.0 as f64;
+    // NaN is in no range; the bounds are whole picoseconds, so rounding keeps `ps` inside them.
+    if !range.contains(&ps) {
+        return Err(format!("`{}`: allowed 1ns ..= {}s", shown(), MAX_DURATION.0 / Ps::S.0));
     }
-    Ok(Ps(ps.round() as u64))
+    Ok(Ps::round_from(ps))
 }
 
 /// A workload from its name plus `KEY=VALUE` parameters; an error names `--workload`.
@@ -88,23 +95,29 @@ pub fn tasks(given: Option<u32>, w: &Workload, cpus: u32) -> Result<u32> {
 }
 
 /// A built-in preset by name, or a preset file (`.toml`, or a path), with `KNOB=VALUE` overrides
-/// applied.
+/// applied; an error names `--kernel` / `--set`.
 pub fn kernel_config(preset: &str, sets: &[String]) -> Result<KernelConfig> {
+    kernel_config_from(("--kernel", "--set"), preset, sets)
+}
+
+/// As [`kernel_config`], with errors naming `keys` (the preset's and the overrides': flags, or
+/// an experiment's keys).
+pub fn kernel_config_from(keys: (&str, &str), preset: &str, sets: &[String]) -> Result<KernelConfig> {
+    let (pkey, skey) = keys;
     let path = std::path::Path::new(preset);
     let mut k = if preset.ends_with(".toml") || preset.contains('/') || path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow!("--kernel: cannot read kernel preset {}: {e}", path.display()))?;
+        let text = crate::input::read_text(path, "kernel preset", crate::input::TEXT_LIMIT)
+            .map_err(|e| anyhow!("{pkey}: {e:#}"))?;
         let name = path.file_stem().map_or(preset.into(), |s| s.to_string_lossy().into_owned());
         KernelConfig::from_file_text(&name, &path.display().to_string(), &text).map_err(|e| anyhow!(e))?
     } else {
-        KernelConfig::preset(preset)
-            .map_err(|e| anyhow!("--kernel: {e} (or give a path to a .toml preset)"))?
+        KernelConfig::preset(preset).map_err(|e| anyhow!("{pkey}: {e} (or give a path to a .toml preset)"))?
     };
     for kv in sets {
         let (key, value) = kv
             .split_once('=')
-            .ok_or_else(|| anyhow!("--set `{kv}`: expected KNOB=VALUE (see `tlblab list`)"))?;
-        k.set(key.trim(), value.trim()).map_err(|e| anyhow!("--set {kv}: {e}"))?;
+            .ok_or_else(|| anyhow!("{skey} `{kv}`: expected KNOB=VALUE (see `tlblab list`)"))?;
+        k.set(key.trim(), value.trim()).map_err(|e| anyhow!("{skey} {kv}: {e}"))?;
     }
     if !sets.is_empty() {
         k.name = format!("{}[{}]", k.name, sets.join(","));
@@ -185,5 +198,22 @@ mod tests {
         assert_eq!(parse_duration("1.5us").unwrap(), Ps(1_500_000));
         assert!(parse_duration("5").unwrap_err().contains("unit"));
         assert!(parse_duration("-1ms").is_err());
+        // Spaces around the number and the unit (issue 31: `"5 "` panicked).
+        assert_eq!(parse_duration(" 5 ms ").unwrap(), Ps::MS * 5);
+        assert_eq!(parse_duration("1e3us").unwrap(), Ps::MS);
+        for bad in ["5 ", " 5", "  ", "", "ms", "5 m s", "\n5x"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.contains("expected a number") || e.contains("not a number"), "{bad:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn durations_that_round_below_one_ns_are_refused() {
+        for bad in ["0.0001ns", "0.4ns", "0.999ns", "1e-12s", "nan s", "inf ms", "1000.001s"] {
+            assert!(parse_duration(bad).unwrap_err().contains("allowed 1ns ..= 1000s"), "{bad}");
+        }
+        assert_eq!(parse_duration("1ns").unwrap(), Ps::NS);
+        assert_eq!(parse_duration("1000s").unwrap(), MAX_DURATION);
     }
 }

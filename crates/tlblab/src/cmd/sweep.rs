@@ -40,11 +40,11 @@ pub struct SweepArgs {
     /// parameter. Repeat for a cross product.
     #[arg(long = "vary", value_name = "KNOB=V1,V2,...", required = true)]
     pub vary: Vec<String>,
-    /// Runs (seeds 1..=N) per cell.
-    #[arg(long, default_value_t = 1)]
+    /// Runs (seeds 1..=N) per cell, 1..=1000.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=results::MAX_ITERATIONS as i64))]
     pub iterations: u32,
-    /// Host threads (default: all cores). The output is the same for any value.
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Host threads, 1..=256 (default: all cores). The output is the same for any value.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=results::MAX_JOBS))]
     pub jobs: Option<usize>,
     /// Print the cells as JSON instead of the table.
     #[arg(long)]
@@ -119,8 +119,8 @@ pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Finished<Sweep>> {
     let axes: Vec<Axis> =
         a.vary.iter().map(|s| Axis::parse(s).map_err(|e| anyhow!(e))).collect::<Result<_>>()?;
     let grid = Grid::new(axes).map_err(|e| anyhow!(e))?;
-    if a.iterations == 0 {
-        bail!("--iterations: must be >= 1");
+    if !(1..=results::MAX_ITERATIONS).contains(&(a.iterations as u64)) {
+        bail!("--iterations {}: allowed 1 ..= {}", a.iterations, results::MAX_ITERATIONS);
     }
     let cpus = profile.topology.cpus();
     if let Some(t) = a.threads.iter().find(|&&t| t == 0 || t > cpus) {
@@ -260,13 +260,7 @@ pub fn render(a: &SweepArgs, sw: &Sweep) -> String {
 
 pub fn run(a: SweepArgs) -> Result<()> {
     if let Some(dir) = &a.out {
-        if dir.exists() && !dir.is_dir() {
-            bail!(
-                "--out {}: is a file; sweep writes a directory there (cells/, summary.json, sweep.json, \
-                 index.html, plots/): give a directory",
-                dir.display()
-            );
-        }
+        crate::store::check_out_dir(dir, "--out")?;
     }
     let sw = match sweep(&a, a.out.as_deref())? {
         Finished::All(sw) => sw,
@@ -310,7 +304,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
 /// there already).
 pub fn save(a: &SweepArgs, sw: &Sweep, dir: &Path) -> Result<()> {
     let json = serde_json::to_string_pretty(&sw.cells).context("serialising the cells")?;
-    write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&sw.set.summary())?.as_bytes())?;
+    results::write_summary(dir, &sw.set, &sw.set.summary())?;
     write_atomic(&dir.join("sweep.json"), json.as_bytes())?;
     let title = format!("tlblab sweep: {} on {}, varying {}", sw.set.workload, sw.set.machine, sw.grid.key());
     results::write_report(dir, &report::sweep(&sw.set, &sw.grid, &title, &render(a, sw)))

@@ -84,6 +84,8 @@ pub fn files(set: &ResultSet) -> Result<Vec<(PathBuf, String)>> {
     let mut names: Vec<(String, &String)> = Vec::new();
     for k in &set.kernels {
         let run = run_name(k);
+        // A run name is a directory under OUT (`..` keeps every character run_name allows).
+        crate::store::check_name(&run).map_err(|e| anyhow::anyhow!("column `{k}`: mmtests run {e}"))?;
         if let Some((_, other)) = names.iter().find(|(n, _)| *n == run) {
             bail!("columns `{other}` and `{k}` both become mmtests run `{run}`; rename one");
         }
@@ -137,6 +139,9 @@ pub fn files(set: &ResultSet) -> Result<Vec<(PathBuf, String)>> {
 /// Writes the tree into `out` (each file atomically); returns the run names.
 pub fn write(set: &ResultSet, out: &Path) -> Result<Vec<String>> {
     let files = files(set)?;
+    for k in &set.kernels {
+        crate::store::child(out, &run_name(k))?;
+    }
     for (rel, text) in &files {
         crate::store::write_atomic(&out.join(rel), text.as_bytes())?;
     }

@@ -242,3 +242,30 @@ fn interrupted_runs_never_show_a_partial_file_and_a_rerun_completes() {
         panic!("{e}");
     }
 }
+
+#[test]
+fn names_become_paths_only_inside_the_directory() {
+    let dir = scratch("names");
+    std::fs::create_dir_all(&dir).unwrap();
+    assert_eq!(child(&dir, "seed-002").unwrap(), dir.join("seed-002"));
+    assert_eq!(child(&dir, "..x").unwrap(), dir.join("..x"));
+    for bad in ["", ".", "..", "../x", "/tmp/x", "a/b", "a\\b", "x\0", "x\ny"] {
+        let e = child(&dir, bad).unwrap_err().to_string();
+        assert!(!e.contains('\n') && e.starts_with('`'), "{bad:?}: {e}");
+    }
+    // A symbolic link already there could lead anywhere.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(std::env::temp_dir(), dir.join("link")).unwrap();
+        assert!(child(&dir, "link").unwrap_err().to_string().contains("symbolic link"));
+    }
+    // An output path under a file is refused before anything runs.
+    let file = dir.join("f");
+    std::fs::write(&file, b"x").unwrap();
+    assert!(check_out_dir(&dir.join("new/deeper"), "--out").is_ok());
+    for p in [file.clone(), file.join("sub")] {
+        let e = check_out_dir(&p, "--out").unwrap_err().to_string();
+        assert!(e.starts_with("--out ") && e.contains("is a file"), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

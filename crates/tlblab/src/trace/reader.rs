@@ -12,6 +12,9 @@ use std::path::Path;
 use tlblab_model::hw::tlb::AccessKind;
 
 const BLOCK: usize = 1 << 20;
+/// The longest line of a text trace (a lackey record is under 40 bytes): a file without
+/// newlines (`/dev/zero`) is refused at its first line, not buffered until memory runs out.
+pub const MAX_LINE: u64 = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -131,11 +134,17 @@ fn read_lines(
     let mut number = 0u64;
     loop {
         line.clear();
-        let n = input.read_until(b'\n', &mut line).with_context(|| format!("reading {name}"))?;
+        let n = (&mut *input)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("reading {name}"))?;
         if n == 0 {
             return Ok(());
         }
         number += 1;
+        if n as u64 > MAX_LINE {
+            bail!("{name}:{number}: line longer than {MAX_LINE} bytes; allowed: one record per line");
+        }
         if let Err(msg) = f(&line) {
             bail!("{name}:{number}: {msg}");
         }
@@ -258,6 +267,19 @@ mod tests {
         let long = [b'z'; 100];
         let e = collect(Format::Hex, &long).unwrap_err().to_string();
         assert!(e.contains(&format!("`{}...`", "z".repeat(60))), "{e}");
+    }
+
+    #[test]
+    fn a_line_without_end_is_refused_at_the_cap() {
+        let zeros = vec![0u8; 3 * MAX_LINE as usize];
+        for f in [Format::Hex, Format::Lackey] {
+            let e = collect(f, &zeros).unwrap_err().to_string();
+            assert!(e.starts_with("t:1: line longer than 4096 bytes"), "{e}");
+        }
+        // A line of exactly the cap (newline included) is read.
+        let mut ok = vec![b' '; MAX_LINE as usize - 5];
+        ok.extend_from_slice(b"0x10\n");
+        assert_eq!(collect(Format::Hex, &ok).unwrap().len(), 1);
     }
 
     #[test]

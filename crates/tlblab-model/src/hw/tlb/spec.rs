@@ -134,14 +134,28 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The most ways of one set.
+    pub const MAX_WAYS: u32 = 4096;
+    /// The most entries (sets x ways) of one array: 256 times the largest real TLB (4096
+    /// entries); each entry is held in memory, so a hostile geometry is refused, not allocated.
+    pub const MAX_ENTRIES: u64 = 1 << 20;
+
     pub fn new(sets: u32, ways: u32) -> Result<Geometry, String> {
         if sets == 0 || !sets.is_power_of_two() {
             return Err(format!(
                 "{sets} sets: the number of sets must be a power of two (1 = fully associative)"
             ));
         }
-        if ways == 0 || ways > 4096 {
-            return Err(format!("{ways} ways: allowed 1 ..= 4096"));
+        if ways == 0 || ways > Self::MAX_WAYS {
+            return Err(format!("{ways} ways: allowed 1 ..= {}", Self::MAX_WAYS));
+        }
+        // In u64: the product of two u32 may not fit one.
+        let entries = sets as u64 * ways as u64;
+        if entries > Self::MAX_ENTRIES {
+            return Err(format!(
+                "{sets} sets x {ways} ways = {entries} entries: allowed at most {} entries",
+                Self::MAX_ENTRIES
+            ));
         }
         Ok(Geometry { sets, ways })
     }
