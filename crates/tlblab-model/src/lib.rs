@@ -17,11 +17,12 @@
 //! IPI, kick a CPU, ask whether another CPU's event comes first); kernel code never sees the
 //! agenda. The kernel reaches the hardware in [`hw`]: per-core [`hw::tlb::TlbHierarchy`], coherent
 //! lines, locks, IPI costs. Every run ends as a [`run::RunResult`]: the metric, the
-//! [`linux::vmstat::Counters`] (each kernel file's own counters, gathered), time per bucket, the
+//! [`linux::Counters`] (each kernel file's own counters, gathered), time per bucket, the
 //! [`linux::oracle`]'s safety findings, and the exact configuration it ran.
 //!
 //! [`check`] explores every interleaving of the shootdown protocol on a small system, running
-//! the same decision functions of [`linux::arch::x86::mm::tlb`] and [`linux::mm::mmu_gather`] the kernel runs.
+//! the same decision functions of [`linux::arch::x86::mm::tlb`] and [`linux::mm::mmu_gather`] the
+//! kernel runs.
 //!
 //! Arrows point one way: `engine -> linux -> hw`, all of them onto [`time`] and [`attribution`];
 //! `run` and `workload` sit above.

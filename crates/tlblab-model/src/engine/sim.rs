@@ -22,7 +22,7 @@ use crate::linux::config::{KernelConfig, Knobs};
 use crate::linux::ctx::{Ctx, Engine};
 use crate::linux::include::linux::mm_types::MmId;
 use crate::linux::syscalls::{Op, Program};
-use crate::linux::vmstat::Counters;
+use crate::linux::Counters;
 use crate::linux::{Boundary, Continuation, Kernel};
 use crate::profile::MachineProfile;
 use crate::time::Ps;
@@ -257,8 +257,9 @@ impl Simulation {
         self.add(program, Some(mm), cpu, start);
     }
 
-    /// Binds a kernel thread (no mm of its own: it runs lazily on the mm it finds, linux/kernel/sched/core.rs)
-    /// running `program` to `cpu`, starting at time 0. Returns its task number.
+    /// Binds a kernel thread (no mm of its own: it runs lazily on the mm it finds,
+    /// linux/kernel/sched/core.rs) running `program` to `cpu`, starting at time 0. Returns its task
+    /// number.
     pub fn add_kthread(&mut self, program: Box<dyn Program>, cpu: u32) -> usize {
         self.add(program, None, cpu, Ps::ZERO);
         self.tasks.len() - 1

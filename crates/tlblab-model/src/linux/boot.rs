@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use super::config::KernelConfig;
 use super::cpu::Cpu;
 use super::frames::{Frames, Owner};
-use super::vmstat::Counters;
+use super::Counters;
 use super::Kernel;
 use crate::hw::coherence::CacheLine;
 use crate::hw::coherence::{LineCosts, RmwLine};
@@ -18,8 +18,10 @@ use crate::hw::topology::Topology;
 use crate::hw::walk::Walker;
 use crate::linux::arch::x86::mm::tlb::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
 use crate::linux::arch::x86::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
+use crate::linux::arch::x86::X86;
+use crate::linux::arch::Arch;
 use crate::linux::include::linux::gfp::PAGES_PER_NODE;
-use crate::linux::kernel::smp::CallQueue;
+use crate::linux::kernel::smp::{CallQueue, Smp};
 use crate::linux::mm::page_alloc::{Layout, PageAlloc, PageAllocCosts};
 use crate::linux::mm::slub::{Slab, SlabCosts};
 use crate::linux::oracle::Oracle;
@@ -216,43 +218,49 @@ impl Kernel {
             _ => None,
         };
         let mut k = Kernel {
-            m8xx,
             topo,
             costs,
             config,
-            policy,
-            pcid,
-            range_sizes: RangeInputs::tlb_sizes(profile),
-            csqs: (0..topo.cpus())
-                .map(|_| CallQueue {
-                    // At most one request per shootdown in flight, one shootdown per CPU.
-                    entries: VecDeque::with_capacity(topo.cpus() as usize),
-                    head: RmwLine::default(),
-                })
-                .collect(),
             cpus,
             tlbs: (0..topo.cores()).map(|_| profile.build_core_tlb()).collect(),
-            lazy: CpuMask::new(),
+            smp: Smp {
+                csqs: (0..topo.cpus())
+                    .map(|_| CallQueue {
+                        // At most one request per shootdown in flight, one shootdown per CPU.
+                        entries: VecDeque::with_capacity(topo.cpus() as usize),
+                        head: RmwLine::default(),
+                    })
+                    .collect(),
+                shootdowns: Vec::new(),
+                free_shootdowns: Vec::new(),
+                fan: Vec::new(),
+            },
             tasks: Vec::new(),
             mms: Vec::new(),
+            next_ctx_id: 1,
+            woken: Vec::new(),
             files: Vec::new(),
             frames: Frames::new(node_pages * topo.sockets as u64),
             page_alloc,
             vmscan: crate::linux::mm::vmscan::Vmscan::new(profile, &layout, topo.cpus()),
             slab,
             slab_events: Vec::new(),
-            net,
             fs,
-            oracle,
             pipes: Vec::new(),
+            net,
             unix: Vec::new(),
-            shootdowns: Vec::new(),
-            free_shootdowns: Vec::new(),
-            fan: Vec::new(),
-            woken: Vec::new(),
+            arch: Arch {
+                x86: X86 {
+                    policy,
+                    pcid,
+                    range_sizes: RangeInputs::tlb_sizes(profile),
+                    lazy: CpuMask::new(),
+                    text,
+                },
+                ppc8xx: m8xx,
+            },
+            oracle,
             counters: Counters::default(),
-            next_ctx_id: 1,
-            text,
         };
         // empty_zero_page lives in the kernel image; here it is the first page boot takes.
         if k.page_alloc.is_some() {

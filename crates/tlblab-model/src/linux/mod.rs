@@ -43,8 +43,6 @@ pub mod preset;
 pub mod syscalls;
 pub mod vmstat;
 
-use arch::x86::mm::tlb::{RangePolicy, Shootdown};
-use arch::x86::text::KernelText;
 use boot::Costs;
 use config::KernelConfig;
 use cpu::Cpu;
@@ -52,16 +50,58 @@ use ctx::Ctx;
 use frames::{Frames, Owner};
 use include::linux::mm_types::{Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use kernel::sched::core::Task;
-use kernel::smp::CallQueue;
 use syscalls::Op;
-use vmstat::Counters;
 
 use crate::attribution::Bucket;
-use crate::hw::cpumask::CpuMask;
 use crate::hw::tlb::TlbHierarchy;
 use crate::hw::topology::Topology;
 use crate::time::Ps;
 use oracle::Oracle;
+
+// The counters' registration: every subsystem's counter struct, gathered into one `Counters`
+// (vmstat.rs defines the `counters!` macro each subsystem uses and imports nothing back).
+/// Defines [`Counters`], one field per subsystem's counter struct.
+macro_rules! subsystems {
+    ($($f:ident: $t:ty,)*) => {
+        /// Event counters of a run, by the kernel file that counts them.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Counters {
+            $(pub $f: $t,)*
+        }
+
+        impl Counters {
+            pub fn minus(&self, o: &Counters) -> Counters {
+                Counters { $($f: self.$f.minus(&o.$f)),* }
+            }
+
+            /// Every subsystem's `(name, value)` pairs, subsystem by subsystem.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                let mut all = Vec::new();
+                $(all.extend(self.$f.fields());)*
+                all
+            }
+        }
+    };
+}
+
+subsystems! {
+    tlbflush: arch::x86::mm::tlb::Counters,
+    smp: kernel::smp::Counters,
+    memory: mm::memory::Counters,
+    mmu_gather: mm::mmu_gather::Counters,
+    mmap: mm::mmap::Counters,
+    sched: kernel::sched::core::Counters,
+    tick_sched: kernel::time::tick_sched::Counters,
+    text: arch::x86::text::Counters,
+    oracle: oracle::Counters,
+    vmscan: mm::vmscan::Counters,
+    filemap: mm::filemap::Counters,
+    pipe: fs::pipe::Counters,
+    af_unix: net::unix::af_unix::Counters,
+    namei: fs::namei::Counters,
+    dcache: fs::dcache::Counters,
+    ext4: fs::ext4::Counters,
+}
 
 /// A kernel continuation queued on a CPU, by the subsystem that handles it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,57 +132,48 @@ pub enum Continuation {
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
 pub struct Kernel {
+    // The machine as the kernel sees it, and its configuration.
     pub topo: Topology,
     costs: Costs,
     pub config: KernelConfig,
-    /// The range policy with any table-derived shift resolved for this machine.
-    policy: RangePolicy,
-    /// User address spaces are PCID-tagged (v4.14+ on a CPU with PCID).
-    pcid: bool,
-    /// The data and instruction TLBs' 4K entry counts (the range policies' inputs).
-    range_sizes: (u64, u64),
     pub cpus: Vec<Cpu>,
     /// Per core, its TLBs (hw/tlb: the SMT siblings' per-core structures are shared arrays);
     /// `cpus[c].core` and `cpus[c].lp` say whose and which logical processor.
     pub tlbs: Vec<TlbHierarchy>,
-    csqs: Vec<CallQueue>,
-    /// The CPUs whose `tlb_state.is_lazy` is set (a mirror, so choosing a shootdown's targets is
-    /// mask arithmetic instead of a visit to every CPU of `mm_cpumask`).
-    lazy: CpuMask,
+    // kernel/: cross-CPU calls and the scheduler's tasks.
+    /// The call queues and the shootdowns in flight (linux/kernel/smp.rs).
+    pub(in crate::linux) smp: kernel::smp::Smp,
     pub tasks: Vec<Task>,
+    // mm/: address spaces, the page cache, frames, the allocators and reclaim.
     pub mms: Vec<Mm>,
+    next_ctx_id: u64,
+    /// Scratch for `mmap_lock` wake-ups (linux/mm/mmap.rs).
+    woken: Vec<usize>,
     pub files: Vec<mm::filemap::FilePages>,
     pub frames: Frames,
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).
     pub page_alloc: Option<mm::page_alloc::PageAlloc>,
-    /// The LRU lists, kswapd and the reclaimers' state (vmscan.rs).
+    /// The LRU lists, kswapd and the reclaimers' state (linux/mm/vmscan.rs).
     pub vmscan: mm::vmscan::Vmscan,
     /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
     pub slab: Option<mm::slub::Slab>,
     /// Scratch for the page-allocator calls SLUB reports (linux/mm/slub.rs).
     slab_events: Vec<mm::slub::PageEvent>,
-    /// Loopback sockets, on a machine with SLUB and a `[net]` section (socket.rs).
-    pub net: Option<net::socket::Net>,
+    // fs/ and net/.
     /// Directories and file creation (namei.rs, ext4.rs), on a machine with SLUB and `[fs]`.
     pub fs: Option<fs::namei::Fs>,
-    pub oracle: Oracle,
     /// Pipes (linux/fs/pipe.rs), by id.
     pub pipes: Vec<fs::pipe::Pipe>,
+    /// Loopback sockets, on a machine with SLUB and a `[net]` section (linux/net/socket.rs).
+    pub net: Option<net::socket::Net>,
     /// AF_UNIX stream pairs (linux/net/unix/af_unix.rs), by id.
     pub unix: Vec<net::unix::af_unix::UnixPair>,
-    shootdowns: Vec<Shootdown>,
-    /// Finished shootdown slots, reused so memory stays flat over long runs.
-    free_shootdowns: Vec<usize>,
-    /// Scratch for IPI fan-outs and lock wake-ups.
-    fan: Vec<(u32, Ps)>,
-    woken: Vec<usize>,
+    // arch/: what only one architecture's kernel keeps.
+    pub arch: arch::Arch,
+    // The model's own: the safety oracle and the counters.
+    pub oracle: Oracle,
     pub counters: Counters,
-    next_ctx_id: u64,
-    /// The kernel's own translations per path, when `kernel_tlb` is on and the CPU is x86.
-    text: Option<KernelText>,
-    /// The MPC8xx machine and its kernel's layouts, on a software-loaded-TLB profile.
-    pub m8xx: Option<Box<arch::ppc::mm::mmu_8xx::Machine8xx>>,
 }
 
 impl Kernel {
@@ -211,7 +242,7 @@ impl Kernel {
     /// wakes it: it waits on a shootdown with acknowledgements pending, outside the handler.
     pub fn spinning(&self, cpu: u32) -> bool {
         let c = &self.cpus[cpu as usize];
-        c.waiting.is_some_and(|sd| self.shootdowns[sd].pending > 0) && !c.in_irq
+        c.waiting.is_some_and(|sd| self.smp.shootdowns[sd].pending > 0) && !c.in_irq
     }
 
     /// Inside the call-function interrupt handler.
@@ -276,7 +307,7 @@ impl Kernel {
         let cpu = ctx.cpu;
         let ci = cpu as usize;
         if let Some(sd) = self.cpus[ci].waiting {
-            let s = self.shootdowns[sd];
+            let s = self.smp.shootdowns[sd];
             if s.pending > 0 {
                 return Boundary::Spin; // keep spinning; an ack or an IPI will wake us
             }
@@ -285,7 +316,7 @@ impl Kernel {
                 return Boundary::At(resume);
             }
             self.cpus[ci].waiting = None;
-            self.free_shootdowns.push(sd);
+            self.smp.free_shootdowns.push(sd);
         }
         let Some(t) = self.cpus[ci].task else {
             return match self.pick_next(cpu) {
@@ -307,7 +338,7 @@ impl Kernel {
     /// The flush knobs in force, with a table-derived shift resolved for this machine.
     pub fn effective_knobs(&self) -> config::Knobs {
         let mut k = self.config.knobs();
-        k.flush.policy = self.policy;
+        k.flush.policy = self.arch.x86.policy;
         k
     }
 
@@ -332,7 +363,7 @@ impl Kernel {
 
     /// The MPC8xx TLB-miss counters (linux/arch/ppc/tlbmiss.rs), on a software-loaded-TLB machine.
     pub fn tlbmiss(&self) -> Option<arch::ppc::tlbmiss::Counters> {
-        self.m8xx.as_ref().map(|m| m.counters)
+        self.arch.ppc8xx.as_ref().map(|m| m.counters)
     }
 }
 

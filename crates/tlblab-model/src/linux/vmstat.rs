@@ -1,8 +1,9 @@
 //! The model's event counters, after the kernel's own (`/proc/vmstat`'s `vm_event_item`, such as
 //! `nr_tlb_remote_flush_received`). Each kernel file owns its counters (a struct made by
-//! [`counters!`], counted by that file's paths); [`Counters`] gathers them, one field per
-//! subsystem, and is read by the engine at the measured window's edges. Reports see one flat list
-//! of names (`fields`), the same whichever file counts an event.
+//! [`counters!`], counted by that file's paths); `linux/mod.rs` gathers them, one field per
+//! subsystem, into [`super::Counters`], which the engine reads at the measured window's edges.
+//! Reports see one flat list of names (`fields`), the same whichever file counts an event. A leaf:
+//! this file imports nothing of the model.
 
 /// Defines a counter struct from one list of fields, with the window difference and the named
 /// list reports print: a new counter is one line in its subsystem's list.
@@ -28,52 +29,9 @@ macro_rules! counters {
 }
 pub(crate) use counters;
 
-/// Defines [`Counters`], one field per subsystem's counter struct.
-macro_rules! subsystems {
-    ($($f:ident: $t:ty,)*) => {
-        /// Event counters of a run, by the kernel file that counts them.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-        pub struct Counters {
-            $(pub $f: $t,)*
-        }
-
-        impl Counters {
-            pub fn minus(&self, o: &Counters) -> Counters {
-                Counters { $($f: self.$f.minus(&o.$f)),* }
-            }
-
-            /// Every subsystem's `(name, value)` pairs, subsystem by subsystem.
-            pub fn fields(&self) -> Vec<(&'static str, u64)> {
-                let mut all = Vec::new();
-                $(all.extend(self.$f.fields());)*
-                all
-            }
-        }
-    };
-}
-
-subsystems! {
-    tlbflush: crate::linux::arch::x86::mm::tlb::Counters,
-    smp: crate::linux::kernel::smp::Counters,
-    memory: crate::linux::mm::memory::Counters,
-    mmu_gather: crate::linux::mm::mmu_gather::Counters,
-    mmap: crate::linux::mm::mmap::Counters,
-    sched: crate::linux::kernel::sched::core::Counters,
-    tick_sched: crate::linux::kernel::time::tick_sched::Counters,
-    text: crate::linux::arch::x86::text::Counters,
-    oracle: super::oracle::Counters,
-    vmscan: crate::linux::mm::vmscan::Counters,
-    filemap: crate::linux::mm::filemap::Counters,
-    pipe: crate::linux::fs::pipe::Counters,
-    af_unix: crate::linux::net::unix::af_unix::Counters,
-    namei: crate::linux::fs::namei::Counters,
-    dcache: crate::linux::fs::dcache::Counters,
-    ext4: crate::linux::fs::ext4::Counters,
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::linux::Counters;
 
     #[test]
     fn names_are_unique_across_subsystems() {

@@ -95,7 +95,7 @@ impl Benchmark for Dd {
     }
 
     fn setup(&self, sim: &mut Simulation, _run: &Setup<'_>) {
-        let m = sim.kernel.m8xx.as_mut().expect("run::run checked the machine and kernel");
+        let m = sim.kernel.arch.ppc8xx.as_mut().expect("run::run checked the machine and kernel");
         if let Some(t) = &self.text {
             m.set_text(Arc::clone(t)).unwrap_or_else(|e| panic!("{e}"));
         }

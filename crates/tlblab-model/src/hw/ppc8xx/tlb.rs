@@ -3,8 +3,8 @@
 //! The 8xx has two of them, one for instruction fetches (ITLB) and one for data (DTLB), each
 //! 32 entries, fully associative, reloaded by software: a miss raises the ITLB-miss (0x1100) or
 //! DTLB-miss (0x1200) exception, whose handler (Linux `arch/ppc/kernel/head_8xx.S`, modelled in
-//! `linux/arch/ppc/kernel/head_8xx.rs`) walks the page tables and writes `MI_RPN` / `MD_RPN`; that write loads
-//! the entry the replacement counter points at.
+//! `linux/arch/ppc/kernel/head_8xx.rs`) walks the page tables and writes `MI_RPN` / `MD_RPN`; that
+//! write loads the entry the replacement counter points at.
 //!
 //! Hardware rules this file follows, with their sources (MPC885 Reference Manual = "885RM",
 //! MPC860 User's Manual = "860UM", MPC801 User's Manual = "801UM"; shared/reference/wave2-facts.md

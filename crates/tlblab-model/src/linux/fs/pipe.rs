@@ -4,8 +4,9 @@
 //! `pipe_write` first tries to merge a short write into the last buffer when the page has room
 //! (`PIPE_BUF_FLAG_CAN_MERGE` on anonymous pipes); otherwise it takes a new slot, with the page
 //! `pipe->tmp_page` caches if there is one, else a fresh `alloc_page(GFP_HIGHUSER)` (through
-//! linux/include/linux/gfp.rs: the per-CPU lists, the zone lock). `pipe_read` copies out of the oldest buffers
-//! and releases a buffer it drained (`anon_pipe_buf_release`): the page becomes `tmp_page` if
+//! linux/include/linux/gfp.rs: the per-CPU lists, the zone lock). `pipe_read` copies out of the
+//! oldest buffers and releases a buffer it drained (`anon_pipe_buf_release`): the page becomes
+//! `tmp_page` if
 //! none is cached, else it is freed (`put_page` -> `__free_page` on the reader's CPU). So a
 //! reader that keeps up recycles one page forever; a pipe that fills allocates on the writer's
 //! CPU and frees on the reader's: the producer/consumer pattern seed 004 is about, at order 0.

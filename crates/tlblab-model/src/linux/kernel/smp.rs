@@ -63,6 +63,19 @@ pub struct CallQueue {
     pub head: RmwLine,
 }
 
+/// The cross-CPU call machinery's state (kernel/smp.c): every CPU's `call_single_queue`, the
+/// shootdowns in flight that their requests point to, and scratch for the IPI fan-out.
+pub struct Smp {
+    pub(in crate::linux) csqs: Vec<CallQueue>,
+    /// Shootdowns in flight (a request's `csd` data: the `flush_tlb_info` and its acknowledgements),
+    /// by slot.
+    pub(in crate::linux) shootdowns: Vec<Shootdown>,
+    /// Finished shootdown slots, reused so memory stays flat over long runs.
+    pub(in crate::linux) free_shootdowns: Vec<usize>,
+    /// Scratch for IPI fan-outs.
+    pub(in crate::linux) fan: Vec<(u32, Ps)>,
+}
+
 impl Kernel {
     /// An interrupt step on this CPU: the call-function handler's entry (`new`: the engine just
     /// took a pending interrupt) or its continuation. Its kernel-text refills are charged as
@@ -87,10 +100,10 @@ impl Kernel {
         self.counters.smp.ipis_received += 1;
         let ci = cpu as usize;
         let mut d = ipi.handler_entry + self.kernel_path(ctx, Path::IrqEntry);
-        d += self.csqs[ci].head.rmw(cpu, now + d, &topo, &lines);
+        d += self.smp.csqs[ci].head.rmw(cpu, now + d, &topo, &lines);
         let taken_at = now + d;
         let c = &mut self.cpus[ci];
-        let q = &mut self.csqs[ci].entries;
+        let q = &mut self.smp.csqs[ci].entries;
         while q.front().is_some_and(|e| e.at <= taken_at) {
             c.taken.extend(q.pop_front());
         }
@@ -118,7 +131,7 @@ impl Kernel {
             }
             self.cpus[ci].taken.pop_front();
             self.counters.smp.remote_flushes_received += 1;
-            let Shootdown { info, batch, .. } = self.shootdowns[e.shootdown as usize];
+            let Shootdown { info, batch, .. } = self.smp.shootdowns[e.shootdown as usize];
             // The csd line travels sender -> handler (read func/info), handler -> sender
             // (csd_unlock invalidates the sender's copy; its spin reads it back).
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
@@ -135,7 +148,7 @@ impl Kernel {
             };
             d += hop;
             let ack = now + d + hop;
-            let s = &mut self.shootdowns[e.shootdown as usize];
+            let s = &mut self.smp.shootdowns[e.shootdown as usize];
             s.pending -= 1;
             s.last_ack = s.last_ack.max(ack);
             if s.pending == 0 && !ctx.stepping(s.initiator) {
@@ -146,7 +159,7 @@ impl Kernel {
         // A request that landed after llist_del_all found the queue empty, so its sender sent
         // an IPI. (Senders run whole in the model: its ICR write is not charged to it.) A sender
         // that does not coalesce sent one whatever it found.
-        if let Some(&e) = self.csqs[ci].entries.front() {
+        if let Some(&e) = self.smp.csqs[ci].entries.front() {
             if e.coalesced && ctx.irq_quiet() {
                 self.send_ipi(ctx, cpu, e.at + ipi.send + ipi.delivery);
             }
@@ -168,8 +181,9 @@ impl Kernel {
     /// the sender's csd for it (a store to a line the target wrote last, at its previous unlock),
     /// then llist_add it to the target's call_single_queue (an RMW on the queue head). Where the
     /// kernel coalesces (`coalesce_ipis`: v4.13+ always, v3.9-v4.12 a lone target only) only
-    /// targets whose queue was empty get an IPI, otherwise every target; all at the loop's end. Records the shootdown the sender waits on; with `post_local` the
-    /// sender then flushes itself (v5.13+ `concurrent_local`) and sets its `local_done`.
+    /// targets whose queue was empty get an IPI, otherwise every target; all at the loop's end.
+    /// Records the shootdown the sender waits on; with `post_local` the sender then flushes itself
+    /// (v5.13+ `concurrent_local`) and sets its `local_done`.
     /// Returns the time from `t0` this step took; the loop may go on in a continuation.
     pub(in crate::linux) fn call_function_many(
         &mut self,
@@ -181,7 +195,7 @@ impl Kernel {
         post_local: bool,
     ) -> Ps {
         let cpu = ctx.cpu;
-        let sd = self.free_shootdowns.pop().unwrap_or(self.shootdowns.len());
+        let sd = self.smp.free_shootdowns.pop().unwrap_or(self.smp.shootdowns.len());
         // The record exists from the first enqueue: a target may take its request (and ack it)
         // before the loop ends.
         let record = Shootdown {
@@ -192,10 +206,10 @@ impl Kernel {
             local_done: t0,
             batch,
         };
-        if sd == self.shootdowns.len() {
-            self.shootdowns.push(record);
+        if sd == self.smp.shootdowns.len() {
+            self.smp.shootdowns.push(record);
         } else {
-            self.shootdowns[sd] = record;
+            self.smp.shootdowns[sd] = record;
         }
         let coalesce = self.config.flush.coalesce_ipis.coalesces(targets.weight());
         let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local, coalesce };
@@ -224,7 +238,7 @@ impl Kernel {
                 return send;
             }
             l.left.clear(t);
-            let q = &mut self.csqs[t as usize];
+            let q = &mut self.smp.csqs[t as usize];
             send += lines.transfer(topo.distance(cpu, t));
             send += q.head.rmw(cpu, t0 + send, &topo, &lines);
             let at = t0 + send;
@@ -240,21 +254,21 @@ impl Kernel {
                 q.entries.insert(i, csd);
             }
         }
-        let mut fan = std::mem::take(&mut self.fan);
+        let mut fan = std::mem::take(&mut self.smp.fan);
         let (busy, _) = ipi.fanout_into(&l.ipis, &mut fan);
         let icr_t0 = t0 + send;
         send += busy;
         for &(t, at) in &fan {
             self.send_ipi(ctx, t, icr_t0 + at);
         }
-        self.fan = fan;
+        self.smp.fan = fan;
         ctx.charge(Bucket::IpiSend, send);
-        let info = self.shootdowns[l.sd].info;
+        let info = self.smp.shootdowns[l.sd].info;
         let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(info.mm);
         let post =
             if l.post_local && loaded_here { self.run_flush_func(cpu, t0 + send, &info) } else { Ps::ZERO };
         ctx.charge(Bucket::FlushWork, post);
-        self.shootdowns[l.sd].local_done = t0 + send + post;
+        self.smp.shootdowns[l.sd].local_done = t0 + send + post;
         self.cpus[cpu as usize].waiting = Some(l.sd);
         send + post
     }

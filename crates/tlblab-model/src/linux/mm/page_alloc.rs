@@ -3,8 +3,9 @@
 //! One `ZONE_NORMAL` per NUMA node (a socket), or a named machine's x86-64 zones (`zones.rs`:
 //! DMA32 and Normal, chosen by the zonelist and v4.2's fair zone allocation policy), each with
 //! buddy free lists per order and migratetype under `zone->lock` (a FIFO spinlock on a contended
-//! line, hw/lock.rs), watermarks, `lowmem_reserve`, and one `per_cpu_pages` per CPU. The buddy rules (`__rmqueue_smallest` + `expand`,
-//! `__rmqueue_fallback` with pageblock stealing, `__free_one_page` with the buddy-is-free test and
+//! line, hw/lock.rs), watermarks, `lowmem_reserve`, and one `per_cpu_pages` per CPU. The buddy
+//! rules (`__rmqueue_smallest` + `expand`, `__rmqueue_fallback` with pageblock stealing,
+//! `__free_one_page` with the buddy-is-free test and
 //! the tail placement when the next-order buddy is free) follow v4.9; v5.14 keeps them for the
 //! cases modelled here (no CMA, no isolation, no highatomic reserve, no page shuffling). What
 //! differs by era (which orders the per-CPU lists hold, batch, high, refill and drain sizes) is

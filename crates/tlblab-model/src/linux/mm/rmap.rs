@@ -159,7 +159,8 @@ impl Kernel {
     pub(in crate::linux) fn try_to_unmap_flush(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let cpu = ctx.cpu;
         let ubc = std::mem::take(&mut self.vmscan.ubc[t]);
-        let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu, &self.lazy, &self.config.flush) else {
+        let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu, &self.arch.x86.lazy, &self.config.flush)
+        else {
             return Ps::ZERO;
         };
         self.counters.vmscan.reclaim_batch_flushes += 1;

@@ -45,7 +45,8 @@ impl Kernel {
     /// One dd operation on the 8xx machine: user text, the read, or the write (with the
     /// writeback it triggers); timer interrupts due by now are taken first.
     pub(in crate::linux) fn op_8xx(&mut self, ctx: &mut Ctx, op: Op) -> Ps {
-        let m = self.m8xx.as_mut().expect("run::run refuses 8xx operations on a hardware-walk machine");
+        let m =
+            self.arch.ppc8xx.as_mut().expect("run::run refuses 8xx operations on a hardware-walk machine");
         let paths = m.paths;
         let mut user = Clocks::default();
         let mut sys = Clocks::default();

@@ -1,11 +1,11 @@
 //! The MPC8xx TLB-miss counters of seed 003's `/proc/tlbmiss` (Marcelo Tosatti's instrumentation
 //! patch, not found: the split by user and kernel is taken to follow the handlers' own test, the
-//! faulting EA against 0x80000000, linux/arch/ppc/kernel/head_8xx.rs `KERNEL_SPACE`), and where the time went:
-//! the handler clocks per miss kind, and user against system time as the 2.4/2.6 tick
+//! faulting EA against 0x80000000, linux/arch/ppc/kernel/head_8xx.rs `KERNEL_SPACE`), and where the
+//! time went: the handler clocks per miss kind, and user against system time as the 2.4/2.6 tick
 //! accounting splits it (the mode the CPU was in when the exception was taken: a miss taken in
 //! user mode is user time, one taken inside a system call system time).
 //!
-//! Kept apart from `vmstat::Counters` (x86 results stay byte-identical): `RunResult`'s counter map
+//! Kept apart from `linux::Counters` (x86 results stay byte-identical): `RunResult`'s counter map
 //! gains these names only on a software-loaded-TLB machine.
 
 crate::linux::vmstat::counters! {

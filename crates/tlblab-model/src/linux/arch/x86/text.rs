@@ -448,7 +448,7 @@ impl Kernel {
     /// kernel maps it). Charged to page_walk; returns the walks' time.
     pub(in crate::linux) fn kernel_path(&mut self, ctx: &mut Ctx, path: Path) -> Ps {
         let cpu = ctx.cpu;
-        let Some(text) = &self.text else { return Ps::ZERO };
+        let Some(text) = &self.arch.x86.text else { return Ps::ZERO };
         let c = &mut self.cpus[cpu as usize];
         let (pcid, lp) = (c.st.pcid(), c.lp);
         let tlb = &mut self.tlbs[c.core];

@@ -108,7 +108,7 @@ impl Kernel {
         let c = &mut self.cpus[cpu as usize];
         if c.st.loaded_mm.is_some() {
             c.st.is_lazy = true;
-            self.lazy.set(cpu);
+            self.arch.x86.lazy.set(cpu);
         }
         false
     }

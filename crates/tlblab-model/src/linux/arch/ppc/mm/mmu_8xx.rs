@@ -1,8 +1,9 @@
 //! The MPC8xx MMU as Linux drives it on a uniprocessor (arch/ppc/mm of 2.4.0 and 2.6.12-rc2):
 //! the machine state (the ITLB/DTLB pair, the 4 KB I- and D-caches, the 2-level page tables), the
 //! kernel's text and data layouts, and every fetch, load and store a path makes: a TLB lookup,
-//! on a miss the exception hw/walk.rs names and linux/arch/ppc/kernel/head_8xx.rs's handler run against the same
-//! caches, then the access through the cache. `set_context` (a `tlbia` on every switch in
+//! on a miss the exception hw/walk.rs names and linux/arch/ppc/kernel/head_8xx.rs's handler run
+//! against the same caches, then the access through the cache. `set_context` (a `tlbia` on every
+//! switch in
 //! 2.4.0's head_8xx.S, none in 2.6.12-rc2's, which tags entries with the context's ASID) is here
 //! too, as are the boot-time pins (`CONFIG_PIN_TLB`) and the lost pin of seed 003.
 //!
