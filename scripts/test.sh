@@ -4,7 +4,7 @@
 # Works from any directory.  Sets up <repo>/.venv with pycachesim (the peer
 # simulator the cross-check test compares tlblab against; see
 # scripts/ensure_venv.sh), exports TLBLAB_PYTHON=<repo>/.venv/bin/python and runs
-#     cargo test --workspace --release "$@"
+#     cargo test --workspace --release --no-fail-fast "$@"
 # (release mode so the cross-check over large traces is fast), then installs the Python package
 # (scripts/ensure_python_api.sh) and runs its pytest suite.
 set -euo pipefail
@@ -13,11 +13,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TLBLAB_PYTHON="$(bash "$ROOT/scripts/ensure_venv.sh")"
 export TLBLAB_PYTHON
 cd "$ROOT"
-printf 'test.sh: TLBLAB_PYTHON=%s; cargo test --workspace --release %s\n' "$TLBLAB_PYTHON" "$*" >&2
+printf 'test.sh: TLBLAB_PYTHON=%s; cargo test --workspace --release --no-fail-fast %s\n' "$TLBLAB_PYTHON" "$*" >&2
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --workspace --release "$@" 2>&1 | tee "$log" || status=$?
+cargo test --workspace --release --no-fail-fast "$@" 2>&1 | tee "$log" || status=$?
 # The HTML reports as a reader sees them: headless Chromium renders what `reproduce --out` and
 # `compare --out` write (scripts/check_html.sh installs chromium on CI).
 if [ "$status" = 0 ]; then

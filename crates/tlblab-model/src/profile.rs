@@ -282,10 +282,13 @@ pub struct MachineProfile {
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProfileError {
     pub key: String,
     pub message: String,
+    /// For a number out of its range, the range (min, max): what a probe that derived the
+    /// number falls back into.
+    pub allowed: Option<(f64, f64)>,
 }
 
 impl fmt::Display for ProfileError {
@@ -297,15 +300,15 @@ impl fmt::Display for ProfileError {
 impl std::error::Error for ProfileError {}
 
 fn err(key: impl Into<String>, message: impl Into<String>) -> ProfileError {
-    ProfileError { key: key.into(), message: message.into() }
+    ProfileError { key: key.into(), message: message.into(), allowed: None }
 }
 
 fn check_sourced(key: &str, s: &Sourced, min: f64, max: f64) -> Result<(), ProfileError> {
     if !s.value.is_finite() || s.value < min || s.value > max {
-        return Err(err(
-            format!("{key}.value"),
-            format!("{} is out of range; allowed {min} ..= {max}", s.value),
-        ));
+        return Err(ProfileError {
+            allowed: Some((min, max)),
+            ..err(format!("{key}.value"), format!("{} is out of range; allowed {min} ..= {max}", s.value))
+        });
     }
     if s.source.trim().is_empty() {
         return Err(err(format!("{key}.source"), "must name where the number comes from"));

@@ -47,7 +47,9 @@ impl CpuidDump {
             [r.eax, r.ebx, r.ecx, r.edx]
         };
         let max = q(0, 0)[0];
-        for leaf in [1, 2, 7] {
+        // 0x15 and 0x16: the TSC's crystal ratio and the nominal base frequency (the probe's
+        // clock cross-check).
+        for leaf in [1, 2, 7, 0x15, 0x16] {
             if leaf <= max {
                 q(leaf, 0);
             }
@@ -58,8 +60,13 @@ impl CpuidDump {
                 q(0x18, s);
             }
         }
-        if q(0x4000_0000, 0)[0] >= 0x4000_0001 {
+        let hv = q(0x4000_0000, 0)[0];
+        if hv >= 0x4000_0001 {
             q(0x4000_0001, 0);
+        }
+        // The hypervisor's timing leaf (TSC kHz), where the VMM fills it.
+        if (0x4000_0010..0x4001_0000).contains(&hv) {
+            q(0x4000_0010, 0);
         }
         let ext = q(0x8000_0000, 0)[0];
         for leaf in

@@ -112,8 +112,8 @@ fn derivations_of_recorded_probes() {
             check_estimate(&format!("{file} walk"), w);
         }
 
-        let p = host_profile::build(&r, "fixture").unwrap_or_else(|e| panic!("{file}: {e}"));
-        let mhz = r.raw.clock_mhz.median;
+        let p = host_profile::build(&r, "fixture").unwrap_or_else(|e| panic!("{file}: {e}")).profile;
+        let mhz = r.clock.mhz;
         let cyc = |ns: f64| ns * mhz / 1000.0;
         check_key(&p, "invlpg", &sc.invlpg_ns, Some(cyc(sc.invlpg_ns.value)), &file);
         check_key(&p, "full_flush", &sc.full_flush_ns, Some(cyc(sc.full_flush_ns.value)), &file);
@@ -140,4 +140,67 @@ fn a_damaged_fixture_is_refused_with_its_reason() {
     assert!(e.contains("shootdown"), "{e}");
     let e = ProbeReport::from_json("{}").unwrap_err();
     assert!(e.starts_with("probe report:"), "{e}");
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+#[test]
+fn the_intel_guest_takes_the_multiply_clock_and_a_twelve_way_stlb() {
+    // Reconstructed from what the Intel Xeon guest showed (reconstruct_intel_probe.py): the
+    // add-immediate chain read 22,928 MHz, CPUID leaf 0x18 is zeros, the chase's L2 reach 12,288.
+    let r = ProbeReport::from_json(&fixture("probe-xeon-kvm-reconstructed.json")).unwrap();
+    assert!(r.cpuid_tlb.entries.is_empty(), "{:?}", r.cpuid_tlb);
+    assert!((r.clock.mhz - 4100.0).abs() < 5.0 && r.clock.measured, "{:?}", r.clock);
+    assert!(
+        r.clock.disagreements.iter().any(|d| d.contains("22928") && d.contains("set aside")),
+        "{:?}",
+        r.clock
+    );
+    let b = host_profile::build(&r, "xeon").unwrap();
+    let p = &b.profile;
+    assert_eq!(p.cpu.clock_mhz.confidence, Confidence::Measured);
+    assert!(p.cpu.clock_mhz.source.contains("multiplies"), "{}", p.cpu.clock_mhz.source);
+    let stlb = p.tlb.structures.iter().find(|s| s.level == 2).expect("an L2 TLB from the chase");
+    assert_eq!((stlb.entries, stlb.ways), (12_288, 12), "{}", stlb.source);
+    assert!(
+        stlb.source.contains("1024 sets x 12 ways") && stlb.source.contains("measured"),
+        "{}",
+        stlb.source
+    );
+    // The L2-hit penalty (1.7 ns in the reconstruction) in cycles at the clock taken.
+    assert!((stlb.hit_cycles.value - 1.7 * 4.1).abs() < 1.0, "{:?}", stlb.hit_cycles);
+}
+
+#[test]
+fn a_host_that_surprises_the_probe_still_gets_a_profile_with_labelled_fallbacks() {
+    let mut v: serde_json::Value = serde_json::from_str(&fixture("probe-epyc-kvm-busy-quick.json")).unwrap();
+    // No cache ladder, no fault, no ping-pong, a syscall of 5 s, both clock chains absurd.
+    v["cache"] = serde_json::json!([]);
+    v["faults"] = serde_json::json!([]);
+    v["c2c_ns"] = serde_json::Value::Null;
+    v["syscall_ns"]["median"] = serde_json::json!(5e9);
+    v["clock_mhz"]["median"] = serde_json::json!(40_000.0);
+    v["clock_imul_mhz"] =
+        serde_json::json!({"median": 30000.0, "min": 30000.0, "max": 30000.0, "rel_iqr": 0.0, "n": 1});
+    let r = ProbeReport::from_json(&v.to_string()).unwrap();
+    let b = host_profile::build(&r, "surprised").unwrap_or_else(|e| panic!("{e}"));
+    let p = &b.profile;
+    p.validate().unwrap();
+    // The clock: the kernel's cpu MHz of the recording stands in, labelled.
+    assert_eq!(p.cpu.clock_mhz.value, r.host.cpuinfo_mhz.unwrap());
+    assert_eq!(p.cpu.clock_mhz.confidence, Confidence::Estimate);
+    // The syscall: the range's bound, with what was derived.
+    let s = &p.kernel.syscall_ns;
+    assert_eq!((s.value, s.confidence), (1_000_000.0, Confidence::Estimate));
+    assert!(s.source.starts_with("fallback") && s.source.contains("5000000000"), "{}", s.source);
+    for (key, k) in [("l1d", &p.memory.l1d_hit_cycles), ("fault", &p.kernel.fault_ns)] {
+        assert_eq!(k.confidence, Confidence::Estimate, "{key}");
+        assert!(k.source.contains("fallback"), "{key}: {}", k.source);
+    }
+    assert!(p.coherence.as_ref().unwrap().same_socket_ns.source.contains("fallback"));
+    for w in ["kernel.syscall_ns", "L1D", "fault", "cache-line"] {
+        assert!(b.warnings.iter().any(|x| x.contains(w)), "{w}: {:?}", b.warnings);
+    }
 }

@@ -65,6 +65,9 @@ pub struct ProbeReport {
     pub reach_analysis: Option<chase::Reach>,
     #[serde(skip_deserializing)]
     pub shootdown_costs: Option<shootdown::ShootdownCosts>,
+    /// The core clock taken from the chains and the nominal figures (again, when read back).
+    #[serde(skip_deserializing)]
+    pub clock: clock::ClockReading,
     /// Per part: the others' share of the machine while it ran.
     pub interference: Vec<(String, Option<InterferenceReport>)>,
     /// Skipped parts and caveats, in words.
@@ -74,7 +77,15 @@ pub struct ProbeReport {
 /// The raw measurements, every one kept per block: what the derivations read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurements {
+    /// The chain of dependent adds ([`clock::Chain::Add`]; reports recorded before 2026-11-27
+    /// timed `add reg, 1`, which cores that fold immediate adds run faster than their clock).
     pub clock_mhz: Summary,
+    /// The chain of dependent multiplies ([`clock::Chain::Imul`]; absent from older reports).
+    #[serde(default)]
+    pub clock_imul_mhz: Option<Summary>,
+    /// The kernel's cpufreq figures (CPUID's are in the dump; absent from older reports).
+    #[serde(default)]
+    pub kernel_clock: clock::KernelClock,
     pub cache: Vec<chase::CacheLevel>,
     pub reach: chase::ReachSweep,
     pub shootdown: shootdown::ShootdownSweep,
@@ -103,12 +114,21 @@ pub fn derive(m: &Measurements) -> (Option<chase::Reach>, Option<shootdown::Shoo
     (chase::analyse(&m.reach, m.cpuid_l2), shootdown::analyse(&m.shootdown, m.ceiling))
 }
 
+/// The core clock from the two chains and the host's nominal figures.
+pub fn clock_of(m: &Measurements, host: &HostInfo, cpuid: &CpuidDump) -> clock::ClockReading {
+    let nominal = clock::nominal(cpuid, host.cpuinfo_mhz, &m.kernel_clock);
+    let l1d = m.cache.iter().find(|c| c.name == "L1D").map(|c| c.ns.median);
+    clock::reading(&m.clock_mhz, m.clock_imul_mhz.as_ref(), &nominal, l1d)
+}
+
 impl ProbeReport {
     /// Reads a recorded report (`tlblab probe --json`) back and re-derives everything that is
-    /// derived: the TLB geometry from the CPUID dump and the sweeps' analyses from the blocks.
+    /// derived: the TLB geometry from the CPUID dump, the clock and the sweeps' analyses.
     pub fn from_json(text: &str) -> Result<ProbeReport, String> {
         let mut r: ProbeReport = serde_json::from_str(text).map_err(|e| format!("probe report: {e}"))?;
-        r.cpuid_tlb = decode_tlbs(&CpuidDump::parse(&r.cpuid_dump)?);
+        let cpuid = CpuidDump::parse(&r.cpuid_dump)?;
+        r.cpuid_tlb = decode_tlbs(&cpuid);
+        r.clock = clock_of(&r.raw, &r.host, &cpuid);
         (r.reach_analysis, r.shootdown_costs) = derive(&r.raw);
         Ok(r)
     }
@@ -209,8 +229,10 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     let thp = host.thp_usable();
 
     let name = part("core clock");
-    let (clock_mhz, r) =
-        quietest(tries, ncpu, || Ok(clock::core_clock_mhz(runs, if opts.quick { 5 } else { 20 })))?;
+    let ms = if opts.quick { 5 } else { 20 };
+    let ((clock_mhz, clock_imul_mhz), r) = quietest(tries, ncpu, || {
+        Ok((clock::chain_mhz(clock::Chain::Add, runs, ms), clock::chain_mhz(clock::Chain::Imul, runs, ms)))
+    })?;
     interference.push((name, r));
 
     let name = part("cache latency ladder");
@@ -315,6 +337,8 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     }
     let raw = Measurements {
         clock_mhz,
+        clock_imul_mhz: Some(clock_imul_mhz),
+        kernel_clock: clock::KernelClock::read(),
         cache,
         reach,
         shootdown: shoot,
@@ -330,6 +354,8 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         memcpy_mbps,
     };
     let (reach_analysis, shootdown_costs) = derive(&raw);
+    let clock = clock_of(&raw, &host, &cpuid);
+    notes.extend(clock.disagreements.iter().map(|d| format!("clock: {d}")));
     Ok(ProbeReport {
         date: today(),
         quick: opts.quick,
@@ -340,6 +366,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         raw,
         reach_analysis,
         shootdown_costs,
+        clock,
         interference,
         notes,
     })

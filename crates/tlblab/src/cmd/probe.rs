@@ -74,7 +74,7 @@ fn run_repeated(a: &ProbeArgs) -> Result<()> {
         eprintln!("probe: run {} of {n}", i + 1);
         let r = measure(a.quick, a.seed)?;
         match tlblab_native::host_profile::build(&r, &a.name) {
-            Ok(p) => profiles.push(Some(p)),
+            Ok(b) => profiles.push(Some(b.profile)),
             Err(e) => {
                 failed.push((i, e));
                 profiles.push(None);
@@ -119,8 +119,11 @@ fn run_repeated(a: &ProbeArgs) -> Result<()> {
 
 /// Writes the host profile built from `r` (atomically).
 pub fn write_profile(r: &ProbeReport, name: &str, path: &std::path::Path) -> Result<()> {
-    let p = tlblab_native::host_profile::build(r, name).map_err(|e| anyhow!("{e}"))?;
-    let body = toml::to_string(&p).context("serialising the host profile")?;
+    let b = tlblab_native::host_profile::build(r, name).map_err(|e| anyhow!("{e}"))?;
+    for w in &b.warnings {
+        eprintln!("probe: warning: {w}");
+    }
+    let body = toml::to_string(&b.profile).context("serialising the host profile")?;
     let text = format!(
         "# Host profile written by `tlblab probe{} --write-profile` on {}.\n# Every number comes from the \
          probe's measurements on this host (or says what was assumed); no workload result feeds it.\n\n{body}",
@@ -191,14 +194,22 @@ pub fn render(r: &ProbeReport) -> String {
         out += &format!("  note: {n}\n");
     }
 
-    out += &format!("\ncore clock: {} MHz (spread {})\n\n", s(&r.raw.clock_mhz, 0), pct(&r.raw.clock_mhz));
+    out += &format!(
+        "\ncore clock: {:.0} MHz{} (add chain {} MHz, spread {}; multiply chain {})\n  {}\n\n",
+        r.clock.mhz,
+        if r.clock.measured { "" } else { " (fallback)" },
+        s(&r.raw.clock_mhz, 0),
+        pct(&r.raw.clock_mhz),
+        r.raw.clock_imul_mhz.map_or("-".into(), |m| format!("{} MHz, spread {}", s(&m, 0), pct(&m))),
+        r.clock.source
+    );
     let mut t = Table::new(["cache level", "working set", "ns", "cycles", "spread"]);
     for c in &r.raw.cache {
         t.row([
             c.name.clone(),
             format!("{} KiB", c.working_set >> 10),
             s(&c.ns, 2),
-            format!("{:.1}", c.ns.median * r.raw.clock_mhz.median / 1000.0),
+            format!("{:.1}", c.ns.median * r.clock.mhz / 1000.0),
             pct(&c.ns),
         ]);
     }

@@ -97,9 +97,12 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         Some(m) => machines::load(m)?,
         None => {
             let r = crate::cmd::probe::measure(a.quick, 1)?;
-            let p = tlblab_native::host_profile::build(&r, "host").map_err(|e| anyhow!("{e}"))?;
-            eprintln!("validate: host profile measured now ({})", p.description);
-            p
+            let b = tlblab_native::host_profile::build(&r, "host").map_err(|e| anyhow!("{e}"))?;
+            for w in &b.warnings {
+                eprintln!("validate: warning: {w}");
+            }
+            eprintln!("validate: host profile measured now ({})", b.profile.description);
+            b.profile
         }
     };
     let kernel = kernel_config(&a.kernel, &[])?;

@@ -6,14 +6,15 @@
 //! probe cannot measure from user space say what was assumed and carry `estimate`.
 
 use tlblab_model::hw::ipi::ApicMode;
-use tlblab_model::hw::tlb::{Inclusion, PageSize, Replacement, Serves};
+use tlblab_model::hw::tlb::{Inclusion, Replacement, Serves};
 use tlblab_model::profile::{
     Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, PageAllocProfile,
-    Sharing, Sourced, Tlb, TlbStructure, Topology, Walk, WalkKind, SCHEMA_VERSION, STEP_FACTORS,
+    Sourced, Tlb, Topology, Walk, WalkKind, SCHEMA_VERSION, STEP_FACTORS,
 };
 
-use crate::cpuid;
 use crate::probe::ProbeReport;
+
+mod tlb;
 
 fn measured(value: f64, source: String) -> Sourced {
     Sourced { value, source, confidence: Confidence::Measured }
@@ -23,181 +24,6 @@ fn estimate(value: f64, source: impl Into<String>) -> Sourced {
     Sourced { value, source: source.into(), confidence: Confidence::Estimate }
 }
 
-/// The largest power of two not above `x` (x >= 1).
-fn pow2_floor(x: u32) -> u32 {
-    1 << (31 - x.max(1).leading_zeros())
-}
-
-/// CPUID rows as profile structures: rows of one level and kind with the same entry count are
-/// one physical array serving several page sizes (AMD reports 4K and 2M separately for the same
-/// structure); associativities the model cannot hold (sets must be a power of two) are widened
-/// to the nearest representable one at the same capacity.
-fn structures_from_cpuid(g: &cpuid::TlbGeometry, tag: &str, l2_hit: &Sourced) -> Vec<TlbStructure> {
-    let mut out: Vec<(TlbStructure, Vec<String>)> = Vec::new();
-    for e in &g.entries {
-        let serves = match e.serves {
-            cpuid::Serves::Instruction => Serves::Instruction,
-            cpuid::Serves::Data => Serves::Data,
-            cpuid::Serves::Unified => Serves::Unified,
-            cpuid::Serves::Load => Serves::Load,
-            cpuid::Serves::Store => Serves::Store,
-        };
-        let sizes: Vec<PageSize> = e
-            .page_sizes
-            .iter()
-            .filter_map(|s| match *s {
-                "4k" => Some(PageSize::Size4K),
-                "2m" => Some(PageSize::Size2M),
-                "1g" => Some(PageSize::Size1G),
-                _ => None, // 4M pages do not exist in 64-bit mode
-            })
-            .collect();
-        if sizes.is_empty() {
-            continue;
-        }
-        if let Some((s, srcs)) =
-            out.iter_mut().find(|(s, _)| s.level == e.level && s.serves == serves && s.entries == e.entries)
-        {
-            for z in sizes {
-                if !s.page_sizes.contains(&z) {
-                    s.page_sizes.push(z);
-                }
-            }
-            srcs.push(format!("{} ({}-way)", e.source, e.ways));
-            continue;
-        }
-        let sets = e.entries / e.ways.max(1);
-        let (ways, widened) = if sets.is_power_of_two() && e.entries % e.ways.max(1) == 0 {
-            (e.ways, None)
-        } else {
-            let s = pow2_floor(sets);
-            (e.entries / s, Some(e.ways))
-        };
-        let mut srcs = vec![format!("{} ({}-way)", e.source, e.ways)];
-        if let Some(w) = widened {
-            srcs.push(format!(
-                "{w}-way over {} entries gives {sets} sets, not a power of two: modelled as {} sets x {ways} ways \
-                 (same capacity)",
-                e.entries,
-                e.entries / ways
-            ));
-        }
-        let kind = match serves {
-            Serves::Instruction => "ITLB",
-            Serves::Unified if e.level == 2 => "STLB",
-            Serves::Load => "DTLB load",
-            Serves::Store => "DTLB store",
-            _ => "DTLB",
-        };
-        let hit_cycles = if e.level == 1 {
-            estimate(0.0, "level 1: lookup hidden in the load-to-use latency (profile.rs convention)")
-        } else if serves == Serves::Instruction {
-            Sourced {
-                value: l2_hit.value,
-                source: format!(
-                    "assumed equal to the data side (the probe chases loads only): {}",
-                    l2_hit.source
-                ),
-                confidence: Confidence::Estimate,
-            }
-        } else {
-            l2_hit.clone()
-        };
-        out.push((
-            TlbStructure {
-                name: format!("L{} {kind}", e.level),
-                level: e.level,
-                serves,
-                page_sizes: sizes,
-                entries: e.entries,
-                ways,
-                sharing: Sharing::PerCore,
-                source: String::new(),
-                confidence: Confidence::Measured,
-                hit_cycles,
-            },
-            srcs,
-        ));
-    }
-    // Names must tell arrays apart: add the page sizes where two share a name.
-    let names: Vec<String> = out.iter().map(|(s, _)| s.name.clone()).collect();
-    out.into_iter()
-        .map(|(mut s, srcs)| {
-            if names.iter().filter(|n| **n == s.name).count() > 1 {
-                let z: Vec<&str> = s.page_sizes.iter().map(|p| p.name()).collect();
-                s.name = format!("{} {}", s.name, z.join("/"));
-            }
-            s.source = format!("{tag}: {}", srcs.join("; "));
-            s
-        })
-        .collect()
-}
-
-/// The data side from the pointer chase when CPUID says nothing (e.g. an Intel guest whose
-/// leaf 0x18 reads as zeros): L1 DTLB and an L2 of the measured reaches.
-fn structures_from_reach(r: &crate::probe::chase::Reach, tag: &str, l2_hit: &Sourced) -> Vec<TlbStructure> {
-    let mut v = Vec::new();
-    let l1 = r.l1_pages.or(r.l2_pages).unwrap_or(64).max(1) as u32;
-    let reach = |p: usize, next: Option<usize>| match next {
-        Some(n) => format!("no penalty up to {p} pages, a penalty from {n}"),
-        None => format!("no penalty up to {p} pages"),
-    };
-    v.push(TlbStructure {
-        name: "L1 DTLB".into(),
-        level: 1,
-        serves: Serves::Data,
-        page_sizes: vec![PageSize::Size4K],
-        entries: l1,
-        ways: l1,
-        sharing: Sharing::PerCore,
-        source: format!(
-            "{tag}: CPUID gave no TLB geometry; entries = the pointer-chase L1 reach ({}); fully associative assumed",
-            r.l1_pages.map_or_else(|| format!("not visible: {}", r.reading), |p| reach(p, r.l1_next))
-        ),
-        confidence: Confidence::Estimate,
-        hit_cycles: estimate(0.0, "level 1: lookup hidden in the load-to-use latency (profile.rs convention)"),
-    });
-    v.push(TlbStructure {
-        name: "L1 ITLB".into(),
-        level: 1,
-        serves: Serves::Instruction,
-        page_sizes: vec![PageSize::Size4K],
-        entries: l1,
-        ways: l1,
-        sharing: Sharing::PerCore,
-        source: format!(
-            "{tag}: not measurable by a data pointer chase; assumed the size of the L1 DTLB reach"
-        ),
-        confidence: Confidence::Estimate,
-        hit_cycles: estimate(
-            0.0,
-            "level 1: lookup hidden in the load-to-use latency (profile.rs convention)",
-        ),
-    });
-    if let Some(p) = r.l2_pages {
-        let entries = p as u32;
-        let ways = if entries % 8 == 0 && (entries / 8).is_power_of_two() { 8 } else { entries };
-        v.push(TlbStructure {
-            name: "L2 STLB".into(),
-            level: 2,
-            serves: Serves::Unified,
-            page_sizes: vec![PageSize::Size4K, PageSize::Size2M],
-            entries,
-            ways,
-            sharing: Sharing::PerCore,
-            source: format!(
-                "{tag}: CPUID gave no TLB geometry; entries = the pointer-chase L2 reach ({}); {ways}-way and \
-                 unified (4K+2M) assumed",
-                reach(p, r.l2_next)
-            ),
-            confidence: Confidence::Estimate,
-            hit_cycles: l2_hit.clone(),
-        });
-    }
-    v
-}
-
-/// Builds the host profile named `name` from a probe report.
 /// Per-page kernel costs the probe cannot isolate from user space: the x86 profiles' estimates
 /// (their reasoning is in `profiles/*.toml`), borrowed and labelled as such.
 struct Borrowed {
@@ -314,12 +140,15 @@ fn kernel_path_costs(
     (b, Derived { page_free_cycles, flush_call_cycles })
 }
 
-pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
+/// Builds the host profile named `name` from a probe report. Whatever the host did, it gives a
+/// valid profile: a figure the probe could not measure or derive is a labelled fallback, listed
+/// in [`Built::warnings`].
+pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
     let h = &r.host;
     let vm = h.hypervisor.as_ref().map_or_else(|| "bare metal".to_string(), |v| format!("{v} guest"));
     let tag = format!("tlblab probe {} on {} ({vm}, Linux {})", r.date, h.model_name, h.kernel);
     let spread = |s: &crate::stats::Summary| format!("median over blocks, {}", s.spread_text(2, ""));
-    let mhz = r.raw.clock_mhz.median;
+    let mhz = r.clock.mhz;
     let cyc = |ns: f64| ns * mhz / 1000.0;
     let cache = |lvl: &str| r.raw.cache.iter().find(|c| c.name == lvl);
     let cache_src = |lvl: &str| {
@@ -332,9 +161,30 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             )
         })
     };
-    let ns_of =
-        |lvl: &str| cache(lvl).map(|c| c.ns.median).ok_or_else(|| format!("the probe has no {lvl} latency"));
-    let (l1d_ns, l2_ns, llc_ns) = (ns_of("L1D")?, ns_of("L2")?, ns_of("LLC")?);
+    // A level the ladder did not measure (sysfs gave no cache sizes, or the chase failed) falls
+    // back to a labelled x86 figure in cycles at the clock taken.
+    let mut warnings: Vec<String> = Vec::new();
+    let mut latency = |lvl: &str, typical_cycles: f64| match cache(lvl) {
+        Some(c) => (c.ns.median, None),
+        None => {
+            warnings.push(format!("the cache ladder has no {lvl} latency: {typical_cycles} cycles assumed"));
+            (
+                typical_cycles * 1000.0 / mhz,
+                Some(format!(
+                    "{tag}: fallback: the cache ladder measured no {lvl} latency; {typical_cycles} cycles assumed \
+                     (x86 cores since Nehalem and Zen: L1D 4-5, L2 12-14, L3 40-70 cycles; vendors' optimization \
+                     manuals)"
+                )),
+            )
+        }
+    };
+    let (l1d_ns, l1d_fb) = latency("L1D", 5.0);
+    let (l2_ns, l2_fb) = latency("L2", 14.0);
+    let (llc_ns, llc_fb) = latency("LLC", 50.0);
+    let cache_key = |ns: f64, value: f64, lvl: &str, fb: &Option<String>| match fb {
+        Some(src) => estimate(value, src.clone()),
+        None => measured(value, format!("{} = {ns:.2} ns x {mhz:.0} MHz", cache_src(lvl))),
+    };
 
     // TLBs: CPUID first, the chase when CPUID is silent.
     let reach = r.reach_analysis.as_ref();
@@ -360,15 +210,17 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             ),
         ),
     };
-    let mut structures = structures_from_cpuid(&r.cpuid_tlb, &tag, &l2_hit);
+    let mut structures = tlb::structures_from_cpuid(&r.cpuid_tlb, &tag, &l2_hit);
     let has_l1_data = structures.iter().any(|s| s.level == 1 && s.serves != Serves::Instruction);
     if !has_l1_data {
-        let Some(reach) = reach else {
-            return Err(
-                "CPUID gave no TLB geometry and the pointer chase found no reach: no TLB to describe".into(),
-            );
+        structures = match reach {
+            Some(reach) => tlb::structures_from_reach(reach, &tag, &l2_hit),
+            None => {
+                let why = "CPUID gave no TLB geometry and the pointer chase found no reach";
+                warnings.push(format!("{why}: Skylake's TLBs assumed"));
+                tlb::structures_assumed(&tag, why, &l2_hit)
+            }
         };
-        structures = structures_from_reach(reach, &tag, &l2_hit);
     } else if let Some(x) = reach {
         // Cross-check the CPUID L1 DTLB against the measured reach, in its source.
         for s in structures.iter_mut().filter(|s| s.level == 1 && s.serves == Serves::Data) {
@@ -443,13 +295,30 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
     };
 
     let clear_ns = 4096.0 * 1000.0 / r.raw.clear_page_mbps.median;
-    let fault1 = r.raw.faults.first().ok_or("the probe has no fault measurement")?;
     let (per_page, paths) = kernel_path_costs(r, sc, &tag, &sd_src, mhz);
     // The probe's first write to an anonymous page pays the fault, the allocation and the
     // clearing: the allocation's share (the per-CPU list and the rest of page_alloc_cycles) is
     // the borrowed estimate, the clearing is measured.
     let alloc_ns = (per_page.page_alloc_cycles.value + per_page.pcp_alloc_cycles.value) * 1000.0 / mhz;
-    let fault_ns = (fault1.fault_ns.median - clear_ns - alloc_ns).max(0.0);
+    let fault_ns = match r.raw.faults.first() {
+        Some(f) => measured(
+            (f.fault_ns.median - clear_ns - alloc_ns).max(0.0),
+            format!(
+                "{tag}: first write to a fresh anonymous 4 KiB page, 1 thread ({:.0} ns/page, {}) minus clearing \
+                 one page at the measured clear_page rate ({clear_ns:.0} ns) minus page_alloc_cycles and \
+                 page_alloc.pcp_alloc_cycles ({alloc_ns:.0} ns, borrowed estimates)",
+                f.fault_ns.median,
+                spread(&f.fault_ns)
+            ),
+        ),
+        None => {
+            warnings.push("the probe has no fault measurement: fault_ns borrowed".into());
+            estimate(
+                325.0,
+                format!("{tag}: fallback: no fault measurement; profiles/milan-1s.toml's estimate (325 ns), borrowed"),
+            )
+        }
+    };
 
     let smp = h.cpus.len() > 1;
     // Each ping-pong block is already the median of its batches of round trips (a batch during
@@ -486,7 +355,18 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 ),
             })
         }
-        (true, None) => return Err("several CPUs but no cache-line transfer measurement".into()),
+        (true, None) => {
+            warnings.push("several CPUs but no cache-line transfer measurement: 47 ns borrowed".into());
+            let src = format!(
+                "{tag}: fallback: no cache-line transfer measured; profiles/skylake-sp-2s.toml's same-socket \
+                 figure (47 ns), borrowed"
+            );
+            Some(Coherence {
+                smt_sibling_ns: estimate(47.0, src.clone()),
+                same_socket_ns: estimate(47.0, src.clone()),
+                cross_socket_ns: estimate(47.0, src),
+            })
+        }
         (false, _) => None,
     };
 
@@ -494,21 +374,41 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         let c2c = c2c.unwrap_or(0.0);
         // The remote INVLPG as the profile has it (measured, or its labelled fallback).
         let inv = invlpg_cycles.value * 1000.0 / mhz;
-        let rt_e = sc
-            .and_then(|c| c.ipi_round_trip_ns.as_ref().or(c.ipi_round_trip_full_ns.as_ref()))
-            .ok_or("several CPUs but no IPI round trip measured (the sibling never ran during the sweep)")?;
-        let rt = rt_e.value;
-        let rest = rt - inv - 3.0 * c2c;
-        let target_e = sc.and_then(|c| c.target_cost_ns.as_ref());
+        let rt_e = sc.and_then(|c| c.ipi_round_trip_ns.as_ref().or(c.ipi_round_trip_full_ns.as_ref()));
+        let measured_rest = rt_e.map(|e| (e, e.value - inv - 3.0 * c2c));
+        // Skylake-SP's split (profiles/skylake-sp-2s.toml), borrowed where the sweep gives none.
+        const BORROWED_R: f64 = 589.0;
+        let mut borrowed = |why: String| {
+            warnings.push(format!("{why}: the IPI costs are borrowed"));
+            (
+                BORROWED_R,
+                format!(
+                    "{tag}: fallback: {why}; R = {BORROWED_R:.0} ns, profiles/skylake-sp-2s.toml's split of an IPI \
+                     round trip, borrowed"
+                ),
+                false,
+            )
+        };
+        let (rest, rt_src, rest_measured) = match measured_rest {
+            Some((e, rest)) => {
+                let src = format!(
+                    "{sd_src}: IPI round trip = {:.0} ns ({}); minus the remote INVLPG ({inv:.0} ns) and the 3 \
+                     simulated csd/ack line transfers (3 x {c2c:.0} ns) leaves R = {rest:.0} ns",
+                    e.value,
+                    e.describe(0, " ns")
+                );
+                if rest > 0.0 {
+                    (rest, src, true)
+                } else {
+                    borrowed(format!("{src}: R is not positive, so the measured IPI costs cannot be split"))
+                }
+            }
+            None => borrowed(
+                "several CPUs but no IPI round trip measured (the sibling never ran during the sweep)".into(),
+            ),
+        };
+        let target_e = sc.and_then(|c| c.target_cost_ns.as_ref()).filter(|_| rest_measured);
         let target = target_e.map(|t| t.value - inv - 2.0 * c2c).filter(|&t| t > 0.0 && t < rest);
-        let rt_src = format!(
-            "{sd_src}: IPI round trip = {rt:.0} ns ({}); minus the remote INVLPG ({inv:.0} ns) and the 3 simulated \
-             csd/ack line transfers (3 x {c2c:.0} ns) leaves R = {rest:.0} ns",
-            rt_e.describe(0, " ns")
-        );
-        if rest <= 0.0 {
-            return Err(format!("{rt_src}: R is not positive, so the IPI costs cannot be split"));
-        }
         let (entry, exit, handler_conf, handler_src) = match target {
             Some(t) => (
                 t * 2.0 / 3.0,
@@ -576,14 +476,11 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             model_name: h.model_name.clone(),
             family: h.family,
             model: h.model,
-            clock_mhz: measured(
-                mhz,
-                format!(
-                    "{tag}: a chain of dependent 1-cycle adds timed by the wall clock (no performance counters \
-                     needed), per block the median of 0.2 ms batches, {}",
-                    spread(&r.raw.clock_mhz)
-                ),
-            ),
+            clock_mhz: Sourced {
+                value: mhz,
+                source: format!("{tag}: {}", r.clock.source),
+                confidence: if r.clock.measured { Confidence::Measured } else { Confidence::Estimate },
+            },
             features: Features {
                 pcid: h.pcid,
                 invpcid: h.invpcid,
@@ -638,9 +535,12 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
             cycles: walk_cycles,
         },
         memory: Memory {
-            l1d_hit_cycles: measured(cyc(l1d_ns), format!("{} = {l1d_ns:.2} ns x {mhz:.0} MHz", cache_src("L1D"))),
-            l2_hit_cycles: measured(cyc(l2_ns), format!("{} = {l2_ns:.2} ns x {mhz:.0} MHz", cache_src("L2"))),
-            llc_hit_ns: measured(llc_ns, cache_src("LLC")),
+            l1d_hit_cycles: cache_key(l1d_ns, cyc(l1d_ns), "L1D", &l1d_fb),
+            l2_hit_cycles: cache_key(l2_ns, cyc(l2_ns), "L2", &l2_fb),
+            llc_hit_ns: match &llc_fb {
+                Some(src) => estimate(llc_ns, src.clone()),
+                None => measured(llc_ns, cache_src("LLC")),
+            },
             clear_page_mbps: measured(
                 r.raw.clear_page_mbps.median,
                 format!("{tag}: memset of one cache-resident 4 KiB page, repeated, {}", spread(&r.raw.clear_page_mbps)),
@@ -657,16 +557,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
                 r.raw.syscall_ns.median,
                 format!("{tag}: getppid() round trip with this kernel's mitigations, {}", spread(&r.raw.syscall_ns)),
             ),
-            fault_ns: measured(
-                fault_ns,
-                format!(
-                    "{tag}: first write to a fresh anonymous 4 KiB page, 1 thread ({:.0} ns/page, {}) minus clearing \
-                     one page at the measured clear_page rate ({clear_ns:.0} ns) minus page_alloc_cycles and \
-                     page_alloc.pcp_alloc_cycles ({alloc_ns:.0} ns, borrowed estimates)",
-                    fault1.fault_ns.median,
-                    spread(&fault1.fault_ns)
-                ),
-            ),
+            fault_ns,
             fault_around_page_cycles: per_page.fault_around_page_cycles,
             page_alloc_cycles: per_page.page_alloc_cycles.clone(),
             page_free_cycles: paths.page_free_cycles,
@@ -716,32 +607,80 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<MachineProfile, String> {
         head_8xx: None,
         noise: noise(r, &tag),
     };
-    profile.validate().map_err(|e| format!("the host profile does not validate: {e}"))?;
-    Ok(profile)
+    let profile = settle(profile, &tag, &mut warnings)?;
+    Ok(Built { profile, warnings })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A profile built from a probe, and what surprised the build (each a labelled fallback in the
+/// profile too).
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub profile: MachineProfile,
+    pub warnings: Vec<String>,
+}
 
-    #[test]
-    fn zen4_cpuid_rows_become_representable_structures() {
-        let text =
-            std::fs::read_to_string(format!("{}/tests/data/cpuid-zen4-kvm.txt", env!("CARGO_MANIFEST_DIR")))
-                .unwrap();
-        let g = cpuid::decode_tlbs(&cpuid::CpuidDump::parse(&text).unwrap());
-        let hit = estimate(8.0, "test");
-        let s = structures_from_cpuid(&g, "test", &hit);
-        let l1d = s.iter().find(|s| s.name == "L1 DTLB").unwrap();
-        assert_eq!((l1d.entries, l1d.ways), (72, 72));
-        assert_eq!(l1d.page_sizes, [PageSize::Size4K, PageSize::Size2M]);
-        // 3072 entries 8-way is 384 sets: widened to 256 sets x 12 ways.
-        let l2d = s.iter().find(|s| s.name == "L2 DTLB").unwrap();
-        assert_eq!((l2d.entries, l2d.ways), (3072, 12));
-        assert!(l2d.source.contains("not a power of two"), "{}", l2d.source);
-        assert_eq!(l2d.hit_cycles.value, 8.0);
-        assert!(s.iter().any(|s| s.name == "L2 ITLB" && s.hit_cycles.confidence == Confidence::Estimate));
+/// Makes a derived profile valid without failing: a number outside its allowed range becomes
+/// the nearest bound, labelled as a fallback with what was derived; TLB structures the model
+/// cannot hold give way to assumed ones. Only what no fallback covers is an error.
+fn settle(mut p: MachineProfile, tag: &str, warnings: &mut Vec<String>) -> Result<MachineProfile, String> {
+    let mut assumed_tlb = false;
+    // Each round fixes one key; a profile has fewer than 200 numbers.
+    for _ in 0..200 {
+        let e = match p.validate() {
+            Ok(()) => return Ok(p),
+            Err(e) => e,
+        };
+        if let (Some((min, max)), Some(path)) = (e.allowed, e.key.strip_suffix(".value")) {
+            let mut v = toml::Value::try_from(&p).map_err(|x| format!("the host profile: {x}"))?;
+            let t =
+                sourced_at(&mut v, path).ok_or_else(|| format!("the host profile does not validate: {e}"))?;
+            let was = t.get("value").and_then(|x| x.as_float()).unwrap_or(f64::NAN);
+            let old = t.get("source").and_then(|x| x.as_str()).unwrap_or_default().to_string();
+            let to = if was.is_nan() { min } else { was.clamp(min, max) };
+            warnings.push(format!(
+                "{path}: derived {was} is outside {min} ..= {max}: {to} used (a labelled fallback)"
+            ));
+            t.insert("value".into(), toml::Value::Float(to));
+            t.insert("confidence".into(), toml::Value::String("estimate".into()));
+            t.insert(
+                "source".into(),
+                toml::Value::String(format!(
+                    "fallback: the probe derived {was}, outside the allowed {min} ..= {max}: the nearest bound taken \
+                     (derived as: {old})"
+                )),
+            );
+            p = v.try_into().map_err(|x| format!("the host profile: {x}"))?;
+        } else if e.key.starts_with("tlb.structure") && !assumed_tlb {
+            assumed_tlb = true;
+            let why = format!("the TLB structures found cannot be modelled ({e})");
+            warnings.push(format!("{why}: Skylake's TLBs assumed"));
+            let hit = p.tlb.structures.iter().find(|s| s.level == 2).map_or_else(
+                || estimate(8.0, "G4 estimate 7-9 cycles, midpoint 8"),
+                |s| s.hit_cycles.clone(),
+            );
+            p.tlb.structures = tlb::structures_assumed(tag, &why, &hit);
+        } else {
+            return Err(format!("the host profile does not validate: {e}"));
+        }
     }
+    Err("the host profile does not validate after 200 fallbacks".into())
+}
+
+/// The `{ value, source, confidence }` table at a dotted key such as `cpu.clock_mhz` or
+/// `tlb.structure[2].hit_cycles`.
+fn sourced_at<'a>(v: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Table> {
+    let mut cur = v;
+    for part in path.split('.') {
+        let (name, index) = match part.split_once('[') {
+            Some((n, i)) => (n, Some(i.strip_suffix(']')?.parse::<usize>().ok()?)),
+            None => (part, None),
+        };
+        cur = cur.get_mut(name)?;
+        if let Some(i) = index {
+            cur = cur.get_mut(i)?;
+        }
+    }
+    cur.as_table_mut()
 }
 
 /// `[noise]`: the tick rate of the running kernel, the spread of a minor fault's cost measured
