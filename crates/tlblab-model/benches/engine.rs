@@ -6,7 +6,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tlblab_model::engine::queue::Agenda;
-use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run, RunSpec, Workload};
 use tlblab_model::time::Ps;

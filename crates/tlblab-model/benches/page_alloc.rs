@@ -6,9 +6,9 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use tlblab_model::hw::coherence::LineCosts;
 use tlblab_model::hw::topology::Topology;
-use tlblab_model::kernel::mmzone::MigrateType;
-use tlblab_model::kernel::page_alloc::{Env, PageAlloc, PageAllocConfig, PageAllocCosts};
-use tlblab_model::kernel::slab::{Slab, SlabCosts};
+use tlblab_model::linux::include::linux::mmzone::MigrateType;
+use tlblab_model::linux::mm::page_alloc::{Env, PageAlloc, PageAllocConfig, PageAllocCosts};
+use tlblab_model::linux::mm::slub::{Slab, SlabCosts};
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::time::Ps;
 

@@ -22,7 +22,7 @@ pub enum Bucket {
     LockWait,
     /// The scheduler tick's interrupt (kernel/time/tick-sched.c), entry to exit.
     Tick,
-    /// Page reclaim's own work (kernel/vmscan.rs, kernel/rmap.rs): LRU processing, rmap walks,
+    /// Page reclaim's own work (linux/mm/vmscan.rs, linux/mm/rmap.rs): LRU processing, rmap walks,
     /// `__remove_mapping`, `struct page` misses (its lock waits, flushes and IPIs, and the frees
     /// have their own buckets).
     Reclaim,

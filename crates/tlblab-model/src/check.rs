@@ -1,6 +1,6 @@
 //! Not a Linux file: an exhaustive model checker of the x86 TLB shootdown protocol.
 //!
-//! The oracle ([`crate::kernel::oracle`]) checks the runs we happen to make; this explores every
+//! The oracle ([`crate::linux::oracle`]) checks the runs we happen to make; this explores every
 //! interleaving of a small system, breadth first with state hashing: 3 CPUs, the mm under test
 //! (mm 0) with [`NR_PAGES`] anonymous pages, a second mm to switch to, kernel threads (lazy TLB
 //! mode), and up to [`MAX_OPS`] zaps (`munmap`s: mixed full and partial flushes over overlapping
@@ -8,8 +8,8 @@
 //!
 //! Every decision is the kernel model's own code, called here as the kernel calls it:
 //! `flush_tlb_func`, `switch_mm_irqs_off` (and `choose_new_asid`), `flush_targets`, `flush_info`
-//! (`decide_range`), `FlushAction::leaves_mm` / `leave_mm` (kernel/tlbflush.rs), `zap_order` and
-//! `finish_mmu_flush` (kernel/mmu_gather.rs). What this file adds is what those leave to the
+//! (`decide_range`), `FlushAction::leaves_mm` / `leave_mm` (linux/arch/x86/mm/tlb.rs), `zap_order` and
+//! `finish_mmu_flush` (linux/mm/mmu_gather.rs). What this file adds is what those leave to the
 //! machine: a TLB as a set of `(ASID slot, page)` entries, filled from present PTEs at any time
 //! (an access or a speculative walk; see [`saturate`]), and the atomic steps at which Linux (v5.18
 //! arch/x86/mm/tlb.c, mm/mmu_gather.c) may interleave:
@@ -38,13 +38,13 @@ use std::hash::Hasher;
 use explore::{explore, Model, Order};
 
 use crate::hw::cpumask::CpuMask;
-use crate::kernel::config::KernelConfig;
-use crate::kernel::mm::{MmId, PAGE_SHIFT};
-use crate::kernel::mmu_gather::{finish_mmu_flush, zap_order, Step as ZapStep};
-use crate::kernel::tlbflush::{
+use crate::linux::arch::x86::mm::tlb::{
     flush_info, flush_targets, flush_tlb_func, leave_mm, switch_mm_irqs_off, FlushAction, FlushInfo,
     FlushKnobs, RangeInputs, TlbState, TLB_NR_DYN_ASIDS,
 };
+use crate::linux::config::KernelConfig;
+use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
+use crate::linux::mm::mmu_gather::{finish_mmu_flush, zap_order, Step as ZapStep};
 
 /// CPUs of the checked system.
 pub const NR_CPUS: usize = 3;
@@ -646,7 +646,7 @@ impl Hasher for Fx {
 /// generations, early return, `read_tlb_gen`, `lazy_ipis`, concurrent local flush, and PCIDs
 /// (only with generations, as at boot).
 pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
-    use crate::kernel::tlbflush::{LazyIpis, ReadTlbGen};
+    use crate::linux::arch::x86::mm::tlb::{LazyIpis, ReadTlbGen};
     let mut out = Vec::new();
     for generations in [false, true] {
         for early_return in [false, true] {

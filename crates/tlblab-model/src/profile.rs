@@ -250,20 +250,20 @@ pub struct MachineProfile {
     pub coherence: Option<Coherence>,
     /// Absent on uniprocessors (no IPIs).
     pub ipi: Option<Ipi>,
-    /// Unit costs of the page allocator (kernel/page_alloc.rs); needed only by runs that use it.
+    /// Unit costs of the page allocator (linux/mm/page_alloc.rs); needed only by runs that use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_alloc: Option<PageAllocProfile>,
-    /// Unit costs of SLUB (kernel/slab.rs); needed only by runs that use it.
+    /// Unit costs of SLUB (linux/mm/slub.rs); needed only by runs that use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slab: Option<SlabProfile>,
-    /// Unit costs of pipes and AF_UNIX sockets (kernel/pipe.rs); needed only by hackbench.
+    /// Unit costs of pipes and AF_UNIX sockets (linux/fs/pipe.rs); needed only by hackbench.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipc: Option<IpcProfile>,
-    /// Unit costs of the loopback socket paths (kernel/socket.rs); needed only by the network
+    /// Unit costs of the loopback socket paths (linux/net/socket.rs); needed only by the network
     /// workloads (netperf, sockperf).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetProfile>,
-    /// Unit costs of the file-creation paths (kernel/namei.rs); needed only by fsmark.
+    /// Unit costs of the file-creation paths (linux/fs/namei.rs); needed only by fsmark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs: Option<FsProfile>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
@@ -273,11 +273,11 @@ pub struct MachineProfile {
     /// MPC8xx: the TLB rules (counter replacement, reserved entries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmu8xx: Option<ppc8xx::Mmu8xxSpec>,
-    /// MPC8xx: the reload handler's instruction-class costs (kernel/head_8xx.rs).
+    /// MPC8xx: the reload handler's instruction-class costs (linux/arch/ppc/kernel/head_8xx.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_8xx: Option<ppc8xx::HeadCosts>,
-    /// Unit costs of page reclaim and the page-cache fill (kernel/vmscan.rs, kernel/rmap.rs,
-    /// kernel/filemap.rs); needed only by runs that reclaim (vm-scalability).
+    /// Unit costs of page reclaim and the page-cache fill (linux/mm/vmscan.rs, linux/mm/rmap.rs,
+    /// linux/mm/filemap.rs); needed only by runs that reclaim (vm-scalability).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reclaim: Option<ReclaimProfile>,
     /// What keeps a real machine out of lockstep: the scheduler tick and per-step cost jitter.

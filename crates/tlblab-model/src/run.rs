@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::attribution::Bucket;
 use crate::engine::sim::Simulation;
-use crate::kernel::config::{KernelConfig, Knobs};
+use crate::linux::config::{KernelConfig, Knobs};
 use crate::profile::{MachineProfile, WalkKind};
 use crate::time::Ps;
 
@@ -195,7 +195,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         kernel.ram_pages = spec.workload.unscaled_memory_pages().map(|r| r / nodes);
         // The named machine's x86-64 zones: a node of several needs the era's rules for them.
         if let Some(ram) = kernel.ram_pages {
-            let layout = crate::kernel::page_alloc::Layout::x86_64(nodes as u32, pages / nodes, ram);
+            let layout = crate::linux::mm::page_alloc::Layout::x86_64(nodes as u32, pages / nodes, ram);
             let several = layout.nodes.iter().any(|z| z.iter().filter(|z| z.pages > 0).count() > 1);
             if several && kernel.zones.is_none() {
                 return Err(format!(
@@ -211,7 +211,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     if let Some(need) = spec.workload.footprint_pages(spec.tasks) {
         // What boot gives the nodes, less 1/16 for page tables, the zero page and watermarks.
         let nodes = profile.topology.sockets as u64;
-        let pages = kernel.node_pages.unwrap_or(crate::kernel::gfp::PAGES_PER_NODE) * nodes;
+        let pages = kernel.node_pages.unwrap_or(crate::linux::include::linux::gfp::PAGES_PER_NODE) * nodes;
         if need > pages - pages / 16 {
             return Err(format!(
                 "workload `{}` with {} tasks holds {} MiB, more than machine `{}`'s modelled memory \

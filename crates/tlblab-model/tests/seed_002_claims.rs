@@ -2,7 +2,7 @@
 //! that flips one of them fails here. Each cell is the mean of two seeds over a short window, far
 //! enough from its threshold that the noise (engine/noise.rs) cannot flip it.
 
-use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;

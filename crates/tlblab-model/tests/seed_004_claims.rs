@@ -3,7 +3,7 @@
 //! them fails here. Short windows (2 ms after 300 us): netperf's Hmean moves < 0.3% from 5 to
 //! 40 ms, and every threshold below sits well away from the measured value.
 
-use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;

@@ -218,10 +218,10 @@ fn list() -> PyResult<String> {
     json(&serde_json::json!({
         "machines": ms,
         "workloads": tlblab_model::run::Workload::names(),
-        "kernel_presets": tlblab_model::kernel::preset::presets()
+        "kernel_presets": tlblab_model::linux::preset::presets()
             .map(|(n, d)| (n.to_string(), serde_json::Value::from(d)))
             .collect::<serde_json::Map<_, _>>(),
-        "knobs": tlblab_model::kernel::config::KNOBS
+        "knobs": tlblab_model::linux::config::KNOBS
             .iter()
             .map(|k| (k.name.to_string(), serde_json::Value::from(k.allowed)))
             .collect::<serde_json::Map<_, _>>(),

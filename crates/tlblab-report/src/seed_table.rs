@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use tlblab_model::kernel::tlbmiss::HANDLER_CLOCKS;
+use tlblab_model::linux::arch::ppc::tlbmiss::HANDLER_CLOCKS;
 
 use crate::stats::percent_better;
 use crate::summary::{Row, Summary};
@@ -601,7 +601,7 @@ fn render_seed_003(e: &Heading, s: &Summary) -> String {
             format!("{:.0} ({:.1}%)", g(k, n), 100.0 * g(k, n) / total)
         });
     }
-    // Every clock of a block is one of these (kernel/mmu_8xx.rs): issuing the paths'
+    // Every clock of a block is one of these (linux/arch/ppc/mm/mmu_8xx.rs): issuing the paths'
     // instructions, their I-cache stalls, their data accesses, or a miss handler.
     out += "\nwhere a block's clocks go (all modes; share of the block):\n";
     let handlers = |k: &str| HANDLER_CLOCKS.iter().map(|n| g(k, n)).sum::<f64>();

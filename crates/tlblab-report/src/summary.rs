@@ -249,7 +249,7 @@ pub(crate) mod tests {
             config: RunConfig {
                 machine: "m".into(),
                 kernel: "k".into(),
-                knobs: tlblab_model::kernel::config::KernelConfig::preset("5.18.1").unwrap().knobs(),
+                knobs: tlblab_model::linux::config::KernelConfig::preset("5.18.1").unwrap().knobs(),
                 workload: "w".into(),
                 tasks: 2,
                 seed: 1,

@@ -16,11 +16,11 @@ use tlblab_model::hw::ipi::IpiCosts;
 use tlblab_model::hw::tlb::{
     AccessKind, Geometry, Inclusion, PageSize, Replacement, Serves, StructureSpec, TlbHierarchy,
 };
-use tlblab_model::kernel::config::KernelConfig;
-use tlblab_model::kernel::data_layout::DataLayout;
-use tlblab_model::kernel::head_8xx::Version;
-use tlblab_model::kernel::mmu_8xx;
-use tlblab_model::kernel::system_map::TextLayout;
+use tlblab_model::linux::arch::ppc::data_layout::DataLayout;
+use tlblab_model::linux::arch::ppc::kernel::head_8xx::Version;
+use tlblab_model::linux::arch::ppc::mm::mmu_8xx;
+use tlblab_model::linux::arch::ppc::system_map::TextLayout;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::trace::TraceDriver;
 
 use crate::trace::reader::{self, Format};

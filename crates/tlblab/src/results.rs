@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;

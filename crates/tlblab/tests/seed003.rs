@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use tlblab_model::kernel::tlbmiss::HANDLER_CLOCKS;
+use tlblab_model::linux::arch::ppc::tlbmiss::HANDLER_CLOCKS;
 
 #[test]
 fn reproduce_seed_003_prints_time_and_the_four_miss_counters_per_kernel() {
@@ -107,8 +107,8 @@ fn seed_003_mechanism_in_the_counters() {
 
 /// Issue 16, third round, on the counters of a 200 ms window (per dd block):
 /// - 2.6.12-rc2's CONFIG_PIN_TLB pins kernel text (ITLB 28) and only the first 8 MB of data
-///   (DTLB 28): its DTLB 30/31 writes carry no valid translation (kernel/head_8xx.rs `boot`), so
-///   the page-cache pages above KERNELBASE + 8 MB still take 4 KB entries;
+///   (DTLB 28): its DTLB 30/31 writes carry no valid translation (linux/arch/ppc/kernel/head_8xx.rs
+///   `boot`), so the page-cache pages above KERNELBASE + 8 MB still take 4 KB entries;
 /// - 2.6's per-block data (36 kernel + 4 user pages, layouts/linux-2.6-dd-data.toml) exceeds the
 ///   32-entry DTLB: the counter evicts every page before it comes round, dd's 4 user data pages
 ///   included (the seed's "userspace" minus "kernel" D-TLB figure is 3.9 per block);

@@ -1,7 +1,7 @@
-//! Not a Linux file: an exhaustive check of the page allocator (kernel/page_alloc.rs) and of
+//! Not a Linux file: an exhaustive check of the page allocator (linux/mm/page_alloc.rs) and of
 //! the order between a zap's flush and its free.
 //!
-//! Every step is a call into the kernel model's own [`PageAlloc`], as `kernel/gfp.rs` makes
+//! Every step is a call into the kernel model's own [`PageAlloc`], as `linux/include/linux/gfp.rs` makes
 //! them: `alloc_pages` (the per-CPU list take, `rmqueue_bulk`'s refill, `__rmqueue_smallest` with
 //! `expand`'s splits), `free_pages` (the per-CPU list add, `free_pcppages_bulk`'s drain,
 //! `__free_one_page`'s merges) and `drain_local_pages`. Each call is one atomic step: the kernel
@@ -29,10 +29,10 @@ use std::collections::HashSet;
 
 use crate::hw::coherence::LineCosts;
 use crate::hw::topology::Topology;
-use crate::kernel::config::KernelConfig;
-use crate::kernel::mmu_gather::{zap_order, Step as ZapStep};
-use crate::kernel::mmzone::{List, MigrateType, PageState, MAX_ORDER, NIL};
-use crate::kernel::page_alloc::{Env, PageAlloc, PageAllocConfig, PageAllocCosts};
+use crate::linux::config::KernelConfig;
+use crate::linux::include::linux::mmzone::{List, MigrateType, PageState, MAX_ORDER, NIL};
+use crate::linux::mm::mmu_gather::{zap_order, Step as ZapStep};
+use crate::linux::mm::page_alloc::{Env, PageAlloc, PageAllocConfig, PageAllocCosts};
 use crate::time::Ps;
 
 use super::explore::{digest128, explore, Model, Order};

@@ -1,5 +1,5 @@
-//! Not a Linux file: an exhaustive check of reclaim's unmap flush (kernel/rmap.rs,
-//! kernel/vmscan.rs): a reclaimer on CPU 0 unmaps and frees a few file pages of one mm while
+//! Not a Linux file: an exhaustive check of reclaim's unmap flush (linux/mm/rmap.rs,
+//! linux/mm/vmscan.rs): a reclaimer on CPU 0 unmaps and frees a few file pages of one mm while
 //! the other CPUs, running that mm, use the pages, refill their TLBs, refault, context-switch and
 //! go lazy.
 //!
@@ -18,7 +18,7 @@
 //!   acknowledged); `__remove_mapping`; at the batch's end `try_to_unmap_flush` (the local full
 //!   flush and the send, then the return) and the free, in `batch_end_order`'s order;
 //! - a CPU running the mm fills a TLB entry from a present PTE, or faults on a cleared one: the
-//!   engine's fault (kernel/memory.rs) maps the page-cache page if the slot still holds it, a new
+//!   engine's fault (linux/mm/memory.rs) maps the page-cache page if the slot still holds it, a new
 //!   frame otherwise;
 //! - a CPU runs the handler of its queued request: `flush_tlb_func` for a flush per page,
 //!   `flush_tlb_batch_pages` (a full flush of what it runs) for the batch's IPI;
@@ -38,13 +38,13 @@
 use std::hash::Hash;
 
 use crate::hw::cpumask::CpuMask;
-use crate::kernel::config::KernelConfig;
-use crate::kernel::mm::{MmId, PAGE_SHIFT};
-use crate::kernel::rmap::should_defer_flush;
-use crate::kernel::tlbflush::{
+use crate::linux::arch::x86::mm::tlb::{
     flush_info, flush_targets, flush_tlb_func, leave_mm, FlushAction, FlushInfo, FlushKnobs, TlbState,
 };
-use crate::kernel::vmscan::{
+use crate::linux::config::KernelConfig;
+use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
+use crate::linux::mm::rmap::should_defer_flush;
+use crate::linux::mm::vmscan::{
     batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, BatchEnd, PageRef,
     ReclaimKnobs, Ubc, UnmapFlush,
 };
@@ -299,7 +299,7 @@ impl<'a> ReclaimChecker<'a> {
         format!("flush_tlb_func(gen {}) -> {action:?}", info.new_tlb_gen)
     }
 
-    /// `flush_tlb_batch_pages` on `cpu` (kernel/rmap.rs): a full flush of the PCID it runs with.
+    /// `flush_tlb_batch_pages` on `cpu` (linux/mm/rmap.rs): a full flush of the PCID it runs with.
     fn batch_func(s: &mut State, cpu: u32) -> String {
         let c = &mut s.cpus[cpu as usize];
         c.tlb &= !slot_bits(c.st.loaded_asid);
@@ -463,7 +463,7 @@ impl<'a> ReclaimChecker<'a> {
         ("every target acknowledged: the flush returns".into(), None)
     }
 
-    /// One step of `try_to_unmap_flush` (kernel/rmap.rs); `None` once it has returned.
+    /// One step of `try_to_unmap_flush` (linux/mm/rmap.rs); `None` once it has returned.
     fn batch_flush_step(&self, s: &mut State, f: Option<Flight>) -> (String, Option<Flight>) {
         if f.is_some() {
             return ("try_to_unmap_flush: every target acknowledged, returns".into(), None);
@@ -579,7 +579,7 @@ impl Model for ReclaimChecker<'_> {
                 format!("cpu{cpu}: walks page {page}'s PTE, fills its TLB (accessed bit set)")
             }
             Action::Fault { cpu, page } => {
-                // The engine's read fault (kernel/memory.rs): fault-around maps, with young PTEs
+                // The engine's read fault (linux/mm/memory.rs): fault-around maps, with young PTEs
                 // (v4.2), every page-cache page of its window whose PTE is none (the pages are in
                 // one window); the faulting page is read into a new frame if it left the cache.
                 let mut around = Vec::new();

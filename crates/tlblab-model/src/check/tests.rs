@@ -1,5 +1,5 @@
 use super::*;
-use crate::kernel::tlbflush::ReadTlbGen;
+use crate::linux::arch::x86::mm::tlb::ReadTlbGen;
 
 fn check(name: &str, pcid: bool, sc: &Scenario, edit: impl Fn(&mut KernelConfig)) -> Report {
     let mut k = KernelConfig::preset(name).unwrap();
@@ -10,7 +10,7 @@ fn check(name: &str, pcid: bool, sc: &Scenario, edit: impl Fn(&mut KernelConfig)
 
 #[test]
 fn shipped_presets_explore_clean() {
-    for (name, _) in crate::kernel::preset::presets() {
+    for (name, _) in crate::linux::preset::presets() {
         for pcid in [false, true] {
             for sc in &SCENARIOS {
                 let r = check(name, pcid, sc, |_| {});

@@ -1,6 +1,6 @@
 //! The discrete-event engine (DESIGN.md rule 3): integer time, one event queue, deterministic
 //! tie-breaks. CPUs keep local clocks; the engine always advances the earliest CPU or event, and
-//! hands the kernel each step through `kernel::ctx::Ctx`.
+//! hands the kernel each step through `linux::ctx::Ctx`.
 
 pub mod noise;
 pub mod queue;

@@ -7,7 +7,7 @@
 //!
 //! The engine keeps the agenda, each CPU's interrupt arrivals and step time, its queue of kernel
 //! continuations and its attribution buckets, and each task's program; everything else, the
-//! mechanism and its state, is the kernel's ([`crate::kernel`]), which it reaches only through
+//! mechanism and its state, is the kernel's ([`crate::linux`]), which it reaches only through
 //! [`Ctx`]. A step is: take a pending interrupt (`Kernel::interrupt`), else ask the kernel what
 //! the CPU does at this boundary (`Kernel::boundary`), else run the task's next continuation or
 //! program operation (`Kernel::step`).
@@ -18,12 +18,12 @@ use super::noise::{self, Noise};
 use super::queue::Agenda;
 use crate::attribution::{Bucket, CpuTime, NR_BUCKETS};
 use crate::hw::smt::Smt;
-use crate::kernel::config::{KernelConfig, Knobs};
-use crate::kernel::ctx::{Ctx, Engine};
-use crate::kernel::mm::MmId;
-use crate::kernel::syscalls::{Op, Program};
-use crate::kernel::vmstat::Counters;
-use crate::kernel::{Boundary, Continuation, Kernel};
+use crate::linux::config::{KernelConfig, Knobs};
+use crate::linux::ctx::{Ctx, Engine};
+use crate::linux::include::linux::mm_types::MmId;
+use crate::linux::syscalls::{Op, Program};
+use crate::linux::Counters;
+use crate::linux::{Boundary, Continuation, Kernel};
 use crate::profile::MachineProfile;
 use crate::time::Ps;
 
@@ -141,14 +141,14 @@ pub struct RunStats {
     pub iterations: Vec<u64>,
     pub measured: Ps,
     pub counters: Counters,
-    /// The MPC8xx TLB-miss counters (kernel/tlbmiss.rs), on a software-loaded-TLB machine.
-    pub tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
-    /// The page allocator's counters (kernel/page_alloc.rs), on the machines that have one.
-    pub page_alloc: Option<crate::kernel::page_alloc::Counters>,
-    /// SLUB's counters (kernel/slab.rs), on the machines that boot it.
-    pub slab: Option<crate::kernel::slab::Counters>,
-    /// The socket layer's counters (kernel/socket.rs), on the machines that boot it.
-    pub net: Option<crate::kernel::socket::Counters>,
+    /// The MPC8xx TLB-miss counters (linux/arch/ppc/tlbmiss.rs), on a software-loaded-TLB machine.
+    pub tlbmiss: Option<crate::linux::arch::ppc::tlbmiss::Counters>,
+    /// The page allocator's counters (linux/mm/page_alloc.rs), on the machines that have one.
+    pub page_alloc: Option<crate::linux::mm::page_alloc::Counters>,
+    /// SLUB's counters (linux/mm/slub.rs), on the machines that boot it.
+    pub slab: Option<crate::linux::mm::slub::Counters>,
+    /// The socket layer's counters (linux/net/socket.rs), on the machines that boot it.
+    pub net: Option<crate::linux::net::socket::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
@@ -156,10 +156,10 @@ pub struct RunStats {
 /// Counters and per-CPU attribution at one instant.
 struct Snapshot {
     counters: Counters,
-    tlbmiss: Option<crate::kernel::tlbmiss::Counters>,
-    page_alloc: Option<crate::kernel::page_alloc::Counters>,
-    slab: Option<crate::kernel::slab::Counters>,
-    net: Option<crate::kernel::socket::Counters>,
+    tlbmiss: Option<crate::linux::arch::ppc::tlbmiss::Counters>,
+    page_alloc: Option<crate::linux::mm::page_alloc::Counters>,
+    slab: Option<crate::linux::mm::slub::Counters>,
+    net: Option<crate::linux::net::socket::Counters>,
     times: Vec<[Ps; NR_BUCKETS]>,
 }
 
@@ -214,18 +214,18 @@ impl Simulation {
         self.kernel.map_populated(mm, len)
     }
 
-    /// `pipe()`: a new, empty pipe (kernel/pipe.rs); returns its id for `Op::PipeRead/PipeWrite`.
+    /// `pipe()`: a new, empty pipe (linux/fs/pipe.rs); returns its id for `Op::PipeRead/PipeWrite`.
     pub fn add_pipe(&mut self) -> u32 {
         self.kernel.add_pipe()
     }
 
-    /// `socketpair(AF_UNIX, SOCK_STREAM)` (kernel/af_unix.rs); returns its id for
+    /// `socketpair(AF_UNIX, SOCK_STREAM)` (linux/net/unix/af_unix.rs); returns its id for
     /// `Op::UnixSend/UnixRecv`.
     pub fn add_unix_pair(&mut self) -> u32 {
         self.kernel.add_unix_pair()
     }
 
-    /// An empty directory (kernel/namei.rs); returns its id for `Op::FsCreate/FsMkdirExists`.
+    /// An empty directory (linux/fs/namei.rs); returns its id for `Op::FsCreate/FsMkdirExists`.
     pub fn add_dir(&mut self) -> u32 {
         self.kernel.add_dir()
     }
@@ -257,8 +257,9 @@ impl Simulation {
         self.add(program, Some(mm), cpu, start);
     }
 
-    /// Binds a kernel thread (no mm of its own: it runs lazily on the mm it finds, kernel/sched.rs)
-    /// running `program` to `cpu`, starting at time 0. Returns its task number.
+    /// Binds a kernel thread (no mm of its own: it runs lazily on the mm it finds,
+    /// linux/kernel/sched/core.rs) running `program` to `cpu`, starting at time 0. Returns its task
+    /// number.
     pub fn add_kthread(&mut self, program: Box<dyn Program>, cpu: u32) -> usize {
         self.add(program, None, cpu, Ps::ZERO);
         self.tasks.len() - 1

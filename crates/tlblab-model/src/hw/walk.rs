@@ -2,12 +2,12 @@
 //!
 //! - **x86** walks the page tables in hardware: the page-miss handler loads the entries itself
 //!   and fills the TLB, so a miss costs a walk and the last level's lookup (the profile's
-//!   `walk.cycles`), charged where the access happens (kernel/memory.rs, kernel/text.rs).
+//!   `walk.cycles`), charged where the access happens (linux/mm/memory.rs, linux/arch/x86/text.rs).
 //! - **MPC8xx** has no walker: a miss raises an exception (ITLB miss 0x1100, DTLB miss 0x1200,
 //!   DTLB error 0x1400 for a store through an entry without the changed bit) and the kernel's
 //!   handler reloads the entry in software, translation off: its instruction fetches go through
 //!   the I-cache at the vector, its page-table loads and stores through the D-cache
-//!   (kernel/head_8xx.rs runs it; kernel/mmu_8xx.rs takes the exception).
+//!   (linux/arch/ppc/kernel/head_8xx.rs runs it; linux/arch/ppc/mm/mmu_8xx.rs takes the exception).
 //!
 //! The kernel asks [`Walker::on_miss`] what happens and does it; the hardware cost of a walk
 //! lives here, the handler's in the kernel (it is kernel code).
@@ -84,8 +84,8 @@ impl Walker {
         }
     }
 
-    /// The hardware walk's cost after a miss of `kind`. The x86 paths (kernel/memory.rs,
-    /// kernel/text.rs) run only on a hardware-walk machine: `run::run` refuses their workloads on
+    /// The hardware walk's cost after a miss of `kind`. The x86 paths (linux/mm/memory.rs,
+    /// linux/arch/x86/text.rs) run only on a hardware-walk machine: `run::run` refuses their workloads on
     /// an exception machine.
     pub fn walk(&self, kind: AccessKind) -> Ps {
         match self.on_miss(kind) {

@@ -2,16 +2,16 @@
 //! `profiles/mpc855t.toml`): the caches that decide what a miss costs there, the 8xx TLB rules
 //! and the reload handler's instruction costs. Optional in [`super::MachineProfile`], required
 //! when `walk.kind = "software"` (checked by `MachineProfile::validate`, which calls
-//! [`Ppc8xxSections::validate`]); turned into the specs `hw::cache`, `hw::tlb8xx` and
-//! `kernel::head_8xx` take.
+//! [`Ppc8xxSections::validate`]); turned into the specs `hw::ppc8xx::cache`, `hw::ppc8xx::tlb`
+//! and `linux::arch::ppc::kernel::head_8xx` take.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 use super::Sourced;
-use crate::hw::cache::{CacheSpec, WritePolicy};
+use crate::hw::ppc8xx::cache::{CacheSpec, WritePolicy};
+use crate::hw::ppc8xx::tlb::{ENTRIES, FIRST_RESERVED};
 use crate::hw::tlb::Replacement;
-use crate::hw::tlb8xx::{ENTRIES, FIRST_RESERVED};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -58,7 +58,7 @@ pub struct PageAllocProfile {
     pub struct_page_miss_ns: Sourced,
 }
 
-/// `[slab]`: SLUB's unit costs (kernel/slab.rs).
+/// `[slab]`: SLUB's unit costs (linux/mm/slub.rs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SlabProfile {
@@ -77,7 +77,7 @@ pub struct SlabProfile {
 }
 
 /// `[ipc]`: what a pipe call costs besides the system-call entry and exit, the copy (at
-/// `memory.memcpy_mbps`), `pipe->mutex` (simulated) and the page allocator (kernel/pipe.rs).
+/// `memory.memcpy_mbps`), `pipe->mutex` (simulated) and the page allocator (linux/fs/pipe.rs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IpcProfile {
@@ -114,7 +114,7 @@ pub struct NetProfile {
     pub tcp_recv_cycles: Sourced,
 }
 
-/// `[fs]`: the file-creation paths fsmark runs (kernel/namei.rs, kernel/ext4.rs), beyond what the
+/// `[fs]`: the file-creation paths fsmark runs (linux/fs/namei.rs, linux/fs/ext4.rs), beyond what the
 /// model builds from other figures (system-call entry and exit, SLUB and page-allocator calls,
 /// the parent directory's `i_rwsem`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

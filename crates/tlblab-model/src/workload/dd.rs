@@ -1,7 +1,7 @@
 //! `dd if=/dev/zero of=FILE bs=4k count=N` (seed 003: a file on a RAM disk, MPC855T): each
 //! block is dd's own loop and libc's `read` stub (the text layout's `dd_read_user`), `read(2)`
 //! of /dev/zero into its buffer, the loop and `write` stub (`dd_write_user`), then `write(2)` of
-//! the buffer to the file (kernel/read_write.rs runs both calls and the writeback they cause).
+//! the buffer to the file (linux/arch/ppc/paths.rs runs both calls and the writeback they cause).
 //! The metric is what `time dd` prints first, the real time of the `count` blocks, from the
 //! blocks done in the measured interval (dd is CPU-bound: real = user + sys); user and sys
 //! time are the run's `user_clocks` and `sys_clocks` counters.
@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
-use crate::kernel::syscalls::{Op, Program};
-use crate::kernel::system_map::TextLayout;
+use crate::linux::arch::ppc::system_map::TextLayout;
+use crate::linux::syscalls::{Op, Program};
 use crate::profile::WalkKind;
 use crate::time::Ps;
 
@@ -89,13 +89,13 @@ impl Benchmark for Dd {
         Some(1)
     }
 
-    /// The paths it runs are the MPC8xx kernel's (kernel/read_write.rs).
+    /// The paths it runs are the MPC8xx kernel's (linux/arch/ppc/paths.rs).
     fn walk(&self) -> WalkKind {
         WalkKind::Software
     }
 
     fn setup(&self, sim: &mut Simulation, _run: &Setup<'_>) {
-        let m = sim.kernel.m8xx.as_mut().expect("run::run checked the machine and kernel");
+        let m = sim.kernel.arch.ppc8xx.as_mut().expect("run::run checked the machine and kernel");
         if let Some(t) = &self.text {
             m.set_text(Arc::clone(t)).unwrap_or_else(|e| panic!("{e}"));
         }

@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex};
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
-use crate::kernel::syscalls::Program;
-use crate::kernel::syscalls::{Addr, MapKind, Op};
+use crate::linux::syscalls::Program;
+use crate::linux::syscalls::{Addr, MapKind, Op};
 use crate::rng::Rng;
 use crate::time::Ps;
 

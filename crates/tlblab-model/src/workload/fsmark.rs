@@ -10,7 +10,7 @@
 //! (child k works in `-d` directory k mod dirs); with `-D`, a child picks its subdirectory by the
 //! time-hash policy (the start second modulo SUBDIRS, the next one every 180 s), so children
 //! started together create in one subdirectory for the whole of any window the model runs, and
-//! share its `i_rwsem` (kernel/namei.rs). The model's loop has no end and the window samples it:
+//! share its `i_rwsem` (linux/fs/namei.rs). The model's loop has no end and the window samples it:
 //! `-n` and `-L` are accepted and do not change the rate.
 //!
 //! Placement: fs_mark runs unbound; the model binds child k to CPU k mod CPUs, each in its own
@@ -19,7 +19,7 @@
 
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
-use crate::kernel::syscalls::{Op, Program};
+use crate::linux::syscalls::{Op, Program};
 use crate::profile::MachineProfile;
 use crate::rng::Rng;
 use crate::time::Ps;
@@ -115,8 +115,9 @@ impl Benchmark for Fsmark {
     }
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
-        let user =
-            crate::kernel::namei::Costs::from_profile(run.profile).expect("run::run checks [fs]").fsmark_user;
+        let user = crate::linux::fs::namei::Costs::from_profile(run.profile)
+            .expect("run::run checks [fs]")
+            .fsmark_user;
         let cpus = run.profile.topology.cpus();
         // The file system's root holds the -d directories; each -d directory holds the one
         // subdirectory its children share (see the module comment).

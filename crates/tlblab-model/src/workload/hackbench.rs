@@ -28,12 +28,12 @@
 //!
 //! Placement: real hackbench runs unbound; the model binds the k-th task created (per group: the
 //! 20 receivers, then the 20 senders, as hackbench.c forks them) to CPU k mod CPUs, and the
-//! scheduler time-slices each CPU's tasks (kernel/sched.rs). `thread` mode: every task shares one
+//! scheduler time-slices each CPU's tasks (linux/kernel/sched/core.rs). `thread` mode: every task shares one
 //! mm (a switch between them keeps CR3); `process` mode: one mm per task.
 
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
-use crate::kernel::syscalls::{Op, Program};
+use crate::linux::syscalls::{Op, Program};
 use crate::profile::MachineProfile;
 use crate::rng::Rng;
 use crate::run::MAX_TASKS;

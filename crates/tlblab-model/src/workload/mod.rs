@@ -102,20 +102,20 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     }
 
     /// How the machine must serve TLB misses for the kernel paths this benchmark runs (see
-    /// `hw::walk`): the x86 paths (kernel/memory.rs, kernel/text.rs) model a hardware walk.
+    /// `hw::walk`): the x86 paths (linux/mm/memory.rs, linux/arch/x86/text.rs) model a hardware walk.
     fn walk(&self) -> WalkKind {
         WalkKind::Hardware
     }
 
     /// The memory the benchmark wants the machine to have, in pages (split evenly over the
-    /// nodes; `None`: kernel/gfp.rs `PAGES_PER_NODE` per node, or the kernel's `node_mib`).
+    /// nodes; `None`: linux/include/linux/gfp.rs `PAGES_PER_NODE` per node, or the kernel's `node_mib`).
     fn memory_pages(&self) -> Option<u64> {
         None
     }
 
     /// The unscaled machine's memory, in pages, when [`Benchmark::memory_pages`] is a scaled-down
     /// copy of it: the kernel's size rules (watermarks, per-CPU batch, reclaim's scan targets)
-    /// are then those of this size (kernel/config.rs `ram_pages`). `None`: not scaled.
+    /// are then those of this size (linux/config.rs `ram_pages`). `None`: not scaled.
     fn unscaled_memory_pages(&self) -> Option<u64> {
         None
     }

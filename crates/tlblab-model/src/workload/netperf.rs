@@ -10,8 +10,8 @@
 
 use super::{flag_count, flag_pairs, Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
-use crate::kernel::socket::Proto;
-use crate::kernel::syscalls::{Op, Program};
+use crate::linux::net::socket::Proto;
+use crate::linux::syscalls::{Op, Program};
 use crate::time::Ps;
 
 /// The largest UDP payload over IPv4 (65535 - 8 - 20); netperf refuses larger `-m`.

@@ -10,7 +10,7 @@
 use super::netperf::{stream_pair, Side};
 use super::{flag_count, flag_pairs, Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
-use crate::kernel::socket::Proto;
+use crate::linux::net::socket::Proto;
 use crate::time::Ps;
 
 /// sockperf's largest message (`MAX_PAYLOAD_SIZE` 65506).

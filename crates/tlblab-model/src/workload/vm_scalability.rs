@@ -3,19 +3,19 @@
 //! bytes (`truncate -s`), and a `usemem -f file --readonly` process that maps it
 //! (`mmap(PROT_READ, MAP_SHARED)`, no populate) and reads every word once, sequentially.
 //! The files together are ten times memory, so memory fills with the mapped file pages of
-//! processes running on other CPUs and kswapd and direct reclaim unmap them (kernel/vmscan.rs).
+//! processes running on other CPUs and kswapd and direct reclaim unmap them (linux/mm/vmscan.rs).
 //!
 //! The model:
 //! - Memory is the machine's simulated memory (the kernel's `node_mib` knob scales it down from
-//!   kernel/gfp.rs `PAGES_PER_NODE`); the files keep the ratio: `10 * mem / nr_cpu` each.
+//!   linux/include/linux/gfp.rs `PAGES_PER_NODE`); the files keep the ratio: `10 * mem / nr_cpu` each.
 //! - Each page is read as one load through the TLB (which faults it in: read-around and
-//!   fault-around, kernel/filemap.rs and memory.rs) followed by the page's other 511 words as
+//!   fault-around, linux/mm/filemap.rs and memory.rs) followed by the page's other 511 words as
 //!   user time at the profile's L1 hit latency per load (`memory.l1d_hit_cycles`): the words
 //!   of a page share its translation, so only the first can miss in the TLB or fault (a flush
 //!   landing inside a page's 511 loads is not seen: the next page's load takes its miss).
 //! - kswapd (one per node) is a kernel thread bound to the node's last CPU, which it shares
 //!   with that CPU's usemem (CFS wake-up preemption lets it in when woken); it has no mm and
-//!   runs on that usemem's in lazy TLB mode (kernel/sched.rs).
+//!   runs on that usemem's in lazy TLB mode (linux/kernel/sched/core.rs).
 //! - The run is a steady state: a warm-up fills memory and lets reclaim settle, the measured
 //!   interval gives each process's page rate. A process whose file wraps starts over (its first
 //!   pages were reclaimed long before: the file is 1.25 x memory); the measured interval does
@@ -28,8 +28,8 @@
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
-use crate::kernel::syscalls::{Addr, MapKind, Op, Program};
-use crate::kernel::vmscan::KswapdLoop;
+use crate::linux::mm::vmscan::KswapdLoop;
+use crate::linux::syscalls::{Addr, MapKind, Op, Program};
 use crate::time::Ps;
 
 const PAGE: u64 = 4096;
@@ -49,7 +49,7 @@ pub struct VmScalability {
     pub mem_mib: u64,
     /// The unscaled machine's memory in MiB (`ram_mib=`, default `mem_mib`): the kernel sizes
     /// its watermarks and per-CPU lists, and reclaim its scan targets, for this much memory
-    /// (kernel/config.rs `ram_pages`), so that what does not scale with memory
+    /// (linux/config.rs `ram_pages`), so that what does not scale with memory
     /// (`SWAP_CLUSTER_MAX`, pagevecs, readahead, a CPU's allocation rate) keeps its proportion
     /// to what does.
     pub ram_mib: Option<u64>,

@@ -5,8 +5,8 @@
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
-use crate::kernel::syscalls::Program;
-use crate::kernel::syscalls::{Addr, MapKind, Op};
+use crate::linux::syscalls::Program;
+use crate::linux::syscalls::{Addr, MapKind, Op};
 use crate::profile::MachineProfile;
 use crate::rng::Rng;
 use crate::time::Ps;
@@ -116,13 +116,13 @@ impl Benchmark for WillItScale {
     }
 
     /// tlb_flush1/3 start with each task's 128 MiB file in the page cache: the files must fit
-    /// in the model's memory (kernel/gfp.rs PAGES_PER_NODE per node; reclaim is not run in
+    /// in the model's memory (linux/include/linux/gfp.rs PAGES_PER_NODE per node; reclaim is not run in
     /// will-it-scale), with 1/16 of it left for page tables, the zero page and the watermarks.
     fn check_run(&self, profile: &MachineProfile, tasks: u32) -> Result<(), String> {
         if !matches!(self.test, Testcase::TlbFlush1 | Testcase::TlbFlush3) {
             return Ok(());
         }
-        let pages = crate::kernel::gfp::PAGES_PER_NODE * profile.topology.sockets as u64;
+        let pages = crate::linux::include::linux::gfp::PAGES_PER_NODE * profile.topology.sockets as u64;
         let max = (pages - pages / 16) / (FILESIZE / PAGE);
         if tasks as u64 > max {
             return Err(format!(

@@ -19,17 +19,17 @@ use tlblab_model::check::reclaim::{
 use tlblab_model::check::{
     kernel_handler, knob_variants, Checker, Report, Scenario, Variant, NR_CPUS, SCENARIOS,
 };
-use tlblab_model::kernel::preset::presets;
+use tlblab_model::linux::preset::presets;
 
 use super::run::kernel_config;
 
 /// Every variant is listed with its state count; a counterexample is printed as the steps that
 /// reach it. Part 1 explores the shootdown protocol (3 CPUs, up to 3 concurrent zaps, context
-/// switches, lazy mode) on `kernel/tlbflush.rs`'s own decision functions; part 2 the page
-/// allocator of each kernel's era (`kernel/page_alloc.rs`: per-CPU list add/take, refill, drain,
+/// switches, lazy mode) on `linux/arch/x86/mm/tlb.rs`'s own decision functions; part 2 the page
+/// allocator of each kernel's era (`linux/mm/page_alloc.rs`: per-CPU list add/take, refill, drain,
 /// buddy split/merge) on a 1024-page zone, 2-3 CPUs allocating and freeing orders 0-3, and a
 /// page unmapped and freed while other CPUs may cache it (the `free_before_flush` knob must fail
-/// there); part 3 reclaim (`kernel/rmap.rs`, `kernel/vmscan.rs`): a reclaimer unmapping and
+/// there); part 3 reclaim (`linux/mm/rmap.rs`, `linux/mm/vmscan.rs`): a reclaimer unmapping and
 /// freeing file pages of an mm, per page or batched, while 2 CPUs use them. Exit 1 if any
 /// variant is unsafe or incomplete.
 #[derive(Debug, clap::Args)]

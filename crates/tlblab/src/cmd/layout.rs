@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
-use tlblab_model::kernel::mmu_8xx;
-use tlblab_model::kernel::system_map::TextLayout;
+use tlblab_model::linux::arch::ppc::mm::mmu_8xx;
+use tlblab_model::linux::arch::ppc::system_map::TextLayout;
 use tlblab_model::run::{self, RunResult, RunSpec, Workload};
 use tlblab_model::workload::dd::Dd;
 use tlblab_report::table::Table;

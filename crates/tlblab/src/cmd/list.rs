@@ -43,16 +43,16 @@ pub fn run() -> Result<()> {
         }
     }
     let mut t = Table::new(["kernel preset (kernels/*.toml; --kernel also takes a file)", "what it models"]);
-    for (n, d) in tlblab_model::kernel::preset::presets() {
+    for (n, d) in tlblab_model::linux::preset::presets() {
         t.row([n, d.as_str()]);
     }
     print!("\n{}", t.render());
     let mut t = Table::new(["knob (--set KNOB=VALUE)", "preset section", "values", "what it models"]);
-    for k in tlblab_model::kernel::config::KNOBS {
+    for k in tlblab_model::linux::config::KNOBS {
         t.row([k.name, k.section, k.allowed, k.doc]);
     }
     print!("\n{}", t.render());
-    let layout = &tlblab_model::kernel::text::LAYOUT;
+    let layout = &tlblab_model::linux::arch::x86::text::LAYOUT;
     println!("\nkernel text layout (kernel_tlb): {}, from {}", layout.name, layout.source);
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! time went.
 
 use anyhow::{anyhow, Context, Result};
-use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload, MAX_TASKS};
 use tlblab_model::time::Ps;
 use tlblab_report::table::Table;

@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::run::Workload;
 use tlblab_model::time::Ps;
 use tlblab_report::report;
@@ -90,7 +90,7 @@ pub struct Sweep {
 /// `KernelConfig::set`, anything else is a workload parameter.
 fn configure(sim: &SimArgs, combo: &[(String, String)]) -> Result<(KernelConfig, Workload)> {
     let preset = combo.iter().find(|(k, _)| k == "kernel").map_or(sim.kernel.as_str(), |(_, v)| v.as_str());
-    let knob_names: Vec<&str> = tlblab_model::kernel::config::KNOBS.iter().map(|k| k.name).collect();
+    let knob_names: Vec<&str> = tlblab_model::linux::config::KNOBS.iter().map(|k| k.name).collect();
     let mut sets = sim.set.clone();
     let mut params = sim.params.clone();
     for (k, v) in combo.iter().filter(|(k, _)| k != "kernel") {

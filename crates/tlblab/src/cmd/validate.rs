@@ -188,7 +188,7 @@ pub fn nearest_kernel(release: &str) -> (String, String) {
             .collect()
     };
     let host = version(release);
-    let presets: Vec<(&str, String)> = tlblab_model::kernel::preset::presets().collect();
+    let presets: Vec<(&str, String)> = tlblab_model::linux::preset::presets().collect();
     let plain: Vec<(&str, Vec<u32>)> = presets
         .iter()
         .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit() || c == '.'))

@@ -1,6 +1,6 @@
 //! A small real result set for the export tests: two sweep columns × threads 1, 2 × seeds 1, 2.
 
-use tlblab_model::kernel::config::KernelConfig;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::run::Workload;
 use tlblab_model::time::Ps;
 use tlblab_report::summary::{Cell, MetricInfo, ResultSet};

@@ -13,7 +13,7 @@ fn clean(r: &Report, sc: &ReclaimScenario) {
 
 #[test]
 fn shipped_presets_reclaim_clean() {
-    for (name, _) in crate::kernel::preset::presets() {
+    for (name, _) in crate::linux::preset::presets() {
         for pcid in [false, true] {
             for sc in &RECLAIM_SCENARIOS {
                 let r = check(name, pcid, sc, |_| {});
@@ -69,7 +69,7 @@ fn free_before_flush_needs_the_batch() {
 /// `tlb_gen` bump makes its switch back flush them (also in the no-generations stand-in).
 #[test]
 fn the_batch_skips_lazy_cpus_from_v4_20_and_their_switch_back_flushes() {
-    use crate::kernel::tlbflush::LazyIpis;
+    use crate::linux::arch::x86::mm::tlb::LazyIpis;
     let sc = &RECLAIM_SCENARIOS[0];
     for pcid in [false, true] {
         let send = check("5.18.1", pcid, sc, |k| k.flush.lazy_ipis = LazyIpis::Send);

@@ -1,10 +1,10 @@
 use super::*;
 use crate::attribution::Bucket;
 use crate::hw::tlb::AccessKind;
-use crate::kernel::frames::Owner;
-use crate::kernel::mm::{PAGE_SHIFT, PAGE_SIZE};
-use crate::kernel::syscalls::{Addr, MapKind};
-use crate::kernel::tlbflush::FlushInfo;
+use crate::linux::arch::x86::mm::tlb::FlushInfo;
+use crate::linux::frames::Owner;
+use crate::linux::include::linux::mm_types::{PAGE_SHIFT, PAGE_SIZE};
+use crate::linux::syscalls::{Addr, MapKind};
 use crate::workload::will_it_scale::{Testcase, WisTask};
 
 /// A shipped profile without its `[noise]`: these tests pin exact charging rules and
@@ -107,7 +107,7 @@ fn the_oracle_catches_freeing_before_the_flush() {
 fn every_preset_runs_clean() {
     let p = profile("ivybridge-4c8t");
     // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs).
-    for (name, _) in crate::kernel::preset::BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+    for (name, _) in crate::linux::preset::BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
         for test in [
             Testcase::TlbFlush1,
             Testcase::TlbFlush2,
@@ -309,7 +309,7 @@ fn every_preset_runs_seed_000_ebizzy_with_mmap_lock_clean() {
     // CPUs all the time. The oracle holds lazy CPUs to the running rule under `send`.
     let p = profile("ivybridge-4c8t");
     // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs).
-    for (name, _) in crate::kernel::preset::BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+    for (name, _) in crate::linux::preset::BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
         let spec = crate::run::RunSpec {
             seed: 3,
             ..crate::run::RunSpec::of(name, "ebizzy alloc=glibc-mmap", 6, Ps::US * 300, Ps::MS)

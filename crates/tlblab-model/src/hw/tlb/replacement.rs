@@ -16,7 +16,7 @@ pub enum Replacement {
     /// The MPC8xx's decrementing replacement counter (`MI_CTR`/`MD_CTR` index, 885RM §8.10.2,
     /// 801UM §11.8.2): a fill takes the slot the counter points at and hits do not move it, i.e.
     /// entries leave in the order they came (insertion stamps, no stamp on a hit). Equal to the
-    /// counter while no single entry is invalidated; simulated 8xx runs use hw/tlb8xx.rs, which
+    /// counter while no single entry is invalidated; simulated 8xx runs use hw/ppc8xx/tlb.rs, which
     /// also keeps the counter's position across `tlbie` holes and the RSV4x reservation.
     Counter,
 }

@@ -1,7 +1,7 @@
 use super::*;
-use crate::hw::cache::Cache;
-use crate::hw::tlb8xx::{Mmu8xx, Side};
-use crate::kernel::head_8xx::{
+use crate::hw::ppc8xx::cache::Cache;
+use crate::hw::ppc8xx::tlb::{Mmu8xx, Side};
+use crate::linux::arch::ppc::kernel::head_8xx::{
     self, pte, Cpu8xx, Head8xxConfig, PageTables8xx, PinConfig, Version, KERNELBASE,
 };
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::kernel::config::KernelConfig;
+use crate::linux::config::KernelConfig;
 use crate::profile::MachineProfile;
 use crate::run::{run, RunResult, RunSpec, Workload};
 

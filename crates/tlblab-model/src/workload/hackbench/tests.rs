@@ -1,5 +1,5 @@
 use super::*;
-use crate::kernel::config::KernelConfig;
+use crate::linux::config::KernelConfig;
 use crate::run::{run, RunResult, RunSpec, Workload};
 
 fn hackbench(kernel: &str, workload: &str, groups: u32, seed: u64, measure: Ps) -> RunResult {
@@ -56,7 +56,7 @@ fn a_full_start_begins_with_every_queue_at_its_limit() {
     }
     let sim = setup("hackbench -pipe process 20000 start=full");
     for p in &sim.kernel.pipes {
-        assert_eq!(p.bufs.len(), crate::kernel::pipe::PIPE_DEF_BUFFERS);
+        assert_eq!(p.bufs.len(), crate::linux::fs::pipe::PIPE_DEF_BUFFERS);
         assert!(p.bufs.iter().all(|b| b.len == 4000), "40 merged 100-byte writes a page");
     }
     for wl in ["hackbench process 20000 start=full", "hackbench -pipe process 20000 start=full"] {

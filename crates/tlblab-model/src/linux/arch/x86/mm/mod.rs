@@ -1,0 +1,3 @@
+//! `arch/x86/mm`: TLB flushing (`tlb.c`).
+
+pub mod tlb;

@@ -1,0 +1,294 @@
+//! x86 TLB flushing: the range policy of `flush_tlb_mm_range` by kernel era, the per-CPU TLB
+//! state (`struct tlb_state`), and `flush_tlb_func`, the handler every target runs.
+//!
+//! Rules follow, per knob (facts sheet §1, §2, §7.2):
+//! - range policy: `always_full` (v3.4 and earlier), `flushall_shift` (v3.6-v3.13, the
+//!   per-family shift of `arch/x86/kernel/cpu/intel.c`, pre- and post-Mel-Gorman-fix formulas),
+//!   `ceiling(n)` (v3.17+, `tlb_single_page_flush_ceiling`, default 33) with the huge-page
+//!   stride of v4.19+;
+//! - `flush_tlb_func`: the generation protocol of v4.14+ with the 2022 early return (v6.0,
+//!   Nadav Amit) and the read of `mm->context.tlb_gen` as knobs.
+//!   The order of operations follows arch/x86/mm/tlb.c of v5.18 / v6.0.
+//!
+//! The rules themselves are pure, in [`policy`] (the model checker runs them too); this file
+//! applies them on the machine: `switch_mm`, `flush_tlb_mm_range` and `flush_tlb_func` on a CPU.
+
+use crate::attribution::Bucket;
+use crate::linux::arch::x86::text::Path;
+use crate::linux::ctx::Ctx;
+use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
+use crate::linux::Kernel;
+use crate::profile::MachineProfile;
+use crate::time::Ps;
+
+crate::linux::vmstat::counters! {
+    /// What arch/x86/mm/tlb.c does, counted (the TLB rows of /proc/vmstat and more).
+    Counters {
+        flush_requests,
+        shootdowns,
+        invlpg,
+        full_flushes,
+        partial_flushes,
+        flushes_skipped,
+        early_returns,
+        tlb_gen_reads,
+        tlb_gen_transfers,
+        /// Full flushes at a switch into an mm the CPU had fallen behind on (leaving lazy mode, or
+        /// an ASID slot whose generation is stale).
+        switch_flushes,
+        /// Flushes of the user PCID on the way back to user space, deferred there by full flushes
+        /// (or, without INVPCID, single-page ones) under page-table isolation.
+        pti_user_flushes,
+        /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
+        lazy_leaves,
+    }
+}
+
+pub mod policy;
+pub use policy::*;
+
+// The mechanism on the machine (the pure rules are in policy.rs): switch_mm, flush_tlb_mm_range,
+// flush_tlb_func applied.
+
+/// A `flush_tlb_mm_range` call queued as a continuation (a COW fault's `ptep_clear_flush`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub start: u64,
+    pub end: u64,
+    pub freed_tables: bool,
+}
+
+/// A shootdown in flight: the `flush_tlb_info` its requests carry, and what its initiator
+/// waits for.
+#[derive(Debug, Clone, Copy)]
+pub struct Shootdown {
+    pub info: FlushInfo,
+    pub initiator: u32,
+    pub pending: u32,
+    /// When the initiator sees the last acknowledgement / finishes its own flush.
+    pub last_ack: Ps,
+    pub local_done: Ps,
+    /// A reclaim batch flush (v4.3 `try_to_unmap_flush`): every target runs
+    /// `percpu_flush_tlb_batch_pages` (a full flush of whatever it runs) instead of
+    /// `flush_tlb_func` on `info`.
+    pub batch: bool,
+}
+
+/// What the flush paths cost on this CPU.
+#[derive(Debug, Clone)]
+pub struct Costs {
+    /// `flush_tlb_mm_range`'s own work (flush_tlb_info set-up, cpumask scan, IRQ toggles).
+    pub flush_call: Ps,
+    pub invlpg: Ps,
+    pub full_flush: Ps,
+    /// One step of v3.6-v3.13 `has_large_page()`: pgd, pud and pmd loads of the range's own
+    /// page tables, which its faults and walks keep cached (taken as L2 hits,
+    /// `memory.l2_hit_cycles` each).
+    pub pmd_probe: Ps,
+    /// INVPCID of one user page, under PTI with INVPCID (`None`: no INVPCID, the user PCID's
+    /// flush is deferred to the return to user space instead).
+    pub invpcid_single: Option<Ps>,
+}
+
+impl Costs {
+    pub fn from_profile(p: &MachineProfile) -> Costs {
+        let mhz = p.clock_mhz();
+        Costs {
+            flush_call: Ps::from_cycles(p.kernel.flush_call_cycles.value, mhz),
+            invlpg: Ps::from_cycles(p.kernel.invlpg_cycles.value, mhz),
+            full_flush: Ps::from_cycles(p.kernel.full_flush_cycles.value, mhz),
+            pmd_probe: Ps::from_cycles(3.0 * p.memory.l2_hit_cycles.value, mhz),
+            invpcid_single: match (p.cpu.features.invpcid, &p.kernel.invpcid_single_cycles) {
+                (true, Some(c)) => Some(Ps::from_cycles(c.value, mhz)),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl Kernel {
+    /// A queued `flush_tlb_mm_range` of task `t`'s mm.
+    pub(in crate::linux) fn flush_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        let mm = self.tasks[t].user_mm();
+        self.flush_tlb_mm_range(ctx, mm, s.start, s.end, s.freed_tables)
+    }
+
+    /// Back to user space under PTI: a flush of the user PCID deferred by invalidate_user_asid
+    /// (SWITCH_TO_USER_CR3 writes CR3 without the no-flush bit), once however many full
+    /// flushes asked for it since (v5.18). Returns its cost if one was due.
+    pub(in crate::linux) fn return_to_user(&mut self, ctx: &mut Ctx) -> Option<Ps> {
+        let c = &mut self.cpus[ctx.cpu as usize];
+        if !c.user_flush_pending {
+            return None;
+        }
+        c.user_flush_pending = false;
+        self.counters.tlbflush.pti_user_flushes += 1;
+        let d = self.costs.flush.full_flush;
+        ctx.charge(Bucket::FlushWork, d);
+        Some(d)
+    }
+
+    /// `switch_mm_irqs_off` to `mm` (v5.18, facts §1.7): the same mm is free unless the CPU was
+    /// lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
+    /// `mm_cpumask` (the CPU leaves the old mm's) and picks an ASID slot, flushing it if stale.
+    /// Returns whether it flushed.
+    ///
+    /// v3.x (no generations, lazy CPUs get every flush IPI): a lazy CPU still in `mm_cpumask`
+    /// missed no flush and reloads nothing; one a flush IPI made `leave_mm` has `loaded_mm`
+    /// none here, so it takes the other-mm path: rejoin the mask and load CR3 (no PCID before
+    /// v4.14: a full flush). v3.10-v3.13 `switch_mm`, prev == next branch.
+    pub fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
+        let c = &mut self.cpus[cpu as usize];
+        self.arch.x86.lazy.clear(cpu);
+        let m = &self.mms[mm as usize];
+        let s =
+            switch_mm_irqs_off(&mut c.st, mm, m.ctx_id, m.tlb_gen, &self.config.flush, self.arch.x86.pcid);
+        if let Some(prev) = s.left {
+            self.mms[prev as usize].cpumask.clear(cpu);
+        }
+        if s.joined {
+            let m = &mut self.mms[mm as usize];
+            m.cpumask.set(cpu);
+            m.ever_loaded.set(cpu);
+        }
+        if s.flush {
+            let pcid = c.st.pcid();
+            c.flush_asid(&mut self.tlbs[c.core], pcid);
+        }
+        s.flush
+    }
+
+    /// `flush_tlb_func` on `cpu` for `info` from `at`; returns its cost. Local (initiator) or
+    /// remote.
+    pub fn run_flush_func(&mut self, cpu: u32, at: Ps, info: &FlushInfo) -> Ps {
+        let mut cost = Ps::ZERO;
+        let knobs = self.config.flush;
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let Kernel { cpus, tlbs, mms, counters, costs, arch, .. } = &mut *self;
+        let m = &mut mms[info.mm as usize];
+        let c = &mut cpus[cpu as usize];
+        let tlb = &mut tlbs[c.core];
+        let action = flush_tlb_func(&mut c.st, info, &knobs, || {
+            counters.tlbflush.tlb_gen_reads += 1;
+            let before = m.tlb_gen_line.stats.transfers;
+            cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
+            counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
+            m.tlb_gen
+        });
+        let pcid = c.st.pcid();
+        if action.leaves_mm() {
+            m.cpumask.clear(cpu);
+        }
+        match action {
+            FlushAction::WrongMm => {}
+            FlushAction::LeaveLazy => {
+                // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
+                // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
+                leave_mm(&mut c.st);
+                arch.x86.lazy.clear(cpu);
+                c.flush_asid(tlb, pcid);
+                counters.tlbflush.lazy_leaves += 1;
+                counters.tlbflush.full_flushes += 1;
+                cost += costs.flush.full_flush;
+            }
+            FlushAction::EarlyReturn => {
+                counters.tlbflush.early_returns += 1;
+                counters.tlbflush.flushes_skipped += 1;
+            }
+            FlushAction::UpToDate => counters.tlbflush.flushes_skipped += 1,
+            FlushAction::Partial { start, nr, stride_shift } => {
+                for i in 0..nr {
+                    let va = start + (i << stride_shift);
+                    if tlb.invlpg(c.lp, va, pcid) > 0 && stride_shift == PAGE_SHIFT {
+                        c.note_flushed(va >> PAGE_SHIFT);
+                    }
+                }
+                counters.tlbflush.partial_flushes += 1;
+                counters.tlbflush.invlpg += nr;
+                cost += costs.flush.invlpg * nr;
+                // flush_tlb_one_user (v5.18) under PTI: the user PCID's copy too, with INVPCID,
+                // or by a full flush of it on the way back to user space.
+                if c.pti {
+                    match costs.flush.invpcid_single {
+                        Some(one) => cost += one * nr,
+                        None => c.user_flush_pending = true,
+                    }
+                }
+            }
+            FlushAction::Full => {
+                c.flush_asid(tlb, pcid);
+                counters.tlbflush.full_flushes += 1;
+                cost += costs.flush.full_flush;
+            }
+        }
+        cost
+    }
+
+    /// `flush_tlb_mm_range` (v5.18 arch/x86/mm/tlb.c): bump `mm->tlb_gen`, choose the range,
+    /// send IPIs to the other CPUs of `mm_cpumask` (lazy ones per `lazy_ipis`: v4.20+ skips
+    /// them unless page tables were freed, v3.x-v4.19 sends to them too), flush locally
+    /// (concurrently or first, per knob), then wait for every ack.
+    pub(in crate::linux) fn flush_tlb_mm_range(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: MmId,
+        start: u64,
+        end: u64,
+        freed_tables: bool,
+    ) -> Ps {
+        let (cpu, now) = (ctx.cpu, ctx.now);
+        self.counters.tlbflush.flush_requests += 1;
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        // Refills of the kernel code and data this path runs on (charged as page walks).
+        let text = self.kernel_path(ctx, Path::FlushInitiator);
+        let now = now + text;
+        let m = &mut self.mms[mm as usize];
+        // The call's own work (flush_tlb_info set-up, cpumask scan, IRQ and preemption toggles),
+        // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
+        let mut d = self.costs.flush.flush_call;
+        if self.config.flush.generations {
+            d += m.tlb_gen_line.write(cpu, now + d, &topo, &lines);
+        }
+        m.tlb_gen += 1;
+        let inputs = RangeInputs {
+            lld_4k: self.arch.x86.range_sizes.0,
+            lli_4k: self.arch.x86.range_sizes.1,
+            total_vm: m.total_vm(),
+            vm_exec: false,
+            vm_hugetlb: false,
+            range_has_huge_pmd: false,
+        };
+        let (info, pmds_walked) =
+            flush_info(self.arch.x86.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
+        d += self.costs.flush.pmd_probe * pmds_walked;
+        // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
+        // of its last flush read (v5.18).
+        d += self.cpus[cpu as usize].flush_info_line.write(cpu, now + d, &topo, &lines);
+        let targets = flush_targets(&m.cpumask, &self.arch.x86.lazy, &self.config.flush, freed_tables, cpu);
+        let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
+        let local = |s: &mut Kernel, at: Ps| {
+            if loaded_here {
+                s.run_flush_func(cpu, at, &info)
+            } else {
+                Ps::ZERO
+            }
+        };
+        if targets.is_empty() {
+            let l = local(self, now + d);
+            ctx.charge(Bucket::FlushWork, d + l);
+            return text + d + l;
+        }
+        self.counters.tlbflush.shootdowns += 1;
+        let mut pre = Ps::ZERO;
+        if !self.config.flush.concurrent_local {
+            pre = local(self, now + d);
+        }
+        let t0 = now + d + pre;
+        ctx.charge(Bucket::FlushWork, d + pre);
+        let concurrent = self.config.flush.concurrent_local;
+        text + d + pre + self.call_function_many(ctx, info, false, &targets, t0, concurrent)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,522 @@
+//! The pure part of x86 TLB flushing (arch/x86/mm/tlb.c, v5.18 / v6.0, and the 3.x range
+//! policies): the knobs, `struct flush_tlb_info` and `struct tlb_state`, and the decisions
+//! `switch_mm_irqs_off`, `flush_tlb_mm_range` (which CPUs, which range) and `flush_tlb_func` take
+//! on them. Nothing here touches the machine: [`super`] applies these on it, and the model checker
+//! (`crate::check`) runs the same functions.
+
+use crate::hw::cpumask::CpuMask;
+use crate::hw::tlb::{PageSize, Serves};
+use crate::linux::include::linux::mm_types::{MmId, HPAGE_SIZE, PAGE_SHIFT};
+use crate::profile::MachineProfile;
+
+/// `TLB_NR_DYN_ASIDS`: per-CPU dynamic ASID slots (arch/x86/include/asm/tlbflush.h, v4.14+).
+pub const TLB_NR_DYN_ASIDS: usize = 6;
+/// `TLB_FLUSH_ALL`.
+pub const TLB_FLUSH_ALL: u64 = u64::MAX;
+
+/// How `flush_tlb_mm_range` chooses between INVLPGs and a full flush.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangePolicy {
+    /// v3.4: every range flush of a user mm is a full flush (no x86 range support).
+    AlwaysFull,
+    /// v3.6-v3.13: INVLPG when `pages <= active / 2^shift` (`tlb_flushall_shift`).
+    /// `post_fix` selects Mel Gorman's v3.14 formula (ceiling = `min(total_vm, entries >> shift)`,
+    /// no huge-page walk); otherwise the v3.6-v3.13 one (`min(total_vm, entries) >> shift`,
+    /// plus the `has_large_page()` walk when `huge_walk`). `shift < 0` disables range flushes.
+    FlushallShift { shift: i8, post_fix: bool, huge_walk: bool },
+    /// v3.17+: INVLPG when `(end - start) >> stride_shift <= ceiling`.
+    Ceiling(u64),
+}
+
+/// Whether `flush_tlb_func` reads `mm->context.tlb_gen`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadTlbGen {
+    /// At entry, always (v4.14 - v5.19).
+    Always,
+    /// Only after the early-return test fails (v6.0+, the seed-002 patch).
+    WhenNeeded,
+    /// Never: catch up to the request's own generation only (seed 002's fourth column).
+    Never,
+}
+
+/// Whether `flush_tlb_mm_range` interrupts CPUs of `mm_cpumask` that are in lazy TLB mode
+/// (idle, or running a kernel thread, with the user mm still loaded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LazyIpis {
+    /// v3.x-v4.19: every other CPU of `mm_cpumask` gets the IPI; a lazy one leaves the mm in the
+    /// handler (v3.13 `flush_tlb_func` -> `leave_mm`: clear its `mm_cpumask` bit and load
+    /// `swapper_pg_dir`; v4.14-v4.19 switch to `init_mm`), so it gets no further IPIs for the
+    /// mm and reloads CR3 (a full flush) when it switches back.
+    Send,
+    /// v4.20+ (Rik van Riel, "x86/mm/tlb: Only send page table free TLB flush to lazy TLB
+    /// CPUs", out of v4.19 by a revert): lazy CPUs are skipped unless page tables were freed;
+    /// one that fell behind flushes in full at its next `switch_mm` (the `tlb_gen` check).
+    Skip,
+}
+
+/// Which cross-CPU call requests skip the IPI when the target's call queue already held one
+/// (kernel/smp.c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoalesceIpis {
+    /// v3.4: one IPI per target per call.
+    Never,
+    /// v3.9-v4.12: a call with a lone target goes through `generic_exec_single`, which IPIs only
+    /// if its `list_empty` (v3.9-v3.13) / `llist_add` (v3.14+) found the queue empty; a call
+    /// with several targets ends with `arch_send_call_function_ipi_mask(cfd->cpumask)`, which
+    /// IPIs every one (read in v4.8's kernel/smp.c).
+    Lone,
+    /// v4.13+ (Aaron Lu, "smp: Avoid sending needless IPI in smp_call_function_many()", 2017):
+    /// `cfd->cpumask_ipi` holds only the targets whose `llist_add` found the queue empty.
+    Always,
+}
+
+impl CoalesceIpis {
+    /// Whether a call to `targets` CPUs IPIs only those whose queue was empty.
+    pub fn coalesces(self, targets: u32) -> bool {
+        match self {
+            CoalesceIpis::Never => false,
+            CoalesceIpis::Lone => targets == 1,
+            CoalesceIpis::Always => true,
+        }
+    }
+}
+
+impl LazyIpis {
+    /// Whether a lazy CPU is a target of a flush that did (not) free page tables.
+    pub fn targets_lazy(self, freed_tables: bool) -> bool {
+        match self {
+            LazyIpis::Send => true,
+            LazyIpis::Skip => freed_tables,
+        }
+    }
+
+    /// A lazy CPU switching back compares `tlb_gen`s (v4.14+ generations; or a stand-in where
+    /// flushes skip lazy CPUs without them): a flush that skips one bumps the mm's `tlb_gen`.
+    pub fn switch_checks_tlb_gen(self, generations: bool) -> bool {
+        generations || self == LazyIpis::Skip
+    }
+}
+
+/// The flush-protocol knobs; every one settable alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FlushKnobs {
+    pub policy: RangePolicy,
+    /// The v4.14+ generation protocol (`mm->context.tlb_gen`, per-ASID generations). Off: the
+    /// v3.x handler, which does exactly the flush it was asked for.
+    pub generations: bool,
+    /// `f->new_tlb_gen <= local_tlb_gen` returns at once (v6.0+).
+    pub early_return: bool,
+    pub read_tlb_gen: ReadTlbGen,
+    /// The initiator flushes locally while the remote handlers run (v5.13+), instead of first.
+    pub concurrent_local: bool,
+    /// Which requests get an IPI only if the target's call queue was empty; a handler run
+    /// drains every request queued so far.
+    pub coalesce_ipis: CoalesceIpis,
+    /// Lazy TLB CPUs as flush targets (the sender's side of the rule; the handler's
+    /// `LeaveLazy` is the same in every era).
+    pub lazy_ipis: LazyIpis,
+    /// Kernel page-table isolation (v4.15+) where the CPU is Meltdown-affected (the profile's
+    /// `cpu.features.pti`): user entries live in a PCID of their own, so each single-page
+    /// flush also invalidates it there (INVPCID, or a deferred full flush of it without INVPCID)
+    /// and each full flush defers a flush of it to the next return to user space.
+    pub pti: bool,
+}
+
+/// `struct flush_tlb_info`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlushInfo {
+    pub mm: MmId,
+    pub start: u64,
+    /// `TLB_FLUSH_ALL` for a full flush.
+    pub end: u64,
+    pub stride_shift: u32,
+    pub freed_tables: bool,
+    pub new_tlb_gen: u64,
+    pub initiator: u32,
+}
+
+impl FlushInfo {
+    pub fn is_full(&self) -> bool {
+        self.end == TLB_FLUSH_ALL
+    }
+
+    /// Entries a partial flush invalidates.
+    pub fn nr_entries(&self) -> u64 {
+        if self.is_full() {
+            0
+        } else {
+            (self.end - self.start) >> self.stride_shift
+        }
+    }
+}
+
+/// One ASID slot: `struct tlb_context`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TlbContext {
+    pub ctx_id: u64,
+    pub tlb_gen: u64,
+}
+
+/// Per-CPU `struct tlb_state` (the parts the model needs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct TlbState {
+    pub loaded_mm: Option<MmId>,
+    pub loaded_asid: u16,
+    pub next_asid: u16,
+    pub is_lazy: bool,
+    pub ctxs: [TlbContext; TLB_NR_DYN_ASIDS],
+}
+
+impl TlbState {
+    /// The PCID the hardware tags this CPU's current user entries with (kPCID = ASID + 1).
+    pub fn pcid(&self) -> u16 {
+        self.loaded_asid + 1
+    }
+
+    pub fn local_tlb_gen(&self) -> u64 {
+        self.ctxs[self.loaded_asid as usize].tlb_gen
+    }
+
+    /// `choose_new_asid`: the slot already holding `ctx_id`, else the next slot round-robin.
+    /// Returns `(asid, need_flush)`. Without PCID every switch flushes slot 0.
+    pub fn choose_new_asid(&mut self, ctx_id: u64, mm_tlb_gen: u64, pcid: bool) -> (u16, bool) {
+        if !pcid {
+            return (0, true);
+        }
+        if let Some(a) = self.ctxs.iter().position(|c| c.ctx_id == ctx_id) {
+            return (a as u16, self.ctxs[a].tlb_gen < mm_tlb_gen);
+        }
+        let mut asid = self.next_asid;
+        self.next_asid += 1;
+        if asid as usize >= TLB_NR_DYN_ASIDS {
+            asid = 0;
+            self.next_asid = 1;
+        }
+        (asid, true)
+    }
+}
+
+/// What `flush_tlb_func` decided on one CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushAction {
+    /// The CPU no longer runs the mm (it switched away): it leaves `mm_cpumask`.
+    WrongMm,
+    /// Lazy CPU: leave the mm (v3.x `leave_mm`: clear the `mm_cpumask` bit, load
+    /// `swapper_pg_dir`; v4.14+ `switch_mm_irqs_off(NULL, &init_mm)`), which flushes, and stop
+    /// receiving IPIs for it.
+    LeaveLazy,
+    /// Early return: the request was already covered (`new_tlb_gen <= local`).
+    EarlyReturn,
+    /// `local == mm_tlb_gen` after reading it: a concurrent flush already caught us up.
+    UpToDate,
+    /// INVLPG `nr` entries of `1 << stride_shift` from `start`.
+    Partial {
+        start: u64,
+        nr: u64,
+        stride_shift: u32,
+    },
+    Full,
+}
+
+impl FlushAction {
+    pub fn flushes(&self) -> bool {
+        matches!(self, FlushAction::Partial { .. } | FlushAction::Full)
+    }
+
+    /// The CPU leaves `mm_cpumask` (it gets no further flush IPIs for the mm).
+    pub fn leaves_mm(&self) -> bool {
+        matches!(self, FlushAction::WrongMm | FlushAction::LeaveLazy)
+    }
+}
+
+/// The `tlb_state` side of [`FlushAction::LeaveLazy`]: the CPU runs on `init_mm` (v4.14+) /
+/// `swapper_pg_dir` (v3.x) from now on; the caller flushes the PCID it was using.
+pub fn leave_mm(st: &mut TlbState) {
+    st.loaded_mm = None;
+    st.is_lazy = false;
+}
+
+/// What `switch_mm_irqs_off` did to one CPU's `tlb_state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switch {
+    /// The mm whose `mm_cpumask` the CPU left.
+    pub left: Option<MmId>,
+    /// The CPU joined the next mm's `mm_cpumask`.
+    pub joined: bool,
+    /// The slot now loaded must be flushed (its generation was brought up to the mm's).
+    pub flush: bool,
+}
+
+/// `switch_mm_irqs_off`'s decision on one CPU's `tlb_state` (see [`Kernel::switch_mm`] for the
+/// rules and kernel versions): `next` is the mm switched to, with its `ctx_id` and current
+/// `tlb_gen`; `pcid` whether the machine uses PCIDs. The caller applies the cpumask changes and
+/// the flush. Pure, so that the model checker (`crate::check`) runs the same decision.
+pub fn switch_mm_irqs_off(
+    st: &mut TlbState,
+    next: MmId,
+    ctx_id: u64,
+    mm_tlb_gen: u64,
+    knobs: &FlushKnobs,
+    pcid: bool,
+) -> Switch {
+    let was_lazy = std::mem::replace(&mut st.is_lazy, false);
+    let gen_check = knobs.lazy_ipis.switch_checks_tlb_gen(knobs.generations);
+    let mut out = Switch { left: None, joined: false, flush: false };
+    if st.loaded_mm == Some(next) {
+        let asid = st.loaded_asid as usize;
+        // Without generations the slot's tlb_gen is only set here, so the check is a
+        // conservative stand-in, needed only when flushes may have skipped this CPU.
+        out.flush = was_lazy && gen_check && st.ctxs[asid].tlb_gen < mm_tlb_gen;
+    } else {
+        // Stop remote flushes for the previous mm (v3.x-v6.x switch_mm_irqs_off; lazily
+        // left in the mask for flush IPIs to trim only since v6.12's "x86,tlb: update
+        // mm_cpumask lazily").
+        out.left = st.loaded_mm;
+        out.joined = true;
+        let (asid, need_flush) = st.choose_new_asid(ctx_id, mm_tlb_gen, pcid);
+        st.loaded_asid = asid;
+        st.loaded_mm = Some(next);
+        out.flush = need_flush;
+    }
+    if out.flush {
+        st.ctxs[st.loaded_asid as usize] = TlbContext { ctx_id, tlb_gen: mm_tlb_gen };
+    }
+    out
+}
+
+/// The CPUs `flush_tlb_mm_range` sends the request to: the other CPUs of `mm_cpumask`, lazy
+/// ones per `lazy_ipis` (v4.20+ skips them unless page tables were freed).
+pub fn flush_targets(
+    cpumask: &CpuMask,
+    lazy: &CpuMask,
+    knobs: &FlushKnobs,
+    freed_tables: bool,
+    initiator: u32,
+) -> CpuMask {
+    let mut targets =
+        if knobs.lazy_ipis.targets_lazy(freed_tables) { *cpumask } else { cpumask.and_not(lazy) };
+    targets.clear(initiator);
+    targets
+}
+
+/// The `flush_tlb_info` of a `flush_tlb_mm_range(mm, start, end)` whose `inc_mm_tlb_gen`
+/// returned `new_tlb_gen`: the range as the policy keeps it; and the 2 MiB steps the policy's
+/// `has_large_page()` walked to decide.
+pub fn flush_info(
+    policy: RangePolicy,
+    inputs: &RangeInputs,
+    mm: MmId,
+    (start, end): (u64, u64),
+    freed_tables: bool,
+    new_tlb_gen: u64,
+    initiator: u32,
+) -> (FlushInfo, u64) {
+    let r = decide_range(policy, start, end, PAGE_SHIFT, inputs);
+    let info = FlushInfo {
+        mm,
+        start: r.start,
+        end: r.end,
+        stride_shift: r.stride_shift,
+        freed_tables,
+        new_tlb_gen,
+        initiator,
+    };
+    (info, r.pmds_walked)
+}
+
+/// `flush_tlb_func` on a CPU whose state is `st`. `read_mm_tlb_gen` reads `mm->context.tlb_gen`
+/// (the caller charges the coherent-line read); it is called at most once, and only where the
+/// knobs say. Updates the slot's generation.
+pub fn flush_tlb_func(
+    st: &mut TlbState,
+    f: &FlushInfo,
+    knobs: &FlushKnobs,
+    mut read_mm_tlb_gen: impl FnMut() -> u64,
+) -> FlushAction {
+    // v4.14-v5.18 read `loaded_mm->context.tlb_gen` in flush_tlb_func's declarations, before
+    // the wrong-mm and lazy checks: a lazy CPU pays the read too. Seed 002's patch (v6.0) moved
+    // it after them. A CPU running another mm reads that mm's line, which no flush of `f.mm`
+    // contends: not charged.
+    let mut mm_gen = None;
+    if knobs.generations && knobs.read_tlb_gen == ReadTlbGen::Always && st.loaded_mm == Some(f.mm) {
+        mm_gen = Some(read_mm_tlb_gen());
+    }
+    if st.loaded_mm != Some(f.mm) {
+        return FlushAction::WrongMm;
+    }
+    // v3.13 checks `cpu_tlbstate.state == TLBSTATE_LAZY` after the active_mm test, as v4.14+
+    // checks `is_lazy` after the loaded_mm test: the same order in every era.
+    if st.is_lazy {
+        return FlushAction::LeaveLazy;
+    }
+    if !knobs.generations {
+        // v3.14 flush_tlb_func: TLBSTATE_OK -> full flush for TLB_FLUSH_ALL, else INVLPG loop.
+        return if f.is_full() {
+            FlushAction::Full
+        } else {
+            FlushAction::Partial { start: f.start, nr: f.nr_entries(), stride_shift: f.stride_shift }
+        };
+    }
+    let local = st.local_tlb_gen();
+    if knobs.early_return && f.new_tlb_gen != 0 && f.new_tlb_gen <= local {
+        return FlushAction::EarlyReturn;
+    }
+    let latest = match (mm_gen, knobs.read_tlb_gen) {
+        (Some(g), _) => g,
+        (None, ReadTlbGen::WhenNeeded) => read_mm_tlb_gen(),
+        // Without the read, the request's own generation is the best we know.
+        (None, _) => f.new_tlb_gen.max(local),
+    };
+    if local >= latest {
+        return FlushAction::UpToDate;
+    }
+    let partial = !f.is_full() && f.new_tlb_gen == local + 1 && f.new_tlb_gen == latest;
+    st.ctxs[st.loaded_asid as usize].tlb_gen = latest;
+    if partial {
+        FlushAction::Partial { start: f.start, nr: f.nr_entries(), stride_shift: f.stride_shift }
+    } else {
+        FlushAction::Full
+    }
+}
+
+/// What the range policy decides for a flush of `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RangeDecision {
+    pub start: u64,
+    pub end: u64,
+    pub stride_shift: u32,
+    /// 2 MiB steps `has_large_page()` walked to decide (v3.6-v3.13; 0 where it did not run).
+    pub pmds_walked: u64,
+}
+
+/// The inputs the 3.x heuristics read from the CPU and the mm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RangeInputs {
+    /// `tlb_lld_4k[ENTRIES]` / `tlb_lli_4k[ENTRIES]`: the largest 4K-entry count of the data
+    /// (instruction) side, as `intel_tlb_lookup()` keeps the maximum of the CPUID descriptors.
+    pub lld_4k: u64,
+    pub lli_4k: u64,
+    /// `mm->total_vm`.
+    pub total_vm: u64,
+    pub vm_exec: bool,
+    pub vm_hugetlb: bool,
+    /// Some 2 MB-aligned address in the range is mapped by a huge PMD.
+    pub range_has_huge_pmd: bool,
+}
+
+impl RangeInputs {
+    /// The TLB sizes Linux would read from CPUID for this profile.
+    pub fn tlb_sizes(p: &MachineProfile) -> (u64, u64) {
+        let max_4k = |side: fn(Serves) -> bool| {
+            p.tlb
+                .structures
+                .iter()
+                .filter(|s| side(s.serves) && s.page_sizes.contains(&PageSize::Size4K))
+                .map(|s| s.entries as u64)
+                .max()
+                .unwrap_or(0)
+        };
+        let data = max_4k(|s| matches!(s, Serves::Data | Serves::Load | Serves::Unified));
+        let inst = max_4k(|s| matches!(s, Serves::Instruction | Serves::Unified));
+        (data, inst)
+    }
+}
+
+/// The range `flush_tlb_mm_range` ends up flushing: `(start, end)` kept for INVLPGs, or
+/// `(0, TLB_FLUSH_ALL)`.
+pub fn decide_range(
+    policy: RangePolicy,
+    start: u64,
+    end: u64,
+    stride_shift: u32,
+    inp: &RangeInputs,
+) -> RangeDecision {
+    let full = RangeDecision { start: 0, end: TLB_FLUSH_ALL, stride_shift, pmds_walked: 0 };
+    if end == TLB_FLUSH_ALL {
+        return full;
+    }
+    let keep = RangeDecision { start, end, stride_shift, pmds_walked: 0 };
+    match policy {
+        RangePolicy::AlwaysFull => full,
+        RangePolicy::FlushallShift { shift, post_fix, huge_walk } => {
+            if shift < 0 || inp.vm_hugetlb {
+                return full;
+            }
+            let entries = if inp.vm_exec { inp.lli_4k } else { inp.lld_4k };
+            let pages = (end - start) >> PAGE_SHIFT;
+            let act = if post_fix {
+                inp.total_vm.min(entries >> shift)
+            } else {
+                inp.total_vm.min(entries) >> shift
+            };
+            // Mel Gorman's v2 patch 1/4 moved has_large_page() into the same test but kept it;
+            // only patch 4/4 ("nowalk") removed it: the walk follows `huge_walk` alone. The `||`
+            // runs it only for a range short enough for INVLPGs; it steps 2 MiB at a time from
+            // ALIGN(start, HPAGE_SIZE) below `end`, reading pgd, pud and pmd (v3.13
+            // arch/x86/mm/tlb.c), and stops at the first huge PMD.
+            if pages > act {
+                return full;
+            }
+            if huge_walk {
+                let from = start.next_multiple_of(HPAGE_SIZE);
+                let steps = end.saturating_sub(from).div_ceil(HPAGE_SIZE);
+                if inp.range_has_huge_pmd && steps > 0 {
+                    return RangeDecision { pmds_walked: steps, ..full };
+                }
+                return RangeDecision { pmds_walked: steps, ..keep };
+            }
+            keep
+        }
+        RangePolicy::Ceiling(ceiling) => {
+            if (end - start) >> stride_shift > ceiling {
+                full
+            } else {
+                keep
+            }
+        }
+    }
+}
+
+/// `tlb_flushall_shift` per CPU model, from `intel_tlb_flushall_shift_set()` (v3.10
+/// arch/x86/kernel/cpu/intel.c) or, with `post_fix`, after Mel Gorman's 2014 patch 5/5
+/// (IvyBridge 1 -> 2; Sandy Bridge 5 -> 6; AMD 6).
+pub fn flushall_shift(vendor: &str, family: u32, model: u32, post_fix: bool) -> i8 {
+    match vendor {
+        "amd" => {
+            if post_fix || family > 0x11 {
+                if post_fix {
+                    6
+                } else {
+                    5
+                }
+            } else {
+                4
+            }
+        }
+        "intel" if family == 6 => match model {
+            0x0f | 0x16 | 0x17 | 0x1d => -1,
+            0x1a | 0x1e | 0x25 | 0x2c | 0x2e | 0x2f => 6,
+            0x2a | 0x2d => {
+                if post_fix {
+                    6
+                } else {
+                    5
+                }
+            }
+            0x3a => {
+                if post_fix {
+                    2
+                } else {
+                    1
+                }
+            }
+            _ => 6,
+        },
+        // Not x86 (or an unknown family): the x86 range-flush heuristic does not apply.
+        _ => -1,
+    }
+}

@@ -1,0 +1,271 @@
+//! Boot: what the kernel resolves from the machine profile and its configuration before the
+//! first task runs (the range policy's per-family shift, PCID use, page-table isolation, the
+//! kernel text mapping), and the unit costs every path charges.
+
+use std::collections::VecDeque;
+
+use super::config::KernelConfig;
+use super::cpu::Cpu;
+use super::frames::{Frames, Owner};
+use super::Counters;
+use super::Kernel;
+use crate::hw::coherence::CacheLine;
+use crate::hw::coherence::{LineCosts, RmwLine};
+use crate::hw::cpumask::CpuMask;
+use crate::hw::ipi::IpiCosts;
+use crate::hw::tlb::{AccessKind, PageSize, Serves, NR_ACCESS_KINDS};
+use crate::hw::topology::Topology;
+use crate::hw::walk::Walker;
+use crate::linux::arch::x86::mm::tlb::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
+use crate::linux::arch::x86::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
+use crate::linux::arch::x86::X86;
+use crate::linux::arch::Arch;
+use crate::linux::include::linux::gfp::PAGES_PER_NODE;
+use crate::linux::kernel::smp::{CallQueue, Smp};
+use crate::linux::mm::page_alloc::{Layout, PageAlloc, PageAllocCosts};
+use crate::linux::mm::slub::{Slab, SlabCosts};
+use crate::linux::oracle::Oracle;
+use crate::profile::MachineProfile;
+use crate::time::Ps;
+
+/// Unit costs in picoseconds, converted once from the profile at boot: the machine's, and each
+/// subsystem's own (defined in its file).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    pub hw: HwCosts,
+    pub entry: super::syscalls::Costs,
+    pub mm: crate::linux::mm::memory::Costs,
+    pub flush: crate::linux::arch::x86::mm::tlb::Costs,
+    pub sched: crate::linux::kernel::sched::core::Costs,
+    pub tick: crate::linux::kernel::time::tick_sched::Costs,
+    /// Pipes (linux/fs/pipe.rs), on machines whose profile has an `[ipc]` section.
+    pub pipe: Option<crate::linux::fs::pipe::Costs>,
+    /// AF_UNIX sockets (linux/net/unix/af_unix.rs), likewise.
+    pub unix: Option<crate::linux::net::unix::af_unix::Costs>,
+}
+
+/// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
+/// coherent line moving, an IPI.
+#[derive(Debug, Clone)]
+pub struct HwCosts {
+    pub user_access: Ps,
+    /// `[kind][i]`: lookup latency of a hit at level `i + 1` (index 0: L1, free).
+    pub level_hit: [Vec<Ps>; NR_ACCESS_KINDS],
+    pub walker: Walker,
+    pub ipi: Option<IpiCosts>,
+    pub lines: LineCosts,
+}
+
+impl HwCosts {
+    /// A hardware walk after a miss at every level (x86 paths only: see [`Walker::walk`]).
+    pub fn miss(&self, kind: AccessKind) -> Ps {
+        self.walker.walk(kind)
+    }
+}
+
+impl Costs {
+    pub fn new(p: &MachineProfile) -> Costs {
+        let mhz = p.clock_mhz();
+        let level_hit = AccessKind::ALL
+            .map(|k| (1..=p.tlb_levels()).map(|l| Ps::from_cycles(p.level_hit_cycles(l, k), mhz)).collect());
+        Costs {
+            hw: HwCosts {
+                user_access: Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz),
+                walker: Walker::from_profile(p, level_hit.clone()),
+                level_hit,
+                ipi: IpiCosts::from_profile(p),
+                lines: LineCosts::from_profile(p),
+            },
+            entry: super::syscalls::Costs::from_profile(p),
+            mm: crate::linux::mm::memory::Costs::from_profile(p),
+            flush: crate::linux::arch::x86::mm::tlb::Costs::from_profile(p),
+            sched: crate::linux::kernel::sched::core::Costs::from_profile(p),
+            tick: crate::linux::kernel::time::tick_sched::Costs::from_profile(p),
+            pipe: crate::linux::fs::pipe::Costs::from_profile(p).ok(),
+            unix: crate::linux::net::unix::af_unix::Costs::from_profile(p).ok(),
+        }
+    }
+}
+
+impl Kernel {
+    /// Boots `config` on the machine `profile` describes. An x86 profile must have a
+    /// `[page_alloc]` section (`run::run` checks it first and reports its absence).
+    pub fn boot(profile: &MachineProfile, config: KernelConfig) -> Kernel {
+        let topo = Topology::from_profile(&profile.topology);
+        let node_pages = config.node_pages.unwrap_or(PAGES_PER_NODE);
+        // A named machine (a scaled-down workload's `ram_mib`) has its x86-64 zones; otherwise a
+        // node is one zone (page_alloc/zones.rs).
+        let layout = match config.ram_pages {
+            Some(ram) => Layout::x86_64(topo.sockets, node_pages, ram),
+            None => Layout::one_zone_per_node(topo.sockets, node_pages),
+        };
+        // The MPC8xx machine runs dd's own paths and has no allocator section.
+        let page_alloc = profile.page_alloc.is_some().then(|| {
+            PageAlloc::with_layout(
+                config.page_alloc,
+                PageAllocCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                &topo,
+                &layout,
+                config.zones,
+            )
+        });
+        // SLUB on the machines whose profile costs it (`[slab]`), over their page allocator.
+        let slab = match (&page_alloc, profile.slab.is_some()) {
+            (Some(_), true) => Some(Slab::new(
+                SlabCosts::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                topo.cpus(),
+                topo.sockets,
+            )),
+            _ => None,
+        };
+        // Loopback sockets where SLUB runs and the profile costs the protocol paths.
+        let net = match (&slab, profile.net.is_some()) {
+            (Some(_), true) => Some(crate::linux::net::socket::Net::new(
+                crate::linux::net::socket::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+            )),
+            _ => None,
+        };
+        // File creation where SLUB runs and the profile costs the paths (`[fs]`).
+        let mut slab = slab;
+        let fs = match (&mut slab, profile.fs.is_some()) {
+            (Some(s), true) => Some(crate::linux::fs::namei::Fs::new(
+                crate::linux::fs::namei::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
+                s,
+                0,
+            )),
+            _ => None,
+        };
+        let policy = match (config.flush.policy, config.shift_from_table) {
+            (RangePolicy::FlushallShift { post_fix, huge_walk, .. }, Some(table_post_fix)) => {
+                RangePolicy::FlushallShift {
+                    shift: flushall_shift(
+                        &profile.cpu.vendor,
+                        profile.cpu.family,
+                        profile.cpu.model,
+                        table_post_fix,
+                    ),
+                    post_fix,
+                    huge_walk,
+                }
+            }
+            (p, _) => p,
+        };
+        let pti = config.flush.pti && profile.cpu.features.pti;
+        let cpus = (0..topo.cpus())
+            .map(|cpu| Cpu {
+                core: topo.core_of(cpu) as usize,
+                lp: (cpu / topo.cores()) as usize,
+                st: TlbState::default(),
+                task: None,
+                runq: VecDeque::new(),
+                need_resched: false,
+                taken: VecDeque::new(),
+                in_irq: false,
+                waiting: None,
+                flushed: Default::default(),
+                filled: Vec::new(),
+                filled_overflow: false,
+                pti,
+                user_flush_pending: false,
+                kpaths: Box::new([NO_KPATH; NR_PATHS]),
+                flush_info_line: CacheLine::new(),
+                sending: None,
+            })
+            .collect();
+        // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
+        // ASID slots); before, every CR3 load flushed.
+        let pcid = profile.cpu.features.pcid && config.flush.generations;
+        // Where lazy CPUs get every flush IPI, none may keep a stale translation either.
+        let mut oracle = Oracle::new(topo.cpus(), PAGES_PER_NODE * topo.sockets as u64);
+        // The layout is an x86-64 kernel's: other architectures' kernels map themselves
+        // differently (seed 003's 8xx is its own layout, not modelled yet).
+        let x86 = matches!(profile.cpu.vendor.as_str(), "intel" | "amd");
+        let text = (config.text.kernel_tlb && x86).then(|| {
+            let gbpages = profile
+                .tlb
+                .structures
+                .iter()
+                .any(|s| s.serves != Serves::Instruction && s.page_sizes.contains(&PageSize::Size1G));
+            KernelText::new(&LAYOUT, Mapping { pti, pcid, gbpages })
+        });
+        oracle.lazy_cpus_flushed = config.flush.lazy_ipis == LazyIpis::Send;
+        // Under PTI every kernel entry and exit switches CR3 (v4.15+ entry code): a system call
+        // pays it at both halves, a fault once.
+        let mut costs = Costs::new(profile);
+        let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
+        if pti {
+            costs.entry.syscall_half += Ps(adder.0 / 2);
+            costs.mm.fault += adder;
+        }
+        // The interrupt entry and exit figures of a CPU that needs PTI were split from a round
+        // trip measured under it (profiles' handler_entry_ns: G1, "incl. PTI CR3 switch"); a
+        // kernel without PTI there (v3.x, or pti=off) skips the CR3 write at each half.
+        if profile.cpu.features.pti && !pti {
+            if let Some(ipi) = costs.hw.ipi.as_mut() {
+                ipi.handler_entry = ipi.handler_entry.saturating_sub(Ps(adder.0 / 2));
+                ipi.handler_exit = ipi.handler_exit.saturating_sub(Ps(adder.0 / 2));
+            }
+        }
+        // A software-loaded TLB: the MPC8xx machine with the kernel's own layouts (run::run has
+        // checked that the kernel is an 8xx one).
+        let m8xx = match (costs.hw.walker.is_software(), config.ppc8xx) {
+            (true, Some(k)) => {
+                let (text, data) = crate::linux::arch::ppc::mm::mmu_8xx::builtin_layouts(k.version);
+                let m = crate::linux::arch::ppc::mm::mmu_8xx::Machine8xx::boot(profile, k, text, data)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                Some(Box::new(m))
+            }
+            _ => None,
+        };
+        let mut k = Kernel {
+            topo,
+            costs,
+            config,
+            cpus,
+            tlbs: (0..topo.cores()).map(|_| profile.build_core_tlb()).collect(),
+            smp: Smp {
+                csqs: (0..topo.cpus())
+                    .map(|_| CallQueue {
+                        // At most one request per shootdown in flight, one shootdown per CPU.
+                        entries: VecDeque::with_capacity(topo.cpus() as usize),
+                        head: RmwLine::default(),
+                    })
+                    .collect(),
+                shootdowns: Vec::new(),
+                free_shootdowns: Vec::new(),
+                fan: Vec::new(),
+            },
+            tasks: Vec::new(),
+            mms: Vec::new(),
+            next_ctx_id: 1,
+            woken: Vec::new(),
+            files: Vec::new(),
+            frames: Frames::new(node_pages * topo.sockets as u64),
+            page_alloc,
+            vmscan: crate::linux::mm::vmscan::Vmscan::new(profile, &layout, topo.cpus()),
+            slab,
+            slab_events: Vec::new(),
+            fs,
+            pipes: Vec::new(),
+            net,
+            unix: Vec::new(),
+            arch: Arch {
+                x86: X86 {
+                    policy,
+                    pcid,
+                    range_sizes: RangeInputs::tlb_sizes(profile),
+                    lazy: CpuMask::new(),
+                    text,
+                },
+                ppc8xx: m8xx,
+            },
+            oracle,
+            counters: Counters::default(),
+        };
+        // empty_zero_page lives in the kernel image; here it is the first page boot takes.
+        if k.page_alloc.is_some() {
+            k.frames.zero_pfn = k.alloc_frame_untimed(0, Ps::ZERO, Owner::Zero);
+        }
+        k
+    }
+}

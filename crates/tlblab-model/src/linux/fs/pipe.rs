@@ -1,0 +1,330 @@
+//! Anonymous pipes (fs/pipe.c, v4.9): what hackbench's `-pipe` mode runs through.
+//!
+//! A pipe is a ring of `PIPE_DEF_BUFFERS` (16) buffers, each a page with an offset and a length.
+//! `pipe_write` first tries to merge a short write into the last buffer when the page has room
+//! (`PIPE_BUF_FLAG_CAN_MERGE` on anonymous pipes); otherwise it takes a new slot, with the page
+//! `pipe->tmp_page` caches if there is one, else a fresh `alloc_page(GFP_HIGHUSER)` (through
+//! linux/include/linux/gfp.rs: the per-CPU lists, the zone lock). `pipe_read` copies out of the
+//! oldest buffers and releases a buffer it drained (`anon_pipe_buf_release`): the page becomes
+//! `tmp_page` if
+//! none is cached, else it is freed (`put_page` -> `__free_page` on the reader's CPU). So a
+//! reader that keeps up recycles one page forever; a pipe that fills allocates on the writer's
+//! CPU and frees on the reader's: the producer/consumer pattern seed 004 is about, at order 0.
+//!
+//! Blocking follows `pipe_wait` (v4.9): one wait queue per pipe (`pipe->wait`) for readers and
+//! writers alike, entered with `prepare_to_wait` (non-exclusive), so every wake-up
+//! (`wake_up_interruptible_sync_poll`) wakes every sleeper, reader or writer; a writer that loses
+//! the race for the freed slot sleeps again. A writer wakes the queue after every write that
+//! added data (merge or new buffer); a reader after it released a buffer.
+//!
+//! `pipe->mutex` is modelled as a FIFO lock on its line (hw/lock.rs) held for the section's work:
+//! v4.9 mutexes spin on a running owner (`mutex_optimistic_spin`) and no holder here sleeps with
+//! it, so waiting for it is spinning. Departures: the fd lookup and VFS layers are one per-call
+//! cost (`[ipc]` in the profile); the data's own cache lines are charged as a copy at the
+//! profile's memcpy rate, not moved between the writer's and the reader's caches; `try_to_wake_up`
+//! costs what sched.rs charges (the woken CPU's kick), nothing on the waker.
+
+use std::collections::VecDeque;
+
+use crate::attribution::Bucket;
+use crate::hw::lock::SpinLock;
+use crate::linux::ctx::Ctx;
+use crate::linux::frames::Owner;
+use crate::linux::include::linux::mm_types::PAGE_SIZE;
+use crate::linux::lib::iov_iter::CopyRate;
+use crate::linux::Continuation;
+use crate::linux::Kernel;
+use crate::profile::{MachineProfile, ProfileError};
+use crate::time::Ps;
+
+/// `PIPE_DEF_BUFFERS` (include/linux/pipe_fs_i.h, v4.9).
+pub const PIPE_DEF_BUFFERS: usize = 16;
+
+crate::linux::vmstat::counters! {
+    /// Pipes, counted.
+    Counters {
+        /// `pipe_write` calls that completed.
+        pipe_writes,
+        /// Writes merged into the last buffer's page.
+        pipe_merges,
+        /// New buffers whose page came from `pipe->tmp_page`.
+        pipe_tmp_page_reuses,
+        /// New buffers whose page came from `alloc_page`.
+        pipe_page_allocs,
+        /// `pipe_read` calls that completed.
+        pipe_reads,
+        /// Drained buffers whose page became `pipe->tmp_page`.
+        pipe_tmp_page_caches,
+        /// Drained buffers whose page was freed.
+        pipe_page_frees,
+        /// Tasks that slept in `pipe_wait`: readers on an empty pipe, writers on a full one.
+        pipe_read_sleeps,
+        pipe_write_sleeps,
+        /// Sleepers a pipe wake-up woke.
+        pipe_wakeups,
+    }
+}
+
+/// What a pipe call costs besides the page allocator, the copy and the lock (`[ipc]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Costs {
+    /// `sys_write` -> `vfs_write` -> `pipe_write`, without entry/exit, copy, allocation, lock.
+    pub write: Ps,
+    /// `sys_read` -> `vfs_read` -> `pipe_read`, likewise.
+    pub read: Ps,
+    /// Copying between user space and a pipe page (the profile's memcpy rate).
+    pub copy: CopyRate,
+}
+
+impl Costs {
+    pub fn from_profile(p: &MachineProfile) -> Result<Costs, ProfileError> {
+        let ipc = p.ipc()?;
+        let mhz = p.clock_mhz();
+        Ok(Costs {
+            write: Ps::from_cycles(ipc.pipe_write_cycles.value, mhz),
+            read: Ps::from_cycles(ipc.pipe_read_cycles.value, mhz),
+            copy: CopyRate::from_profile(p),
+        })
+    }
+}
+
+/// One `struct pipe_buffer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PipeBuffer {
+    pub pfn: u64,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// `struct pipe_inode_info`.
+#[derive(Debug, Clone, Default)]
+pub struct Pipe {
+    /// The occupied slots, oldest first (`curbuf` .. `curbuf + nrbufs`).
+    pub bufs: VecDeque<PipeBuffer>,
+    pub tmp_page: Option<u64>,
+    /// `pipe->wait`: sleeping tasks, readers and writers alike.
+    pub waiters: Vec<usize>,
+    /// `pipe->mutex`.
+    pub mutex: SpinLock,
+}
+
+impl Pipe {
+    /// Bytes waiting to be read.
+    pub fn bytes(&self) -> u64 {
+        self.bufs.iter().map(|b| b.len).sum()
+    }
+}
+
+/// A pipe call's continuation: the call again after its task slept in `pipe_wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Write { pipe: u32, len: u32 },
+    Read { pipe: u32, len: u32 },
+}
+
+/// How a write finds its room (the decision of `pipe_write`, v4.9, for one write of `len`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Room {
+    /// Into the last buffer's page: it can merge and `offset + len <= PAGE_SIZE`.
+    Merge,
+    /// A new slot: fewer than `PIPE_DEF_BUFFERS` buffers are in use.
+    NewBuffer,
+    /// Full: sleep.
+    Full,
+}
+
+fn room(p: &Pipe, len: u64) -> Room {
+    if let Some(last) = p.bufs.back() {
+        // "We try to merge small writes": chars = total_len & (PAGE_SIZE - 1).
+        let chars = len & (PAGE_SIZE - 1);
+        if chars != 0 && last.offset + last.len + chars <= PAGE_SIZE {
+            return Room::Merge;
+        }
+    }
+    if p.bufs.len() < PIPE_DEF_BUFFERS {
+        Room::NewBuffer
+    } else {
+        Room::Full
+    }
+}
+
+impl Kernel {
+    /// `pipe()`: a new, empty pipe; returns its id.
+    pub fn add_pipe(&mut self) -> u32 {
+        self.pipes.push(Pipe::default());
+        (self.pipes.len() - 1) as u32
+    }
+
+    /// One `write` of `len` bytes by task `t` to `pipe` if it would not sleep: for a workload's
+    /// untimed setup ([`Kernel::untimed`]) building the buffers its writers fill. Returns
+    /// whether it wrote.
+    pub fn pipe_write_if_room(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> bool {
+        if room(&self.pipes[pipe as usize], len as u64) == Room::Full {
+            return false;
+        }
+        self.pipe_write(ctx, t, pipe, len);
+        true
+    }
+
+    fn pipe_costs(&self) -> Costs {
+        self.costs.pipe.expect("a pipe needs the profile's [ipc] section (run::run checks it)")
+    }
+
+    /// `write(fd, buf, len)` on a pipe, from task `t`: the system call entry, then the body.
+    pub(in crate::linux) fn pipe_write(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> Ps {
+        let entry = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, entry);
+        entry + self.pipe_write_body(ctx, t, pipe, len as u64, ctx.now + entry)
+    }
+
+    /// `read(fd, buf, len)` on a pipe, from task `t`.
+    pub(in crate::linux) fn pipe_read(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> Ps {
+        let entry = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, entry);
+        entry + self.pipe_read_body(ctx, t, pipe, len as u64, ctx.now + entry)
+    }
+
+    pub(in crate::linux) fn pipe_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        match s {
+            Step::Write { pipe, len } => self.pipe_write_body(ctx, t, pipe, len as u64, ctx.now),
+            Step::Read { pipe, len } => self.pipe_read_body(ctx, t, pipe, len as u64, ctx.now),
+        }
+    }
+
+    /// Takes `pipe->mutex` at `at`; returns when it is held (spin charged as lock wait).
+    fn pipe_lock(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let got = self.pipes[pipe as usize].mutex.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
+        ctx.charge(Bucket::LockWait, got - at);
+        got
+    }
+
+    /// Releases `pipe->mutex` at `at` (the section ran from the grant to `at`).
+    fn pipe_unlock(&mut self, pipe: u32, at: Ps) {
+        self.pipes[pipe as usize].mutex.release_at(at);
+    }
+
+    /// `wake_up_interruptible_sync_poll(&pipe->wait, ...)`: every sleeper is woken.
+    fn pipe_wake(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) {
+        let waiters = std::mem::take(&mut self.pipes[pipe as usize].waiters);
+        let (waiters, n) = self.wake_up_all(ctx, waiters, at);
+        self.counters.pipe.pipe_wakeups += n;
+        self.pipes[pipe as usize].waiters = waiters;
+    }
+
+    /// `pipe_wait`: task `t` joins the wait queue, drops the mutex and sleeps; it runs `retry`
+    /// when woken. Returns the cost of going to sleep.
+    fn pipe_sleep(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, retry: Step, at: Ps) -> Ps {
+        self.pipes[pipe as usize].waiters.push(t);
+        ctx.then(Continuation::Pipe(retry));
+        self.deschedule(ctx, false, at)
+    }
+
+    /// `pipe_write` (v4.9) of `len` bytes, from `at`: merge, or a new buffer, or sleep while full.
+    fn pipe_write_body(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u64, at: Ps) -> Ps {
+        let c = self.pipe_costs();
+        let start = at;
+        let mut now = self.pipe_lock(ctx, pipe, at);
+        let p = &self.pipes[pipe as usize];
+        match room(p, len) {
+            Room::Full => {
+                self.pipe_unlock(pipe, now);
+                self.counters.pipe.pipe_write_sleeps += 1;
+                let d = now - start;
+                return d + self.pipe_sleep(ctx, t, pipe, Step::Write { pipe, len: len as u32 }, now);
+            }
+            Room::Merge => {
+                self.counters.pipe.pipe_merges += 1;
+                let last = self.pipes[pipe as usize].bufs.back_mut().expect("a buffer to merge into");
+                last.len += len;
+            }
+            Room::NewBuffer => {
+                let pfn = match self.pipes[pipe as usize].tmp_page.take() {
+                    Some(pfn) => {
+                        self.counters.pipe.pipe_tmp_page_reuses += 1;
+                        pfn
+                    }
+                    None => {
+                        self.counters.pipe.pipe_page_allocs += 1;
+                        // alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT): unmovable, order 0.
+                        let (pfn, d) = self.alloc_frame(ctx, now, Owner::Pipe { pipe }, Bucket::Syscall);
+                        now += d;
+                        pfn
+                    }
+                };
+                self.pipes[pipe as usize].bufs.push_back(PipeBuffer { pfn, offset: 0, len });
+            }
+        }
+        self.counters.pipe.pipe_writes += 1;
+        let work = c.write + c.copy.copy(len);
+        ctx.charge(Bucket::Syscall, work);
+        now += work;
+        self.pipe_unlock(pipe, now);
+        // do_wakeup: data was added.
+        self.pipe_wake(ctx, pipe, now);
+        let exit = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, exit);
+        now + exit - start
+    }
+
+    /// `pipe_read` (v4.9) of up to `len` bytes from `at`: copy out of the oldest buffers,
+    /// release drained ones, or sleep while the pipe is empty.
+    fn pipe_read_body(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u64, at: Ps) -> Ps {
+        let c = self.pipe_costs();
+        let start = at;
+        let mut now = self.pipe_lock(ctx, pipe, at);
+        if self.pipes[pipe as usize].bufs.is_empty() {
+            self.pipe_unlock(pipe, now);
+            self.counters.pipe.pipe_read_sleeps += 1;
+            let d = now - start;
+            return d + self.pipe_sleep(ctx, t, pipe, Step::Read { pipe, len: len as u32 }, now);
+        }
+        let mut want = len;
+        let mut released = false;
+        let mut copied = 0;
+        while want > 0 {
+            let Some(buf) = self.pipes[pipe as usize].bufs.front_mut() else { break };
+            let chars = buf.len.min(want);
+            buf.offset += chars;
+            buf.len -= chars;
+            want -= chars;
+            copied += chars;
+            if buf.len == 0 {
+                let pfn = buf.pfn;
+                self.pipes[pipe as usize].bufs.pop_front();
+                released = true;
+                // anon_pipe_buf_release: keep the page as tmp_page if it is the only reference
+                // and none is cached, else put_page.
+                if self.pipes[pipe as usize].tmp_page.is_none() {
+                    self.counters.pipe.pipe_tmp_page_caches += 1;
+                    self.pipes[pipe as usize].tmp_page = Some(pfn);
+                } else {
+                    self.counters.pipe.pipe_page_frees += 1;
+                    now += self.free_frame(ctx, now, pfn, Bucket::Syscall);
+                }
+            }
+        }
+        // A short read returns what there was (hackbench reads again for the rest: here the
+        // same call goes on after the next write, as its `goto again` would).
+        self.counters.pipe.pipe_reads += 1;
+        let work = c.read + c.copy.copy(copied);
+        ctx.charge(Bucket::Syscall, work);
+        now += work;
+        self.pipe_unlock(pipe, now);
+        if released {
+            // do_wakeup: a slot was freed for writers.
+            self.pipe_wake(ctx, pipe, now);
+        }
+        if want > 0 {
+            let d = now - start;
+            self.counters.pipe.pipe_read_sleeps += 1;
+            return d + self.pipe_sleep(ctx, t, pipe, Step::Read { pipe, len: want as u32 }, now);
+        }
+        let exit = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, exit);
+        now + exit - start
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,118 @@
+use super::*;
+use crate::engine::sim::Simulation;
+use crate::linux::config::KernelConfig;
+use crate::linux::syscalls::{Op, Program};
+
+fn pipe_with(bufs: &[(u64, u64)]) -> Pipe {
+    let mut p = Pipe::default();
+    for (i, &(offset, len)) in bufs.iter().enumerate() {
+        p.bufs.push_back(PipeBuffer { pfn: i as u64, offset, len });
+    }
+    p
+}
+
+#[test]
+fn small_writes_merge_until_the_page_is_full_then_take_a_slot_until_sixteen() {
+    assert_eq!(room(&Pipe::default(), 100), Room::NewBuffer);
+    // 40 messages of 100 bytes fill 4000 bytes: a 41st does not fit the page.
+    assert_eq!(room(&pipe_with(&[(0, 3900)]), 100), Room::Merge);
+    assert_eq!(room(&pipe_with(&[(0, 4000)]), 100), Room::NewBuffer);
+    // What was read still occupies the page: offset + len is the end.
+    assert_eq!(room(&pipe_with(&[(3900, 100)]), 100), Room::NewBuffer);
+    assert_eq!(room(&pipe_with(&[(0, 4096)]), 4096), Room::NewBuffer, "a page-sized write never merges");
+    let full: Vec<_> = (0..PIPE_DEF_BUFFERS).map(|_| (0, 4000)).collect();
+    assert_eq!(room(&pipe_with(&full), 100), Room::Full);
+    assert_eq!(room(&pipe_with(&full[1..]), 100), Room::NewBuffer);
+}
+
+#[derive(Debug)]
+struct Writer(u32);
+impl Program for Writer {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        out.push(Op::PipeWrite { pipe: self.0, len: 100 });
+        out.push(Op::Iteration);
+    }
+}
+
+#[derive(Debug)]
+struct Reader(u32);
+impl Program for Reader {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        out.push(Op::PipeRead { pipe: self.0, len: 100 });
+        out.push(Op::Iteration);
+    }
+}
+
+fn sim() -> Simulation {
+    Simulation::new(&crate::profile::shipped("ivybridge-i3-3240"), KernelConfig::preset("4.9").unwrap())
+}
+
+#[test]
+fn writers_without_a_reader_fill_sixteen_pages_then_all_sleep() {
+    let mut s = sim();
+    let mm = s.add_mm();
+    let p = s.add_pipe();
+    for cpu in 0..3 {
+        s.add_task(Box::new(Writer(p)), mm, cpu);
+    }
+    let stats = s.run(Ps::ZERO, Ps::MS);
+    let c = stats.counters.pipe;
+    assert_eq!(c.pipe_writes, 16 * 40, "{c:?}");
+    assert_eq!(c.pipe_page_allocs, 16);
+    assert_eq!(c.pipe_merges, 16 * 39);
+    assert_eq!(c.pipe_write_sleeps, 3, "each writer sleeps once on the full pipe: {c:?}");
+    assert_eq!(s.kernel.pipes[p as usize].bytes(), 16 * 40 * 100);
+}
+
+#[test]
+fn one_wake_up_wakes_every_sleeper_and_the_losers_sleep_again() {
+    // Three writers on CPU 0..2 fill the pipe and sleep; a reader on CPU 3 starts later and
+    // drains it. Each buffer it releases wakes all three writers (pipe->wait is one
+    // non-exclusive queue in v4.9), so writers sleep many more times than there are buffers.
+    let mut s = sim();
+    let mm = s.add_mm();
+    let p = s.add_pipe();
+    for cpu in 0..3 {
+        s.add_task(Box::new(Writer(p)), mm, cpu);
+    }
+    s.add_task_at(Box::new(Reader(p)), mm, 3, Ps::US * 300);
+    let stats = s.run(Ps::ZERO, Ps::MS * 2);
+    let c = stats.counters.pipe;
+    assert!(c.pipe_reads > 1000, "{c:?}");
+    // Every message written was read or is still in the pipe.
+    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + s.kernel.pipes[p as usize].bytes(), "{c:?}");
+    // The reader never waits (the pipe stays full), so every wake-up is a released buffer's,
+    // and each woke all three writers, not one.
+    let released = c.pipe_tmp_page_caches + c.pipe_page_frees;
+    assert!(c.pipe_wakeups.abs_diff(3 * released) <= 3, "{c:?}");
+    assert!(c.pipe_write_sleeps >= 2 * released, "the losers sleep again: {c:?}");
+    assert_eq!(stats.counters.oracle.oracle_violations, 0);
+}
+
+#[test]
+fn pages_are_conserved_and_owned_by_their_pipe() {
+    // Writers on two CPUs, readers on the other two: pages move from the writers' per-CPU
+    // lists to the readers'. Whatever the pipes hold (buffers and tmp_page) is exactly what
+    // was allocated and not freed, every page owned by its pipe.
+    let mut s = sim();
+    let mm = s.add_mm();
+    let pipes: Vec<u32> = (0..2).map(|_| s.add_pipe()).collect();
+    for (i, &p) in pipes.iter().enumerate() {
+        s.add_task(Box::new(Writer(p)), mm, i as u32);
+        s.add_task(Box::new(Reader(p)), mm, 2 + i as u32);
+    }
+    let stats = s.run(Ps::ZERO, Ps::MS * 3);
+    let c = stats.counters.pipe;
+    let mut held = 0;
+    for &p in &pipes {
+        let pipe = &s.kernel.pipes[p as usize];
+        for pfn in pipe.bufs.iter().map(|b| b.pfn).chain(pipe.tmp_page) {
+            assert_eq!(s.kernel.frames.owner(pfn), Owner::Pipe { pipe: p });
+            held += 1;
+        }
+    }
+    assert_eq!(c.pipe_page_allocs - c.pipe_page_frees, held, "{c:?}");
+    assert!(c.pipe_reads > 1000 && stats.counters.oracle.oracle_violations == 0, "{c:?}");
+    let pa = stats.page_alloc.unwrap();
+    assert_eq!(pa.pcp_hits_order0 + pa.pcp_misses_order0, c.pipe_page_allocs, "{pa:?}");
+}

@@ -1,0 +1,3 @@
+//! Linux's `include/`: the headers whose types and entry points several subsystems share.
+
+pub mod linux;

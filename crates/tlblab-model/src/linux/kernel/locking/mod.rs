@@ -1,0 +1,3 @@
+//! `kernel/locking`: the reader-writer semaphore behind `mmap_lock`.
+
+pub mod rwsem;

@@ -1,0 +1,6 @@
+//! Linux's `kernel/`: cross-CPU calls, the scheduler and wait queues, locking, the tick.
+
+pub mod locking;
+pub mod sched;
+pub mod smp;
+pub mod time;

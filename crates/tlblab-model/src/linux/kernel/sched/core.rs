@@ -1,0 +1,257 @@
+//! The scheduler, as far as the workloads need it (kernel/sched/core.c and fair.c, v5.18): tasks
+//! bound to one CPU each, CFS time slices among a CPU's runnable tasks, `__schedule` with its
+//! `switch_mm`, lazy TLB mode for an idle CPU, and wake-ups with CFS's wake-up preemption
+//! (`place_entity` and `check_preempt_wakeup`, the same rules in v4.9 and v5.18).
+//!
+//! Virtual runtime is each task's time on its CPU (every task has nice 0); the next task is the
+//! runnable one with the least (`pick_next_entity`'s leftmost; ties to the longest queued).
+//! Departures: the reschedule IPI to a busy remote CPU is not sent: that CPU sees the flag at its
+//! next operation boundary; `wakeup_preempt_entity`'s buddy hints (`next`, `last`, `skip`) and
+//! load balancing are not modelled.
+
+use std::collections::VecDeque;
+
+use crate::attribution::Bucket;
+use crate::linux::arch::x86::text::Path;
+use crate::linux::ctx::Ctx;
+use crate::linux::include::linux::mm_types::MmId;
+use crate::linux::syscalls::NR_REGS;
+use crate::linux::{Continuation, Kernel};
+use crate::time::Ps;
+
+crate::linux::vmstat::counters! {
+    /// The scheduler, counted.
+    Counters {
+        context_switches,
+    }
+}
+
+/// A task's kernel side (`task_struct`): its mm, registers, pages gathered for freeing, and the
+/// continuations it was in when it left its CPU.
+pub struct Task {
+    /// `task->mm`: none for a kernel thread (kswapd), which runs on whatever mm its CPU has
+    /// loaded, in lazy TLB mode.
+    pub mm: Option<MmId>,
+    pub regs: [u64; NR_REGS],
+    pub gathered: Vec<u64>,
+    /// The CPU the task is bound to (will-it-scale and the model never migrate tasks).
+    pub cpu: u32,
+    /// Steps of the system call or fault the task was in when it left the CPU.
+    pub saved: VecDeque<Continuation>,
+    /// When it last got its CPU, for its time slice.
+    pub on_cpu_since: Ps,
+    /// CFS's `se.vruntime` up to `on_cpu_since` (nice 0: the time it ran).
+    pub vruntime: Ps,
+}
+
+/// What the scheduler costs: `__schedule` between two tasks (measured on the host by `probe`;
+/// `None` where the profile has no figure, and then no CPU may be shared).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    pub context_switch: Option<Ps>,
+}
+
+impl Costs {
+    pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
+        Costs { context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)) }
+    }
+}
+
+impl Task {
+    /// The mm of a user task (every path that touches user memory runs in one).
+    pub fn user_mm(&self) -> MmId {
+        self.mm.expect("a kernel thread has no user mm")
+    }
+}
+
+impl Kernel {
+    /// Binds a new task in `mm` (none: a kernel thread) to `cpu`, starting at `start`. Returns
+    /// whether it runs at once (else it waits in the CPU's runqueue for a time slice).
+    pub fn add_task(&mut self, mm: Option<MmId>, cpu: u32, start: Ps) -> bool {
+        assert!(cpu < self.nr_cpus(), "cpu {cpu} does not exist");
+        let t = self.tasks.len();
+        self.tasks.push(Task {
+            mm,
+            regs: [0; NR_REGS],
+            gathered: Vec::new(),
+            cpu,
+            saved: VecDeque::new(),
+            on_cpu_since: start,
+            vruntime: Ps::ZERO,
+        });
+        let c = &mut self.cpus[cpu as usize];
+        if c.task.is_some() {
+            // A second task on a busy CPU waits for a time slice.
+            assert!(
+                self.costs.sched.context_switch.is_some(),
+                "tasks sharing a CPU need kernel.context_switch_ns in the machine profile"
+            );
+            c.runq.push_back(t);
+            return false;
+        }
+        c.task = Some(t);
+        self.enter_mm(cpu, mm);
+        true
+    }
+
+    /// What `context_switch` does to the TLB for a task of `mm` (v4.2 kernel/sched/core.c, the
+    /// same through v5.18): a user task's `switch_mm`, which returns whether it flushed; a kernel
+    /// thread (`mm` none) borrows the loaded mm (`next->active_mm = oldmm`) and
+    /// `enter_lazy_tlb`: the CPU stays in that mm's `mm_cpumask`, lazy (x86: `TLBSTATE_LAZY` up
+    /// to v4.13, `is_lazy` from v4.14), so flush IPIs for it still reach the CPU, which leaves
+    /// the mm at the first one `flush_tlb_func` handles (or at a flush of that mm the thread
+    /// itself makes, `flush_tlb_page`'s `leave_mm` for `current->mm == NULL`).
+    fn enter_mm(&mut self, cpu: u32, mm: Option<MmId>) -> bool {
+        if let Some(mm) = mm {
+            return self.switch_mm(cpu, mm);
+        }
+        let c = &mut self.cpus[cpu as usize];
+        if c.st.loaded_mm.is_some() {
+            c.st.is_lazy = true;
+            self.arch.x86.lazy.set(cpu);
+        }
+        false
+    }
+
+    /// `sysctl_sched_*` scaling (`SCHED_TUNABLESCALING_LOG`): `1 + ilog2(min(cpus, 8))`.
+    fn sched_factor(&self) -> u64 {
+        1 + (self.nr_cpus().min(8) as u64).ilog2() as u64
+    }
+
+    /// CFS's slice for `nr` equal-weight runnable tasks (kernel/sched/fair.c, v5.18):
+    /// `max(sched_latency / nr, min_granularity)`, both scaled by `1 + ilog2(min(cpus, 8))`.
+    fn time_slice(&self, nr: usize) -> Ps {
+        let latency = Ps::US * 6_000 * self.sched_factor();
+        Ps(latency.0 / nr.max(1) as u64).max(self.min_granularity())
+    }
+
+    /// `sysctl_sched_min_granularity`, scaled (v5.18: 0.75 ms before scaling).
+    fn min_granularity(&self) -> Ps {
+        Ps::US * 750 * self.sched_factor()
+    }
+
+    /// Preemption happens on the way back to user space, only between operations: once task
+    /// `t`'s slice is over and another task is runnable, the next one runs. Returns the cost.
+    pub(in crate::linux) fn preempt(&mut self, ctx: &mut Ctx, t: usize) -> Option<Ps> {
+        let c = &self.cpus[ctx.cpu as usize];
+        if c.runq.is_empty() {
+            return None;
+        }
+        // A woken kswapd preempts at once (CFS wake-up preemption: a thread that slept has the
+        // smallest vruntime; check_preempt_wakeup), but only while its vruntime is below the
+        // current task's: one that ran more than its CPU's task lately waits for the slice, as
+        // pick_next_entity would pick the current task again (preempting then only switched
+        // to it again, at every operation boundary).
+        let curr_v = self.tasks[t].vruntime + ctx.now.saturating_sub(self.tasks[t].on_cpu_since);
+        let kthread =
+            c.runq.front().is_some_and(|&n| self.vmscan.preempts(n) && self.tasks[n].vruntime < curr_v);
+        if kthread || c.need_resched || self.slice_over(ctx.now, t, c.runq.len() + 1) {
+            self.cpus[ctx.cpu as usize].need_resched = false;
+            return Some(self.deschedule(ctx, true, ctx.now));
+        }
+        None
+    }
+
+    /// Whether task `t`'s time slice is over and another task waits for the CPU (what
+    /// `cond_resched()` in a long kernel loop tests: kswapd's reclaim loop).
+    pub(in crate::linux) fn need_resched(&self, ctx: &Ctx, t: usize) -> bool {
+        let c = &self.cpus[ctx.cpu as usize];
+        !c.runq.is_empty() && self.slice_over(ctx.now, t, c.runq.len() + 1)
+    }
+
+    /// Whether task `t`, on its CPU since `on_cpu_since`, has used up its slice at `now` with
+    /// `nr` tasks runnable there. A slice is never below the minimum granularity, so before that
+    /// the answer needs no division (every operation boundary asks).
+    fn slice_over(&self, now: Ps, t: usize, nr: usize) -> bool {
+        let since = self.tasks[t].on_cpu_since;
+        now >= since + self.min_granularity() && now >= since + self.time_slice(nr)
+    }
+
+    /// `__schedule()` on this CPU at `now` to `next`, which was runnable: `switch_mm`, restore the steps it
+    /// was in. The previous task must already be off the CPU. Returns the cost.
+    pub(in crate::linux) fn switch_to(&mut self, ctx: &mut Ctx, next: usize, now: Ps) -> Ps {
+        let cpu = ctx.cpu;
+        let c = &mut self.cpus[cpu as usize];
+        debug_assert!(c.task.is_none() && ctx.in_user());
+        c.task = Some(next);
+        ctx.swap_steps(&mut self.tasks[next].saved);
+        let mut d = self.context_switch(ctx);
+        if self.enter_mm(cpu, self.tasks[next].mm) {
+            self.counters.tlbflush.switch_flushes += 1;
+            self.counters.tlbflush.full_flushes += 1;
+            d += self.costs.flush.full_flush;
+            ctx.charge(Bucket::Sched, self.costs.flush.full_flush);
+        }
+        self.tasks[next].on_cpu_since = now + d;
+        d
+    }
+
+    /// `__schedule()` itself: counted and charged; the TLB work is the caller's.
+    fn context_switch(&mut self, ctx: &mut Ctx) -> Ps {
+        self.counters.sched.context_switches += 1;
+        let d = self.costs.sched.context_switch.expect("a context switch needs kernel.context_switch_ns");
+        ctx.charge(Bucket::Sched, d);
+        d + self.kernel_path(ctx, Path::ContextSwitch)
+    }
+
+    /// Takes the current task off this CPU (its pending steps go with it) and runs the next
+    /// runnable one, or idles in lazy TLB mode (`enter_lazy_tlb`: the mm stays loaded, remote
+    /// flushers skip this CPU). Returns the cost.
+    pub fn deschedule(&mut self, ctx: &mut Ctx, requeue: bool, now: Ps) -> Ps {
+        let cpu = ctx.cpu;
+        let c = &mut self.cpus[cpu as usize];
+        let t = c.task.take().expect("a running task");
+        c.need_resched = false;
+        ctx.swap_steps(&mut self.tasks[t].saved);
+        let task = &mut self.tasks[t];
+        task.vruntime += now.saturating_sub(task.on_cpu_since);
+        if requeue {
+            c.runq.push_back(t);
+        }
+        match self.pick_next(cpu) {
+            Some(next) => self.switch_to(ctx, next, now),
+            None => {
+                // The idle task is a kernel thread too.
+                self.enter_mm(cpu, None);
+                self.context_switch(ctx)
+            }
+        }
+    }
+
+    /// `try_to_wake_up` of task `t` (which now holds what it slept for): an idle CPU is kicked
+    /// (a reschedule IPI's delivery); on a busy one the woken task is placed (`place_entity`)
+    /// and preempts the current task if `check_preempt_wakeup` says so, else it runs after the
+    /// current task's slice.
+    pub(in crate::linux) fn wake(&mut self, ctx: &mut Ctx, t: usize, now: Ps) {
+        let cpu = self.tasks[t].cpu;
+        let Some(curr) = self.cpus[cpu as usize].task else {
+            self.cpus[cpu as usize].runq.push_back(t);
+            let kick = self.costs.hw.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
+            ctx.kick(cpu, now + kick);
+            return;
+        };
+        // The current task's vruntime as of now, and the queue's minimum (`cfs_rq->min_vruntime`).
+        let curr_v = self.tasks[curr].vruntime + now.saturating_sub(self.tasks[curr].on_cpu_since);
+        let min_v =
+            self.cpus[cpu as usize].runq.iter().map(|&q| self.tasks[q].vruntime).fold(curr_v, Ps::min);
+        // place_entity (GENTLE_FAIR_SLEEPERS): a sleeper gets at most half a latency of credit.
+        let factor = self.sched_factor();
+        let thresh = Ps::US * 3_000 * factor;
+        let v = &mut self.tasks[t].vruntime;
+        *v = (*v).max(min_v.saturating_sub(thresh));
+        // check_preempt_wakeup: preempt if curr is ahead by more than the wake-up granularity
+        // (sysctl_sched_wakeup_granularity 1 ms, scaled).
+        let gran = Ps::US * 1_000 * factor;
+        let c = &mut self.cpus[cpu as usize];
+        c.need_resched |= curr_v > self.tasks[t].vruntime + gran;
+        c.runq.push_back(t);
+    }
+
+    /// `pick_next_entity`: takes the runnable task of `cpu` with the least vruntime off its
+    /// queue (with equal vruntimes, the one queued first).
+    pub(in crate::linux) fn pick_next(&mut self, cpu: u32) -> Option<usize> {
+        let q = &self.cpus[cpu as usize].runq;
+        let i = (0..q.len()).min_by_key(|&i| self.tasks[q[i]].vruntime)?;
+        self.cpus[cpu as usize].runq.remove(i)
+    }
+}

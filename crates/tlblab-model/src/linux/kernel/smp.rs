@@ -1,0 +1,275 @@
+//! The call-function IPI (kernel/smp.c, v5.18): per-CPU `call_single_queue`s of requests, and
+//! the interrupt that drains them (`generic_smp_call_function_single_interrupt` ->
+//! `flush_smp_call_function_queue`). The only requests modelled are TLB flushes; what a request
+//! does is tlbflush.rs's `flush_tlb_func` (or rmap.rs's batched flush); the sender's side is
+//! `call_function_many`.
+
+use std::collections::VecDeque;
+
+use crate::attribution::Bucket;
+use crate::hw::coherence::RmwLine;
+use crate::hw::cpumask::CpuMask;
+use crate::linux::arch::x86::mm::tlb::{FlushInfo, Shootdown};
+use crate::linux::arch::x86::text::Path;
+use crate::linux::ctx::Ctx;
+use crate::linux::{Continuation, Kernel};
+use crate::time::Ps;
+
+crate::linux::vmstat::counters! {
+    /// Cross-CPU calls, counted.
+    Counters {
+        ipis_sent,
+        ipis_received,
+        /// Remote `flush_tlb_func` calls (`nr_tlb_remote_flush_received`, the TLB row of
+        /// /proc/interrupts): one per queued request, however many one interrupt drains.
+        remote_flushes_received,
+        /// `smp_call_function_many` enqueue loops stopped by an interrupt (taken, then resumed).
+        send_loops_interrupted,
+    }
+}
+
+/// What an interrupted [`Kernel::call_function_many`] continues with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The rest of the enqueue loop, the IPIs and the wait.
+    Send,
+}
+
+/// An enqueue loop in progress: the shootdown, the targets not yet queued, those to interrupt.
+#[derive(Debug, Clone)]
+pub struct SendLoop {
+    sd: usize,
+    left: CpuMask,
+    ipis: CpuMask,
+    post_local: bool,
+    /// This call IPIs only targets whose queue was empty (`coalesce_ipis` for its target count).
+    coalesce: bool,
+}
+
+/// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, the
+/// shootdown whose `flush_tlb_info` it carries, and whether its sender IPIs only an empty queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Csd {
+    pub at: Ps,
+    pub shootdown: u32,
+    pub coalesced: bool,
+}
+
+/// A CPU's `call_single_queue` (kernel/smp.c): its requests in enqueue-time order, and its head,
+/// on which every sender's `llist_add` and the handler's `llist_del_all` are atomic RMWs. Kept
+/// apart from [`crate::linux::cpu::Cpu`], in one dense vector: a shootdown touches the queue of every target.
+pub struct CallQueue {
+    pub entries: VecDeque<Csd>,
+    pub head: RmwLine,
+}
+
+/// The cross-CPU call machinery's state (kernel/smp.c): every CPU's `call_single_queue`, the
+/// shootdowns in flight that their requests point to, and scratch for the IPI fan-out.
+pub struct Smp {
+    pub(in crate::linux) csqs: Vec<CallQueue>,
+    /// Shootdowns in flight (a request's `csd` data: the `flush_tlb_info` and its acknowledgements),
+    /// by slot.
+    pub(in crate::linux) shootdowns: Vec<Shootdown>,
+    /// Finished shootdown slots, reused so memory stays flat over long runs.
+    pub(in crate::linux) free_shootdowns: Vec<usize>,
+    /// Scratch for IPI fan-outs.
+    pub(in crate::linux) fan: Vec<(u32, Ps)>,
+}
+
+impl Kernel {
+    /// An interrupt step on this CPU: the call-function handler's entry (`new`: the engine just
+    /// took a pending interrupt) or its continuation. Its kernel-text refills are charged as
+    /// walks as they happen, the rest as handler time. Returns the step's duration.
+    pub fn interrupt(&mut self, ctx: &mut Ctx, new: bool) -> Ps {
+        let walks = ctx.charged(Bucket::Walk);
+        let d = if new { self.handle_irq(ctx) } else { self.drain_taken(ctx, ctx.now) };
+        let walked = ctx.charged(Bucket::Walk) - walks;
+        ctx.charge(Bucket::Handler, d - walked);
+        d
+    }
+
+    /// The call-function interrupt (`generic_smp_call_function_single_interrupt` ->
+    /// `flush_smp_call_function_queue`, v5.18): entry, `llist_del_all` of the queue, then for
+    /// each request in order `flush_tlb_func` and `csd_unlock` (the acknowledgement the sender
+    /// spins on), exit. Returns the time this step took; the handler may go on in later steps
+    /// (see [`Self::drain_taken`]).
+    fn handle_irq(&mut self, ctx: &mut Ctx) -> Ps {
+        let ipi = self.costs.hw.ipi.expect("IPIs need IPI costs");
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let (cpu, now) = (ctx.cpu, ctx.now);
+        self.counters.smp.ipis_received += 1;
+        let ci = cpu as usize;
+        let mut d = ipi.handler_entry + self.kernel_path(ctx, Path::IrqEntry);
+        d += self.smp.csqs[ci].head.rmw(cpu, now + d, &topo, &lines);
+        let taken_at = now + d;
+        let c = &mut self.cpus[ci];
+        let q = &mut self.smp.csqs[ci].entries;
+        while q.front().is_some_and(|e| e.at <= taken_at) {
+            c.taken.extend(q.pop_front());
+        }
+        c.in_irq = true;
+        d + self.drain_taken(ctx, now + d)
+    }
+
+    /// Handles the taken requests one after another from `now`, and exits the handler after the
+    /// last. Every other CPU's event that falls before a request runs before it, exactly as if
+    /// each request were an event of its own: the lines a request touches (`mm->tlb_gen`, the
+    /// csd) move between the requests of one drain, as they do in a shootdown storm (seed 002's
+    /// E->S / S->E ping-pong). Returns the time spent in this step; if it stops early, the CPU
+    /// goes on at its end.
+    fn drain_taken(&mut self, ctx: &mut Ctx, now: Ps) -> Ps {
+        let ipi = self.costs.hw.ipi.expect("IPIs need IPI costs");
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let cpu = ctx.cpu;
+        let ci = cpu as usize;
+        let mut d = Ps::ZERO;
+        while let Some(&e) = self.cpus[ci].taken.front() {
+            // This CPU's own agenda entry is the continuation being computed: look past it,
+            // at the other CPUs and at this CPU's interrupt arrivals.
+            if ctx.others_before(now + d) {
+                return d;
+            }
+            self.cpus[ci].taken.pop_front();
+            self.counters.smp.remote_flushes_received += 1;
+            let Shootdown { info, batch, .. } = self.smp.shootdowns[e.shootdown as usize];
+            // The csd line travels sender -> handler (read func/info), handler -> sender
+            // (csd_unlock invalidates the sender's copy; its spin reads it back).
+            let hop = lines.transfer(topo.distance(info.initiator, cpu));
+            d += hop;
+            d += self.kernel_path(ctx, Path::FlushFunc);
+            // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen); v4.3's
+            // batched flush passes its on-stack info the same way (flush_tlb_others).
+            let i = info.initiator as usize;
+            d += self.cpus[i].flush_info_line.read(cpu, now + d, &topo, &lines);
+            d += if batch {
+                self.flush_tlb_batch_pages(cpu)
+            } else {
+                self.run_flush_func(cpu, now + d, &info)
+            };
+            d += hop;
+            let ack = now + d + hop;
+            let s = &mut self.smp.shootdowns[e.shootdown as usize];
+            s.pending -= 1;
+            s.last_ack = s.last_ack.max(ack);
+            if s.pending == 0 && !ctx.stepping(s.initiator) {
+                let at = s.last_ack.max(s.local_done);
+                ctx.kick(s.initiator, at);
+            }
+        }
+        // A request that landed after llist_del_all found the queue empty, so its sender sent
+        // an IPI. (Senders run whole in the model: its ICR write is not charged to it.) A sender
+        // that does not coalesce sent one whatever it found.
+        if let Some(&e) = self.smp.csqs[ci].entries.front() {
+            if e.coalesced && ctx.irq_quiet() {
+                self.send_ipi(ctx, cpu, e.at + ipi.send + ipi.delivery);
+            }
+        }
+        self.cpus[ci].in_irq = false;
+        d + ipi.handler_exit + self.kernel_path(ctx, Path::IrqExit)
+    }
+
+    /// An interrupt for `cpu` will arrive at `at`.
+    pub(in crate::linux) fn send_ipi(&mut self, ctx: &mut Ctx, cpu: u32, at: Ps) {
+        self.counters.smp.ipis_sent += 1;
+        ctx.send_ipi(cpu, at);
+    }
+}
+
+impl Kernel {
+    /// `smp_call_function_many(targets, func, info, wait = 1)` from this CPU, its requests
+    /// ready at `t0` (kernel/smp.c, v5.18; the v3.9+ llist queues): per target, csd_lock and fill
+    /// the sender's csd for it (a store to a line the target wrote last, at its previous unlock),
+    /// then llist_add it to the target's call_single_queue (an RMW on the queue head). Where the
+    /// kernel coalesces (`coalesce_ipis`: v4.13+ always, v3.9-v4.12 a lone target only) only
+    /// targets whose queue was empty get an IPI, otherwise every target; all at the loop's end.
+    /// Records the shootdown the sender waits on; with `post_local` the sender then flushes itself
+    /// (v5.13+ `concurrent_local`) and sets its `local_done`.
+    /// Returns the time from `t0` this step took; the loop may go on in a continuation.
+    pub(in crate::linux) fn call_function_many(
+        &mut self,
+        ctx: &mut Ctx,
+        info: FlushInfo,
+        batch: bool,
+        targets: &CpuMask,
+        t0: Ps,
+        post_local: bool,
+    ) -> Ps {
+        let cpu = ctx.cpu;
+        let sd = self.smp.free_shootdowns.pop().unwrap_or(self.smp.shootdowns.len());
+        // The record exists from the first enqueue: a target may take its request (and ack it)
+        // before the loop ends.
+        let record = Shootdown {
+            info,
+            initiator: cpu,
+            pending: targets.weight(),
+            last_ack: Ps::ZERO,
+            local_done: t0,
+            batch,
+        };
+        if sd == self.smp.shootdowns.len() {
+            self.smp.shootdowns.push(record);
+        } else {
+            self.smp.shootdowns[sd] = record;
+        }
+        let coalesce = self.config.flush.coalesce_ipis.coalesces(targets.weight());
+        let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local, coalesce };
+        self.cpus[cpu as usize].sending = Some(Box::new(l));
+        self.send_loop(ctx, t0)
+    }
+
+    /// The enqueue loop of [`Kernel::call_function_many`] from where it stands, at `t0`. It runs
+    /// with interrupts enabled (`smp_call_function_many_cond` warns if they are off): an IPI
+    /// arriving before the next enqueue stops the loop there, the engine takes it, and a
+    /// continuation goes on after the handler. The sender waits once every request is queued
+    /// and the IPIs are sent. Charges the sends (and the local flush); returns their time.
+    pub(in crate::linux) fn send_loop(&mut self, ctx: &mut Ctx, t0: Ps) -> Ps {
+        let cpu = ctx.cpu;
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let ipi = self.costs.hw.ipi.expect("a machine with several CPUs has IPI costs");
+        let mut l = self.cpus[cpu as usize].sending.take().expect("a send loop to go on with");
+        let coalesce = l.coalesce;
+        let mut send = Ps::ZERO;
+        while let Some(t) = l.left.first() {
+            if ctx.irq_by(t0 + send) {
+                self.counters.smp.send_loops_interrupted += 1;
+                self.cpus[cpu as usize].sending = Some(l);
+                ctx.then(Continuation::Smp(Step::Send));
+                ctx.charge(Bucket::IpiSend, send);
+                return send;
+            }
+            l.left.clear(t);
+            let q = &mut self.smp.csqs[t as usize];
+            send += lines.transfer(topo.distance(cpu, t));
+            send += q.head.rmw(cpu, t0 + send, &topo, &lines);
+            let at = t0 + send;
+            if q.entries.is_empty() || !coalesce {
+                l.ipis.set(t);
+            }
+            // Senders run in step order, not enqueue order: keep the queue sorted by time.
+            let csd = Csd { at, shootdown: l.sd as u32, coalesced: coalesce };
+            if q.entries.back().is_none_or(|b| b.at <= at) {
+                q.entries.push_back(csd);
+            } else {
+                let i = q.entries.partition_point(|e| e.at <= at);
+                q.entries.insert(i, csd);
+            }
+        }
+        let mut fan = std::mem::take(&mut self.smp.fan);
+        let (busy, _) = ipi.fanout_into(&l.ipis, &mut fan);
+        let icr_t0 = t0 + send;
+        send += busy;
+        for &(t, at) in &fan {
+            self.send_ipi(ctx, t, icr_t0 + at);
+        }
+        self.smp.fan = fan;
+        ctx.charge(Bucket::IpiSend, send);
+        let info = self.smp.shootdowns[l.sd].info;
+        let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(info.mm);
+        let post =
+            if l.post_local && loaded_here { self.run_flush_func(cpu, t0 + send, &info) } else { Ps::ZERO };
+        ctx.charge(Bucket::FlushWork, post);
+        self.smp.shootdowns[l.sd].local_done = t0 + send + post;
+        self.cpus[cpu as usize].waiting = Some(l.sd);
+        send + post
+    }
+}

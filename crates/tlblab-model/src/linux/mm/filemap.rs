@@ -1,0 +1,266 @@
+//! The page cache (mm/filemap.c, v5.18), as far as the workloads use it: sparse files whose
+//! pages are read in (zero-filled) on first touch, and the files will-it-scale creates.
+//!
+//! With reclaim modelled (a profile with `[reclaim]`), a read fault that fault-around did not
+//! map runs v4.2's `filemap_fault` with readahead (linux/mm/readahead.rs has the window rules): a
+//! page not cached is read around (`do_sync_mmap_readahead`), a cached page marked
+//! `PG_readahead` pushes the window forward (`do_async_mmap_readahead`); each new page costs its
+//! allocation (simulated), its zeroing (a hole: no I/O) and the profile's
+//! `reclaim.pagecache_fill_page_cycles`, and joins the inactive file LRU through the CPU's
+//! pagevec (linux/mm/vmscan.rs).
+
+use super::readahead::RaState;
+use crate::attribution::Bucket;
+use crate::linux::ctx::Ctx;
+use crate::linux::frames::Owner;
+use crate::linux::{mm::memory, Continuation, Kernel};
+use crate::time::Ps;
+
+/// What [`Kernel::filemap_fault`] did with the faulting page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::linux) enum FaultPage {
+    /// Cached now: map it.
+    Cached(u64),
+    /// The queued readahead reads it and maps it.
+    Reading,
+    /// The task reclaims first; the access faults again.
+    Retry,
+}
+
+/// A file's page cache (`mapping->i_pages`): the frame cached at each page index, or none.
+/// Frames are stored in 4 bytes (the model's frame numbers are below 2^32: `PAGES_PER_NODE`
+/// per node), half what a `u64` per index took: seed 002's 56 tlb_flush1 tasks cache 1.8 M
+/// pages (issue 18: 7 MiB less per run). Each modelled file is opened once, so its `struct
+/// file`'s readahead state (`f_ra`) is kept here too.
+#[derive(Debug, Clone)]
+pub struct FilePages {
+    slots: Vec<u32>,
+    pub ra: RaState,
+}
+
+impl FilePages {
+    /// A slot with no page.
+    const NONE: u32 = u32::MAX;
+
+    pub fn new(pages: u64) -> FilePages {
+        FilePages { slots: vec![FilePages::NONE; pages as usize], ra: RaState::default() }
+    }
+
+    /// Pages in the file (cached or not).
+    pub fn len(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The frame cached at `index`, if any.
+    #[inline]
+    pub fn get(&self, index: u64) -> Option<u64> {
+        let s = self.slots[index as usize];
+        (s != FilePages::NONE).then_some(s as u64)
+    }
+
+    /// `pfn` is now cached at `index`.
+    pub fn set(&mut self, index: u64, pfn: u64) {
+        let s = u32::try_from(pfn).ok().filter(|&s| s != FilePages::NONE);
+        self.slots[index as usize] = s.unwrap_or_else(|| panic!("pfn {pfn} too large for the page cache"));
+    }
+
+    /// The page at `index` leaves the page cache (`__delete_from_page_cache`).
+    pub fn remove(&mut self, index: u64) {
+        self.slots[index as usize] = FilePages::NONE;
+    }
+
+    /// `page_cache_next_hole` (v4.2): the first index from `index` with no page, scanning at
+    /// most `max` (then `index + max`).
+    pub fn next_hole(&self, index: u64, max: u64) -> u64 {
+        (index..index + max).find(|&i| i >= self.len() || self.get(i).is_none()).unwrap_or(index + max)
+    }
+}
+
+crate::linux::vmstat::counters! {
+    /// Page-cache fills, counted.
+    Counters {
+        /// Pages read into the page cache (holes of sparse files: zero-filled).
+        pagecache_fills,
+        /// Readahead reads (`ra_submit`: read-around or a window pushed forward at a marker).
+        readahead_calls,
+    }
+}
+
+impl Kernel {
+    /// A page-cache page of `file`, read in (zero-filled: the files are sparse) if absent.
+    /// `at`: when the caller gets here.
+    pub(in crate::linux) fn page_cache_page(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        file: u32,
+        index: u64,
+    ) -> (u64, Ps) {
+        if let Some(pfn) = self.files[file as usize].get(index) {
+            return (pfn, Ps::ZERO);
+        }
+        // The caller's time so far is in the CPU's buckets, not in `ctx.now`: the fault passes
+        // it as `at`.
+        let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, Bucket::Fault);
+        self.files[file as usize].set(index, pfn);
+        self.counters.memory.pages_zeroed += 1;
+        self.counters.filemap.pagecache_fills += 1;
+        ctx.charge(Bucket::Zeroing, self.costs.mm.clear_page);
+        let Some(fill) = self.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
+            // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
+            ctx.charge(Bucket::Fault, self.costs.mm.page_alloc);
+            return (pfn, a + self.costs.mm.page_alloc + self.costs.mm.clear_page);
+        };
+        // With reclaim: the fill's own path, and the LRU add through the pagevec.
+        ctx.charge(Bucket::Fault, fill);
+        let d = a + fill + self.costs.mm.clear_page;
+        let lru = self.lru_cache_add(ctx, at + d, pfn);
+        (pfn, d + lru)
+    }
+
+    /// `filemap_fault` (v4.2) for a read fault at `index` of `file` (at `addr`) that
+    /// fault-around did not map, at `at`: the fault's readahead (`do_async_mmap_readahead` for
+    /// a cached page, which reads only at a `PG_readahead` marker, then clears it;
+    /// `do_sync_mmap_readahead` for a page not cached), then the page itself. The readahead's
+    /// pages are read by steps queued after the fault, one page a step, so that each page's
+    /// allocation and `lru_lock` section come in time order with the other CPUs'; a page the
+    /// readahead reads is mapped after them ([`memory::Step::MapPage`]), one it did not is read
+    /// at once (`page_cache_read`). If the pages to read in would take the node below `min`,
+    /// the task reclaims directly first (`__alloc_pages_direct_reclaim`): the access then
+    /// faults again, with the readahead state and the marker as they were. Returns what
+    /// became of the page and the time taken in this step.
+    pub(in crate::linux) fn filemap_fault(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        file: u32,
+        index: u64,
+        addr: u64,
+    ) -> (FaultPage, Ps) {
+        let f = &self.files[file as usize];
+        let cached = f.get(index);
+        let marked = cached.is_some_and(|p| self.vmscan.readahead_marked(p));
+        let mut ra = f.ra;
+        let window = match cached {
+            Some(_) => ra.async_mmap(index, marked, |i, max| f.next_hole(i, max)),
+            None => ra.sync_mmap(index),
+        };
+        let end = window.map_or(0, |w| (w.start + w.size).min(f.len()));
+        let first = window.and_then(|w| (w.start..end).find(|&i| f.get(i).is_none()));
+        let reads_page = cached.is_none() && first.is_some_and(|i| (i..end).contains(&index));
+        if cached.is_none() && !reads_page && self.should_direct_reclaim(ctx.cpu, 1) {
+            // page_cache_read's allocation would fail the min watermark.
+            let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
+            self.direct_reclaim(ctx, t);
+            return (FaultPage::Retry, Ps::ZERO);
+        }
+        self.files[file as usize].ra = ra;
+        if marked {
+            self.vmscan.clear_readahead(cached.expect("a marked page is cached"));
+        }
+        if reads_page {
+            ctx.then(Continuation::Mm(memory::Step::MapPage { addr, file, index }));
+        }
+        if let (Some(w), Some(i)) = (window, first) {
+            // ra_submit -> __do_page_cache_readahead.
+            self.counters.filemap.readahead_calls += 1;
+            let marker = w.marker();
+            ctx.then(Continuation::Mm(memory::Step::ReadAhead {
+                file,
+                index: i,
+                end,
+                marker,
+                reclaimed: false,
+            }));
+        }
+        match cached {
+            Some(pfn) => (FaultPage::Cached(pfn), Ps::ZERO),
+            None if reads_page => (FaultPage::Reading, Ps::ZERO),
+            None => {
+                let (pfn, d) = self.page_cache_page(ctx, at, file, index);
+                (FaultPage::Cached(pfn), d)
+            }
+        }
+    }
+
+    /// One page of a readahead (`__do_page_cache_readahead`, v4.2): reads in page `index` of
+    /// `file`, marking it `PG_readahead` if it is the window's `marker`, and queues the next
+    /// page of the window not cached before `end`. Runs with interrupts on (a fault's body).
+    /// The page's allocation (`__GFP_NORETRY`) that would fail the min watermark reclaims
+    /// directly first and is tried again after (`reclaimed`); failing again, it ends the
+    /// readahead (`if (!page) break`). Returns the time taken.
+    pub(in crate::linux) fn readahead_page(&mut self, ctx: &mut Ctx, step: memory::Step) -> Ps {
+        ctx.irqs_on();
+        let memory::Step::ReadAhead { file, index, end, marker, reclaimed } = step else {
+            unreachable!("a readahead step")
+        };
+        if self.should_direct_reclaim(ctx.cpu, 1) {
+            if !reclaimed {
+                let again = memory::Step::ReadAhead { file, index, end, marker, reclaimed: true };
+                ctx.then(Continuation::Mm(again));
+                let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
+                self.direct_reclaim(ctx, t);
+            }
+            return Ps::ZERO;
+        }
+        let (pfn, d) = self.page_cache_page(ctx, ctx.now, file, index);
+        if index == marker {
+            self.vmscan.set_readahead(pfn);
+        }
+        let f = &self.files[file as usize];
+        if let Some(next) = (index + 1..end).find(|&i| f.get(i).is_none()) {
+            let next = memory::Step::ReadAhead { file, index: next, end, marker, reclaimed: false };
+            ctx.then(Continuation::Mm(next));
+        }
+        d
+    }
+
+    /// `open` + `ftruncate` + `unlink` of a `pages`-page file for task `t` (its id goes in
+    /// register `reg`); `cached`: every page already in the page cache, as after a read.
+    pub(in crate::linux) fn create_file(
+        &mut self,
+        ctx: &mut Ctx,
+        t: usize,
+        pages: u64,
+        reg: usize,
+        cached: bool,
+    ) -> Ps {
+        let file = self.files.len() as u32;
+        let d = self.costs.entry.syscall_half * 6;
+        ctx.charge(Bucket::Syscall, d);
+        // A `cached` file starts as the steady state its benchmark measures in, every page read
+        // in: the pages come from the allocator outside simulated time.
+        let mut slots = FilePages::new(pages);
+        if cached {
+            for index in 0..pages {
+                let pfn = self.alloc_frame_untimed(ctx.cpu, ctx.now, Owner::PageCache { file, index });
+                self.vmscan.lru_add_untimed(pfn);
+                slots.set(index, pfn);
+            }
+        }
+        self.files.push(slots);
+        self.tasks[t].regs[reg] = file as u64;
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FilePages;
+
+    #[test]
+    fn a_page_cache_slot_holds_a_frame_until_it_is_removed() {
+        let mut f = FilePages::new(4);
+        assert_eq!((f.len(), f.get(2)), (4, None));
+        f.set(2, (1 << 32) - 2);
+        assert_eq!(f.get(2), Some((1 << 32) - 2));
+        f.remove(2);
+        assert_eq!(f.get(2), None);
+        // u32::MAX marks an empty slot, so it is no frame number either.
+        assert!(std::panic::catch_unwind(|| FilePages::new(1).set(0, u32::MAX as u64)).is_err());
+    }
+}

@@ -1,0 +1,353 @@
+//! The page-fault handler and the user access that leads to it (mm/memory.c, v5.18): a TLB
+//! lookup, a page walk on a miss, and the fault paths the workloads take: anonymous and
+//! zero-page faults, file reads with fault-around, COW of private file pages and of the zero
+//! page, shared-file write notify.
+
+use super::filemap::FaultPage;
+use crate::attribution::Bucket;
+use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translation};
+use crate::linux::arch::x86::text::Path;
+use crate::linux::ctx::Ctx;
+use crate::linux::frames::Owner;
+use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
+use crate::linux::{arch::x86::mm::tlb, mm::mmap, Continuation as KStep, Kernel};
+use crate::time::Ps;
+
+crate::linux::vmstat::counters! {
+    /// Accesses and faults, counted (page-cache fills count their zeroing here too).
+    Counters {
+        tlb_misses,
+        /// Misses on a translation a flush had removed from this CPU's TLB (not a fault's retry).
+        tlb_misses_after_flush,
+        page_faults,
+        cow_flushes,
+        pages_zeroed,
+        pages_copied,
+    }
+}
+
+/// `fault_around_bytes` default (mm/memory.c): 64 KiB = 16 pages.
+const FAULT_AROUND_PAGES: u64 = 16;
+
+/// A fault's continuations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A user access at an absolute address (a retry after a fault).
+    Access {
+        va: u64,
+        kind: AccessKind,
+    },
+    Fault {
+        addr: u64,
+        write: bool,
+    },
+    /// A PTE installed after the flush that had to precede it (a COW's `ptep_clear_flush`).
+    SetPte {
+        addr: u64,
+        pte: Pte,
+    },
+    /// One page of a fault's readahead, then the rest of its window (linux/mm/filemap.rs).
+    ReadAhead {
+        file: u32,
+        index: u64,
+        end: u64,
+        marker: u64,
+        /// This page's allocation already reclaimed directly once.
+        reclaimed: bool,
+    },
+    /// The end of a read fault whose page its readahead read in: `do_set_pte` (young,
+    /// read-only) if the page is still cached and the PTE still none.
+    MapPage {
+        addr: u64,
+        file: u32,
+        index: u64,
+    },
+}
+
+/// What the fault and page paths cost (mm/memory.c, mm/page_alloc.c, release_pages).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    pub fault: Ps,
+    pub fault_around_page: Ps,
+    pub page_alloc: Ps,
+    pub page_free: Ps,
+    pub zap_pte: Ps,
+    pub clear_page: Ps,
+    pub copy_page: Ps,
+}
+
+impl Costs {
+    pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
+        let mhz = p.clock_mhz();
+        let page_time = |mbps: f64| Ps::from_ns(PAGE_SIZE as f64 * 1000.0 / mbps);
+        Costs {
+            fault: Ps::from_ns(p.kernel.fault_ns.value),
+            fault_around_page: Ps::from_cycles(p.kernel.fault_around_page_cycles.value, mhz),
+            page_alloc: Ps::from_cycles(p.kernel.page_alloc_cycles.value, mhz),
+            page_free: Ps::from_cycles(p.kernel.page_free_cycles.value, mhz),
+            zap_pte: Ps::from_cycles(p.kernel.zap_pte_cycles.value, mhz),
+            clear_page: page_time(p.memory.clear_page_mbps.value),
+            copy_page: page_time(p.memory.memcpy_mbps.value),
+        }
+    }
+}
+
+impl Kernel {
+    pub(in crate::linux) fn mm_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        let mm = self.tasks[t].user_mm();
+        match s {
+            Step::Access { va, kind } => self.access(ctx, t, va, kind),
+            Step::Fault { addr, write } => self.fault(ctx, mm, addr, write),
+            Step::SetPte { addr, pte } => {
+                self.mms[mm as usize].set_pte(addr, pte);
+                Ps::ZERO
+            }
+            Step::ReadAhead { .. } => self.readahead_page(ctx, s),
+            Step::MapPage { addr, file, index } => {
+                if let Some(pfn) = self.files[file as usize].get(index) {
+                    self.map_file_page(mm, addr, pfn);
+                }
+                Ps::ZERO
+            }
+        }
+    }
+
+    /// A user access: TLB lookup, page walk on a miss, fault if the PTE does not allow it.
+    pub(in crate::linux) fn access(&mut self, ctx: &mut Ctx, t: usize, va: u64, kind: AccessKind) -> Ps {
+        let (cpu, mm) = (ctx.cpu, self.tasks[t].user_mm());
+        let write = kind == AccessKind::Store;
+        let c = &mut self.cpus[cpu as usize];
+        let (pcid, lp) = (c.st.pcid(), c.lp);
+        let tlb = &mut self.tlbs[c.core];
+        // Every user translation of the engine is a 4K page: the kernel's 2M and 1G entries
+        // need not be probed for.
+        let a = Access { va, kind, asid: pcid, kernel: false };
+        match tlb.lookup_sized(lp, a, PageSize::Size4K) {
+            Lookup::Hit { level, payload, .. } => {
+                let (pfn, writable) = (payload.pfn(), payload.writable());
+                self.oracle.check_access(pfn, mm, va, &self.frames);
+                let d =
+                    self.costs.hw.level_hit[kind as usize][level as usize - 1] + self.costs.hw.user_access;
+                if write && !writable {
+                    // A write through a read-only entry faults; the CPU drops the entry.
+                    tlb.invlpg(lp, va, pcid);
+                    self.push_fault(ctx, va, kind, write);
+                }
+                ctx.charge(Bucket::User, d);
+                d
+            }
+            Lookup::Miss => {
+                self.counters.memory.tlb_misses += 1;
+                let walk = self.costs.hw.miss(kind);
+                ctx.charge(Bucket::Walk, walk);
+                match self.mms[mm as usize].pte(va) {
+                    Some(p) if p.present && (p.writable || !write) => {
+                        let c = &mut self.cpus[cpu as usize];
+                        if c.take_flushed(va >> PAGE_SHIFT) {
+                            self.counters.memory.tlb_misses_after_flush += 1;
+                        }
+                        // The walk sets the PTE's accessed bit.
+                        self.vmscan.mark_young(p.pfn);
+                        let payload = TlbPayload::new(p.pfn, p.writable);
+                        self.tlbs[c.core].fill(
+                            lp,
+                            a,
+                            Translation { size: PageSize::Size4K, payload, global: false },
+                        );
+                        c.note_filled(pcid, va >> PAGE_SHIFT);
+                        self.oracle.note_fill(cpu, p.pfn);
+                        ctx.charge(Bucket::User, self.costs.hw.user_access);
+                        walk + self.costs.hw.user_access
+                    }
+                    Some(_) => {
+                        // The fault installs a new translation: a miss on it is not the flush's.
+                        self.cpus[cpu as usize].take_flushed(va >> PAGE_SHIFT);
+                        self.push_fault(ctx, va, kind, write);
+                        walk
+                    }
+                    None => {
+                        panic!("task {t} touched unmapped address {va:#x} (SIGSEGV in the workload model)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues the fault, then the access again (the faulting instruction restarts).
+    /// The handler runs under `mmap_read_lock` (v5.18; per-VMA locks came in v6.4).
+    fn push_fault(&mut self, ctx: &mut Ctx, va: u64, kind: AccessKind, write: bool) {
+        let lock = self.config.mm.mmap_lock;
+        ctx.then(KStep::Mm(Step::Access { va, kind }));
+        if lock {
+            ctx.then(KStep::Sys(mmap::Step::Unlock { write: false }));
+        }
+        ctx.then(KStep::Mm(Step::Fault { addr: va, write }));
+        if lock {
+            ctx.then(KStep::Sys(mmap::Step::Lock { write: false }));
+        }
+    }
+
+    /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
+    /// fault-around, COW of private file pages, shared-file write notify.
+    pub fn fault(&mut self, ctx: &mut Ctx, mm: MmId, va: u64, write: bool) -> Ps {
+        // exc_page_fault re-enables interrupts once CR2 is read (v5.18 do_user_addr_fault):
+        // an IPI is taken inside the handler, not after it.
+        ctx.irqs_on();
+        self.counters.memory.page_faults += 1;
+        let addr = va & !(PAGE_SIZE - 1);
+        let vpn = addr >> PAGE_SHIFT;
+        let (backing, index, vstart, vend) = {
+            let v = self.mms[mm as usize].vma(addr).expect("fault outside a VMA");
+            (v.backing, v.file_index(addr), v.start, v.end)
+        };
+        let pte = self.mms[mm as usize].pte(addr).unwrap();
+        let mut d = self.costs.mm.fault + self.kernel_path(ctx, Path::Fault);
+        ctx.charge(Bucket::Fault, self.costs.mm.fault);
+        // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
+        // copied (zero_copy time).
+        let zero_pfn = self.frames.zero_pfn;
+        // `at`: the fault's time so far (its charges are in the buckets, not in `ctx.now`).
+        let anon_page = |s: &mut Kernel, ctx: &mut Ctx, at: Ps, copy: bool| {
+            let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
+            let c = if copy {
+                s.counters.memory.pages_copied += 1;
+                s.costs.mm.copy_page
+            } else {
+                s.counters.memory.pages_zeroed += 1;
+                s.costs.mm.clear_page
+            };
+            // What remains of the profile's page_alloc_cycles once the allocator is simulated:
+            // memcg charge, rmap and LRU add.
+            ctx.charge(Bucket::Fault, s.costs.mm.page_alloc);
+            ctx.charge(Bucket::Zeroing, c);
+            (pfn, a + s.costs.mm.page_alloc + c)
+        };
+        let new_pte = match (backing, pte.present, write) {
+            // A write fault on a PTE that already allows it: another CPU upgraded it in place
+            // while this one held the old read-only entry (handle_pte_fault's spurious-fault
+            // path; flush_tlb_fix_spurious_fault is a no-op on x86). The retry refills.
+            (_, true, true) if pte.writable => return d,
+            // Permission upgrade of a present PTE.
+            (Backing::FileShared(_), true, true) => {
+                // do_wp_page -> wp_page_shared: page_mkwrite, make writable and dirty; no flush
+                // on x86.
+                Pte { writable: true, dirty: true, ..pte }
+            }
+            (_, true, true) => {
+                // wp_page_copy: new page, then ptep_clear_flush of the old PTE, then install.
+                let (pfn, c) = anon_page(self, ctx, ctx.now + d, pte.pfn != zero_pfn);
+                d += c;
+                self.mms[mm as usize].set_pte(addr, Pte::default());
+                self.counters.memory.cow_flushes += 1;
+                ctx.then(KStep::Mm(Step::SetPte {
+                    addr,
+                    pte: Pte { pfn, present: true, writable: true, dirty: true },
+                }));
+                ctx.then(KStep::Flush(tlb::Step { start: addr, end: addr + PAGE_SIZE, freed_tables: false }));
+                return d;
+            }
+            (_, true, false) => return d, // raced with another fault: nothing to do
+            (Backing::Anon, false, false) => {
+                Pte { pfn: zero_pfn, present: true, writable: false, dirty: false }
+            }
+            (Backing::Anon, false, true) => {
+                let (pfn, c) = anon_page(self, ctx, ctx.now + d, false);
+                d += c;
+                Pte { pfn, present: true, writable: true, dirty: true }
+            }
+            (Backing::FilePrivate(f), false, true) => {
+                // do_cow_fault: read the file page, copy it into a new anonymous page.
+                let (_, c0) = self.page_cache_page(ctx, ctx.now + d, f, index);
+                let (pfn, c) = anon_page(self, ctx, ctx.now + d + c0, true);
+                d += c0 + c;
+                Pte { pfn, present: true, writable: true, dirty: true }
+            }
+            (Backing::FileShared(f), false, true) => {
+                let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
+                d += c;
+                Pte { pfn, present: true, writable: true, dirty: true }
+            }
+            (Backing::FilePrivate(f) | Backing::FileShared(f), false, false)
+                if self.vmscan.costs.is_some() =>
+            {
+                // With reclaim, v4.2 do_read_fault: do_fault_around first; if it did not map
+                // the faulting page (not cached, or marked PG_readahead), __do_fault ->
+                // filemap_fault with readahead (linux/mm/filemap.rs), then do_set_pte (young).
+                let visited = self.map_pages(mm, f, addr, (vstart, vend), true);
+                let around = self.costs.mm.fault_around_page * visited;
+                ctx.charge(Bucket::Fault, around);
+                d += around;
+                if self.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
+                    return d;
+                }
+                let (page, c) = self.filemap_fault(ctx, ctx.now + d, f, index, addr);
+                d += c;
+                let FaultPage::Cached(pfn) = page else { return d };
+                self.vmscan.mark_young(pfn);
+                Pte { pfn, present: true, writable: false, dirty: false }
+            }
+            (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
+                // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
+                // page of the 16-page aligned window, mapping read-only those whose PTE is
+                // none); a faulting page that was not cached is then read in by __do_fault.
+                let was_cached = self.files[f as usize].get(index).is_some();
+                let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
+                d += c;
+                // v4.2 installs young PTEs (do_set_pte); the accessed bit reclaim ages by.
+                self.vmscan.mark_young(pfn);
+                let visited = was_cached as u64 + self.map_pages(mm, f, addr, (vstart, vend), false);
+                let around = self.costs.mm.fault_around_page * visited;
+                ctx.charge(Bucket::Fault, around);
+                d += around;
+                Pte { pfn, present: true, writable: false, dirty: false }
+            }
+        };
+        self.mms[mm as usize].set_pte(addr, new_pte);
+        d
+    }
+
+    /// `filemap_map_pages` (v4.2, the same rule in v5.18) for `do_fault_around` at `addr` in a
+    /// VMA `[vstart, vend)` of `file`: over the `FAULT_AROUND_PAGES`-aligned window, maps
+    /// read-only and young (v4.2 `do_set_pte`) each cached page whose PTE is none, but not a
+    /// page marked `PG_readahead`, which is left to a fault (linux/mm/readahead.rs); `faulting`:
+    /// the faulting page too (else the caller maps it). Each page mapped is a hit for the
+    /// file's `mmap_miss`. Returns the cached pages visited.
+    fn map_pages(
+        &mut self,
+        mm: MmId,
+        file: u32,
+        addr: u64,
+        (vstart, vend): (u64, u64),
+        faulting: bool,
+    ) -> u64 {
+        let win = FAULT_AROUND_PAGES * PAGE_SIZE;
+        let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
+        let mut visited = 0;
+        let mut a = ws;
+        while a < we {
+            if a != addr || faulting {
+                let i = (a - vstart) >> PAGE_SHIFT;
+                if let Some(cached) = self.files[file as usize].get(i) {
+                    visited += 1;
+                    if !self.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached) {
+                        self.files[file as usize].ra.mapped_around();
+                    }
+                }
+            }
+            a += PAGE_SIZE;
+        }
+        visited
+    }
+
+    /// `do_set_pte` (v4.2) of a read fault on a file page: read-only and young, if the PTE at
+    /// `addr` is still none. Returns whether it mapped.
+    fn map_file_page(&mut self, mm: MmId, addr: u64, pfn: u64) -> bool {
+        let m = &mut self.mms[mm as usize];
+        if m.pte(addr).unwrap().present {
+            return false;
+        }
+        m.set_pte(addr, Pte { pfn, present: true, writable: false, dirty: false });
+        self.vmscan.mark_young(pfn);
+        true
+    }
+}

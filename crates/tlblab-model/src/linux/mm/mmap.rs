@@ -1,0 +1,147 @@
+//! The system calls the workloads make on their address space (mm/mmap.c, mm/madvise.c,
+//! v5.18): `mmap`, `munmap` and `madvise(MADV_DONTNEED)` under `mmap_lock`, with their entry and
+//! exit. The zap's flush-then-free is mmu_gather.rs's.
+
+use crate::attribution::Bucket;
+use crate::linux::arch::x86::text::Path;
+use crate::linux::ctx::Ctx;
+use crate::linux::include::linux::mm_types::{zap_vma, Backing};
+use crate::linux::syscalls::{MapKind, Op};
+use crate::linux::{Continuation as KStep, Kernel};
+use crate::time::Ps;
+
+crate::linux::vmstat::counters! {
+    /// `mmap_lock`, counted.
+    Counters {
+        /// Tasks that slept on `mmap_lock`.
+        mmap_lock_sleeps,
+    }
+}
+
+/// A system call's continuations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `mmap_read_lock` / `mmap_write_lock`: may put the task to sleep.
+    Lock {
+        write: bool,
+    },
+    Unlock {
+        write: bool,
+    },
+    /// A system call's body, once `mmap_lock` is held.
+    Locked(Op),
+    /// The return to user space.
+    Exit,
+}
+
+impl Kernel {
+    /// `mmap`, `munmap` or `madvise(MADV_DONTNEED)` from task `t`. They change the address space
+    /// under mmap_lock (v5.18): mmap and munmap for write, madvise(MADV_DONTNEED) for read.
+    pub(in crate::linux) fn syscall(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
+        if self.config.mm.mmap_lock {
+            ctx.then(KStep::Sys(Step::Locked(op)));
+            ctx.then(KStep::Sys(Step::Lock { write: !matches!(op, Op::MadviseDontneed { .. }) }));
+            return Ps::ZERO;
+        }
+        self.syscall_body(ctx, t, op)
+    }
+
+    pub(in crate::linux) fn sys_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        match s {
+            Step::Lock { write } => self.mmap_lock(ctx, t, write),
+            Step::Unlock { write } => self.mmap_unlock(ctx, t, write),
+            Step::Locked(op) => self.syscall_body(ctx, t, op),
+            Step::Exit => {
+                ctx.charge(Bucket::Syscall, self.costs.entry.syscall_half);
+                self.costs.entry.syscall_half + self.kernel_path(ctx, Path::SyscallExit)
+            }
+        }
+    }
+
+    /// Takes task `t`'s `mmap_lock`, or puts the task to sleep until a release hands it over.
+    fn mmap_lock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let sem = &mut self.mms[self.tasks[t].user_mm() as usize].mmap_lock;
+        let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        let got = sem.acquire(t, write);
+        ctx.charge(Bucket::LockWait, d);
+        if got {
+            return d;
+        }
+        self.counters.mmap.mmap_lock_sleeps += 1;
+        d + self.deschedule(ctx, false, ctx.now + d)
+    }
+
+    /// Releases task `t`'s `mmap_lock`, waking the tasks it hands the lock to.
+    fn mmap_unlock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let sem = &mut self.mms[self.tasks[t].user_mm() as usize].mmap_lock;
+        let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        let mut woken = std::mem::take(&mut self.woken);
+        sem.release(t, write, &mut woken);
+        for &w in &woken {
+            self.wake(ctx, w, ctx.now + d);
+        }
+        woken.clear();
+        self.woken = woken;
+        ctx.charge(Bucket::LockWait, d);
+        d
+    }
+
+    fn syscall_body(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
+        // System calls run with interrupts enabled.
+        ctx.irqs_on();
+        let mm = self.tasks[t].user_mm();
+        match op {
+            Op::Mmap { len, kind, reg } => {
+                let backing = match kind {
+                    MapKind::Anon => Backing::Anon,
+                    MapKind::FilePrivate { file_reg } => {
+                        Backing::FilePrivate(self.tasks[t].regs[file_reg] as u32)
+                    }
+                    MapKind::FileShared { file_reg } => {
+                        Backing::FileShared(self.tasks[t].regs[file_reg] as u32)
+                    }
+                };
+                self.tasks[t].regs[reg] = self.mms[mm as usize].mmap(len, backing, true);
+                if self.config.mm.mmap_lock {
+                    ctx.then(KStep::Sys(Step::Unlock { write: true }));
+                }
+                let d = self.costs.entry.syscall_half * 2;
+                ctx.charge(Bucket::Syscall, d);
+                d + self.kernel_path(ctx, Path::SyscallEntry)
+                    + self.kernel_path(ctx, Path::Mmap)
+                    + self.kernel_path(ctx, Path::SyscallExit)
+            }
+            Op::Munmap { addr } => {
+                let start = self.reg_addr(t, addr);
+                let vma = self.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
+                let zapped = zap_vma(&vma);
+                self.gather(t, mm, &zapped);
+                let dirty = matches!(vma.backing, Backing::FileShared(_)) && zapped.iter().any(|z| z.1.dirty);
+                self.mms[mm as usize].tlb_flush_pending += 1;
+                // Page tables existed only if something was mapped: then free_pgtables sets
+                // freed_tables and the flush must reach lazy CPUs too.
+                self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
+                let d = self.costs.entry.syscall_half + self.costs.mm.zap_pte * zapped.len() as u64;
+                ctx.charge(Bucket::Syscall, d);
+                d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Munmap)
+            }
+            Op::MadviseDontneed { addr, len } => {
+                let start = self.reg_addr(t, addr);
+                let m = &mut self.mms[mm as usize];
+                let zapped = m.zap_range(start, start + len);
+                let dirty = zapped.iter().any(|&(a, p)| {
+                    p.dirty && m.vma(a).is_some_and(|v| matches!(v.backing, Backing::FileShared(_)))
+                });
+                m.tlb_flush_pending += 1;
+                self.gather(t, mm, &zapped);
+                self.queue_zap_flush(ctx, start, start + len, !zapped.is_empty(), false, dirty);
+                let d = self.costs.entry.syscall_half + self.costs.mm.zap_pte * zapped.len() as u64;
+                ctx.charge(Bucket::Syscall, d);
+                d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Madvise)
+            }
+            _ => unreachable!("not a system call on the address space: {op:?}"),
+        }
+    }
+}

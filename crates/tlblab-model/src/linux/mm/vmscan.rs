@@ -1,0 +1,785 @@
+//! Page reclaim (mm/vmscan.c, v4.2 with the v4.3 batched unmap flush as a knob): the file LRU
+//! lists of each zone under `zone->lru_lock` (one zone per node, or a named machine's x86-64
+//! zones, linux/mm/page_alloc/zones.rs), per-CPU pagevecs feeding them, kswapd as a kernel thread
+//! woken when an allocation finds every zone of its node below its low watermark, direct reclaim
+//! in an allocating task that would take them below `min`.
+//!
+//! Rules (v4.2 unless marked; wave2-facts.md §1.4):
+//! - `get_scan_count`: the workloads reclaim file pages only (no swap is configured, so
+//!   `SCAN_FILE`): each file list's target is `size >> priority`.
+//! - `shrink_lruvec`: while targets remain, per round `min(target, SWAP_CLUSTER_MAX)` from the
+//!   inactive list (`shrink_inactive_list`), then as many from the active list if the inactive
+//!   one is low (`active > inactive`, `inactive_file_is_low`); stop once `nr_to_reclaim` is met
+//!   (file-only reclaim has nothing to rebalance), except direct reclaim at `DEF_PRIORITY`.
+//! - `shrink_inactive_list`: `lru_add_drain`, isolate up to `nr_to_scan` pages from the tail
+//!   under `lru_lock`, `shrink_page_list` outside it, then (v4.3) `try_to_unmap_flush` before the
+//!   survivors go back and the rest are freed.
+//! - `shrink_page_list` / `page_check_references`: a mapped page with a young PTE is kept on the
+//!   inactive list the first time (`SetPageReferenced`, `PAGEREF_KEEP`) and activated the second;
+//!   a page with no young PTE is reclaimed (`try_to_unmap`, linux/mm/rmap.rs), then
+//!   `__remove_mapping`.
+//! - kswapd (`balance_pgdat`): from `DEF_PRIORITY` down, each priority walks the node's zones
+//!   from the lowest up to the highest one below its high watermark (`end_zone`);
+//!   `kswapd_shrink_zone` skips a zone above high + gap + `lowmem_reserve` and shrinks the others
+//!   with `nr_to_reclaim = max(SWAP_CLUSTER_MAX, high_wmark)`; the priority drops when no zone
+//!   scanned its `nr_to_reclaim` or nothing was reclaimed; done (and asleep) once every zone is
+//!   above its high watermark.
+//! - direct reclaim (`do_try_to_free_pages` -> `shrink_zones`): `nr_to_reclaim =
+//!   SWAP_CLUSTER_MAX` shared by the zones of the zonelist (Normal, then DMA32), each shrunk in
+//!   turn with its own targets; priority 12 down to 0, done after a walk that reclaimed that
+//!   much.
+//!
+//! Not modelled: anonymous LRU lists (no swap: `get_scan_count` never scans them), the
+//! `too_many_isolated` stall (counted, not slept: the model has no timers), memcg, slab
+//! shrinkers, writeback (the modelled workloads never dirty a file page), `zone_reclaim_mode`,
+//! `zone_reclaimable` (the zones skipped below `DEF_PRIORITY` once scanned six times their
+//! pages), direct reclaim of other nodes' zones, `throttle_direct_reclaim`.
+
+use crate::linux::include::linux::mmzone::LruList;
+
+use super::page_alloc::Layout;
+use crate::attribution::Bucket;
+use crate::hw::cpumask::CpuMask;
+use crate::hw::lock::SpinLock;
+use crate::linux::ctx::Ctx;
+use crate::linux::frames::Owner;
+use crate::linux::include::linux::mm_types::MmId;
+use crate::linux::syscalls::{Op, Program};
+use crate::linux::{Continuation, Kernel};
+use crate::profile::MachineProfile;
+use crate::time::Ps;
+
+crate::linux::vmstat::counters! {
+    /// Reclaim, counted as /proc/vmstat names it where it has a name.
+    Counters {
+        pgscan_kswapd,
+        pgscan_direct,
+        pgsteal_kswapd,
+        pgsteal_direct,
+        pgactivate,
+        pgdeactivate,
+        /// Pages `page_check_references` kept on the inactive list (first young reference).
+        pgkeep,
+        /// `page_referenced` calls on mapped pages that found a young PTE / none.
+        pgref_young,
+        pgref_old,
+        /// Direct reclaim entries (`allocstall`).
+        allocstall,
+        /// Wake-ups of a sleeping kswapd (`pageoutrun` counts its balance passes).
+        kswapd_wakeups,
+        pageoutrun,
+        /// `shrink_inactive_list` calls that isolated at least one page, and the pages.
+        isolate_batches,
+        isolated_pages,
+        /// PTEs `try_to_unmap` cleared.
+        reclaim_unmapped_ptes,
+        /// `ptep_clear_flush` calls (a flush per page: before v4.3, or when the flush cannot be
+        /// deferred).
+        reclaim_page_flushes,
+        /// `try_to_unmap_flush` rounds that had something to flush (v4.3).
+        reclaim_batch_flushes,
+        lru_lock_acquisitions,
+        lru_lock_contended,
+        lru_lock_wait_ps,
+        /// Direct reclaimers that found `too_many_isolated` (Linux would stall HZ/10).
+        too_many_isolated,
+    }
+}
+
+/// `DEF_PRIORITY`.
+pub const DEF_PRIORITY: u32 = 12;
+/// `PAGEVEC_SIZE` (v4.2).
+pub const PAGEVEC_SIZE: usize = 14;
+
+/// How `try_to_unmap` flushes during reclaim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnmapFlush {
+    /// Up to v4.2: `ptep_clear_flush`, a `flush_tlb_page` (and IPI round) per page.
+    PerPage,
+    /// v4.3+: `TTU_BATCH_FLUSH`, one full-flush round per `shrink_page_list` batch.
+    Batched,
+}
+
+/// The reclaim knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReclaimKnobs {
+    pub unmap_flush: UnmapFlush,
+    /// `SWAP_CLUSTER_MAX` (and `COMPACT_CLUSTER_MAX`, which is defined as it).
+    pub swap_cluster_max: u32,
+}
+
+impl ReclaimKnobs {
+    /// v4.3+.
+    pub const V4_3: ReclaimKnobs = ReclaimKnobs { unmap_flush: UnmapFlush::Batched, swap_cluster_max: 32 };
+}
+
+/// Unit costs from the profile's `[reclaim]` section (and `struct page` misses from
+/// `[page_alloc]`).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    pub lru_lock_section: Ps,
+    pub lru_page: Ps,
+    pub struct_page_miss: Ps,
+    pub shrink_page: Ps,
+    pub rmap_vma: Ps,
+    pub remove_mapping: Ps,
+    pub pagecache_fill_page: Ps,
+}
+
+impl Costs {
+    pub fn from_profile(p: &MachineProfile) -> Option<Costs> {
+        let r = p.reclaim.as_ref()?;
+        let mhz = p.clock_mhz();
+        let c = |s: &crate::profile::Sourced| Ps::from_cycles(s.value, mhz);
+        Some(Costs {
+            lru_lock_section: c(&r.lru_lock_section_cycles),
+            lru_page: c(&r.lru_page_cycles),
+            struct_page_miss: p
+                .page_alloc
+                .as_ref()
+                .map_or(Ps::ZERO, |a| Ps::from_ns(a.struct_page_miss_ns.value)),
+            shrink_page: c(&r.shrink_page_cycles),
+            rmap_vma: c(&r.rmap_vma_cycles),
+            remove_mapping: c(&r.remove_mapping_cycles),
+            pagecache_fill_page: c(&r.pagecache_fill_page_cycles),
+        })
+    }
+}
+
+// Page flags the model keeps per frame.
+const PG_LRU: u8 = 1;
+const PG_ACTIVE: u8 = 2;
+const PG_REFERENCED: u8 = 4;
+/// Some PTE mapping the page has its accessed bit set (the hardware sets it on a walk; a fault
+/// installs young PTEs in v4.2). One bit per frame: the modelled files are mapped by one mm.
+const PTE_YOUNG: u8 = 8;
+/// `PG_readahead` (linux/mm/readahead.rs): the page whose fault pushes the readahead window.
+const PG_READAHEAD: u8 = 16;
+
+/// One zone's LRU lists (`struct lruvec`, per zone up to v4.7) and `zone->lru_lock`.
+#[derive(Debug, Default)]
+pub struct Lruvec {
+    /// Head (front) is the newest page; isolation takes from the tail (back).
+    pub inactive_file: LruList,
+    pub active_file: LruList,
+    pub nr_isolated: u64,
+    pub lock: SpinLock,
+}
+
+/// `current->tlb_ubc` (`struct tlbflush_unmap_batch`, v4.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Ubc {
+    pub cpumask: CpuMask,
+    pub flush_required: bool,
+    pub writable: bool,
+}
+
+/// A page `shrink_page_list` works on, and the translations its unmap removed (the oracle
+/// checks them at the free).
+#[derive(Debug, Clone)]
+pub(in crate::linux) struct Isolated {
+    pub pfn: u64,
+    /// Past `page_check_references`, decided for reclaim; the mappings left to unmap.
+    pub reclaiming: bool,
+    pub to_unmap: Vec<(MmId, u64)>,
+    pub unmapped: Vec<(MmId, u64)>,
+}
+
+/// Where a page that survives `shrink_page_list` goes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Back {
+    Inactive,
+    Active,
+}
+
+/// `struct scan_control` and where the reclaimer is in its walk of the zones and in
+/// `shrink_lruvec`.
+#[derive(Debug)]
+pub(in crate::linux) struct ScanControl {
+    kswapd: bool,
+    node: usize,
+    /// The zones this priority's walk shrinks, in order (direct reclaim: the zonelist, Normal
+    /// first; kswapd: the lowest zone up to `end_zone`), and how far it got.
+    walk: Vec<usize>,
+    next: usize,
+    /// The zone `shrink_lruvec` works on.
+    zone: usize,
+    /// kswapd: the highest zone needing balance (`end_zone`, the class zone of its checks), and
+    /// whether this priority's walk should raise the priority (no zone scanned its
+    /// `nr_to_reclaim`).
+    end_zone: usize,
+    raise_priority: bool,
+    priority: u32,
+    nr_to_reclaim: u64,
+    /// Reclaimed in this `shrink_lruvec` pass (its local `nr_reclaimed`).
+    pass_reclaimed: u64,
+    /// Scanned (isolated) in this pass (`sc->nr_scanned`).
+    pass_scanned: u64,
+    /// `sc->nr_reclaimed`: since direct reclaim started; for kswapd, in this priority's walk.
+    total_reclaimed: u64,
+    /// Remaining scan targets of this pass: inactive file, active file.
+    nr: [u64; 2],
+    started: bool,
+    /// The round's inactive chunk was taken; the active chunk is next.
+    active_next: bool,
+    list: Vec<Isolated>,
+    pos: usize,
+    kept: Vec<(u64, Back)>,
+    freed: Vec<Isolated>,
+}
+
+/// A reclaimer's continuations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `shrink_lruvec`'s control: the next chunk, the next priority, or done.
+    Shrink,
+    /// `shrink_inactive_list`'s isolation of `nr` pages.
+    Isolate { nr: u32 },
+    /// `shrink_page_list` from the current page on.
+    Pages,
+    /// `ptep_clear_flush`'s flush of one unmapped page of `mm`.
+    FlushPage { mm: MmId, va: u64 },
+    /// `try_to_unmap_flush` (v4.3).
+    FlushBatch,
+    /// The batch's end: free the reclaimed pages, put the rest back.
+    Finish,
+}
+
+/// A simulated zone as reclaim sees it: its node, first frame, pages, and the named machine's
+/// managed pages it stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneSpan {
+    pub node: usize,
+    pub start: u64,
+    pub pages: u64,
+    pub sized_as: u64,
+}
+
+/// The reclaim state of the machine.
+#[derive(Debug, Default)]
+pub struct Vmscan {
+    pub costs: Option<Costs>,
+    flags: Vec<u8>,
+    /// Per zone (the page allocator's zone order).
+    pub lruvecs: Vec<Lruvec>,
+    zones: Vec<ZoneSpan>,
+    pagevecs: Vec<Vec<u64>>,
+    /// Per task.
+    pub ubc: Vec<Ubc>,
+    sc: Vec<Option<Box<ScanControl>>>,
+    /// Per node: kswapd's task and whether it sleeps.
+    kswapd: Vec<Option<(usize, bool)>>,
+    /// Per task: a kswapd just woken (or just started), which preempts its CPU's task at the
+    /// next boundary (CFS wake-up preemption); cleared once it runs.
+    woken: Vec<bool>,
+}
+
+impl Vmscan {
+    /// The LRU lists of `layout`'s simulated zones (laid out as the page allocator lays them).
+    pub fn new(p: &MachineProfile, layout: &Layout, cpus: u32) -> Vmscan {
+        let mut zones = Vec::new();
+        let mut start = 0;
+        for (node, specs) in layout.nodes.iter().enumerate() {
+            for z in specs.iter().filter(|z| z.pages > 0) {
+                zones.push(ZoneSpan { node, start, pages: z.pages, sized_as: z.sized_as });
+                start += z.pages;
+            }
+        }
+        Vmscan {
+            costs: Costs::from_profile(p),
+            flags: vec![0; start as usize],
+            lruvecs: zones.iter().map(|_| Lruvec::default()).collect(),
+            zones,
+            pagevecs: vec![Vec::with_capacity(PAGEVEC_SIZE); cpus as usize],
+            ubc: Vec::new(),
+            sc: Vec::new(),
+            kswapd: vec![None; layout.nodes.len()],
+            woken: Vec::new(),
+        }
+    }
+
+    /// The zone of `pfn` (`page_zone`).
+    fn zone_of(&self, pfn: u64) -> usize {
+        self.zones.iter().rposition(|z| z.start <= pfn).expect("a frame of a zone")
+    }
+
+    /// `get_scan_count`'s `size >> priority` for a list of `size` pages of zone `zi`.
+    fn scan_target(&self, zi: usize, size: usize, priority: u32) -> u64 {
+        let z = &self.zones[zi];
+        scan_target(size, (z.sized_as, z.pages), priority)
+    }
+
+    /// The hardware set the accessed bit of a PTE mapping `pfn` (a walk), or a fault installed
+    /// a young PTE.
+    #[inline]
+    pub fn mark_young(&mut self, pfn: u64) {
+        if let Some(f) = self.flags.get_mut(pfn as usize) {
+            *f |= PTE_YOUNG;
+        }
+    }
+
+    /// `ptep_test_and_clear_young` over the page's PTEs: whether one was young; clears it.
+    pub fn test_clear_young(&mut self, pfn: u64) -> bool {
+        let f = &mut self.flags[pfn as usize];
+        let young = *f & PTE_YOUNG != 0;
+        *f &= !PTE_YOUNG;
+        young
+    }
+
+    /// `SetPageReadahead`, `PageReadahead`, `ClearPageReadahead`.
+    pub fn set_readahead(&mut self, pfn: u64) {
+        self.flags[pfn as usize] |= PG_READAHEAD;
+    }
+
+    pub fn readahead_marked(&self, pfn: u64) -> bool {
+        self.flags.get(pfn as usize).is_some_and(|f| f & PG_READAHEAD != 0)
+    }
+
+    pub fn clear_readahead(&mut self, pfn: u64) {
+        self.flags[pfn as usize] &= !PG_READAHEAD;
+    }
+
+    /// A page put on the inactive list outside simulated time (a benchmark's untimed setup).
+    pub fn lru_add_untimed(&mut self, pfn: u64) {
+        let n = self.zone_of(pfn);
+        self.flags[pfn as usize] = PG_LRU;
+        self.lruvecs[n].inactive_file.push_front(pfn);
+    }
+
+    /// The model's page flags of `pfn` (LRU 1, active 2, referenced 4, a young PTE 8, readahead 16), for
+    /// tests and debugging.
+    pub fn page_flags(&self, pfn: u64) -> u8 {
+        self.flags[pfn as usize]
+    }
+
+    /// Whether task `t` is a kswapd woken since it last ran (it preempts at once).
+    pub fn preempts(&self, t: usize) -> bool {
+        self.woken.get(t).copied().unwrap_or(false)
+    }
+
+    fn ensure_task(&mut self, t: usize) {
+        if self.ubc.len() <= t {
+            self.ubc.resize(t + 1, Ubc::default());
+            self.sc.resize_with(t + 1, || None);
+            self.woken.resize(t + 1, false);
+        }
+    }
+
+    /// Pages on a zone's file LRU lists (inactive, active).
+    pub fn lru_pages(&self, zone: usize) -> (usize, usize) {
+        let l = &self.lruvecs[zone];
+        (l.inactive_file.len(), l.active_file.len())
+    }
+}
+
+/// kswapd's loop (`kswapd()`): balance the node, sleep when it is balanced.
+pub struct KswapdLoop;
+
+impl Program for KswapdLoop {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        out.push(Op::Kswapd);
+    }
+}
+
+impl Kernel {
+    fn reclaim_costs(&self) -> &Costs {
+        self.vmscan.costs.as_ref().expect("reclaim needs the profile's [reclaim] section")
+    }
+
+    /// Makes task `t` (a kernel thread, `Simulation::add_kthread`) node `node`'s kswapd.
+    pub fn register_kswapd(&mut self, node: usize, t: usize) {
+        self.vmscan.kswapd[node] = Some((t, false));
+        self.vmscan.ensure_task(t);
+        self.vmscan.woken[t] = true;
+    }
+
+    /// `lru_cache_add` of a new page-cache page on this CPU at `at`: into the CPU's pagevec,
+    /// which drains to the inactive list under `lru_lock` when full (`__pagevec_lru_add`).
+    /// Returns the time taken.
+    pub(in crate::linux) fn lru_cache_add(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64) -> Ps {
+        let cpu = ctx.cpu as usize;
+        self.vmscan.pagevecs[cpu].push(pfn);
+        if self.vmscan.pagevecs[cpu].len() < PAGEVEC_SIZE {
+            return Ps::ZERO;
+        }
+        self.lru_add_drain(ctx, at)
+    }
+
+    /// `lru_add_drain` on this CPU: its pagevec onto the inactive lists, one `lru_lock`
+    /// section per run of pages of one zone (`pagevec_lru_move_fn` (v4.2) takes the next page's
+    /// zone's lock when the zone changes). Returns the time taken.
+    fn lru_add_drain(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
+        let cpu = ctx.cpu as usize;
+        if self.vmscan.pagevecs[cpu].is_empty() {
+            return Ps::ZERO;
+        }
+        let mut pv = std::mem::take(&mut self.vmscan.pagevecs[cpu]);
+        let per = self.reclaim_costs().lru_page + self.reclaim_costs().struct_page_miss;
+        let mut d = Ps::ZERO;
+        let mut i = 0;
+        while i < pv.len() {
+            let zone = self.vmscan.zone_of(pv[i]);
+            let n = pv[i..].iter().take_while(|&&p| self.vmscan.zone_of(p) == zone).count();
+            d += self.lru_locked(ctx, at + d, zone, per * n as u64);
+            for &pfn in &pv[i..i + n] {
+                self.vmscan.flags[pfn as usize] |= PG_LRU;
+                self.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+            }
+            i += n;
+        }
+        pv.clear();
+        self.vmscan.pagevecs[cpu] = pv;
+        d
+    }
+
+    /// One `lru_lock` section of `work` on `zone` asked for at `at`: spin (lock wait), then the
+    /// section (reclaim time). Returns the time from `at` to the unlock.
+    fn lru_locked(&mut self, ctx: &mut Ctx, at: Ps, zone: usize, work: Ps) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let hold = self.reclaim_costs().lru_lock_section + work;
+        let l = &mut self.vmscan.lruvecs[zone].lock;
+        let before = l.stats;
+        let grant = l.acquire(ctx.cpu, at, hold, &topo, &lines);
+        let c = &mut self.counters.vmscan;
+        c.lru_lock_acquisitions += 1;
+        c.lru_lock_contended += (l.stats.contended > before.contended) as u64;
+        c.lru_lock_wait_ps += (grant - at).0;
+        ctx.charge(Bucket::LockWait, grant - at);
+        ctx.charge(Bucket::Reclaim, hold);
+        grant - at + hold
+    }
+
+    /// Runs a reclaimer's continuation.
+    pub(in crate::linux) fn reclaim_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        match s {
+            Step::Shrink => self.shrink_control(ctx, t),
+            Step::Isolate { nr } => self.shrink_inactive_list(ctx, t, nr as u64),
+            Step::Pages => self.shrink_page_list(ctx, t),
+            Step::FlushPage { mm, va } => {
+                self.counters.vmscan.reclaim_page_flushes += 1;
+                self.flush_tlb_mm_range(
+                    ctx,
+                    mm,
+                    va,
+                    va + crate::linux::include::linux::mm_types::PAGE_SIZE,
+                    false,
+                )
+            }
+            Step::FlushBatch => self.try_to_unmap_flush(ctx, t),
+            Step::Finish => self.finish_batch(ctx, t),
+        }
+    }
+
+    fn sc(&mut self, t: usize) -> &mut ScanControl {
+        self.vmscan.sc[t].as_mut().expect("a reclaimer has its scan_control")
+    }
+
+    /// `shrink_lruvec`'s loop, the walk of the zones and the priority loop around it
+    /// (`balance_pgdat` for kswapd, `do_try_to_free_pages` for direct reclaim): queues the next
+    /// chunk or finishes.
+    fn shrink_control(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
+        let scm = self.config.reclaim.swap_cluster_max;
+        let mut d = Ps::ZERO;
+        // kswapd's loops call cond_resched(): past its slice, the CPU's other task runs.
+        if self.sc(t).kswapd && self.need_resched(ctx, t) {
+            ctx.then(Continuation::Reclaim(Step::Shrink));
+            return self.deschedule(ctx, true, ctx.now);
+        }
+        loop {
+            let sc = self.sc(t);
+            if sc.nr == [0, 0] {
+                if sc.started {
+                    // The zone's pass is over (kswapd_shrink_zone returns whether it scanned
+                    // nr_to_reclaim).
+                    sc.started = false;
+                    if sc.kswapd && sc.pass_scanned >= sc.nr_to_reclaim {
+                        sc.raise_priority = false;
+                    }
+                }
+                let Some(zi) = self.next_zone(t) else {
+                    if self.end_of_walk(t) {
+                        self.vmscan.sc[t] = None;
+                        return d;
+                    }
+                    continue;
+                };
+                // get_scan_count (SCAN_FILE): size >> priority per file list of the zone, as on
+                // the named machine.
+                let (inactive, active) = self.vmscan.lru_pages(zi);
+                let priority = self.sc(t).priority;
+                let nr = [
+                    self.vmscan.scan_target(zi, inactive, priority),
+                    self.vmscan.scan_target(zi, active, priority),
+                ];
+                let sc = self.sc(t);
+                sc.zone = zi;
+                sc.started = true;
+                sc.pass_reclaimed = 0;
+                sc.pass_scanned = 0;
+                sc.nr = nr;
+                sc.active_next = false;
+                continue;
+            }
+            let zone = sc.zone;
+            let (inactive, active) = self.vmscan.lru_pages(zone);
+            let sc = self.sc(t);
+            if !sc.active_next {
+                sc.active_next = true;
+                if sc.nr[0] > 0 {
+                    let n = scan_chunk(sc.nr[0], scm);
+                    sc.nr[0] -= n;
+                    ctx.then(Continuation::Reclaim(Step::Isolate { nr: n as u32 }));
+                    return d;
+                }
+            }
+            sc.active_next = false;
+            if sc.nr[1] > 0 {
+                let n = scan_chunk(sc.nr[1], scm);
+                sc.nr[1] -= n;
+                // shrink_list: the active list is aged only while the inactive one is low.
+                if active > inactive {
+                    d += self.shrink_active_list(ctx, t, n, ctx.now + d);
+                }
+            }
+            let sc = self.sc(t);
+            // Direct reclaim at DEF_PRIORITY scans its whole target (scan_adjusted); otherwise
+            // file-only reclaim stops once nr_to_reclaim is met.
+            let scan_adjusted = !sc.kswapd && sc.priority == DEF_PRIORITY;
+            if sc.pass_reclaimed >= sc.nr_to_reclaim && !scan_adjusted {
+                sc.nr = [0, 0];
+            }
+        }
+    }
+
+    /// `shrink_active_list` (v4.2): isolate `nr` from the active tail, age them through the
+    /// rmap (file pages that are not executable go inactive whatever their references), put
+    /// them on the inactive head. Returns the time taken from `at`.
+    fn shrink_active_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64, at: Ps) -> Ps {
+        let zone = self.sc(t).zone;
+        let c = self.reclaim_costs().clone();
+        let mut moved = Vec::with_capacity(nr as usize);
+        for _ in 0..nr {
+            let Some(pfn) = self.vmscan.lruvecs[zone].active_file.pop_back() else { break };
+            moved.push(pfn);
+        }
+        let n = moved.len() as u64;
+        let per = c.lru_page + c.struct_page_miss;
+        let mut d = self.lru_locked(ctx, at, zone, per * n);
+        for &pfn in &moved {
+            let (_, vmas) = self.page_referenced(pfn);
+            let w = c.rmap_vma * vmas as u64;
+            ctx.charge(Bucket::Reclaim, w);
+            d += w;
+            self.vmscan.flags[pfn as usize] &= !PG_ACTIVE;
+        }
+        d += self.lru_locked(ctx, at + d, zone, c.lru_page * n);
+        for pfn in moved {
+            self.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+        }
+        self.counters.vmscan.pgdeactivate += n;
+        d
+    }
+
+    /// `shrink_inactive_list`'s first half (v4.2): `lru_add_drain`, then under `lru_lock`
+    /// `isolate_lru_pages` of up to `nr` pages from the inactive tail.
+    fn shrink_inactive_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64) -> Ps {
+        let (zone, kswapd) = (self.sc(t).zone, self.sc(t).kswapd);
+        if !kswapd {
+            // too_many_isolated for a GFP_KERNEL-like caller: isolated > inactive / 8.
+            let l = &self.vmscan.lruvecs[zone];
+            if l.nr_isolated > l.inactive_file.len() as u64 >> 3 {
+                self.counters.vmscan.too_many_isolated += 1;
+            }
+        }
+        let mut d = self.lru_add_drain(ctx, ctx.now);
+        let c = self.reclaim_costs().clone();
+        let mut list = Vec::with_capacity(nr as usize);
+        for _ in 0..nr {
+            let Some(pfn) = self.vmscan.lruvecs[zone].inactive_file.pop_back() else { break };
+            self.vmscan.flags[pfn as usize] &= !PG_LRU;
+            list.push(Isolated { pfn, reclaiming: false, to_unmap: Vec::new(), unmapped: Vec::new() });
+        }
+        let n = list.len() as u64;
+        d += self.lru_locked(ctx, ctx.now + d, zone, (c.lru_page + c.struct_page_miss) * nr.max(1));
+        self.sc(t).pass_scanned += n;
+        let cnt = &mut self.counters.vmscan;
+        if kswapd {
+            cnt.pgscan_kswapd += n;
+        } else {
+            cnt.pgscan_direct += n;
+        }
+        if n == 0 {
+            ctx.then(Continuation::Reclaim(Step::Shrink));
+            return d;
+        }
+        cnt.isolate_batches += 1;
+        cnt.isolated_pages += n;
+        self.vmscan.lruvecs[zone].nr_isolated += n;
+        let sc = self.sc(t);
+        sc.list = list;
+        sc.pos = 0;
+        ctx.then(Continuation::Reclaim(Step::Pages));
+        d
+    }
+
+    /// `shrink_page_list` (v4.2, with v4.3's `TTU_BATCH_FLUSH`) from the current page: the
+    /// reference check, `try_to_unmap`, `__remove_mapping`. A flush per page ends the step (the
+    /// reclaimer waits for it); the list's end queues the batch flush and the batch's end.
+    fn shrink_page_list(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
+        let c = self.reclaim_costs().clone();
+        let batched = self.config.reclaim.unmap_flush == UnmapFlush::Batched;
+        let mut d = Ps::ZERO;
+        loop {
+            let sc = self.sc(t);
+            if sc.pos == sc.list.len() {
+                // v4.3: try_to_unmap_flush before the pages are freed (free_hot_cold_page_list);
+                // the UNSAFE knob frees first. Continuations are a stack: the last runs first.
+                for end in batch_end_order(self.config.mm.free_before_flush).into_iter().rev() {
+                    ctx.then(Continuation::Reclaim(match end {
+                        BatchEnd::Flush => Step::FlushBatch,
+                        BatchEnd::Free => Step::Finish,
+                    }));
+                }
+                return d;
+            }
+            let i = sc.pos;
+            let pfn = sc.list[i].pfn;
+            if !sc.list[i].reclaiming {
+                d += c.shrink_page;
+                ctx.charge(Bucket::Reclaim, c.shrink_page);
+                // page_check_references (v4.2).
+                let (referenced_ptes, vmas) = self.page_referenced(pfn);
+                let w = c.rmap_vma * vmas as u64;
+                ctx.charge(Bucket::Reclaim, w);
+                d += w;
+                let f = &mut self.vmscan.flags[pfn as usize];
+                let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
+                *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
+                let back = match decision {
+                    PageRef::Activate => Some(Back::Active),
+                    PageRef::Keep => Some(Back::Inactive),
+                    PageRef::Reclaim => None,
+                };
+                let sc = self.sc(t);
+                if let Some(b) = back {
+                    sc.kept.push((pfn, b));
+                    sc.pos += 1;
+                    continue;
+                }
+                let maps = self.rmap_mappings(pfn);
+                let sc = self.sc(t);
+                sc.list[i].reclaiming = true;
+                sc.list[i].to_unmap = maps;
+            }
+            // try_to_unmap: one VMA at a time.
+            while let Some((mm, va)) = self.sc(t).list[i].to_unmap.pop() {
+                let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched);
+                d += w;
+                self.sc(t).list[i].unmapped.push((mm, va));
+                if !deferred {
+                    // ptep_clear_flush: the flush runs (and is waited for) before the next PTE.
+                    ctx.then(Continuation::Reclaim(Step::Pages));
+                    ctx.then(Continuation::Reclaim(Step::FlushPage { mm, va }));
+                    return d;
+                }
+            }
+            // __remove_mapping: the page leaves the page cache; freed at the batch's end. A
+            // fault that mapped it again meanwhile (during a flush per page) keeps it.
+            if !remove_mapping_frees(!self.rmap_mappings(pfn).is_empty()) {
+                let sc = self.sc(t);
+                sc.kept.push((pfn, Back::Inactive));
+                sc.pos += 1;
+                continue;
+            }
+            let Owner::PageCache { file, index } = self.frames.owner(pfn) else {
+                panic!("reclaim of pfn {pfn}, which is no page-cache page");
+            };
+            self.files[file as usize].remove(index);
+            d += c.remove_mapping;
+            ctx.charge(Bucket::Reclaim, c.remove_mapping);
+            let sc = self.sc(t);
+            let page = std::mem::replace(
+                &mut sc.list[i],
+                Isolated { pfn, reclaiming: true, to_unmap: Vec::new(), unmapped: Vec::new() },
+            );
+            sc.freed.push(page);
+            sc.pos += 1;
+        }
+    }
+
+    /// The end of `shrink_inactive_list` (v4.2): free the reclaimed pages
+    /// (`free_hot_cold_page_list`), put the others back under `lru_lock`
+    /// (`putback_inactive_pages`), then back to `shrink_lruvec`.
+    fn finish_batch(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
+        let c = self.reclaim_costs().clone();
+        let sc = self.sc(t);
+        let (zone, kswapd) = (sc.zone, sc.kswapd);
+        let freed = std::mem::take(&mut sc.freed);
+        let kept = std::mem::take(&mut sc.kept);
+        let isolated = sc.list.len() as u64;
+        sc.list.clear();
+        sc.pos = 0;
+        let n = freed.len() as u64;
+        sc.pass_reclaimed += n;
+        sc.total_reclaimed += n;
+        let mut d = Ps::ZERO;
+        for page in &freed {
+            // The oracle: no CPU may still translate any of the removed mappings to the page.
+            for &(mm, va) in &page.unmapped {
+                self.oracle.check_translation_gone(
+                    page.pfn,
+                    mm,
+                    va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
+                    &self.mms,
+                    &self.cpus,
+                    |c| (&self.tlbs[c.core], c.lp, &c.st),
+                );
+            }
+            self.vmscan.flags[page.pfn as usize] = 0;
+            d += self.free_frame(ctx, ctx.now + d, page.pfn, Bucket::Reclaim);
+        }
+        d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page * kept.len() as u64);
+        let mut activated = 0;
+        for (pfn, back) in kept {
+            let f = &mut self.vmscan.flags[pfn as usize];
+            *f |= PG_LRU;
+            let l = &mut self.vmscan.lruvecs[zone];
+            match back {
+                Back::Inactive => {
+                    l.inactive_file.push_front(pfn);
+                    self.counters.vmscan.pgkeep += 1;
+                }
+                Back::Active => {
+                    *f |= PG_ACTIVE;
+                    l.active_file.push_front(pfn);
+                    activated += 1;
+                }
+            }
+        }
+        self.vmscan.lruvecs[zone].nr_isolated -= isolated;
+        let cnt = &mut self.counters.vmscan;
+        cnt.pgactivate += activated;
+        if kswapd {
+            cnt.pgsteal_kswapd += n;
+        } else {
+            cnt.pgsteal_direct += n;
+        }
+        ctx.then(Continuation::Reclaim(Step::Shrink));
+        d
+    }
+
+    /// Whether task `t` reclaims right now (tests).
+    pub fn reclaiming(&self, t: usize) -> bool {
+        self.vmscan.sc.get(t).is_some_and(|s| s.is_some())
+    }
+}
+
+mod balance;
+mod rules;
+pub use rules::{
+    batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, scan_target, BatchEnd, PageRef,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,383 @@
+//! The kernel model: mechanisms and kernel state, laid out as Linux's tree so that a path reads
+//! as Linux's (`arch/x86/mm/tlb.rs` follows `arch/x86/mm/tlb.c`), each file naming the Linux file
+//! and the kernel version it follows.
+//!
+//! - [`arch`]: `arch/x86` (the TLB-flush protocol of [`arch::x86::mm::tlb`], the kernel's own
+//!   translations) and the MPC8xx of 2.4.0 and 2.6.12-rc2 (`arch/ppc`: the software TLB reload,
+//!   the MMU as Linux drives it, dd's paths, the layouts, `/proc/tlbmiss`).
+//! - [`mm`]: faults ([`mm::memory`]), the system calls on an address space ([`mm::mmap`]), the
+//!   gather, the page cache and readahead, rmap, reclaim, the page allocator and SLUB.
+//! - [`kernel`]: the call-function interrupt ([`kernel::smp`]), CFS and wait queues
+//!   ([`kernel::sched`]), `mmap_lock`, the tick.
+//! - [`fs`], [`net`], [`lib`]: pipes and file creation; loopback and AF_UNIX sockets; user copies.
+//! - [`include`]: the headers several subsystems share (`gfp.h`, `mmzone.h`, `mm_types.h`).
+//! - At the top, the model's own files: the seam to the engine ([`ctx`]), boot-time resolution
+//!   ([`boot`]), knobs and presets ([`config`], [`preset`]), per-CPU state ([`cpu`]), the frame
+//!   ownership map ([`frames`]) and the safety [`oracle`] that watches it, the counters'
+//!   [`vmstat`], and what a task asks of the kernel ([`syscalls`]).
+//!
+//! [`Kernel`] holds the state (address spaces, the page cache, frames, per-CPU `cpu_tlbstate`
+//! and TLBs, the call queues, shootdowns in flight, counters). Its methods live in the file named
+//! after the Linux code they follow; they reach the engine only through [`ctx::Ctx`]. The ties
+//! between subsystem folders go through `Kernel` and the root's types, as Linux's go through
+//! its headers.
+//!
+//! A system call or fault runs as a sequence of [`Continuation`]s, continuations the engine queues per
+//! CPU and hands back to the subsystem that queued them, so that other CPUs' events (IPIs above
+//! all) interleave with a call's phases.
+
+pub mod arch;
+pub mod boot;
+pub mod config;
+pub mod cpu;
+pub mod ctx;
+pub mod frames;
+pub mod fs;
+pub mod include;
+pub mod kernel;
+pub mod lib;
+pub mod mm;
+pub mod net;
+pub mod oracle;
+pub mod preset;
+pub mod syscalls;
+pub mod vmstat;
+
+use boot::Costs;
+use config::KernelConfig;
+use cpu::Cpu;
+use ctx::Ctx;
+use frames::{Frames, Owner};
+use include::linux::mm_types::{Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
+use kernel::sched::core::Task;
+use syscalls::Op;
+
+use crate::attribution::Bucket;
+use crate::hw::tlb::TlbHierarchy;
+use crate::hw::topology::Topology;
+use crate::time::Ps;
+use oracle::Oracle;
+
+// The counters' registration: every subsystem's counter struct, gathered into one `Counters`
+// (vmstat.rs defines the `counters!` macro each subsystem uses and imports nothing back).
+/// Defines [`Counters`], one field per subsystem's counter struct.
+macro_rules! subsystems {
+    ($($f:ident: $t:ty,)*) => {
+        /// Event counters of a run, by the kernel file that counts them.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Counters {
+            $(pub $f: $t,)*
+        }
+
+        impl Counters {
+            pub fn minus(&self, o: &Counters) -> Counters {
+                Counters { $($f: self.$f.minus(&o.$f)),* }
+            }
+
+            /// Every subsystem's `(name, value)` pairs, subsystem by subsystem.
+            pub fn fields(&self) -> Vec<(&'static str, u64)> {
+                let mut all = Vec::new();
+                $(all.extend(self.$f.fields());)*
+                all
+            }
+        }
+    };
+}
+
+subsystems! {
+    tlbflush: arch::x86::mm::tlb::Counters,
+    smp: kernel::smp::Counters,
+    memory: mm::memory::Counters,
+    mmu_gather: mm::mmu_gather::Counters,
+    mmap: mm::mmap::Counters,
+    sched: kernel::sched::core::Counters,
+    tick_sched: kernel::time::tick_sched::Counters,
+    text: arch::x86::text::Counters,
+    oracle: oracle::Counters,
+    vmscan: mm::vmscan::Counters,
+    filemap: mm::filemap::Counters,
+    pipe: fs::pipe::Counters,
+    af_unix: net::unix::af_unix::Counters,
+    namei: fs::namei::Counters,
+    dcache: fs::dcache::Counters,
+    ext4: fs::ext4::Counters,
+}
+
+/// A kernel continuation queued on a CPU, by the subsystem that handles it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Continuation {
+    /// An operation of the task's program (a user access, compute, or a system call).
+    User(Op),
+    /// System-call entry/exit and `mmap_lock` (mmap.rs).
+    Sys(mm::mmap::Step),
+    /// Faults and their retries (memory.rs).
+    Mm(mm::memory::Step),
+    /// The rest of a zap: forced flush, free, `tlb_finish_mmu` (mmu_gather.rs).
+    Gather(mm::mmu_gather::Step),
+    /// A `flush_tlb_mm_range` call (tlbflush.rs).
+    Flush(arch::x86::mm::tlb::Step),
+    /// Page reclaim: kswapd or a direct reclaimer (vmscan.rs, rmap.rs).
+    Reclaim(mm::vmscan::Step),
+    /// A pipe read or write after its task slept (pipe.rs).
+    Pipe(fs::pipe::Step),
+    /// An AF_UNIX send or receive after its task slept (af_unix.rs).
+    Unix(net::unix::af_unix::Step),
+    /// A socket call's body and the loopback delivery (socket.rs).
+    Net(net::socket::Step),
+    /// The part of a file creation under its directory's lock (namei.rs).
+    Fs(fs::namei::Step),
+    /// The rest of a cross-CPU call's enqueue loop after an interrupt (smp.rs).
+    Smp(kernel::smp::Step),
+}
+
+/// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
+pub struct Kernel {
+    // The machine as the kernel sees it, and its configuration.
+    pub topo: Topology,
+    costs: Costs,
+    pub config: KernelConfig,
+    pub cpus: Vec<Cpu>,
+    /// Per core, its TLBs (hw/tlb: the SMT siblings' per-core structures are shared arrays);
+    /// `cpus[c].core` and `cpus[c].lp` say whose and which logical processor.
+    pub tlbs: Vec<TlbHierarchy>,
+    // kernel/: cross-CPU calls and the scheduler's tasks.
+    /// The call queues and the shootdowns in flight (linux/kernel/smp.rs).
+    pub(in crate::linux) smp: kernel::smp::Smp,
+    pub tasks: Vec<Task>,
+    // mm/: address spaces, the page cache, frames, the allocators and reclaim.
+    pub mms: Vec<Mm>,
+    next_ctx_id: u64,
+    /// Scratch for `mmap_lock` wake-ups (linux/mm/mmap.rs).
+    woken: Vec<usize>,
+    pub files: Vec<mm::filemap::FilePages>,
+    pub frames: Frames,
+    /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
+    /// `None` on the MPC8xx machine (its dd paths allocate no pages).
+    pub page_alloc: Option<mm::page_alloc::PageAlloc>,
+    /// The LRU lists, kswapd and the reclaimers' state (linux/mm/vmscan.rs).
+    pub vmscan: mm::vmscan::Vmscan,
+    /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
+    pub slab: Option<mm::slub::Slab>,
+    /// Scratch for the page-allocator calls SLUB reports (linux/mm/slub.rs).
+    slab_events: Vec<mm::slub::PageEvent>,
+    // fs/ and net/.
+    /// Directories and file creation (namei.rs, ext4.rs), on a machine with SLUB and `[fs]`.
+    pub fs: Option<fs::namei::Fs>,
+    /// Pipes (linux/fs/pipe.rs), by id.
+    pub pipes: Vec<fs::pipe::Pipe>,
+    /// Loopback sockets, on a machine with SLUB and a `[net]` section (linux/net/socket.rs).
+    pub net: Option<net::socket::Net>,
+    /// AF_UNIX stream pairs (linux/net/unix/af_unix.rs), by id.
+    pub unix: Vec<net::unix::af_unix::UnixPair>,
+    // arch/: what only one architecture's kernel keeps.
+    pub arch: arch::Arch,
+    // The model's own: the safety oracle and the counters.
+    pub oracle: Oracle,
+    pub counters: Counters,
+}
+
+impl Kernel {
+    pub fn nr_cpus(&self) -> u32 {
+        self.topo.cpus()
+    }
+
+    /// A new, empty address space.
+    pub fn add_mm(&mut self) -> MmId {
+        let id = self.mms.len() as MmId;
+        self.mms.push(Mm::new(id, self.next_ctx_id));
+        self.next_ctx_id += 1;
+        id
+    }
+
+    /// Maps `len` bytes of anonymous memory in `mm`, every page present and written, at no
+    /// simulated time: what a benchmark's untimed setup leaves behind (ebizzy's main thread fills
+    /// its chunks before it lets the workers go). Returns the start address.
+    pub fn map_populated(&mut self, mm: MmId, len: u64) -> u64 {
+        let start = self.mms[mm as usize].mmap(len, Backing::Anon, true);
+        let mut a = start;
+        while a < start + len {
+            let pfn = self.alloc_frame_untimed(0, Ps::ZERO, Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
+            self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true, dirty: true });
+            a += PAGE_SIZE;
+        }
+        start
+    }
+
+    /// Runs `f` outside simulated time: a workload's setup building the steady state its run
+    /// starts from through the kernel's own paths. What `f` changes stays; the clocks of the
+    /// locks those paths take (`zone->lock` and its data line, SLUB's `list_lock`s, pipe mutexes,
+    /// AF_UNIX state locks) are put back, so the run finds them free as if no time had passed.
+    pub fn untimed<R>(&mut self, f: impl FnOnce(&mut Kernel) -> R) -> R {
+        let zones = self.page_alloc.as_ref().map(|a| a.timings());
+        let slab = self.slab.as_ref().map(|s| s.lock_timings());
+        let pipes: Vec<_> = self.pipes.iter().map(|p| p.mutex.timing()).collect();
+        let unix: Vec<_> = self.unix.iter().map(|u| u.lock.timing()).collect();
+        let r = f(self);
+        if let (Some(a), Some(t)) = (self.page_alloc.as_mut(), zones) {
+            a.rewind(t);
+        }
+        if let (Some(s), Some(t)) = (self.slab.as_mut(), slab) {
+            s.rewind_locks(t);
+        }
+        for (p, t) in self.pipes.iter_mut().zip(pipes) {
+            p.mutex.rewind(t);
+        }
+        for (u, t) in self.unix.iter_mut().zip(unix) {
+            u.lock.rewind(t);
+        }
+        r
+    }
+
+    /// Whether `cpu` runs a task.
+    pub fn has_task(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].task.is_some()
+    }
+
+    /// Whether `cpu` spins for shootdown acknowledgements (its idle time is IPI wait).
+    pub fn waiting(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].waiting.is_some()
+    }
+
+    /// Whether `cpu`, its step over, keeps spinning until an acknowledgement or an interrupt
+    /// wakes it: it waits on a shootdown with acknowledgements pending, outside the handler.
+    pub fn spinning(&self, cpu: u32) -> bool {
+        let c = &self.cpus[cpu as usize];
+        c.waiting.is_some_and(|sd| self.smp.shootdowns[sd].pending > 0) && !c.in_irq
+    }
+
+    /// Inside the call-function interrupt handler.
+    pub fn in_irq(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].in_irq
+    }
+
+    fn reg_addr(&self, t: usize, a: syscalls::Addr) -> u64 {
+        self.tasks[t].regs[a.reg] + a.offset
+    }
+
+    /// An operation of task `t`'s program (not `Iteration`, which the engine counts): a user
+    /// access or compute, or a system call. Returns its duration.
+    pub fn op(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
+        match op {
+            Op::Access { addr, kind } => {
+                let va = self.reg_addr(t, addr);
+                self.access(ctx, t, va, kind)
+            }
+            Op::Compute(d) => {
+                ctx.irqs_on();
+                ctx.charge(Bucket::User, d);
+                d
+            }
+            Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
+            Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
+            Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::Kswapd => self.kswapd(ctx, t),
+            Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
+            Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
+            Op::UnixSend { pair, len } => self.unix_send(ctx, t, pair, len),
+            Op::UnixRecv { pair, len } => self.unix_recv(ctx, t, pair, len),
+            Op::Send { .. } | Op::Recv { .. } => self.socket_call(ctx, op),
+            Op::FsCreate { dir, name_len } => self.fs_create(ctx, t, dir, name_len),
+            Op::FsMkdirExists { dir } => self.fs_mkdir_exists(ctx, t, dir),
+            Op::FsWriteEmpty => self.fs_write_empty(ctx),
+            Op::FsClose => self.fs_close(ctx, t),
+            Op::Iteration => unreachable!("counted by the engine"),
+        }
+    }
+
+    /// Runs a queued continuation of task `t`: one line per subsystem.
+    pub fn step(&mut self, ctx: &mut Ctx, t: usize, s: Continuation) -> Ps {
+        match s {
+            Continuation::User(op) => self.op(ctx, t, op),
+            Continuation::Sys(s) => self.sys_step(ctx, t, s),
+            Continuation::Mm(s) => self.mm_step(ctx, t, s),
+            Continuation::Gather(s) => self.gather_step(ctx, t, s),
+            Continuation::Flush(s) => self.flush_step(ctx, t, s),
+            Continuation::Reclaim(s) => self.reclaim_step(ctx, t, s),
+            Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
+            Continuation::Unix(s) => self.unix_step(ctx, t, s),
+            Continuation::Net(s) => self.socket_step(ctx, t, s),
+            Continuation::Fs(s) => self.fs_step(ctx, t, s),
+            Continuation::Smp(kernel::smp::Step::Send) => self.send_loop(ctx, ctx.now),
+        }
+    }
+
+    /// What `cpu` does at an operation boundary before its next continuation or operation:
+    /// finish waiting on a shootdown, schedule, preempt, flush the user PCID on the way out.
+    pub fn boundary(&mut self, ctx: &mut Ctx) -> Boundary {
+        let cpu = ctx.cpu;
+        let ci = cpu as usize;
+        if let Some(sd) = self.cpus[ci].waiting {
+            let s = self.smp.shootdowns[sd];
+            if s.pending > 0 {
+                return Boundary::Spin; // keep spinning; an ack or an IPI will wake us
+            }
+            let resume = s.last_ack.max(s.local_done);
+            if resume > ctx.now {
+                return Boundary::At(resume);
+            }
+            self.cpus[ci].waiting = None;
+            self.smp.free_shootdowns.push(sd);
+        }
+        let Some(t) = self.cpus[ci].task else {
+            return match self.pick_next(cpu) {
+                Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
+                None => Boundary::Idle,
+            };
+        };
+        if ctx.in_user() {
+            if let Some(d) = self.preempt(ctx, t) {
+                return Boundary::Ran(d);
+            }
+            if let Some(d) = self.return_to_user(ctx) {
+                return Boundary::Ran(d);
+            }
+        }
+        Boundary::Task(t)
+    }
+
+    /// The flush knobs in force, with a table-derived shift resolved for this machine.
+    pub fn effective_knobs(&self) -> config::Knobs {
+        let mut k = self.config.knobs();
+        k.flush.policy = self.arch.x86.policy;
+        k
+    }
+
+    /// The page allocator's counters for reports.
+    pub fn page_alloc_counters(&self) -> Option<mm::page_alloc::Counters> {
+        self.page_alloc.as_ref().map(|a| {
+            let mut c = a.stats.counters();
+            c.slab_pages = self.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
+            c
+        })
+    }
+
+    /// SLUB's counters for reports, on a machine that boots it.
+    pub fn slab_counters(&self) -> Option<mm::slub::Counters> {
+        self.slab.as_ref().map(|s| s.counters())
+    }
+
+    /// Violations found and the first few, described.
+    pub fn oracle_report(&self) -> (u64, Vec<String>) {
+        (self.oracle.violations, self.oracle.examples.clone())
+    }
+
+    /// The MPC8xx TLB-miss counters (linux/arch/ppc/tlbmiss.rs), on a software-loaded-TLB machine.
+    pub fn tlbmiss(&self) -> Option<arch::ppc::tlbmiss::Counters> {
+        self.arch.ppc8xx.as_ref().map(|m| m.counters)
+    }
+}
+
+/// What a CPU does at an operation boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boundary {
+    /// Spins for acknowledgements: nothing until one (or an interrupt) wakes it.
+    Spin,
+    /// Waits until the given time (its own flush or the last acknowledgement lands then).
+    At(Ps),
+    /// Nothing to run.
+    Idle,
+    /// Did kernel work (a context switch, a deferred flush) that took this long.
+    Ran(Ps),
+    /// Task `t` goes on: its next continuation, or its program's next operation.
+    Task(usize),
+}

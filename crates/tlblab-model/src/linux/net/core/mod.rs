@@ -1,0 +1,3 @@
+//! `net/core`: what sends allocate and receives free (`skbuff.c`, `sock.c`).
+
+pub mod skbuff;

@@ -1,0 +1,433 @@
+//! What loopback UDP and TCP sends allocate and receives free (net/core/skbuff.c, sock.c,
+//! net/ipv4/ip_output.c, udp.c, tcp.c, drivers/net/loopback.c), as of v4.9, over [`Slab`] and
+//! [`PageAlloc`]: the `sk_buff` from its cache, the head from `kmalloc_reserve` (or a
+//! `kmalloc_large` block), TCP payload beyond the linear room in page fragments refilled at
+//! `SKB_FRAG_PAGE_ORDER`, socket buffer sizes as `SO_SNDBUF`/`SO_RCVBUF` set them, and receive
+//! queue drops. Mechanism only: the engine charges the protocol paths and the copies, and decides
+//! which CPU runs what (the loopback softirq runs on the sender's CPU).
+//!
+//! Not modelled here: TCP segmentation, coalescing (autocork, Nagle), windows and ACKs; the UDP
+//! memory-pressure accounting (`sk_rmem_schedule`); GSO. Struct sizes are v4.9 x86-64 as the
+//! facts sheet gives them (wave2-facts.md §3.7, `sizeof(struct sk_buff)` 232 and
+//! `skb_shared_info` 320, both [UNVERIFIED] exact).
+
+use std::collections::VecDeque;
+
+use crate::time::Ps;
+
+use crate::linux::include::linux::mmzone::MigrateType;
+use crate::linux::mm::page_alloc::{Env, PageAlloc};
+use crate::linux::mm::slub::{hwcache_aligned_size, CacheId, Object, Slab, SlabError, SKBUFF_HEAD_CACHE};
+
+/// `SKB_DATA_ALIGN()`: to a cache line.
+pub fn skb_data_align(x: u64) -> u64 {
+    x.div_ceil(64) * 64
+}
+/// `sizeof(struct skb_shared_info)` (facts sheet: about 320 on v4.9 x86-64).
+pub const SKB_SHARED_INFO: u64 = 320;
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`.
+pub fn skb_struct_aligned() -> u64 {
+    hwcache_aligned_size(SKBUFF_HEAD_CACHE.1)
+}
+/// `SKB_TRUESIZE(x)`.
+pub fn skb_truesize(x: u64) -> u64 {
+    x + skb_struct_aligned() + skb_data_align(SKB_SHARED_INFO)
+}
+/// `TCP_SKB_MIN_TRUESIZE` = 2048 + `SKB_DATA_ALIGN(sizeof(struct sk_buff))`.
+pub fn tcp_skb_min_truesize() -> u64 {
+    2048 + skb_struct_aligned()
+}
+/// What `__alloc_skb(size)` asks `kmalloc_reserve` for: `SKB_DATA_ALIGN(size) +
+/// SKB_DATA_ALIGN(sizeof(struct skb_shared_info))`.
+pub fn skb_head_size(size: u64) -> u64 {
+    skb_data_align(size) + skb_data_align(SKB_SHARED_INFO)
+}
+/// An skb's `truesize` from its head (v4.9 `__alloc_skb`): `SKB_TRUESIZE(ksize(head) -
+/// SKB_DATA_ALIGN(sizeof(struct skb_shared_info)))`, `ksize` the slab object or the pages.
+pub fn skb_truesize_of(slab: &Slab, head: Object) -> u64 {
+    let ksize = match head {
+        Object::Large { order, .. } => 4096 << order,
+        Object::Slab { cache, .. } => slab.caches[cache].size,
+    };
+    skb_truesize(ksize - skb_data_align(SKB_SHARED_INFO))
+}
+/// `SOCK_MIN_SNDBUF` / `SOCK_MIN_RCVBUF` (v4.9 include/net/sock.h).
+pub fn sock_min_sndbuf() -> u64 {
+    2 * tcp_skb_min_truesize()
+}
+pub fn sock_min_rcvbuf() -> u64 {
+    tcp_skb_min_truesize()
+}
+/// `sysctl_wmem_max` / `sysctl_rmem_max` default: `SKB_TRUESIZE(256) * 256` = 212992.
+pub fn sk_mem_max() -> u64 {
+    skb_truesize(256) * 256
+}
+/// `SKB_FRAG_PAGE_ORDER` = `get_order(32768)`.
+pub const SKB_FRAG_PAGE_ORDER: u8 = 3;
+/// UDP/IPv4 headers in front of the payload (8 + 20).
+pub const UDP_IP_HEADERS: u64 = 28;
+/// `LL_RESERVED_SPACE(loopback)`: hard_header_len 14 rounded up to `HH_DATA_MOD` (16).
+pub const LOOPBACK_LL_SPACE: u64 = 16;
+/// TCP's linear room on a scatter-gather device: `SKB_WITH_OVERHEAD(2048 - MAX_TCP_HEADER)`
+/// (v4.9 `select_size`), with `MAX_TCP_HEADER` taken as 320 ([UNVERIFIED]: it depends on the
+/// configured link-layer headers). The head is then exactly a kmalloc-2048 object.
+pub const TCP_MAX_HEADER: u64 = 320;
+pub fn tcp_linear_room() -> u64 {
+    2048 - TCP_MAX_HEADER - skb_data_align(SKB_SHARED_INFO)
+}
+
+/// `sock_setsockopt(SO_SNDBUF / SO_RCVBUF)` (v4.9): capped at the sysctl maximum, doubled, and
+/// at least the minimum. Returns (sk_sndbuf, sk_rcvbuf).
+pub fn setsockopt_bufs(sndbuf: u64, rcvbuf: u64) -> (u64, u64) {
+    let max = sk_mem_max();
+    ((sndbuf.min(max) * 2).max(sock_min_sndbuf()), (rcvbuf.min(max) * 2).max(sock_min_rcvbuf()))
+}
+
+/// One `sk_buff` in flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkBuff {
+    pub skb: Object,
+    pub head: Object,
+    /// Page-fragment references (`skb_shinfo(skb)->frags`): the `page_frag` page each points to.
+    pub frags: Vec<u64>,
+    pub len: u64,
+    pub truesize: u64,
+}
+
+/// The allocator events of one send or receive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetOutcome {
+    pub done: Ps,
+    /// Slab objects allocated (+) or freed (-).
+    pub objects: i32,
+    /// Page-allocator calls the slab layer or the frag refill made, and their zone->lock wait.
+    pub page_calls: u32,
+    pub zone_lock_wait: Ps,
+    /// Time spent waiting for SLUB's `list_lock`s.
+    pub list_lock_wait: Ps,
+    pub dropped: bool,
+}
+
+impl NetOutcome {
+    /// Adds what a later part of the same call did (its end time and its events).
+    fn then(&mut self, o: NetOutcome) {
+        self.done = o.done;
+        self.objects += o.objects;
+        self.page_calls += o.page_calls;
+        self.zone_lock_wait += o.zone_lock_wait;
+        self.list_lock_wait += o.list_lock_wait;
+        self.dropped |= o.dropped;
+    }
+
+    /// Lock spin of any kind.
+    pub fn lock_wait(&self) -> Ps {
+        self.zone_lock_wait + self.list_lock_wait
+    }
+}
+
+/// A receiving socket: `sk_rcvbuf`, `sk_rmem_alloc`, the receive queue, `sk_drops`.
+#[derive(Debug, Clone, Default)]
+pub struct RecvSock {
+    pub rcvbuf: u64,
+    pub rmem_alloc: u64,
+    pub queue: VecDeque<SkBuff>,
+    pub drops: u64,
+}
+
+/// A sending task's `struct page_frag` (`current->task_frag`) with the page's reference count.
+#[derive(Debug, Clone, Default)]
+pub struct PageFrag {
+    pub page: Option<(u64, u8)>,
+    pub offset: u64,
+    /// References to each frag page still alive (the task's plus one per skb frag).
+    refs: Vec<(u64, u8, u32)>,
+    /// Blocks allocated (true) and freed (false) since the owner last took them, for the
+    /// kernel's frame ownership map.
+    pub events: Vec<(u64, u8, bool)>,
+}
+
+/// The network paths' caches.
+#[derive(Debug, Clone, Copy)]
+pub struct NetCaches {
+    pub skbuff_head: CacheId,
+    pub skbuff_fclone: CacheId,
+}
+
+impl NetCaches {
+    pub fn lookup(slab: &Slab) -> NetCaches {
+        let [skbuff_head, skbuff_fclone] = slab.skbuff_caches();
+        NetCaches { skbuff_head, skbuff_fclone }
+    }
+}
+
+/// `__alloc_skb(size)`: the `sk_buff` from `cache`, the head from `kmalloc_reserve` of
+/// `SKB_DATA_ALIGN(size) + SKB_DATA_ALIGN(sizeof(skb_shared_info))`. Returns the skb (with its
+/// truesize from the head's `ksize`) and the outcome.
+fn alloc_skb(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    cache: CacheId,
+    cpu: u32,
+    now: Ps,
+    size: u64,
+    env: Env,
+) -> Result<(SkBuff, NetOutcome), SlabError> {
+    let mut out = NetOutcome::default();
+    let (skb, a) = slab.kmem_cache_alloc(pa, cache, cpu, now, env)?;
+    let (head, b) = slab.kmalloc(pa, cpu, a.done, skb_head_size(size), env)?;
+    for o in [a, b] {
+        out.page_calls += o.page_order.is_some() as u32;
+        out.zone_lock_wait += o.zone_lock_wait;
+        out.list_lock_wait += o.list_lock_wait;
+    }
+    out.objects = 2;
+    out.done = b.done;
+    let truesize = skb_truesize_of(slab, head);
+    Ok((SkBuff { skb, head, frags: Vec::new(), len: 0, truesize }, out))
+}
+
+/// `udp_sendmsg` of `msg` bytes to a loopback socket, on `cpu`: the allocation
+/// ([`udp_alloc`]) then the delivery ([`deliver`]), back to back (the kernel runs the two as
+/// separate steps, so that the datagram reaches the queue when the sender's path has run).
+#[allow(clippy::too_many_arguments)]
+pub fn udp_send(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    caches: NetCaches,
+    cpu: u32,
+    now: Ps,
+    msg: u64,
+    rx: &mut RecvSock,
+    env: Env,
+) -> Result<NetOutcome, SlabError> {
+    let (skb, mut out) = udp_alloc(slab, pa, caches, cpu, now, msg, env)?;
+    out.then(deliver(slab, pa, cpu, out.done, skb, rx, true, env)?);
+    Ok(out)
+}
+
+/// `ip_make_skb` for a `msg`-byte datagram on `cpu`: `sock_alloc_send_skb` of the whole
+/// datagram linear (no frags on loopback's 64 KiB MTU).
+pub fn udp_alloc(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    caches: NetCaches,
+    cpu: u32,
+    now: Ps,
+    msg: u64,
+    env: Env,
+) -> Result<(SkBuff, NetOutcome), SlabError> {
+    // __ip_append_data: alloclen = payload + UDP/IP headers; + hh_len + 15 for alignment.
+    let size = msg + UDP_IP_HEADERS + LOOPBACK_LL_SPACE + 15;
+    let (mut skb, out) = alloc_skb(slab, pa, caches.skbuff_head, cpu, now, size, env)?;
+    skb.len = msg + UDP_IP_HEADERS;
+    Ok((skb, out))
+}
+
+/// The loopback softirq on the sender's `cpu` delivering `skb` to `rx`: `loopback_xmit`
+/// orphans it (the sender's wmem is released at once), and `__sock_queue_rcv_skb` queues it or,
+/// for UDP (`may_drop`) when `rmem_alloc >= rcvbuf`, drops and frees it here (v4.9). TCP's
+/// window keeps its sender from overrunning the queue, so TCP never drops here.
+#[allow(clippy::too_many_arguments)]
+pub fn deliver(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    cpu: u32,
+    now: Ps,
+    skb: SkBuff,
+    rx: &mut RecvSock,
+    may_drop: bool,
+    env: Env,
+) -> Result<NetOutcome, SlabError> {
+    if may_drop && rx.rmem_alloc >= rx.rcvbuf {
+        rx.drops += 1;
+        let mut out = free_skb(slab, pa, cpu, now, skb, env)?;
+        out.dropped = true;
+        return Ok(out);
+    }
+    rx.rmem_alloc += skb.truesize;
+    rx.queue.push_back(skb);
+    Ok(NetOutcome { done: now, ..Default::default() })
+}
+
+/// `udp_recvmsg` / `tcp_recvmsg` taking one skb off `rx` on `cpu`: `skb_free_datagram` frees
+/// the head (a slab object, or the `kmalloc_large` pages), drops the frag page references, and
+/// frees the `sk_buff`; `sock_rfree` returns its truesize. `None` when the queue is empty.
+pub fn recv(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    frag: Option<&mut PageFrag>,
+    cpu: u32,
+    now: Ps,
+    rx: &mut RecvSock,
+    env: Env,
+) -> Result<Option<(u64, NetOutcome)>, SlabError> {
+    let Some(mut skb) = rx.queue.pop_front() else { return Ok(None) };
+    rx.rmem_alloc -= skb.truesize;
+    let len = skb.len;
+    let mut out = NetOutcome { done: now, ..Default::default() };
+    if let Some(frag) = frag {
+        for page in std::mem::take(&mut skb.frags) {
+            let o = frag.put_page(pa, cpu, out.done, page, env)?;
+            out.done = o.done;
+            out.page_calls += o.page_calls;
+            out.zone_lock_wait += o.zone_lock_wait;
+        }
+    }
+    out.then(free_skb(slab, pa, cpu, out.done, skb, env)?);
+    Ok(Some((len, out)))
+}
+
+/// `kfree_skb` / `consume_skb` of an skb without frags: head, then the `sk_buff`.
+fn free_skb(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    cpu: u32,
+    now: Ps,
+    skb: SkBuff,
+    env: Env,
+) -> Result<NetOutcome, SlabError> {
+    assert!(skb.frags.is_empty(), "frag references are dropped by the caller");
+    let a = slab.free(pa, cpu, now, skb.head, env)?;
+    let b = slab.free(pa, cpu, a.done, skb.skb, env)?;
+    let mut out = NetOutcome { done: b.done, objects: -2, ..Default::default() };
+    for o in [a, b] {
+        out.page_calls += o.page_order.is_some() as u32;
+        out.zone_lock_wait += o.zone_lock_wait;
+        out.list_lock_wait += o.list_lock_wait;
+    }
+    Ok(out)
+}
+
+impl PageFrag {
+    /// `skb_page_frag_refill(32, pfrag)` (v4.9): keep the page while this task holds its only
+    /// reference (restart at offset 0) or room remains; else drop our reference and allocate
+    /// a new one at `SKB_FRAG_PAGE_ORDER` (order 0 when that fails).
+    fn refill(
+        &mut self,
+        pa: &mut PageAlloc,
+        cpu: u32,
+        now: Ps,
+        env: Env,
+        out: &mut NetOutcome,
+    ) -> Result<(), SlabError> {
+        if let Some((pfn, order)) = self.page {
+            if self.refs_of(pfn) == 1 {
+                self.offset = 0;
+                return Ok(());
+            }
+            if self.offset + 32 <= 4096 << order {
+                return Ok(());
+            }
+            let o = self.put_page(pa, cpu, now, pfn, env)?;
+            out.done = o.done;
+            out.page_calls += o.page_calls;
+            out.zone_lock_wait += o.zone_lock_wait;
+        }
+        for order in [SKB_FRAG_PAGE_ORDER, 0] {
+            let a = pa.alloc_pages(cpu, out.done, order, MigrateType::Unmovable, env);
+            out.done = a.done;
+            out.page_calls += 1;
+            out.zone_lock_wait += a.lock_wait;
+            if let Some(pfn) = a.pfn {
+                self.page = Some((pfn, order));
+                self.offset = 0;
+                self.refs.push((pfn, order, 1));
+                self.events.push((pfn, order, true));
+                return Ok(());
+            }
+        }
+        Err(SlabError::OutOfMemory)
+    }
+
+    fn refs_of(&self, pfn: u64) -> u32 {
+        self.refs.iter().find(|r| r.0 == pfn).map_or(0, |r| r.2)
+    }
+
+    /// `put_page`: the last reference frees the block.
+    fn put_page(
+        &mut self,
+        pa: &mut PageAlloc,
+        cpu: u32,
+        now: Ps,
+        pfn: u64,
+        env: Env,
+    ) -> Result<NetOutcome, SlabError> {
+        let mut out = NetOutcome { done: now, ..Default::default() };
+        let i = self.refs.iter().position(|r| r.0 == pfn).expect("a referenced frag page");
+        self.refs[i].2 -= 1;
+        if self.refs[i].2 == 0 {
+            let (_, order, _) = self.refs.swap_remove(i);
+            if self.page.map(|p| p.0) == Some(pfn) {
+                self.page = None;
+            }
+            let f = pa.free_pages(cpu, now, pfn, order, env).map_err(|_| SlabError::OutOfMemory)?;
+            self.events.push((pfn, order, false));
+            out.done = f.done;
+            out.page_calls = 1;
+            out.zone_lock_wait = f.lock_wait;
+        }
+        Ok(out)
+    }
+
+    /// Frag pages alive (for checks).
+    pub fn pages_alive(&self) -> usize {
+        self.refs.len()
+    }
+}
+
+/// `tcp_sendmsg` of `msg` bytes as one new skb (no coalescing): [`tcp_alloc`] then
+/// [`deliver`] (TCP has no receive-queue drop: the window stops the sender).
+#[allow(clippy::too_many_arguments)]
+pub fn tcp_send(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    caches: NetCaches,
+    frag: &mut PageFrag,
+    cpu: u32,
+    now: Ps,
+    msg: u64,
+    rx: &mut RecvSock,
+    env: Env,
+) -> Result<NetOutcome, SlabError> {
+    let (skb, mut out) = tcp_alloc(slab, pa, caches, frag, cpu, now, msg, env)?;
+    out.then(deliver(slab, pa, cpu, out.done, skb, rx, false, env)?);
+    Ok(out)
+}
+
+/// The skb `tcp_sendmsg` builds for `msg` bytes: `sk_stream_alloc_skb` from
+/// `skbuff_fclone_cache` with a kmalloc-2048 head whose linear room takes the first bytes, the
+/// rest copied into the task's page fragment (`sk_page_frag_refill`), one frag reference per
+/// page used.
+#[allow(clippy::too_many_arguments)]
+pub fn tcp_alloc(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    caches: NetCaches,
+    frag: &mut PageFrag,
+    cpu: u32,
+    now: Ps,
+    msg: u64,
+    env: Env,
+) -> Result<(SkBuff, NetOutcome), SlabError> {
+    let (mut skb, mut out) =
+        alloc_skb(slab, pa, caches.skbuff_fclone, cpu, now, tcp_linear_room() + TCP_MAX_HEADER, env)?;
+    let mut left = msg.saturating_sub(tcp_linear_room());
+    while left > 0 {
+        frag.refill(pa, cpu, out.done, env, &mut out)?;
+        let (pfn, order) = frag.page.expect("refilled");
+        let copy = left.min((4096 << order) - frag.offset);
+        frag.offset += copy;
+        left -= copy;
+        skb.truesize += copy;
+        if skb.frags.last() != Some(&pfn) {
+            skb.frags.push(pfn);
+            let i = frag.refs.iter().position(|r| r.0 == pfn).expect("the frag page");
+            frag.refs[i].2 += 1;
+        }
+    }
+    skb.len = msg;
+    Ok((skb, out))
+}
+
+#[cfg(test)]
+mod tests;

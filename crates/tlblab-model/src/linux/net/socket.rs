@@ -1,0 +1,368 @@
+//! Loopback IPv4 sockets as system calls (net/socket.c `sendto` / `recvfrom` into
+//! net/ipv4/udp.c and tcp.c), as of v4.9, over linux/net/core/skbuff.rs's allocations: a send allocates
+//! the skb and its head (and TCP's page fragments) on the sender's CPU, the loopback softirq
+//! delivers it on the same CPU once the sender's path has run (`netif_rx` raises NET_RX there),
+//! and a receive takes it off the queue and frees it on the receiver's CPU: the remote-free
+//! pattern that makes the per-CPU page lists miss on one side and overflow on the other.
+//!
+//! Blocking follows net/core: a receive on an empty queue sleeps (`__skb_recv_datagram` /
+//! `sk_wait_data`) until a delivery wakes it (`sk_data_ready`); a TCP send sleeps while the
+//! sender's unacknowledged data fills `sk_sndbuf` or the receiver's queue fills `sk_rcvbuf`
+//! (`sk_stream_wait_memory`; on loopback the window and the ACK clock reduce to this), woken by
+//! the receive that frees room (`sk_write_space`). UDP on loopback never blocks the sender
+//! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
+//!
+//! Not modelled: socket creation as a system call (the workloads connect their pair in their
+//! untimed setup, as netperf's control connection does before the test), TCP segmentation,
+//! coalescing, delayed ACKs and buffer autotuning (`tcp_rmem`/`tcp_wmem` stay at their default),
+//! `SO_RCVLOWAT`, and several readers or writers per socket.
+
+use crate::attribution::Bucket;
+use crate::linux::arch::x86::text::Path;
+use crate::linux::ctx::Ctx;
+use crate::linux::mm::slub::Object;
+use crate::linux::net::core::skbuff::{self, NetCaches, NetOutcome, PageFrag, RecvSock, SkBuff};
+use crate::linux::syscalls::Op;
+use crate::linux::{Continuation, Kernel};
+use crate::profile::{MachineProfile, ProfileError};
+use crate::time::Ps;
+
+crate::linux::vmstat::counters! {
+    /// The loopback socket paths, counted.
+    Counters {
+        /// Datagrams or segments delivered to a receive queue, and their payload bytes.
+        net_delivered,
+        net_delivered_bytes,
+        /// Datagrams dropped on a full receive queue (`sk_drops`, UDP only).
+        net_drops,
+        /// Receives completed, and their payload bytes.
+        net_received,
+        net_received_bytes,
+        /// Receivers that slept on an empty queue; TCP senders that slept for buffer room.
+        net_recv_sleeps,
+        net_send_sleeps,
+    }
+}
+
+/// The transport of a socket pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    Udp,
+    Tcp,
+}
+
+/// `sysctl_wmem_default` / `sysctl_rmem_default` (v4.9: `SK_WMEM_MAX` = `SK_RMEM_MAX` =
+/// `SKB_TRUESIZE(256) * 256`), what a UDP socket gets without `SO_SNDBUF` / `SO_RCVBUF`.
+fn udp_default_bufs() -> (u64, u64) {
+    (skbuff::sk_mem_max(), skbuff::sk_mem_max())
+}
+
+/// `tcp_wmem[1]` / `tcp_rmem[1]` (v4.9 defaults 16384 / 87380), a TCP socket's initial buffers
+/// without `SO_SNDBUF` / `SO_RCVBUF` (autotuning, which grows them, is not modelled).
+const TCP_DEFAULT_BUFS: (u64, u64) = (16_384, 87_380);
+
+/// A connected loopback pair: the sender's side and the receiver's queue.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub proto: Proto,
+    pub sndbuf: u64,
+    pub rx: RecvSock,
+    /// TCP: truesize of the skbs sent and not yet consumed by the receiver (`sk_wmem_queued`
+    /// until acknowledged and freed). UDP: always 0 (orphaned at `loopback_xmit`).
+    pub wmem: u64,
+    /// The sending task's `task_frag` (TCP payload pages).
+    pub frag: PageFrag,
+    /// The skb between the sender's path and its delivery.
+    in_flight: Option<SkBuff>,
+    /// A task asleep in `recvfrom` / in `sendto`.
+    reader: Option<usize>,
+    writer: Option<usize>,
+}
+
+impl Flow {
+    /// Room for another TCP send (`sk_stream_memory_free` and an open window).
+    fn tcp_room(&self) -> bool {
+        self.wmem < self.sndbuf && self.rx.rmem_alloc < self.rx.rcvbuf
+    }
+}
+
+/// A socket call's continuations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A send's body (after the entry, or after a sleep for buffer room).
+    Send { sock: u16, len: u32 },
+    /// A receive's body (after the entry, or after a sleep on an empty queue).
+    Recv { sock: u16 },
+    /// The loopback softirq delivering the send's skb, then the return to user space.
+    Deliver { sock: u16 },
+}
+
+/// The protocol paths' costs (`[net]`) and the payload copy rate (`memory.memcpy_mbps`).
+#[derive(Debug, Clone)]
+pub struct Costs {
+    pub udp_send: Ps,
+    pub udp_recv: Ps,
+    pub tcp_send: Ps,
+    pub tcp_recv: Ps,
+    pub memcpy_mbps: f64,
+}
+
+impl Costs {
+    pub fn from_profile(p: &MachineProfile) -> Result<Costs, ProfileError> {
+        let n = p.net()?;
+        let mhz = p.clock_mhz();
+        let cyc = |v: &crate::profile::Sourced| Ps::from_cycles(v.value, mhz);
+        Ok(Costs {
+            udp_send: cyc(&n.udp_send_cycles),
+            udp_recv: cyc(&n.udp_recv_cycles),
+            tcp_send: cyc(&n.tcp_send_cycles),
+            tcp_recv: cyc(&n.tcp_recv_cycles),
+            memcpy_mbps: p.memory.memcpy_mbps.value,
+        })
+    }
+
+    /// `copy_from_user` / `copy_to_user` of `bytes` (1 MB/s moves one byte per microsecond).
+    pub fn copy(&self, bytes: u64) -> Ps {
+        Ps::round_from(bytes as f64 * 1e6 / self.memcpy_mbps)
+    }
+}
+
+/// The socket layer's state on a machine that boots it (SLUB and a `[net]` section).
+#[derive(Debug, Clone)]
+pub struct Net {
+    pub costs: Costs,
+    pub flows: Vec<Flow>,
+    pub counters: Counters,
+}
+
+impl Net {
+    pub fn new(costs: Costs) -> Net {
+        Net { costs, flows: Vec::new(), counters: Counters::default() }
+    }
+}
+
+const NO_NET: &str = "socket calls need SLUB and the profile's [net] section (run::run checks both)";
+
+impl Kernel {
+    /// Connects a loopback pair of `proto` in the workload's untimed setup, with `SO_SNDBUF` /
+    /// `SO_RCVBUF` set to `bufs` (as netperf's `-s` / `-S` do) or the defaults. Returns its id.
+    pub fn socket_pair(&mut self, proto: Proto, bufs: Option<(u64, u64)>) -> u16 {
+        let (sndbuf, rcvbuf) = match (bufs, proto) {
+            (Some((s, r)), _) => skbuff::setsockopt_bufs(s, r),
+            (None, Proto::Udp) => udp_default_bufs(),
+            (None, Proto::Tcp) => TCP_DEFAULT_BUFS,
+        };
+        self.net.as_mut().expect(NO_NET).flows.push(Flow {
+            proto,
+            sndbuf,
+            rx: RecvSock { rcvbuf, ..Default::default() },
+            wmem: 0,
+            frag: PageFrag::default(),
+            in_flight: None,
+            reader: None,
+            writer: None,
+        });
+        (self.net.as_mut().expect(NO_NET).flows.len() - 1) as u16
+    }
+
+    /// The socket layer's counters, on a machine that boots it.
+    pub fn socket_counters(&self) -> Option<Counters> {
+        self.net.as_ref().map(|n| n.counters)
+    }
+
+    /// The effective `(sk_sndbuf, sk_rcvbuf)` of a pair.
+    pub fn socket_bufs(&self, sock: u16) -> (u64, u64) {
+        let f = &self.net.as_ref().expect(NO_NET).flows[sock as usize];
+        (f.sndbuf, f.rx.rcvbuf)
+    }
+
+    /// `sendto` / `recvfrom` from task `t`: the entry, then the body as a continuation.
+    pub(in crate::linux) fn socket_call(&mut self, ctx: &mut Ctx, op: Op) -> Ps {
+        let step = match op {
+            Op::Send { sock, len } => Step::Send { sock, len },
+            Op::Recv { sock } => Step::Recv { sock },
+            _ => unreachable!("not a socket call: {op:?}"),
+        };
+        ctx.then(Continuation::Net(step));
+        let d = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, d);
+        d + self.kernel_path(ctx, Path::SyscallEntry)
+    }
+
+    pub(in crate::linux) fn socket_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
+        match s {
+            Step::Send { sock, len } => self.sock_send(ctx, t, sock, len as u64),
+            Step::Recv { sock } => self.sock_recv(ctx, t, sock),
+            Step::Deliver { sock } => self.sock_deliver(ctx, sock),
+        }
+    }
+
+    /// The return to user space.
+    fn socket_exit(&mut self, ctx: &mut Ctx) -> Ps {
+        let d = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, d);
+        d + self.kernel_path(ctx, Path::SyscallExit)
+    }
+
+    /// `udp_sendmsg` / `tcp_sendmsg`: sleep for room (TCP), allocate the skb, copy the payload,
+    /// run the protocol path; the delivery follows as its own step.
+    fn sock_send(&mut self, ctx: &mut Ctx, t: usize, sock: u16, len: u64) -> Ps {
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        if f.proto == Proto::Tcp && !f.tcp_room() {
+            f.writer = Some(t);
+            self.net.as_mut().expect(NO_NET).counters.net_send_sleeps += 1;
+            ctx.then(Continuation::Net(Step::Send { sock, len: len as u32 }));
+            return self.deschedule(ctx, false, ctx.now);
+        }
+        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let (slab, pa) = (self.slab.as_mut().expect(NO_NET), self.page_alloc.as_mut().expect(NO_NET));
+        let caches = NetCaches::lookup(slab);
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let r = match f.proto {
+            Proto::Udp => skbuff::udp_alloc(slab, pa, caches, ctx.cpu, ctx.now, len, env),
+            Proto::Tcp => skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, env),
+        };
+        let Ok((skb, out)) = r else { panic!("out of memory in the socket layer (reclaim is not modelled)") };
+        self.sync_net_pages(sock);
+        for o in [skb.skb, skb.head] {
+            self.object_held(o, 1);
+        }
+        let n = self.net.as_ref().expect(NO_NET);
+        let tcp = n.flows[sock as usize].proto == Proto::Tcp;
+        let (path, copy) = (if tcp { n.costs.tcp_send } else { n.costs.udp_send }, n.costs.copy(len));
+        let alloc = self.charge_net(ctx, &out, ctx.now);
+        ctx.charge(Bucket::Zeroing, copy);
+        ctx.charge(Bucket::Syscall, path);
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        if f.proto == Proto::Tcp {
+            f.wmem += skb.truesize;
+        }
+        f.in_flight = Some(skb);
+        ctx.then(Continuation::Net(Step::Deliver { sock }));
+        alloc + copy + path
+    }
+
+    /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
+    fn sock_deliver(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let skb = f.in_flight.take().expect("a send in flight");
+        let (len, objs) = (skb.len, [skb.skb, skb.head]);
+        let drop = f.proto == Proto::Udp && f.rx.rmem_alloc >= f.rx.rcvbuf;
+        if drop {
+            for o in objs {
+                self.object_held(o, -1);
+            }
+        }
+        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let (slab, pa) = (self.slab.as_mut().expect(NO_NET), self.page_alloc.as_mut().expect(NO_NET));
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let may_drop = f.proto == Proto::Udp;
+        let out = skbuff::deliver(slab, pa, ctx.cpu, ctx.now, skb, &mut f.rx, may_drop, env)
+            .unwrap_or_else(|e| panic!("socket delivery: {e:?}"));
+        debug_assert_eq!(out.dropped, drop);
+        self.sync_net_pages(sock);
+        let mut d = self.charge_net(ctx, &out, ctx.now);
+        let c = &mut self.net.as_mut().expect(NO_NET).counters;
+        if drop {
+            c.net_drops += 1;
+        } else {
+            c.net_delivered += 1;
+            // The payload (TCP: all of it; UDP: without the headers the skb's length counts).
+            c.net_delivered_bytes += if may_drop { len - skbuff::UDP_IP_HEADERS } else { len };
+            if let Some(r) = self.net.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
+                self.wake(ctx, r, ctx.now + d);
+            }
+        }
+        d += self.socket_exit(ctx);
+        d
+    }
+
+    /// `udp_recvmsg` / `tcp_recvmsg` of one skb: sleep on an empty queue, else dequeue, copy
+    /// out, free the skb here (and TCP's fragment pages when this was their last reference),
+    /// give the sender its room back.
+    fn sock_recv(&mut self, ctx: &mut Ctx, t: usize, sock: u16) -> Ps {
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let Some(front) = f.rx.queue.front() else {
+            f.reader = Some(t);
+            self.net.as_mut().expect(NO_NET).counters.net_recv_sleeps += 1;
+            ctx.then(Continuation::Net(Step::Recv { sock }));
+            return self.deschedule(ctx, false, ctx.now);
+        };
+        let (objs, truesize, tcp) = ([front.skb, front.head], front.truesize, f.proto == Proto::Tcp);
+        for o in objs {
+            self.object_held(o, -1);
+        }
+        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let (slab, pa) = (self.slab.as_mut().expect(NO_NET), self.page_alloc.as_mut().expect(NO_NET));
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let frag = if tcp { Some(&mut f.frag) } else { None };
+        let (len, out) = skbuff::recv(slab, pa, frag, ctx.cpu, ctx.now, &mut f.rx, env)
+            .unwrap_or_else(|e| panic!("socket receive: {e:?}"))
+            .expect("a queued skb");
+        self.sync_net_pages(sock);
+        let payload = if tcp { len } else { len - skbuff::UDP_IP_HEADERS };
+        let costs = &self.net.as_ref().expect(NO_NET).costs;
+        let (path, copy) = (if tcp { costs.tcp_recv } else { costs.udp_recv }, costs.copy(payload));
+        let free = self.charge_net(ctx, &out, ctx.now);
+        ctx.charge(Bucket::Zeroing, copy);
+        ctx.charge(Bucket::Syscall, path);
+        let mut d = free + copy + path;
+        let c = &mut self.net.as_mut().expect(NO_NET).counters;
+        c.net_received += 1;
+        c.net_received_bytes += payload;
+        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        if tcp {
+            f.wmem -= truesize;
+            if f.tcp_room() {
+                if let Some(w) = f.writer.take() {
+                    self.wake(ctx, w, ctx.now + d);
+                }
+            }
+        }
+        d += self.socket_exit(ctx);
+        d
+    }
+
+    /// Charges what an allocation or free of the network paths took from `at`: lock spin to
+    /// [`Bucket::LockWait`], the rest to the system call. Returns the time.
+    fn charge_net(&mut self, ctx: &mut Ctx, out: &NetOutcome, at: Ps) -> Ps {
+        let d = out.done - at;
+        ctx.charge(Bucket::LockWait, out.lock_wait());
+        ctx.charge(Bucket::Syscall, d - out.lock_wait());
+        d
+    }
+
+    /// The kernel's count of objects it holds in `obj`'s slab (see linux/mm/slub.rs), by `delta`.
+    fn object_held(&mut self, obj: Object, delta: i32) {
+        use crate::linux::frames::Owner;
+        let head = self.slab.as_ref().expect(NO_NET).page_of(obj);
+        match (obj, self.frames.owner(head)) {
+            (Object::Slab { .. }, Owner::Slab { cache, inuse }) if delta > 0 || inuse > 0 => {
+                let inuse = (inuse as i64 + delta as i64) as u32;
+                self.frames.set_owner(head, Owner::Slab { cache, inuse });
+            }
+            (Object::Large { .. }, Owner::KernelBlock) => {}
+            (_, other) => self.oracle.flag_object(format!("skb object {obj:?}: pfn {head} is {other:?}")),
+        }
+    }
+
+    /// Mirrors the page-allocator calls SLUB and the pair's page fragment made.
+    fn sync_net_pages(&mut self, sock: u16) {
+        self.sync_slab_pages();
+        let ev = std::mem::take(&mut self.net.as_mut().expect(NO_NET).flows[sock as usize].frag.events);
+        for &(pfn, order, alloc) in &ev {
+            if alloc {
+                self.assign_block(pfn, order, crate::linux::frames::Owner::KernelBlock);
+            } else {
+                if self.frames.owner(pfn) != crate::linux::frames::Owner::KernelBlock {
+                    let o = self.frames.owner(pfn);
+                    self.oracle.flag_object(format!("frag page {pfn} freed while {o:?}"));
+                }
+                self.release_block(pfn, order);
+            }
+        }
+        let mut ev = ev;
+        ev.clear();
+        self.net.as_mut().expect(NO_NET).flows[sock as usize].frag.events = ev;
+    }
+}

@@ -1,0 +1,3 @@
+//! `net/unix`: AF_UNIX stream sockets.
+
+pub mod af_unix;

@@ -1,0 +1,222 @@
+//! Kernel presets: the knob bundles the seeds name as columns, one TOML file each in
+//! `kernels/` (embedded at build time; see [`super::config`] for the format). Every knob stays
+//! settable on its own (`KernelConfig::set`); a user's own preset file loads with
+//! [`KernelConfig::from_file_text`].
+
+use super::config::KernelConfig;
+
+include!(concat!(env!("OUT_DIR"), "/builtin_kernels.rs"));
+
+/// The built-in presets: (name, what it models), in version order.
+pub fn presets() -> impl Iterator<Item = (&'static str, String)> {
+    BUILTIN
+        .iter()
+        .map(|(name, _)| (*name, KernelConfig::preset(name).map(|k| k.description).unwrap_or_default()))
+}
+
+impl KernelConfig {
+    /// A built-in preset by name.
+    pub fn preset(name: &str) -> Result<KernelConfig, String> {
+        let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
+            let names: Vec<&str> = BUILTIN.iter().map(|p| p.0).collect();
+            return Err(format!("unknown kernel preset `{name}`; presets: {}", names.join(", ")));
+        };
+        KernelConfig::from_toml(name, &format!("kernels/{name}.toml"), text, KernelConfig::preset)
+    }
+
+    /// A preset file of the user's (`origin`: its path): named after the file, and it may
+    /// inherit a built-in preset.
+    pub fn from_file_text(name: &str, origin: &str, text: &str) -> Result<KernelConfig, String> {
+        KernelConfig::from_toml(name, origin, text, KernelConfig::preset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linux::arch::x86::mm::tlb::{CoalesceIpis, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
+
+    #[test]
+    fn every_preset_builds_and_seed_002_columns_differ_only_in_their_knobs() {
+        for (name, _) in BUILTIN {
+            KernelConfig::preset(name).unwrap();
+        }
+        let base = KernelConfig::preset("5.18.1").unwrap().flush;
+        let patch = KernelConfig::preset("5.18.1+patch").unwrap().flush;
+        assert_eq!(FlushKnobs { early_return: true, read_tlb_gen: ReadTlbGen::WhenNeeded, ..base }, patch);
+    }
+
+    #[test]
+    fn seed_000_columns_on_ivy_bridge() {
+        let text = include_str!("../../../../profiles/ivybridge-4c8t.toml");
+        let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
+        let policy = |name: &str| {
+            crate::linux::Kernel::boot(&p, KernelConfig::preset(name).unwrap()).effective_knobs().flush.policy
+        };
+        assert_eq!(policy("3.4"), RangePolicy::AlwaysFull);
+        assert_eq!(policy("3.13"), RangePolicy::FlushallShift { shift: 1, post_fix: false, huge_walk: true });
+        assert_eq!(
+            policy("3.13-altershift"),
+            RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: true }
+        );
+        assert_eq!(
+            policy("3.13-nowalk"),
+            RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: false }
+        );
+        assert_eq!(policy("3.17"), RangePolicy::Ceiling(33));
+    }
+
+    #[test]
+    fn lazy_cpus_get_flush_ipis_up_to_v4_19() {
+        for (name, _) in BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+            // The preset's version: `4.9-hopcpu` -> (4, 9).
+            let v: Vec<u32> =
+                name.split(['-', '+']).next().unwrap().split('.').map(|n| n.parse().unwrap()).collect();
+            let want = if (v[0], v[1]) <= (4, 19) { LazyIpis::Send } else { LazyIpis::Skip };
+            assert_eq!(KernelConfig::preset(name).unwrap().flush.lazy_ipis, want, "{name}");
+        }
+        let mut k = KernelConfig::preset("5.18.1").unwrap();
+        k.set("lazy_ipis", "send").unwrap();
+        assert_eq!(k.flush.lazy_ipis, LazyIpis::Send);
+        let e = k.set("lazy_ipis", "sometimes").unwrap_err();
+        assert!(e.contains("lazy_ipis") && e.contains("send | skip"), "{e}");
+    }
+
+    #[test]
+    fn every_preset_has_an_allocator_era_of_its_version() {
+        use crate::linux::mm::page_alloc::PageAllocConfig;
+        let pa = |name: &str| KernelConfig::preset(name).unwrap().page_alloc;
+        assert_eq!(pa("4.9"), PageAllocConfig::v4_9());
+        assert_eq!(pa("4.9-hopcpu"), PageAllocConfig::v4_9_hopcpu());
+        assert_eq!(pa("5.14"), PageAllocConfig::v5_14());
+        // 5.18 keeps 5.14's rules; v3.x has 4.9's order-0 lists with the pre-v4.6 watermarks.
+        assert_eq!(pa("5.18.1"), PageAllocConfig::v5_14());
+        assert_eq!(pa("5.18.1+patch"), PageAllocConfig::v5_14());
+        for v3 in ["3.4", "3.13", "3.13-altershift", "3.17"] {
+            assert_eq!(
+                pa(v3),
+                PageAllocConfig { watermark_scale_factor: 0, ..PageAllocConfig::v4_9() },
+                "{v3}"
+            );
+        }
+        // The two seed-004 columns differ in their allocator only.
+        let (a, b) = (KernelConfig::preset("4.9").unwrap(), KernelConfig::preset("4.9-hopcpu").unwrap());
+        assert_eq!((a.flush, a.mm, a.text), (b.flush, b.mm, b.text));
+        let mut k = KernelConfig::preset("4.9").unwrap();
+        k.set("era", "5.14").unwrap();
+        k.set("pcp_high", "six-batch").unwrap();
+        assert_eq!(
+            k.page_alloc,
+            PageAllocConfig {
+                high: crate::linux::mm::page_alloc::PcpHigh::SixBatch,
+                ..PageAllocConfig::v5_14()
+            }
+        );
+        let e = k.set("era", "4.10").unwrap_err();
+        assert!(e.contains("knob `era`") && e.contains("4.9 | 4.9-hopcpu | 5.14"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_page_alloc_section_names_file_key_and_allowed_values() {
+        let err = |text: &str| KernelConfig::from_file_text("bad", "bad.toml", text).unwrap_err();
+        let e = err("inherits = \"4.9\"\n[page_alloc]\nera = \"4.10\"\n");
+        assert!(
+            e.starts_with("bad.toml: key `page_alloc.era`") && e.contains("4.9 | 4.9-hopcpu | 5.14"),
+            "{e}"
+        );
+        let e = err("inherits = \"4.9\"\n[page_alloc]\nbatch = 7\n");
+        assert!(e.contains("unknown key `page_alloc.batch`") && e.contains("pcp_lists"), "{e}");
+        let e = err("inherits = \"4.9\"\n[page_alloc]\npcp_drain = \"all\"\n");
+        assert!(
+            e.contains("`page_alloc.pcp_drain`") && e.contains("batch-entries | batch-pages | free-factor"),
+            "{e}"
+        );
+        let e = err("inherits = \"4.9\"\n[page_alloc]\nwatermark_scale_factor = 5000\n");
+        assert!(e.contains("`page_alloc.watermark_scale_factor`") && e.contains("0..1000"), "{e}");
+        // A complete preset names its era.
+        let full = include_str!("../../../../kernels/4.9.toml");
+        let e = err(&full.replace("era = \"4.9\"", ""));
+        assert!(e.contains("key `page_alloc.era` is missing"), "{e}");
+    }
+
+    #[test]
+    fn knobs_set_alone_and_errors_list_the_allowed_values() {
+        let mut k = KernelConfig::preset("5.18.1").unwrap();
+        k.set("ceiling", "64").unwrap();
+        k.set("read_tlb_gen", "never").unwrap();
+        assert_eq!(k.flush.policy, RangePolicy::Ceiling(64));
+        assert_eq!(k.flush.read_tlb_gen, ReadTlbGen::Never);
+        let e = k.set("read_tlb_gen", "sometimes").unwrap_err();
+        assert!(e.contains("always | when-needed | never"), "{e}");
+        let e = k.set("warp", "9").unwrap_err();
+        assert!(e.contains("unknown knob") && e.contains("early_return"), "{e}");
+        assert!(KernelConfig::preset("2.6.9").unwrap_err().contains("5.18.1+patch"));
+        k.set("flushall_shift", "2").unwrap();
+        assert_eq!(k.flush.policy, RangePolicy::FlushallShift { shift: 2, post_fix: true, huge_walk: false });
+    }
+
+    #[test]
+    fn every_3x_preset_is_complete_and_the_v3_13_family_inherits_its_table() {
+        let k = KernelConfig::preset("3.4").unwrap();
+        assert_eq!(k.flush.policy, RangePolicy::AlwaysFull);
+        assert!(
+            k.flush.coalesce_ipis == CoalesceIpis::Never
+                && !k.flush.generations
+                && !k.flush.pti
+                && k.mm.mmap_lock
+        );
+        let walk = KernelConfig::preset("3.13").unwrap();
+        assert_eq!(walk.shift_from_table, Some(false));
+        let alt = KernelConfig::preset("3.13-altershift").unwrap();
+        assert_eq!(alt.shift_from_table, Some(true));
+        assert_eq!(
+            alt.flush.policy,
+            RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: true }
+        );
+        assert_eq!(
+            KernelConfig::preset("3.13-nowalk").unwrap().knobs().flush,
+            FlushKnobs {
+                policy: RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: false },
+                ..alt.flush
+            }
+        );
+        let names: Vec<_> = presets().map(|p| p.0).collect();
+        assert_eq!(names[..4], ["2.4-8xx", "2.6-8xx", "3.4", "3.13"], "version order");
+        assert!(presets().all(|(_, d)| !d.is_empty()), "every preset says what it models");
+    }
+
+    #[test]
+    fn a_user_preset_inherits_a_built_in_one_and_bad_ones_name_file_key_and_allowed_values() {
+        let mine = "description = \"mine\"\ninherits = \"5.18.1\"\n[flush]\nceiling = 64\n[mm]\nmmap_lock = \"off\"\n";
+        let k = KernelConfig::from_file_text("mine", "my.toml", mine).unwrap();
+        assert_eq!(
+            (k.name.as_str(), k.flush.policy, k.mm.mmap_lock),
+            ("mine", RangePolicy::Ceiling(64), false)
+        );
+        assert_eq!(k.flush.read_tlb_gen, ReadTlbGen::Always);
+        let err = |text: &str| KernelConfig::from_file_text("bad", "bad.toml", text).unwrap_err();
+        let e = err("inherits = \"5.18.1\"\n[flush]\nread_tlb_gen = \"sometimes\"\n");
+        assert!(
+            e.starts_with("bad.toml: key `flush.read_tlb_gen`") && e.contains("always | when-needed | never"),
+            "{e}"
+        );
+        let e = err("inherits = \"5.18.1\"\n[flush]\nmmap_lock = true\n");
+        assert!(e.contains("`flush.mmap_lock`") && e.contains("early_return"), "{e}");
+        let e = err("inherits = \"2.6.9\"\n");
+        assert!(e.contains("key `inherits`") && e.contains("5.18.1+patch"), "{e}");
+        let e = err("[flush]\nrange_policy = \"ceiling\"\n");
+        assert!(e.contains("key `flush.ceiling` is missing"), "{e}");
+        let e = err("[sched]\n");
+        assert!(
+            e.contains("unknown key `sched`") && e.contains("flush, mm, text, ppc8xx, page_alloc"),
+            "{e}"
+        );
+        let e = err("inherits = \"5.18.1\"\n[flush]\nceiling = 1.5\n");
+        assert!(e.contains("`flush.ceiling`"), "{e}");
+        let e = err("inherits = \"5.18.1\"\n[flush]\npost_fix = true\n");
+        assert!(e.contains("flushall-shift"), "{e}");
+        // A TOML syntax error: one line with the file, line and column.
+        let e = err("[flush\n");
+        assert!(e.starts_with("bad.toml:1:") && !e.contains('\n'), "{e}");
+    }
+}
