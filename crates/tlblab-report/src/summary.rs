@@ -297,7 +297,15 @@ pub(crate) mod tests {
         assert_eq!(s.rows[0].counters_per_op["ipis_sent"], 0.5);
         let v: serde_json::Value = serde_json::to_value(&s).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["experiment", "kernels", "machine", "metric", "rows", "workload"]);
+        assert_eq!(
+            keys,
+            ["experiment", "kernels", "machine", "metric", "rows", "schema_version", "workload"]
+        );
+        assert_eq!(v["schema_version"], SUMMARY_SCHEMA_VERSION);
+        // A file from before the version existed reads as version 1.
+        let mut old = v.clone();
+        old.as_object_mut().unwrap().remove("schema_version");
+        assert_eq!(serde_json::from_value::<Summary>(old).unwrap().schema_version, 1);
         let row: Vec<&String> = v["rows"][0].as_object().unwrap().keys().collect();
         assert_eq!(
             row,
