@@ -538,60 +538,6 @@ impl MachineProfile {
         Ok(())
     }
 
-    /// The `[page_alloc]` section, or an error naming it, for runs that need the allocator.
-    pub fn page_alloc(&self) -> Result<&PageAllocProfile, ProfileError> {
-        self.page_alloc.as_ref().ok_or_else(|| {
-            err(
-                "page_alloc",
-                format!("profile `{}` has no [page_alloc] section (needed by the page allocator)", self.name),
-            )
-        })
-    }
-
-    /// The `[reclaim]` section, or an error naming it, for runs that reclaim.
-    pub fn reclaim(&self) -> Result<&ReclaimProfile, ProfileError> {
-        self.reclaim.as_ref().ok_or_else(|| {
-            err(
-                "reclaim",
-                format!("profile `{}` has no [reclaim] section (needed by page reclaim)", self.name),
-            )
-        })
-    }
-
-    /// The `[ipc]` section, or an error naming it.
-    pub fn ipc(&self) -> Result<&IpcProfile, ProfileError> {
-        self.ipc.as_ref().ok_or_else(|| {
-            err(
-                "ipc",
-                format!("profile `{}` has no [ipc] section (needed by pipes and AF_UNIX sockets)", self.name),
-            )
-        })
-    }
-
-    /// The `[net]` section, or an error naming it.
-    pub fn net(&self) -> Result<&NetProfile, ProfileError> {
-        self.net.as_ref().ok_or_else(|| {
-            err(
-                "net",
-                format!("profile `{}` has no [net] section (needed by the network workloads)", self.name),
-            )
-        })
-    }
-
-    /// The `[fs]` section, or an error naming it.
-    pub fn fs(&self) -> Result<&FsProfile, ProfileError> {
-        self.fs.as_ref().ok_or_else(|| {
-            err("fs", format!("profile `{}` has no [fs] section (needed by fsmark)", self.name))
-        })
-    }
-
-    /// The `[slab]` section, or an error naming it.
-    pub fn slab(&self) -> Result<&SlabProfile, ProfileError> {
-        self.slab.as_ref().ok_or_else(|| {
-            err("slab", format!("profile `{}` has no [slab] section (needed by SLUB)", self.name))
-        })
-    }
-
     fn validate_tlb(&self) -> Result<(), ProfileError> {
         let tlb = &self.tlb;
         check_source("tlb.policy_source", &tlb.policy_source)?;

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use crate::attribution::Bucket;
 use crate::engine::sim::Simulation;
 use crate::linux::config::{KernelConfig, Knobs};
-use crate::profile::{MachineProfile, WalkKind};
+use crate::linux::mm::page_alloc;
+use crate::profile::{MachineProfile, Section, WalkKind};
 use crate::time::Ps;
 
 use crate::workload::Setup;
@@ -151,7 +152,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     }
     // An x86 run allocates its pages through the page allocator: the profile must cost it.
     if profile.walk.kind == WalkKind::Hardware {
-        profile.page_alloc().map_err(|e| e.to_string())?;
+        profile.require(Section::PageAlloc).map_err(|e| e.to_string())?;
     }
     spec.workload.check_run(profile, spec.tasks)?;
     if let Some(n) = spec.workload.fixed_tasks() {
@@ -170,43 +171,16 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         }
     }
     for &section in spec.workload.sections() {
-        match section {
-            "slab" => profile.slab().map(|_| ()),
-            "net" => profile.net().map(|_| ()),
-            "ipc" => profile.ipc().map(|_| ()),
-            "fs" => profile.fs().map(|_| ()),
-            other => unreachable!("unknown profile section {other}"),
-        }
-        .map_err(|e| format!("workload `{}`: {e}", spec.workload.name()))?;
+        profile.require(section).map_err(|e| format!("workload `{}`: {e}", spec.workload.name()))?;
     }
     let mut kernel = spec.kernel.clone();
     if let Some(pages) = spec.workload.memory_pages() {
-        // Whole 4 MiB blocks per node (the allocator's boot-time unit).
-        let nodes = profile.topology.sockets as u64;
-        if pages % (nodes * 1024) != 0 {
-            return Err(format!(
-                "workload `{}`: memory of {} MiB does not split into whole 4 MiB blocks over {nodes} nodes",
-                spec.workload.name(),
-                pages >> 8
-            ));
-        }
-        profile.reclaim().map_err(|e| e.to_string())?;
-        kernel.node_pages = Some(pages / nodes);
-        kernel.ram_pages = spec.workload.unscaled_memory_pages().map(|r| r / nodes);
-        // The named machine's x86-64 zones: a node of several needs the era's rules for them.
-        if let Some(ram) = kernel.ram_pages {
-            let layout = crate::linux::mm::page_alloc::Layout::x86_64(nodes as u32, pages / nodes, ram);
-            let several = layout.nodes.iter().any(|z| z.iter().filter(|z| z.pages > 0).count() > 1);
-            if several && kernel.zones.is_none() {
-                return Err(format!(
-                    "workload `{}`: its machine has x86-64's ZONE_DMA32 and ZONE_NORMAL, and kernel `{}` \
-                     models one zone per node: key `page_alloc.zones` is not set; allowed: v4.2 \
-                     (v3.12..v4.7 kernels)",
-                    spec.workload.name(),
-                    kernel.name
-                ));
-            }
-        }
+        let nodes = profile.topology.sockets;
+        let in_workload = |e: String| format!("workload `{}`: {e}", spec.workload.name());
+        let node_pages = page_alloc::node_pages(nodes, pages).map_err(in_workload)?;
+        profile.require(Section::Reclaim).map_err(|e| e.to_string())?;
+        let ram = spec.workload.unscaled_memory_pages().map(|r| r / nodes as u64);
+        page_alloc::size_nodes(&mut kernel, nodes, node_pages, ram).map_err(in_workload)?;
     }
     if let Some(need) = spec.workload.footprint_pages(spec.tasks) {
         // What boot gives the nodes, less 1/16 for page tables, the zero page and watermarks.

@@ -93,12 +93,7 @@ impl Kernel {
     pub fn boot(profile: &MachineProfile, config: KernelConfig) -> Kernel {
         let topo = Topology::from_profile(&profile.topology);
         let node_pages = config.node_pages.unwrap_or(PAGES_PER_NODE);
-        // A named machine (a scaled-down workload's `ram_mib`) has its x86-64 zones; otherwise a
-        // node is one zone (page_alloc/zones.rs).
-        let layout = match config.ram_pages {
-            Some(ram) => Layout::x86_64(topo.sockets, node_pages, ram),
-            None => Layout::one_zone_per_node(topo.sockets, node_pages),
-        };
+        let layout = Layout::boot(topo.sockets, &config);
         // The MPC8xx machine runs dd's own paths and has no allocator section.
         let page_alloc = profile.page_alloc.is_some().then(|| {
             PageAlloc::with_layout(

@@ -3,7 +3,61 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Confidence, Sourced};
+use super::{err, Confidence, MachineProfile, ProfileError, Sourced};
+
+/// Declares [`Section`] and, per section, the accessor that returns it or an error naming it.
+macro_rules! sections {
+    ($($(#[$doc:meta])* $variant:ident: $key:ident: $ty:ty, needed by $needed:literal;)*) => {
+        /// An optional profile section the kernel paths of a workload need.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Section {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Section {
+            /// The section's TOML key.
+            pub const fn key(self) -> &'static str {
+                match self {
+                    $(Section::$variant => stringify!($key),)*
+                }
+            }
+        }
+
+        impl MachineProfile {
+            $(
+                #[doc = concat!("The `[", stringify!($key), "]` section, or an error naming it.")]
+                pub fn $key(&self) -> Result<&$ty, ProfileError> {
+                    self.$key.as_ref().ok_or_else(|| {
+                        let what = concat!("has no [", stringify!($key), "] section (needed by ", $needed, ")");
+                        err(stringify!($key), format!("profile `{}` {what}", self.name))
+                    })
+                }
+            )*
+
+            /// Whether the profile has `section`; if not, the error its accessor gives.
+            pub fn require(&self, section: Section) -> Result<(), ProfileError> {
+                match section {
+                    $(Section::$variant => self.$key().map(|_| ()),)*
+                }
+            }
+        }
+    };
+}
+
+sections! {
+    /// The buddy allocator and per-CPU lists (linux/mm/page_alloc): every x86 run.
+    PageAlloc: page_alloc: PageAllocProfile, needed by "the page allocator";
+    /// Reclaim and the page-cache fill (linux/mm/vmscan): runs that size the machine's memory.
+    Reclaim: reclaim: ReclaimProfile, needed by "page reclaim";
+    /// SLUB (linux/mm/slub).
+    Slab: slab: SlabProfile, needed by "SLUB";
+    /// Pipes and AF_UNIX (linux/fs/pipe, linux/net/unix).
+    Ipc: ipc: IpcProfile, needed by "pipes and AF_UNIX sockets";
+    /// The loopback socket paths (linux/net/socket).
+    Net: net: NetProfile, needed by "the network workloads";
+    /// File creation (linux/fs/namei).
+    Fs: fs: FsProfile, needed by "fsmark";
+}
 
 /// `[noise]`: the sources of run-to-run and CPU-to-CPU variation the engine models, each drawn
 /// from its own seeded stream (DESIGN.md rule 4).

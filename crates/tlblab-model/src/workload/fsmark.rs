@@ -20,7 +20,7 @@
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::linux::syscalls::{Op, Program};
-use crate::profile::MachineProfile;
+use crate::profile::{MachineProfile, Section};
 use crate::rng::Rng;
 use crate::time::Ps;
 
@@ -92,8 +92,8 @@ impl Benchmark for Fsmark {
         self.threads
     }
 
-    fn sections(&self) -> &'static [&'static str] {
-        &["slab", "fs"]
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Slab, Section::Fs]
     }
 
     fn check_run(&self, profile: &MachineProfile, threads: u32) -> Result<(), String> {

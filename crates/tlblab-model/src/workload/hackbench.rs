@@ -34,7 +34,7 @@
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::linux::syscalls::{Op, Program};
-use crate::profile::MachineProfile;
+use crate::profile::{MachineProfile, Section};
 use crate::rng::Rng;
 use crate::run::MAX_TASKS;
 use crate::time::Ps;
@@ -209,10 +209,10 @@ impl Benchmark for Hackbench {
         MetricKind { name: "Time", unit: "s", higher_is_better: false }
     }
 
-    fn sections(&self) -> &'static [&'static str] {
+    fn sections(&self) -> &'static [Section] {
         match self.transport {
-            Transport::Pipe => &["ipc"],
-            Transport::Socket => &["ipc", "slab"],
+            Transport::Pipe => &[Section::Ipc],
+            Transport::Socket => &[Section::Ipc, Section::Slab],
         }
     }
 

@@ -20,7 +20,7 @@ pub mod will_it_scale;
 use std::sync::Arc;
 
 use crate::engine::sim::Simulation;
-use crate::profile::{MachineProfile, WalkKind};
+use crate::profile::{MachineProfile, Section, WalkKind};
 use crate::time::Ps;
 
 /// What a benchmark reports: the metric's name and unit as the benchmark prints them, and which
@@ -92,7 +92,7 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
 
     /// The machine-profile sections the benchmark's kernel paths need beyond `[page_alloc]`
     /// (`slab`, `net`); `run::run` refuses a machine without them, naming the section.
-    fn sections(&self) -> &'static [&'static str] {
+    fn sections(&self) -> &'static [Section] {
         &[]
     }
 

@@ -12,6 +12,7 @@ use super::{flag_count, flag_pairs, Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::linux::net::socket::Proto;
 use crate::linux::syscalls::{Op, Program};
+use crate::profile::Section;
 use crate::time::Ps;
 
 /// The largest UDP payload over IPv4 (65535 - 8 - 20); netperf refuses larger `-m`.
@@ -89,8 +90,8 @@ impl Benchmark for Netperf {
         Some(2)
     }
 
-    fn sections(&self) -> &'static [&'static str] {
-        &["slab", "net"]
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Slab, Section::Net]
     }
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {

@@ -11,6 +11,7 @@ use super::netperf::{stream_pair, Side};
 use super::{flag_count, flag_pairs, Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::linux::net::socket::Proto;
+use crate::profile::Section;
 use crate::time::Ps;
 
 /// sockperf's largest message (`MAX_PAYLOAD_SIZE` 65506).
@@ -62,8 +63,8 @@ impl Benchmark for Sockperf {
         Some(2)
     }
 
-    fn sections(&self) -> &'static [&'static str] {
-        &["slab", "net"]
+    fn sections(&self) -> &'static [Section] {
+        &[Section::Slab, Section::Net]
     }
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {

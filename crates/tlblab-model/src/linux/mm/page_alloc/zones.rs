@@ -26,6 +26,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::PageAlloc;
+use crate::linux::config::KernelConfig;
+use crate::linux::include::linux::gfp::PAGES_PER_NODE;
 use crate::linux::include::linux::mmzone::MigrateType;
 
 /// `enum zone_type` on x86-64 (no HIGHMEM; `ZONE_MOVABLE` is empty unless `kernelcore=` or
@@ -144,6 +146,16 @@ impl Layout {
         Layout { nodes }
     }
 
+    /// What boot lays out for `config` on `nodes` nodes: the named machine's x86-64 zones when a
+    /// workload scales one down (`ram_pages`), else one zone per node.
+    pub fn boot(nodes: u32, config: &KernelConfig) -> Layout {
+        let node_pages = config.node_pages.unwrap_or(PAGES_PER_NODE);
+        match config.ram_pages {
+            Some(ram) => Layout::x86_64(nodes, node_pages, ram),
+            None => Layout::one_zone_per_node(nodes, node_pages),
+        }
+    }
+
     /// `lowmem_pages` of `__setup_per_zone_wmarks` (and `nr_free_buffer_pages` at boot, which
     /// `min_free_kbytes` is computed from): every zone's managed pages.
     pub fn lowmem_pages(&self) -> u64 {
@@ -170,6 +182,41 @@ impl Layout {
         }
         r
     }
+}
+
+/// A workload's memory of `pages` split evenly over `nodes` in whole 4 MiB blocks (the
+/// allocator's boot unit): the pages per node.
+pub fn node_pages(nodes: u32, pages: u64) -> Result<u64, String> {
+    let n = nodes as u64;
+    if pages % (n * BLOCK) != 0 {
+        return Err(format!(
+            "memory of {} MiB does not split into whole 4 MiB blocks over {nodes} nodes",
+            pages >> 8
+        ));
+    }
+    Ok(pages / n)
+}
+
+/// Gives `config` nodes of `node_pages`, sized as a named machine's `ram_pages` per node if the
+/// workload scales one down. A node that then has several zones needs the era's rules for them.
+pub fn size_nodes(
+    config: &mut KernelConfig,
+    nodes: u32,
+    node_pages: u64,
+    ram_pages: Option<u64>,
+) -> Result<(), String> {
+    config.node_pages = Some(node_pages);
+    config.ram_pages = ram_pages;
+    let several =
+        Layout::boot(nodes, config).nodes.iter().any(|z| z.iter().filter(|z| z.pages > 0).count() > 1);
+    if several && config.zones.is_none() {
+        return Err(format!(
+            "its machine has x86-64's ZONE_DMA32 and ZONE_NORMAL, and kernel `{}` models one zone per \
+             node: key `page_alloc.zones` is not set; allowed: v4.2 (v3.12..v4.7 kernels)",
+            config.name
+        ));
+    }
+    Ok(())
 }
 
 impl PageAlloc {
