@@ -205,21 +205,8 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     let ops: u64 = stats.iterations.iter().sum();
     let value = spec.workload.score_for(ops, stats.measured, spec.tasks);
     let metric = spec.workload.metric();
-    let mut counters: BTreeMap<String, u64> =
+    let counters: BTreeMap<String, u64> =
         stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    // The allocators' counters on x86 (SLUB's where the machine boots it); an MPC8xx run has
-    // /proc/tlbmiss's instead.
-    for extra in [
-        stats.page_alloc.map(|c| c.fields()),
-        stats.slab.map(|c| c.fields()),
-        stats.net.map(|c| c.fields()),
-        stats.tlbmiss.map(|c| c.fields()),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        counters.extend(extra.iter().map(|(k, v)| (k.to_string(), *v)));
-    }
     let attribution = stats.attribution[..spec.workload.tasks_created(spec.tasks).min(cpus) as usize]
         .iter()
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())

@@ -140,15 +140,8 @@ pub struct RunStats {
     /// Loop iterations per task inside the measured interval.
     pub iterations: Vec<u64>,
     pub measured: Ps,
+    /// Every subsystem's counters over the measured interval (the optional groups where booted).
     pub counters: Counters,
-    /// The MPC8xx TLB-miss counters (linux/arch/ppc/tlbmiss.rs), on a software-loaded-TLB machine.
-    pub tlbmiss: Option<crate::linux::arch::ppc::tlbmiss::Counters>,
-    /// The page allocator's counters (linux/mm/page_alloc.rs), on the machines that have one.
-    pub page_alloc: Option<crate::linux::mm::page_alloc::Counters>,
-    /// SLUB's counters (linux/mm/slub.rs), on the machines that boot it.
-    pub slab: Option<crate::linux::mm::slub::Counters>,
-    /// The socket layer's counters (linux/net/socket.rs), on the machines that boot it.
-    pub net: Option<crate::linux::net::socket::Counters>,
     /// Per CPU, time by bucket, inside the measured interval.
     pub attribution: Vec<[Ps; NR_BUCKETS]>,
 }
@@ -156,10 +149,6 @@ pub struct RunStats {
 /// Counters and per-CPU attribution at one instant.
 struct Snapshot {
     counters: Counters,
-    tlbmiss: Option<crate::linux::arch::ppc::tlbmiss::Counters>,
-    page_alloc: Option<crate::linux::mm::page_alloc::Counters>,
-    slab: Option<crate::linux::mm::slub::Counters>,
-    net: Option<crate::linux::net::socket::Counters>,
     times: Vec<[Ps; NR_BUCKETS]>,
 }
 
@@ -326,10 +315,6 @@ impl Simulation {
             iterations: self.tasks.iter().map(|t| t.measured).collect(),
             measured: measure,
             counters: end_snap.counters.minus(&start.counters),
-            tlbmiss: end_snap.tlbmiss.zip(start.tlbmiss).map(|(e, s)| e.minus(&s)),
-            page_alloc: end_snap.page_alloc.zip(start.page_alloc).map(|(e, s)| e.minus(&s)),
-            slab: end_snap.slab.zip(start.slab).map(|(e, s)| e.minus(&s)),
-            net: end_snap.net.zip(start.net).map(|(e, s)| e.minus(&s)),
             attribution: end_snap
                 .times
                 .iter()
@@ -342,18 +327,10 @@ impl Simulation {
     /// Counters and attribution as of `at`: CPUs idle or spinning at `at` are charged up to it
     /// (so buckets only ever grow and window differences are exact up to one step).
     fn snapshot(&mut self, at: Ps) -> Snapshot {
-        self.kernel.counters.oracle.oracle_violations = self.kernel.oracle.violations;
         for cpu in 0..self.cpus() {
             self.charge_gap(cpu, at);
         }
-        Snapshot {
-            counters: self.kernel.counters,
-            tlbmiss: self.kernel.tlbmiss(),
-            page_alloc: self.kernel.page_alloc_counters(),
-            slab: self.kernel.slab_counters(),
-            net: self.kernel.socket_counters(),
-            times: self.times.iter().map(|t| t.by_bucket).collect(),
-        }
+        Snapshot { counters: self.kernel.counters(), times: self.times.iter().map(|t| t.by_bucket).collect() }
     }
 
     /// Charges the time since the CPU's last step up to `now`: spinning on a shootdown, or idle.

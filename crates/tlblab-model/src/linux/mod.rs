@@ -58,76 +58,96 @@ use crate::hw::topology::Topology;
 use crate::time::Ps;
 use oracle::Oracle;
 
-// The counters' registration: every subsystem's counter struct, gathered into one `Counters`
-// (vmstat.rs defines the `counters!` macro each subsystem uses and imports nothing back).
-/// Defines [`Counters`], one field per subsystem's counter struct.
+/// The subsystems' registration: per subsystem, its counters group (`Option` where only some
+/// machines boot it; `= read` where the group is read from the subsystem's own state rather
+/// than counted into the `counters` field) and the `Continuation` arm it handles (`=> Arm(Step) by
+/// method`). Defines [`Counters`], [`Continuation`], [`Kernel::step`] and [`Kernel::counters()`].
 macro_rules! subsystems {
-    ($($f:ident: $t:ty,)*) => {
+    ($($(#[$doc:meta])* $f:ident: $t:ty $(= $read:path)? $(=> $arm:ident($step:ty) by $m:ident)?;)*) => {
         /// Event counters of a run, by the kernel file that counts them.
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
         pub struct Counters {
-            $(pub $f: $t,)*
+            $($(#[$doc])* pub $f: $t,)*
         }
 
         impl Counters {
+            /// The window's difference; an optional group only where both ends have it.
             pub fn minus(&self, o: &Counters) -> Counters {
-                Counters { $($f: self.$f.minus(&o.$f)),* }
+                Counters { $($f: vmstat::Group::minus(&self.$f, &o.$f)),* }
             }
 
-            /// Every subsystem's `(name, value)` pairs, subsystem by subsystem.
+            /// Every group's `(name, value)` pairs, subsystem by subsystem (none for an absent one).
             pub fn fields(&self) -> Vec<(&'static str, u64)> {
                 let mut all = Vec::new();
-                $(all.extend(self.$f.fields());)*
+                $(all.extend(vmstat::Group::fields(&self.$f));)*
                 all
+            }
+        }
+
+        /// A kernel continuation queued on a CPU, by the subsystem that handles it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Continuation {
+            /// An operation of the task's program (a user access, compute, or a system call).
+            User(Op),
+            $($(
+                #[doc = concat!("Handled by `Kernel::", stringify!($m), "` (counters: `", stringify!($f), "`).")]
+                $arm($step),
+            )?)*
+        }
+
+        impl Kernel {
+            /// Runs a queued continuation of task `t` in the subsystem that queued it.
+            pub fn step(&mut self, ctx: &mut Ctx, t: usize, s: Continuation) -> Ps {
+                match s {
+                    Continuation::User(op) => self.op(ctx, t, op),
+                    $($(Continuation::$arm(s) => self.$m(ctx, t, s),)?)*
+                }
+            }
+
+            /// Every subsystem's counters now: what the engine reads at the window's edges.
+            pub fn counters(&self) -> Counters {
+                let mut c = self.counters;
+                $($(c.$f = $read(self);)?)*
+                c
             }
         }
     };
 }
 
 subsystems! {
-    tlbflush: arch::x86::mm::tlb::Counters,
-    smp: kernel::smp::Counters,
-    memory: mm::memory::Counters,
-    mmu_gather: mm::mmu_gather::Counters,
-    mmap: mm::mmap::Counters,
-    sched: kernel::sched::core::Counters,
-    tick_sched: kernel::time::tick_sched::Counters,
-    text: arch::x86::text::Counters,
-    oracle: oracle::Counters,
-    vmscan: mm::vmscan::Counters,
-    filemap: mm::filemap::Counters,
-    pipe: fs::pipe::Counters,
-    af_unix: net::unix::af_unix::Counters,
-    namei: fs::namei::Counters,
-    dcache: fs::dcache::Counters,
-    ext4: fs::ext4::Counters,
-}
-
-/// A kernel continuation queued on a CPU, by the subsystem that handles it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Continuation {
-    /// An operation of the task's program (a user access, compute, or a system call).
-    User(Op),
-    /// System-call entry/exit and `mmap_lock` (mmap.rs).
-    Sys(mm::mmap::Step),
-    /// Faults and their retries (memory.rs).
-    Mm(mm::memory::Step),
-    /// The rest of a zap: forced flush, free, `tlb_finish_mmu` (mmu_gather.rs).
-    Gather(mm::mmu_gather::Step),
-    /// A `flush_tlb_mm_range` call (tlbflush.rs).
-    Flush(arch::x86::mm::tlb::Step),
-    /// Page reclaim: kswapd or a direct reclaimer (vmscan.rs, rmap.rs).
-    Reclaim(mm::vmscan::Step),
-    /// A pipe read or write after its task slept (pipe.rs).
-    Pipe(fs::pipe::Step),
-    /// An AF_UNIX send or receive after its task slept (af_unix.rs).
-    Unix(net::unix::af_unix::Step),
-    /// A socket call's body and the loopback delivery (socket.rs).
-    Net(net::socket::Step),
-    /// The part of a file creation under its directory's lock (namei.rs).
-    Fs(fs::namei::Step),
-    /// The rest of a cross-CPU call's enqueue loop after an interrupt (smp.rs).
-    Smp(kernel::smp::Step),
+    /// `flush_tlb_mm_range` and the flush handler (linux/arch/x86/mm/tlb.rs).
+    tlbflush: arch::x86::mm::tlb::Counters => Flush(arch::x86::mm::tlb::Step) by flush_step;
+    /// Cross-CPU calls; continues a send loop after an interrupt (linux/kernel/smp.rs).
+    smp: kernel::smp::Counters => Smp(kernel::smp::Step) by smp_step;
+    /// Faults and their retries (linux/mm/memory.rs).
+    memory: mm::memory::Counters => Mm(mm::memory::Step) by mm_step;
+    /// The rest of a zap: forced flush, free, `tlb_finish_mmu` (linux/mm/mmu_gather.rs).
+    mmu_gather: mm::mmu_gather::Counters => Gather(mm::mmu_gather::Step) by gather_step;
+    /// System-call entry/exit and `mmap_lock` (linux/mm/mmap.rs).
+    mmap: mm::mmap::Counters => Sys(mm::mmap::Step) by sys_step;
+    sched: kernel::sched::core::Counters;
+    tick_sched: kernel::time::tick_sched::Counters;
+    text: arch::x86::text::Counters;
+    oracle: oracle::Counters = Kernel::oracle_counters;
+    /// Page reclaim: kswapd or a direct reclaimer (linux/mm/vmscan.rs, rmap.rs).
+    vmscan: mm::vmscan::Counters => Reclaim(mm::vmscan::Step) by reclaim_step;
+    filemap: mm::filemap::Counters;
+    /// A pipe read or write after its task slept (linux/fs/pipe.rs).
+    pipe: fs::pipe::Counters => Pipe(fs::pipe::Step) by pipe_step;
+    /// An AF_UNIX send or receive after its task slept (linux/net/unix/af_unix.rs).
+    af_unix: net::unix::af_unix::Counters => Unix(net::unix::af_unix::Step) by unix_step;
+    /// The part of a file creation under its directory's lock (linux/fs/namei.rs).
+    namei: fs::namei::Counters => Fs(fs::namei::Step) by fs_step;
+    dcache: fs::dcache::Counters;
+    ext4: fs::ext4::Counters;
+    /// The page allocator (linux/mm/page_alloc.rs); not on the MPC8xx.
+    page_alloc: Option<mm::page_alloc::Counters> = Kernel::page_alloc_counters;
+    /// SLUB (linux/mm/slub.rs), where the profile has `[slab]`.
+    slab: Option<mm::slub::Counters> = Kernel::slab_counters;
+    /// A socket call's body and the loopback delivery (linux/net/socket.rs), where booted.
+    net: Option<net::socket::Counters> = Kernel::socket_counters => Net(net::socket::Step) by socket_step;
+    /// The MPC8xx's `/proc/tlbmiss` (linux/arch/ppc/tlbmiss.rs), on a software-loaded TLB.
+    tlbmiss: Option<arch::ppc::tlbmiss::Counters> = Kernel::tlbmiss;
 }
 
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
@@ -173,6 +193,8 @@ pub struct Kernel {
     pub arch: arch::Arch,
     // The model's own: the safety oracle and the counters.
     pub oracle: Oracle,
+    /// The counters subsystems count into as events happen; the groups read from a subsystem's
+    /// own state are filled in by [`Kernel::counters()`].
     pub counters: Counters,
 }
 
@@ -284,23 +306,6 @@ impl Kernel {
         }
     }
 
-    /// Runs a queued continuation of task `t`: one line per subsystem.
-    pub fn step(&mut self, ctx: &mut Ctx, t: usize, s: Continuation) -> Ps {
-        match s {
-            Continuation::User(op) => self.op(ctx, t, op),
-            Continuation::Sys(s) => self.sys_step(ctx, t, s),
-            Continuation::Mm(s) => self.mm_step(ctx, t, s),
-            Continuation::Gather(s) => self.gather_step(ctx, t, s),
-            Continuation::Flush(s) => self.flush_step(ctx, t, s),
-            Continuation::Reclaim(s) => self.reclaim_step(ctx, t, s),
-            Continuation::Pipe(s) => self.pipe_step(ctx, t, s),
-            Continuation::Unix(s) => self.unix_step(ctx, t, s),
-            Continuation::Net(s) => self.socket_step(ctx, t, s),
-            Continuation::Fs(s) => self.fs_step(ctx, t, s),
-            Continuation::Smp(kernel::smp::Step::Send) => self.send_loop(ctx, ctx.now),
-        }
-    }
-
     /// What `cpu` does at an operation boundary before its next continuation or operation:
     /// finish waiting on a shootdown, schedule, preempt, flush the user PCID on the way out.
     pub fn boundary(&mut self, ctx: &mut Ctx) -> Boundary {
@@ -354,6 +359,11 @@ impl Kernel {
     /// SLUB's counters for reports, on a machine that boots it.
     pub fn slab_counters(&self) -> Option<mm::slub::Counters> {
         self.slab.as_ref().map(|s| s.counters())
+    }
+
+    /// The oracle's findings as counters.
+    pub fn oracle_counters(&self) -> oracle::Counters {
+        oracle::Counters { oracle_violations: self.oracle.violations }
     }
 
     /// Violations found and the first few, described.

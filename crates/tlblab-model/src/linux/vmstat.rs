@@ -1,6 +1,6 @@
 //! The model's event counters, after the kernel's own (`/proc/vmstat`'s `vm_event_item`, such as
 //! `nr_tlb_remote_flush_received`). Each kernel file owns its counters (a struct made by
-//! [`counters!`], counted by that file's paths); `linux/mod.rs` gathers them, one field per
+//! [`counters!`], counted by that file's paths); `linux/mod.rs` gathers them, one [`Group`] per
 //! subsystem, into [`super::Counters`], which the engine reads at the measured window's edges.
 //! Reports see one flat list of names (`fields`), the same whichever file counts an event. A leaf:
 //! this file imports nothing of the model.
@@ -25,17 +25,53 @@ macro_rules! counters {
                 vec![$((stringify!($f), self.$f)),*]
             }
         }
+
+        impl $crate::linux::vmstat::Group for $name {
+            fn minus(&self, o: &$name) -> $name {
+                $name::minus(self, o)
+            }
+            fn fields(&self) -> Vec<(&'static str, u64)> {
+                $name::fields(self)
+            }
+        }
     };
 }
 pub(crate) use counters;
+
+/// A group of `linux::Counters`: a subsystem's counter struct, or an `Option` of one for a
+/// subsystem only some machines boot (absent: no fields).
+pub trait Group: Copy {
+    fn minus(&self, o: &Self) -> Self;
+    fn fields(&self) -> Vec<(&'static str, u64)>;
+}
+
+impl<G: Group> Group for Option<G> {
+    fn minus(&self, o: &Self) -> Self {
+        self.zip(*o).map(|(e, s)| e.minus(&s))
+    }
+    fn fields(&self) -> Vec<(&'static str, u64)> {
+        self.as_ref().map_or_else(Vec::new, Group::fields)
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use crate::linux::Counters;
 
+    /// Every group present, the optional ones too.
+    fn all() -> Counters {
+        Counters {
+            page_alloc: Some(Default::default()),
+            slab: Some(Default::default()),
+            net: Some(Default::default()),
+            tlbmiss: Some(Default::default()),
+            ..Counters::default()
+        }
+    }
+
     #[test]
     fn names_are_unique_across_subsystems() {
-        let names: Vec<_> = Counters::default().fields().into_iter().map(|(n, _)| n).collect();
+        let names: Vec<_> = all().fields().into_iter().map(|(n, _)| n).collect();
         let mut sorted = names.clone();
         sorted.sort_unstable();
         sorted.dedup();
@@ -52,5 +88,17 @@ mod tests {
         let d = b.minus(&a);
         assert_eq!((d.tlbflush.invlpg, d.smp.ipis_sent), (4, 0));
         assert!(d.fields().contains(&("invlpg", 4)));
+    }
+
+    #[test]
+    fn an_optional_group_is_counted_only_where_both_ends_have_it() {
+        let mut end = all();
+        end.slab.as_mut().unwrap().slabs_allocated = 7;
+        let d = end.minus(&all());
+        assert_eq!(d.slab.unwrap().slabs_allocated, 7);
+        assert!(d.fields().contains(&("slabs_allocated", 7)));
+        let none = end.minus(&Counters::default());
+        assert_eq!((none.slab, none.page_alloc), (None, None));
+        assert!(!none.fields().iter().any(|(n, _)| *n == "slabs_allocated"));
     }
 }

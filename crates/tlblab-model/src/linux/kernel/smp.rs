@@ -217,6 +217,13 @@ impl Kernel {
         self.send_loop(ctx, t0)
     }
 
+    /// The `Smp` continuation: the rest of an enqueue loop after an interrupt.
+    pub(in crate::linux) fn smp_step(&mut self, ctx: &mut Ctx, _t: usize, s: Step) -> Ps {
+        match s {
+            Step::Send => self.send_loop(ctx, ctx.now),
+        }
+    }
+
     /// The enqueue loop of [`Kernel::call_function_many`] from where it stands, at `t0`. It runs
     /// with interrupts enabled (`smp_call_function_many_cond` warns if they are off): an IPI
     /// arriving before the next enqueue stops the loop there, the engine takes it, and a

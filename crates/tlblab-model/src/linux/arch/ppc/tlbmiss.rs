@@ -5,8 +5,8 @@
 //! accounting splits it (the mode the CPU was in when the exception was taken: a miss taken in
 //! user mode is user time, one taken inside a system call system time).
 //!
-//! Kept apart from `linux::Counters` (x86 results stay byte-identical): `RunResult`'s counter map
-//! gains these names only on a software-loaded-TLB machine.
+//! An optional group of `linux::Counters`, present on a software-loaded-TLB machine only: an x86
+//! run's counter map has none of these names.
 
 crate::linux::vmstat::counters! {
     /// Event counters and clocks of the 8xx TLB and its miss handlers.

@@ -113,6 +113,6 @@ fn pages_are_conserved_and_owned_by_their_pipe() {
     }
     assert_eq!(c.pipe_page_allocs - c.pipe_page_frees, held, "{c:?}");
     assert!(c.pipe_reads > 1000 && stats.counters.oracle.oracle_violations == 0, "{c:?}");
-    let pa = stats.page_alloc.unwrap();
+    let pa = stats.counters.page_alloc.unwrap();
     assert_eq!(pa.pcp_hits_order0 + pa.pcp_misses_order0, c.pipe_page_allocs, "{pa:?}");
 }

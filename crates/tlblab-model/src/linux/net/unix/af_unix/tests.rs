@@ -68,7 +68,7 @@ fn every_message_is_allocated_on_the_senders_cpu_and_freed_on_the_readers() {
     assert!(c.unix_recvs > 1000, "{c:?}");
     assert_eq!(c.unix_sends - c.unix_recvs, p.queue.len() as u64, "{c:?}");
     assert_eq!(p.wmem, p.queue.iter().map(|q| q.truesize).sum::<u64>());
-    let slab = stats.slab.expect("SLUB on this machine");
+    let slab = stats.counters.slab.expect("SLUB on this machine");
     assert!(slab.slab_pages_allocated > 0, "{slab:?}");
     assert_eq!(stats.counters.oracle.oracle_violations, 0);
 }
