@@ -45,17 +45,17 @@ macro_rules! sections {
 }
 
 sections! {
-    /// The buddy allocator and per-CPU lists (linux/mm/page_alloc): every x86 run.
+    /// The buddy allocator and per-CPU lists (linux/mm/page_alloc.rs): every x86 run.
     PageAlloc: page_alloc: PageAllocProfile, needed by "the page allocator";
-    /// Reclaim and the page-cache fill (linux/mm/vmscan): runs that size the machine's memory.
+    /// Reclaim and the page-cache fill (linux/mm/vmscan.rs): runs that size the machine's memory.
     Reclaim: reclaim: ReclaimProfile, needed by "page reclaim";
-    /// SLUB (linux/mm/slub).
+    /// SLUB (linux/mm/slub.rs).
     Slab: slab: SlabProfile, needed by "SLUB";
-    /// Pipes and AF_UNIX (linux/fs/pipe, linux/net/unix).
+    /// Pipes and AF_UNIX (linux/fs/pipe.rs, linux/net/unix/af_unix.rs).
     Ipc: ipc: IpcProfile, needed by "pipes and AF_UNIX sockets";
-    /// The loopback socket paths (linux/net/socket).
+    /// The loopback socket paths (linux/net/socket.rs).
     Net: net: NetProfile, needed by "the network workloads";
-    /// File creation (linux/fs/namei).
+    /// File creation (linux/fs/namei.rs).
     Fs: fs: FsProfile, needed by "fsmark";
 }
 
