@@ -15,8 +15,8 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine");
     g.sample_size(10);
     for (machine, text, tasks) in [
-        ("skylake-sp-2s", include_str!("../../../profiles/skylake-sp-2s.toml"), 56),
-        ("haswell-ep-2s", include_str!("../../../profiles/haswell-ep-2s.toml"), 45),
+        ("skylake-sp-2s", tlblab_model::builtin::profile("skylake-sp-2s"), 56),
+        ("haswell-ep-2s", tlblab_model::builtin::profile("haswell-ep-2s"), 45),
     ] {
         let p: MachineProfile = toml::from_str(text).unwrap();
         for kernel in ["5.18.1", "5.18.1+patch"] {

@@ -13,8 +13,7 @@ use tlblab_model::profile::MachineProfile;
 use tlblab_model::time::Ps;
 
 fn bench(c: &mut Criterion) {
-    let p: MachineProfile =
-        toml::from_str(include_str!("../../../profiles/haswell-ep-2698v3-2s.toml")).unwrap();
+    let p: MachineProfile = toml::from_str(tlblab_model::builtin::profile("haswell-ep-2698v3-2s")).unwrap();
     let topo = Topology::from_profile(&p.topology);
     let lines = LineCosts::from_profile(&p);
     let env = Env { topo: &topo, lines: &lines };

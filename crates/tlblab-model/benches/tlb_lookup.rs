@@ -41,7 +41,7 @@ fn explicit(levels: &[(u32, u32)]) -> TlbHierarchy {
 }
 
 fn bench(c: &mut Criterion) {
-    let ivb: MachineProfile = toml::from_str(include_str!("../../../profiles/ivybridge-4c8t.toml")).unwrap();
+    let ivb: MachineProfile = toml::from_str(tlblab_model::builtin::profile("ivybridge-4c8t")).unwrap();
     let mut g = c.benchmark_group("tlb_lookup");
     g.throughput(Throughput::Elements(N as u64));
     for hot in [70, 95] {
@@ -70,7 +70,7 @@ fn bench(c: &mut Criterion) {
 /// with `lookup_or_fill_sized`, against replaying their level-1 ways (`still_hits` + `rehit`),
 /// and after every full flush of the PCID (all four miss and refill), the shootdown storm case.
 fn kernel_path(c: &mut Criterion) {
-    let hsw: MachineProfile = toml::from_str(include_str!("../../../profiles/haswell-ep-2s.toml")).unwrap();
+    let hsw: MachineProfile = toml::from_str(tlblab_model::builtin::profile("haswell-ep-2s")).unwrap();
     let touches = [
         (0xffff_ffff_8120_0000u64, AccessKind::Fetch, PageSize::Size2M),
         (0xffff_ffff_8140_0000, AccessKind::Fetch, PageSize::Size2M),

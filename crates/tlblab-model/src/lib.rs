@@ -28,6 +28,7 @@
 //! `run` and `workload` sit above.
 
 pub mod attribution;
+pub mod builtin;
 pub mod check;
 pub mod engine;
 pub mod hw;

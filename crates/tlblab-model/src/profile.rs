@@ -729,6 +729,8 @@ pub use topology::Topology;
 
 mod sections;
 pub use sections::*;
+mod sourced;
+pub use sourced::*;
 
 #[cfg(test)]
 mod tests;
@@ -736,8 +738,7 @@ mod tests;
 /// A profile of `profiles/` by name, validated (for tests).
 #[cfg(test)]
 pub(crate) fn shipped(name: &str) -> MachineProfile {
-    let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let p: MachineProfile = toml::from_str(crate::builtin::profile(name)).unwrap();
     p.validate().unwrap();
     p
 }

@@ -114,7 +114,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
     if !(1..=MAX_TASKS).contains(&spec.tasks) {
         return Err(format!("{} tasks: allowed 1 ..= {MAX_TASKS}", spec.tasks));
     }
-    // The parsers refuse these (cmd/run.rs `parse_duration`); a zero measured interval would
+    // The parsers refuse these (`tlblab::spec::parse_duration`); a zero measured interval would
     // score NaN. (No warm-up at all is the library's to ask for.)
     let max = MAX_INTERVAL.0 / Ps::S.0;
     if !(MIN_INTERVAL..=MAX_INTERVAL).contains(&spec.measure) {

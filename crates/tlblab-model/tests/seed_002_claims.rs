@@ -12,8 +12,7 @@ fn haswell() -> MachineProfile {
 }
 
 fn profile(name: &str) -> MachineProfile {
-    let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let p: MachineProfile = toml::from_str(tlblab_model::builtin::profile(name)).unwrap();
     p.validate().unwrap();
     p
 }

@@ -9,8 +9,7 @@ use tlblab_model::run::{run, RunResult, RunSpec, Workload};
 use tlblab_model::time::Ps;
 
 fn profile(name: &str) -> MachineProfile {
-    let path = format!("{}/../../profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let p: MachineProfile = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let p: MachineProfile = toml::from_str(tlblab_model::builtin::profile(name)).unwrap();
     p.validate().unwrap();
     p
 }

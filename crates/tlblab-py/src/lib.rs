@@ -8,10 +8,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
-use tlblab::cmd::run::{parse_duration, RunArgs, SimArgs};
 use tlblab::cmd::sweep::SweepArgs;
 use tlblab::export::tidy;
 use tlblab::results::{Finished, RunOptions, Shard};
+use tlblab::spec::{self, parse_duration, Spec};
 use tlblab::{cmd, experiment, machines, results};
 
 /// An error as the CLI prints it, raised as ValueError.
@@ -23,27 +23,30 @@ fn json<T: serde::Serialize + ?Sized>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| err(e.into()))
 }
 
+/// The request, from `Spec::new`'s defaults and what the caller gave.
 #[allow(clippy::too_many_arguments)]
-fn sim_args(
+fn spec(
     machine: String,
     workload: String,
-    kernel: String,
+    kernel: Option<String>,
     set: Vec<String>,
     param: Vec<String>,
     duration: Option<String>,
-    warmup: String,
-) -> PyResult<SimArgs> {
+    warmup: Option<String>,
+) -> PyResult<Spec> {
     let dur =
         |flag: &str, s: &str| parse_duration(s).map_err(|m| PyValueError::new_err(format!("{flag} {m}")));
-    Ok(SimArgs {
-        machine,
-        workload,
-        params: param,
-        kernel,
-        set,
-        duration: duration.as_deref().map(|d| dur("duration:", d)).transpose()?,
-        warmup: dur("warmup:", &warmup)?,
-    })
+    let mut s = Spec::new(&machine, &workload);
+    s.params = param;
+    s.set = set;
+    if let Some(k) = kernel {
+        s.kernel = k;
+    }
+    s.duration = duration.as_deref().map(|d| dur("duration:", d)).transpose()?;
+    if let Some(w) = warmup {
+        s.warmup = dur("warmup:", &w)?;
+    }
+    Ok(s)
 }
 
 fn tidy_json(set: &tlblab_report::summary::ResultSet) -> PyResult<String> {
@@ -53,27 +56,22 @@ fn tidy_json(set: &tlblab_report::summary::ResultSet) -> PyResult<String> {
 
 /// One simulated run; the RunResult as `tlblab run --json` prints it.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, threads=None, kernel="5.18.1".to_string(), set=vec![], param=vec![], duration=None, warmup="500us".to_string(), seed=1))]
+#[pyo3(signature = (machine, workload, threads=None, kernel=None, set=vec![], param=vec![], duration=None, warmup=None, seed=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     machine: String,
     workload: String,
     threads: Option<u32>,
-    kernel: String,
+    kernel: Option<String>,
     set: Vec<String>,
     param: Vec<String>,
     duration: Option<String>,
-    warmup: String,
-    seed: u64,
+    warmup: Option<String>,
+    seed: Option<u64>,
 ) -> PyResult<String> {
-    let a = RunArgs {
-        sim: sim_args(machine, workload, kernel, set, param, duration, warmup)?,
-        threads,
-        seed,
-        json: true,
-    };
-    let r = py.detach(|| cmd::run::simulate(&a)).map_err(err)?;
+    let s = spec(machine, workload, kernel, set, param, duration, warmup)?;
+    let r = py.detach(|| s.simulate(threads, seed.unwrap_or(spec::DEFAULT_SEED))).map_err(err)?;
     serde_json::to_string_pretty(&r).map_err(|e| err(e.into()))
 }
 
@@ -81,7 +79,7 @@ fn run(
 /// run), or for a shard `{"ran", "reused", "skipped"}`. With `out`, cells go to the store there;
 /// with `report` also summary.json, sweep.json and the HTML report.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, threads, vary, kernel="5.18.1".to_string(), set=vec![], param=vec![], duration=None, warmup="500us".to_string(), iterations=1, jobs=None, out=None, report=true, shard=None))]
+#[pyo3(signature = (machine, workload, threads, vary, kernel=None, set=vec![], param=vec![], duration=None, warmup=None, iterations=1, jobs=None, out=None, report=true, shard=None))]
 #[allow(clippy::too_many_arguments)]
 fn sweep(
     py: Python<'_>,
@@ -89,11 +87,11 @@ fn sweep(
     workload: String,
     threads: Vec<u32>,
     vary: Vec<String>,
-    kernel: String,
+    kernel: Option<String>,
     set: Vec<String>,
     param: Vec<String>,
     duration: Option<String>,
-    warmup: String,
+    warmup: Option<String>,
     iterations: u32,
     jobs: Option<usize>,
     out: Option<PathBuf>,
@@ -108,7 +106,7 @@ fn sweep(
         return Err(PyValueError::new_err(format!("out {}: is a file; give a directory", d.display())));
     }
     let a = SweepArgs {
-        sim: sim_args(machine, workload, kernel, set, param, duration, warmup)?,
+        sim: spec(machine, workload, kernel, set, param, duration, warmup)?,
         threads,
         vary,
         iterations,
@@ -238,5 +236,11 @@ fn _tlblab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(list, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The defaults of `tlblab::spec`, so the Python signatures show the CLI's without a copy.
+    let defaults = pyo3::types::PyDict::new(m.py());
+    defaults.set_item("kernel", spec::DEFAULT_KERNEL)?;
+    defaults.set_item("warmup", spec::DEFAULT_WARMUP)?;
+    defaults.set_item("seed", spec::DEFAULT_SEED)?;
+    m.add("DEFAULTS", defaults)?;
     Ok(())
 }

@@ -23,6 +23,19 @@ def test_run_is_exactly_run_json(tlblab_bin):
     assert r["config"]["seed"] == 3 and r["metric"]["name"] == "ops"
 
 
+def test_omitted_arguments_take_the_clis_defaults(tlblab_bin):
+    # No kernel, warm-up or seed on either side: both come from tlblab::spec's one set of defaults.
+    r = tlblab.run("haswell-ep-2s", "tlb_flush1_threads", threads=2, duration="20us")
+    cli = subprocess.run(
+        [tlblab_bin, "run", "--machine", "haswell-ep-2s", "--workload", "tlb_flush1_threads", "--threads", "2",
+         "--duration", "20us", "--json"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    assert r == json.loads(cli)
+    assert r["config"]["kernel"] == tlblab._tlblab.DEFAULTS["kernel"]
+    assert r["config"]["warmup_ps"] == 500_000_000 and tlblab._tlblab.DEFAULTS["warmup"] == "500us"
+
+
 def test_the_gil_is_released_while_simulating():
     # A run of ~0.3 s or more in another thread: if it held the GIL, this loop could not advance.
     done = []

@@ -9,11 +9,11 @@ use tlblab_model::run::{Workload, MAX_TASKS};
 use tlblab_report::seed_table;
 use tlblab_report::summary::{Cell, MetricInfo, ResultSet};
 
-use crate::cmd::run::{kernel_config, kernel_config_from, parse_duration};
 use crate::machines;
 use crate::results::{self, CellSpec, Finished, RunOptions};
+use crate::spec::{kernel_config, kernel_config_from, parse_duration};
 
-include!(concat!(env!("OUT_DIR"), "/builtin_experiments.rs"));
+use tlblab_model::builtin::EXPERIMENTS as BUILTIN_EXPERIMENTS;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,7 +74,7 @@ pub struct Experiment {
 pub use tlblab_report::seed_table::LAYOUTS;
 
 pub fn builtin_names() -> Vec<&'static str> {
-    BUILTIN_EXPERIMENTS.iter().map(|(n, _)| *n).collect()
+    tlblab_model::builtin::names(BUILTIN_EXPERIMENTS)
 }
 
 /// A built-in experiment by name (or unique prefix, e.g. `seed-002`), or a TOML file.

@@ -224,7 +224,7 @@ fn rejected_value(e: &str) {
 /// A duration (`--duration`, `--warmup`, an experiment's `duration` keys): in range, or refused.
 pub fn duration(data: &[u8]) {
     let Some(t) = text(data) else { return };
-    match crate::cmd::run::parse_duration(t) {
+    match crate::spec::parse_duration(t) {
         Err(e) => rejected_value(&e),
         Ok(d) => assert!((tlblab_model::run::MIN_INTERVAL..=tlblab_model::run::MAX_INTERVAL).contains(&d)),
     }

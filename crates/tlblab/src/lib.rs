@@ -2,6 +2,7 @@
 //! `crates/tlblab-py`). The binary (`main.rs`) only parses arguments and reports errors.
 //!
 //! - [`cmd`]: one module per subcommand (its clap arguments and its `run`);
+//! - [`spec`]: what to run (machine, workload, kernel, intervals), its defaults and parsers;
 //! - [`machines`]: built-in and file machine profiles;
 //! - [`experiment`]: the seed reproductions of `experiments/*.toml`;
 //! - [`results`]: running cells of runs in parallel through the results store, loading result
@@ -19,5 +20,6 @@ pub mod fuzz;
 pub mod input;
 pub mod machines;
 pub mod results;
+pub mod spec;
 pub mod store;
 pub mod trace;

@@ -1,4 +1,4 @@
-//! Machine profiles: the built-in ones (every `profiles/*.toml`, embedded at build time) and
+//! Machine profiles: the built-in ones (every `profiles/*.toml`, `tlblab_model::builtin`) and
 //! profile files given by path.
 
 use anyhow::{anyhow, Result};
@@ -6,11 +6,11 @@ use std::path::Path;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::toml_error::one_line;
 
-include!(concat!(env!("OUT_DIR"), "/builtin_profiles.rs"));
+use tlblab_model::builtin::PROFILES as BUILTIN;
 
 /// Names of the built-in profiles, sorted.
 pub fn builtin_names() -> Vec<&'static str> {
-    BUILTIN.iter().map(|(n, _)| *n).collect()
+    tlblab_model::builtin::names(BUILTIN)
 }
 
 /// Parses and validates profile text; `origin` names the file in every error.

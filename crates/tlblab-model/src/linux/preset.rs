@@ -5,11 +5,11 @@
 
 use super::config::KernelConfig;
 
-include!(concat!(env!("OUT_DIR"), "/builtin_kernels.rs"));
+use crate::builtin::KERNELS;
 
 /// The built-in presets: (name, what it models), in version order.
 pub fn presets() -> impl Iterator<Item = (&'static str, String)> {
-    BUILTIN
+    KERNELS
         .iter()
         .map(|(name, _)| (*name, KernelConfig::preset(name).map(|k| k.description).unwrap_or_default()))
 }
@@ -17,8 +17,8 @@ pub fn presets() -> impl Iterator<Item = (&'static str, String)> {
 impl KernelConfig {
     /// A built-in preset by name.
     pub fn preset(name: &str) -> Result<KernelConfig, String> {
-        let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
-            let names: Vec<&str> = BUILTIN.iter().map(|p| p.0).collect();
+        let Some(text) = crate::builtin::find(KERNELS, name) else {
+            let names = crate::builtin::names(KERNELS);
             return Err(format!("unknown kernel preset `{name}`; presets: {}", names.join(", ")));
         };
         KernelConfig::from_toml(name, &format!("kernels/{name}.toml"), text, KernelConfig::preset)
@@ -38,7 +38,7 @@ mod tests {
 
     #[test]
     fn every_preset_builds_and_seed_002_columns_differ_only_in_their_knobs() {
-        for (name, _) in BUILTIN {
+        for (name, _) in KERNELS {
             KernelConfig::preset(name).unwrap();
         }
         let base = KernelConfig::preset("5.18.1").unwrap().flush;
@@ -48,7 +48,7 @@ mod tests {
 
     #[test]
     fn seed_000_columns_on_ivy_bridge() {
-        let text = include_str!("../../../../profiles/ivybridge-4c8t.toml");
+        let text = crate::builtin::profile("ivybridge-4c8t");
         let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
         let policy = |name: &str| {
             crate::linux::Kernel::boot(&p, KernelConfig::preset(name).unwrap()).effective_knobs().flush.policy
@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn lazy_cpus_get_flush_ipis_up_to_v4_19() {
-        for (name, _) in BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+        for (name, _) in KERNELS.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
             // The preset's version: `4.9-hopcpu` -> (4, 9).
             let v: Vec<u32> =
                 name.split(['-', '+']).next().unwrap().split('.').map(|n| n.parse().unwrap()).collect();
@@ -134,7 +134,7 @@ mod tests {
         let e = err("inherits = \"4.9\"\n[page_alloc]\nwatermark_scale_factor = 5000\n");
         assert!(e.contains("`page_alloc.watermark_scale_factor`") && e.contains("0..1000"), "{e}");
         // A complete preset names its era.
-        let full = include_str!("../../../../kernels/4.9.toml");
+        let full = crate::builtin::find(KERNELS, "4.9").unwrap();
         let e = err(&full.replace("era = \"4.9\"", ""));
         assert!(e.contains("key `page_alloc.era` is missing"), "{e}");
     }

@@ -70,7 +70,7 @@ mod tests {
     use super::*;
 
     fn ivb() -> MachineProfile {
-        let text = include_str!("../../../../profiles/ivybridge-4c8t.toml");
+        let text = crate::builtin::profile("ivybridge-4c8t");
         let p: MachineProfile = toml::from_str(text).unwrap();
         p.validate().unwrap();
         p

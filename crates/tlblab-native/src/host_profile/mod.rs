@@ -313,9 +313,13 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         ),
         None => {
             warnings.push("the probe has no fault measurement: fault_ns borrowed".into());
+            let from = builtin_profile("milan-1s").kernel.fault_ns;
             estimate(
-                325.0,
-                format!("{tag}: fallback: no fault measurement; profiles/milan-1s.toml's estimate (325 ns), borrowed"),
+                from.value,
+                format!(
+                    "{tag}: fallback: no fault measurement; profiles/milan-1s.toml's {:.0} ns, borrowed ({})",
+                    from.value, from.source
+                ),
             )
         }
     };
@@ -356,15 +360,20 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
             })
         }
         (true, None) => {
-            warnings.push("several CPUs but no cache-line transfer measurement: 47 ns borrowed".into());
+            let from =
+                builtin_profile("skylake-sp-2s").coherence.expect("a 2-socket profile has [coherence]");
+            let ns = from.same_socket_ns.value;
+            warnings
+                .push(format!("several CPUs but no cache-line transfer measurement: {ns:.0} ns borrowed"));
             let src = format!(
                 "{tag}: fallback: no cache-line transfer measured; profiles/skylake-sp-2s.toml's same-socket \
-                 figure (47 ns), borrowed"
+                 figure ({ns:.0} ns), borrowed ({})",
+                from.same_socket_ns.source
             );
             Some(Coherence {
-                smt_sibling_ns: estimate(47.0, src.clone()),
-                same_socket_ns: estimate(47.0, src.clone()),
-                cross_socket_ns: estimate(47.0, src),
+                smt_sibling_ns: estimate(ns, src.clone()),
+                same_socket_ns: estimate(ns, src.clone()),
+                cross_socket_ns: estimate(ns, src),
             })
         }
         (false, _) => None,
@@ -376,15 +385,16 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         let inv = invlpg_cycles.value * 1000.0 / mhz;
         let rt_e = sc.and_then(|c| c.ipi_round_trip_ns.as_ref().or(c.ipi_round_trip_full_ns.as_ref()));
         let measured_rest = rt_e.map(|e| (e, e.value - inv - 3.0 * c2c));
-        // Skylake-SP's split (profiles/skylake-sp-2s.toml), borrowed where the sweep gives none.
-        const BORROWED_R: f64 = 589.0;
+        // Skylake-SP's split (send + delivery + handler entry), borrowed where the sweep gives none.
         let mut borrowed = |why: String| {
             warnings.push(format!("{why}: the IPI costs are borrowed"));
+            let i = builtin_profile("skylake-sp-2s").ipi.expect("a 2-socket profile has [ipi]");
+            let r = i.send_ns.value + i.delivery_ns.value + i.handler_entry_ns.value;
             (
-                BORROWED_R,
+                r,
                 format!(
-                    "{tag}: fallback: {why}; R = {BORROWED_R:.0} ns, profiles/skylake-sp-2s.toml's split of an IPI \
-                     round trip, borrowed"
+                    "{tag}: fallback: {why}; R = {r:.0} ns, profiles/skylake-sp-2s.toml's send + delivery + handler \
+                     entry of an IPI, borrowed"
                 ),
                 false,
             )
@@ -631,25 +641,33 @@ fn settle(mut p: MachineProfile, tag: &str, warnings: &mut Vec<String>) -> Resul
             Err(e) => e,
         };
         if let (Some((min, max)), Some(path)) = (e.allowed, e.key.strip_suffix(".value")) {
-            let mut v = toml::Value::try_from(&p).map_err(|x| format!("the host profile: {x}"))?;
-            let t =
-                sourced_at(&mut v, path).ok_or_else(|| format!("the host profile does not validate: {e}"))?;
-            let was = t.get("value").and_then(|x| x.as_float()).unwrap_or(f64::NAN);
-            let old = t.get("source").and_then(|x| x.as_str()).unwrap_or_default().to_string();
-            let to = if was.is_nan() { min } else { was.clamp(min, max) };
-            warnings.push(format!(
-                "{path}: derived {was} is outside {min} ..= {max}: {to} used (a labelled fallback)"
-            ));
-            t.insert("value".into(), toml::Value::Float(to));
-            t.insert("confidence".into(), toml::Value::String("estimate".into()));
-            t.insert(
-                "source".into(),
-                toml::Value::String(format!(
-                    "fallback: the probe derived {was}, outside the allowed {min} ..= {max}: the nearest bound taken \
-                     (derived as: {old})"
-                )),
-            );
-            p = v.try_into().map_err(|x| format!("the host profile: {x}"))?;
+            let mut found = false;
+            p = p
+                .map_sourced(&mut |k, t| {
+                    if k.path != path {
+                        return;
+                    }
+                    found = true;
+                    let was = tlblab_model::profile::sourced_value(t).unwrap_or(f64::NAN);
+                    let old = t.get("source").and_then(|x| x.as_str()).unwrap_or_default().to_string();
+                    let to = if was.is_nan() { min } else { was.clamp(min, max) };
+                    warnings.push(format!(
+                        "{path}: derived {was} is outside {min} ..= {max}: {to} used (a labelled fallback)"
+                    ));
+                    t.insert("value".into(), toml::Value::Float(to));
+                    t.insert("confidence".into(), toml::Value::String("estimate".into()));
+                    t.insert(
+                        "source".into(),
+                        toml::Value::String(format!(
+                            "fallback: the probe derived {was}, outside the allowed {min} ..= {max}: the nearest \
+                             bound taken (derived as: {old})"
+                        )),
+                    );
+                })
+                .map_err(|x| format!("the host profile: {x}"))?;
+            if !found {
+                return Err(format!("the host profile does not validate: {e}"));
+            }
         } else if e.key.starts_with("tlb.structure") && !assumed_tlb {
             assumed_tlb = true;
             let why = format!("the TLB structures found cannot be modelled ({e})");
@@ -666,21 +684,9 @@ fn settle(mut p: MachineProfile, tag: &str, warnings: &mut Vec<String>) -> Resul
     Err("the host profile does not validate after 200 fallbacks".into())
 }
 
-/// The `{ value, source, confidence }` table at a dotted key such as `cpu.clock_mhz` or
-/// `tlb.structure[2].hit_cycles`.
-fn sourced_at<'a>(v: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Table> {
-    let mut cur = v;
-    for part in path.split('.') {
-        let (name, index) = match part.split_once('[') {
-            Some((n, i)) => (n, Some(i.strip_suffix(']')?.parse::<usize>().ok()?)),
-            None => (part, None),
-        };
-        cur = cur.get_mut(name)?;
-        if let Some(i) = index {
-            cur = cur.get_mut(i)?;
-        }
-    }
-    cur.as_table_mut()
+/// A built-in profile a fallback borrows from (their own tests check that they parse).
+fn builtin_profile(name: &str) -> MachineProfile {
+    toml::from_str(tlblab_model::builtin::profile(name)).expect("a built-in profile parses")
 }
 
 /// `[noise]`: the tick rate of the running kernel, the spread of a minor fault's cost measured

@@ -227,34 +227,29 @@ pub fn structures_from_reach(
     v
 }
 
-/// The TLBs when neither CPUID nor the chase describes them (no THP baseline, or no kink):
-/// Intel's client and server cores since Skylake, labelled as assumed.
+/// The profile whose TLBs a host borrows when neither CPUID nor the chase describes them.
+pub const ASSUMED_TLBS_FROM: &str = "skylake-sp-2s";
+
+/// The TLBs when neither CPUID nor the chase describes them (no THP baseline, or no kink): the
+/// built-in Skylake-SP profile's (Intel's client and server cores since Skylake share them),
+/// every row labelled as assumed; a second level hits in `l2_hit` (the host's, when measured).
 pub fn structures_assumed(tag: &str, why: &str, l2_hit: &Sourced) -> Vec<TlbStructure> {
-    let s =
-        |name: &str, level: u8, serves: Serves, sizes: Vec<PageSize>, entries: u32, ways: u32| TlbStructure {
-            name: name.into(),
-            level,
-            serves,
-            page_sizes: sizes,
-            entries,
-            ways,
-            sharing: Sharing::PerCore,
-            source: format!(
-            "{tag}: fallback: {why}; {entries} entries {ways}-way assumed (Skylake's, Intel 64 and IA-32 \
-             Architectures Optimization Reference Manual, Skylake microarchitecture)"
-        ),
-            confidence: Confidence::Estimate,
-            hit_cycles: if level == 1 {
-                estimate(0.0, "level 1: lookup hidden in the load-to-use latency (profile.rs convention)")
-            } else {
-                l2_hit.clone()
-            },
-        };
-    vec![
-        s("L1 DTLB", 1, Serves::Data, vec![PageSize::Size4K], 64, 4),
-        s("L1 ITLB", 1, Serves::Instruction, vec![PageSize::Size4K], 128, 8),
-        s("L2 STLB", 2, Serves::Unified, vec![PageSize::Size4K, PageSize::Size2M], 1536, 12),
-    ]
+    let from = super::builtin_profile(ASSUMED_TLBS_FROM);
+    from.tlb
+        .structures
+        .into_iter()
+        .map(|mut s| {
+            s.source = format!(
+                "{tag}: fallback: {why}; {} entries {}-way assumed, profiles/{ASSUMED_TLBS_FROM}.toml's: {}",
+                s.entries, s.ways, s.source
+            );
+            s.confidence = Confidence::Estimate;
+            if s.level > 1 {
+                s.hit_cycles = l2_hit.clone();
+            }
+            s
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -259,8 +259,11 @@ pub fn reading(
             Some((a, format!("{}; the chain of {} agrees ({:.0} MHz)", describe(a), b.0, b.1)))
         }
         [a, b, ..] => {
-            let pick = if !nominal.is_empty() && nearest_nominal(b.1) < nearest_nominal(a.1) { b } else { a };
-            let other = if std::ptr::eq(*pick, *a) { b } else { a };
+            let (pick, other) = if !nominal.is_empty() && nearest_nominal(b.1) < nearest_nominal(a.1) {
+                (b, a)
+            } else {
+                (a, b)
+            };
             disagreements.push(format!(
                 "the two clock chains disagree: {} reads {:.0} MHz, {} reads {:.0} MHz",
                 a.0, a.1, b.0, b.1

@@ -26,6 +26,8 @@ from . import _tlblab
 
 __all__ = ["run", "sweep", "load", "reproduce", "list", "sweep_cells", "run_cell", "map_cells"]
 __version__ = _tlblab.__version__
+# The CLI's defaults (kernel preset, warm-up, seed), written once in Rust (tlblab::spec).
+_DEFAULTS = _tlblab.DEFAULTS
 
 Value = Union[str, int, float]
 PathLike = Union[str, "os.PathLike[str]"]
@@ -104,12 +106,12 @@ def run(
     machine: str,
     workload: str,
     threads: Optional[int] = None,
-    kernel: str = "5.18.1",
+    kernel: str = _DEFAULTS["kernel"],
     set: Optional[Mapping[str, Value]] = None,
     param: Optional[Mapping[str, Value]] = None,
     duration: Optional[str] = None,
-    warmup: str = "500us",
-    seed: int = 1,
+    warmup: str = _DEFAULTS["warmup"],
+    seed: int = _DEFAULTS["seed"],
 ) -> Dict[str, Any]:
     """One simulated run; returns the RunResult exactly as ``tlblab run --json`` prints it.
 
@@ -141,11 +143,11 @@ def sweep(
     workload: str,
     threads: Union[int, Sequence[int]],
     vary: Mapping[str, Union[Value, Sequence[Value]]],
-    kernel: str = "5.18.1",
+    kernel: str = _DEFAULTS["kernel"],
     set: Optional[Mapping[str, Value]] = None,
     param: Optional[Mapping[str, Value]] = None,
     duration: Optional[str] = None,
-    warmup: str = "500us",
+    warmup: str = _DEFAULTS["warmup"],
     iterations: int = 1,
     jobs: Optional[int] = None,
     out: Optional[PathLike] = None,
@@ -206,11 +208,11 @@ def sweep_cells(
     workload: str,
     threads: Union[int, Sequence[int]],
     vary: Mapping[str, Union[Value, Sequence[Value]]],
-    kernel: str = "5.18.1",
+    kernel: str = _DEFAULTS["kernel"],
     set: Optional[Mapping[str, Value]] = None,
     param: Optional[Mapping[str, Value]] = None,
     duration: Optional[str] = None,
-    warmup: str = "500us",
+    warmup: str = _DEFAULTS["warmup"],
     iterations: int = 1,
     jobs: Optional[int] = None,
     out: Optional[PathLike] = None,

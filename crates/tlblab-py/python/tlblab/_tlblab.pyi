@@ -1,19 +1,21 @@
 """Type stubs of the native module; each function returns JSON text (see tlblab/__init__.py)."""
 
-from typing import List, Optional
+from typing import Dict, List, Optional, Union
 
 __version__: str
+DEFAULTS: Dict[str, Union[str, int]]
+"""The defaults of an omitted kernel, warmup and seed (the CLI's)."""
 
 def run(
     machine: str,
     workload: str,
     threads: Optional[int] = None,
-    kernel: str = "5.18.1",
+    kernel: Optional[str] = None,
     set: List[str] = ...,
     param: List[str] = ...,
     duration: Optional[str] = None,
-    warmup: str = "500us",
-    seed: int = 1,
+    warmup: Optional[str] = None,
+    seed: Optional[int] = None,
 ) -> str:
     """One simulated run; the RunResult as `tlblab run --json` prints it. Releases the GIL."""
 
@@ -22,11 +24,11 @@ def sweep(
     workload: str,
     threads: List[int],
     vary: List[str],
-    kernel: str = "5.18.1",
+    kernel: Optional[str] = None,
     set: List[str] = ...,
     param: List[str] = ...,
     duration: Optional[str] = None,
-    warmup: str = "500us",
+    warmup: Optional[str] = None,
     iterations: int = 1,
     jobs: Optional[int] = None,
     out: Optional[str] = None,

@@ -21,7 +21,7 @@ use tlblab_model::check::{
 };
 use tlblab_model::linux::preset::presets;
 
-use super::run::kernel_config;
+use crate::spec::kernel_config;
 
 /// Every variant is listed with its state count; a counterexample is printed as the steps that
 /// reach it. Part 1 explores the shootdown protocol (3 CPUs, up to 3 concurrent zaps, context

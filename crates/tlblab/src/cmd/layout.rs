@@ -13,8 +13,8 @@ use tlblab_model::run::{self, RunResult, RunSpec, Workload};
 use tlblab_model::workload::dd::Dd;
 use tlblab_report::table::Table;
 
-use crate::cmd::run::{kernel_config, parse_duration};
 use crate::machines;
+use crate::spec::{kernel_config, parse_duration};
 
 pub const PATHS: &str = "dd_read_user,sys_read,dd_write_user,sys_write,writeback,timer_tick";
 

@@ -7,7 +7,6 @@ pub mod layout;
 pub mod list;
 pub mod native;
 pub mod probe;
-pub mod probe_repeat;
 pub mod reach;
 pub mod reproduce;
 pub mod run;

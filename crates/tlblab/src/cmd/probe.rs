@@ -9,6 +9,9 @@ use tlblab_report::table::Table;
 
 use crate::store::write_atomic;
 
+/// `--repeat N`: the probe N times and each key's spread.
+pub mod repeat;
+
 #[derive(Debug, clap::Args)]
 pub struct ProbeArgs {
     /// A few seconds in all (fewer runs, smaller sweeps); the full probe takes about a minute.
@@ -67,7 +70,7 @@ pub fn run(a: ProbeArgs) -> Result<()> {
 
 /// `--repeat N`: N whole probes, then the per-key spread.
 fn run_repeated(a: &ProbeArgs) -> Result<()> {
-    use crate::cmd::probe_repeat as rep;
+    use self::repeat as rep;
     let n = a.repeat as usize;
     let (mut reports, mut profiles, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..n {

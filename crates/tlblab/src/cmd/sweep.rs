@@ -24,15 +24,15 @@ use tlblab_report::summary::{self, MetricInfo, ResultSet};
 use tlblab_report::sweep::{best, Axis, Grid};
 use tlblab_report::table::Table;
 
-use crate::cmd::run::{kernel_config, workload, SimArgs};
 use crate::machines;
 use crate::results::{self, CellSpec, Finished, RunOptions};
+use crate::spec::{kernel_config, workload, Spec};
 use crate::store::write_atomic;
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
     #[command(flatten)]
-    pub sim: SimArgs,
+    pub sim: Spec,
     /// Thread counts, comma separated: 1,2,4,8.
     #[arg(long, value_delimiter = ',', required = true)]
     pub threads: Vec<u32>,
@@ -88,7 +88,7 @@ pub struct Sweep {
 
 /// The kernel and workload of one combination: `kernel` picks the preset, kernel knobs go to
 /// `KernelConfig::set`, anything else is a workload parameter.
-fn configure(sim: &SimArgs, combo: &[(String, String)]) -> Result<(KernelConfig, Workload)> {
+fn configure(sim: &Spec, combo: &[(String, String)]) -> Result<(KernelConfig, Workload)> {
     let preset = combo.iter().find(|(k, _)| k == "kernel").map_or(sim.kernel.as_str(), |(_, v)| v.as_str());
     let knob_names: Vec<&str> = tlblab_model::linux::config::KNOBS.iter().map(|k| k.name).collect();
     let mut sets = sim.set.clone();

@@ -21,8 +21,8 @@ use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
 use tlblab_report::table::Table;
 
 use crate::cmd::native::secs;
-use crate::cmd::run::{kernel_config, parse_duration};
 use crate::machines;
+use crate::spec::{kernel_config, parse_duration};
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
@@ -200,7 +200,7 @@ pub fn nearest_kernel(release: &str) -> (String, String) {
         .max_by(|a, b| a.1.cmp(&b.1))
         .or_else(|| plain.iter().min_by(|a, b| a.1.cmp(&b.1)))
         .map(|(n, _)| n.to_string())
-        .unwrap_or_else(|| "5.18.1".into());
+        .unwrap_or_else(|| crate::spec::DEFAULT_KERNEL.into());
     let patched = format!("{base}+patch");
     let merged = presets.iter().find(|(n, _)| *n == patched).and_then(|(_, d)| {
         let v = d.rsplit("(v").next().map(|t| version(t.trim_end_matches(')')))?;
@@ -223,38 +223,35 @@ pub fn nearest_kernel(release: &str) -> (String, String) {
 /// sections borrowed.
 fn borrow_sections(p: &mut MachineProfile, from: &MachineProfile) -> Result<Vec<&'static str>> {
     let mut borrowed = Vec::new();
-    let mut v = toml::Value::try_from(&*p).context("the host profile")?;
-    let f = toml::Value::try_from(from).context("the stand-in profile")?;
-    for key in ["slab", "ipc", "net", "fs"] {
-        if v.get(key).is_none() {
-            if let Some(mut s) = f.get(key).cloned() {
-                relabel(&mut s, &from.name);
-                v.as_table_mut().expect("a profile is a table").insert(key.into(), s);
-                borrowed.push(key);
+    if p.slab.is_none() && from.slab.is_some() {
+        p.slab.clone_from(&from.slab);
+        borrowed.push("slab");
+    }
+    if p.ipc.is_none() && from.ipc.is_some() {
+        p.ipc.clone_from(&from.ipc);
+        borrowed.push("ipc");
+    }
+    if p.net.is_none() && from.net.is_some() {
+        p.net.clone_from(&from.net);
+        borrowed.push("net");
+    }
+    if p.fs.is_none() && from.fs.is_some() {
+        p.fs.clone_from(&from.fs);
+        borrowed.push("fs");
+    }
+    // Every number of a borrowed section says so.
+    *p = p
+        .map_sourced(&mut |k, t| {
+            if borrowed.contains(&k.section()) {
+                let src = t.get("source").and_then(|s| s.as_str()).unwrap_or_default().to_string();
+                let label =
+                    format!("borrowed from profile `{}`, not measured on this host: {src}", from.name);
+                t.insert("source".into(), toml::Value::String(label));
+                t.insert("confidence".into(), toml::Value::String("estimate".into()));
             }
-        }
-    }
-    *p = v.try_into().context("the host profile with borrowed sections")?;
+        })
+        .map_err(|e| anyhow!("the host profile with borrowed sections: {e}"))?;
     Ok(borrowed)
-}
-
-/// Every `{ value, source, confidence }` under `v` marked as borrowed from `name`.
-fn relabel(v: &mut toml::Value, name: &str) {
-    match v {
-        toml::Value::Table(t) if t.contains_key("value") && t.contains_key("source") => {
-            let src = t.get("source").and_then(|s| s.as_str()).unwrap_or_default().to_string();
-            t.insert(
-                "source".into(),
-                toml::Value::String(format!(
-                    "borrowed from profile `{name}`, not measured on this host: {src}"
-                )),
-            );
-            t.insert("confidence".into(), toml::Value::String("estimate".into()));
-        }
-        toml::Value::Table(t) => t.iter_mut().for_each(|(_, x)| relabel(x, name)),
-        toml::Value::Array(a) => a.iter_mut().for_each(|x| relabel(x, name)),
-        _ => {}
-    }
 }
 
 pub fn run(a: ValidateArgs) -> Result<()> {

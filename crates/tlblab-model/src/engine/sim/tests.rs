@@ -107,7 +107,7 @@ fn the_oracle_catches_freeing_before_the_flush() {
 fn every_preset_runs_clean() {
     let p = profile("ivybridge-4c8t");
     // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs).
-    for (name, _) in crate::linux::preset::BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+    for (name, _) in crate::builtin::KERNELS.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
         for test in [
             Testcase::TlbFlush1,
             Testcase::TlbFlush2,
@@ -309,7 +309,7 @@ fn every_preset_runs_seed_000_ebizzy_with_mmap_lock_clean() {
     // CPUs all the time. The oracle holds lazy CPUs to the running rule under `send`.
     let p = profile("ivybridge-4c8t");
     // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs).
-    for (name, _) in crate::linux::preset::BUILTIN.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+    for (name, _) in crate::builtin::KERNELS.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
         let spec = crate::run::RunSpec {
             seed: 3,
             ..crate::run::RunSpec::of(name, "ebizzy alloc=glibc-mmap", 6, Ps::US * 300, Ps::MS)

@@ -5,10 +5,13 @@ use crate::linux::arch::ppc::kernel::head_8xx::{
     self, pte, Cpu8xx, Head8xxConfig, PageTables8xx, PinConfig, Version, KERNELBASE,
 };
 
-const SHIPPED: &str = include_str!("../../../../../profiles/mpc855t.toml");
+/// The shipped profile's text.
+fn text() -> &'static str {
+    crate::builtin::profile("mpc855t")
+}
 
 fn shipped() -> Ppc8xxSections {
-    Ppc8xxSections::parse("profiles/mpc855t.toml", SHIPPED).unwrap_or_else(|e| panic!("{e}"))
+    Ppc8xxSections::parse("profiles/mpc855t.toml", text()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -16,12 +19,12 @@ fn shipped_sections_parse_and_extend_the_v1_profile() {
     let s = shipped();
     // A hardware-walk profile has no use for them, and a software one cannot do without them.
     let x86: crate::profile::MachineProfile =
-        toml::from_str(include_str!("../../../../../profiles/haswell-ep-2s.toml")).unwrap();
+        toml::from_str(crate::builtin::profile("haswell-ep-2s")).unwrap();
     assert!(x86.ppc8xx().is_none() && x86.validate().is_ok());
     let e =
-        Ppc8xxSections::parse("p.toml", &SHIPPED.replace("\n[head_8xx]\n", "\n[head_8xx_]\n")).unwrap_err();
+        Ppc8xxSections::parse("p.toml", &text().replace("\n[head_8xx]\n", "\n[head_8xx_]\n")).unwrap_err();
     assert!(e.to_string().contains("unknown field `head_8xx_`"), "{e}");
-    let cut = &SHIPPED[..SHIPPED.find("\n[head_8xx]\n").unwrap()];
+    let cut = &text()[..text().find("\n[head_8xx]\n").unwrap()];
     let e = Ppc8xxSections::parse("p.toml", cut).unwrap_err().to_string();
     assert!(e.contains("p.toml: key `head_8xx`: is required with walk.kind = \"software\""), "{e}");
     assert_eq!(s.icache().sets(), 128);
@@ -87,29 +90,29 @@ fn reload_cost_per_version_on_the_shipped_numbers() {
 fn bad_sections_name_the_key_and_the_allowed_values() {
     let cases = [
         (
-            SHIPPED.replace("dcache_write_policy = \"write-through\"", "dcache_write_policy = \"wb\""),
+            text().replace("dcache_write_policy = \"write-through\"", "dcache_write_policy = \"wb\""),
             "caches.dcache_write_policy = \"wb\": allowed values are [\"copyback\", \"write-through\"]",
         ),
         (
-            SHIPPED.replace(
+            text().replace(
                 "name = \"I-cache\"\nserves = \"instruction\"",
                 "name = \"I-cache\"\nserves = \"data\"",
             ),
             "need exactly one cache with serves = \"instruction\", found 0",
         ),
         (
-            SHIPPED.replace("[tlb]\nreplacement = \"counter\"", "[tlb]\nreplacement = \"lru\""),
+            text().replace("[tlb]\nreplacement = \"counter\"", "[tlb]\nreplacement = \"lru\""),
             "tlb.replacement = \"lru\": a software-loaded MPC8xx TLB replaces by its decrementing counter; allowed values are [\"counter\"]",
         ),
         (
-            SHIPPED.replace("alu_cycles = { value = 1,", "alu_cycles = { value = 1.5,"),
+            text().replace("alu_cycles = { value = 1,", "alu_cycles = { value = 1.5,"),
             "head_8xx.alu_cycles = 1.5: must be a whole number",
         ),
         (
-            SHIPPED.replace("miss_cycles = { value = 9,", "miss_cycles = { value = 20,"),
+            text().replace("miss_cycles = { value = 9,", "miss_cycles = { value = 20,"),
             "cache I-cache: latencies must satisfy",
         ),
-        (SHIPPED.replace("[mmu8xx]\n", "[mmu8xx]\nclock = 1\n"), "unknown field `clock`"),
+        (text().replace("[mmu8xx]\n", "[mmu8xx]\nclock = 1\n"), "unknown field `clock`"),
     ];
     for (text, want) in cases {
         let e = Ppc8xxSections::parse("p.toml", &text).unwrap_err().to_string();

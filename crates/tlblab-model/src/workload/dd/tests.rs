@@ -4,7 +4,7 @@ use crate::profile::MachineProfile;
 use crate::run::{run, RunResult, RunSpec, Workload};
 
 fn mpc855t() -> MachineProfile {
-    let p: MachineProfile = toml::from_str(include_str!("../../../../../profiles/mpc855t.toml")).unwrap();
+    let p: MachineProfile = toml::from_str(crate::builtin::profile("mpc855t")).unwrap();
     p.validate().unwrap();
     p
 }
@@ -75,8 +75,7 @@ fn dd_options_and_machines_are_checked() {
     let e = Workload::parse("dd bs=8k").unwrap_err();
     assert!(e.contains("`bs=8k`") && e.contains("bs=4k (only)"), "{e}");
     // dd's paths are the 8xx kernel's; an x86 machine or an x86 kernel is refused.
-    let x86: MachineProfile =
-        toml::from_str(include_str!("../../../../../profiles/haswell-ep-2s.toml")).unwrap();
+    let x86: MachineProfile = toml::from_str(crate::builtin::profile("haswell-ep-2s")).unwrap();
     let spec = |k: &str| RunSpec::of(k, "dd", 1, Ps::ZERO, Ps::MS);
     let e = run(&x86, &spec("2.6-8xx")).unwrap_err();
     assert!(e.contains("walk.kind = \"software\"") && e.contains("haswell-ep-2s"), "{e}");

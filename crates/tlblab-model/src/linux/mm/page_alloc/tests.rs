@@ -285,23 +285,21 @@ fn presets_deserialize_from_toml_and_unknown_keys_are_refused() {
 
 #[test]
 fn the_seed_004_profiles_give_costs_and_others_name_the_missing_section() {
-    for text in [
-        include_str!("../../../../../../profiles/haswell-ep-2698v3-2s.toml"),
-        include_str!("../../../../../../profiles/ivybridge-i3-3240.toml"),
-    ] {
+    for text in
+        [crate::builtin::profile("haswell-ep-2698v3-2s"), crate::builtin::profile("ivybridge-i3-3240")]
+    {
         let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
         let c = PageAllocCosts::from_profile(&p).unwrap();
         assert!(c.struct_page > Ps::ZERO && c.pcp_alloc > Ps::ZERO);
         crate::linux::mm::slub::SlabCosts::from_profile(&p).unwrap();
     }
-    let p: crate::profile::MachineProfile =
-        toml::from_str(include_str!("../../../../../../profiles/mpc855t.toml")).unwrap();
+    let p: crate::profile::MachineProfile = toml::from_str(crate::builtin::profile("mpc855t")).unwrap();
     let e = PageAllocCosts::from_profile(&p).unwrap_err();
     assert_eq!(e.key, "page_alloc");
     assert!(e.to_string().contains("mpc855t"), "{e}");
     assert_eq!(crate::linux::mm::slub::SlabCosts::from_profile(&p).unwrap_err().key, "slab");
     let mut bad: crate::profile::MachineProfile =
-        toml::from_str(include_str!("../../../../../../profiles/ivybridge-i3-3240.toml")).unwrap();
+        toml::from_str(crate::builtin::profile("ivybridge-i3-3240")).unwrap();
     bad.page_alloc.as_mut().unwrap().struct_page_miss_ns.source = String::new();
     assert_eq!(bad.validate().unwrap_err().key, "page_alloc.struct_page_miss_ns.source");
 }

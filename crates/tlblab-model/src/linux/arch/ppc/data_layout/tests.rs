@@ -1,9 +1,17 @@
 use super::*;
 
-const T24: &str = include_str!("../../../../../../../layouts/linux-2.4-dd.toml");
-const D24: &str = include_str!("../../../../../../../layouts/linux-2.4-dd-data.toml");
-const T26: &str = include_str!("../../../../../../../layouts/linux-2.6-dd.toml");
-const D26: &str = include_str!("../../../../../../../layouts/linux-2.6-dd-data.toml");
+fn t24() -> &'static str {
+    crate::builtin::layout("linux-2.4-dd")
+}
+fn d24() -> &'static str {
+    crate::builtin::layout("linux-2.4-dd-data")
+}
+fn t26() -> &'static str {
+    crate::builtin::layout("linux-2.6-dd")
+}
+fn d26() -> &'static str {
+    crate::builtin::layout("linux-2.6-dd-data")
+}
 
 fn text(t: &str) -> TextLayout {
     TextLayout::parse("t.toml", t).unwrap()
@@ -11,7 +19,7 @@ fn text(t: &str) -> TextLayout {
 
 #[test]
 fn shipped_data_layouts_parse_and_per_page_objects_advance_and_wrap() {
-    for (t, d) in [(T24, D24), (T26, D26)] {
+    for (t, d) in [(t24(), d24()), (t26(), d26())] {
         let l = DataLayout::parse("d.toml", d, &text(t)).unwrap_or_else(|e| panic!("{e}"));
         // clear_user stores zeros over the whole 4 KB user buffer, a word at a time (string.S of
         // both versions has no dcbz on 8xx); the write copies it into the page cache.
@@ -28,25 +36,25 @@ fn shipped_data_layouts_parse_and_per_page_objects_advance_and_wrap() {
 
 #[test]
 fn bad_data_layouts_name_the_key_and_the_allowed_values() {
-    let t = text(T26);
+    let t = text(t26());
     let cases = [
         (
-            D26.replacen("op = \"store\"", "op = \"dcbz\"", 1),
+            d26().replacen("op = \"store\"", "op = \"dcbz\"", 1),
             "op = \"dcbz\": allowed values are [\"load\", \"store\", \"zero\", \"copy\"]",
         ),
         (
-            D26.replacen("function = \"__clear_user\"", "function = \"clear_user\"", 1),
+            d26().replacen("function = \"__clear_user\"", "function = \"clear_user\"", 1),
             "\"clear_user\" is not a function of layout linux-2.6-dd",
         ),
         (
-            D26.replacen("index = \"written\"", "index = \"each\"", 1),
+            d26().replacen("index = \"written\"", "index = \"each\"", 1),
             "allowed values are [\"none\", \"written\", \"written-back\"]",
         ),
         (
-            D26.replacen("object = \"user_buffer\"", "object = \"buffer\"", 1),
+            d26().replacen("object = \"user_buffer\"", "object = \"buffer\"", 1),
             "\"buffer\" is not an object; objects: kernel_stack",
         ),
-        (D26.replacen("bytes = 0x1000", "bytes = 0x2000", 1), "must be word multiples inside the object"),
+        (d26().replacen("bytes = 0x1000", "bytes = 0x2000", 1), "must be word multiples inside the object"),
     ];
     for (d, want) in cases {
         let e = DataLayout::parse("d.toml", &d, &t).unwrap_err();
@@ -56,7 +64,7 @@ fn bad_data_layouts_name_the_key_and_the_allowed_values() {
 
 #[test]
 fn hot_ordering_packs_the_hot_kernel_text_into_the_fewest_pages() {
-    let l = text(T26);
+    let l = text(t26());
     let paths = ["dd_read_user", "sys_read", "dd_write_user", "sys_write", "writeback", "timer_tick"];
     let before = l.footprint(paths).unwrap();
     let hot = l.hot_ordered(&paths).unwrap();

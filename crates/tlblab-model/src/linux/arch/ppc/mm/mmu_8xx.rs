@@ -104,15 +104,15 @@ pub fn builtin_layouts(v: Version) -> (Arc<TextLayout>, Arc<DataLayout>) {
     let (tf, tt, df, dt) = match v {
         Version::V2_4 => (
             "layouts/linux-2.4-dd.toml",
-            include_str!("../../../../../../../layouts/linux-2.4-dd.toml"),
+            crate::builtin::layout("linux-2.4-dd"),
             "layouts/linux-2.4-dd-data.toml",
-            include_str!("../../../../../../../layouts/linux-2.4-dd-data.toml"),
+            crate::builtin::layout("linux-2.4-dd-data"),
         ),
         Version::V2_6 => (
             "layouts/linux-2.6-dd.toml",
-            include_str!("../../../../../../../layouts/linux-2.6-dd.toml"),
+            crate::builtin::layout("linux-2.6-dd"),
             "layouts/linux-2.6-dd-data.toml",
-            include_str!("../../../../../../../layouts/linux-2.6-dd-data.toml"),
+            crate::builtin::layout("linux-2.6-dd-data"),
         ),
     };
     let text = TextLayout::parse(tf, tt).unwrap_or_else(|e| panic!("{e}"));

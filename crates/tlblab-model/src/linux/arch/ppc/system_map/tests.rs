@@ -1,7 +1,11 @@
 use super::*;
 
-const L24: &str = include_str!("../../../../../../../layouts/linux-2.4-dd.toml");
-const L26: &str = include_str!("../../../../../../../layouts/linux-2.6-dd.toml");
+fn l24() -> &'static str {
+    crate::builtin::layout("linux-2.4-dd")
+}
+fn l26() -> &'static str {
+    crate::builtin::layout("linux-2.6-dd")
+}
 
 fn load(name: &str, text: &str) -> TextLayout {
     TextLayout::parse(name, text).unwrap_or_else(|e| panic!("{e}"))
@@ -9,7 +13,7 @@ fn load(name: &str, text: &str) -> TextLayout {
 
 #[test]
 fn shipped_layouts_parse_and_their_paths_reach_the_dumped_pages() {
-    for (name, text) in [("linux-2.4-dd.toml", L24), ("linux-2.6-dd.toml", L26)] {
+    for (name, text) in [("linux-2.4-dd.toml", l24()), ("linux-2.6-dd.toml", l26())] {
         let l = load(name, text);
         assert_eq!(l.dumps().len(), 1);
         let c = l.check(&l.dumps()[0]);
@@ -22,13 +26,13 @@ fn shipped_layouts_parse_and_their_paths_reach_the_dumped_pages() {
 
 #[test]
 fn v26_read_path_is_exactly_the_dump_and_v24_dump_is_a_subset() {
-    let l = load("26", L26);
+    let l = load("26", l26());
     let c = l.check(&l.dumps()[0]);
     assert_eq!(c.modelled_kernel, c.dumped_kernel);
     assert_eq!(c.modelled_kernel.len(), 10);
     assert_eq!(c.modelled_user, c.dumped_user);
     assert_eq!(c.modelled_user.len(), 3);
-    let l = load("24", L24);
+    let l = load("24", l24());
     let c = l.check(&l.dumps()[0]);
     assert_eq!(c.dumped_kernel.len(), 4);
     assert!(c.dumped_kernel.is_subset(&c.modelled_kernel));
@@ -42,8 +46,8 @@ fn v26_read_path_is_exactly_the_dump_and_v24_dump_is_a_subset() {
 #[test]
 fn one_iteration_footprint_by_version() {
     let iter = ["dd_read_user", "sys_read", "dd_write_user", "sys_write"];
-    let f24 = load("24", L24).footprint(iter).unwrap();
-    let f26 = load("26", L26).footprint(iter).unwrap();
+    let f24 = load("24", l24()).footprint(iter).unwrap();
+    let f26 = load("26", l26()).footprint(iter).unwrap();
     let n24 = f24.kernel_pages.len() + f24.user_pages.len();
     let n26 = f26.kernel_pages.len() + f26.user_pages.len();
     eprintln!(
@@ -56,7 +60,7 @@ fn one_iteration_footprint_by_version() {
         f26.lines
     );
     assert!(n26 > n24);
-    for (v, text) in [("2.4", L24), ("2.6", L26)] {
+    for (v, text) in [("2.4", l24()), ("2.6", l26())] {
         let l = load(v, text);
         let it = l.footprint(iter).unwrap();
         let all = l.footprint(iter.into_iter().chain(["writeback", "timer_tick"])).unwrap();
@@ -159,7 +163,7 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
 
     let prof = crate::profile::ppc8xx::Ppc8xxSections::parse(
         "profiles/mpc855t.toml",
-        include_str!("../../../../../../../profiles/mpc855t.toml"),
+        crate::builtin::profile("mpc855t"),
     )
     .unwrap();
     let costs = prof.handler_costs().unwrap();
@@ -223,10 +227,10 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
         let n = (iters / 2) as f64;
         (user_miss as f64 / n, kernel_miss as f64 / n, cycles as f64 / n)
     };
-    let r24 = run(Version::V2_4, L24, 10, false, false);
-    let r26 = run(Version::V2_6, L26, 1, false, false);
-    let r26p = run(Version::V2_6, L26, 1, true, false);
-    let r26l = run(Version::V2_6, L26, 1, true, true);
+    let r24 = run(Version::V2_4, l24(), 10, false, false);
+    let r26 = run(Version::V2_6, l26(), 1, false, false);
+    let r26p = run(Version::V2_6, l26(), 1, true, false);
+    let r26l = run(Version::V2_6, l26(), 1, true, true);
     for (name, r) in [("2.4", r24), ("2.6", r26), ("2.6 pinned", r26p), ("2.6 pin lost", r26l)] {
         eprintln!(
             "{name}: ITLB misses per iteration user {:.2} kernel {:.2}; handler clocks per iteration {:.0}",

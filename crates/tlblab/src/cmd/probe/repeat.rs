@@ -28,36 +28,9 @@ pub struct KeySpread {
     pub spread: f64,
 }
 
-/// Every `{ value = .., confidence = .. }` of a profile as (dotted key, value, measured).
+/// Every sourced number of a profile as (key by name, value, measured).
 pub fn sourced_values(p: &MachineProfile) -> Vec<(String, f64, bool)> {
-    let mut out = Vec::new();
-    if let Ok(v) = toml::Value::try_from(p) {
-        walk(&v, String::new(), &mut out);
-    }
-    out
-}
-
-fn walk(v: &toml::Value, path: String, out: &mut Vec<(String, f64, bool)>) {
-    match v {
-        toml::Value::Table(t) => {
-            let num = t.get("value").and_then(|x| x.as_float().or_else(|| x.as_integer().map(|i| i as f64)));
-            if let (Some(x), Some(c)) = (num, t.get("confidence").and_then(|c| c.as_str())) {
-                out.push((path, x, c == "measured"));
-                return;
-            }
-            for (k, x) in t {
-                walk(x, if path.is_empty() { k.clone() } else { format!("{path}.{k}") }, out);
-            }
-        }
-        toml::Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                // Array elements by name where they have one (TLB structures).
-                let tag = x.get("name").and_then(|n| n.as_str()).map_or(i.to_string(), str::to_string);
-                walk(x, format!("{path}[{tag}]"), out);
-            }
-        }
-        _ => {}
-    }
+    p.sourced().into_iter().map(|(k, x, m)| (k.label, x, m)).collect()
 }
 
 /// The spread of every key over the runs' profiles (keys in the first profile's order).
