@@ -63,9 +63,10 @@ def migrate_v1(cell: dict, renamed: set) -> dict:
     return cell
 
 
-def provenance(path: str) -> bool:
-    """A profile's provenance text: where a number comes from, not what it is."""
-    key = path.rstrip(".").rsplit(".", 1)[-1].split(":", 1)[0]
+def provenance(problem: str) -> bool:
+    """A problem with a profile's provenance text: where a number comes from, not what it is."""
+    path = problem.split(": ", 1)[0]
+    key = path.rsplit(".", 1)[-1]
     return path.startswith("spec.machine.") and (key == "source" or key.endswith("_source"))
 
 
@@ -85,6 +86,13 @@ def config_diff(old, new, path=""):
                 gained += g
                 problems += p
         gained += [f"{path}{k}" for k in new if k not in old]
+        return gained, problems
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        gained, problems = [], []
+        for i, (a, b) in enumerate(zip(old, new)):
+            g, p = config_diff(a, b, f"{path.rstrip('.')}[{i}].")
+            gained += g
+            problems += p
         return gained, problems
     if old != new:
         return [], [f"{path.rstrip('.')}: {json.dumps(old)[:80]} -> {json.dumps(new)[:80]}"]
@@ -117,7 +125,7 @@ def main(argv) -> int:
             bad += [f"{rel} run {i}: {p}" for p in problems]
         gained, problems = config_diff(a["spec"], b["spec"], "spec.")
         gained_all.update(gained)
-        sources.update(p.split(":", 1)[0] for p in problems if provenance(p))
+        sources.update(p.split(": ", 1)[0] for p in problems if provenance(p))
         bad += [f"{rel}: {p}" for p in problems if not p.startswith("spec.tlblab_version") and not provenance(p)]
     for line in bad[:50]:
         print("DIFFERS", line)
