@@ -10,7 +10,7 @@ layout prints one).
 EXPERIMENT is a name under experiments/ or a path to an experiment file. `--double` lists what
 to double (any of warmup, duration, iterations; default: warmup,duration; `--double ''` none).
 `--replace OLD --with NEW` also changes the variant's text (each OLD must occur): e.g. a start
-state against a long warm-up. The rule (issue 14): the window is converged when doubling moves
+state against a long warm-up. The rule: the window is converged when doubling moves
 every mean by less than `--tolerance` percent (default 1). Prints one line per cell (kernel, row:
 mean as written, variant, change) and the largest change; exit code 0 when every change is within
 the tolerance, 1 otherwise, 2 on bad arguments. The runs go to a temporary directory (or `--keep DIR`).

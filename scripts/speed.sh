@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3's yardstick: CPU seconds per simulated second of will-it-scale tlb_flush1_threads with
+# The speed yardstick: CPU seconds per simulated second of will-it-scale tlb_flush1_threads with
 # 56 tasks on the Skylake-SP profile (kernel 5.18.1).
 #     bash scripts/speed.sh [tlblab binary ...]      (default: target/release/tlblab)
 # Each binary is timed on a 21 ms and a 1 ms run (1 ms warm-up each); the difference x 50 is the

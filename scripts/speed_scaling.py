@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 19's cost law: CPU seconds per simulated second of a will-it-scale shootdown storm as
+"""The cost law: CPU seconds per simulated second of a will-it-scale shootdown storm as
 the task count grows, per remote flush request, with peak memory.
 
     python3 scripts/speed_scaling.py [BINARY] [--rounds N] [--duration 20ms]

@@ -1,5 +1,5 @@
 //! The engine's speed: simulated time per wall time for will-it-scale tlb_flush1_threads with
-//! every core busy on the 56-core Skylake-SP profile (issue 3's yardstick).
+//! every core busy on the 56-core Skylake-SP profile (the yardstick of `scripts/speed.sh`).
 //!
 //! `cargo bench -p tlblab-model --bench engine`. Each iteration simulates 1 ms after a 100 us
 //! warm-up; simulated/wall = 1.1 ms / (reported time per iteration).

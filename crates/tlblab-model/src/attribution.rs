@@ -1,10 +1,10 @@
 //! Where a CPU's time goes: the buckets every kernel path charges its time to and every report
-//! stacks (DESIGN.md §10). Below both the engine and the kernel, so neither imports the other
+//! stacks (docs/design.md#results). Below both the engine and the kernel, so neither imports the other
 //! for it.
 
 use crate::time::Ps;
 
-/// Where a CPU's time went (DESIGN.md §10).
+/// Where a CPU's time went (docs/design.md#results).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Bucket {
     User,

@@ -22,7 +22,7 @@ use crate::hw::tlb::{
 /// The schema version this build reads and writes.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// How far a number can be trusted; the tags of `shared/reference/machine-costs.md`, plus
+/// How far a number can be trusted; the tags of `docs/references/machine-costs.md`, plus
 /// `measured` for numbers `tlblab probe` measured on the host itself, and `calibrated` for a
 /// per-operation base cost fitted to a published *single-task* figure of that machine (never a
 /// multi-task or patched one: those are what the model predicts).
@@ -281,7 +281,7 @@ pub struct MachineProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reclaim: Option<ReclaimProfile>,
     /// What keeps a real machine out of lockstep: the scheduler tick and per-step cost jitter.
-    /// Absent: a noiseless machine (deterministic lockstep regimes; see the fidelity audit §4.1).
+    /// Absent: a noiseless machine (deterministic lockstep regimes; docs/design.md#noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<NoiseProfile>,
 }

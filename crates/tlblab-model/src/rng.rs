@@ -1,4 +1,4 @@
-//! Seeded, named random streams (DESIGN.md rule 4): each purpose draws from its own stream,
+//! Seeded, named random streams (docs/design.md#randomness): each purpose draws from its own stream,
 //! derived from the run seed and the stream's name, so adding a stream never perturbs another.
 //! SplitMix64: tiny, fast, and the same on every platform.
 

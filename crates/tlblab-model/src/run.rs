@@ -1,4 +1,4 @@
-//! One simulation run, described and summarised (DESIGN.md §10): what ran (machine, kernel and
+//! One simulation run, described and summarised (docs/design.md#results): what ran (machine, kernel and
 //! its effective knobs, workload, tasks, seed, tlblab version), the benchmark's metric, event
 //! counters, per-CPU time attribution and the oracle's verdict.
 
@@ -15,7 +15,8 @@ use crate::time::Ps;
 use crate::workload::Setup;
 pub use crate::workload::Workload;
 
-pub const RESULT_SCHEMA_VERSION: u32 = 1;
+/// 2: knobs by subsystem (`config.knobs.flush.*`, ...), `coalesce_ipis` as on/lone/off.
+pub const RESULT_SCHEMA_VERSION: u32 = 2;
 
 /// The most tasks a run may have: 128 per CPU of the largest machine (`NR_CPUS`); each task
 /// holds its own state, so a hostile count would otherwise exhaust memory before running.
@@ -306,7 +307,7 @@ mod tests {
         assert!(a.iter().any(|&x| x != a[0]), "{a:?}");
     }
 
-    /// Issue 13: a cell of two or more tasks has a spread over its seeds (noise from named seeded
+    /// A cell of two or more tasks has a spread over its seeds (noise from named seeded
     /// streams: tick phase, per-step jitter), so its Stddev is never zero. The experiments' own
     /// check, 10 seeds of every cell of seed 000 and both seed 002 tables, is in the notes.
     #[test]

@@ -2,7 +2,7 @@
 //! first write into it (as SPARSEMEM allocates `mem_map` per present section).
 //!
 //! The model's nodes have 2^20 frames each, and a run touches a few percent of them: the
-//! per-frame records the oracle and the ownership map keep (issue 18, part 5) cost host memory
+//! per-frame records the oracle and the ownership map keep cost host memory
 //! only for the sections a run wrote. A read of an unwritten index gives the default value.
 
 /// Indices per section: 4096 frames (16 MiB of simulated memory).

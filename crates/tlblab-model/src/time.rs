@@ -1,4 +1,4 @@
-//! Simulated time: integer picoseconds, so every run is bit-reproducible (DESIGN.md rule 2).
+//! Simulated time: integer picoseconds, so every run is bit-reproducible (docs/design.md#time).
 //! Profile costs (cycles at the profile's clock, or nanoseconds, as `f64` with their sources)
 //! are converted once, when a machine is built, rounding to the nearest picosecond.
 

@@ -1,8 +1,8 @@
 //! `/proc/interrupts`: per-CPU interrupt counts by row. The `TLB` row counts flush IPIs a CPU
-//! *received* (`flush_tlb_func` increments `irq_tlb_count` on every remote run; facts sheet
-//! §2.1 step 1); `CAL` counts other function-call IPIs. Under a hypervisor that offers a
-//! paravirtual remote flush (KVM PV TLB flush, Hyper-V) preempted targets are flushed by the
-//! host instead and never count, so a zero `TLB` delta there means "not visible", not "none".
+//! *received* (`flush_tlb_func` increments `irq_tlb_count` on every remote run;
+//! docs/references/linux-mm.md#flush_tlb_func step 1); `CAL` counts other function-call IPIs. Under a
+//! hypervisor that offers a paravirtual remote flush (KVM PV TLB flush, Hyper-V) preempted targets are
+//! flushed by the host instead and never count, so a zero `TLB` delta there means "not visible", not "none".
 
 use serde::Serialize;
 

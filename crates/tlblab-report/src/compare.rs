@@ -516,7 +516,8 @@ mod tests {
         s.metric.higher_is_better = false;
         let c = Comparison::from_sets(&[("e".into(), &s)]);
         let amean = c.lines().into_iter().find(|l| l.stat == "Amean").unwrap();
-        // The facts sheet's tlbflush example: 11.17 -> 10.52 is 5.82% better. No spread: no mark.
+        // docs/references/linux-mm.md#mmtests-statistics's example: 11.17 -> 10.52 is 5.82% better. No
+        // spread: no mark.
         let e = amean.entries[1].unwrap();
         assert_eq!((format!("{:.2}", e.pct), e.significant), ("5.82".to_string(), false));
     }

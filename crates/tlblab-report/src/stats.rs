@@ -1,6 +1,7 @@
 //! Summary statistics of repeated runs, as mmtests computes and compares them
-//! (gormanm/mmtests `bin/lib/MMTests/Stat.pm` and `Compare.pm`, HEAD 638401e0; facts sheet §5.3),
-//! plus Welch's t-test with its own Student-t distribution function.
+//! (gormanm/mmtests `bin/lib/MMTests/Stat.pm` and `Compare.pm`, HEAD 638401e0;
+//! docs/references/linux-mm.md#mmtests-statistics), plus Welch's t-test with its own Student-t distribution
+//! function.
 
 /// Arithmetic mean (mmtests `Amean`); NaN for no samples.
 pub fn mean(x: &[f64]) -> f64 {
@@ -335,7 +336,7 @@ mod tests {
 
     #[test]
     fn percent_signs_follow_the_facts_sheet_examples() {
-        // §5.3: throughput mean 1000.00 -> 1061.60 is +6.16%.
+        // docs/references/linux-mm.md#mmtests-statistics: throughput mean 1000.00 -> 1061.60 is +6.16%.
         assert!(close(percent_better(1061.60, 1000.00, true), 6.16, 1e-12));
         // tlbflush (lower is better) 11.17 -> 10.52 is 5.82%.
         assert_eq!(format!("{:.2}", percent_better(10.52, 11.17, false)), "5.82");

@@ -31,8 +31,10 @@ use tlblab_report::summary::{fnv1a64, slug, Cell, ResultSet, Summary, SUMMARY_SC
 
 use crate::store::{remove_stale_temps, write_atomic};
 
-/// Version of the cell file layout (the RunResults inside carry their own).
-pub const CELL_SCHEMA_VERSION: u32 = 1;
+/// Version of the cell file layout (the RunResults inside carry their own). 2: knobs recorded
+/// by subsystem under `spec.kernel.knobs` and `config.knobs`, `coalesce_ipis` as on/lone/off;
+/// version 1 files are refused (`scripts/compare_results.py` still reads them).
+pub const CELL_SCHEMA_VERSION: u32 = 2;
 
 /// One (kernel, thread count) cell to run: one simulation per seed.
 #[derive(Debug, Clone)]
@@ -59,7 +61,7 @@ impl CellSpec {
             "machine": profile,
             "kernel": {
                 "name": self.kernel.name,
-                "flush": self.kernel.knobs(),
+                "knobs": self.kernel.knobs(),
                 "shift_from_table": self.kernel.shift_from_table,
             },
             "workload": self.workload.name(),
@@ -340,14 +342,20 @@ pub fn load_set(dir: &Path) -> Result<(PathBuf, ResultSet)> {
                     row.threads
                 )
             })?;
-        let f: CellFile = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?;
-        if f.schema_version != CELL_SCHEMA_VERSION {
+        // The version first: an older layout would fail to parse with a less useful message.
+        #[derive(Deserialize)]
+        struct Version {
+            schema_version: u32,
+        }
+        let v: Version = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+        if v.schema_version != CELL_SCHEMA_VERSION {
             bail!(
-                "{}: key `schema_version` is {}; this tlblab reads {CELL_SCHEMA_VERSION}",
+                "{}: key `schema_version` is {}; this tlblab reads {CELL_SCHEMA_VERSION} (run the experiment again)",
                 p.display(),
-                f.schema_version
+                v.schema_version
             );
         }
+        let f: CellFile = serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?;
         cells.push(Cell { kernel: row.kernel.clone(), threads: row.threads, runs: f.runs });
     }
     let set = ResultSet {
@@ -556,6 +564,12 @@ mod tests {
             e.contains("cell file") && e.contains("t3.json") && e.contains("kernel `k` at 3 threads"),
             "{e}"
         );
+        // A cell of result schema 1 (flat knobs) is refused by its version, in one line.
+        let cell = cell_path(&dir, "k", 3);
+        std::fs::create_dir_all(cell.parent().unwrap()).unwrap();
+        std::fs::write(&cell, r#"{"schema_version":1,"kernel":"k","threads":3,"runs":[{"config":{}}]}"#).unwrap();
+        let e = format!("{:#}", load_set(&dir).unwrap_err());
+        assert!(e.contains("t3.json: key `schema_version` is 1; this tlblab reads 2") && !e.contains('\n'), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

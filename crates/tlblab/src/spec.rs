@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(parse_duration("1.5us").unwrap(), Ps(1_500_000));
         assert!(parse_duration("5").unwrap_err().contains("unit"));
         assert!(parse_duration("-1ms").is_err());
-        // Spaces around the number and the unit (issue 31: `"5 "` panicked).
+        // Spaces around the number and the unit (`"5 "` once panicked).
         assert_eq!(parse_duration(" 5 ms ").unwrap(), Ps::MS * 5);
         assert_eq!(parse_duration("1e3us").unwrap(), Ps::MS);
         for bad in ["5 ", " 5", "  ", "", "ms", "5 m s", "\n5x"] {

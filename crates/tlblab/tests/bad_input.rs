@@ -1,6 +1,6 @@
 //! Hostile and broken input end to end: truncated, oversized, wrong-typed files and absurd
 //! values. Each must fail with exit code 2 and one line on stderr naming the file (or flag),
-//! the key and what is allowed, and leave no output behind (issue 18).
+//! the key and what is allowed, and leave no output behind (docs/limits.md).
 
 mod common;
 use common::*;
@@ -184,7 +184,7 @@ fn check_explores_a_preset_clean_and_catches_free_before_flush() {
     );
 }
 
-/// Seed 004's inputs (issue 14): an unknown message size, a zero or negative hackbench group
+/// Seed 004's inputs: an unknown message size, a zero or negative hackbench group
 /// count, a kernel preset with a key its section does not have. One line, exit 2, naming the
 /// flag or file and the allowed values.
 #[test]
@@ -260,7 +260,7 @@ fn check_catches_free_before_flush_in_batched_reclaim() {
     assert!(unsafe_reclaim && s.contains("free_hot_cold_page_list") && s.contains("flush deferred"), "{s}");
 }
 
-// ---- Issue 31: hostile inputs, second round. One test per cause; each input is refused with
+// ---- Hostile inputs, second round. One test per cause; each input is refused with
 // one line and exit 2 (no panic, abort, hang, NaN or null), and nothing is written.
 
 /// Cause 1: a duration with whitespace was sliced past its end (a panic): every place a

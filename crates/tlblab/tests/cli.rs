@@ -279,7 +279,7 @@ fn kernel_tlb_refills_show_in_the_counters_and_the_knob_turns_them_off() {
     let off = run("kernel_tlb=off");
     assert!(on["counters"]["kernel_tlb_misses"].as_u64().unwrap() > 100, "{}", on["counters"]);
     assert_eq!(off["counters"]["kernel_tlb_misses"].as_u64().unwrap(), 0);
-    assert_eq!(on["config"]["knobs"]["kernel_tlb"], true);
+    assert_eq!(on["config"]["knobs"]["text"]["kernel_tlb"], true);
     let list = stdout(&tlblab(&["list"]));
     assert!(list.contains("kernel_tlb") && list.contains("kernel text layout"), "{list}");
 }

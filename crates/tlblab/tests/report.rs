@@ -98,7 +98,7 @@ fn jobs_do_not_change_a_byte_and_a_rerun_reuses_only_identical_cells() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&cell).unwrap()).unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 3);
     assert_eq!(v["spec"]["seeds"], serde_json::json!([1, 2, 3]));
-    assert_eq!(v["runs"][0]["schema_version"], 1);
+    assert_eq!(v["runs"][0]["schema_version"], 2);
 
     // A rerun reuses a finished cell whose configuration is identical: a value planted in the
     // file shows up in summary.json...

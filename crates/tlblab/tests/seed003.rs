@@ -105,7 +105,7 @@ fn seed_003_mechanism_in_the_counters() {
     assert!(g(&v24, "kthread_clocks") > 0.0 && g(&v24, "pages_written_back") > 0.5);
 }
 
-/// Issue 16, third round, on the counters of a 200 ms window (per dd block):
+/// On the counters of a 200 ms window (per dd block):
 /// - 2.6.12-rc2's CONFIG_PIN_TLB pins kernel text (ITLB 28) and only the first 8 MB of data
 ///   (DTLB 28): its DTLB 30/31 writes carry no valid translation (linux/arch/ppc/kernel/head_8xx.rs
 ///   `boot`), so the page-cache pages above KERNELBASE + 8 MB still take 4 KB entries;

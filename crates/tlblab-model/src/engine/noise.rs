@@ -1,4 +1,4 @@
-//! Noise with a source (DESIGN.md rule 4): a real machine is never in lockstep. Two sources,
+//! Noise with a source (docs/design.md#noise): a real machine is never in lockstep. Two sources,
 //! both from the profile's `[noise]` section, each on its own seeded stream:
 //! - the scheduler tick: every busy CPU takes a timer interrupt every `1/HZ`; the ticks of all
 //!   CPUs fall on the same instants (`skew_tick=0`, the default since its introduction in v3.4,

@@ -1,6 +1,6 @@
 //! The engine's agenda: every CPU has at most one next event time (the end of its current step,
 //! or the arrival of an interrupt, whichever is earlier), and the engine always advances the
-//! CPU with the earliest one; equal times go to the lower CPU id (DESIGN.md rule 3).
+//! CPU with the earliest one; equal times go to the lower CPU id (docs/design.md#engine).
 //!
 //! A tournament tree over the CPUs keeps the earliest at the root: changing one CPU's time
 //! replays the log2(CPUs) matches above it, and nothing is allocated while a run goes on. With

@@ -2,7 +2,7 @@
 //!
 //! Each CPU executes one step at a time (a user access, one phase of a system call or fault,
 //! one part of an IPI handler); a step takes simulated time and ends at an operation boundary,
-//! where pending interrupts are taken (DESIGN.md rule 3). A CPU spinning for shootdown
+//! where pending interrupts are taken (docs/design.md#engine). A CPU spinning for shootdown
 //! acknowledgements takes interrupts at once (Linux waits with interrupts enabled).
 //!
 //! The engine keeps the agenda, each CPU's interrupt arrivals and step time, its queue of kernel
@@ -377,7 +377,7 @@ impl Simulation {
 
     /// Ends the step that started at `now` and takes `d`. With interrupts enabled, an IPI or a
     /// tick (on a busy CPU) arriving inside it interrupts it there: the step ends at the arrival
-    /// and what remains of it runs after the handler (DESIGN.md rule 3, issue 13 item 1). An IPI
+    /// and what remains of it runs after the handler (docs/design.md#engine). An IPI
     /// sent later to arrive inside it cuts it the same way (`Events::send_ipi`).
     fn end_step(&mut self, cpu: u32, now: Ps, d: Ps, irqs_on: bool) {
         let c = &mut self.ev.run[cpu as usize];

@@ -15,7 +15,7 @@
 //! a sharer forwards it; nothing has to be invalidated), after any transfer still in flight.
 //! Hits do not occupy the line. This is the serialisation behind lock-word and counter
 //! ping-pong (Intel's coherence engine handles one ownership transfer of a line at a time; see
-//! machine-costs.md on c2c latencies).
+//! docs/references/machine-costs.md on c2c latencies).
 
 use super::cpumask::CpuMask;
 use super::topology::{Distance, Topology};

@@ -1,5 +1,5 @@
 //! SMT: the hardware threads of one core share its execution resources, so a thread runs slower
-//! while its siblings run too (issue 13 item 4).
+//! while its siblings run too.
 //!
 //! The profile's `topology.smt_throughput` is what a core delivers with every thread busy,
 //! against one thread alone (1.3: 30% more work per core, each thread at 0.65 of its lone

@@ -172,8 +172,8 @@ impl Kernel {
         let pcid = profile.cpu.features.pcid && config.flush.generations;
         // Where lazy CPUs get every flush IPI, none may keep a stale translation either.
         let mut oracle = Oracle::new(topo.cpus(), PAGES_PER_NODE * topo.sockets as u64);
-        // The layout is an x86-64 kernel's: other architectures' kernels map themselves
-        // differently (seed 003's 8xx is its own layout, not modelled yet).
+        // The layout is an x86-64 kernel's: the MPC8xx kernel maps itself with its own layouts
+        // (`m8xx` below, linux/arch/ppc/mm/mmu_8xx.rs).
         let x86 = matches!(profile.cpu.vendor.as_str(), "intel" | "amd");
         let text = (config.text.kernel_tlb && x86).then(|| {
             let gbpages = profile

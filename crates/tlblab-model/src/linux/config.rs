@@ -22,8 +22,7 @@ use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists,
 use crate::linux::mm::vmscan::{ReclaimKnobs, UnmapFlush};
 
 /// A named kernel configuration.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(from = "Recorded", into = "Recorded")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelConfig {
     pub name: String,
     /// What the preset models (its file's `description`).
@@ -54,67 +53,26 @@ pub struct KernelConfig {
     pub shift_from_table: Option<bool>,
 }
 
-/// Every knob's value, flat: what a run records as the configuration it ran (the key set of
-/// results written before knobs were grouped by subsystem, so saved results stay comparable).
+/// Every knob's value by subsystem, as a run records the configuration it ran (result schema 2:
+/// the groups of [`KernelConfig`]; schema 1 wrote the flush, mm and text knobs flat).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Knobs {
-    #[serde(flatten)]
     pub flush: FlushKnobs,
-    #[serde(flatten)]
     pub mm: MmKnobs,
-    #[serde(flatten)]
     pub text: TextKnobs,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppc8xx: Option<Ppc8xxKnobs>,
-    /// Absent from results recorded before the allocator was wired in (they ran without one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_alloc: Option<PageAllocConfig>,
-    /// Absent from results recorded before reclaim was modelled.
+    pub page_alloc: PageAllocConfig,
+    /// `None` for an MPC8xx kernel, which models no reclaim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reclaim: Option<ReclaimKnobs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pages: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ram_pages: Option<u64>,
-    /// Absent from results of kernels with one zone per node.
+    /// `None` for a kernel with one zone per node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<ZoneRules>,
-}
-
-/// The recorded form of a [`KernelConfig`].
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Recorded {
-    name: String,
-    flush: Knobs,
-    shift_from_table: Option<bool>,
-}
-
-impl From<Recorded> for KernelConfig {
-    fn from(r: Recorded) -> KernelConfig {
-        let Knobs { flush, mm, text, ppc8xx, page_alloc, reclaim, node_pages, ram_pages, zones } = r.flush;
-        KernelConfig {
-            name: r.name,
-            description: String::new(),
-            flush,
-            mm,
-            text,
-            ppc8xx,
-            // A result from before the allocator: it ran none; read it as v4.9's rules.
-            page_alloc: page_alloc.unwrap_or_else(PageAllocConfig::v4_9),
-            // A result from before reclaim: nothing was ever reclaimed; read it as v4.3+'s rules.
-            reclaim: reclaim.unwrap_or(ReclaimKnobs::V4_3),
-            node_pages,
-            ram_pages,
-            zones,
-            shift_from_table: r.shift_from_table,
-        }
-    }
-}
-
-impl From<KernelConfig> for Recorded {
-    fn from(k: KernelConfig) -> Recorded {
-        Recorded { flush: k.knobs(), name: k.name, shift_from_table: k.shift_from_table }
-    }
 }
 
 /// A knob's value is not among the allowed ones (`None`), or is wrong for another reason.
@@ -127,7 +85,20 @@ pub struct Knob {
     pub section: &'static str,
     pub allowed: &'static str,
     pub doc: &'static str,
+    needed: Needed,
     apply: fn(&mut KernelConfig, &str) -> Result<(), Refusal>,
+}
+
+/// Whether a preset without `inherits` must set a knob.
+#[derive(Clone, Copy)]
+enum Needed {
+    Always,
+    /// Only with `range_policy = "ceiling"`.
+    WithCeiling,
+    /// Only with `range_policy = "flushall-shift"`.
+    WithFlushallShift,
+    /// Never: it refines a knob that sets it (`era` sets every allocator rule).
+    Refines,
 }
 
 fn on_off(v: &str) -> Result<bool, Refusal> {
@@ -143,6 +114,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "range_policy",
         section: "flush",
+        needed: Needed::Always,
         allowed: "always-full | flushall-shift | ceiling",
         doc: "how flush_tlb_mm_range chooses INVLPGs or a full flush: v3.4, v3.6-v3.13, v3.17+",
         apply: |k, v| {
@@ -161,6 +133,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "ceiling",
         section: "flush",
+        needed: Needed::WithCeiling,
         allowed: "pages, e.g. 33",
         doc: "tlb_single_page_flush_ceiling (v3.17+; sets range_policy=ceiling)",
         apply: |k, v| {
@@ -171,6 +144,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "flushall_shift",
         section: "flush",
+        needed: Needed::WithFlushallShift,
         allowed: "-1..63 | table | table-postfix",
         doc: "tlb_flushall_shift (v3.6-v3.13), or the per-family table (pre- or post-fix)",
         apply: |k, v| {
@@ -196,6 +170,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "post_fix",
         section: "flush",
+        needed: Needed::WithFlushallShift,
         allowed: "on | off",
         doc: "Mel Gorman's v3.14 flushall-shift formula",
         apply: |k, v| {
@@ -215,6 +190,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "huge_walk",
         section: "flush",
+        needed: Needed::WithFlushallShift,
         allowed: "on | off",
         doc: "the has_large_page() walk of v3.6-v3.13",
         apply: |k, v| {
@@ -231,6 +207,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "early_return",
         section: "flush",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "flush_tlb_func returns at once when the request is already covered (v6.0+)",
         apply: |k, v| on_off(v).map(|b| k.flush.early_return = b),
@@ -238,6 +215,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "read_tlb_gen",
         section: "flush",
+        needed: Needed::Always,
         allowed: "always | when-needed | never",
         doc: "when flush_tlb_func reads mm->context.tlb_gen (v4.14-v5.19 | v6.0+ | seed 002's fourth column)",
         apply: |k, v| {
@@ -253,6 +231,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "concurrent_local",
         section: "flush",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "the initiator flushes locally while remote handlers run (v5.13+)",
         apply: |k, v| on_off(v).map(|b| k.flush.concurrent_local = b),
@@ -260,6 +239,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "generations",
         section: "flush",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "the v4.14+ tlb_gen protocol; off = the v3.x handler",
         apply: |k, v| on_off(v).map(|b| k.flush.generations = b),
@@ -267,14 +247,15 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "coalesce_ipis",
         section: "flush",
+        needed: Needed::Always,
         allowed: "on | lone | off",
         doc: "IPI only to CPUs whose call queue was empty: on = every call (v4.13+); lone = only a \
               call with one target (v3.9-v4.12); off = never (v3.4)",
         apply: |k, v| {
             k.flush.coalesce_ipis = match v {
-                "on" | "true" | "1" => CoalesceIpis::Always,
+                "on" | "true" | "1" => CoalesceIpis::On,
                 "lone" => CoalesceIpis::Lone,
-                "off" | "false" | "0" => CoalesceIpis::Never,
+                "off" | "false" | "0" => CoalesceIpis::Off,
                 _ => return Err(None),
             };
             Ok(())
@@ -283,6 +264,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "lazy_ipis",
         section: "flush",
+        needed: Needed::Always,
         allowed: "send | skip",
         doc: "send: v3.x-v4.19, lazy CPUs get flush IPIs and leave the mm; skip: v4.20+, only when \
               page tables were freed",
@@ -298,6 +280,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "mmap_lock",
         section: "mm",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "faults and mmap/munmap/madvise take mmap_lock; off is an ablation",
         apply: |k, v| on_off(v).map(|b| k.mm.mmap_lock = b),
@@ -305,6 +288,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "pti",
         section: "flush",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "v4.15+ page-table isolation, where the machine profile says the CPU needs it",
         apply: |k, v| on_off(v).map(|b| k.flush.pti = b),
@@ -312,6 +296,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "kernel_tlb",
         section: "text",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "kernel code and data use the TLB, per linux/arch/x86/text.rs; off = free",
         apply: |k, v| on_off(v).map(|b| k.text.kernel_tlb = b),
@@ -319,6 +304,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "head_8xx",
         section: "ppc8xx",
+        needed: Needed::Always,
         allowed: "2.4 | 2.6",
         doc: "MPC8xx: which head_8xx.S miss handlers (2.4.0 or 2.6.12-rc2) and which dd text/data layouts",
         apply: |k, v| Version::parse(v).map(|v| ppc(k).version = v).ok_or(None),
@@ -326,6 +312,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "pin_tlb",
         section: "ppc8xx",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "MPC8xx CONFIG_PIN_TLB: 8 MB ITLB/DTLB entries at KERNELBASE in the reserved slots (2.6)",
         apply: |k, v| on_off(v).map(|b| ppc(k).pin_tlb = b),
@@ -333,6 +320,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "lose_pinned",
         section: "ppc8xx",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "MPC8xx: the 2.6 bug of seed 003, a tlbie inside the first 8 MB drops the pinned entries",
         apply: |k, v| on_off(v).map(|b| ppc(k).lose_pinned = b),
@@ -340,6 +328,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "switch_tlbia",
         section: "ppc8xx",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "MPC8xx set_context empties the TLBs on a context switch (2.4.0: on; 2.6 ASIDs: off)",
         apply: |k, v| on_off(v).map(|b| ppc(k).switch_tlbia = b),
@@ -347,6 +336,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "hz",
         section: "ppc8xx",
+        needed: Needed::Always,
         allowed: "timer interrupts per second, 1..=10000",
         doc: "MPC8xx HZ (2.4: 100, 2.6: 1000)",
         apply: |k, v| match v.parse::<u32>() {
@@ -360,6 +350,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "writeback",
         section: "ppc8xx",
+        needed: Needed::Always,
         allowed: "bdflush | pdflush | in-context",
         doc:
             "MPC8xx: who writes dirty pages back: 2.4's bdflush thread, 2.6's pdflush thread (woken over the background threshold), or the writer itself in balance_dirty_pages (2.6 over the dirty threshold)",
@@ -376,6 +367,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "writeback_batch",
         section: "ppc8xx",
+        needed: Needed::Always,
         allowed: "pages, 1..=100000",
         doc: "MPC8xx: pages per writeback round (2.4 bdflush ndirty in pages; 2.6 the dirty pages pdflush finds per wake-up, or write_chunk in the writer's context)",
         apply: |k, v| match v.parse::<u32>() {
@@ -389,6 +381,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "free_before_flush",
         section: "mm",
+        needed: Needed::Always,
         allowed: "on | off",
         doc: "UNSAFE: frees pages before the TLB flush; for the oracle",
         apply: |k, v| on_off(v).map(|b| k.mm.free_before_flush = b),
@@ -396,6 +389,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "era",
         section: "page_alloc",
+        needed: Needed::Always,
         allowed: "4.9 | 4.9-hopcpu | 5.14",
         doc: "the page allocator's per-CPU list rules: v2.6.24-v5.13 order 0 only (4.9), the 2016 \
               high-order patch v5 (4.9-hopcpu), v5.14+ orders 0-3 and THP (5.14); the knobs below \
@@ -408,6 +402,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "pcp_lists",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "order0 | hopcpu-v5 | v5-14",
         doc: "which orders the per-CPU lists hold and how an order picks its list",
         apply: |k, v| {
@@ -423,6 +418,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "batch_cap_kib",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "KiB, 4..1048576 (512 up to v5.13, 1024 from v5.14)",
         doc: "zone_batchsize()'s cap on the per-CPU batch",
         apply: |k, v| {
@@ -437,6 +433,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "pcp_high",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "six-batch | hopcpu-v5 | low-wmark-per-local-cpu",
         doc: "pcp->high: 6 x batch (v4.9), the 2016 patch's 341, v5.14 zone_highsize()",
         apply: |k, v| {
@@ -452,6 +449,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "pcp_refill",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "batch | batch-shifted-by-order",
         doc:
             "blocks rmqueue_bulk takes on an empty list: batch (v4.9, 2016) or max(batch >> order, 2) (v5.14)",
@@ -467,6 +465,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "pcp_drain",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "batch-entries | batch-pages | free-factor",
         doc: "what free_pcppages_bulk frees at count >= high: batch entries (v4.9), batch base pages \
               (2016), nr_pcp_free() (v5.13+)",
@@ -483,6 +482,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "drain_picks_outside_lock",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "on | off",
         doc: "free_pcppages_bulk picks the pages before taking zone->lock (v4.18+)",
         apply: |k, v| on_off(v).map(|b| k.page_alloc.drain_picks_outside_lock = b),
@@ -490,6 +490,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "min_free_kbytes_max",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "KiB, 128..1048576 (65536 up to v5.6, 262144 from v5.7)",
         doc: "the upper clamp of the boot-time min_free_kbytes",
         apply: |k, v| {
@@ -504,6 +505,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "watermark_scale_factor",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "0..1000 (0: the pre-v4.6 low = min + min/4, high = min + min/2; default 10 since v4.6)",
         doc: "the watermark gap in 1/10000 of the zone (v4.6+)",
         apply: |k, v| {
@@ -518,6 +520,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "node_mib",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "MiB, 16..=4096, a multiple of 4 (default 4096: linux/include/linux/gfp.rs PAGES_PER_NODE)",
         doc: "memory per NUMA node; reclaim workloads scale the machine's memory down with it",
         apply: |k, v| {
@@ -532,6 +535,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "zones",
         section: "page_alloc",
+        needed: Needed::Refines,
         allowed: "v4.2 | none",
         doc: "how a node's several zones are used (a workload's ram_mib= gives the named machine \
               x86-64's ZONE_DMA32 and ZONE_NORMAL): v4.2 (v3.12..v4.7: per-zone LRUs, watermarks \
@@ -549,6 +553,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "unmap_flush",
         section: "reclaim",
+        needed: Needed::Always,
         allowed: "per-page | batched",
         doc: "how try_to_unmap flushes during reclaim: ptep_clear_flush, one flush and IPI round per \
               page (up to v4.2), or TTU_BATCH_FLUSH, one full-flush round per shrink_page_list \
@@ -565,6 +570,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         name: "swap_cluster_max",
         section: "reclaim",
+        needed: Needed::Always,
         allowed: "pages, 1..=1024 (32 in every release; 256 in Mel Gorman's 2015 v7 4/4)",
         doc: "SWAP_CLUSTER_MAX: pages isolated per shrink_inactive_list batch (COMPACT_CLUSTER_MAX \
               follows it)",
@@ -611,7 +617,7 @@ impl KernelConfig {
             mm: self.mm,
             text: self.text,
             ppc8xx: self.ppc8xx,
-            page_alloc: Some(self.page_alloc),
+            page_alloc: self.page_alloc,
             reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
             node_pages: self.node_pages,
             ram_pages: self.ram_pages,
@@ -711,7 +717,7 @@ impl KernelConfig {
         }
         if inherits.is_none() {
             let needed = required(&k);
-            if let Some(missing) = KNOBS.iter().find(|n| needed(n.name) && !set.contains(&n.name)) {
+            if let Some(missing) = KNOBS.iter().find(|n| needed(n) && !set.contains(&n.name)) {
                 return Err(format!(
                     "{origin}: key `{}.{}` is missing; a preset without `inherits` sets every knob that applies ({})",
                     missing.section,
@@ -724,33 +730,18 @@ impl KernelConfig {
     }
 }
 
-/// Which knobs a complete preset must set: the range policy's own parameters only for that
-/// policy.
-fn required(k: &KernelConfig) -> impl Fn(&str) -> bool {
+/// Which knobs a complete preset must set: an MPC8xx kernel its own section only (the x86
+/// flush, mm and text knobs do not apply to it), an x86 one the rest as each knob's `needed`.
+fn required(k: &KernelConfig) -> impl Fn(&Knob) -> bool {
     let policy = k.flush.policy;
-    // An MPC8xx kernel sets its own section; the x86 flush, mm and text knobs do not apply to it.
     let ppc = k.ppc8xx.is_some();
-    move |name| match KNOBS.iter().find(|n| n.name == name).map(|n| n.section) {
-        Some("ppc8xx") => ppc,
+    move |knob| match (knob.section, knob.needed) {
+        ("ppc8xx", _) => ppc,
         _ if ppc => false,
-        _ => match name {
-            "ceiling" => matches!(policy, RangePolicy::Ceiling(_)),
-            "flushall_shift" | "post_fix" | "huge_walk" => {
-                matches!(policy, RangePolicy::FlushallShift { .. })
-            }
-            // `era` sets every allocator rule; the others refine it.
-            "pcp_lists"
-            | "batch_cap_kib"
-            | "pcp_high"
-            | "pcp_refill"
-            | "pcp_drain"
-            | "drain_picks_outside_lock"
-            | "min_free_kbytes_max"
-            | "watermark_scale_factor"
-            | "node_mib"
-            | "zones" => false,
-            _ => true,
-        },
+        (_, Needed::Always) => true,
+        (_, Needed::WithCeiling) => matches!(policy, RangePolicy::Ceiling(_)),
+        (_, Needed::WithFlushallShift) => matches!(policy, RangePolicy::FlushallShift { .. }),
+        (_, Needed::Refines) => false,
     }
 }
 
@@ -765,7 +756,7 @@ fn blank() -> KernelConfig {
             early_return: false,
             read_tlb_gen: ReadTlbGen::Never,
             concurrent_local: false,
-            coalesce_ipis: CoalesceIpis::Never,
+            coalesce_ipis: CoalesceIpis::Off,
             lazy_ipis: LazyIpis::Send,
             pti: false,
         },

@@ -1,6 +1,6 @@
 //! Not a Linux file: the checker that watches the kernel model.
 //!
-//! The safety oracle (DESIGN.md rule 9), checked in every run:
+//! The safety oracle (docs/design.md#safety-oracle), checked in every run:
 //! - at every TLB hit, the frame the entry translates to must still belong to the mapping the
 //!   access goes through (a hit on a freed or reallocated frame is a use-after-free through the
 //!   TLB);

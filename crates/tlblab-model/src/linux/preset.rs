@@ -160,7 +160,7 @@ mod tests {
         let k = KernelConfig::preset("3.4").unwrap();
         assert_eq!(k.flush.policy, RangePolicy::AlwaysFull);
         assert!(
-            k.flush.coalesce_ipis == CoalesceIpis::Never
+            k.flush.coalesce_ipis == CoalesceIpis::Off
                 && !k.flush.generations
                 && !k.flush.pti
                 && k.mm.mmap_lock

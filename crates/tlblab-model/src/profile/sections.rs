@@ -60,7 +60,7 @@ sections! {
 }
 
 /// `[noise]`: the sources of run-to-run and CPU-to-CPU variation the engine models, each drawn
-/// from its own seeded stream (DESIGN.md rule 4).
+/// from its own seeded stream (docs/design.md#randomness).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoiseProfile {

@@ -1,5 +1,5 @@
 //! ebizzy 0.3 (Valerie Henson; the copy in linux-test-project/ltp utils/benchmark/ebizzy-0.3;
-//! facts sheet §5.1), as mmtests ran it for seed 000: `ebizzy -S <seconds> -t <threads>`.
+//! docs/references/linux-mm.md#ebizzy), as mmtests ran it for seed 000: `ebizzy -S <seconds> -t <threads>`.
 //!
 //! Setup (main thread, untimed): `chunks` chunks of `chunk_size` bytes (10 x 512 KiB), each
 //! record `mem[i][j] = j`. Each worker thread then loops:

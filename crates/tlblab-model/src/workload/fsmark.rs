@@ -1,7 +1,7 @@
 //! fs_mark 3.3 (Ric Wheeler's file-creation benchmark) as mmtests' `fsmark-50m-zerofile-inode`
-//! runs it (wave2-facts.md §3.8): `fs_mark -d DIR -D SUBDIRS -s 0 -S0 -n FILES -L ITER -t N`.
-//! Each of the N children (forked processes) loops over its files: `setup_file_name` (a 40-byte
-//! name: 16 time-stamp characters then 24 random ones, and a `mkdir()` of the target directory
+//! runs it (docs/references/seeds-001-003-004.md#benchmarks-2016): `fs_mark -d DIR -D SUBDIRS -s 0 -S0 -n
+//! FILES -L ITER -t N`. Each of the N children (forked processes) loops over its files: `setup_file_name` (a
+//! 40-byte name: 16 time-stamp characters then 24 random ones, and a `mkdir()` of the target directory
 //! that returns `-EEXIST`), `open(O_CREAT | O_RDWR | O_TRUNC)`, `write(fd, buf, 0)` (its write
 //! loop runs once even for a zero size), no fsync (`-S0`), `close()`. Each child reports files
 //! per second over its loop; fs_mark adds the children's rates ("Files/sec"), higher is better.

@@ -1,6 +1,6 @@
 //! hackbench (Ingo Molnar's hackbench.c, the version mmtests 3d1013d4 runs as
-//! `hackbench [-pipe] GROUPS process|thread LOOPS`; wave2-facts.md §3.8): G groups, each of 20
-//! receivers and 20 senders. Each receiver owns one pipe (`-pipe`) or one AF_UNIX stream
+//! `hackbench [-pipe] GROUPS process|thread LOOPS`; docs/references/seeds-001-003-004.md#benchmarks-2016): G
+//! groups, each of 20 receivers and 20 senders. Each receiver owns one pipe (`-pipe`) or one AF_UNIX stream
 //! socketpair; each sender writes `loops` rounds of one 100-byte message to every receiver of its
 //! group; each receiver reads 100 bytes at a time, `20 x loops` messages. hackbench prints
 //! "Time: S" for the whole run, lower is better.

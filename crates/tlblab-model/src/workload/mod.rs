@@ -125,7 +125,8 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
 
     /// The most page frames the benchmark holds at once with `tasks` tasks (its populated setup
     /// and each task's buffers), if it can hold many: `run::run` refuses a run whose footprint
-    /// does not fit the model's memory (reclaim is not modelled), before setting anything up.
+    /// does not fit the model's memory, before setting anything up (reclaim frees only the clean
+    /// file pages of a workload that reclaims, linux/mm/vmscan.rs).
     fn footprint_pages(&self, _tasks: u32) -> Option<u64> {
         None
     }

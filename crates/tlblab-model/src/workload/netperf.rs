@@ -1,6 +1,7 @@
-//! netperf 2.4.5's UDP_STREAM and TCP_STREAM on localhost (wave2-facts.md §3.8): the netperf
-//! process sends `-m` bytes per `send()` as fast as it can, netserver `recv()`s; both unpinned,
-//! so the scheduler puts them on two CPUs of one socket (the model: CPU 0 and CPU 1, two cores).
+//! netperf 2.4.5's UDP_STREAM and TCP_STREAM on localhost
+//! (docs/references/seeds-001-003-004.md#benchmarks-2016): the netperf process sends `-m` bytes per `send()`
+//! as fast as it can, netserver `recv()`s; both unpinned, so the scheduler puts them on two CPUs of one
+//! socket (the model: CPU 0 and CPU 1, two cores).
 //! `-s` / `-S` set `SO_SNDBUF` / `SO_RCVBUF` on both ends, as mmtests 3d1013d4 passed them
 //! (`-s $((SIZE+256)) -S $((SIZE+256))`); without them the sockets keep the defaults.
 //!

@@ -1,11 +1,11 @@
 //! sockperf's throughput test (Mellanox sockperf, `sockperf throughput [--tcp] --mps max
-//! --msg-size N`, as mmtests' network-sockperf-unbound runs it; wave2-facts.md §3.8): the client
-//! sends `--msg-size`-byte messages as fast as it can to a server that only receives, both
-//! unpinned (the model: CPU 0 and CPU 1), sockets at the system defaults (sockperf sets no
-//! buffer sizes unless asked). The metric is the client's summary line "BandWidth is X MBps
-//! (Y Mbps)": messages sent per second times the size over 2^20 (binary mega, counted on the
-//! sending side); reported as its Y = 8 X, the figure seed 004's tables carry (wave2-facts.md
-//! §3.1: 36.32 at 14 bytes is 340 k messages/s only as 8 x MiB/s).
+//! --msg-size N`, as mmtests' network-sockperf-unbound runs it;
+//! docs/references/seeds-001-003-004.md#benchmarks-2016): the client sends `--msg-size`-byte messages as fast
+//! as it can to a server that only receives, both unpinned (the model: CPU 0 and CPU 1), sockets at the
+//! system defaults (sockperf sets no buffer sizes unless asked). The metric is the client's summary line
+//! "BandWidth is X MBps (Y Mbps)": messages sent per second times the size over 2^20 (binary mega, counted on
+//! the sending side); reported as its Y = 8 X, the figure seed 004's tables carry
+//! (docs/references/seeds-001-003-004.md#seed-004: 36.32 at 14 bytes is 340 k messages/s only as 8 x MiB/s).
 
 use super::netperf::{stream_pair, Side};
 use super::{flag_count, flag_pairs, Benchmark, MetricKind, Setup};

@@ -1,6 +1,6 @@
 //! vm-scalability's `case-lru-file-mmap-read` as mmtests' vmscale ran it in 2015
-//! (wave2-facts.md §1.6, §1.7): for each of `nr_cpu` CPUs a sparse file of `10 * mem / nr_cpu`
-//! bytes (`truncate -s`), and a `usemem -f file --readonly` process that maps it
+//! (docs/references/seeds-001-003-004.md#vm-scalability, #vmscale-report): for each of `nr_cpu` CPUs a sparse
+//! file of `10 * mem / nr_cpu` bytes (`truncate -s`), and a `usemem -f file --readonly` process that maps it
 //! (`mmap(PROT_READ, MAP_SHARED)`, no populate) and reads every word once, sequentially.
 //! The files together are ten times memory, so memory fills with the mapped file pages of
 //! processes running on other CPUs and kswapd and direct reclaim unmap them (linux/mm/vmscan.rs).

@@ -1,6 +1,7 @@
-//! will-it-scale testcases (antonblanchard/will-it-scale, tests/*.c; facts sheet §2.4), each
-//! task's loop as the real testcase writes it. `_threads` variants share one mm, `_processes`
-//! variants get one each; the score is the sum over tasks of iterations per second.
+//! will-it-scale testcases (antonblanchard/will-it-scale, tests/*.c;
+//! docs/references/linux-mm.md#will-it-scale), each task's loop as the real testcase writes it. `_threads`
+//! variants share one mm, `_processes` variants get one each; the score is the sum over tasks of iterations
+//! per second.
 
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;

@@ -1,8 +1,8 @@
 //! Shootdown cost: one thread `madvise(MADV_DONTNEED)`s N freshly written pages, alone and with
 //! a sibling thread of the same mm busy on another CPU. Each call is one `flush_tlb_mm_range()`
-//! of N pages (facts sheet §3.3): up to `tlb_single_page_flush_ceiling` (33, §1.4) pages it
-//! INVLPGs page by page, beyond it flushes everything, so time over N shows a kink there. The
-//! sibling's extra time is the IPI round trip; the sibling's own lost work is what each flush
+//! of N pages (docs/references/linux-mm.md#mmu_gather): up to `tlb_single_page_flush_ceiling` (33,
+//! #flush-ceiling) pages it INVLPGs page by page, beyond it flushes everything, so time over N shows a kink
+//! there. The sibling's extra time is the IPI round trip; the sibling's own lost work is what each flush
 //! IPI costs the CPU that receives it.
 
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
-//! ebizzy 0.3 (linux-test-project/ltp utils/benchmark/ebizzy-0.3/ebizzy.c; facts sheet §5.1)
-//! with `-m`: every buffer is `mmap`ed and `munmap`ed. With a current glibc, default ebizzy's
-//! 512 KiB `malloc`/`free` end up reusing heap memory (the dynamic mmap threshold rises after
-//! the first free), so it never returns memory to the kernel and sends no IPIs; `-m` keeps the
+//! ebizzy 0.3 (linux-test-project/ltp utils/benchmark/ebizzy-0.3/ebizzy.c;
+//! docs/references/linux-mm.md#ebizzy) with `-m`: every buffer is `mmap`ed and `munmap`ed. With a current
+//! glibc, default ebizzy's 512 KiB `malloc`/`free` end up reusing heap memory (the dynamic mmap threshold
+//! rises after the first free), so it never returns memory to the kernel and sends no IPIs; `-m` keeps the
 //! behaviour the 2013 regression was about: one ~128-page unmap and flush per record.
 //!
 //! Defaults: 10 chunks of 512 KiB (`record_size` 8 x 65536 records), filled with `mem[i][j] = j`

@@ -1,5 +1,6 @@
 //! will-it-scale testcases (antonblanchard/will-it-scale, tests/tlb_flush{1,2,3}.c and
-//! tests/page_fault1.c, read at HEAD 75f66e4; facts sheet §2.4), each task's loop as there:
+//! tests/page_fault1.c, read at HEAD 75f66e4; docs/references/linux-mm.md#will-it-scale), each task's loop as
+//! there:
 //!
 //! - `tlb_flush1`: own 128 MiB temp file (created, truncated, unlinked), mapped `MAP_PRIVATE`;
 //!   per page: write a byte, `madvise(MADV_DONTNEED)` the page, the byte must read back 0,

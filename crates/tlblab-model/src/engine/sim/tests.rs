@@ -678,8 +678,8 @@ fn busy_cpus_take_the_tick_at_hz_and_idle_ones_do_not() {
 #[test]
 fn noise_breaks_the_lockstep_of_a_shootdown_storm() {
     // Without noise a run is the same whatever the seed (before contended lines queued, 15
-    // threads of tlb_flush1 on Haswell even completed the same count each: fidelity audit
-    // §4.1). With the tick and per-step jitter, seeds give different runs.
+    // threads of tlb_flush1 on Haswell even completed the same count each). With the tick and per-step
+    // jitter, seeds give different runs.
     let ops = |p: &MachineProfile, seed| {
         let mut sim = wis(p, "5.18.1", Testcase::TlbFlush1, 15, true);
         sim.seed(seed);

@@ -42,7 +42,7 @@ fn siblings_share_their_core_and_other_cores_run_at_full_speed() {
     }
 }
 
-/// Seed 000's claim that SMT sets (issue 13 item 4): past 4 threads on the 4-core Ivy Bridge,
+/// Seed 000's claim that SMT sets (hw/smt.rs): past 4 threads on the 4-core Ivy Bridge,
 /// ebizzy's records/s grow by a few percent per thread (siblings share a core), not by a core's
 /// worth (~20% per thread before SMT sharing). Records/s of `threads` on 3.13, 5 ms after 0.5 ms.
 fn ebizzy(threads: u32, smt_throughput: f64) -> f64 {

@@ -2,7 +2,7 @@
 //! cache hierarchy worth the name (the MPC8xx: 4 KB I-cache + 4 KB D-cache, SDRAM behind them).
 //!
 //! Rules, from the MPC860 User's Manual ch. 8 "Instruction and Data Caches" ("860UM"; the 855T
-//! has the same 4 KB / 16-byte-line / 2-way organisation, machine-costs.md §6):
+//! has the same 4 KB / 16-byte-line / 2-way organisation, docs/references/machine-costs.md#mpc855t):
 //! - Physically addressed and tagged; `ways`-way set associative; LRU within a set (860UM §8
 //!   intro: "least-recently-used (LRU) replacement algorithm within each set").
 //! - A miss picks an invalid way first, way 0 before way 1, else the LRU way (860UM §8.6.2).

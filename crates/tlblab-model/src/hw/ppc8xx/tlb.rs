@@ -7,8 +7,8 @@
 //! write loads the entry the replacement counter points at.
 //!
 //! Hardware rules this file follows, with their sources (MPC885 Reference Manual = "885RM",
-//! MPC860 User's Manual = "860UM", MPC801 User's Manual = "801UM"; shared/reference/wave2-facts.md
-//! §2.2 summarises them):
+//! MPC860 User's Manual = "860UM", MPC801 User's Manual = "801UM";
+//! docs/references/seeds-001-003-004.md#mpc8xx-mmu summarises them):
 //! - Replacement is a counter, not LRU: the entry loaded on a reload is the one indexed by
 //!   `MI_CTR[ITLB_INDX]` / `MD_CTR[DTLB_INDX]`, and that index *decrements* after each reload
 //!   (885RM §8.10.2; 801UM §11.8.2). `tlbia` clears the counters to 0 (same sections), so the

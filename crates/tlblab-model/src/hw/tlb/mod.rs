@@ -6,7 +6,7 @@
 //! table and calls [`TlbHierarchy::fill`]). Hardware probes the arrays of every page size at a
 //! level in parallel; the model does the same, skipping page sizes that were never filled.
 //!
-//! Hot path rules (see DESIGN.md "Speed"): flat arrays per structure, one `u64` tag compare per
+//! Hot path rules (docs/design.md#speed): flat arrays per structure, one `u64` tag compare per
 //! way, no allocation and no hashing on lookup.
 //!
 //! How the hot path keeps to them: each access kind has a precomputed probe plan (the arrays of
@@ -68,7 +68,7 @@ pub const MAX_LEVELS: usize = 8;
 
 /// What a TLB entry holds besides its tag: the frame, and whether the entry allows stores (the
 /// PTE's R/W bit as the walk found it: a store through a read-only entry faults). Packed in one
-/// `u64` (`pfn << 1 | writable`), so a way is two words and a stamp, as before it had a name.
+/// `u64` (`pfn << 1 | writable`), so a way stays two words and a stamp.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct TlbPayload(u64);

@@ -82,9 +82,10 @@ pub(super) const UNOWNED: u16 = u16::MAX;
 /// is not counted or listed. Stale entries are zeroed and their ids recycled by a purge when the
 /// ids run out ([`TlbHierarchy::purge`]), so a flush costs O(1) amortized.
 ///
-/// Old behaviour kept: the tags used to hold the architectural ASID and global entries ASID 0,
-/// so a global entry and a non-global one of ASID 0 for the same page had one key, and a fill of
-/// either replaced the other. [`Self::alias`] keeps that.
+/// A global entry and a non-global one of ASID 0 for the same page share one key, so a fill of
+/// either replaces the other ([`Self::alias`]): a global translation serves every PCID (the SDM
+/// vol. 3A §4.10.2.4), so one entry stands for both, and results stay those of the tags that
+/// held the ASID itself.
 ///
 /// SMT: the ids are the core's, and an id is held by one (logical processor, ASID) pair: Intel
 /// tags every TLB entry with the logical processor that made it (the SDM vol. 3A §8.7.13.2; a

@@ -30,7 +30,7 @@ pub(in crate::linux) enum FaultPage {
 /// A file's page cache (`mapping->i_pages`): the frame cached at each page index, or none.
 /// Frames are stored in 4 bytes (the model's frame numbers are below 2^32: `PAGES_PER_NODE`
 /// per node), half what a `u64` per index took: seed 002's 56 tlb_flush1 tasks cache 1.8 M
-/// pages (issue 18: 7 MiB less per run). Each modelled file is opened once, so its `struct
+/// pages (7 MiB less per run). Each modelled file is opened once, so its `struct
 /// file`'s readahead state (`f_ra`) is kept here too.
 #[derive(Debug, Clone)]
 pub struct FilePages {

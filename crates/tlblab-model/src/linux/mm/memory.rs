@@ -10,7 +10,7 @@ use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
 use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
-use crate::linux::{arch::x86::mm::tlb, mm::mmap, Continuation as KStep, Kernel};
+use crate::linux::{arch::x86::mm::tlb, mm::mmap, Continuation, Kernel};
 use crate::time::Ps;
 
 crate::linux::vmstat::counters! {
@@ -177,13 +177,13 @@ impl Kernel {
     /// The handler runs under `mmap_read_lock` (v5.18; per-VMA locks came in v6.4).
     fn push_fault(&mut self, ctx: &mut Ctx, va: u64, kind: AccessKind, write: bool) {
         let lock = self.config.mm.mmap_lock;
-        ctx.then(KStep::Mm(Step::Access { va, kind }));
+        ctx.then(Continuation::Mm(Step::Access { va, kind }));
         if lock {
-            ctx.then(KStep::Sys(mmap::Step::Unlock { write: false }));
+            ctx.then(Continuation::Sys(mmap::Step::Unlock { write: false }));
         }
-        ctx.then(KStep::Mm(Step::Fault { addr: va, write }));
+        ctx.then(Continuation::Mm(Step::Fault { addr: va, write }));
         if lock {
-            ctx.then(KStep::Sys(mmap::Step::Lock { write: false }));
+            ctx.then(Continuation::Sys(mmap::Step::Lock { write: false }));
         }
     }
 
@@ -239,11 +239,11 @@ impl Kernel {
                 d += c;
                 self.mms[mm as usize].set_pte(addr, Pte::default());
                 self.counters.memory.cow_flushes += 1;
-                ctx.then(KStep::Mm(Step::SetPte {
+                ctx.then(Continuation::Mm(Step::SetPte {
                     addr,
                     pte: Pte { pfn, present: true, writable: true, dirty: true },
                 }));
-                ctx.then(KStep::Flush(tlb::Step { start: addr, end: addr + PAGE_SIZE, freed_tables: false }));
+                ctx.then(Continuation::Flush(tlb::Step { start: addr, end: addr + PAGE_SIZE, freed_tables: false }));
                 return d;
             }
             (_, true, false) => return d, // raced with another fault: nothing to do

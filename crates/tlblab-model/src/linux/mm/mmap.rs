@@ -7,7 +7,7 @@ use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::include::linux::mm_types::{zap_vma, Backing};
 use crate::linux::syscalls::{MapKind, Op};
-use crate::linux::{Continuation as KStep, Kernel};
+use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
 
 crate::linux::vmstat::counters! {
@@ -39,8 +39,8 @@ impl Kernel {
     /// under mmap_lock (v5.18): mmap and munmap for write, madvise(MADV_DONTNEED) for read.
     pub(in crate::linux) fn syscall(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
         if self.config.mm.mmap_lock {
-            ctx.then(KStep::Sys(Step::Locked(op)));
-            ctx.then(KStep::Sys(Step::Lock { write: !matches!(op, Op::MadviseDontneed { .. }) }));
+            ctx.then(Continuation::Sys(Step::Locked(op)));
+            ctx.then(Continuation::Sys(Step::Lock { write: !matches!(op, Op::MadviseDontneed { .. }) }));
             return Ps::ZERO;
         }
         self.syscall_body(ctx, t, op)
@@ -105,7 +105,7 @@ impl Kernel {
                 };
                 self.tasks[t].regs[reg] = self.mms[mm as usize].mmap(len, backing, true);
                 if self.config.mm.mmap_lock {
-                    ctx.then(KStep::Sys(Step::Unlock { write: true }));
+                    ctx.then(Continuation::Sys(Step::Unlock { write: true }));
                 }
                 let d = self.costs.entry.syscall_half * 2;
                 ctx.charge(Bucket::Syscall, d);

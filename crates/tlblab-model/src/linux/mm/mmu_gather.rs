@@ -7,7 +7,7 @@ use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
 use crate::linux::include::linux::mm_types::{MmId, Pte, PAGE_SHIFT};
-use crate::linux::{mm::mmap, Continuation as KStep, Kernel};
+use crate::linux::{mm::mmap, Continuation, Kernel};
 use crate::time::Ps;
 
 use crate::linux::arch::x86::mm::tlb::TLB_FLUSH_ALL;
@@ -116,12 +116,12 @@ impl Kernel {
         let order = zap_order(self.config.mm.free_before_flush, start, end, cleared, freed_tables, dirty);
         // The flush and the free happen under mmap_lock; the unlock comes before the return.
         // munmap, the only caller that frees page tables, holds it for write.
-        ctx.then(KStep::Sys(mmap::Step::Exit));
+        ctx.then(Continuation::Sys(mmap::Step::Exit));
         if self.config.mm.mmap_lock {
-            ctx.then(KStep::Sys(mmap::Step::Unlock { write: freed_tables }));
+            ctx.then(Continuation::Sys(mmap::Step::Unlock { write: freed_tables }));
         }
         for s in order.iter().rev().flatten() {
-            ctx.then(KStep::Gather(*s));
+            ctx.then(Continuation::Gather(*s));
         }
     }
 

@@ -11,7 +11,7 @@
 //!   batch is freed.
 //!
 //! The accessed bit is x86's: `ptep_clear_flush_young` clears it without a flush (no IPI from
-//! aging, wave2-facts.md §1.2).
+//! aging, docs/references/seeds-001-003-004.md#per-page-flush).
 
 use super::vmscan::Ubc;
 use crate::attribution::Bucket;

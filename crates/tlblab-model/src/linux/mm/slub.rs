@@ -37,8 +37,9 @@ pub const KMALLOC_SIZES: [u64; 13] = [8, 16, 32, 64, 96, 128, 192, 256, 512, 102
 const CACHE_LINE: u64 = 64;
 
 /// Dedicated caches the network paths use, with their v4.9 x86-64 object sizes and
-/// `SLAB_HWCACHE_ALIGN`: `skbuff_head_cache` is `struct sk_buff` (232 bytes per the facts sheet
-/// §3.6, [UNVERIFIED] exact size), `skbuff_fclone_cache` two of them plus a refcount.
+/// `SLAB_HWCACHE_ALIGN`: `skbuff_head_cache` is `struct sk_buff` (232 bytes per
+/// docs/references/seeds-001-003-004.md#slub-orders, exact size unverified), `skbuff_fclone_cache` two of
+/// them plus a refcount.
 pub const SKBUFF_HEAD_CACHE: (&str, u64) = ("skbuff_head_cache", 232);
 pub const SKBUFF_FCLONE_CACHE: (&str, u64) = ("skbuff_fclone_cache", 2 * 232 + 4);
 

@@ -4,7 +4,7 @@
 //! woken when an allocation finds every zone of its node below its low watermark, direct reclaim
 //! in an allocating task that would take them below `min`.
 //!
-//! Rules (v4.2 unless marked; wave2-facts.md §1.4):
+//! Rules (v4.2 unless marked; docs/references/seeds-001-003-004.md#reclaim):
 //! - `get_scan_count`: the workloads reclaim file pages only (no swap is configured, so
 //!   `SCAN_FILE`): each file list's target is `size >> priority`.
 //! - `shrink_lruvec`: while targets remain, per round `min(target, SWAP_CLUSTER_MAX)` from the

@@ -1,7 +1,8 @@
 //! Text layouts as data: what a `System.map` (kernel) or `nm` of a program and its libc (user)
 //! would give — functions with address and size — plus the ordered function lists of the code
 //! paths a workload runs, and the observations a layout is checked against (the seed's I-TLB
-//! dumps). No System.map of the seed-003 builds exists (wave2-facts.md §2.7), so the files under
+//! dumps). No System.map of the seed-003 builds exists (docs/references/seeds-001-003-004.md#layout-data), so
+//! the files under
 //! `layouts/` place functions by each version's link order with estimated sizes and say so per
 //! function (`confidence`).
 //!

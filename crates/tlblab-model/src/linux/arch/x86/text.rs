@@ -1,7 +1,7 @@
 //! The kernel's own translations: which pages of kernel code and data each path of the model
 //! executes, so that a flush that drops kernel entries, or user pages that push them out, cost
-//! the refills they cause (DESIGN.md: "kernel entries even when nothing is flushed ... model it
-//! with the kernel-text layout, not a fudge").
+//! the refills they cause (docs/design.md#hardware: a layout, not a fudge
+//! factor).
 //!
 //! Whether kernel entries survive a full flush is the part that matters for the shootdown paths
 //! (v4.15+ arch/x86/mm/pti.c and arch/x86/mm/init.c, unchanged through v6.18):

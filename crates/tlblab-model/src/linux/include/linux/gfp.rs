@@ -18,7 +18,7 @@ use crate::time::Ps;
 /// in v5.14, `zone_highsize()`'s low watermark (that of a 4 GiB zone here). 4 GiB holds the
 /// largest workload (will-it-scale page_fault1, 128 MiB per task) for 32 tasks per node. Host
 /// memory goes only to the 16 MiB sections a run touches: 12 bytes of `struct page`, 8 of
-/// owner and, for frames a TLB was filled with, one bit per CPU (issue 18 part 5).
+/// owner and, for frames a TLB was filled with, one bit per CPU.
 pub const PAGES_PER_NODE: u64 = 1 << 20;
 
 /// Every machine whose paths allocate pages boots with an allocator (`run::run` refuses an x86
@@ -62,9 +62,10 @@ impl Kernel {
             env,
         );
         let Some(pfn) = out.pfn else {
-            // Reclaim is not modelled (issue 15): a workload must fit in the model's nodes.
+            // Reclaim (linux/mm/vmscan.rs) frees clean file pages only, and only for a workload
+            // that reclaims: any other must fit in the model's nodes (run::run checks it first).
             panic!(
-                "out of memory: {} nodes of {} MiB are exhausted (reclaim is not modelled)",
+                "out of memory: {} nodes of {} MiB are exhausted (nothing reclaimable)",
                 self.page_alloc.as_ref().map_or(0, |a| a.nr_nodes()),
                 PAGES_PER_NODE >> 8
             );
@@ -116,7 +117,7 @@ impl Kernel {
             .as_mut()
             .expect(NO_ALLOCATOR)
             .alloc_pages_untimed(cpu, at, 0, migratetype_of(owner), env)
-            .expect("out of memory during untimed setup (reclaim is not modelled)");
+            .expect("out of memory during untimed setup (nothing reclaimable)");
         if !self.frames.assign(pfn, owner) {
             self.oracle.flag_handed_out_twice(pfn, self.frames.owner(pfn));
         }

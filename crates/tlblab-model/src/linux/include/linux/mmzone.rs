@@ -59,7 +59,7 @@ impl MigrateType {
 
 /// One LRU list (`lruvec->lists[lru]`) of frame numbers, 4 bytes each (the model's frames are
 /// below 2^32): seed 002's 56 tlb_flush1 tasks put 1.8 M cached pages on the inactive lists,
-/// and a `u64` per page took 8 MiB more per run (issue 18).
+/// and a `u64` per page took 8 MiB more per run.
 #[derive(Debug, Default)]
 pub struct LruList(VecDeque<u32>);
 
@@ -102,7 +102,7 @@ pub enum PageState {
 }
 
 /// The `struct page` fields the allocator uses. Packed (11 bytes, not 12): one per page a run
-/// touches, 1.8 M of them in seed 002's Skylake runs (issue 18).
+/// touches, 1.8 M of them in seed 002's Skylake runs.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, packed)]
 pub struct PageMeta {

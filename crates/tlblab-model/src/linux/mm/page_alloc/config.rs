@@ -102,7 +102,7 @@ pub enum PcpDrain {
     /// v4.9: `batch` list entries (order-0 pages), round robin from list 1.
     BatchEntries,
     /// The 2016 patch: until `batch` base pages are freed, round robin from the freeing
-    /// migratetype's list (facts sheet §3.3).
+    /// migratetype's list (docs/references/seeds-001-003-004.md#hopcpu-2016).
     BatchPages,
     /// v5.13-v5.14 `nr_pcp_free()`: `batch << free_factor` base pages clamped to
     /// `[batch, high - batch]`, the factor growing with consecutive drains and halved by every

@@ -271,7 +271,7 @@ fn presets_deserialize_from_toml_and_unknown_keys_are_refused() {
     let e = toml::from_str::<PageAllocConfig>(&format!("{text}\nbogus = 1")).unwrap_err();
     assert!(e.to_string().contains("bogus"), "{e}");
     assert!(PageAllocConfig::preset("4.8").unwrap_err().contains("4.9, 4.9-hopcpu, 5.14"));
-    // Every preset round-trips through TOML under the names docs/seed-004-plan.md lists.
+    // Every preset round-trips through TOML under their `[page_alloc]` names.
     for name in ["4.9", "4.9-hopcpu", "5.14"] {
         let c = PageAllocConfig::preset(name).unwrap();
         let text = toml::to_string(&c).unwrap();

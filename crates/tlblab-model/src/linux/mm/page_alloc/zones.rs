@@ -1,8 +1,8 @@
 //! A node's zones and the rules that choose among them (include/linux/mmzone.h `enum
 //! zone_type`, mm/page_alloc.c v4.2).
 //!
-//! Without a named machine (no `ram_pages`) every node has one `ZONE_NORMAL` (the model before
-//! issue 15's zone split). A workload that names the machine it scales down (`ram_mib=`) gets
+//! Without a named machine (no `ram_pages`) every node has one `ZONE_NORMAL` (a kernel
+//! modelled with one zone per node). A workload that names the machine it scales down (`ram_mib=`) gets
 //! x86-64's zones of that machine ([`Layout::x86_64`]), each simulated zone the same share of
 //! the simulated node as of the named one, sized (watermarks, `lowmem_reserve`, per-CPU lists,
 //! reclaim's scan targets) as the named machine's zone.

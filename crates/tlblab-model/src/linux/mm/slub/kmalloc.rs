@@ -104,8 +104,9 @@ impl Kernel {
         bucket: Bucket,
     ) -> (Object, Ps) {
         let Ok((obj, out)) = r else {
-            // Reclaim is not modelled (issue 15): a workload must fit in the model's nodes.
-            panic!("out of memory in SLUB (reclaim is not modelled)");
+            // Reclaim (linux/mm/vmscan.rs) frees file pages only, never slab (no shrinkers): a
+            // workload's objects must fit in the model's nodes.
+            panic!("out of memory in SLUB (slab is not reclaimable in the model)");
         };
         self.sync_slab_pages();
         if let Object::Slab { cache, .. } = obj {

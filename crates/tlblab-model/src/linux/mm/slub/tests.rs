@@ -19,7 +19,7 @@ fn machine(cfg: PageAllocConfig) -> (PageAlloc, Slab) {
 
 #[test]
 fn slab_orders_follow_calculate_order_and_the_cpu_count() {
-    // wave2-facts §3.6's table: (object size, order at nr_cpu_ids 4, 8, 64).
+    // docs/references/seeds-001-003-004.md#slub-orders's table: (object size, order at nr_cpu_ids 4, 8, 64).
     for (size, want) in
         [(256, [0, 1, 1]), (512, [1, 2, 2]), (1024, [2, 3, 3]), (2048, [3, 3, 3]), (8192, [3, 3, 3])]
     {

@@ -8,7 +8,7 @@
 //!
 //! Not modelled here: TCP segmentation, coalescing (autocork, Nagle), windows and ACKs; the UDP
 //! memory-pressure accounting (`sk_rmem_schedule`); GSO. Struct sizes are v4.9 x86-64 as the
-//! facts sheet gives them (wave2-facts.md §3.7, `sizeof(struct sk_buff)` 232 and
+//! docs/references/seeds-001-003-004.md#loopback-allocations gives them (`sizeof(struct sk_buff)` 232 and
 //! `skb_shared_info` 320, both [UNVERIFIED] exact).
 
 use std::collections::VecDeque;
@@ -23,7 +23,8 @@ use crate::linux::mm::slub::{hwcache_aligned_size, CacheId, Object, Slab, SlabEr
 pub fn skb_data_align(x: u64) -> u64 {
     x.div_ceil(64) * 64
 }
-/// `sizeof(struct skb_shared_info)` (facts sheet: about 320 on v4.9 x86-64).
+/// `sizeof(struct skb_shared_info)` (about 320 on v4.9 x86-64,
+/// docs/references/seeds-001-003-004.md#loopback-allocations).
 pub const SKB_SHARED_INFO: u64 = 320;
 /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`.
 pub fn skb_struct_aligned() -> u64 {

@@ -1,7 +1,7 @@
 //! x86 TLB flushing: the range policy of `flush_tlb_mm_range` by kernel era, the per-CPU TLB
 //! state (`struct tlb_state`), and `flush_tlb_func`, the handler every target runs.
 //!
-//! Rules follow, per knob (facts sheet §1, §2, §7.2):
+//! Rules follow, per knob (docs/references/linux-mm.md#range-flush, #flush_tlb_func, #ipi-send):
 //! - range policy: `always_full` (v3.4 and earlier), `flushall_shift` (v3.6-v3.13, the
 //!   per-family shift of `arch/x86/kernel/cpu/intel.c`, pre- and post-Mel-Gorman-fix formulas),
 //!   `ceiling(n)` (v3.17+, `tlb_single_page_flush_ceiling`, default 33) with the huge-page
@@ -128,8 +128,8 @@ impl Kernel {
         Some(d)
     }
 
-    /// `switch_mm_irqs_off` to `mm` (v5.18, facts §1.7): the same mm is free unless the CPU was
-    /// lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
+    /// `switch_mm_irqs_off` to `mm` (v5.18, docs/references/linux-mm.md#pcid): the same mm is free unless the
+    /// CPU was lazy and fell behind `mm->context.tlb_gen` (then one full flush); another mm joins
     /// `mm_cpumask` (the CPU leaves the old mm's) and picks an ASID slot, flushing it if stale.
     /// Returns whether it flushed.
     ///

@@ -18,7 +18,7 @@ fn machine() -> (PageAlloc, Slab, NetCaches) {
 #[test]
 fn socket_buffers_as_mmtests_netperf_sets_them() {
     assert_eq!((sock_min_sndbuf(), sock_min_rcvbuf(), sk_mem_max()), (4608, 2304, 212_992));
-    // netperf -s/-S $((SIZE+256)) (wave2-facts.md §3.7).
+    // netperf -s/-S $((SIZE+256)) (docs/references/seeds-001-003-004.md#loopback-allocations).
     assert_eq!(setsockopt_bufs(1024 + 256, 1024 + 256), (4608, 2560));
     assert_eq!(setsockopt_bufs(64 + 256, 64 + 256), (4608, 2304));
     assert_eq!(setsockopt_bufs(16384 + 256, 16384 + 256), (33_280, 33_280));

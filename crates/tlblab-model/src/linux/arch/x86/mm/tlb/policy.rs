@@ -63,7 +63,7 @@ pub enum LazyIpis {
 #[serde(rename_all = "kebab-case")]
 pub enum CoalesceIpis {
     /// v3.4: one IPI per target per call.
-    Never,
+    Off,
     /// v3.9-v4.12: a call with a lone target goes through `generic_exec_single`, which IPIs only
     /// if its `list_empty` (v3.9-v3.13) / `llist_add` (v3.14+) found the queue empty; a call
     /// with several targets ends with `arch_send_call_function_ipi_mask(cfd->cpumask)`, which
@@ -71,16 +71,16 @@ pub enum CoalesceIpis {
     Lone,
     /// v4.13+ (Aaron Lu, "smp: Avoid sending needless IPI in smp_call_function_many()", 2017):
     /// `cfd->cpumask_ipi` holds only the targets whose `llist_add` found the queue empty.
-    Always,
+    On,
 }
 
 impl CoalesceIpis {
     /// Whether a call to `targets` CPUs IPIs only those whose queue was empty.
     pub fn coalesces(self, targets: u32) -> bool {
         match self {
-            CoalesceIpis::Never => false,
+            CoalesceIpis::Off => false,
             CoalesceIpis::Lone => targets == 1,
-            CoalesceIpis::Always => true,
+            CoalesceIpis::On => true,
         }
     }
 }

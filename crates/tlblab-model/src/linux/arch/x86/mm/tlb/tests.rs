@@ -7,7 +7,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         early_return,
         read_tlb_gen: read,
         concurrent_local: true,
-        coalesce_ipis: CoalesceIpis::Always,
+        coalesce_ipis: CoalesceIpis::On,
         lazy_ipis: LazyIpis::Skip,
         pti: true,
     }
@@ -45,7 +45,7 @@ fn the_next_generation_alone_is_a_partial_flush() {
 
 #[test]
 fn falling_behind_upgrades_to_one_full_flush_then_early_returns() {
-    // Facts sheet §2.1: three queued partial requests (5, 6, 7) on a CPU at 4 with mm at 7.
+    // docs/references/linux-mm.md#flush_tlb_func: three queued partial requests (5, 6, 7) on a CPU at 4 with mm at 7.
     for read in [ReadTlbGen::Always, ReadTlbGen::WhenNeeded] {
         let k = knobs(true, read);
         let mut st = state(4);
