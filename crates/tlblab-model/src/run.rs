@@ -190,7 +190,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         if need > pages - pages / 16 {
             return Err(format!(
                 "workload `{}` with {} tasks holds {} MiB, more than machine `{}`'s modelled memory \
-                 holds ({} MiB less 1/16; reclaim is not modelled): give fewer tasks or a smaller workload",
+                 holds ({} MiB less 1/16; the model has no swap, so anonymous memory cannot be reclaimed): give fewer tasks or a smaller workload",
                 spec.workload.name(),
                 spec.tasks,
                 need >> 8,

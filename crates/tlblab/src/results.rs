@@ -567,9 +567,13 @@ mod tests {
         // A cell of result schema 1 (flat knobs) is refused by its version, in one line.
         let cell = cell_path(&dir, "k", 3);
         std::fs::create_dir_all(cell.parent().unwrap()).unwrap();
-        std::fs::write(&cell, r#"{"schema_version":1,"kernel":"k","threads":3,"runs":[{"config":{}}]}"#).unwrap();
+        std::fs::write(&cell, r#"{"schema_version":1,"kernel":"k","threads":3,"runs":[{"config":{}}]}"#)
+            .unwrap();
         let e = format!("{:#}", load_set(&dir).unwrap_err());
-        assert!(e.contains("t3.json: key `schema_version` is 1; this tlblab reads 2") && !e.contains('\n'), "{e}");
+        assert!(
+            e.contains("t3.json: key `schema_version` is 1; this tlblab reads 2") && !e.contains('\n'),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -71,7 +71,8 @@ fn cites_issue(line: &str) -> bool {
         let before = lower[..i].chars().next_back();
         let rest = lower[i + 5..].strip_prefix('s').unwrap_or(&lower[i + 5..]);
         let rest = rest.strip_prefix(' ').map(|r| r.strip_prefix('#').unwrap_or(r));
-        !before.is_some_and(|c| c.is_alphanumeric()) && rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        !before.is_some_and(|c| c.is_alphanumeric())
+            && rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
     })
 }
 

@@ -5,6 +5,7 @@
 //! ```toml
 //! description = "v5.18.1 + 'x86/mm/tlb: avoid reading mm_tlb_gen when possible' (v6.0)"
 //! inherits = "5.18.1"          # optional: start from a built-in preset
+//! merged_in = "6.0"            # optional: the mainline release that merged the change
 //! [flush]
 //! early_return = true
 //! read_tlb_gen = "when-needed"
@@ -27,6 +28,9 @@ pub struct KernelConfig {
     pub name: String,
     /// What the preset models (its file's `description`).
     pub description: String,
+    /// The mainline release that merged the change a patched preset adds (its file's
+    /// `merged_in`, e.g. "6.0"); not inherited.
+    pub merged_in: Option<String>,
     pub flush: FlushKnobs,
     pub mm: MmKnobs,
     pub text: TextKnobs,
@@ -663,11 +667,11 @@ impl KernelConfig {
             }
         };
         for key in table.keys() {
-            let known =
-                ["description", "inherits"].contains(&key.as_str()) || SECTIONS.contains(&key.as_str());
+            let known = ["description", "inherits", "merged_in"].contains(&key.as_str())
+                || SECTIONS.contains(&key.as_str());
             if !known {
                 return Err(format!(
-                    "{origin}: unknown key `{key}`; allowed: description, inherits, {}",
+                    "{origin}: unknown key `{key}`; allowed: description, inherits, merged_in, {}",
                     SECTIONS.join(", ")
                 ));
             }
@@ -680,6 +684,10 @@ impl KernelConfig {
         };
         k.name = name.to_string();
         k.description = string("description")?.unwrap_or_default();
+        k.merged_in = string("merged_in")?;
+        if let Some(v) = k.merged_in.as_deref().filter(|v| v.split('.').any(|x| x.parse::<u32>().is_err())) {
+            return Err(format!("{origin}: key `merged_in` = \"{v}\": expected a release such as \"6.0\""));
+        }
         let mut set = Vec::new();
         for section in SECTIONS {
             let Some(v) = table.get(*section) else { continue };
@@ -750,6 +758,7 @@ fn blank() -> KernelConfig {
     KernelConfig {
         name: String::new(),
         description: String::new(),
+        merged_in: None,
         flush: FlushKnobs {
             policy: RangePolicy::AlwaysFull,
             generations: false,

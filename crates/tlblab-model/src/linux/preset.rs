@@ -219,4 +219,15 @@ mod tests {
         let e = err("[flush\n");
         assert!(e.starts_with("bad.toml:1:") && !e.contains('\n'), "{e}");
     }
+
+    #[test]
+    fn merged_in_names_the_release_and_is_not_inherited() {
+        assert_eq!(KernelConfig::preset("5.18.1+patch").unwrap().merged_in.as_deref(), Some("6.0"));
+        assert_eq!(KernelConfig::preset("5.18.1").unwrap().merged_in, None);
+        let child = KernelConfig::from_file_text("c", "c.toml", "inherits = \"5.18.1+patch\"\n").unwrap();
+        assert_eq!(child.merged_in, None);
+        let e = KernelConfig::from_file_text("c", "c.toml", "inherits = \"5.18.1\"\nmerged_in = \"v6\"\n")
+            .unwrap_err();
+        assert!(e.contains("c.toml: key `merged_in`") && e.contains("6.0"), "{e}");
+    }
 }

@@ -11,6 +11,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
+use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec};
 use tlblab_model::time::Ps;
@@ -177,7 +178,7 @@ impl Subject {
 
 /// The built-in preset nearest a host kernel release (`6.18.44-...`): the highest plain version
 /// at or below it, or its `+patch` variant when that patch was merged at or below the host's
-/// version (the preset's description ends "(vX.Y)").
+/// version (the preset's `merged_in`).
 pub fn nearest_kernel(release: &str) -> (String, String) {
     let version = |s: &str| -> Vec<u32> {
         s.split(|c: char| !c.is_ascii_digit() && c != '.')
@@ -202,10 +203,11 @@ pub fn nearest_kernel(release: &str) -> (String, String) {
         .map(|(n, _)| n.to_string())
         .unwrap_or_else(|| crate::spec::DEFAULT_KERNEL.into());
     let patched = format!("{base}+patch");
-    let merged = presets.iter().find(|(n, _)| *n == patched).and_then(|(_, d)| {
-        let v = d.rsplit("(v").next().map(|t| version(t.trim_end_matches(')')))?;
-        (!v.is_empty() && v <= host).then_some(v)
-    });
+    let merged = KernelConfig::preset(&patched)
+        .ok()
+        .and_then(|k| k.merged_in)
+        .map(|m| version(&m))
+        .filter(|v| !v.is_empty() && *v <= host);
     match merged {
         Some(v) => (
             patched.clone(),

@@ -243,7 +243,11 @@ impl Kernel {
                     addr,
                     pte: Pte { pfn, present: true, writable: true, dirty: true },
                 }));
-                ctx.then(Continuation::Flush(tlb::Step { start: addr, end: addr + PAGE_SIZE, freed_tables: false }));
+                ctx.then(Continuation::Flush(tlb::Step {
+                    start: addr,
+                    end: addr + PAGE_SIZE,
+                    freed_tables: false,
+                }));
                 return d;
             }
             (_, true, false) => return d, // raced with another fault: nothing to do

@@ -222,7 +222,9 @@ impl Kernel {
             Proto::Udp => skbuff::udp_alloc(slab, pa, caches, ctx.cpu, ctx.now, len, env),
             Proto::Tcp => skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, env),
         };
-        let Ok((skb, out)) = r else { panic!("out of memory in the socket layer (skbs are not reclaimable in the model)") };
+        let Ok((skb, out)) = r else {
+            panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
+        };
         self.sync_net_pages(sock);
         for o in [skb.skb, skb.head] {
             self.object_held(o, 1);
