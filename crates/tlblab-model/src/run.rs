@@ -79,6 +79,18 @@ pub struct OracleReport {
     pub examples: Vec<String>,
 }
 
+/// Every name a result's `counters` may hold: the kernel's [`crate::linux::Counters`] and the
+/// allocators', sockets' and `/proc/tlbmiss`'s, which only some machines count.
+pub fn counter_names() -> Vec<&'static str> {
+    use crate::linux::{arch::ppc::tlbmiss, mm::page_alloc, mm::slub, net::socket};
+    let mut v: Vec<&'static str> = crate::linux::Counters::default().fields().into_iter().map(|(n, _)| n).collect();
+    v.extend(page_alloc::Counters::default().fields().into_iter().map(|(n, _)| n));
+    v.extend(slub::Counters::default().fields().into_iter().map(|(n, _)| n));
+    v.extend(socket::Counters::default().fields().into_iter().map(|(n, _)| n));
+    v.extend(tlbmiss::Counters::default().fields().into_iter().map(|(n, _)| n));
+    v
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
