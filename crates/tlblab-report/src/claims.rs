@@ -164,10 +164,12 @@ impl Claim {
 
     /// `min ..= max` as text.
     fn bounds(&self, unit: &str) -> String {
+        // A gain is signed; a counter is not.
+        let f = |v: f64| if unit.is_empty() { format!("{v}") } else { format!("{v:+}{unit}") };
         match (self.min, self.max) {
-            (Some(a), Some(b)) => format!("{a:+}{unit} ..= {b:+}{unit}"),
-            (Some(a), None) => format!(">= {a:+}{unit}"),
-            (None, Some(b)) => format!("<= {b:+}{unit}"),
+            (Some(a), Some(b)) => format!("{} ..= {}", f(a), f(b)),
+            (Some(a), None) => format!(">= {}", f(a)),
+            (None, Some(b)) => format!("<= {}", f(b)),
             (None, None) => "any".into(),
         }
     }

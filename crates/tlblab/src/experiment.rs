@@ -335,3 +335,35 @@ pub fn render(e: &Experiment, s: &Summary) -> String {
     };
     seed_table::render(&head, s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_experiment_loads_with_its_table_and_claims() {
+        for n in builtin_names() {
+            let e = load(n).unwrap().remove(0);
+            assert!(!e.table.counters().is_empty() || e.table.blocks.is_empty(), "{n}");
+            assert!(!e.claims.is_empty(), "{n}: no [[claim]]");
+        }
+    }
+
+    #[test]
+    fn the_derived_parts_read_counters_the_model_has() {
+        let known = tlblab_model::run::counter_names();
+        for c in seed_table::style::derived_counters() {
+            assert!(known.contains(&c), "{c} is not a model counter");
+        }
+    }
+
+    #[test]
+    fn a_renamed_counter_is_refused_at_load_not_printed_as_zero() {
+        let text = BUILTIN_EXPERIMENTS.iter().find(|(n, _)| *n == "seed-000-ebizzy").unwrap().1;
+        let bad = text.replacen("counter = \"tlb_misses_after_flush\"", "counter = \"tlb_misses_after_flushes\"", 1);
+        assert_ne!(bad, text);
+        let e = parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(e.starts_with("x.toml: key `table.block[0].per_op[3].counter`"), "{e}");
+        assert!(e.contains("allowed: ") && e.contains("tlb_misses_after_flush,") && !e.contains('\n'), "{e}");
+    }
+}
