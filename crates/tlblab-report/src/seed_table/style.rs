@@ -70,23 +70,11 @@ fn bare(e: &Heading, s: &Summary) -> String {
     let rows = &e.table.rows;
     let mut out = title_line(e, s) + &"=".repeat(e.title.len().min(100)) + "\n";
     let w = width(s, 12);
-    let mut groups = format!("{:<7}", "");
-    for k in e.columns {
-        groups += &format!(" {:>w$}", k.group);
-    }
-    out += groups.trim_end();
-    out += "\n";
-    let mut head = format!("{rows:<7}");
-    for k in &s.kernels {
-        head += &format!(" {k:>w$}");
-    }
-    out += &head;
-    out += "\n";
+    out += &column_heads(e, ("", rows), 7, w, |k| k.label.clone());
     for st in &e.table.stats {
         if st.of.is_spread() {
             out += if st.of == Stat::Coeffvar { "\nCoeffVar (%)\n" } else { "\nStddev\n" };
-            out += &head;
-            out += "\n";
+            out += &kernel_line(s, rows, 7, w, &|k| k.to_string());
         }
         for &t in e.rows {
             let mut line = format!("{t:<7}");
