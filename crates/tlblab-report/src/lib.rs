@@ -6,11 +6,13 @@
 //!   `summary.json`;
 //! - [`compare`]: the compare-kernels table and the counters side by side;
 //! - [`sweep`]: a sweep's grid of varied knobs, its best values and sweep curves;
-//! - [`seed_table`]: the seed reproductions' own table layouts;
+//! - [`seed_table`]: the seed reproductions' own tables, drawn from each experiment's `[table]`;
+//! - [`claims`]: a seed thread's claims as data and their verdicts on a summary;
 //! - [`plot`], [`html`], [`report`]: SVG/PNG plots and the HTML page that gathers everything.
 //!
 //! No file I/O here: builders return text and bytes, the CLI writes them.
 
+pub mod claims;
 pub mod compare;
 pub mod html;
 pub mod plot;

@@ -105,7 +105,7 @@ fn reference_blocks(chart: &mut LineChart, kernels: &[String], reference: &[RefP
         let points: Vec<Point> = reference
             .iter()
             .filter(|p| &p.kernel == k)
-            .map(|p| Point { x: f64::from(p.threads), y: p.seed, err: 0.0 })
+            .map(|p| Point { x: f64::from(p.threads), y: p.published, err: 0.0 })
             .collect();
         if !points.is_empty() {
             chart.references.push((i, Series { name: format!("seed: {k}"), points }));
@@ -122,10 +122,10 @@ fn reference_blocks(chart: &mut LineChart, kernels: &[String], reference: &[RefP
                 } else {
                     format!("{} (model {})", p.threads, p.model_threads)
                 },
-                fmt_value(p.seed),
+                fmt_value(p.published),
                 fmt_value(p.model),
                 format!("{:+.1}%", p.difference_pct),
-                pct(p.seed_gain_pct),
+                pct(p.published_gain_pct),
                 pct(p.model_gain_pct),
             ]
         })

@@ -6,7 +6,8 @@
 use anyhow::{anyhow, bail, Result};
 use serde::Deserialize;
 use tlblab_model::run::{Workload, MAX_TASKS};
-use tlblab_report::seed_table;
+use tlblab_report::claims::{Claim, Verdict};
+use tlblab_report::seed_table::{self, TableSpec};
 use tlblab_report::summary::{Cell, MetricInfo, ResultSet};
 
 use crate::machines;
@@ -58,20 +59,20 @@ pub struct Experiment {
     /// tasks per CPU, as the CFS period does). The quick run keeps `warmup` and `quick_duration`.
     #[serde(default)]
     pub windows: std::collections::BTreeMap<String, RowWindow>,
-    /// Table layout: `seed-002` or `seed-000` (see `LAYOUTS`).
-    pub layout: String,
-    /// Printed under the tables: where the model departs from the seed, and why.
+    /// What the table prints: the metric's statistics and the counters per operation.
+    pub table: TableSpec,
+    /// Printed under the table: a short note; the long one is in `docs/seeds/<name>.md`.
     #[serde(default)]
     pub note: String,
+    /// The seed thread's claims and how to check them on the summary.
+    #[serde(default, rename = "claim")]
+    pub claims: Vec<Claim>,
     #[serde(rename = "kernel")]
     pub kernels: Vec<KernelColumn>,
     /// The seed's published figures, shown beside the model's (never an input).
     #[serde(default)]
     pub reference: Option<seed_table::Reference>,
 }
-
-// The table layouts live in the report crate (`seed_table`).
-pub use tlblab_report::seed_table::LAYOUTS;
 
 pub fn builtin_names() -> Vec<&'static str> {
     tlblab_model::builtin::names(BUILTIN_EXPERIMENTS)
@@ -156,13 +157,8 @@ impl Experiment {
                 parse_duration(v).map_err(|e| format!("key `windows.{row}.{k}`: {e}"))?;
             }
         }
-        if !LAYOUTS.contains(&self.layout.as_str()) {
-            return Err(format!(
-                "key `layout`: `{}` is not allowed; allowed: {}",
-                self.layout,
-                LAYOUTS.join(", ")
-            ));
-        }
+        let counters = tlblab_model::run::counter_names();
+        self.table.validate(&counters)?;
         for (i, k) in self.kernels.iter().enumerate() {
             if self.kernels[..i].iter().any(|o| o.label == k.label) {
                 return Err(format!(
@@ -182,7 +178,13 @@ impl Experiment {
             ));
         }
         if let Some(r) = &self.reference {
-            r.validate(&self.kernels.iter().map(|k| k.label.clone()).collect::<Vec<_>>())?;
+            r.validate(&labels)?;
+        }
+        for (i, c) in self.claims.iter().enumerate() {
+            c.validate(i, &labels, self.rows(), &counters)?;
+            if self.claims[..i].iter().any(|o| o.id == c.id) {
+                return Err(format!("key `claim[{i}].id`: `{}` is used twice; ids name claims", c.id));
+            }
         }
         for (i, k) in self.kernels.iter().enumerate() {
             let keys = (format!("key `kernel[{i}].preset`"), format!("key `kernel[{i}].set`"));
@@ -301,17 +303,21 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
     }))
 }
 
-/// The summary the experiment's layout prints: seed 004's carries each row's Hmean.
+/// The summary the experiment's table prints: the compare style's carries each row's Hmean.
 pub fn summary(e: &Experiment, set: &ResultSet) -> Summary {
-    if e.layout == "seed-004" {
+    if e.table.style == seed_table::spec::Style::Compare {
         set.summary_with_hmean()
     } else {
         set.summary()
     }
 }
 
-/// The table in the seed's layout (`tlblab_report::seed_table`), then the event counts per
-/// operation beside it.
+/// The verdict on each of the experiment's claims, in the order the file gives them.
+pub fn verdicts(e: &Experiment, s: &Summary) -> Vec<Verdict> {
+    e.claims.iter().map(|c| c.evaluate(s)).collect()
+}
+
+/// The experiment's table (`tlblab_report::seed_table`).
 pub fn render(e: &Experiment, s: &Summary) -> String {
     let columns: Vec<seed_table::Column> = e
         .kernels
@@ -319,13 +325,49 @@ pub fn render(e: &Experiment, s: &Summary) -> String {
         .map(|k| seed_table::Column { label: k.label.clone(), group: k.group.clone() })
         .collect();
     let head = seed_table::Heading {
-        layout: &e.layout,
+        table: &e.table,
         title: &e.title,
-        seed_thread: &e.seed_thread,
+        thread: &e.seed_thread,
         columns: &columns,
-        threads: e.rows(),
+        rows: e.rows(),
         note: &e.note,
         reference: e.reference.as_ref(),
     };
     seed_table::render(&head, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_experiment_loads_with_its_table_and_claims() {
+        for n in builtin_names() {
+            let e = load(n).unwrap().remove(0);
+            assert!(!e.table.counters().is_empty() || e.table.blocks.is_empty(), "{n}");
+            assert!(!e.claims.is_empty(), "{n}: no [[claim]]");
+        }
+    }
+
+    #[test]
+    fn the_derived_parts_read_counters_the_model_has() {
+        let known = tlblab_model::run::counter_names();
+        for c in seed_table::style::derived_counters() {
+            assert!(known.contains(&c), "{c} is not a model counter");
+        }
+    }
+
+    #[test]
+    fn a_renamed_counter_is_refused_at_load_not_printed_as_zero() {
+        let text = BUILTIN_EXPERIMENTS.iter().find(|(n, _)| *n == "seed-000-ebizzy").unwrap().1;
+        let bad = text.replacen(
+            "counter = \"tlb_misses_after_flush\"",
+            "counter = \"tlb_misses_after_flushes\"",
+            1,
+        );
+        assert_ne!(bad, text);
+        let e = parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(e.starts_with("x.toml: key `table.block[0].per_op[3].counter`"), "{e}");
+        assert!(e.contains("allowed: ") && e.contains("tlb_misses_after_flush,") && !e.contains('\n'), "{e}");
+    }
 }

@@ -163,6 +163,12 @@ fn hostile_experiments_are_refused_and_write_nothing() {
         ("zero", text.replacen("duration = \"5ms\"", "duration = \"0ms\"", 1), "key `duration`"),
         ("type", text.replacen("iterations = 3", "iterations = \"three\"", 1), "key `iterations`"),
         ("trunc", text[..text.len() / 3].to_string(), "exp-trunc.toml"),
+        (
+            "counter",
+            text.replacen("counter = \"ipis_sent\"", "counter = \"ipis_snt\"", 1),
+            "key `table.block[0].per_op[0].counter`: `ipis_snt` is not a counter; allowed: ",
+        ),
+        ("claim", text.replacen("column = \"+patch\"", "column = \"+patsch\"", 1), "key `claim[0].column`"),
     ];
     for (name, body, needle) in cases {
         assert_ne!(body, text, "{name}");

@@ -37,7 +37,11 @@ quick_iterations = 3
 warmup = "50us"
 duration = "300us"
 quick_duration = "300us"
-layout = "seed-002"
+
+[table]
+rows = "tasks"
+style = "bare"
+stats = [{ of = "mean" }, { of = "coeffvar" }]
 
 [[kernel]]
 label = "5.18.1"

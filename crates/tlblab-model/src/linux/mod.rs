@@ -82,6 +82,13 @@ macro_rules! subsystems {
                 $(all.extend(vmstat::Group::fields(&self.$f));)*
                 all
             }
+
+            /// Every counter's name, the optional groups' too: what a report may ask for.
+            pub fn names() -> Vec<&'static str> {
+                let mut all = Vec::new();
+                $(all.extend(<$t as vmstat::Group>::names());)*
+                all
+            }
         }
 
         /// A kernel continuation queued on a CPU, by the subsystem that handles it.

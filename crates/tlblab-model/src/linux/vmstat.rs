@@ -33,6 +33,9 @@ macro_rules! counters {
             fn fields(&self) -> Vec<(&'static str, u64)> {
                 $name::fields(self)
             }
+            fn names() -> Vec<&'static str> {
+                vec![$(stringify!($f)),*]
+            }
         }
     };
 }
@@ -43,6 +46,8 @@ pub(crate) use counters;
 pub trait Group: Copy {
     fn minus(&self, o: &Self) -> Self;
     fn fields(&self) -> Vec<(&'static str, u64)>;
+    /// The names `fields` gives when the group is present.
+    fn names() -> Vec<&'static str>;
 }
 
 impl<G: Group> Group for Option<G> {
@@ -51,6 +56,9 @@ impl<G: Group> Group for Option<G> {
     }
     fn fields(&self) -> Vec<(&'static str, u64)> {
         self.as_ref().map_or_else(Vec::new, Group::fields)
+    }
+    fn names() -> Vec<&'static str> {
+        G::names()
     }
 }
 
@@ -72,6 +80,7 @@ mod tests {
     #[test]
     fn names_are_unique_across_subsystems() {
         let names: Vec<_> = all().fields().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, Counters::names());
         let mut sorted = names.clone();
         sorted.sort_unstable();
         sorted.dedup();

@@ -1,10 +1,12 @@
 //! `tlblab reproduce [NAME] [--out DIR] [--quick] [--jobs N]`: the main job. Runs a seed
 //! experiment, or with no name every experiment of `experiments/`, and prints each table in its
 //! seed's layout. With `--out`, every cell's runs go to `DIR/<experiment>/cells/` as they finish
-//! (a rerun reuses the finished ones), then `summary.json` and the HTML report beside them.
+//! (a rerun reuses the finished ones), then `summary.json`, `claims.json` and the HTML report
+//! beside them. After the tables, the verdict on every seed claim (`[[claim]]`), one line each.
 
 use anyhow::Result;
 use std::path::{Path, PathBuf};
+use tlblab_report::claims::{self, Verdict};
 use tlblab_report::report;
 use tlblab_report::summary::ResultSet;
 
@@ -59,6 +61,7 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         if args.quick { " (quick)" } else { "" }
     );
     let mut first_cell = 0;
+    let mut verdicts = Vec::new();
     for (e, dir) in experiments.iter().zip(dirs) {
         let opts = RunOptions {
             jobs: args.jobs,
@@ -85,8 +88,9 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
                 continue;
             }
         };
-        let table = experiment::render(e, &experiment::summary(e, &set));
-        println!("{table}");
+        let summary = experiment::summary(e, &set);
+        println!("{}", experiment::render(e, &summary));
+        verdicts.extend(experiment::verdicts(e, &summary));
         if let Some(dir) = &dir {
             save(e, &set, dir)?;
             println!(
@@ -95,6 +99,9 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
                 dir.join("index.html").display()
             );
         }
+    }
+    if !verdicts.is_empty() {
+        print!("{}", claims::summary_text(&verdicts));
     }
     Ok(())
 }
@@ -107,5 +114,12 @@ pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<(
     }
     let table = experiment::render(e, &summary);
     results::write_summary(dir, set, &summary)?;
+    write_claims(dir, &experiment::verdicts(e, &summary))?;
     results::write_report(dir, &report::experiment(set, &e.title, &table, &summary.reference))
+}
+
+/// `claims.json`: the experiment's verdicts in the file's order, each object's keys sorted.
+fn write_claims(dir: &Path, verdicts: &[Verdict]) -> Result<()> {
+    let value = serde_json::to_value(verdicts)?;
+    crate::store::write_atomic(&dir.join("claims.json"), serde_json::to_string_pretty(&value)?.as_bytes())
 }

@@ -107,7 +107,11 @@ quick_iterations = 2
 warmup = "10us"
 duration = "30us"
 quick_duration = "30us"
-layout = "seed-002"
+
+[table]
+rows = "tasks"
+style = "bare"
+stats = [{ of = "mean" }, { of = "coeffvar" }]
 
 [[kernel]]
 label = "vanilla"

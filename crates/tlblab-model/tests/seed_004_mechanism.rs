@@ -1,6 +1,6 @@
-//! The seed-004 claims the model reproduces, pinned on simulated results (not timings), and the
-//! mechanism its note gives for the claims it does not reproduce: a change that flips one of
-//! them fails here. Short windows (2 ms after 300 us): netperf's Hmean moves < 0.3% from 5 to
+//! The mechanisms behind seed 004's claims, pinned on simulated results (not timings): what the
+//! notes give for the claims the model reproduces and for those it does not (the claims
+//! themselves are the experiments' `[[claim]]`, tested in crates/tlblab/tests/seed_claims.rs). Short windows (2 ms after 300 us): netperf's Hmean moves < 0.3% from 5 to
 //! 40 ms, and every threshold below sits well away from the measured value.
 
 use tlblab_model::linux::config::KernelConfig;
@@ -35,29 +35,20 @@ fn udp(machine: &str, preset: &str, size: u64) -> RunResult {
 }
 
 #[test]
-fn hopcpu_wins_where_the_head_comes_from_the_page_allocator_by_taking_zone_lock_less() {
+fn hopcpu_takes_zone_lock_less_where_the_head_comes_from_the_page_allocator() {
     for (machine, size) in
         [("haswell-ep-2698v3-2s", 8192), ("haswell-ep-2698v3-2s", 16384), ("ivybridge-i3-3240", 8192)]
     {
         let (v, h) = (udp(machine, "4.9", size), udp(machine, "4.9-hopcpu", size));
-        assert!(
-            h.metric.value > v.metric.value * 1.003,
-            "{machine} {size}: {} vs {}",
-            h.metric.value,
-            v.metric.value
-        );
         // kmalloc_large: one zone->lock for the sender's allocation, one for the receiver's free.
         assert!((v.per_op("zone_lock_acquisitions") - 2.0).abs() < 0.05, "{:?}", v.counters);
         assert!(h.per_op("zone_lock_acquisitions") < 0.5, "{:?}", h.counters);
         assert!(h.per_op("zone_lock_wait_ps") < v.per_op("zone_lock_wait_ps") / 3.0);
     }
-    // On the 2-socket machine the gain is a few percent (the seed's is 23-34%: see the note).
-    let (v, h) = (udp("haswell-ep-2698v3-2s", "4.9", 8192), udp("haswell-ep-2698v3-2s", "4.9-hopcpu", 8192));
-    assert!(h.metric.value > v.metric.value * 1.02, "{} vs {}", h.metric.value, v.metric.value);
 }
 
 #[test]
-fn small_messages_make_no_page_allocator_calls_so_the_model_shows_no_gain() {
+fn small_messages_make_no_page_allocator_calls() {
     // The note's explanation of the seed's unreproduced +36..+50%: the receiver's frees land on
     // the sender's active slab, no slab page is allocated or freed, zone->lock is never taken.
     for size in [64, 1024] {
@@ -69,28 +60,6 @@ fn small_messages_make_no_page_allocator_calls_so_the_model_shows_no_gain() {
             // Every free is remote (the SLUB slow path on the receiver's CPU).
             assert!(r.per_op("slab_free_slowpath") > 1.9, "{size}: {:?}", r.counters);
         }
-        assert!(
-            (h.metric.value / v.metric.value - 1.0).abs() < 0.01,
-            "{size}: {} vs {}",
-            h.metric.value,
-            v.metric.value
-        );
-    }
-}
-
-#[test]
-fn sockperf_tcp_barely_moves() {
-    // Seed: -1.2% .. +6.1% at 14..850 B.
-    for size in [14, 850] {
-        let w = format!("sockperf throughput --tcp --mps max --msg-size {size}");
-        let (v, h) =
-            (cell("haswell-ep-2698v3-2s", "4.9", &w), cell("haswell-ep-2698v3-2s", "4.9-hopcpu", &w));
-        assert!(
-            (h.metric.value / v.metric.value - 1.0).abs() < 0.02,
-            "{size}: {} vs {}",
-            h.metric.value,
-            v.metric.value
-        );
     }
 }
 
@@ -123,7 +92,7 @@ fn fsmark(machine: &str, preset: &str, threads: u32) -> RunResult {
 }
 
 #[test]
-fn fsmark_shows_no_difference_because_it_only_allocates() {
+fn fsmark_only_allocates_and_zone_lock_is_a_fraction_of_a_file() {
     for (machine, threads) in [
         ("ivybridge-i3-3240", 1),
         ("ivybridge-i3-3240", 4),
@@ -132,13 +101,6 @@ fn fsmark_shows_no_difference_because_it_only_allocates() {
     ] {
         let (v, h) = (fsmark(machine, "4.9", threads), fsmark(machine, "4.9-hopcpu", threads));
         let what = format!("{machine} {threads} threads");
-        // The seed: "didn't show any differences".
-        assert!(
-            (h.metric.value / v.metric.value - 1.0).abs() < 0.01,
-            "{what}: {} vs {}",
-            h.metric.value,
-            v.metric.value
-        );
         for r in [&v, &h] {
             // Only allocation: no page, slab page or per-CPU list page comes back.
             for c in ["pages_freed", "buddy_frees", "pcp_frees", "slab_pages_freed"] {
