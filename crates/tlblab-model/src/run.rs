@@ -81,12 +81,6 @@ pub struct OracleReport {
     pub examples: Vec<String>,
 }
 
-/// Every name a result's `counters` may hold: the kernel's [`crate::linux::Counters`] and the
-/// allocators', sockets' and `/proc/tlbmiss`'s, which only some machines count.
-pub fn counter_names() -> Vec<&'static str> {
-    crate::linux::Counters::names()
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,

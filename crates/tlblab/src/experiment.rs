@@ -157,7 +157,7 @@ impl Experiment {
                 parse_duration(v).map_err(|e| format!("key `windows.{row}.{k}`: {e}"))?;
             }
         }
-        let counters = tlblab_model::run::counter_names();
+        let counters = tlblab_model::linux::Counters::names();
         self.table.validate(&counters)?;
         for (i, k) in self.kernels.iter().enumerate() {
             if self.kernels[..i].iter().any(|o| o.label == k.label) {
@@ -351,7 +351,7 @@ mod tests {
 
     #[test]
     fn the_derived_parts_read_counters_the_model_has() {
-        let known = tlblab_model::run::counter_names();
+        let known = tlblab_model::linux::Counters::names();
         for c in seed_table::style::derived_counters() {
             assert!(known.contains(&c), "{c} is not a model counter");
         }
