@@ -22,7 +22,10 @@ use crate::linux::arch::x86::X86;
 use crate::linux::arch::Arch;
 use crate::linux::include::linux::gfp::PAGES_PER_NODE;
 use crate::linux::kernel::smp::{CallQueue, Smp};
+use crate::linux::fs::Fs;
 use crate::linux::mm::page_alloc::{Layout, PageAlloc, PageAllocCosts};
+use crate::linux::mm::Memory;
+use crate::linux::net::Net;
 use crate::linux::mm::slub::{Slab, SlabCosts};
 use crate::linux::oracle::Oracle;
 use crate::profile::MachineProfile;
@@ -115,7 +118,7 @@ impl Kernel {
         };
         // Loopback sockets where SLUB runs and the profile costs the protocol paths.
         let net = match (&slab, profile.net.is_some()) {
-            (Some(_), true) => Some(crate::linux::net::socket::Net::new(
+            (Some(_), true) => Some(crate::linux::net::socket::Sockets::new(
                 crate::linux::net::socket::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
             )),
             _ => None,
@@ -123,7 +126,7 @@ impl Kernel {
         // File creation where SLUB runs and the profile costs the paths (`[fs]`).
         let mut slab = slab;
         let fs = match (&mut slab, profile.fs.is_some()) {
-            (Some(s), true) => Some(crate::linux::fs::namei::Fs::new(
+            (Some(s), true) => Some(crate::linux::fs::namei::Mount::new(
                 crate::linux::fs::namei::Costs::from_profile(profile).unwrap_or_else(|e| panic!("{e}")),
                 s,
                 0,
@@ -231,19 +234,19 @@ impl Kernel {
                 fan: Vec::new(),
             },
             tasks: Vec::new(),
-            mms: Vec::new(),
-            next_ctx_id: 1,
-            woken: Vec::new(),
-            files: Vec::new(),
-            frames: Frames::new(node_pages * topo.sockets as u64),
-            page_alloc,
-            vmscan: crate::linux::mm::vmscan::Vmscan::new(profile, &layout, topo.cpus()),
-            slab,
-            slab_events: Vec::new(),
-            fs,
-            pipes: Vec::new(),
-            net,
-            unix: Vec::new(),
+            mm: Memory {
+                mms: Vec::new(),
+                next_ctx_id: 1,
+                woken: Vec::new(),
+                files: Vec::new(),
+                frames: Frames::new(node_pages * topo.sockets as u64),
+                page_alloc,
+                vmscan: crate::linux::mm::vmscan::Vmscan::new(profile, &layout, topo.cpus()),
+                slab,
+                slab_events: Vec::new(),
+            },
+            fs: Fs { mount: fs, pipes: Vec::new() },
+            net: Net { sockets: net, unix: Vec::new() },
             arch: Arch {
                 x86: X86 {
                     policy,
@@ -258,8 +261,8 @@ impl Kernel {
             counters: Counters::default(),
         };
         // empty_zero_page lives in the kernel image; here it is the first page boot takes.
-        if k.page_alloc.is_some() {
-            k.frames.zero_pfn = k.alloc_frame_untimed(0, Ps::ZERO, Owner::Zero);
+        if k.mm.page_alloc.is_some() {
+            k.mm.frames.zero_pfn = k.alloc_frame_untimed(0, Ps::ZERO, Owner::Zero);
         }
         k
     }

@@ -73,6 +73,18 @@ impl<'a> Ctx<'a> {
         self.steps.push_front(s);
     }
 
+    /// Queues `steps` to run next on this CPU, in the order given (all before whatever was
+    /// queued): a call's phases read top to bottom as they run.
+    pub fn then_all<I>(&mut self, steps: I)
+    where
+        I: IntoIterator<Item = Continuation>,
+        I::IntoIter: DoubleEndedIterator,
+    {
+        for s in steps.into_iter().rev() {
+            self.steps.push_front(s);
+        }
+    }
+
     /// The CPU is between operations (no kernel continuation queued): on its way back to user
     /// space.
     pub fn in_user(&self) -> bool {

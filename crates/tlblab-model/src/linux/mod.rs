@@ -47,7 +47,7 @@ use boot::Costs;
 use config::KernelConfig;
 use cpu::Cpu;
 use ctx::Ctx;
-use frames::{Frames, Owner};
+use frames::Owner;
 use include::linux::mm_types::{Backing, Mm, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
 use kernel::sched::core::Task;
 use syscalls::Op;
@@ -160,49 +160,30 @@ subsystems! {
 /// The kernel: its state, its costs (resolved from the machine profile at boot) and counters.
 pub struct Kernel {
     // The machine as the kernel sees it, and its configuration.
-    pub topo: Topology,
+    pub(in crate::linux) topo: Topology,
     costs: Costs,
-    pub config: KernelConfig,
-    pub cpus: Vec<Cpu>,
+    pub(in crate::linux) config: KernelConfig,
+    pub(crate) cpus: Vec<Cpu>,
     /// Per core, its TLBs (hw/tlb: the SMT siblings' per-core structures are shared arrays);
     /// `cpus[c].core` and `cpus[c].lp` say whose and which logical processor.
-    pub tlbs: Vec<TlbHierarchy>,
+    pub(in crate::linux) tlbs: Vec<TlbHierarchy>,
     // kernel/: cross-CPU calls and the scheduler's tasks.
     /// The call queues and the shootdowns in flight (linux/kernel/smp.rs).
     pub(in crate::linux) smp: kernel::smp::Smp,
-    pub tasks: Vec<Task>,
-    // mm/: address spaces, the page cache, frames, the allocators and reclaim.
-    pub mms: Vec<Mm>,
-    next_ctx_id: u64,
-    /// Scratch for `mmap_lock` wake-ups (linux/mm/mmap.rs).
-    woken: Vec<usize>,
-    pub files: Vec<mm::filemap::FilePages>,
-    pub frames: Frames,
-    /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
-    /// `None` on the MPC8xx machine (its dd paths allocate no pages).
-    pub page_alloc: Option<mm::page_alloc::PageAlloc>,
-    /// The LRU lists, kswapd and the reclaimers' state (linux/mm/vmscan.rs).
-    pub vmscan: mm::vmscan::Vmscan,
-    /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
-    pub slab: Option<mm::slub::Slab>,
-    /// Scratch for the page-allocator calls SLUB reports (linux/mm/slub.rs).
-    slab_events: Vec<mm::slub::PageEvent>,
-    // fs/ and net/.
-    /// Directories and file creation (namei.rs, ext4.rs), on a machine with SLUB and `[fs]`.
-    pub fs: Option<fs::namei::Fs>,
-    /// Pipes (linux/fs/pipe.rs), by id.
-    pub pipes: Vec<fs::pipe::Pipe>,
-    /// Loopback sockets, on a machine with SLUB and a `[net]` section (linux/net/socket.rs).
-    pub net: Option<net::socket::Net>,
-    /// AF_UNIX stream pairs (linux/net/unix/af_unix.rs), by id.
-    pub unix: Vec<net::unix::af_unix::UnixPair>,
+    pub(crate) tasks: Vec<Task>,
+    /// mm/: address spaces, the page cache, frames, the allocators and reclaim.
+    pub(in crate::linux) mm: mm::Memory,
+    /// fs/: file creation and pipes.
+    pub(in crate::linux) fs: fs::Fs,
+    /// net/: loopback and AF_UNIX sockets.
+    pub(in crate::linux) net: net::Net,
     // arch/: what only one architecture's kernel keeps.
-    pub arch: arch::Arch,
+    pub(in crate::linux) arch: arch::Arch,
     // The model's own: the safety oracle and the counters.
-    pub oracle: Oracle,
+    pub(in crate::linux) oracle: Oracle,
     /// The counters subsystems count into as events happen; the groups read from a subsystem's
     /// own state are filled in by [`Kernel::counters()`].
-    pub counters: Counters,
+    pub(in crate::linux) counters: Counters,
 }
 
 impl Kernel {
@@ -212,9 +193,9 @@ impl Kernel {
 
     /// A new, empty address space.
     pub fn add_mm(&mut self) -> MmId {
-        let id = self.mms.len() as MmId;
-        self.mms.push(Mm::new(id, self.next_ctx_id));
-        self.next_ctx_id += 1;
+        let id = self.mm.mms.len() as MmId;
+        self.mm.mms.push(Mm::new(id, self.mm.next_ctx_id));
+        self.mm.next_ctx_id += 1;
         id
     }
 
@@ -222,11 +203,11 @@ impl Kernel {
     /// simulated time: what a benchmark's untimed setup leaves behind (ebizzy's main thread fills
     /// its chunks before it lets the workers go). Returns the start address.
     pub fn map_populated(&mut self, mm: MmId, len: u64) -> u64 {
-        let start = self.mms[mm as usize].mmap(len, Backing::Anon, true);
+        let start = self.mm.mms[mm as usize].mmap(len, Backing::Anon, true);
         let mut a = start;
         while a < start + len {
             let pfn = self.alloc_frame_untimed(0, Ps::ZERO, Owner::Anon { mm, vpn: a >> PAGE_SHIFT });
-            self.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true, dirty: true });
+            self.mm.mms[mm as usize].set_pte(a, Pte { pfn, present: true, writable: true, dirty: true });
             a += PAGE_SIZE;
         }
         start
@@ -237,21 +218,21 @@ impl Kernel {
     /// locks those paths take (`zone->lock` and its data line, SLUB's `list_lock`s, pipe mutexes,
     /// AF_UNIX state locks) are put back, so the run finds them free as if no time had passed.
     pub fn untimed<R>(&mut self, f: impl FnOnce(&mut Kernel) -> R) -> R {
-        let zones = self.page_alloc.as_ref().map(|a| a.timings());
-        let slab = self.slab.as_ref().map(|s| s.lock_timings());
-        let pipes: Vec<_> = self.pipes.iter().map(|p| p.mutex.timing()).collect();
-        let unix: Vec<_> = self.unix.iter().map(|u| u.lock.timing()).collect();
+        let zones = self.mm.page_alloc.as_ref().map(|a| a.timings());
+        let slab = self.mm.slab.as_ref().map(|s| s.lock_timings());
+        let pipes: Vec<_> = self.fs.pipes.iter().map(|p| p.mutex.timing()).collect();
+        let unix: Vec<_> = self.net.unix.iter().map(|u| u.lock.timing()).collect();
         let r = f(self);
-        if let (Some(a), Some(t)) = (self.page_alloc.as_mut(), zones) {
+        if let (Some(a), Some(t)) = (self.mm.page_alloc.as_mut(), zones) {
             a.rewind(t);
         }
-        if let (Some(s), Some(t)) = (self.slab.as_mut(), slab) {
+        if let (Some(s), Some(t)) = (self.mm.slab.as_mut(), slab) {
             s.rewind_locks(t);
         }
-        for (p, t) in self.pipes.iter_mut().zip(pipes) {
+        for (p, t) in self.fs.pipes.iter_mut().zip(pipes) {
             p.mutex.rewind(t);
         }
-        for (u, t) in self.unix.iter_mut().zip(unix) {
+        for (u, t) in self.net.unix.iter_mut().zip(unix) {
             u.lock.rewind(t);
         }
         r
@@ -298,7 +279,7 @@ impl Kernel {
             }
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
-            Op::UserText { .. } | Op::ReadZero | Op::WriteFile => self.op_8xx(ctx, op),
+            Op::Ppc8xx(op) => self.op_8xx(ctx, op),
             Op::Kswapd => self.kswapd(ctx, t),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),
             Op::PipeRead { pipe, len } => self.pipe_read(ctx, t, pipe, len),
@@ -316,21 +297,11 @@ impl Kernel {
     /// What `cpu` does at an operation boundary before its next continuation or operation:
     /// finish waiting on a shootdown, schedule, preempt, flush the user PCID on the way out.
     pub fn boundary(&mut self, ctx: &mut Ctx) -> Boundary {
-        let cpu = ctx.cpu;
-        let ci = cpu as usize;
-        if let Some(sd) = self.cpus[ci].waiting {
-            let s = self.smp.shootdowns[sd];
-            if s.pending > 0 {
-                return Boundary::Spin; // keep spinning; an ack or an IPI will wake us
-            }
-            let resume = s.last_ack.max(s.local_done);
-            if resume > ctx.now {
-                return Boundary::At(resume);
-            }
-            self.cpus[ci].waiting = None;
-            self.smp.free_shootdowns.push(sd);
+        if let Some(wait) = self.csd_wait(ctx) {
+            return wait;
         }
-        let Some(t) = self.cpus[ci].task else {
+        let cpu = ctx.cpu;
+        let Some(t) = self.cpus[cpu as usize].task else {
             return match self.pick_next(cpu) {
                 Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
                 None => Boundary::Idle,
@@ -347,6 +318,31 @@ impl Kernel {
         Boundary::Task(t)
     }
 
+    /// The address spaces, by id.
+    pub fn mms(&self) -> &[Mm] {
+        &self.mm.mms
+    }
+
+    /// Who owns each page frame.
+    pub fn frames(&self) -> &frames::Frames {
+        &self.mm.frames
+    }
+
+    /// The pipes, by id.
+    pub fn pipes(&self) -> &[fs::pipe::Pipe] {
+        &self.fs.pipes
+    }
+
+    /// The AF_UNIX stream pairs, by id.
+    pub fn unix_pairs(&self) -> &[net::unix::af_unix::UnixPair] {
+        &self.net.unix
+    }
+
+    /// The page allocator, where booted: what a workload sizes its memory from.
+    pub fn page_alloc(&self) -> Option<&mm::page_alloc::PageAlloc> {
+        self.mm.page_alloc.as_ref()
+    }
+
     /// The flush knobs in force, with a table-derived shift resolved for this machine.
     pub fn effective_knobs(&self) -> config::Knobs {
         let mut k = self.config.knobs();
@@ -356,16 +352,16 @@ impl Kernel {
 
     /// The page allocator's counters for reports.
     pub fn page_alloc_counters(&self) -> Option<mm::page_alloc::Counters> {
-        self.page_alloc.as_ref().map(|a| {
+        self.mm.page_alloc.as_ref().map(|a| {
             let mut c = a.stats.counters();
-            c.slab_pages = self.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
+            c.slab_pages = self.mm.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
             c
         })
     }
 
     /// SLUB's counters for reports, on a machine that boots it.
     pub fn slab_counters(&self) -> Option<mm::slub::Counters> {
-        self.slab.as_ref().map(|s| s.counters())
+        self.mm.slab.as_ref().map(|s| s.counters())
     }
 
     /// The oracle's findings as counters.
@@ -376,6 +372,11 @@ impl Kernel {
     /// Violations found and the first few, described.
     pub fn oracle_report(&self) -> (u64, Vec<String>) {
         (self.oracle.violations, self.oracle.examples.clone())
+    }
+
+    /// The MPC8xx machine, on a software-loaded-TLB profile: dd's setup installs its text layout.
+    pub fn ppc8xx_mut(&mut self) -> Option<&mut arch::ppc::mm::mmu_8xx::Machine8xx> {
+        self.arch.ppc8xx.as_deref_mut()
     }
 
     /// The MPC8xx TLB-miss counters (linux/arch/ppc/tlbmiss.rs), on a software-loaded-TLB machine.

@@ -2,6 +2,9 @@
 //! the workloads make, and the loop-iteration marker the score counts. The kernel expands each
 //! system call and fault into its own steps (`linux/mod.rs`: [`super::Continuation`]).
 
+use super::ctx::Ctx;
+use super::Kernel;
+use crate::attribution::Bucket;
 use crate::hw::tlb::AccessKind;
 use crate::time::Ps;
 
@@ -48,13 +51,8 @@ pub enum Op {
     MadviseDontneed { addr: Addr, len: u64 },
     /// One benchmark loop iteration completed (`(*iterations)++`).
     Iteration,
-    /// MPC8xx (linux/arch/ppc/paths.rs): user code, path `path` of the kernel's text layout (dd's
-    /// loop and its libc stubs).
-    UserText { path: u8 },
-    /// MPC8xx: `read(0, buf, 4096)` of /dev/zero into dd's buffer.
-    ReadZero,
-    /// MPC8xx: `write(1, buf, 4096)` to a file on a RAM disk.
-    WriteFile,
+    /// What dd asks of the MPC8xx kernel (linux/arch/ppc/paths.rs).
+    Ppc8xx(crate::linux::arch::ppc::paths::Op8xx),
     /// kswapd's loop body (linux/mm/vmscan.rs): balance the node or sleep.
     Kswapd,
     /// `write(fd, buf, len)` to pipe `pipe` (linux/fs/pipe.rs).
@@ -96,5 +94,20 @@ pub struct Costs {
 impl Costs {
     pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
         Costs { syscall_half: Ps::from_ns(p.kernel.syscall_ns.value / 2.0) }
+    }
+}
+
+impl Kernel {
+    /// A system call's entry (charged as system-call time), then `body` from the time it
+    /// reaches; returns the whole. `body` charges its own time, and the exit where it returns.
+    pub(in crate::linux) fn enter_syscall(
+        &mut self,
+        ctx: &mut Ctx,
+        body: impl FnOnce(&mut Kernel, &mut Ctx, Ps) -> Ps,
+    ) -> Ps {
+        let entry = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, entry);
+        let at = ctx.now + entry;
+        entry + body(self, ctx, at)
     }
 }

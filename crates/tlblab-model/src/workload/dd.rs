@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
+use crate::linux::arch::ppc::paths::Op8xx;
 use crate::linux::arch::ppc::system_map::TextLayout;
 use crate::linux::syscalls::{Op, Program};
 use crate::profile::WalkKind;
@@ -95,7 +96,7 @@ impl Benchmark for Dd {
     }
 
     fn setup(&self, sim: &mut Simulation, _run: &Setup<'_>) {
-        let m = sim.kernel.arch.ppc8xx.as_mut().expect("run::run checked the machine and kernel");
+        let m = sim.kernel.ppc8xx_mut().expect("run::run checked the machine and kernel");
         if let Some(t) = &self.text {
             m.set_text(Arc::clone(t)).unwrap_or_else(|e| panic!("{e}"));
         }
@@ -122,10 +123,10 @@ struct DdLoop {
 impl Program for DdLoop {
     fn next(&mut self, out: &mut Vec<Op>) {
         out.extend([
-            Op::UserText { path: self.read_user },
-            Op::ReadZero,
-            Op::UserText { path: self.write_user },
-            Op::WriteFile,
+            Op::Ppc8xx(Op8xx::UserText { path: self.read_user }),
+            Op::Ppc8xx(Op8xx::ReadZero),
+            Op::Ppc8xx(Op8xx::UserText { path: self.write_user }),
+            Op::Ppc8xx(Op8xx::WriteFile),
             Op::Iteration,
         ]);
     }

@@ -156,7 +156,7 @@ impl Benchmark for VmScalability {
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
         let cpus = run.profile.topology.cpus();
-        let pa = sim.kernel.page_alloc.as_ref().expect("run::run checked the allocator");
+        let pa = sim.kernel.page_alloc().expect("run::run checked the allocator");
         let nodes = pa.nr_nodes();
         let mem: u64 = pa.zones.iter().map(|z| z.managed).sum();
         let pages = file_pages(mem, run.tasks);

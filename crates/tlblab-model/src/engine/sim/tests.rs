@@ -297,10 +297,10 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
     };
     sim.kernel.run_flush_func(1, Ps::ZERO, &info);
     assert!(
-        !sim.kernel.mms[mm as usize].cpumask.contains(1) && sim.kernel.counters.tlbflush.lazy_leaves == 1
+        !sim.kernel.mms()[mm as usize].cpumask.contains(1) && sim.kernel.counters().tlbflush.lazy_leaves == 1
     );
     assert!(sim.kernel.switch_mm(1, mm), "left by leave_mm: CR3 reload");
-    assert!(sim.kernel.mms[mm as usize].cpumask.contains(1));
+    assert!(sim.kernel.mms()[mm as usize].cpumask.contains(1));
 }
 
 #[test]
@@ -356,8 +356,8 @@ fn a_cpu_switching_to_another_mm_leaves_the_old_mm_cpumask() {
     assert!(s.counters.sched.context_switches >= 2, "{:?}", s.counters);
     let running = sim.kernel.cpus[0].st.loaded_mm.unwrap();
     let other = if running == a { b } else { a };
-    assert!(sim.kernel.mms[running as usize].cpumask.contains(0));
-    assert!(!sim.kernel.mms[other as usize].cpumask.contains(0));
+    assert!(sim.kernel.mms()[running as usize].cpumask.contains(0));
+    assert!(!sim.kernel.mms()[other as usize].cpumask.contains(0));
     assert_eq!(s.counters.smp.ipis_sent, 0, "{:?}", s.counters);
 }
 
@@ -504,9 +504,9 @@ fn tlb_flush3_write_to_a_fault_around_page_upgrades_it_in_place() {
         "{c:?}"
     );
     let base = sim.kernel.tasks[0].regs[0];
-    let pte = sim.kernel.mms[mm as usize].pte(base + PAGE_SIZE).unwrap();
+    let pte = sim.kernel.mms()[mm as usize].pte(base + PAGE_SIZE).unwrap();
     assert!(pte.present && pte.writable);
-    assert_eq!(sim.kernel.frames.owner(pte.pfn), Owner::PageCache { file: 0, index: 1 });
+    assert_eq!(sim.kernel.frames().owner(pte.pfn), Owner::PageCache { file: 0, index: 1 });
     // The loop itself: per operation one flush (the madvise), two faults, nothing copied or
     // freed; tlb_flush1's private mapping needs a second flush for the COW.
     let s = run(&mut wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true));
@@ -524,15 +524,15 @@ fn a_stale_read_only_entry_of_an_upgraded_pte_faults_without_copying() {
     let mut sim = Simulation::new(&p, KernelConfig::preset("5.18.1").unwrap());
     let mm = sim.add_mm();
     let addr = sim.map_populated(mm, 4 * PAGE_SIZE);
-    let before = (sim.kernel.counters.memory.pages_copied, sim.kernel.counters.tlbflush.flush_requests);
+    let before = (sim.kernel.counters().memory.pages_copied, sim.kernel.counters().tlbflush.flush_requests);
     let queued = sim.with_ctx(0, Ps::ZERO, |k, ctx| {
         k.fault(ctx, mm, addr, true);
         !ctx.in_user()
     });
-    let pte = sim.kernel.mms[mm as usize].pte(addr).unwrap();
+    let pte = sim.kernel.mms()[mm as usize].pte(addr).unwrap();
     assert!(pte.present && pte.writable);
     assert_eq!(
-        (sim.kernel.counters.memory.pages_copied, sim.kernel.counters.tlbflush.flush_requests),
+        (sim.kernel.counters().memory.pages_copied, sim.kernel.counters().tlbflush.flush_requests),
         before
     );
     assert!(!queued, "no flush or PTE update queued");
@@ -566,7 +566,7 @@ fn dirty_shared_file_ptes_force_a_flush_and_nested_gathers_flush_the_whole_mm() 
     assert_eq!(run(&mut anon).counters.mmu_gather.dirty_pte_flushes, 0);
     // Every gather still open at the end belongs to a thread inside madvise.
     for sim in [&one, &two, &anon] {
-        let open: u32 = sim.kernel.mms.iter().map(|m| m.tlb_flush_pending).sum();
+        let open: u32 = sim.kernel.mms().iter().map(|m| m.tlb_flush_pending).sum();
         assert!(open as usize <= sim.kernel.tasks.len(), "{open}");
     }
 }

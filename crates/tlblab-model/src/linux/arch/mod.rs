@@ -10,5 +10,5 @@ pub struct Arch {
     /// `switch_mm` runs on every context switch, and results record the resolved range policy.
     pub(in crate::linux) x86: x86::X86,
     /// The MPC8xx machine and its kernel's layouts, on a software-loaded-TLB profile.
-    pub ppc8xx: Option<Box<ppc::mm::mmu_8xx::Machine8xx>>,
+    pub(in crate::linux) ppc8xx: Option<Box<ppc::mm::mmu_8xx::Machine8xx>>,
 }

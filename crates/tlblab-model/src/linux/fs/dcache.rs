@@ -29,7 +29,7 @@ crate::linux::vmstat::counters! {
 impl Kernel {
     /// `d_alloc(parent, name)` of a name of `name_len` bytes on this CPU at `at`.
     pub(in crate::linux) fn d_alloc(&mut self, ctx: &mut Ctx, at: Ps, name_len: u32) -> Ps {
-        let cache = self.fs.as_ref().expect("fs booted").caches.dentry;
+        let cache = self.fs.mount.as_ref().expect("fs booted").caches.dentry;
         let (_dentry, mut d) = self.kmem_cache_alloc(ctx, at, cache, Bucket::Syscall);
         self.counters.dcache.d_allocs += 1;
         if name_len > DNAME_INLINE_LEN - 1 {

@@ -124,21 +124,21 @@ impl Kernel {
     /// `ext4_create()` of a name of `name_len` bytes in `dir`, on this CPU at `at` (under the
     /// parent's lock): the allocations of the module comment. Returns the time they took.
     pub(in crate::linux) fn ext4_create(&mut self, ctx: &mut Ctx, at: Ps, dir: u32, name_len: u32) -> Ps {
-        let caches = self.fs.as_ref().expect("fs booted").caches;
+        let caches = self.fs.mount.as_ref().expect("fs booted").caches;
         let mut now = at;
         let (handle, d) = self.kmem_cache_alloc(ctx, now, caches.jbd2_handle, Bucket::Syscall);
         now += d;
         let (_inode, d) = self.kmem_cache_alloc(ctx, now, caches.ext4_inode, Bucket::Syscall);
         now += d;
         self.counters.ext4.ext4_inodes += 1;
-        let fs = self.fs.as_mut().expect("fs booted");
+        let fs = self.fs.mount.as_mut().expect("fs booted");
         let first_of_block = fs.ext4.inodes % INODES_PER_BLOCK == 0;
         fs.ext4.inodes += 1;
         if first_of_block {
             self.counters.ext4.ext4_itable_blocks += 1;
             now += self.ext4_metadata_block(ctx, now);
         }
-        let fs = self.fs.as_mut().expect("fs booted");
+        let fs = self.fs.mount.as_mut().expect("fs booted");
         let hash = fs.ext4.hashes.below(1 << 32) as u32;
         let capacity = (BLOCK_SIZE / dir_rec_len(name_len)) as u32;
         if fs.dirs[dir as usize].index.insert(hash, capacity) {
@@ -152,7 +152,7 @@ impl Kernel {
     /// A metadata block entering the cache and the running transaction: a page of the block
     /// device's page cache, its `buffer_head`, a `journal_head`. Returns the time taken.
     fn ext4_metadata_block(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
-        let fs = self.fs.as_mut().expect("fs booted");
+        let fs = self.fs.mount.as_mut().expect("fs booted");
         let block = fs.ext4.blocks;
         fs.ext4.blocks += 1;
         let caches = fs.caches;

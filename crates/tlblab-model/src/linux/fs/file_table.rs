@@ -16,7 +16,7 @@ pub const FILP_CACHE: (&str, u64) = ("filp", 232);
 impl Kernel {
     /// `get_empty_filp()` on this CPU at `at`.
     pub(in crate::linux) fn get_empty_filp(&mut self, ctx: &mut Ctx, at: Ps) -> (Object, Ps) {
-        let cache = self.fs.as_ref().expect("fs booted").caches.filp;
+        let cache = self.fs.mount.as_ref().expect("fs booted").caches.filp;
         self.kmem_cache_alloc(ctx, at, cache, Bucket::Syscall)
     }
 

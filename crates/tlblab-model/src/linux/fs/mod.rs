@@ -5,3 +5,12 @@ pub mod ext4;
 pub mod file_table;
 pub mod namei;
 pub mod pipe;
+
+/// The file systems' state.
+pub struct Fs {
+    /// The mounted ext4 and the VFS state file creation uses (namei.rs, ext4.rs), on a machine
+    /// with SLUB and `[fs]`.
+    pub(in crate::linux) mount: Option<namei::Mount>,
+    /// Pipes (linux/fs/pipe.rs), by id.
+    pub(in crate::linux) pipes: Vec<pipe::Pipe>,
+}

@@ -99,9 +99,10 @@ pub struct FsCaches {
     pub buffer_head: CacheId,
 }
 
-/// The file system's state: directories, each task's open file and pending name, ext4's.
+/// The mounted file system: its directories, each task's open file and pending name, ext4's
+/// journal and inode state.
 #[derive(Debug, Clone)]
-pub struct Fs {
+pub struct Mount {
     pub costs: Costs,
     pub caches: FsCaches,
     pub dirs: Vec<Dir>,
@@ -112,9 +113,9 @@ pub struct Fs {
     pub ext4: Ext4,
 }
 
-impl Fs {
+impl Mount {
     /// Boot: the caches in `slab` and an empty file system.
-    pub fn new(costs: Costs, slab: &mut Slab, seed: u64) -> Fs {
+    pub fn new(costs: Costs, slab: &mut Slab, seed: u64) -> Mount {
         let caches = FsCaches {
             names: slab.create(NAMES_CACHE.0, NAMES_CACHE.1, true),
             filp: slab.create(super::file_table::FILP_CACHE.0, super::file_table::FILP_CACHE.1, true),
@@ -136,7 +137,7 @@ impl Fs {
                 false,
             ),
         };
-        Fs { costs, caches, dirs: Vec::new(), open: Vec::new(), name: Vec::new(), ext4: Ext4::new(seed) }
+        Mount { costs, caches, dirs: Vec::new(), open: Vec::new(), name: Vec::new(), ext4: Ext4::new(seed) }
     }
 
     fn slot(v: &mut Vec<Option<Object>>, t: usize) -> &mut Option<Object> {
@@ -162,40 +163,40 @@ impl Kernel {
     /// An empty directory (a workload's untimed setup: fs_mark's `mkdir`s before its loop);
     /// returns its id.
     pub fn add_dir(&mut self) -> u32 {
-        let fs = self.fs.as_mut().expect(NO_FS);
+        let fs = self.fs.mount.as_mut().expect(NO_FS);
         fs.dirs.push(Dir::default());
         (fs.dirs.len() - 1) as u32
     }
 
     /// Seeds the file system's own stream (the names' hashes) from the run's seed.
     pub fn seed_fs(&mut self, seed: u64) {
-        if let Some(fs) = self.fs.as_mut() {
+        if let Some(fs) = self.fs.mount.as_mut() {
             fs.ext4 = Ext4::new(seed);
         }
     }
 
     fn fs_costs(&self) -> Costs {
-        self.fs.as_ref().expect(NO_FS).costs
+        self.fs.mount.as_ref().expect(NO_FS).costs
     }
 
     /// `getname()`: a `names_cache` object for the path, kept until `putname`.
     fn getname(&mut self, ctx: &mut Ctx, t: usize, at: Ps) -> Ps {
-        let cache = self.fs.as_ref().expect(NO_FS).caches.names;
+        let cache = self.fs.mount.as_ref().expect(NO_FS).caches.names;
         let (obj, d) = self.kmem_cache_alloc(ctx, at, cache, Bucket::Syscall);
-        *Fs::slot(&mut self.fs.as_mut().expect(NO_FS).name, t) = Some(obj);
+        *Mount::slot(&mut self.fs.mount.as_mut().expect(NO_FS).name, t) = Some(obj);
         d
     }
 
     /// `putname()`: the name goes back to `names_cache` on this CPU.
     fn putname(&mut self, ctx: &mut Ctx, t: usize, at: Ps) -> Ps {
-        let obj = Fs::slot(&mut self.fs.as_mut().expect(NO_FS).name, t).take().expect("getname ran");
+        let obj = Mount::slot(&mut self.fs.mount.as_mut().expect(NO_FS).name, t).take().expect("getname ran");
         self.kfree(ctx, at, obj, Bucket::Syscall)
     }
 
     /// Takes `dir`'s `i_rwsem` for writing at `at`; returns when it is held.
     fn dir_lock(&mut self, ctx: &mut Ctx, dir: u32, at: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let lock = &mut self.fs.as_mut().expect(NO_FS).dirs[dir as usize].lock;
+        let lock = &mut self.fs.mount.as_mut().expect(NO_FS).dirs[dir as usize].lock;
         let before = lock.stats.contended;
         let got = lock.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
         self.counters.namei.fs_dir_lock_contended += lock.stats.contended - before;
@@ -204,7 +205,7 @@ impl Kernel {
     }
 
     fn dir_unlock(&mut self, dir: u32, at: Ps) {
-        self.fs.as_mut().expect(NO_FS).dirs[dir as usize].lock.release_at(at);
+        self.fs.mount.as_mut().expect(NO_FS).dirs[dir as usize].lock.release_at(at);
     }
 
     /// `open(path, O_CREAT | O_RDWR | O_TRUNC)` of a new file of `name_len` bytes in `dir`,
@@ -217,7 +218,7 @@ impl Kernel {
         now += self.getname(ctx, t, now);
         let (filp, d) = self.get_empty_filp(ctx, now);
         now += d;
-        *Fs::slot(&mut self.fs.as_mut().expect(NO_FS).open, t) = Some(filp);
+        *Mount::slot(&mut self.fs.mount.as_mut().expect(NO_FS).open, t) = Some(filp);
         ctx.charge(Bucket::Syscall, c.open_walk);
         now += c.open_walk;
         ctx.then(Continuation::Fs(Step::Create { dir, name_len }));
@@ -277,7 +278,7 @@ impl Kernel {
         let half = self.costs.entry.syscall_half;
         ctx.charge(Bucket::Syscall, half + c.close);
         let mut now = ctx.now + half + c.close;
-        let filp = Fs::slot(&mut self.fs.as_mut().expect(NO_FS).open, t).take();
+        let filp = Mount::slot(&mut self.fs.mount.as_mut().expect(NO_FS).open, t).take();
         if let Some(filp) = filp {
             now += self.file_free(ctx, now, filp);
         }

@@ -151,15 +151,15 @@ fn room(p: &Pipe, len: u64) -> Room {
 impl Kernel {
     /// `pipe()`: a new, empty pipe; returns its id.
     pub fn add_pipe(&mut self) -> u32 {
-        self.pipes.push(Pipe::default());
-        (self.pipes.len() - 1) as u32
+        self.fs.pipes.push(Pipe::default());
+        (self.fs.pipes.len() - 1) as u32
     }
 
     /// One `write` of `len` bytes by task `t` to `pipe` if it would not sleep: for a workload's
     /// untimed setup ([`Kernel::untimed`]) building the buffers its writers fill. Returns
     /// whether it wrote.
     pub fn pipe_write_if_room(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> bool {
-        if room(&self.pipes[pipe as usize], len as u64) == Room::Full {
+        if room(&self.fs.pipes[pipe as usize], len as u64) == Room::Full {
             return false;
         }
         self.pipe_write(ctx, t, pipe, len);
@@ -172,16 +172,12 @@ impl Kernel {
 
     /// `write(fd, buf, len)` on a pipe, from task `t`: the system call entry, then the body.
     pub(in crate::linux) fn pipe_write(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> Ps {
-        let entry = self.costs.entry.syscall_half;
-        ctx.charge(Bucket::Syscall, entry);
-        entry + self.pipe_write_body(ctx, t, pipe, len as u64, ctx.now + entry)
+        self.enter_syscall(ctx, |k, ctx, at| k.pipe_write_body(ctx, t, pipe, len as u64, at))
     }
 
     /// `read(fd, buf, len)` on a pipe, from task `t`.
     pub(in crate::linux) fn pipe_read(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> Ps {
-        let entry = self.costs.entry.syscall_half;
-        ctx.charge(Bucket::Syscall, entry);
-        entry + self.pipe_read_body(ctx, t, pipe, len as u64, ctx.now + entry)
+        self.enter_syscall(ctx, |k, ctx, at| k.pipe_read_body(ctx, t, pipe, len as u64, at))
     }
 
     pub(in crate::linux) fn pipe_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
@@ -194,28 +190,28 @@ impl Kernel {
     /// Takes `pipe->mutex` at `at`; returns when it is held (spin charged as lock wait).
     fn pipe_lock(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let got = self.pipes[pipe as usize].mutex.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
+        let got = self.fs.pipes[pipe as usize].mutex.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
         ctx.charge(Bucket::LockWait, got - at);
         got
     }
 
     /// Releases `pipe->mutex` at `at` (the section ran from the grant to `at`).
     fn pipe_unlock(&mut self, pipe: u32, at: Ps) {
-        self.pipes[pipe as usize].mutex.release_at(at);
+        self.fs.pipes[pipe as usize].mutex.release_at(at);
     }
 
     /// `wake_up_interruptible_sync_poll(&pipe->wait, ...)`: every sleeper is woken.
     fn pipe_wake(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) {
-        let waiters = std::mem::take(&mut self.pipes[pipe as usize].waiters);
+        let waiters = std::mem::take(&mut self.fs.pipes[pipe as usize].waiters);
         let (waiters, n) = self.wake_up_all(ctx, waiters, at);
         self.counters.pipe.pipe_wakeups += n;
-        self.pipes[pipe as usize].waiters = waiters;
+        self.fs.pipes[pipe as usize].waiters = waiters;
     }
 
     /// `pipe_wait`: task `t` joins the wait queue, drops the mutex and sleeps; it runs `retry`
     /// when woken. Returns the cost of going to sleep.
     fn pipe_sleep(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, retry: Step, at: Ps) -> Ps {
-        self.pipes[pipe as usize].waiters.push(t);
+        self.fs.pipes[pipe as usize].waiters.push(t);
         ctx.then(Continuation::Pipe(retry));
         self.deschedule(ctx, false, at)
     }
@@ -225,7 +221,7 @@ impl Kernel {
         let c = self.pipe_costs();
         let start = at;
         let mut now = self.pipe_lock(ctx, pipe, at);
-        let p = &self.pipes[pipe as usize];
+        let p = &self.fs.pipes[pipe as usize];
         match room(p, len) {
             Room::Full => {
                 self.pipe_unlock(pipe, now);
@@ -235,11 +231,11 @@ impl Kernel {
             }
             Room::Merge => {
                 self.counters.pipe.pipe_merges += 1;
-                let last = self.pipes[pipe as usize].bufs.back_mut().expect("a buffer to merge into");
+                let last = self.fs.pipes[pipe as usize].bufs.back_mut().expect("a buffer to merge into");
                 last.len += len;
             }
             Room::NewBuffer => {
-                let pfn = match self.pipes[pipe as usize].tmp_page.take() {
+                let pfn = match self.fs.pipes[pipe as usize].tmp_page.take() {
                     Some(pfn) => {
                         self.counters.pipe.pipe_tmp_page_reuses += 1;
                         pfn
@@ -252,7 +248,7 @@ impl Kernel {
                         pfn
                     }
                 };
-                self.pipes[pipe as usize].bufs.push_back(PipeBuffer { pfn, offset: 0, len });
+                self.fs.pipes[pipe as usize].bufs.push_back(PipeBuffer { pfn, offset: 0, len });
             }
         }
         self.counters.pipe.pipe_writes += 1;
@@ -273,7 +269,7 @@ impl Kernel {
         let c = self.pipe_costs();
         let start = at;
         let mut now = self.pipe_lock(ctx, pipe, at);
-        if self.pipes[pipe as usize].bufs.is_empty() {
+        if self.fs.pipes[pipe as usize].bufs.is_empty() {
             self.pipe_unlock(pipe, now);
             self.counters.pipe.pipe_read_sleeps += 1;
             let d = now - start;
@@ -283,7 +279,7 @@ impl Kernel {
         let mut released = false;
         let mut copied = 0;
         while want > 0 {
-            let Some(buf) = self.pipes[pipe as usize].bufs.front_mut() else { break };
+            let Some(buf) = self.fs.pipes[pipe as usize].bufs.front_mut() else { break };
             let chars = buf.len.min(want);
             buf.offset += chars;
             buf.len -= chars;
@@ -291,13 +287,13 @@ impl Kernel {
             copied += chars;
             if buf.len == 0 {
                 let pfn = buf.pfn;
-                self.pipes[pipe as usize].bufs.pop_front();
+                self.fs.pipes[pipe as usize].bufs.pop_front();
                 released = true;
                 // anon_pipe_buf_release: keep the page as tmp_page if it is the only reference
                 // and none is cached, else put_page.
-                if self.pipes[pipe as usize].tmp_page.is_none() {
+                if self.fs.pipes[pipe as usize].tmp_page.is_none() {
                     self.counters.pipe.pipe_tmp_page_caches += 1;
-                    self.pipes[pipe as usize].tmp_page = Some(pfn);
+                    self.fs.pipes[pipe as usize].tmp_page = Some(pfn);
                 } else {
                     self.counters.pipe.pipe_page_frees += 1;
                     now += self.free_frame(ctx, now, pfn, Bucket::Syscall);

@@ -9,10 +9,10 @@ use std::collections::VecDeque;
 use crate::attribution::Bucket;
 use crate::hw::coherence::RmwLine;
 use crate::hw::cpumask::CpuMask;
-use crate::linux::arch::x86::mm::tlb::{FlushInfo, Shootdown};
+use crate::linux::arch::x86::mm::tlb::FlushInfo;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
-use crate::linux::{Continuation, Kernel};
+use crate::linux::{Boundary, Continuation, Kernel};
 use crate::time::Ps;
 
 crate::linux::vmstat::counters! {
@@ -61,6 +61,23 @@ pub struct Csd {
 pub struct CallQueue {
     pub entries: VecDeque<Csd>,
     pub head: RmwLine,
+}
+
+/// A shootdown in flight (allocated by [`Kernel::call_function_many`], waited for and freed by
+/// [`Kernel::csd_wait`]): the `flush_tlb_info` its requests carry, and what its initiator
+/// waits for.
+#[derive(Debug, Clone, Copy)]
+pub struct Shootdown {
+    pub info: FlushInfo,
+    pub initiator: u32,
+    pub pending: u32,
+    /// When the initiator sees the last acknowledgement / finishes its own flush.
+    pub last_ack: Ps,
+    pub local_done: Ps,
+    /// A reclaim batch flush (v4.3 `try_to_unmap_flush`): every target runs
+    /// `percpu_flush_tlb_batch_pages` (a full flush of whatever it runs) instead of
+    /// `flush_tlb_func` on `info`.
+    pub batch: bool,
 }
 
 /// The cross-CPU call machinery's state (kernel/smp.c): every CPU's `call_single_queue`, the
@@ -195,7 +212,6 @@ impl Kernel {
         post_local: bool,
     ) -> Ps {
         let cpu = ctx.cpu;
-        let sd = self.smp.free_shootdowns.pop().unwrap_or(self.smp.shootdowns.len());
         // The record exists from the first enqueue: a target may take its request (and ack it)
         // before the loop ends.
         let record = Shootdown {
@@ -206,15 +222,39 @@ impl Kernel {
             local_done: t0,
             batch,
         };
-        if sd == self.smp.shootdowns.len() {
-            self.smp.shootdowns.push(record);
-        } else {
-            self.smp.shootdowns[sd] = record;
-        }
+        let sd = match self.smp.free_shootdowns.pop() {
+            Some(sd) => {
+                self.smp.shootdowns[sd] = record;
+                sd
+            }
+            None => {
+                self.smp.shootdowns.push(record);
+                self.smp.shootdowns.len() - 1
+            }
+        };
         let coalesce = self.config.flush.coalesce_ipis.coalesces(targets.weight());
         let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local, coalesce };
         self.cpus[cpu as usize].sending = Some(Box::new(l));
         self.send_loop(ctx, t0)
+    }
+
+    /// The initiator's wait at an operation boundary (`csd_lock_wait` on each request, then its
+    /// own flush): `None` once every acknowledgement and its own flush are in, the shootdown's
+    /// slot freed; otherwise keep spinning, or wait until the last of them lands.
+    pub(in crate::linux) fn csd_wait(&mut self, ctx: &Ctx) -> Option<Boundary> {
+        let ci = ctx.cpu as usize;
+        let sd = self.cpus[ci].waiting?;
+        let s = self.smp.shootdowns[sd];
+        if s.pending > 0 {
+            return Some(Boundary::Spin); // keep spinning; an ack or an IPI will wake us
+        }
+        let resume = s.last_ack.max(s.local_done);
+        if resume > ctx.now {
+            return Some(Boundary::At(resume));
+        }
+        self.cpus[ci].waiting = None;
+        self.smp.free_shootdowns.push(sd);
+        None
     }
 
     /// The `Smp` continuation: the rest of an enqueue loop after an interrupt.

@@ -100,17 +100,17 @@ impl Kernel {
         file: u32,
         index: u64,
     ) -> (u64, Ps) {
-        if let Some(pfn) = self.files[file as usize].get(index) {
+        if let Some(pfn) = self.mm.files[file as usize].get(index) {
             return (pfn, Ps::ZERO);
         }
         // The caller's time so far is in the CPU's buckets, not in `ctx.now`: the fault passes
         // it as `at`.
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, Bucket::Fault);
-        self.files[file as usize].set(index, pfn);
+        self.mm.files[file as usize].set(index, pfn);
         self.counters.memory.pages_zeroed += 1;
         self.counters.filemap.pagecache_fills += 1;
         ctx.charge(Bucket::Zeroing, self.costs.mm.clear_page);
-        let Some(fill) = self.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
+        let Some(fill) = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
             ctx.charge(Bucket::Fault, self.costs.mm.page_alloc);
             return (pfn, a + self.costs.mm.page_alloc + self.costs.mm.clear_page);
@@ -141,9 +141,9 @@ impl Kernel {
         index: u64,
         addr: u64,
     ) -> (FaultPage, Ps) {
-        let f = &self.files[file as usize];
+        let f = &self.mm.files[file as usize];
         let cached = f.get(index);
-        let marked = cached.is_some_and(|p| self.vmscan.readahead_marked(p));
+        let marked = cached.is_some_and(|p| self.mm.vmscan.readahead_marked(p));
         let mut ra = f.ra;
         let window = match cached {
             Some(_) => ra.async_mmap(index, marked, |i, max| f.next_hole(i, max)),
@@ -158,25 +158,17 @@ impl Kernel {
             self.direct_reclaim(ctx, t);
             return (FaultPage::Retry, Ps::ZERO);
         }
-        self.files[file as usize].ra = ra;
+        self.mm.files[file as usize].ra = ra;
         if marked {
-            self.vmscan.clear_readahead(cached.expect("a marked page is cached"));
+            self.mm.vmscan.clear_readahead(cached.expect("a marked page is cached"));
         }
-        if reads_page {
-            ctx.then(Continuation::Mm(memory::Step::MapPage { addr, file, index }));
-        }
-        if let (Some(w), Some(i)) = (window, first) {
-            // ra_submit -> __do_page_cache_readahead.
+        // ra_submit -> __do_page_cache_readahead reads the window, then the fault maps its page.
+        let readahead = window.zip(first).map(|(w, i)| {
             self.counters.filemap.readahead_calls += 1;
-            let marker = w.marker();
-            ctx.then(Continuation::Mm(memory::Step::ReadAhead {
-                file,
-                index: i,
-                end,
-                marker,
-                reclaimed: false,
-            }));
-        }
+            memory::Step::ReadAhead { file, index: i, end, marker: w.marker(), reclaimed: false }
+        });
+        let map = reads_page.then_some(memory::Step::MapPage { addr, file, index });
+        ctx.then_all(readahead.into_iter().chain(map).map(Continuation::Mm));
         match cached {
             Some(pfn) => (FaultPage::Cached(pfn), Ps::ZERO),
             None if reads_page => (FaultPage::Reading, Ps::ZERO),
@@ -209,9 +201,9 @@ impl Kernel {
         }
         let (pfn, d) = self.page_cache_page(ctx, ctx.now, file, index);
         if index == marker {
-            self.vmscan.set_readahead(pfn);
+            self.mm.vmscan.set_readahead(pfn);
         }
-        let f = &self.files[file as usize];
+        let f = &self.mm.files[file as usize];
         if let Some(next) = (index + 1..end).find(|&i| f.get(i).is_none()) {
             let next = memory::Step::ReadAhead { file, index: next, end, marker, reclaimed: false };
             ctx.then(Continuation::Mm(next));
@@ -229,7 +221,7 @@ impl Kernel {
         reg: usize,
         cached: bool,
     ) -> Ps {
-        let file = self.files.len() as u32;
+        let file = self.mm.files.len() as u32;
         let d = self.costs.entry.syscall_half * 6;
         ctx.charge(Bucket::Syscall, d);
         // A `cached` file starts as the steady state its benchmark measures in, every page read
@@ -238,11 +230,11 @@ impl Kernel {
         if cached {
             for index in 0..pages {
                 let pfn = self.alloc_frame_untimed(ctx.cpu, ctx.now, Owner::PageCache { file, index });
-                self.vmscan.lru_add_untimed(pfn);
+                self.mm.vmscan.lru_add_untimed(pfn);
                 slots.set(index, pfn);
             }
         }
-        self.files.push(slots);
+        self.mm.files.push(slots);
         self.tasks[t].regs[reg] = file as u64;
         d
     }

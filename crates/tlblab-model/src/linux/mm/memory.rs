@@ -99,12 +99,12 @@ impl Kernel {
             Step::Access { va, kind } => self.access(ctx, t, va, kind),
             Step::Fault { addr, write } => self.fault(ctx, mm, addr, write),
             Step::SetPte { addr, pte } => {
-                self.mms[mm as usize].set_pte(addr, pte);
+                self.mm.mms[mm as usize].set_pte(addr, pte);
                 Ps::ZERO
             }
             Step::ReadAhead { .. } => self.readahead_page(ctx, s),
             Step::MapPage { addr, file, index } => {
-                if let Some(pfn) = self.files[file as usize].get(index) {
+                if let Some(pfn) = self.mm.files[file as usize].get(index) {
                     self.map_file_page(mm, addr, pfn);
                 }
                 Ps::ZERO
@@ -125,7 +125,7 @@ impl Kernel {
         match tlb.lookup_sized(lp, a, PageSize::Size4K) {
             Lookup::Hit { level, payload, .. } => {
                 let (pfn, writable) = (payload.pfn(), payload.writable());
-                self.oracle.check_access(pfn, mm, va, &self.frames);
+                self.oracle.check_access(pfn, mm, va, &self.mm.frames);
                 let d =
                     self.costs.hw.level_hit[kind as usize][level as usize - 1] + self.costs.hw.user_access;
                 if write && !writable {
@@ -140,14 +140,14 @@ impl Kernel {
                 self.counters.memory.tlb_misses += 1;
                 let walk = self.costs.hw.miss(kind);
                 ctx.charge(Bucket::Walk, walk);
-                match self.mms[mm as usize].pte(va) {
+                match self.mm.mms[mm as usize].pte(va) {
                     Some(p) if p.present && (p.writable || !write) => {
                         let c = &mut self.cpus[cpu as usize];
                         if c.take_flushed(va >> PAGE_SHIFT) {
                             self.counters.memory.tlb_misses_after_flush += 1;
                         }
                         // The walk sets the PTE's accessed bit.
-                        self.vmscan.mark_young(p.pfn);
+                        self.mm.vmscan.mark_young(p.pfn);
                         let payload = TlbPayload::new(p.pfn, p.writable);
                         self.tlbs[c.core].fill(
                             lp,
@@ -177,14 +177,17 @@ impl Kernel {
     /// The handler runs under `mmap_read_lock` (v5.18; per-VMA locks came in v6.4).
     fn push_fault(&mut self, ctx: &mut Ctx, va: u64, kind: AccessKind, write: bool) {
         let lock = self.config.mm.mmap_lock;
-        ctx.then(Continuation::Mm(Step::Access { va, kind }));
-        if lock {
-            ctx.then(Continuation::Sys(mmap::Step::Unlock { write: false }));
-        }
-        ctx.then(Continuation::Mm(Step::Fault { addr: va, write }));
-        if lock {
-            ctx.then(Continuation::Sys(mmap::Step::Lock { write: false }));
-        }
+        let (lock, unlock) = match lock {
+            true => (Some(mmap::Step::Lock { write: false }), Some(mmap::Step::Unlock { write: false })),
+            false => (None, None),
+        };
+        ctx.then_all(
+            lock.map(Continuation::Sys)
+                .into_iter()
+                .chain([Continuation::Mm(Step::Fault { addr: va, write })])
+                .chain(unlock.map(Continuation::Sys))
+                .chain([Continuation::Mm(Step::Access { va, kind })]),
+        );
     }
 
     /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
@@ -197,15 +200,15 @@ impl Kernel {
         let addr = va & !(PAGE_SIZE - 1);
         let vpn = addr >> PAGE_SHIFT;
         let (backing, index, vstart, vend) = {
-            let v = self.mms[mm as usize].vma(addr).expect("fault outside a VMA");
+            let v = self.mm.mms[mm as usize].vma(addr).expect("fault outside a VMA");
             (v.backing, v.file_index(addr), v.start, v.end)
         };
-        let pte = self.mms[mm as usize].pte(addr).unwrap();
+        let pte = self.mm.mms[mm as usize].pte(addr).unwrap();
         let mut d = self.costs.mm.fault + self.kernel_path(ctx, Path::Fault);
         ctx.charge(Bucket::Fault, self.costs.mm.fault);
         // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
         // copied (zero_copy time).
-        let zero_pfn = self.frames.zero_pfn;
+        let zero_pfn = self.mm.frames.zero_pfn;
         // `at`: the fault's time so far (its charges are in the buckets, not in `ctx.now`).
         let anon_page = |s: &mut Kernel, ctx: &mut Ctx, at: Ps, copy: bool| {
             let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
@@ -237,17 +240,12 @@ impl Kernel {
                 // wp_page_copy: new page, then ptep_clear_flush of the old PTE, then install.
                 let (pfn, c) = anon_page(self, ctx, ctx.now + d, pte.pfn != zero_pfn);
                 d += c;
-                self.mms[mm as usize].set_pte(addr, Pte::default());
+                self.mm.mms[mm as usize].set_pte(addr, Pte::default());
                 self.counters.memory.cow_flushes += 1;
-                ctx.then(Continuation::Mm(Step::SetPte {
-                    addr,
-                    pte: Pte { pfn, present: true, writable: true, dirty: true },
-                }));
-                ctx.then(Continuation::Flush(tlb::Step {
-                    start: addr,
-                    end: addr + PAGE_SIZE,
-                    freed_tables: false,
-                }));
+                ctx.then_all([
+                    Continuation::Flush(tlb::Step { start: addr, end: addr + PAGE_SIZE, freed_tables: false }),
+                    Continuation::Mm(Step::SetPte { addr, pte: Pte { pfn, present: true, writable: true, dirty: true } }),
+                ]);
                 return d;
             }
             (_, true, false) => return d, // raced with another fault: nothing to do
@@ -272,7 +270,7 @@ impl Kernel {
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false)
-                if self.vmscan.costs.is_some() =>
+                if self.mm.vmscan.costs.is_some() =>
             {
                 // With reclaim, v4.2 do_read_fault: do_fault_around first; if it did not map
                 // the faulting page (not cached, or marked PG_readahead), __do_fault ->
@@ -281,24 +279,24 @@ impl Kernel {
                 let around = self.costs.mm.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
-                if self.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
+                if self.mm.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
                     return d;
                 }
                 let (page, c) = self.filemap_fault(ctx, ctx.now + d, f, index, addr);
                 d += c;
                 let FaultPage::Cached(pfn) = page else { return d };
-                self.vmscan.mark_young(pfn);
+                self.mm.vmscan.mark_young(pfn);
                 Pte { pfn, present: true, writable: false, dirty: false }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
                 // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
                 // page of the 16-page aligned window, mapping read-only those whose PTE is
                 // none); a faulting page that was not cached is then read in by __do_fault.
-                let was_cached = self.files[f as usize].get(index).is_some();
+                let was_cached = self.mm.files[f as usize].get(index).is_some();
                 let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
                 d += c;
                 // v4.2 installs young PTEs (do_set_pte); the accessed bit reclaim ages by.
-                self.vmscan.mark_young(pfn);
+                self.mm.vmscan.mark_young(pfn);
                 let visited = was_cached as u64 + self.map_pages(mm, f, addr, (vstart, vend), false);
                 let around = self.costs.mm.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
@@ -306,7 +304,7 @@ impl Kernel {
                 Pte { pfn, present: true, writable: false, dirty: false }
             }
         };
-        self.mms[mm as usize].set_pte(addr, new_pte);
+        self.mm.mms[mm as usize].set_pte(addr, new_pte);
         d
     }
 
@@ -331,10 +329,10 @@ impl Kernel {
         while a < we {
             if a != addr || faulting {
                 let i = (a - vstart) >> PAGE_SHIFT;
-                if let Some(cached) = self.files[file as usize].get(i) {
+                if let Some(cached) = self.mm.files[file as usize].get(i) {
                     visited += 1;
-                    if !self.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached) {
-                        self.files[file as usize].ra.mapped_around();
+                    if !self.mm.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached) {
+                        self.mm.files[file as usize].ra.mapped_around();
                     }
                 }
             }
@@ -346,12 +344,12 @@ impl Kernel {
     /// `do_set_pte` (v4.2) of a read fault on a file page: read-only and young, if the PTE at
     /// `addr` is still none. Returns whether it mapped.
     fn map_file_page(&mut self, mm: MmId, addr: u64, pfn: u64) -> bool {
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         if m.pte(addr).unwrap().present {
             return false;
         }
         m.set_pte(addr, Pte { pfn, present: true, writable: false, dirty: false });
-        self.vmscan.mark_young(pfn);
+        self.mm.vmscan.mark_young(pfn);
         true
     }
 }

@@ -39,8 +39,8 @@ impl Kernel {
     /// under mmap_lock (v5.18): mmap and munmap for write, madvise(MADV_DONTNEED) for read.
     pub(in crate::linux) fn syscall(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
         if self.config.mm.mmap_lock {
-            ctx.then(Continuation::Sys(Step::Locked(op)));
-            ctx.then(Continuation::Sys(Step::Lock { write: !matches!(op, Op::MadviseDontneed { .. }) }));
+            let write = !matches!(op, Op::MadviseDontneed { .. });
+            ctx.then_all([Continuation::Sys(Step::Lock { write }), Continuation::Sys(Step::Locked(op))]);
             return Ps::ZERO;
         }
         self.syscall_body(ctx, t, op)
@@ -61,7 +61,7 @@ impl Kernel {
     /// Takes task `t`'s `mmap_lock`, or puts the task to sleep until a release hands it over.
     fn mmap_lock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let sem = &mut self.mms[self.tasks[t].user_mm() as usize].mmap_lock;
+        let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
         let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let got = sem.acquire(t, write);
         ctx.charge(Bucket::LockWait, d);
@@ -75,15 +75,15 @@ impl Kernel {
     /// Releases task `t`'s `mmap_lock`, waking the tasks it hands the lock to.
     fn mmap_unlock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let sem = &mut self.mms[self.tasks[t].user_mm() as usize].mmap_lock;
+        let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
         let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
-        let mut woken = std::mem::take(&mut self.woken);
+        let mut woken = std::mem::take(&mut self.mm.woken);
         sem.release(t, write, &mut woken);
         for &w in &woken {
             self.wake(ctx, w, ctx.now + d);
         }
         woken.clear();
-        self.woken = woken;
+        self.mm.woken = woken;
         ctx.charge(Bucket::LockWait, d);
         d
     }
@@ -103,7 +103,7 @@ impl Kernel {
                         Backing::FileShared(self.tasks[t].regs[file_reg] as u32)
                     }
                 };
-                self.tasks[t].regs[reg] = self.mms[mm as usize].mmap(len, backing, true);
+                self.tasks[t].regs[reg] = self.mm.mms[mm as usize].mmap(len, backing, true);
                 if self.config.mm.mmap_lock {
                     ctx.then(Continuation::Sys(Step::Unlock { write: true }));
                 }
@@ -115,11 +115,11 @@ impl Kernel {
             }
             Op::Munmap { addr } => {
                 let start = self.reg_addr(t, addr);
-                let vma = self.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
+                let vma = self.mm.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
                 let zapped = zap_vma(&vma);
                 self.gather(t, mm, &zapped);
                 let dirty = matches!(vma.backing, Backing::FileShared(_)) && zapped.iter().any(|z| z.1.dirty);
-                self.mms[mm as usize].tlb_flush_pending += 1;
+                self.mm.mms[mm as usize].tlb_flush_pending += 1;
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
                 self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
@@ -129,7 +129,7 @@ impl Kernel {
             }
             Op::MadviseDontneed { addr, len } => {
                 let start = self.reg_addr(t, addr);
-                let m = &mut self.mms[mm as usize];
+                let m = &mut self.mm.mms[mm as usize];
                 let zapped = m.zap_range(start, start + len);
                 let dirty = zapped.iter().any(|&(a, p)| {
                     p.dirty && m.vma(a).is_some_and(|v| matches!(v.backing, Backing::FileShared(_)))

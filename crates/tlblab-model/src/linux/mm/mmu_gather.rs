@@ -97,7 +97,7 @@ impl Kernel {
         for &(addr, pte) in zapped {
             // The frame keeps its owner until it is freed: until then a stale TLB entry may
             // still legally reach it.
-            if self.frames.owner(pte.pfn) == (Owner::Anon { mm, vpn: addr >> PAGE_SHIFT }) {
+            if self.mm.frames.owner(pte.pfn) == (Owner::Anon { mm, vpn: addr >> PAGE_SHIFT }) {
                 self.tasks[t].gathered.push(pte.pfn);
             }
         }
@@ -116,13 +116,15 @@ impl Kernel {
         let order = zap_order(self.config.mm.free_before_flush, start, end, cleared, freed_tables, dirty);
         // The flush and the free happen under mmap_lock; the unlock comes before the return.
         // munmap, the only caller that frees page tables, holds it for write.
-        ctx.then(Continuation::Sys(mmap::Step::Exit));
-        if self.config.mm.mmap_lock {
-            ctx.then(Continuation::Sys(mmap::Step::Unlock { write: freed_tables }));
-        }
-        for s in order.iter().rev().flatten() {
-            ctx.then(Continuation::Gather(*s));
-        }
+        let unlock = self.config.mm.mmap_lock.then_some(mmap::Step::Unlock { write: freed_tables });
+        ctx.then_all(
+            order
+                .iter()
+                .flatten()
+                .map(|s| Continuation::Gather(*s))
+                .chain(unlock.map(Continuation::Sys))
+                .chain([Continuation::Sys(mmap::Step::Exit)]),
+        );
     }
 
     /// A queued step of task `t`'s zap.
@@ -134,7 +136,7 @@ impl Kernel {
                 self.flush_tlb_mm_range(ctx, mm, start, end, false)
             }
             Step::FinishMmu { .. } => {
-                let nested = self.mms[mm as usize].tlb_flush_pending > 1;
+                let nested = self.mm.mms[mm as usize].tlb_flush_pending > 1;
                 match finish_mmu_flush(s, nested) {
                     Some(f) => {
                         self.counters.mmu_gather.nested_flushes += nested as u64;
@@ -144,7 +146,7 @@ impl Kernel {
                 }
             }
             Step::EndGather => {
-                self.mms[mm as usize].tlb_flush_pending -= 1;
+                self.mm.mms[mm as usize].tlb_flush_pending -= 1;
                 Ps::ZERO
             }
             Step::FreeGathered => {

@@ -10,3 +10,25 @@ pub mod readahead;
 pub mod rmap;
 pub mod slub;
 pub mod vmscan;
+
+/// Memory management's global state, as Linux keeps it in `mem_map`, the nodes' `pglist_data`
+/// and the slab caches: the address spaces, the page cache, who owns each frame, the page
+/// allocator, the LRU lists and reclaim, SLUB.
+pub struct Memory {
+    pub(in crate::linux) mms: Vec<crate::linux::include::linux::mm_types::Mm>,
+    /// The next address space's context id (`mm->context.ctx_id`).
+    pub(in crate::linux) next_ctx_id: u64,
+    /// Scratch for `mmap_lock` wake-ups (linux/mm/mmap.rs).
+    pub(in crate::linux) woken: Vec<usize>,
+    pub(in crate::linux) files: Vec<filemap::FilePages>,
+    pub(in crate::linux) frames: crate::linux::frames::Frames,
+    /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
+    /// `None` on the MPC8xx machine (its dd paths allocate no pages).
+    pub(in crate::linux) page_alloc: Option<page_alloc::PageAlloc>,
+    /// The LRU lists, kswapd and the reclaimers' state (linux/mm/vmscan.rs).
+    pub(in crate::linux) vmscan: vmscan::Vmscan,
+    /// SLUB over the page allocator, on a machine whose profile has `[slab]`.
+    pub(in crate::linux) slab: Option<slub::Slab>,
+    /// Scratch for the page-allocator calls SLUB reports (linux/mm/slub.rs).
+    pub(in crate::linux) slab_events: Vec<slub::PageEvent>,
+}

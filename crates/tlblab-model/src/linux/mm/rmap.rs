@@ -78,11 +78,11 @@ impl Kernel {
     /// The VMAs of the page-cache page `pfn`'s file that cover its index (`vma_interval_tree`
     /// over `mapping->i_mmap`): `(mm, address)` for each, whether or not its PTE is present.
     fn rmap_file(&self, pfn: u64) -> Vec<(MmId, u64)> {
-        let Owner::PageCache { file, index } = self.frames.owner(pfn) else {
+        let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for m in &self.mms {
+        for m in &self.mm.mms {
             for v in m.vmas() {
                 let same = matches!(v.backing, Backing::FileShared(f) | Backing::FilePrivate(f) if f == file);
                 if same && index < v.pages() {
@@ -96,7 +96,7 @@ impl Kernel {
     /// The mappings whose PTE maps `pfn` right now (`page_mapped`).
     pub(in crate::linux) fn rmap_mappings(&self, pfn: u64) -> Vec<(MmId, u64)> {
         let mut maps = self.rmap_file(pfn);
-        maps.retain(|&(mm, va)| self.mms[mm as usize].pte(va).is_some_and(|p| p.present && p.pfn == pfn));
+        maps.retain(|&(mm, va)| self.mm.mms[mm as usize].pte(va).is_some_and(|p| p.present && p.pfn == pfn));
         maps
     }
 
@@ -109,7 +109,7 @@ impl Kernel {
             return (0, 0);
         }
         let vmas = self.rmap_file(pfn).len() as u32;
-        let young = self.vmscan.test_clear_young(pfn);
+        let young = self.mm.vmscan.test_clear_young(pfn);
         if young {
             self.counters.vmscan.pgref_young += 1;
         } else {
@@ -130,17 +130,17 @@ impl Kernel {
         batched: bool,
     ) -> (Ps, bool) {
         let cpu = ctx.cpu;
-        let w = self.vmscan.costs.as_ref().expect("reclaim costs").rmap_vma;
+        let w = self.mm.vmscan.costs.as_ref().expect("reclaim costs").rmap_vma;
         ctx.charge(Bucket::Reclaim, w);
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         let pte = m.pte(va).unwrap_or_default();
         m.set_pte(va, Pte::default());
         self.counters.vmscan.reclaim_unmapped_ptes += 1;
         // should_defer_flush (v4.3): TTU_BATCH_FLUSH and another CPU in mm_cpumask.
         if should_defer_flush(batched, &m.cpumask, cpu) {
             let mut d = w;
-            if self.vmscan.ubc[t].add_mm(&m.cpumask, pte.dirty, &self.config.flush) {
+            if self.mm.vmscan.ubc[t].add_mm(&m.cpumask, pte.dirty, &self.config.flush) {
                 // inc_mm_tlb_gen: an atomic RMW on the contended line.
                 let g = m.tlb_gen_line.write(cpu, ctx.now + w, &topo, &lines);
                 m.tlb_gen += 1;
@@ -158,7 +158,7 @@ impl Kernel {
     /// [`Ubc::flush_plan`]), each of which flushes its whole TLB.
     pub(in crate::linux) fn try_to_unmap_flush(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let cpu = ctx.cpu;
-        let ubc = std::mem::take(&mut self.vmscan.ubc[t]);
+        let ubc = std::mem::take(&mut self.mm.vmscan.ubc[t]);
         let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu, &self.arch.x86.lazy, &self.config.flush)
         else {
             return Ps::ZERO;

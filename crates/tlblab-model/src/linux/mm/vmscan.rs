@@ -384,14 +384,14 @@ impl Program for KswapdLoop {
 
 impl Kernel {
     fn reclaim_costs(&self) -> &Costs {
-        self.vmscan.costs.as_ref().expect("reclaim needs the profile's [reclaim] section")
+        self.mm.vmscan.costs.as_ref().expect("reclaim needs the profile's [reclaim] section")
     }
 
     /// Makes task `t` (a kernel thread, `Simulation::add_kthread`) node `node`'s kswapd.
     pub fn register_kswapd(&mut self, node: usize, t: usize) {
-        self.vmscan.kswapd[node] = Some((t, false));
-        self.vmscan.ensure_task(t);
-        self.vmscan.woken[t] = true;
+        self.mm.vmscan.kswapd[node] = Some((t, false));
+        self.mm.vmscan.ensure_task(t);
+        self.mm.vmscan.woken[t] = true;
     }
 
     /// `lru_cache_add` of a new page-cache page on this CPU at `at`: into the CPU's pagevec,
@@ -399,8 +399,8 @@ impl Kernel {
     /// Returns the time taken.
     pub(in crate::linux) fn lru_cache_add(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64) -> Ps {
         let cpu = ctx.cpu as usize;
-        self.vmscan.pagevecs[cpu].push(pfn);
-        if self.vmscan.pagevecs[cpu].len() < PAGEVEC_SIZE {
+        self.mm.vmscan.pagevecs[cpu].push(pfn);
+        if self.mm.vmscan.pagevecs[cpu].len() < PAGEVEC_SIZE {
             return Ps::ZERO;
         }
         self.lru_add_drain(ctx, at)
@@ -411,25 +411,25 @@ impl Kernel {
     /// zone's lock when the zone changes). Returns the time taken.
     fn lru_add_drain(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
         let cpu = ctx.cpu as usize;
-        if self.vmscan.pagevecs[cpu].is_empty() {
+        if self.mm.vmscan.pagevecs[cpu].is_empty() {
             return Ps::ZERO;
         }
-        let mut pv = std::mem::take(&mut self.vmscan.pagevecs[cpu]);
+        let mut pv = std::mem::take(&mut self.mm.vmscan.pagevecs[cpu]);
         let per = self.reclaim_costs().lru_page + self.reclaim_costs().struct_page_miss;
         let mut d = Ps::ZERO;
         let mut i = 0;
         while i < pv.len() {
-            let zone = self.vmscan.zone_of(pv[i]);
-            let n = pv[i..].iter().take_while(|&&p| self.vmscan.zone_of(p) == zone).count();
+            let zone = self.mm.vmscan.zone_of(pv[i]);
+            let n = pv[i..].iter().take_while(|&&p| self.mm.vmscan.zone_of(p) == zone).count();
             d += self.lru_locked(ctx, at + d, zone, per * n as u64);
             for &pfn in &pv[i..i + n] {
-                self.vmscan.flags[pfn as usize] |= PG_LRU;
-                self.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+                self.mm.vmscan.flags[pfn as usize] |= PG_LRU;
+                self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
             }
             i += n;
         }
         pv.clear();
-        self.vmscan.pagevecs[cpu] = pv;
+        self.mm.vmscan.pagevecs[cpu] = pv;
         d
     }
 
@@ -438,7 +438,7 @@ impl Kernel {
     fn lru_locked(&mut self, ctx: &mut Ctx, at: Ps, zone: usize, work: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let hold = self.reclaim_costs().lru_lock_section + work;
-        let l = &mut self.vmscan.lruvecs[zone].lock;
+        let l = &mut self.mm.vmscan.lruvecs[zone].lock;
         let before = l.stats;
         let grant = l.acquire(ctx.cpu, at, hold, &topo, &lines);
         let c = &mut self.counters.vmscan;
@@ -472,7 +472,7 @@ impl Kernel {
     }
 
     fn sc(&mut self, t: usize) -> &mut ScanControl {
-        self.vmscan.sc[t].as_mut().expect("a reclaimer has its scan_control")
+        self.mm.vmscan.sc[t].as_mut().expect("a reclaimer has its scan_control")
     }
 
     /// `shrink_lruvec`'s loop, the walk of the zones and the priority loop around it
@@ -499,18 +499,18 @@ impl Kernel {
                 }
                 let Some(zi) = self.next_zone(t) else {
                     if self.end_of_walk(t) {
-                        self.vmscan.sc[t] = None;
+                        self.mm.vmscan.sc[t] = None;
                         return d;
                     }
                     continue;
                 };
                 // get_scan_count (SCAN_FILE): size >> priority per file list of the zone, as on
                 // the named machine.
-                let (inactive, active) = self.vmscan.lru_pages(zi);
+                let (inactive, active) = self.mm.vmscan.lru_pages(zi);
                 let priority = self.sc(t).priority;
                 let nr = [
-                    self.vmscan.scan_target(zi, inactive, priority),
-                    self.vmscan.scan_target(zi, active, priority),
+                    self.mm.vmscan.scan_target(zi, inactive, priority),
+                    self.mm.vmscan.scan_target(zi, active, priority),
                 ];
                 let sc = self.sc(t);
                 sc.zone = zi;
@@ -522,7 +522,7 @@ impl Kernel {
                 continue;
             }
             let zone = sc.zone;
-            let (inactive, active) = self.vmscan.lru_pages(zone);
+            let (inactive, active) = self.mm.vmscan.lru_pages(zone);
             let sc = self.sc(t);
             if !sc.active_next {
                 sc.active_next = true;
@@ -560,7 +560,7 @@ impl Kernel {
         let c = self.reclaim_costs().clone();
         let mut moved = Vec::with_capacity(nr as usize);
         for _ in 0..nr {
-            let Some(pfn) = self.vmscan.lruvecs[zone].active_file.pop_back() else { break };
+            let Some(pfn) = self.mm.vmscan.lruvecs[zone].active_file.pop_back() else { break };
             moved.push(pfn);
         }
         let n = moved.len() as u64;
@@ -571,11 +571,11 @@ impl Kernel {
             let w = c.rmap_vma * vmas as u64;
             ctx.charge(Bucket::Reclaim, w);
             d += w;
-            self.vmscan.flags[pfn as usize] &= !PG_ACTIVE;
+            self.mm.vmscan.flags[pfn as usize] &= !PG_ACTIVE;
         }
         d += self.lru_locked(ctx, at + d, zone, c.lru_page * n);
         for pfn in moved {
-            self.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+            self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
         }
         self.counters.vmscan.pgdeactivate += n;
         d
@@ -587,7 +587,7 @@ impl Kernel {
         let (zone, kswapd) = (self.sc(t).zone, self.sc(t).kswapd);
         if !kswapd {
             // too_many_isolated for a GFP_KERNEL-like caller: isolated > inactive / 8.
-            let l = &self.vmscan.lruvecs[zone];
+            let l = &self.mm.vmscan.lruvecs[zone];
             if l.nr_isolated > l.inactive_file.len() as u64 >> 3 {
                 self.counters.vmscan.too_many_isolated += 1;
             }
@@ -596,8 +596,8 @@ impl Kernel {
         let c = self.reclaim_costs().clone();
         let mut list = Vec::with_capacity(nr as usize);
         for _ in 0..nr {
-            let Some(pfn) = self.vmscan.lruvecs[zone].inactive_file.pop_back() else { break };
-            self.vmscan.flags[pfn as usize] &= !PG_LRU;
+            let Some(pfn) = self.mm.vmscan.lruvecs[zone].inactive_file.pop_back() else { break };
+            self.mm.vmscan.flags[pfn as usize] &= !PG_LRU;
             list.push(Isolated { pfn, reclaiming: false, to_unmap: Vec::new(), unmapped: Vec::new() });
         }
         let n = list.len() as u64;
@@ -615,7 +615,7 @@ impl Kernel {
         }
         cnt.isolate_batches += 1;
         cnt.isolated_pages += n;
-        self.vmscan.lruvecs[zone].nr_isolated += n;
+        self.mm.vmscan.lruvecs[zone].nr_isolated += n;
         let sc = self.sc(t);
         sc.list = list;
         sc.pos = 0;
@@ -634,13 +634,13 @@ impl Kernel {
             let sc = self.sc(t);
             if sc.pos == sc.list.len() {
                 // v4.3: try_to_unmap_flush before the pages are freed (free_hot_cold_page_list);
-                // the UNSAFE knob frees first. Continuations are a stack: the last runs first.
-                for end in batch_end_order(self.config.mm.free_before_flush).into_iter().rev() {
-                    ctx.then(Continuation::Reclaim(match end {
+                // the UNSAFE knob frees first.
+                ctx.then_all(batch_end_order(self.config.mm.free_before_flush).map(|end| {
+                    Continuation::Reclaim(match end {
                         BatchEnd::Flush => Step::FlushBatch,
                         BatchEnd::Free => Step::Finish,
-                    }));
-                }
+                    })
+                }));
                 return d;
             }
             let i = sc.pos;
@@ -653,7 +653,7 @@ impl Kernel {
                 let w = c.rmap_vma * vmas as u64;
                 ctx.charge(Bucket::Reclaim, w);
                 d += w;
-                let f = &mut self.vmscan.flags[pfn as usize];
+                let f = &mut self.mm.vmscan.flags[pfn as usize];
                 let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
                 *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
                 let back = match decision {
@@ -679,8 +679,7 @@ impl Kernel {
                 self.sc(t).list[i].unmapped.push((mm, va));
                 if !deferred {
                     // ptep_clear_flush: the flush runs (and is waited for) before the next PTE.
-                    ctx.then(Continuation::Reclaim(Step::Pages));
-                    ctx.then(Continuation::Reclaim(Step::FlushPage { mm, va }));
+                    ctx.then_all([Continuation::Reclaim(Step::FlushPage { mm, va }), Continuation::Reclaim(Step::Pages)]);
                     return d;
                 }
             }
@@ -692,10 +691,10 @@ impl Kernel {
                 sc.pos += 1;
                 continue;
             }
-            let Owner::PageCache { file, index } = self.frames.owner(pfn) else {
+            let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
-            self.files[file as usize].remove(index);
+            self.mm.files[file as usize].remove(index);
             d += c.remove_mapping;
             ctx.charge(Bucket::Reclaim, c.remove_mapping);
             let sc = self.sc(t);
@@ -731,20 +730,20 @@ impl Kernel {
                     page.pfn,
                     mm,
                     va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
-                    &self.mms,
+                    &self.mm.mms,
                     &self.cpus,
                     |c| (&self.tlbs[c.core], c.lp, &c.st),
                 );
             }
-            self.vmscan.flags[page.pfn as usize] = 0;
+            self.mm.vmscan.flags[page.pfn as usize] = 0;
             d += self.free_frame(ctx, ctx.now + d, page.pfn, Bucket::Reclaim);
         }
         d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page * kept.len() as u64);
         let mut activated = 0;
         for (pfn, back) in kept {
-            let f = &mut self.vmscan.flags[pfn as usize];
+            let f = &mut self.mm.vmscan.flags[pfn as usize];
             *f |= PG_LRU;
-            let l = &mut self.vmscan.lruvecs[zone];
+            let l = &mut self.mm.vmscan.lruvecs[zone];
             match back {
                 Back::Inactive => {
                     l.inactive_file.push_front(pfn);
@@ -757,7 +756,7 @@ impl Kernel {
                 }
             }
         }
-        self.vmscan.lruvecs[zone].nr_isolated -= isolated;
+        self.mm.vmscan.lruvecs[zone].nr_isolated -= isolated;
         let cnt = &mut self.counters.vmscan;
         cnt.pgactivate += activated;
         if kswapd {
@@ -771,7 +770,7 @@ impl Kernel {
 
     /// Whether task `t` reclaims right now (tests).
     pub fn reclaiming(&self, t: usize) -> bool {
-        self.vmscan.sc.get(t).is_some_and(|s| s.is_some())
+        self.mm.vmscan.sc.get(t).is_some_and(|s| s.is_some())
     }
 }
 

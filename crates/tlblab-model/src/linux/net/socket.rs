@@ -129,15 +129,15 @@ impl Costs {
 
 /// The socket layer's state on a machine that boots it (SLUB and a `[net]` section).
 #[derive(Debug, Clone)]
-pub struct Net {
+pub struct Sockets {
     pub costs: Costs,
     pub flows: Vec<Flow>,
     pub counters: Counters,
 }
 
-impl Net {
-    pub fn new(costs: Costs) -> Net {
-        Net { costs, flows: Vec::new(), counters: Counters::default() }
+impl Sockets {
+    pub fn new(costs: Costs) -> Sockets {
+        Sockets { costs, flows: Vec::new(), counters: Counters::default() }
     }
 }
 
@@ -152,7 +152,7 @@ impl Kernel {
             (None, Proto::Udp) => udp_default_bufs(),
             (None, Proto::Tcp) => TCP_DEFAULT_BUFS,
         };
-        self.net.as_mut().expect(NO_NET).flows.push(Flow {
+        self.net.sockets.as_mut().expect(NO_NET).flows.push(Flow {
             proto,
             sndbuf,
             rx: RecvSock { rcvbuf, ..Default::default() },
@@ -162,17 +162,17 @@ impl Kernel {
             reader: None,
             writer: None,
         });
-        (self.net.as_mut().expect(NO_NET).flows.len() - 1) as u16
+        (self.net.sockets.as_mut().expect(NO_NET).flows.len() - 1) as u16
     }
 
     /// The socket layer's counters, on a machine that boots it.
     pub fn socket_counters(&self) -> Option<Counters> {
-        self.net.as_ref().map(|n| n.counters)
+        self.net.sockets.as_ref().map(|n| n.counters)
     }
 
     /// The effective `(sk_sndbuf, sk_rcvbuf)` of a pair.
     pub fn socket_bufs(&self, sock: u16) -> (u64, u64) {
-        let f = &self.net.as_ref().expect(NO_NET).flows[sock as usize];
+        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
         (f.sndbuf, f.rx.rcvbuf)
     }
 
@@ -207,17 +207,17 @@ impl Kernel {
     /// `udp_sendmsg` / `tcp_sendmsg`: sleep for room (TCP), allocate the skb, copy the payload,
     /// run the protocol path; the delivery follows as its own step.
     fn sock_send(&mut self, ctx: &mut Ctx, t: usize, sock: u16, len: u64) -> Ps {
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         if f.proto == Proto::Tcp && !f.tcp_room() {
             f.writer = Some(t);
-            self.net.as_mut().expect(NO_NET).counters.net_send_sleeps += 1;
+            self.net.sockets.as_mut().expect(NO_NET).counters.net_send_sleeps += 1;
             ctx.then(Continuation::Net(Step::Send { sock, len: len as u32 }));
             return self.deschedule(ctx, false, ctx.now);
         }
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let (slab, pa) = (self.slab.as_mut().expect(NO_NET), self.page_alloc.as_mut().expect(NO_NET));
+        let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let caches = NetCaches::lookup(slab);
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let r = match f.proto {
             Proto::Udp => skbuff::udp_alloc(slab, pa, caches, ctx.cpu, ctx.now, len, env),
             Proto::Tcp => skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, env),
@@ -229,13 +229,13 @@ impl Kernel {
         for o in [skb.skb, skb.head] {
             self.object_held(o, 1);
         }
-        let n = self.net.as_ref().expect(NO_NET);
+        let n = self.net.sockets.as_ref().expect(NO_NET);
         let tcp = n.flows[sock as usize].proto == Proto::Tcp;
         let (path, copy) = (if tcp { n.costs.tcp_send } else { n.costs.udp_send }, n.costs.copy(len));
         let alloc = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         if f.proto == Proto::Tcp {
             f.wmem += skb.truesize;
         }
@@ -246,7 +246,7 @@ impl Kernel {
 
     /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
     fn sock_deliver(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let skb = f.in_flight.take().expect("a send in flight");
         let (len, objs) = (skb.len, [skb.skb, skb.head]);
         let drop = f.proto == Proto::Udp && f.rx.rmem_alloc >= f.rx.rcvbuf;
@@ -256,22 +256,22 @@ impl Kernel {
             }
         }
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let (slab, pa) = (self.slab.as_mut().expect(NO_NET), self.page_alloc.as_mut().expect(NO_NET));
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let may_drop = f.proto == Proto::Udp;
         let out = skbuff::deliver(slab, pa, ctx.cpu, ctx.now, skb, &mut f.rx, may_drop, env)
             .unwrap_or_else(|e| panic!("socket delivery: {e:?}"));
         debug_assert_eq!(out.dropped, drop);
         self.sync_net_pages(sock);
         let mut d = self.charge_net(ctx, &out, ctx.now);
-        let c = &mut self.net.as_mut().expect(NO_NET).counters;
+        let c = &mut self.net.sockets.as_mut().expect(NO_NET).counters;
         if drop {
             c.net_drops += 1;
         } else {
             c.net_delivered += 1;
             // The payload (TCP: all of it; UDP: without the headers the skb's length counts).
             c.net_delivered_bytes += if may_drop { len - skbuff::UDP_IP_HEADERS } else { len };
-            if let Some(r) = self.net.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
+            if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
                 self.wake(ctx, r, ctx.now + d);
             }
         }
@@ -283,10 +283,10 @@ impl Kernel {
     /// out, free the skb here (and TCP's fragment pages when this was their last reference),
     /// give the sender its room back.
     fn sock_recv(&mut self, ctx: &mut Ctx, t: usize, sock: u16) -> Ps {
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let Some(front) = f.rx.queue.front() else {
             f.reader = Some(t);
-            self.net.as_mut().expect(NO_NET).counters.net_recv_sleeps += 1;
+            self.net.sockets.as_mut().expect(NO_NET).counters.net_recv_sleeps += 1;
             ctx.then(Continuation::Net(Step::Recv { sock }));
             return self.deschedule(ctx, false, ctx.now);
         };
@@ -295,24 +295,24 @@ impl Kernel {
             self.object_held(o, -1);
         }
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let (slab, pa) = (self.slab.as_mut().expect(NO_NET), self.page_alloc.as_mut().expect(NO_NET));
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let frag = if tcp { Some(&mut f.frag) } else { None };
         let (len, out) = skbuff::recv(slab, pa, frag, ctx.cpu, ctx.now, &mut f.rx, env)
             .unwrap_or_else(|e| panic!("socket receive: {e:?}"))
             .expect("a queued skb");
         self.sync_net_pages(sock);
         let payload = if tcp { len } else { len - skbuff::UDP_IP_HEADERS };
-        let costs = &self.net.as_ref().expect(NO_NET).costs;
+        let costs = &self.net.sockets.as_ref().expect(NO_NET).costs;
         let (path, copy) = (if tcp { costs.tcp_recv } else { costs.udp_recv }, costs.copy(payload));
         let free = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
         let mut d = free + copy + path;
-        let c = &mut self.net.as_mut().expect(NO_NET).counters;
+        let c = &mut self.net.sockets.as_mut().expect(NO_NET).counters;
         c.net_received += 1;
         c.net_received_bytes += payload;
-        let f = &mut self.net.as_mut().expect(NO_NET).flows[sock as usize];
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         if tcp {
             f.wmem -= truesize;
             if f.tcp_room() {
@@ -337,11 +337,11 @@ impl Kernel {
     /// The kernel's count of objects it holds in `obj`'s slab (see linux/mm/slub.rs), by `delta`.
     fn object_held(&mut self, obj: Object, delta: i32) {
         use crate::linux::frames::Owner;
-        let head = self.slab.as_ref().expect(NO_NET).page_of(obj);
-        match (obj, self.frames.owner(head)) {
+        let head = self.mm.slab.as_ref().expect(NO_NET).page_of(obj);
+        match (obj, self.mm.frames.owner(head)) {
             (Object::Slab { .. }, Owner::Slab { cache, inuse }) if delta > 0 || inuse > 0 => {
                 let inuse = (inuse as i64 + delta as i64) as u32;
-                self.frames.set_owner(head, Owner::Slab { cache, inuse });
+                self.mm.frames.set_owner(head, Owner::Slab { cache, inuse });
             }
             (Object::Large { .. }, Owner::KernelBlock) => {}
             (_, other) => self.oracle.flag_object(format!("skb object {obj:?}: pfn {head} is {other:?}")),
@@ -351,13 +351,13 @@ impl Kernel {
     /// Mirrors the page-allocator calls SLUB and the pair's page fragment made.
     fn sync_net_pages(&mut self, sock: u16) {
         self.sync_slab_pages();
-        let ev = std::mem::take(&mut self.net.as_mut().expect(NO_NET).flows[sock as usize].frag.events);
+        let ev = std::mem::take(&mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].frag.events);
         for &(pfn, order, alloc) in &ev {
             if alloc {
                 self.assign_block(pfn, order, crate::linux::frames::Owner::KernelBlock);
             } else {
-                if self.frames.owner(pfn) != crate::linux::frames::Owner::KernelBlock {
-                    let o = self.frames.owner(pfn);
+                if self.mm.frames.owner(pfn) != crate::linux::frames::Owner::KernelBlock {
+                    let o = self.mm.frames.owner(pfn);
                     self.oracle.flag_object(format!("frag page {pfn} freed while {o:?}"));
                 }
                 self.release_block(pfn, order);
@@ -365,6 +365,6 @@ impl Kernel {
         }
         let mut ev = ev;
         ev.clear();
-        self.net.as_mut().expect(NO_NET).flows[sock as usize].frag.events = ev;
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].frag.events = ev;
     }
 }

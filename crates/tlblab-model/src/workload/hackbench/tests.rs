@@ -47,15 +47,15 @@ fn a_full_start_begins_with_every_queue_at_its_limit() {
         sim
     };
     let sim = setup("hackbench process 20000 start=full");
-    assert_eq!(sim.kernel.unix.len(), 40);
-    for p in &sim.kernel.unix {
+    assert_eq!(sim.kernel.unix_pairs().len(), 40);
+    for p in sim.kernel.unix_pairs() {
         // Full: the next write sleeps (sock_alloc_send_pskb), and one skb less would not.
         let truesize = p.queue[0].truesize;
         assert!(p.wmem >= p.sndbuf && p.wmem - truesize < p.sndbuf, "{} of {}", p.wmem, p.sndbuf);
         assert_eq!(p.queue.len() as u64 * truesize, p.wmem);
     }
     let sim = setup("hackbench -pipe process 20000 start=full");
-    for p in &sim.kernel.pipes {
+    for p in sim.kernel.pipes() {
         assert_eq!(p.bufs.len(), crate::linux::fs::pipe::PIPE_DEF_BUFFERS);
         assert!(p.bufs.iter().all(|b| b.len == 4000), "40 merged 100-byte writes a page");
     }

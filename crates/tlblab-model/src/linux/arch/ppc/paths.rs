@@ -25,7 +25,6 @@
 use crate::attribution::Bucket;
 use crate::linux::arch::ppc::mm::mmu_8xx::{Clocks, Mode, Writeback};
 use crate::linux::ctx::Ctx;
-use crate::linux::syscalls::Op;
 use crate::linux::Kernel;
 use crate::time::Ps;
 
@@ -41,10 +40,21 @@ pub struct Paths8xx {
     pub writeback_round: Option<usize>,
 }
 
+/// What dd asks of the MPC8xx kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op8xx {
+    /// User code: path `path` of the kernel's text layout (dd's loop and its libc stubs).
+    UserText { path: u8 },
+    /// `read(0, buf, 4096)` of /dev/zero into dd's buffer.
+    ReadZero,
+    /// `write(1, buf, 4096)` to a file on a RAM disk.
+    WriteFile,
+}
+
 impl Kernel {
     /// One dd operation on the 8xx machine: user text, the read, or the write (with the
     /// writeback it triggers); timer interrupts due by now are taken first.
-    pub(in crate::linux) fn op_8xx(&mut self, ctx: &mut Ctx, op: Op) -> Ps {
+    pub(in crate::linux) fn op_8xx(&mut self, ctx: &mut Ctx, op: Op8xx) -> Ps {
         let m =
             self.arch.ppc8xx.as_mut().expect("run::run refuses 8xx operations on a hardware-walk machine");
         let paths = m.paths;
@@ -63,15 +73,15 @@ impl Kernel {
             m.next_tick += m.tick;
         }
         match op {
-            Op::UserText { path } => {
+            Op8xx::UserText { path } => {
                 user += m.run_path(path as usize, Mode::User);
                 m.last_mode = Mode::User;
             }
-            Op::ReadZero => {
+            Op8xx::ReadZero => {
                 sys += m.run_path(paths.sys_read, Mode::Kernel);
                 m.last_mode = Mode::Kernel;
             }
-            Op::WriteFile => {
+            Op8xx::WriteFile => {
                 sys += m.run_path(paths.sys_write, Mode::Kernel);
                 m.last_mode = Mode::Kernel;
                 m.written += 1;
@@ -103,7 +113,6 @@ impl Kernel {
                     }
                 }
             }
-            _ => unreachable!("not an 8xx operation: {op:?}"),
         }
         let mhz = m.mhz;
         let ps = |c: u64| Ps::from_cycles(c as f64, mhz);

@@ -61,7 +61,7 @@ fn writers_without_a_reader_fill_sixteen_pages_then_all_sleep() {
     assert_eq!(c.pipe_page_allocs, 16);
     assert_eq!(c.pipe_merges, 16 * 39);
     assert_eq!(c.pipe_write_sleeps, 3, "each writer sleeps once on the full pipe: {c:?}");
-    assert_eq!(s.kernel.pipes[p as usize].bytes(), 16 * 40 * 100);
+    assert_eq!(s.kernel.fs.pipes[p as usize].bytes(), 16 * 40 * 100);
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn one_wake_up_wakes_every_sleeper_and_the_losers_sleep_again() {
     let c = stats.counters.pipe;
     assert!(c.pipe_reads > 1000, "{c:?}");
     // Every message written was read or is still in the pipe.
-    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + s.kernel.pipes[p as usize].bytes(), "{c:?}");
+    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + s.kernel.fs.pipes[p as usize].bytes(), "{c:?}");
     // The reader never waits (the pipe stays full), so every wake-up is a released buffer's,
     // and each woke all three writers, not one.
     let released = c.pipe_tmp_page_caches + c.pipe_page_frees;
@@ -105,9 +105,9 @@ fn pages_are_conserved_and_owned_by_their_pipe() {
     let c = stats.counters.pipe;
     let mut held = 0;
     for &p in &pipes {
-        let pipe = &s.kernel.pipes[p as usize];
+        let pipe = &s.kernel.fs.pipes[p as usize];
         for pfn in pipe.bufs.iter().map(|b| b.pfn).chain(pipe.tmp_page) {
-            assert_eq!(s.kernel.frames.owner(pfn), Owner::Pipe { pipe: p });
+            assert_eq!(s.kernel.mm.frames.owner(pfn), Owner::Pipe { pipe: p });
             held += 1;
         }
     }

@@ -54,7 +54,7 @@ impl Kernel {
         bucket: Bucket,
     ) -> (u64, Ps) {
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let out = self.page_alloc.as_mut().expect(NO_ALLOCATOR).alloc_pages(
+        let out = self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).alloc_pages(
             ctx.cpu,
             at,
             0,
@@ -66,16 +66,16 @@ impl Kernel {
             // that reclaims: any other must fit in the model's nodes (run::run checks it first).
             panic!(
                 "out of memory: {} nodes of {} MiB are exhausted (nothing reclaimable)",
-                self.page_alloc.as_ref().map_or(0, |a| a.nr_nodes()),
+                self.mm.page_alloc.as_ref().map_or(0, |a| a.nr_nodes()),
                 PAGES_PER_NODE >> 8
             );
         };
-        if !self.frames.assign(pfn, owner) {
-            self.oracle.flag_handed_out_twice(pfn, self.frames.owner(pfn));
+        if !self.mm.frames.assign(pfn, owner) {
+            self.oracle.flag_handed_out_twice(pfn, self.mm.frames.owner(pfn));
         }
         // get_page_from_freelist found the zone at or below its low watermark: wake kswapd
         // (linux/mm/vmscan.rs; only a workload that reclaims has one).
-        let node = self.page_alloc.as_ref().unwrap().node_of_cpu(ctx.cpu) as usize;
+        let node = self.mm.page_alloc.as_ref().unwrap().node_of_cpu(ctx.cpu) as usize;
         self.maybe_wake_kswapd(ctx, out.done, node);
         let d = out.done - at;
         ctx.charge(Bucket::LockWait, out.lock_wait);
@@ -87,13 +87,13 @@ impl Kernel {
     /// mapped, no usable TLB entry to it); charges as [`Kernel::alloc_frame`]. Returns the time.
     pub(in crate::linux) fn free_frame(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64, bucket: Bucket) -> Ps {
         self.oracle
-            .check_free(pfn, &self.frames, &self.mms, &self.cpus, |c| (&self.tlbs[c.core], c.lp, &c.st));
-        if !self.frames.release(pfn) {
+            .check_free(pfn, &self.mm.frames, &self.mm.mms, &self.cpus, |c| (&self.tlbs[c.core], c.lp, &c.st));
+        if !self.mm.frames.release(pfn) {
             self.oracle.flag_double_free(pfn);
             return Ps::ZERO;
         }
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        match self.page_alloc.as_mut().expect(NO_ALLOCATOR).free_pages(ctx.cpu, at, pfn, 0, env) {
+        match self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).free_pages(ctx.cpu, at, pfn, 0, env) {
             Ok(out) => {
                 let d = out.done - at;
                 ctx.charge(Bucket::LockWait, out.lock_wait);
@@ -113,13 +113,14 @@ impl Kernel {
     pub(in crate::linux) fn alloc_frame_untimed(&mut self, cpu: u32, at: Ps, owner: Owner) -> u64 {
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let pfn = self
+            .mm
             .page_alloc
             .as_mut()
             .expect(NO_ALLOCATOR)
             .alloc_pages_untimed(cpu, at, 0, migratetype_of(owner), env)
             .expect("out of memory during untimed setup (nothing reclaimable)");
-        if !self.frames.assign(pfn, owner) {
-            self.oracle.flag_handed_out_twice(pfn, self.frames.owner(pfn));
+        if !self.mm.frames.assign(pfn, owner) {
+            self.oracle.flag_handed_out_twice(pfn, self.mm.frames.owner(pfn));
         }
         pfn
     }
@@ -129,8 +130,8 @@ impl Kernel {
     pub(in crate::linux) fn assign_block(&mut self, pfn: u64, order: u8, head: Owner) {
         for p in pfn..pfn + (1 << order) {
             let o = if p == pfn { head } else { Owner::Tail { head: pfn } };
-            if !self.frames.assign(p, o) {
-                self.oracle.flag_handed_out_twice(p, self.frames.owner(p));
+            if !self.mm.frames.assign(p, o) {
+                self.oracle.flag_handed_out_twice(p, self.mm.frames.owner(p));
             }
         }
     }
@@ -138,7 +139,7 @@ impl Kernel {
     /// The frames of a block go back to the allocator; one already free is a double free.
     pub(in crate::linux) fn release_block(&mut self, pfn: u64, order: u8) {
         for p in pfn..pfn + (1 << order) {
-            if !self.frames.release(p) {
+            if !self.mm.frames.release(p) {
                 self.oracle.flag_double_free(p);
             }
         }

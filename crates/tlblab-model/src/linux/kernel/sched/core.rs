@@ -144,7 +144,7 @@ impl Kernel {
         // to it again, at every operation boundary).
         let curr_v = self.tasks[t].vruntime + ctx.now.saturating_sub(self.tasks[t].on_cpu_since);
         let kthread =
-            c.runq.front().is_some_and(|&n| self.vmscan.preempts(n) && self.tasks[n].vruntime < curr_v);
+            c.runq.front().is_some_and(|&n| self.mm.vmscan.preempts(n) && self.tasks[n].vruntime < curr_v);
         if kthread || c.need_resched || self.slice_over(ctx.now, t, c.runq.len() + 1) {
             self.cpus[ctx.cpu as usize].need_resched = false;
             return Some(self.deschedule(ctx, true, ctx.now));

@@ -45,8 +45,8 @@ impl Kernel {
     /// `kmalloc(size, GFP_KERNEL)` on this CPU at `at`. Returns the object and the time taken.
     pub fn kmalloc(&mut self, ctx: &mut Ctx, at: Ps, size: u64, bucket: Bucket) -> (Object, Ps) {
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let slab = self.slab.as_mut().expect(NO_SLAB);
-        let r = slab.kmalloc(self.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, size, env);
+        let slab = self.mm.slab.as_mut().expect(NO_SLAB);
+        let r = slab.kmalloc(self.mm.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, size, env);
         self.slab_allocated(ctx, at, r, bucket)
     }
 
@@ -59,28 +59,28 @@ impl Kernel {
         bucket: Bucket,
     ) -> (Object, Ps) {
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let slab = self.slab.as_mut().expect(NO_SLAB);
-        let r = slab.kmem_cache_alloc(self.page_alloc.as_mut().expect(NO_SLAB), cache, ctx.cpu, at, env);
+        let slab = self.mm.slab.as_mut().expect(NO_SLAB);
+        let r = slab.kmem_cache_alloc(self.mm.page_alloc.as_mut().expect(NO_SLAB), cache, ctx.cpu, at, env);
         self.slab_allocated(ctx, at, r, bucket)
     }
 
     /// `kfree(obj)` / `kmem_cache_free()` on this CPU at `at`. Returns the time taken.
     pub fn kfree(&mut self, ctx: &mut Ctx, at: Ps, obj: Object, bucket: Bucket) -> Ps {
-        let slab = self.slab.as_mut().expect(NO_SLAB);
+        let slab = self.mm.slab.as_mut().expect(NO_SLAB);
         // The kernel gives the object back before SLUB may discard its slab.
         let head = slab.page_of(obj);
-        match (obj, self.frames.owner(head)) {
+        match (obj, self.mm.frames.owner(head)) {
             (Object::Slab { cache, .. }, Owner::Slab { cache: c, inuse })
                 if c as usize == cache && inuse > 0 =>
             {
-                self.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse - 1 })
+                self.mm.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse - 1 })
             }
             (Object::Large { .. }, Owner::KernelBlock) => {}
             (_, other) => self.oracle.flag_object(format!("kfree of {obj:?}: pfn {head} is {other:?}")),
         }
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let slab = self.slab.as_mut().expect(NO_SLAB);
-        match slab.free(self.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, obj, env) {
+        let slab = self.mm.slab.as_mut().expect(NO_SLAB);
+        match slab.free(self.mm.page_alloc.as_mut().expect(NO_SLAB), ctx.cpu, at, obj, env) {
             Ok(out) => {
                 self.sync_slab_pages();
                 let d = out.done - at;
@@ -110,10 +110,10 @@ impl Kernel {
         };
         self.sync_slab_pages();
         if let Object::Slab { cache, .. } = obj {
-            let head = self.slab.as_ref().expect(NO_SLAB).page_of(obj);
-            match self.frames.owner(head) {
+            let head = self.mm.slab.as_ref().expect(NO_SLAB).page_of(obj);
+            match self.mm.frames.owner(head) {
                 Owner::Slab { cache: c, inuse } if c as usize == cache => {
-                    self.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse + 1 })
+                    self.mm.frames.set_owner(head, Owner::Slab { cache: c, inuse: inuse + 1 })
                 }
                 other => {
                     self.oracle.flag_object(format!("{obj:?} handed out from pfn {head} owned by {other:?}"))
@@ -129,11 +129,11 @@ impl Kernel {
 
     /// Mirrors the page-allocator calls SLUB just made in the frame ownership map.
     pub(in crate::linux) fn sync_slab_pages(&mut self) {
-        if !self.slab.as_ref().expect(NO_SLAB).has_page_events() {
+        if !self.mm.slab.as_ref().expect(NO_SLAB).has_page_events() {
             return; // the common case: the object came from or went to a slab SLUB holds
         }
-        let mut ev = std::mem::take(&mut self.slab_events);
-        self.slab.as_mut().expect(NO_SLAB).take_page_events(&mut ev);
+        let mut ev = std::mem::take(&mut self.mm.slab_events);
+        self.mm.slab.as_mut().expect(NO_SLAB).take_page_events(&mut ev);
         for e in &ev {
             let head_owner = match e.cache {
                 Some(c) => Owner::Slab { cache: c as u16, inuse: 0 },
@@ -143,13 +143,13 @@ impl Kernel {
                 self.assign_block(e.pfn, e.order, head_owner);
             } else {
                 // An empty slab (no object the kernel holds), or the large block itself.
-                if self.frames.owner(e.pfn) != head_owner {
-                    let o = self.frames.owner(e.pfn);
+                if self.mm.frames.owner(e.pfn) != head_owner {
+                    let o = self.mm.frames.owner(e.pfn);
                     self.oracle.flag_object(format!("pfn {} freed by SLUB while {o:?}", e.pfn));
                 }
                 self.release_block(e.pfn, e.order);
             }
         }
-        self.slab_events = ev;
+        self.mm.slab_events = ev;
     }
 }

@@ -242,9 +242,9 @@ mod kernel_entry {
             }
             // Whatever is still allocated is a slab page (the slabs SLUB keeps) or a zero page.
             let live: u64 = (0..crate::linux::include::linux::gfp::PAGES_PER_NODE * 2)
-                .filter(|&p| !matches!(k.frames.owner(p), Owner::Free))
+                .filter(|&p| !matches!(k.mm.frames.owner(p), Owner::Free))
                 .count() as u64;
-            assert_eq!(live, 1 + k.slab.as_ref().unwrap().slab_pages(), "{size} {preset}");
+            assert_eq!(live, 1 + k.mm.slab.as_ref().unwrap().slab_pages(), "{size} {preset}");
             // The time each call returned is charged: lock spin apart, the rest to the caller.
             let total: Ps = times.iter().flat_map(|t| t.iter().copied()).fold(Ps::ZERO, |a, b| a + b);
             assert!(total > Ps::ZERO);
@@ -266,7 +266,7 @@ mod kernel_entry {
         let mut eng = Quiet;
         let mut ctx = Ctx::new(0, Ps::ZERO, &mut times, &mut steps, &mut eng);
         let (o, _) = k.kmalloc(&mut ctx, Ps::ZERO, 100, Bucket::Syscall);
-        assert!(matches!(k.frames.owner(k.slab.as_ref().unwrap().page_of(o)), Owner::Slab { inuse: 1, .. }));
+        assert!(matches!(k.mm.frames.owner(k.mm.slab.as_ref().unwrap().page_of(o)), Owner::Slab { inuse: 1, .. }));
         k.kfree(&mut ctx, Ps::ZERO, o, Bucket::Syscall);
         assert_eq!(k.oracle.violations, 0);
         k.kfree(&mut ctx, Ps::ZERO, o, Bucket::Syscall);
@@ -274,6 +274,6 @@ mod kernel_entry {
         let (big, _) = k.kmalloc(&mut ctx, Ps::ZERO, 10_000, Bucket::Syscall);
         assert!(matches!(big, Object::Large { order: 2, .. }));
         let Object::Large { pfn, .. } = big else { unreachable!() };
-        assert_eq!(k.frames.owner(pfn + 3), Owner::Tail { head: pfn });
+        assert_eq!(k.mm.frames.owner(pfn + 3), Owner::Tail { head: pfn });
     }
 }

@@ -12,7 +12,7 @@ use crate::time::Ps;
 
 impl Kernel {
     fn pa(&self) -> &PageAlloc {
-        self.page_alloc.as_ref().expect("reclaim needs the page allocator")
+        self.mm.page_alloc.as_ref().expect("reclaim needs the page allocator")
     }
 
     /// `zone_balanced(zone, 0, gap, classzone)` (v4.2): zone `zi` is above its high watermark
@@ -31,14 +31,14 @@ impl Kernel {
     /// `lowmem_reserve`), the next allocation's fast path fails and `wake_all_kswapds` wakes the
     /// node's kswapd (`wakeup_kswapd`: a zone is below its high watermark) if it sleeps.
     pub(in crate::linux) fn maybe_wake_kswapd(&mut self, ctx: &mut Ctx, at: Ps, node: usize) {
-        let Some((t, true)) = self.vmscan.kswapd[node] else { return };
+        let Some((t, true)) = self.mm.vmscan.kswapd[node] else { return };
         let pa = self.pa();
         let class = pa.classzone(node);
         if pa.node_zones(node).any(|zi| pa.watermark_ok(zi, 0, pa.zones[zi].wmark.low, class)) {
             return;
         }
-        self.vmscan.kswapd[node] = Some((t, false));
-        self.vmscan.woken[t] = true;
+        self.mm.vmscan.kswapd[node] = Some((t, false));
+        self.mm.vmscan.woken[t] = true;
         self.counters.vmscan.kswapd_wakeups += 1;
         self.wake(ctx, t, at);
     }
@@ -48,10 +48,10 @@ impl Kernel {
     /// lists' refills: [`PageAlloc::min_capacity`]): it then reclaims directly first. Only with
     /// reclaim costs.
     pub(in crate::linux) fn should_direct_reclaim(&self, cpu: u32, pages: u64) -> bool {
-        if self.vmscan.costs.is_none() {
+        if self.mm.vmscan.costs.is_none() {
             return false;
         }
-        let Some(pa) = self.page_alloc.as_ref() else { return false };
+        let Some(pa) = self.mm.page_alloc.as_ref() else { return false };
         pa.min_capacity(cpu, MigrateType::Movable, pages) < pages
     }
 
@@ -66,8 +66,8 @@ impl Kernel {
     }
 
     fn start_reclaim(&mut self, t: usize, kswapd: bool, node: usize, nr_to_reclaim: u64) {
-        self.vmscan.ensure_task(t);
-        self.vmscan.sc[t] = Some(Box::new(ScanControl {
+        self.mm.vmscan.ensure_task(t);
+        self.mm.vmscan.sc[t] = Some(Box::new(ScanControl {
             kswapd,
             node,
             walk: Vec::new(),
@@ -97,7 +97,7 @@ impl Kernel {
     /// goes from the lowest zone up to it ("the page allocator works in the opposite
     /// direction"), `sc.nr_reclaimed` starting at 0. Returns false when no zone needs kswapd.
     fn begin_walk(&mut self, t: usize) -> bool {
-        let sc = self.vmscan.sc[t].as_ref().expect("a reclaimer has its scan_control");
+        let sc = self.mm.vmscan.sc[t].as_ref().expect("a reclaimer has its scan_control");
         let (node, kswapd) = (sc.node, sc.kswapd);
         let zones: Vec<usize> = self.pa().node_zones(node).collect();
         let (walk, end_zone) = if kswapd {
@@ -174,12 +174,12 @@ impl Kernel {
     /// kswapd's loop body (`kswapd` -> `balance_pgdat`, v4.2): sleep if the node is balanced
     /// (every zone above its high watermark), else a balance run from `DEF_PRIORITY`.
     pub(in crate::linux) fn kswapd(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
-        let node = (0..self.vmscan.kswapd.len())
-            .find(|&n| self.vmscan.kswapd[n].is_some_and(|(kt, _)| kt == t))
+        let node = (0..self.mm.vmscan.kswapd.len())
+            .find(|&n| self.mm.vmscan.kswapd[n].is_some_and(|(kt, _)| kt == t))
             .expect("Op::Kswapd from a task that is no kswapd");
-        self.vmscan.woken[t] = false;
+        self.mm.vmscan.woken[t] = false;
         if self.node_balanced(node) {
-            self.vmscan.kswapd[node] = Some((t, true));
+            self.mm.vmscan.kswapd[node] = Some((t, true));
             return self.deschedule(ctx, false, ctx.now);
         }
         self.counters.vmscan.pageoutrun += 1;

@@ -116,15 +116,15 @@ pub fn unix_writable(wmem: u64, sndbuf: u64) -> bool {
 impl Kernel {
     /// `socketpair(AF_UNIX, SOCK_STREAM, 0, fds)` in a workload's setup; returns its id.
     pub fn add_unix_pair(&mut self) -> u32 {
-        self.unix.push(UnixPair { sndbuf: default_sndbuf(), ..Default::default() });
-        (self.unix.len() - 1) as u32
+        self.net.unix.push(UnixPair { sndbuf: default_sndbuf(), ..Default::default() });
+        (self.net.unix.len() - 1) as u32
     }
 
     /// One `write` of `len` bytes by task `t` to pair `pair` if it would not sleep: for a
     /// workload's untimed setup ([`Kernel::untimed`]) building the queues its senders fill.
     /// Returns whether it wrote.
     pub fn unix_send_if_room(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u32) -> bool {
-        let p = &self.unix[pair as usize];
+        let p = &self.net.unix[pair as usize];
         if p.wmem >= p.sndbuf {
             return false;
         }
@@ -138,16 +138,12 @@ impl Kernel {
 
     /// `write(fd, buf, len)` on the sending end of pair `pair`, from task `t`.
     pub(in crate::linux) fn unix_send(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u32) -> Ps {
-        let entry = self.costs.entry.syscall_half;
-        ctx.charge(Bucket::Syscall, entry);
-        entry + self.unix_send_body(ctx, t, pair, len as u64, ctx.now + entry)
+        self.enter_syscall(ctx, |k, ctx, at| k.unix_send_body(ctx, t, pair, len as u64, at))
     }
 
     /// `read(fd, buf, len)` on the receiving end of pair `pair`, from task `t`.
     pub(in crate::linux) fn unix_recv(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u32) -> Ps {
-        let entry = self.costs.entry.syscall_half;
-        ctx.charge(Bucket::Syscall, entry);
-        entry + self.unix_recv_body(ctx, t, pair, len as u64, ctx.now + entry)
+        self.enter_syscall(ctx, |k, ctx, at| k.unix_recv_body(ctx, t, pair, len as u64, at))
     }
 
     pub(in crate::linux) fn unix_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
@@ -167,14 +163,14 @@ impl Kernel {
     /// Takes the receiving socket's state lock at `at`, held until `release_at`.
     fn unix_lock(&mut self, ctx: &mut Ctx, pair: u32, at: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let got = self.unix[pair as usize].lock.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
+        let got = self.net.unix[pair as usize].lock.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
         ctx.charge(Bucket::LockWait, got - at);
         got
     }
 
     fn unix_send_body(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u64, at: Ps) -> Ps {
         let c = self.unix_costs();
-        let p = &mut self.unix[pair as usize];
+        let p = &mut self.net.unix[pair as usize];
         assert!(
             len <= (p.sndbuf >> 1) - 64,
             "an AF_UNIX message of {len} bytes needs several skbs (not modelled)"
@@ -188,24 +184,24 @@ impl Kernel {
         }
         let mut now = at;
         let caches =
-            NetCaches::lookup(self.slab.as_ref().expect("AF_UNIX needs SLUB (run::run checks [slab])"));
+            NetCaches::lookup(self.mm.slab.as_ref().expect("AF_UNIX needs SLUB (run::run checks [slab])"));
         let (skb, d) = self.kmem_cache_alloc(ctx, now, caches.skbuff_head, Bucket::Syscall);
         now += d;
         let (head, d) = self.kmalloc(ctx, now, skbuff::skb_head_size(len), Bucket::Syscall);
         now += d;
-        let truesize = skbuff::skb_truesize_of(self.slab.as_ref().expect("SLUB"), head);
+        let truesize = skbuff::skb_truesize_of(self.mm.slab.as_ref().expect("SLUB"), head);
         let work = c.send + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
-        self.unix[pair as usize].wmem += truesize;
+        self.net.unix[pair as usize].wmem += truesize;
         // unix_state_lock(other); skb_queue_tail; unix_state_unlock; sk_data_ready.
         now = self.unix_lock(ctx, pair, now);
-        let p = &mut self.unix[pair as usize];
+        let p = &mut self.net.unix[pair as usize];
         p.queue.push_back(UnixSkb { skb, head, len, consumed: 0, truesize });
         p.lock.release_at(now);
         let readers = std::mem::take(&mut p.readers);
         let readers = self.unix_wake(ctx, readers, now);
-        self.unix[pair as usize].readers = readers;
+        self.net.unix[pair as usize].readers = readers;
         self.counters.af_unix.unix_sends += 1;
         let exit = self.costs.entry.syscall_half;
         ctx.charge(Bucket::Syscall, exit);
@@ -215,9 +211,9 @@ impl Kernel {
     fn unix_recv_body(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u64, at: Ps) -> Ps {
         let c = self.unix_costs();
         let mut now = self.unix_lock(ctx, pair, at);
-        if self.unix[pair as usize].queue.is_empty() {
+        if self.net.unix[pair as usize].queue.is_empty() {
             // unix_stream_data_wait.
-            let p = &mut self.unix[pair as usize];
+            let p = &mut self.net.unix[pair as usize];
             p.lock.release_at(now);
             p.readers.push(t);
             self.counters.af_unix.unix_recv_sleeps += 1;
@@ -229,7 +225,7 @@ impl Kernel {
         // The first `drained` skbs are read whole; they leave the queue after the copy.
         let mut drained = 0;
         while want > 0 {
-            let Some(skb) = self.unix[pair as usize].queue.get_mut(drained) else { break };
+            let Some(skb) = self.net.unix[pair as usize].queue.get_mut(drained) else { break };
             let chunk = (skb.len - skb.consumed).min(want);
             skb.consumed += chunk;
             want -= chunk;
@@ -239,19 +235,19 @@ impl Kernel {
             }
             drained += 1;
         }
-        self.unix[pair as usize].lock.release_at(now);
+        self.net.unix[pair as usize].lock.release_at(now);
         let work = c.recv + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
         for _ in 0..drained {
             // consume_skb: the destructor (sock_wfree) first, then the head and the sk_buff.
-            let p = &mut self.unix[pair as usize];
+            let p = &mut self.net.unix[pair as usize];
             let skb = p.queue.pop_front().expect("an skb read whole");
             p.wmem -= skb.truesize;
             if unix_writable(p.wmem, p.sndbuf) && !p.writers.is_empty() {
                 let writers = std::mem::take(&mut p.writers);
                 let writers = self.unix_wake(ctx, writers, now);
-                self.unix[pair as usize].writers = writers;
+                self.net.unix[pair as usize].writers = writers;
             }
             now += self.kfree(ctx, now, skb.head, Bucket::Syscall);
             now += self.kfree(ctx, now, skb.skb, Bucket::Syscall);

@@ -58,22 +58,6 @@ pub struct Step {
     pub freed_tables: bool,
 }
 
-/// A shootdown in flight: the `flush_tlb_info` its requests carry, and what its initiator
-/// waits for.
-#[derive(Debug, Clone, Copy)]
-pub struct Shootdown {
-    pub info: FlushInfo,
-    pub initiator: u32,
-    pub pending: u32,
-    /// When the initiator sees the last acknowledgement / finishes its own flush.
-    pub last_ack: Ps,
-    pub local_done: Ps,
-    /// A reclaim batch flush (v4.3 `try_to_unmap_flush`): every target runs
-    /// `percpu_flush_tlb_batch_pages` (a full flush of whatever it runs) instead of
-    /// `flush_tlb_func` on `info`.
-    pub batch: bool,
-}
-
 /// What the flush paths cost on this CPU.
 #[derive(Debug, Clone)]
 pub struct Costs {
@@ -140,14 +124,14 @@ impl Kernel {
     pub fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
         let c = &mut self.cpus[cpu as usize];
         self.arch.x86.lazy.clear(cpu);
-        let m = &self.mms[mm as usize];
+        let m = &self.mm.mms[mm as usize];
         let s =
             switch_mm_irqs_off(&mut c.st, mm, m.ctx_id, m.tlb_gen, &self.config.flush, self.arch.x86.pcid);
         if let Some(prev) = s.left {
-            self.mms[prev as usize].cpumask.clear(cpu);
+            self.mm.mms[prev as usize].cpumask.clear(cpu);
         }
         if s.joined {
-            let m = &mut self.mms[mm as usize];
+            let m = &mut self.mm.mms[mm as usize];
             m.cpumask.set(cpu);
             m.ever_loaded.set(cpu);
         }
@@ -164,7 +148,7 @@ impl Kernel {
         let mut cost = Ps::ZERO;
         let knobs = self.config.flush;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let Kernel { cpus, tlbs, mms, counters, costs, arch, .. } = &mut *self;
+        let Kernel { cpus, tlbs, mm: crate::linux::mm::Memory { mms, .. }, counters, costs, arch, .. } = &mut *self;
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
         let tlb = &mut tlbs[c.core];
@@ -242,7 +226,7 @@ impl Kernel {
         // Refills of the kernel code and data this path runs on (charged as page walks).
         let text = self.kernel_path(ctx, Path::FlushInitiator);
         let now = now + text;
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         // The call's own work (flush_tlb_info set-up, cpumask scan, IRQ and preemption toggles),
         // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
         let mut d = self.costs.flush.flush_call;

@@ -44,7 +44,7 @@ fn senders_without_a_reader_stop_once_their_truesize_reaches_sndbuf() {
     }
     let stats = s.run(Ps::ZERO, Ps::MS);
     let c = stats.counters.af_unix;
-    let p = &s.kernel.unix[pair as usize];
+    let p = &s.kernel.net.unix[pair as usize];
     assert_eq!(p.queue.front().map(|q| q.truesize), Some(768));
     assert_eq!((c.unix_sends, p.wmem), (278, 278 * 768), "{c:?}");
     assert_eq!(c.unix_send_sleeps, 3, "{c:?}");
@@ -64,7 +64,7 @@ fn every_message_is_allocated_on_the_senders_cpu_and_freed_on_the_readers() {
     s.add_task(Box::new(Receiver(pair)), mm, 2);
     let stats = s.run(Ps::ZERO, Ps::MS * 3);
     let c = stats.counters.af_unix;
-    let p = &s.kernel.unix[pair as usize];
+    let p = &s.kernel.net.unix[pair as usize];
     assert!(c.unix_recvs > 1000, "{c:?}");
     assert_eq!(c.unix_sends - c.unix_recvs, p.queue.len() as u64, "{c:?}");
     assert_eq!(p.wmem, p.queue.iter().map(|q| q.truesize).sum::<u64>());
