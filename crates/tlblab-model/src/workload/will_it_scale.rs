@@ -3,7 +3,7 @@
 //! variants share one mm, `_processes` variants get one each; the score is the sum over tasks of iterations
 //! per second.
 
-use super::{Benchmark, MetricKind, Setup};
+use super::{Benchmark, MappedPages, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
 use crate::linux::syscalls::Program;
@@ -114,6 +114,15 @@ impl Benchmark for WillItScale {
 
     fn metric(&self) -> MetricKind {
         MetricKind { name: "ops", unit: "ops/s", higher_is_better: true }
+    }
+
+    /// Each task maps its region, two text pages and a stack page; tlb_flush1/3 tasks create
+    /// their own file.
+    fn mapped_pages(&self, tasks: u32) -> MappedPages {
+        let (len, _) = WisTask::new(self.test).region();
+        let file =
+            if matches!(self.test, Testcase::TlbFlush1 | Testcase::TlbFlush3) { FILESIZE / PAGE } else { 0 };
+        MappedPages { mapped: tasks as u64 * (len / PAGE + 3), file: tasks as u64 * file }
     }
 
     /// tlb_flush1/3 start with each task's 128 MiB file in the page cache: the files must fit
