@@ -7,16 +7,17 @@
 use std::mem::size_of;
 
 use crate::engine::sim::TASK_HOST_BYTES;
-use crate::hw::tlb::{Geometry, Replacement, TlbArray};
+use crate::hw::tlb::{Replacement, StructureSpec, TlbArray};
 use crate::linux::arch::x86::text::{KPathWays, NR_PATHS};
 use crate::linux::cpu::Cpu;
 use crate::linux::frames::Frames;
 use crate::linux::include::linux::gfp::PAGES_PER_NODE;
 use crate::linux::include::linux::mm_types::{Mm, Vma};
-use crate::linux::include::linux::mmzone::{MigrateType, PageMeta, PAGEBLOCK_ORDER};
+use crate::linux::include::linux::mmzone::{List, MigrateType, PageMeta, PerCpuPages, PAGEBLOCK_ORDER};
 use crate::linux::kernel::sched::core::Task;
 use crate::linux::kernel::smp::Csd;
 use crate::linux::mm::filemap::FilePages;
+use crate::linux::mm::page_alloc::Layout;
 use crate::linux::mm::vmscan::{Ubc, Vmscan};
 use crate::linux::oracle::Oracle;
 use crate::profile::MachineProfile;
@@ -48,7 +49,7 @@ pub struct HostBytes {
     pub tlbs: u64,
     /// Per task: the scheduler's and the engine's state and an address space.
     pub tasks: u64,
-    /// Per CPU: its state and a call queue of one entry per CPU.
+    /// Per CPU: its state, a call queue of one entry per CPU, its page lists in every zone.
     pub cpus: u64,
     pub nodes: u32,
     pub node_pages: u64,
@@ -86,9 +87,9 @@ fn bytes_per_frame(cpus: u32) -> u64 {
         + Oracle::host_bytes_per_frame(cpus)
 }
 
-/// The host bytes of the TLB of `--tlb`'s `geometry` that `trace` builds.
-pub fn trace_host_bytes(geometry: Geometry) -> u64 {
-    TlbArray::host_bytes(geometry, Replacement::Lru)
+/// The host bytes of a TLB hierarchy of `specs` (one CPU's, or the one `trace` builds).
+pub fn tlb_host_bytes(specs: &[StructureSpec], replacement: Replacement) -> u64 {
+    specs.iter().map(|s| TlbArray::host_bytes(s.geometry, replacement)).sum()
 }
 
 impl RunSpec {
@@ -97,11 +98,11 @@ impl RunSpec {
     pub fn host_bytes(&self, profile: &MachineProfile) -> HostBytes {
         let nodes = profile.topology.sockets;
         let cpus = profile.topology.cpus();
-        // As `run::run` sizes the nodes: the workload's memory, else the kernel's.
-        let node_pages = match self.workload.memory_pages() {
-            Some(pages) => pages / nodes as u64,
-            None => self.kernel.node_pages.unwrap_or(PAGES_PER_NODE),
-        };
+        // The nodes as `run::run` sizes them (a run it refuses: as the kernel asks).
+        let kernel = crate::run::check(profile, self).unwrap_or_else(|_| self.kernel.clone());
+        let node_pages = kernel.node_pages.unwrap_or(PAGES_PER_NODE);
+        let zones = Layout::boot(nodes, &kernel).nodes.iter().flatten().filter(|z| z.pages > 0).count();
+        let pcp = size_of::<PerCpuPages>() + kernel.page_alloc.pcp_lists.nr_lists() * size_of::<List>();
         let frames = node_pages.saturating_mul(nodes as u64);
         let memory = frames.saturating_mul(bytes_per_frame(cpus))
             + (frames >> PAGEBLOCK_ORDER) * size_of::<MigrateType>() as u64;
@@ -112,17 +113,17 @@ impl RunSpec {
             .saturating_add(m.file.saturating_mul(FilePages::HOST_BYTES_PER_PAGE));
         let specs = profile.tlb_specs();
         let tlb_entries = specs.iter().map(|s| s.geometry.entries() as u64).sum();
-        let per_cpu_tlb: u64 =
-            specs.iter().map(|s| TlbArray::host_bytes(s.geometry, profile.tlb.replacement)).sum();
+        let per_cpu_tlb = tlb_host_bytes(&specs, profile.tlb.replacement);
         let nr_tasks = self.workload.tasks_created(self.tasks);
         let per_task = size_of::<Task>() + size_of::<Mm>() + size_of::<Ubc>() + size_of::<bool>();
         let per_cpu = size_of::<Cpu>() + NR_PATHS * size_of::<KPathWays>() + cpus as usize * size_of::<Csd>();
+        let per_cpu = per_cpu as u64 + (zones * pcp) as u64;
         HostBytes {
             memory,
             mapped,
             tlbs: cpus as u64 * per_cpu_tlb,
             tasks: nr_tasks as u64 * (per_task as u64 + TASK_HOST_BYTES),
-            cpus: cpus as u64 * per_cpu as u64,
+            cpus: cpus as u64 * per_cpu,
             nodes,
             node_pages,
             mapped_pages: m.mapped,
@@ -185,8 +186,19 @@ mod tests {
 
     #[test]
     fn a_trace_tlb_is_its_entries() {
-        let g = Geometry::new(1 << 14, 64).unwrap();
-        assert!(trace_host_bytes(g) >= (1 << 20) * 8 * 2);
-        assert!(trace_host_bytes(g) > trace_host_bytes(Geometry::new(64, 4).unwrap()) * 1000);
+        use crate::hw::tlb::{Geometry, PageSize, Serves};
+        let spec = |sets, ways| StructureSpec {
+            name: "L1".into(),
+            level: 1,
+            serves: Serves::Unified,
+            page_sizes: vec![PageSize::Size4K],
+            geometry: Geometry::new(sets, ways).unwrap(),
+        };
+        let big = tlb_host_bytes(&[spec(1 << 14, 64)], Replacement::Lru);
+        // At least a tag and a frame per entry.
+        assert!(big >= (1 << 20) * 8 * 2, "{big}");
+        assert!(big > tlb_host_bytes(&[spec(64, 4)], Replacement::Lru) * 1000);
+        let two = tlb_host_bytes(&[spec(1 << 14, 64), spec(1 << 14, 64)], Replacement::Plru);
+        assert!(two > 2 * big, "PLRU adds a tree per set");
     }
 }
