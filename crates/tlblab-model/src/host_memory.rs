@@ -63,7 +63,7 @@ pub struct HostBytes {
 
 impl HostBytes {
     pub fn total(&self) -> u64 {
-        self.memory + self.mapped + self.tlbs + self.tasks + self.cpus
+        [self.mapped, self.tlbs, self.tasks, self.cpus].iter().fold(self.memory, |a, &b| a.saturating_add(b))
     }
 
     /// The largest part: what a refusal names.
