@@ -34,17 +34,16 @@ pub fn parse_cgroup_room(max: &str, current: &str) -> Option<u64> {
     Some(max.saturating_sub(current))
 }
 
-/// This process's cgroup v2 directory, from /proc/self/cgroup's `0::/path` line.
-fn own_cgroup(root: &Path) -> PathBuf {
-    let text = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+/// The cgroup v2 directory under `root` of a process whose /proc/PID/cgroup is `text` (its
+/// `0::/path` line).
+fn own_cgroup(root: &Path, text: &str) -> PathBuf {
     let rel = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or("/");
     root.join(rel.trim().trim_start_matches('/'))
 }
 
-/// The tightest cgroup v2 limit over this process's cgroup and its ancestors up to the root.
-fn cgroup_room() -> Option<Available> {
-    let root = Path::new("/sys/fs/cgroup");
-    let mut dir = own_cgroup(root);
+/// The tightest cgroup v2 limit over this process's cgroup and its ancestors up to `root`.
+fn cgroup_room(root: &Path, proc_cgroup: &str) -> Option<Available> {
+    let mut dir = own_cgroup(root, proc_cgroup);
     let mut best: Option<Available> = None;
     loop {
         let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
@@ -69,7 +68,9 @@ pub fn available() -> Option<Available> {
         .ok()
         .and_then(|t| parse_meminfo(&t))
         .map(|bytes| Available { bytes, source: "MemAvailable in /proc/meminfo".into() });
-    [meminfo, cgroup_room()].into_iter().flatten().min_by_key(|a| a.bytes)
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let cgroup = cgroup_room(Path::new("/sys/fs/cgroup"), &own);
+    [meminfo, cgroup].into_iter().flatten().min_by_key(|a| a.bytes)
 }
 
 /// `bytes` as a person reads it: GiB with one decimal, or MiB below 1 GiB.
@@ -152,6 +153,32 @@ mod tests {
         // Usage over the limit (reclaim lags): no room, not a wrap-around.
         assert_eq!(parse_cgroup_room("1000\n", "4096\n"), Some(0));
         assert_eq!(parse_cgroup_room("", "0"), None);
+    }
+
+    #[test]
+    fn the_tightest_limit_of_the_cgroup_and_its_ancestors_counts() {
+        let root = std::env::temp_dir().join(format!("tlblab-cgroup-{}", std::process::id()));
+        let leaf = root.join("ci.slice/job.scope");
+        std::fs::create_dir_all(&leaf).unwrap();
+        let put = |d: &Path, max: &str, cur: &str| {
+            std::fs::write(d.join("memory.max"), max).unwrap();
+            std::fs::write(d.join("memory.current"), cur).unwrap();
+        };
+        put(&root, "max\n", "999\n");
+        put(&leaf, "max\n", "5\n");
+        let proc = "0::/ci.slice/job.scope\n";
+        assert_eq!(cgroup_room(&root, proc), None, "no limit anywhere");
+        // The parent's 2 GiB limit with 1.5 GiB used binds its child.
+        put(&root.join("ci.slice"), "2147483648\n", "1610612736\n");
+        let a = cgroup_room(&root, proc).unwrap();
+        assert_eq!(a.bytes, 512 << 20);
+        assert!(a.source.contains("ci.slice") && !a.source.contains("job.scope"), "{}", a.source);
+        put(&leaf, "104857600\n", "0\n");
+        assert_eq!(cgroup_room(&root, proc).unwrap().bytes, 100 << 20);
+        // A process at the root (a container's own namespace): the root's files only.
+        put(&root, "1073741824\n", "0\n");
+        assert_eq!(cgroup_room(&root, "0::/\n").unwrap().bytes, 1 << 30);
+        std::fs::remove_dir_all(&root).ok();
     }
 
     #[test]
