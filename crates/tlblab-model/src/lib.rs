@@ -31,6 +31,7 @@ pub mod attribution;
 pub mod builtin;
 pub mod check;
 pub mod engine;
+pub mod host_memory;
 pub mod hw;
 pub mod linux;
 pub mod profile;

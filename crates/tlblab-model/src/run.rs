@@ -111,6 +111,51 @@ impl RunResult {
 /// Builds and runs one simulation: the workload sets up its address spaces and tasks (see
 /// [`crate::workload::Benchmark::setup`]), the machine runs the warm-up and the measured interval.
 pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String> {
+    let kernel = check(profile, spec)?;
+    let cpus = profile.topology.cpus();
+    let mut sim = Simulation::new(profile, kernel);
+    sim.seed(spec.seed);
+    spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
+    let stats = sim.run(spec.warmup, spec.measure);
+    let ops: u64 = stats.iterations.iter().sum();
+    let value = spec.workload.score_for(ops, stats.measured, spec.tasks);
+    let metric = spec.workload.metric();
+    let counters: BTreeMap<String, u64> =
+        stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let attribution = stats.attribution[..spec.workload.tasks_created(spec.tasks).min(cpus) as usize]
+        .iter()
+        .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())
+        .collect();
+    let (violations, examples) = sim.oracle_report();
+    Ok(RunResult {
+        schema_version: RESULT_SCHEMA_VERSION,
+        tlblab_version: env!("CARGO_PKG_VERSION").to_string(),
+        config: RunConfig {
+            machine: profile.name.clone(),
+            kernel: spec.kernel.name.clone(),
+            knobs: sim.effective_knobs(),
+            workload: spec.workload.name(),
+            tasks: spec.tasks,
+            seed: spec.seed,
+            warmup_ps: spec.warmup.0,
+            measure_ps: spec.measure.0,
+        },
+        metric: Metric {
+            name: metric.name.into(),
+            unit: metric.unit.into(),
+            higher_is_better: metric.higher_is_better,
+            value,
+        },
+        iterations: stats.iterations,
+        counters,
+        attribution,
+        oracle: OracleReport { violations, examples },
+    })
+}
+
+/// Refuses what [`run`] refuses, allocating nothing: otherwise the kernel configuration sized for
+/// the workload's memory (a caller may check the host's memory between the two).
+pub fn check(profile: &MachineProfile, spec: &RunSpec) -> Result<KernelConfig, String> {
     let cpus = profile.topology.cpus();
     if !(1..=MAX_TASKS).contains(&spec.tasks) {
         return Err(format!("{} tasks: allowed 1 ..= {MAX_TASKS}", spec.tasks));
@@ -187,10 +232,26 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         // What boot gives the nodes, less 1/16 for page tables, the zero page and watermarks.
         let nodes = profile.topology.sockets as u64;
         let pages = kernel.node_pages.unwrap_or(crate::linux::include::linux::gfp::PAGES_PER_NODE) * nodes;
-        if need > pages - pages / 16 {
+        let room = pages - pages / 16;
+        if need > room {
+            // The most tasks that fit, by bisection (a footprint grows with the task count).
+            let fits = |t: u32| spec.workload.footprint_pages(t).is_some_and(|p| p <= room);
+            let (mut lo, mut hi) = (0, spec.tasks);
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let fix = match lo {
+                0 => "give a smaller workload or more memory (`node_mib`)".to_string(),
+                n => format!("allowed -t 1..={n}"),
+            };
             return Err(format!(
                 "workload `{}` with {} tasks holds {} MiB, more than machine `{}`'s modelled memory \
-                 holds ({} MiB less 1/16; the model has no swap, so anonymous memory cannot be reclaimed): give fewer tasks or a smaller workload",
+                 holds ({} MiB less 1/16; without swap, nothing it holds is reclaimed): {fix}",
                 spec.workload.name(),
                 spec.tasks,
                 need >> 8,
@@ -199,44 +260,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
             ));
         }
     }
-    let mut sim = Simulation::new(profile, kernel);
-    sim.seed(spec.seed);
-    spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
-    let stats = sim.run(spec.warmup, spec.measure);
-    let ops: u64 = stats.iterations.iter().sum();
-    let value = spec.workload.score_for(ops, stats.measured, spec.tasks);
-    let metric = spec.workload.metric();
-    let counters: BTreeMap<String, u64> =
-        stats.counters.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    let attribution = stats.attribution[..spec.workload.tasks_created(spec.tasks).min(cpus) as usize]
-        .iter()
-        .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())
-        .collect();
-    let (violations, examples) = sim.oracle_report();
-    Ok(RunResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        tlblab_version: env!("CARGO_PKG_VERSION").to_string(),
-        config: RunConfig {
-            machine: profile.name.clone(),
-            kernel: spec.kernel.name.clone(),
-            knobs: sim.effective_knobs(),
-            workload: spec.workload.name(),
-            tasks: spec.tasks,
-            seed: spec.seed,
-            warmup_ps: spec.warmup.0,
-            measure_ps: spec.measure.0,
-        },
-        metric: Metric {
-            name: metric.name.into(),
-            unit: metric.unit.into(),
-            higher_is_better: metric.higher_is_better,
-            value,
-        },
-        iterations: stats.iterations,
-        counters,
-        attribution,
-        oracle: OracleReport { violations, examples },
-    })
+    Ok(kernel)
 }
 
 #[cfg(test)]

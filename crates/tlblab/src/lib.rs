@@ -11,12 +11,14 @@
 //! - [`export`]: result sets as mmtests `work/log` trees and tidy CSV;
 //! - [`trace`]: address-trace readers;
 //! - [`input`]: every file a user gives, read through one size-capped reader;
+//! - [`host`]: a run's host-memory estimate against what the host has left;
 //! - [`fuzz`]: every parser of a user's file as a fuzz target (`scripts/fuzz.sh`).
 
 pub mod cmd;
 pub mod experiment;
 pub mod export;
 pub mod fuzz;
+pub mod host;
 pub mod input;
 pub mod machines;
 pub mod results;

@@ -188,12 +188,18 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
     if let Some((a, b, s)) = label_clash(&labels) {
         bail!("columns `{}` and `{}` would share cells/{s}/; rename one", labels[a], labels[b]);
     }
-    if let Some(dir) = &opts.store {
-        remove_stale_temps(dir);
-    }
     let mine = |i: usize| opts.shard.map_or(true, |s| s.owns(opts.first_cell + i));
     let total: u64 =
         cells.iter().enumerate().filter(|(i, _)| mine(*i)).map(|(_, c)| c.seeds.len() as u64).sum();
+    let threads = opts.jobs.unwrap_or_else(rayon::current_num_threads) as u64;
+    check_host(
+        profile,
+        cells.iter().enumerate().filter(|(i, _)| mine(*i)).map(|(_, c)| c),
+        threads.min(total),
+    )?;
+    if let Some(dir) = &opts.store {
+        remove_stale_temps(dir);
+    }
     let bar = progress_bar(total, &opts.progress_label);
     let reused = std::sync::atomic::AtomicUsize::new(0);
     let work = || -> Result<Vec<Vec<RunResult>>> {
@@ -258,6 +264,37 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
     let skipped = (0..cells.len()).filter(|&i| !mine(i)).count();
     let reused = reused.into_inner();
     Ok(Ran { runs: out, reused, ran: cells.len() - skipped - reused, skipped })
+}
+
+/// Refuses `cells` if `at_once` runs of the largest (cells and their seeds run concurrently)
+/// would not fit the host's memory; each cell's own refusal by the model comes first.
+fn check_host<'a>(
+    profile: &MachineProfile,
+    cells: impl Iterator<Item = &'a CellSpec>,
+    at_once: u64,
+) -> Result<()> {
+    let mut largest: Option<(&CellSpec, RunSpec, u64)> = None;
+    for c in cells {
+        let s = RunSpec {
+            kernel: c.kernel.clone(),
+            workload: c.workload.clone(),
+            tasks: c.tasks,
+            seed: 1,
+            warmup: c.warmup,
+            measure: c.measure,
+        };
+        tlblab_model::run::check(profile, &s)
+            .map_err(|m| anyhow!("{} at {} tasks: {m}", c.label, c.tasks))?;
+        let bytes = s.host_bytes(profile).total();
+        if largest.as_ref().map_or(true, |l| bytes > l.2) {
+            largest = Some((c, s, bytes));
+        }
+    }
+    match largest {
+        Some((c, s, _)) => crate::host::check_run(profile, &s, at_once)
+            .map_err(|e| anyhow!("{} at {} tasks: {e:#}", c.label, c.tasks)),
+        None => Ok(()),
+    }
 }
 
 /// A progress bar on standard error, hidden when that is not a terminal (pipes and CI logs).

@@ -78,9 +78,12 @@ impl Spec {
         Ok((profile, spec))
     }
 
-    /// One run: what `tlblab run` prints and the Python API's `tlblab.run` returns.
+    /// One run: what `tlblab run` prints and the Python API's `tlblab.run` returns. The model's
+    /// own refusals come first, then the host's memory (docs/limits.md).
     pub fn simulate(&self, tasks: Option<u32>, seed: u64) -> Result<RunResult> {
         let (profile, spec) = self.resolve(tasks, seed)?;
+        tlblab_model::run::check(&profile, &spec).map_err(|e| anyhow!(e))?;
+        crate::host::check_run(&profile, &spec, 1)?;
         run_sim(&profile, &spec).map_err(|e| anyhow!(e))
     }
 }

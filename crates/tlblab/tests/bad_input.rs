@@ -137,7 +137,22 @@ fn absurd_run_arguments_are_refused() {
         "--duration",
         "20us",
     ]);
-    refused(&big, &["tlb_flush1_threads", "224 tasks", "allowed -t 1..=60"]);
+    refused(&big, &["tlb_flush1_threads", "224 tasks", "allowed -t 1..=59"]);
+    // The same bound follows the kernel's node size: 4 tasks' files do not fit 2 x 256 MiB.
+    let small = tlblab(&[
+        "run",
+        "--machine",
+        "haswell-ep-2s",
+        "--workload",
+        "tlb_flush1_threads",
+        "--threads",
+        "4",
+        "--set",
+        "node_mib=256",
+        "--duration",
+        "20us",
+    ]);
+    refused(&small, &["tlb_flush1_threads", "4 tasks", "allowed -t 1..=3"]);
 }
 
 #[test]
@@ -547,4 +562,56 @@ fn check_reports_its_progress() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{e}");
     assert!(e.contains("check: ") && e.contains("explorations") && e.contains("distinct"), "{e}");
+}
+
+/// A run the fixed caps allow can still need more memory than the host has: a profile of 512
+/// one-CPU sockets with 4 GiB nodes (2 TiB simulated, about 42 GiB of frame maps per run), 32
+/// runs at once, is over a TiB. Refused before any cell runs, naming the input and both figures,
+/// and --out is not created (docs/limits.md).
+#[test]
+fn runs_beyond_the_hosts_memory_are_refused_before_they_start() {
+    let text = repo("profiles/skylake-sp-2s.toml");
+    let body = text
+        .replacen(
+            "sockets = 2\ncores_per_socket = 28\nthreads_per_core = 2",
+            "sockets = 512\ncores_per_socket = 1\nthreads_per_core = 1",
+            1,
+        )
+        .lines()
+        .filter(|l| !l.starts_with("smt_throughput = "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(body.contains("sockets = 512") && !body.contains("smt_throughput"), "the profile changed shape");
+    let p = write("wide512.toml", &body);
+    let out = dir().join("out-wide512");
+    let o = tlblab(&[
+        "sweep",
+        "--machine",
+        &p,
+        "--workload",
+        "tlb_flush2_threads",
+        "--threads",
+        "1",
+        "--vary",
+        "node_mib=4096",
+        "--iterations",
+        "32",
+        "--jobs",
+        "32",
+        "--duration",
+        "1ns",
+        "--warmup",
+        "1ns",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let e = refused(
+        &o,
+        &["node_mib=4096 on 512 sockets", "32 runs at once (--jobs) need about", "is available ("],
+    );
+    // The need is 32 runs' worth: over a TiB, in GiB.
+    let need: f64 =
+        e.split("need about ").nth(1).and_then(|s| s.split(" GiB").next()).unwrap().parse().unwrap();
+    assert!(need > 1024.0, "{e}");
+    assert!(!out.exists(), "{} was created", out.display());
 }

@@ -134,6 +134,9 @@ struct Task {
     buf: Vec<Op>,
 }
 
+/// Host bytes of one task's user side in the engine (its program's own state apart).
+pub const TASK_HOST_BYTES: u64 = std::mem::size_of::<Task>() as u64;
+
 /// The result of one simulation run (before it is wrapped with its configuration).
 #[derive(Debug, Clone)]
 pub struct RunStats {

@@ -112,6 +112,9 @@ pub struct Frames {
 }
 
 impl Frames {
+    /// Host bytes per frame once its section is written: one packed owner.
+    pub const HOST_BYTES_PER_FRAME: u64 = std::mem::size_of::<u64>() as u64;
+
     /// `nr_pfns` page frames, every one free.
     pub fn new(nr_pfns: u64) -> Frames {
         Frames {

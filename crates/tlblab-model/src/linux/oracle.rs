@@ -48,6 +48,11 @@ pub struct Oracle {
 const MAX_EXAMPLES: usize = 8;
 
 impl Oracle {
+    /// Host bytes per frame a TLB was filled with: its filler mask on `cpus` CPUs.
+    pub fn host_bytes_per_frame(cpus: u32) -> u64 {
+        ((cpus as usize).div_ceil(64).max(1) * std::mem::size_of::<u64>()) as u64
+    }
+
     /// The oracle of a machine of `cpus` CPUs and `nr_pfns` page frames.
     pub fn new(cpus: u32, nr_pfns: u64) -> Oracle {
         assert!(cpus as usize <= NR_CPUS, "{cpus} CPUs: the model supports up to {NR_CPUS}");

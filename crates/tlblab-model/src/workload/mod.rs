@@ -131,6 +131,13 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The most pages the benchmark maps at once with `tasks` tasks (each holds a PTE in the
+    /// model's page tables), and of them the file pages it creates (each a page-cache slot):
+    /// what `host_memory` counts beyond the frames. Default: its footprint, anonymous.
+    fn mapped_pages(&self, tasks: u32) -> MappedPages {
+        MappedPages { mapped: self.footprint_pages(tasks).unwrap_or(0), file: 0 }
+    }
+
     /// Refuses a run the benchmark cannot set up: a machine whose profile lacks what its kernel
     /// paths cost (the section named in the error), or a task count beyond what it allows.
     /// Default: every machine and every task count `run::run` allows will do.
@@ -150,6 +157,13 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     fn score(&self, iterations: u64, measured: Ps) -> f64 {
         iterations as f64 / measured.as_secs_f64()
     }
+}
+
+/// Pages a benchmark maps, and file pages it creates (see [`Benchmark::mapped_pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MappedPages {
+    pub mapped: u64,
+    pub file: u64,
 }
 
 /// A benchmark's option words as `(flag, value)` pairs, in order: a word in `lone` (a switch,

@@ -25,7 +25,7 @@
 //! files take at the measured aggregate rate. Per-process elapsed times (for `time_range` and
 //! `time_stddv`) are each process's file at its own measured rate (see [`per_process_elapsed`]).
 
-use super::{Benchmark, MetricKind, Setup};
+use super::{Benchmark, MappedPages, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
 use crate::linux::mm::vmscan::KswapdLoop;
@@ -124,6 +124,12 @@ impl Benchmark for VmScalability {
 
     fn unscaled_memory_pages(&self) -> Option<u64> {
         self.ram_mib.map(|r| r << 8)
+    }
+
+    /// Each process maps all of its own file.
+    fn mapped_pages(&self, tasks: u32) -> MappedPages {
+        let pages = tasks as u64 * file_pages(self.mem_mib << 8, tasks);
+        MappedPages { mapped: pages, file: pages }
     }
 
     fn names() -> Vec<String> {

@@ -3,12 +3,11 @@
 //! variants share one mm, `_processes` variants get one each; the score is the sum over tasks of iterations
 //! per second.
 
-use super::{Benchmark, MetricKind, Setup};
+use super::{Benchmark, MappedPages, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
 use crate::linux::syscalls::Program;
 use crate::linux::syscalls::{Addr, MapKind, Op};
-use crate::profile::MachineProfile;
 use crate::rng::Rng;
 use crate::time::Ps;
 
@@ -116,26 +115,27 @@ impl Benchmark for WillItScale {
         MetricKind { name: "ops", unit: "ops/s", higher_is_better: true }
     }
 
-    /// tlb_flush1/3 start with each task's 128 MiB file in the page cache: the files must fit
-    /// in the model's memory (linux/include/linux/gfp.rs PAGES_PER_NODE per node; reclaim is not run in
-    /// will-it-scale), with 1/16 of it left for page tables, the zero page and the watermarks.
-    fn check_run(&self, profile: &MachineProfile, tasks: u32) -> Result<(), String> {
-        if !matches!(self.test, Testcase::TlbFlush1 | Testcase::TlbFlush3) {
-            return Ok(());
-        }
-        let pages = crate::linux::include::linux::gfp::PAGES_PER_NODE * profile.topology.sockets as u64;
-        let max = (pages - pages / 16) / (FILESIZE / PAGE);
-        if tasks as u64 > max {
-            return Err(format!(
-                "workload `{}`: {tasks} tasks cache {} MiB of files, more than machine `{}`'s modelled \
-                 memory holds ({} MiB); allowed -t 1..={max}",
-                self.name(),
-                tasks as u64 * (FILESIZE >> 20),
-                profile.name,
-                pages >> 8
-            ));
-        }
-        Ok(())
+    /// Each task maps its region, two text pages and a stack page; tlb_flush1/3 tasks create
+    /// their own file.
+    fn mapped_pages(&self, tasks: u32) -> MappedPages {
+        let (len, _) = WisTask::new(self.test).region();
+        let file =
+            if matches!(self.test, Testcase::TlbFlush1 | Testcase::TlbFlush3) { FILESIZE / PAGE } else { 0 };
+        MappedPages { mapped: tasks as u64 * (len / PAGE + 3), file: tasks as u64 * file }
+    }
+
+    /// The frames a task holds at once, which must fit the model's memory as the kernel sizes it
+    /// (reclaim is not run in will-it-scale): tlb_flush1/3 keep their 128 MiB file in the page
+    /// cache; page_fault1 faults its whole region in before the munmap; the tlb_flush loops free
+    /// each page they write at once. Plus the two text pages and the stack page.
+    fn footprint_pages(&self, tasks: u32) -> Option<u64> {
+        let own = match self.test {
+            Testcase::TlbFlush1 | Testcase::TlbFlush3 => FILESIZE / PAGE + 1,
+            Testcase::TlbFlush2 => 1,
+            Testcase::PageFault1 => MEMSIZE / PAGE,
+            Testcase::Mmap1 => 0,
+        };
+        Some(tasks as u64 * (own + 3))
     }
 
     /// Task i is bound to CPU i, as the harness binds it: with the model's CPU numbering that is

@@ -77,6 +77,8 @@ pub fn run(args: LayoutArgs) -> Result<()> {
             warmup,
             measure,
         };
+        run::check(&profile, &spec).map_err(|e| anyhow!(e))?;
+        crate::host::check_run(&profile, &spec, 1)?;
         run::run(&profile, &spec).map_err(|e| anyhow!(e))
     };
     let (rb, ra) = (simulate(&before)?, simulate(&after)?);

@@ -94,6 +94,7 @@ pub fn build_hierarchy(args: &TraceArgs) -> Result<(TlbHierarchy, String)> {
                 );
             }
         }
+        check_host(&specs, replacement, &format!("--machine {}", p.name))?;
         let tlb = TlbHierarchy::new(&specs, replacement, inclusion.unwrap_or(p.tlb.inclusion))
             .map_err(anyhow::Error::msg)?;
         return Ok((tlb, p.name));
@@ -123,9 +124,16 @@ pub fn build_hierarchy(args: &TraceArgs) -> Result<(TlbHierarchy, String)> {
         })
         .collect::<Result<_>>()?;
     let desc = args.tlb.iter().map(|g| format!("{}x{}", g.sets(), g.ways())).collect::<Vec<_>>().join("+");
+    check_host(&specs, replacement, &format!("--tlb {desc}"))?;
     let tlb = TlbHierarchy::new(&specs, replacement, inclusion.unwrap_or(Inclusion::NonInclusive))
         .map_err(anyhow::Error::msg)?;
     Ok((tlb, desc))
+}
+
+/// Refuses a TLB the host's memory cannot hold (docs/limits.md), before it is built.
+fn check_host(specs: &[StructureSpec], replacement: Replacement, what: &str) -> Result<()> {
+    let need = tlblab_model::host_memory::tlb_host_bytes(specs, replacement);
+    crate::host::check(need, 1, what, crate::host::available().as_ref())
 }
 
 pub fn run(args: TraceArgs) -> Result<()> {

@@ -348,20 +348,20 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, tasks, warm, window)
                 }
             };
+            let spec = |seed| RunSpec {
+                kernel: kernel.clone(),
+                workload: workload.clone(),
+                tasks,
+                seed,
+                warmup: warm,
+                measure: window,
+            };
+            // The runs go one after another: one run's estimate against the host's memory.
+            crate::host::check_run(&profile, &spec(1), 1)
+                .map_err(|e| anyhow!("simulating {}: {e:#}", workload.name()))?;
             let sims: Vec<RunResult> = (1..=runs as u64)
                 .map(|seed| {
-                    run_sim(
-                        &profile,
-                        &RunSpec {
-                            kernel: kernel.clone(),
-                            workload: workload.clone(),
-                            tasks,
-                            seed,
-                            warmup: warm,
-                            measure: window,
-                        },
-                    )
-                    .map_err(|e| anyhow!("simulating {}: {e}", workload.name()))
+                    run_sim(&profile, &spec(seed)).map_err(|e| anyhow!("simulating {}: {e}", workload.name()))
                 })
                 .collect::<Result<_>>()?;
             cases.push(case(s.name(), point, &s_point(*s), &real, &sims));

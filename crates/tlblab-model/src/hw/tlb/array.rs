@@ -101,6 +101,17 @@ impl TlbArray {
         }
     }
 
+    /// The host bytes [`TlbArray::new`] allocates for `geometry` (docs/limits.md: checked
+    /// against the host's memory before a run or a trace builds its TLBs).
+    pub fn host_bytes(geometry: Geometry, replacement: Replacement) -> u64 {
+        let plru = if replacement == Replacement::Plru {
+            geometry.sets as u64 * std::mem::size_of::<u64>() as u64
+        } else {
+            0
+        };
+        geometry.entries() as u64 * std::mem::size_of::<Way>() as u64 + plru
+    }
+
     pub fn geometry(&self) -> Geometry {
         self.geometry
     }

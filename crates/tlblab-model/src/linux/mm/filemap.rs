@@ -41,6 +41,8 @@ pub struct FilePages {
 impl FilePages {
     /// A slot with no page.
     const NONE: u32 = u32::MAX;
+    /// Host bytes per page of a file: its slot (written at creation).
+    pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u32>() as u64;
 
     pub fn new(pages: u64) -> FilePages {
         FilePages { slots: vec![FilePages::NONE; pages as usize], ra: RaState::default() }

@@ -276,6 +276,9 @@ pub struct Vmscan {
 }
 
 impl Vmscan {
+    /// Host bytes per page frame: its LRU flags.
+    pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u8>() as u64;
+
     /// The LRU lists of `layout`'s simulated zones (laid out as the page allocator lays them).
     pub fn new(p: &MachineProfile, layout: &Layout, cpus: u32) -> Vmscan {
         let mut zones = Vec::new();

@@ -75,6 +75,9 @@ pub struct Vma {
 }
 
 impl Vma {
+    /// Host bytes per page mapped: its packed PTE.
+    pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u64>() as u64;
+
     pub fn pages(&self) -> u64 {
         (self.end - self.start) >> PAGE_SHIFT
     }
