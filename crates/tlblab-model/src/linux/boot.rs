@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use super::config::KernelConfig;
 use super::cpu::Cpu;
 use super::frames::{Frames, Owner};
-use super::Counters;
+use super::{Costs, Counters};
 use super::Kernel;
 use crate::hw::coherence::CacheLine;
 use crate::hw::coherence::{LineCosts, RmwLine};
@@ -31,21 +31,38 @@ use crate::linux::oracle::Oracle;
 use crate::profile::MachineProfile;
 use crate::time::Ps;
 
-/// Unit costs in picoseconds, converted once from the profile at boot: the machine's, and each
-/// subsystem's own (defined in its file).
-#[derive(Debug, Clone)]
-pub struct Costs {
-    pub hw: HwCosts,
-    pub entry: super::syscalls::Costs,
-    pub mm: crate::linux::mm::memory::Costs,
-    pub flush: crate::linux::arch::x86::mm::tlb::Costs,
-    pub sched: crate::linux::kernel::sched::core::Costs,
-    pub tick: crate::linux::kernel::time::tick_sched::Costs,
-    /// Pipes (linux/fs/pipe.rs), on machines whose profile has an `[ipc]` section.
-    pub pipe: Option<crate::linux::fs::pipe::Costs>,
-    /// AF_UNIX sockets (linux/net/unix/af_unix.rs), likewise.
-    pub unix: Option<crate::linux::net::unix::af_unix::Costs>,
+/// A subsystem's unit costs, converted from the machine profile at boot (its registration in
+/// linux/mod.rs names the type). `Option<T>`: costed only where the profile has its section.
+pub trait FromProfile {
+    fn from_profile(p: &MachineProfile) -> Self;
 }
+
+macro_rules! from_profile {
+    ($($t:ty),*) => {$(
+        impl FromProfile for $t {
+            fn from_profile(p: &MachineProfile) -> Self {
+                <$t>::from_profile(p)
+            }
+        }
+    )*};
+}
+from_profile!(
+    crate::linux::mm::memory::Costs,
+    crate::linux::arch::x86::mm::tlb::Costs,
+    crate::linux::kernel::sched::core::Costs,
+    crate::linux::kernel::time::tick_sched::Costs
+);
+
+macro_rules! from_profile_where_sectioned {
+    ($($t:ty),*) => {$(
+        impl FromProfile for Option<$t> {
+            fn from_profile(p: &MachineProfile) -> Self {
+                <$t>::from_profile(p).ok()
+            }
+        }
+    )*};
+}
+from_profile_where_sectioned!(crate::linux::fs::pipe::Costs, crate::linux::net::unix::af_unix::Costs);
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
 /// coherent line moving, an IPI.
@@ -71,22 +88,14 @@ impl Costs {
         let mhz = p.clock_mhz();
         let level_hit = AccessKind::ALL
             .map(|k| (1..=p.tlb_levels()).map(|l| Ps::from_cycles(p.level_hit_cycles(l, k), mhz)).collect());
-        Costs {
-            hw: HwCosts {
-                user_access: Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz),
-                walker: Walker::from_profile(p, level_hit.clone()),
-                level_hit,
-                ipi: IpiCosts::from_profile(p),
-                lines: LineCosts::from_profile(p),
-            },
-            entry: super::syscalls::Costs::from_profile(p),
-            mm: crate::linux::mm::memory::Costs::from_profile(p),
-            flush: crate::linux::arch::x86::mm::tlb::Costs::from_profile(p),
-            sched: crate::linux::kernel::sched::core::Costs::from_profile(p),
-            tick: crate::linux::kernel::time::tick_sched::Costs::from_profile(p),
-            pipe: crate::linux::fs::pipe::Costs::from_profile(p).ok(),
-            unix: crate::linux::net::unix::af_unix::Costs::from_profile(p).ok(),
-        }
+        let hw = HwCosts {
+            user_access: Ps::from_cycles(p.memory.l1d_hit_cycles.value, mhz),
+            walker: Walker::from_profile(p, level_hit.clone()),
+            level_hit,
+            ipi: IpiCosts::from_profile(p),
+            lines: LineCosts::from_profile(p),
+        };
+        Costs::with_subsystems(hw, super::syscalls::Costs::from_profile(p), p)
     }
 }
 
@@ -193,7 +202,7 @@ impl Kernel {
         let adder = Ps::from_ns(profile.kernel.pti_entry_exit_ns.as_ref().map_or(0.0, |c| c.value));
         if pti {
             costs.entry.syscall_half += Ps(adder.0 / 2);
-            costs.mm.fault += adder;
+            costs.memory.fault += adder;
         }
         // The interrupt entry and exit figures of a CPU that needs PTI were split from a round
         // trip measured under it (profiles' handler_entry_ns: G1, "incl. PTI CR3 switch"); a

@@ -16,10 +16,13 @@
 //!   ownership map ([`frames`]) and the safety [`oracle`] that watches it, the counters'
 //!   [`vmstat`], and what a task asks of the kernel ([`syscalls`]).
 //!
-//! [`Kernel`] holds the state (address spaces, the page cache, frames, per-CPU `cpu_tlbstate`
-//! and TLBs, the call queues, shootdowns in flight, counters). Its methods live in the file named
-//! after the Linux code they follow; they reach the engine only through [`ctx::Ctx`]. The ties
-//! between subsystem folders go through `Kernel` and the root's types, as Linux's go through
+//! [`Kernel`] holds the state as Linux's globals do, grouped by the folder that owns it: per-CPU
+//! state and TLBs, the tasks, `smp` (call queues, shootdowns in flight), `mm`
+//! ([`mm::Memory`]: address spaces, the page cache, frames, the allocators, reclaim), `fs`
+//! ([`fs::Fs`]), `net` ([`net::Net`]), `arch` (what only x86 or the MPC8xx keeps), the oracle
+//! and the counters; each group is visible only inside `linux/`. Its methods live in the file
+//! named after the Linux code they follow; they reach the engine only through [`ctx::Ctx`]. The
+//! ties between subsystem folders go through `Kernel` and the root's types, as Linux's go through
 //! its headers.
 //!
 //! A system call or fault runs as a sequence of [`Continuation`]s, continuations the engine queues per
@@ -43,7 +46,6 @@ pub mod preset;
 pub mod syscalls;
 pub mod vmstat;
 
-use boot::Costs;
 use config::KernelConfig;
 use cpu::Cpu;
 use ctx::Ctx;
@@ -60,10 +62,12 @@ use oracle::Oracle;
 
 /// The subsystems' registration: per subsystem, its counters group (`Option` where only some
 /// machines boot it; `= read` where the group is read from the subsystem's own state rather
-/// than counted into the `counters` field) and the `Continuation` arm it handles (`=> Arm(Step) by
-/// method`). Defines [`Counters`], [`Continuation`], [`Kernel::step`] and [`Kernel::counters()`].
+/// than counted into the `counters` field), the `Continuation` arm it handles (`=> Arm(Step) by
+/// method`) and the unit costs boot converts from the profile for it (`costs Type`, any type with
+/// [`boot::FromProfile`]). Defines [`Counters`], [`Continuation`], [`Kernel::step`],
+/// [`Kernel::counters()`] and [`Costs`].
 macro_rules! subsystems {
-    ($($(#[$doc:meta])* $f:ident: $t:ty $(= $read:path)? $(=> $arm:ident($step:ty) by $m:ident)?;)*) => {
+    ($($(#[$doc:meta])* $f:ident: $t:ty $(= $read:path)? $(=> $arm:ident($step:ty) by $m:ident)? $(, costs $ct:ty)?;)*) => {
         /// Event counters of a run, by the kernel file that counts them.
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
         pub struct Counters {
@@ -102,6 +106,22 @@ macro_rules! subsystems {
             )?)*
         }
 
+        /// Unit costs in picoseconds, converted once from the profile at boot: the hardware's,
+        /// a system call's entry and exit, and each registered subsystem's (defined in its file).
+        #[derive(Debug, Clone)]
+        pub struct Costs {
+            pub hw: boot::HwCosts,
+            pub entry: syscalls::Costs,
+            $($(pub $f: $ct,)?)*
+        }
+
+        impl Costs {
+            /// Every registered subsystem's costs from `p`, beside the machine's `hw` and `entry`.
+            fn with_subsystems(hw: boot::HwCosts, entry: syscalls::Costs, p: &crate::profile::MachineProfile) -> Costs {
+                Costs { hw, entry, $($($f: <$ct as boot::FromProfile>::from_profile(p),)?)* }
+            }
+        }
+
         impl Kernel {
             /// Runs a queued continuation of task `t` in the subsystem that queued it.
             pub fn step(&mut self, ctx: &mut Ctx, t: usize, s: Continuation) -> Ps {
@@ -123,26 +143,30 @@ macro_rules! subsystems {
 
 subsystems! {
     /// `flush_tlb_mm_range` and the flush handler (linux/arch/x86/mm/tlb.rs).
-    tlbflush: arch::x86::mm::tlb::Counters => Flush(arch::x86::mm::tlb::Step) by flush_step;
+    tlbflush: arch::x86::mm::tlb::Counters => Flush(arch::x86::mm::tlb::Step) by flush_step,
+        costs arch::x86::mm::tlb::Costs;
     /// Cross-CPU calls; continues a send loop after an interrupt (linux/kernel/smp.rs).
     smp: kernel::smp::Counters => Smp(kernel::smp::Step) by smp_step;
     /// Faults and their retries (linux/mm/memory.rs).
-    memory: mm::memory::Counters => Mm(mm::memory::Step) by mm_step;
+    memory: mm::memory::Counters => Mm(mm::memory::Step) by mm_step, costs mm::memory::Costs;
     /// The rest of a zap: forced flush, free, `tlb_finish_mmu` (linux/mm/mmu_gather.rs).
     mmu_gather: mm::mmu_gather::Counters => Gather(mm::mmu_gather::Step) by gather_step;
     /// System-call entry/exit and `mmap_lock` (linux/mm/mmap.rs).
     mmap: mm::mmap::Counters => Sys(mm::mmap::Step) by sys_step;
-    sched: kernel::sched::core::Counters;
-    tick_sched: kernel::time::tick_sched::Counters;
+    sched: kernel::sched::core::Counters, costs kernel::sched::core::Costs;
+    tick_sched: kernel::time::tick_sched::Counters, costs kernel::time::tick_sched::Costs;
     text: arch::x86::text::Counters;
     oracle: oracle::Counters = Kernel::oracle_counters;
     /// Page reclaim: kswapd or a direct reclaimer (linux/mm/vmscan.rs, rmap.rs).
     vmscan: mm::vmscan::Counters => Reclaim(mm::vmscan::Step) by reclaim_step;
     filemap: mm::filemap::Counters;
     /// A pipe read or write after its task slept (linux/fs/pipe.rs).
-    pipe: fs::pipe::Counters => Pipe(fs::pipe::Step) by pipe_step;
+    /// Costed where the profile has `[ipc]`.
+    pipe: fs::pipe::Counters => Pipe(fs::pipe::Step) by pipe_step, costs Option<fs::pipe::Costs>;
     /// An AF_UNIX send or receive after its task slept (linux/net/unix/af_unix.rs).
-    af_unix: net::unix::af_unix::Counters => Unix(net::unix::af_unix::Step) by unix_step;
+    /// Costed where the profile has `[ipc]`.
+    af_unix: net::unix::af_unix::Counters => Unix(net::unix::af_unix::Step) by unix_step,
+        costs Option<net::unix::af_unix::Costs>;
     /// The part of a file creation under its directory's lock (linux/fs/namei.rs).
     namei: fs::namei::Counters => Fs(fs::namei::Step) by fs_step;
     dcache: fs::dcache::Counters;

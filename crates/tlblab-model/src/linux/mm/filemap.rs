@@ -111,15 +111,15 @@ impl Kernel {
         self.mm.files[file as usize].set(index, pfn);
         self.counters.memory.pages_zeroed += 1;
         self.counters.filemap.pagecache_fills += 1;
-        ctx.charge(Bucket::Zeroing, self.costs.mm.clear_page);
+        ctx.charge(Bucket::Zeroing, self.costs.memory.clear_page);
         let Some(fill) = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
-            ctx.charge(Bucket::Fault, self.costs.mm.page_alloc);
-            return (pfn, a + self.costs.mm.page_alloc + self.costs.mm.clear_page);
+            ctx.charge(Bucket::Fault, self.costs.memory.page_alloc);
+            return (pfn, a + self.costs.memory.page_alloc + self.costs.memory.clear_page);
         };
         // With reclaim: the fill's own path, and the LRU add through the pagevec.
         ctx.charge(Bucket::Fault, fill);
-        let d = a + fill + self.costs.mm.clear_page;
+        let d = a + fill + self.costs.memory.clear_page;
         let lru = self.lru_cache_add(ctx, at + d, pfn);
         (pfn, d + lru)
     }

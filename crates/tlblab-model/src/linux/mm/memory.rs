@@ -204,8 +204,8 @@ impl Kernel {
             (v.backing, v.file_index(addr), v.start, v.end)
         };
         let pte = self.mm.mms[mm as usize].pte(addr).unwrap();
-        let mut d = self.costs.mm.fault + self.kernel_path(ctx, Path::Fault);
-        ctx.charge(Bucket::Fault, self.costs.mm.fault);
+        let mut d = self.costs.memory.fault + self.kernel_path(ctx, Path::Fault);
+        ctx.charge(Bucket::Fault, self.costs.memory.fault);
         // A new anonymous page: allocated, charged and LRU-added (fault time), then zeroed or
         // copied (zero_copy time).
         let zero_pfn = self.mm.frames.zero_pfn;
@@ -214,16 +214,16 @@ impl Kernel {
             let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
             let c = if copy {
                 s.counters.memory.pages_copied += 1;
-                s.costs.mm.copy_page
+                s.costs.memory.copy_page
             } else {
                 s.counters.memory.pages_zeroed += 1;
-                s.costs.mm.clear_page
+                s.costs.memory.clear_page
             };
             // What remains of the profile's page_alloc_cycles once the allocator is simulated:
             // memcg charge, rmap and LRU add.
-            ctx.charge(Bucket::Fault, s.costs.mm.page_alloc);
+            ctx.charge(Bucket::Fault, s.costs.memory.page_alloc);
             ctx.charge(Bucket::Zeroing, c);
-            (pfn, a + s.costs.mm.page_alloc + c)
+            (pfn, a + s.costs.memory.page_alloc + c)
         };
         let new_pte = match (backing, pte.present, write) {
             // A write fault on a PTE that already allows it: another CPU upgraded it in place
@@ -276,7 +276,7 @@ impl Kernel {
                 // the faulting page (not cached, or marked PG_readahead), __do_fault ->
                 // filemap_fault with readahead (linux/mm/filemap.rs), then do_set_pte (young).
                 let visited = self.map_pages(mm, f, addr, (vstart, vend), true);
-                let around = self.costs.mm.fault_around_page * visited;
+                let around = self.costs.memory.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
                 if self.mm.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
@@ -298,7 +298,7 @@ impl Kernel {
                 // v4.2 installs young PTEs (do_set_pte); the accessed bit reclaim ages by.
                 self.mm.vmscan.mark_young(pfn);
                 let visited = was_cached as u64 + self.map_pages(mm, f, addr, (vstart, vend), false);
-                let around = self.costs.mm.fault_around_page * visited;
+                let around = self.costs.memory.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
                 Pte { pfn, present: true, writable: false, dirty: false }

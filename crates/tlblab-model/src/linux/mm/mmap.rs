@@ -123,7 +123,7 @@ impl Kernel {
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
                 self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
-                let d = self.costs.entry.syscall_half + self.costs.mm.zap_pte * zapped.len() as u64;
+                let d = self.costs.entry.syscall_half + self.costs.memory.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Munmap)
             }
@@ -137,7 +137,7 @@ impl Kernel {
                 m.tlb_flush_pending += 1;
                 self.gather(t, mm, &zapped);
                 self.queue_zap_flush(ctx, start, start + len, !zapped.is_empty(), false, dirty);
-                let d = self.costs.entry.syscall_half + self.costs.mm.zap_pte * zapped.len() as u64;
+                let d = self.costs.entry.syscall_half + self.costs.memory.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Madvise)
             }

@@ -156,8 +156,8 @@ impl Kernel {
                 // the LRU removal and uncharge (page_free), then __free_pages to the allocator.
                 let mut d = Ps::ZERO;
                 for &pfn in &pages {
-                    ctx.charge(Bucket::Syscall, self.costs.mm.page_free);
-                    d += self.costs.mm.page_free;
+                    ctx.charge(Bucket::Syscall, self.costs.memory.page_free);
+                    d += self.costs.memory.page_free;
                     d += self.free_frame(ctx, ctx.now + d, pfn, Bucket::Syscall);
                 }
                 self.counters.mmu_gather.pages_freed += pages.len() as u64;

@@ -165,7 +165,7 @@ impl Kernel {
         };
         self.counters.vmscan.reclaim_batch_flushes += 1;
         self.counters.tlbflush.flush_requests += 1;
-        let mut d = self.costs.flush.flush_call;
+        let mut d = self.costs.tlbflush.flush_call;
         if local {
             d += self.flush_tlb_batch_pages(cpu);
         }
@@ -198,7 +198,7 @@ impl Kernel {
             c.user_flush_pending = true;
         }
         self.counters.tlbflush.full_flushes += 1;
-        self.costs.flush.full_flush
+        self.costs.tlbflush.full_flush
     }
 }
 

@@ -36,7 +36,7 @@ fn shipped_sections_parse_and_extend_the_v1_profile() {
 
 /// What one reload costs on the shipped numbers, per version: cold (handler text and tables not
 /// cached) and warm (handler cached, table entries cached), user and kernel addresses. Printed for
-/// docs/seed-003-plan.md; asserted only in order.
+/// docs/seed-003-model.md; asserted only in order.
 #[test]
 fn reload_cost_per_version_on_the_shipped_numbers() {
     let s = shipped();

@@ -179,8 +179,8 @@ impl Kernel {
         if self.enter_mm(cpu, self.tasks[next].mm) {
             self.counters.tlbflush.switch_flushes += 1;
             self.counters.tlbflush.full_flushes += 1;
-            d += self.costs.flush.full_flush;
-            ctx.charge(Bucket::Sched, self.costs.flush.full_flush);
+            d += self.costs.tlbflush.full_flush;
+            ctx.charge(Bucket::Sched, self.costs.tlbflush.full_flush);
         }
         self.tasks[next].on_cpu_since = now + d;
         d

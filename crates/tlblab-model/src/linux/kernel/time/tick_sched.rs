@@ -44,7 +44,7 @@ impl Kernel {
     /// Takes the tick on `ctx.cpu`; returns the time it took.
     pub fn tick(&mut self, ctx: &mut Ctx) -> Ps {
         self.counters.tick_sched.ticks += 1;
-        let c = self.costs.tick;
+        let c = self.costs.tick_sched;
         let walks = ctx.charged(Bucket::Walk);
         let d = c.entry + self.kernel_path(ctx, Path::Tick) + c.body + c.exit;
         let walked = ctx.charged(Bucket::Walk) - walks;

@@ -133,7 +133,7 @@ impl Kernel {
     }
 
     fn unix_costs(&self) -> Costs {
-        self.costs.unix.expect("AF_UNIX needs the profile's [ipc] section (run::run checks it)")
+        self.costs.af_unix.expect("AF_UNIX needs the profile's [ipc] section (run::run checks it)")
     }
 
     /// `write(fd, buf, len)` on the sending end of pair `pair`, from task `t`.

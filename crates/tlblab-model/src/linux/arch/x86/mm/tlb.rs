@@ -107,7 +107,7 @@ impl Kernel {
         }
         c.user_flush_pending = false;
         self.counters.tlbflush.pti_user_flushes += 1;
-        let d = self.costs.flush.full_flush;
+        let d = self.costs.tlbflush.full_flush;
         ctx.charge(Bucket::FlushWork, d);
         Some(d)
     }
@@ -173,7 +173,7 @@ impl Kernel {
                 c.flush_asid(tlb, pcid);
                 counters.tlbflush.lazy_leaves += 1;
                 counters.tlbflush.full_flushes += 1;
-                cost += costs.flush.full_flush;
+                cost += costs.tlbflush.full_flush;
             }
             FlushAction::EarlyReturn => {
                 counters.tlbflush.early_returns += 1;
@@ -189,11 +189,11 @@ impl Kernel {
                 }
                 counters.tlbflush.partial_flushes += 1;
                 counters.tlbflush.invlpg += nr;
-                cost += costs.flush.invlpg * nr;
+                cost += costs.tlbflush.invlpg * nr;
                 // flush_tlb_one_user (v5.18) under PTI: the user PCID's copy too, with INVPCID,
                 // or by a full flush of it on the way back to user space.
                 if c.pti {
-                    match costs.flush.invpcid_single {
+                    match costs.tlbflush.invpcid_single {
                         Some(one) => cost += one * nr,
                         None => c.user_flush_pending = true,
                     }
@@ -202,7 +202,7 @@ impl Kernel {
             FlushAction::Full => {
                 c.flush_asid(tlb, pcid);
                 counters.tlbflush.full_flushes += 1;
-                cost += costs.flush.full_flush;
+                cost += costs.tlbflush.full_flush;
             }
         }
         cost
@@ -229,7 +229,7 @@ impl Kernel {
         let m = &mut self.mm.mms[mm as usize];
         // The call's own work (flush_tlb_info set-up, cpumask scan, IRQ and preemption toggles),
         // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
-        let mut d = self.costs.flush.flush_call;
+        let mut d = self.costs.tlbflush.flush_call;
         if self.config.flush.generations {
             d += m.tlb_gen_line.write(cpu, now + d, &topo, &lines);
         }
@@ -244,7 +244,7 @@ impl Kernel {
         };
         let (info, pmds_walked) =
             flush_info(self.arch.x86.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);
-        d += self.costs.flush.pmd_probe * pmds_walked;
+        d += self.costs.tlbflush.pmd_probe * pmds_walked;
         // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
         // of its last flush read (v5.18).
         d += self.cpus[cpu as usize].flush_info_line.write(cpu, now + d, &topo, &lines);
