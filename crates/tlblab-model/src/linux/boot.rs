@@ -7,8 +7,8 @@ use std::collections::VecDeque;
 use super::config::KernelConfig;
 use super::cpu::Cpu;
 use super::frames::{Frames, Owner};
-use super::{Costs, Counters};
 use super::Kernel;
+use super::{Costs, Counters};
 use crate::hw::coherence::CacheLine;
 use crate::hw::coherence::{LineCosts, RmwLine};
 use crate::hw::cpumask::CpuMask;
@@ -20,49 +20,23 @@ use crate::linux::arch::x86::mm::tlb::{flushall_shift, LazyIpis, RangeInputs, Ra
 use crate::linux::arch::x86::text::{KernelText, Mapping, LAYOUT, NO_KPATH, NR_PATHS};
 use crate::linux::arch::x86::X86;
 use crate::linux::arch::Arch;
+use crate::linux::fs::Fs;
 use crate::linux::include::linux::gfp::PAGES_PER_NODE;
 use crate::linux::kernel::smp::{CallQueue, Smp};
-use crate::linux::fs::Fs;
 use crate::linux::mm::page_alloc::{Layout, PageAlloc, PageAllocCosts};
+use crate::linux::mm::slub::{Slab, SlabCosts};
 use crate::linux::mm::Memory;
 use crate::linux::net::Net;
-use crate::linux::mm::slub::{Slab, SlabCosts};
 use crate::linux::oracle::Oracle;
 use crate::profile::MachineProfile;
 use crate::time::Ps;
 
-/// A subsystem's unit costs, converted from the machine profile at boot (its registration in
-/// linux/mod.rs names the type). `Option<T>`: costed only where the profile has its section.
+/// A subsystem's unit costs, converted from the machine profile at boot: its registration in
+/// linux/mod.rs names the type, its own file implements this. `Option<T>`: costed only where the
+/// profile has its section.
 pub trait FromProfile {
     fn from_profile(p: &MachineProfile) -> Self;
 }
-
-macro_rules! from_profile {
-    ($($t:ty),*) => {$(
-        impl FromProfile for $t {
-            fn from_profile(p: &MachineProfile) -> Self {
-                <$t>::from_profile(p)
-            }
-        }
-    )*};
-}
-from_profile!(
-    crate::linux::mm::memory::Costs,
-    crate::linux::arch::x86::mm::tlb::Costs,
-    crate::linux::kernel::sched::core::Costs,
-    crate::linux::kernel::time::tick_sched::Costs
-);
-
-macro_rules! from_profile_where_sectioned {
-    ($($t:ty),*) => {$(
-        impl FromProfile for Option<$t> {
-            fn from_profile(p: &MachineProfile) -> Self {
-                <$t>::from_profile(p).ok()
-            }
-        }
-    )*};
-}
-from_profile_where_sectioned!(crate::linux::fs::pipe::Costs, crate::linux::net::unix::af_unix::Costs);
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a
 /// coherent line moving, an IPI.

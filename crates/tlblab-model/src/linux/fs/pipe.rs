@@ -88,6 +88,13 @@ impl Costs {
     }
 }
 
+/// Costed only where the profile has `[ipc]`.
+impl crate::linux::boot::FromProfile for Option<Costs> {
+    fn from_profile(p: &MachineProfile) -> Self {
+        Costs::from_profile(p).ok()
+    }
+}
+
 /// One `struct pipe_buffer`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PipeBuffer {

@@ -76,8 +76,8 @@ pub struct Costs {
     pub copy_page: Ps,
 }
 
-impl Costs {
-    pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
+impl crate::linux::boot::FromProfile for Costs {
+    fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
         let mhz = p.clock_mhz();
         let page_time = |mbps: f64| Ps::from_ns(PAGE_SIZE as f64 * 1000.0 / mbps);
         Costs {
@@ -243,8 +243,15 @@ impl Kernel {
                 self.mm.mms[mm as usize].set_pte(addr, Pte::default());
                 self.counters.memory.cow_flushes += 1;
                 ctx.then_all([
-                    Continuation::Flush(tlb::Step { start: addr, end: addr + PAGE_SIZE, freed_tables: false }),
-                    Continuation::Mm(Step::SetPte { addr, pte: Pte { pfn, present: true, writable: true, dirty: true } }),
+                    Continuation::Flush(tlb::Step {
+                        start: addr,
+                        end: addr + PAGE_SIZE,
+                        freed_tables: false,
+                    }),
+                    Continuation::Mm(Step::SetPte {
+                        addr,
+                        pte: Pte { pfn, present: true, writable: true, dirty: true },
+                    }),
                 ]);
                 return d;
             }

@@ -682,7 +682,10 @@ impl Kernel {
                 self.sc(t).list[i].unmapped.push((mm, va));
                 if !deferred {
                     // ptep_clear_flush: the flush runs (and is waited for) before the next PTE.
-                    ctx.then_all([Continuation::Reclaim(Step::FlushPage { mm, va }), Continuation::Reclaim(Step::Pages)]);
+                    ctx.then_all([
+                        Continuation::Reclaim(Step::FlushPage { mm, va }),
+                        Continuation::Reclaim(Step::Pages),
+                    ]);
                     return d;
                 }
             }

@@ -351,7 +351,8 @@ impl Kernel {
     /// Mirrors the page-allocator calls SLUB and the pair's page fragment made.
     fn sync_net_pages(&mut self, sock: u16) {
         self.sync_slab_pages();
-        let ev = std::mem::take(&mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].frag.events);
+        let ev =
+            std::mem::take(&mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].frag.events);
         for &(pfn, order, alloc) in &ev {
             if alloc {
                 self.assign_block(pfn, order, crate::linux::frames::Owner::KernelBlock);

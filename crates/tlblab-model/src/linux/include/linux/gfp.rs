@@ -86,8 +86,9 @@ impl Kernel {
     /// `__free_pages(page, 0)` of `pfn` on this CPU at `at`, after the oracle's checks (not
     /// mapped, no usable TLB entry to it); charges as [`Kernel::alloc_frame`]. Returns the time.
     pub(in crate::linux) fn free_frame(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64, bucket: Bucket) -> Ps {
-        self.oracle
-            .check_free(pfn, &self.mm.frames, &self.mm.mms, &self.cpus, |c| (&self.tlbs[c.core], c.lp, &c.st));
+        self.oracle.check_free(pfn, &self.mm.frames, &self.mm.mms, &self.cpus, |c| {
+            (&self.tlbs[c.core], c.lp, &c.st)
+        });
         if !self.mm.frames.release(pfn) {
             self.oracle.flag_double_free(pfn);
             return Ps::ZERO;

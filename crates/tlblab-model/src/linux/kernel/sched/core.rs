@@ -51,8 +51,8 @@ pub struct Costs {
     pub context_switch: Option<Ps>,
 }
 
-impl Costs {
-    pub fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
+impl crate::linux::boot::FromProfile for Costs {
+    fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
         Costs { context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)) }
     }
 }

@@ -30,8 +30,8 @@ pub struct Costs {
     pub body: Ps,
 }
 
-impl Costs {
-    pub fn from_profile(p: &MachineProfile) -> Costs {
+impl crate::linux::boot::FromProfile for Costs {
+    fn from_profile(p: &MachineProfile) -> Costs {
         let Some(n) = &p.noise else { return Costs::default() };
         let (entry, exit) = p.ipi.as_ref().map_or((Ps::ZERO, Ps::ZERO), |i| {
             (Ps::from_ns(i.handler_entry_ns.value), Ps::from_ns(i.handler_exit_ns.value))

@@ -266,7 +266,10 @@ mod kernel_entry {
         let mut eng = Quiet;
         let mut ctx = Ctx::new(0, Ps::ZERO, &mut times, &mut steps, &mut eng);
         let (o, _) = k.kmalloc(&mut ctx, Ps::ZERO, 100, Bucket::Syscall);
-        assert!(matches!(k.mm.frames.owner(k.mm.slab.as_ref().unwrap().page_of(o)), Owner::Slab { inuse: 1, .. }));
+        assert!(matches!(
+            k.mm.frames.owner(k.mm.slab.as_ref().unwrap().page_of(o)),
+            Owner::Slab { inuse: 1, .. }
+        ));
         k.kfree(&mut ctx, Ps::ZERO, o, Bucket::Syscall);
         assert_eq!(k.oracle.violations, 0);
         k.kfree(&mut ctx, Ps::ZERO, o, Bucket::Syscall);

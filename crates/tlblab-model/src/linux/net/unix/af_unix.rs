@@ -75,6 +75,13 @@ impl Costs {
     }
 }
 
+/// Costed only where the profile has `[ipc]`.
+impl crate::linux::boot::FromProfile for Option<Costs> {
+    fn from_profile(p: &MachineProfile) -> Self {
+        Costs::from_profile(p).ok()
+    }
+}
+
 /// One queued skb: its objects, its length, what has been read of it, its truesize.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnixSkb {

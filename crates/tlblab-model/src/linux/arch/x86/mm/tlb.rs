@@ -74,8 +74,8 @@ pub struct Costs {
     pub invpcid_single: Option<Ps>,
 }
 
-impl Costs {
-    pub fn from_profile(p: &MachineProfile) -> Costs {
+impl crate::linux::boot::FromProfile for Costs {
+    fn from_profile(p: &MachineProfile) -> Costs {
         let mhz = p.clock_mhz();
         Costs {
             flush_call: Ps::from_cycles(p.kernel.flush_call_cycles.value, mhz),
@@ -148,7 +148,8 @@ impl Kernel {
         let mut cost = Ps::ZERO;
         let knobs = self.config.flush;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let Kernel { cpus, tlbs, mm: crate::linux::mm::Memory { mms, .. }, counters, costs, arch, .. } = &mut *self;
+        let Kernel { cpus, tlbs, mm: crate::linux::mm::Memory { mms, .. }, counters, costs, arch, .. } =
+            &mut *self;
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
         let tlb = &mut tlbs[c.core];
