@@ -11,7 +11,7 @@
 //! (`decide_range`), `FlushAction::leaves_mm` / `leave_mm` (linux/arch/x86/mm/tlb.rs), `zap_order` and
 //! `finish_mmu_flush` (linux/mm/mmu_gather.rs). What this file adds is what those leave to the
 //! machine: a TLB as a set of `(ASID slot, page)` entries, filled from present PTEs at any time
-//! (an access or a speculative walk; see [`saturate`]), and the atomic steps at which Linux (v5.18
+//! (an access or a speculative walk; see `saturate`), and the atomic steps at which Linux (v5.18
 //! arch/x86/mm/tlb.c, mm/mmu_gather.c) may interleave:
 //! - a CPU context-switches (to the other mm, to a kernel thread, which is lazy TLB mode, or
 //!   back), unless its thread is inside a zap, as many times as the [`Scenario`] allows;

@@ -147,7 +147,7 @@ impl CpuidDump {
         regs_to_string(&regs).trim().to_string()
     }
 
-    /// CPUID.1:ECX[31], set by hypervisors for their guests.
+    /// CPUID.1:ECX\[31\], set by hypervisors for their guests.
     pub fn hypervisor(&self) -> bool {
         self.get(1, 0).is_some_and(|r| r[2] >> 31 & 1 == 1)
     }
@@ -160,7 +160,7 @@ impl CpuidDump {
         self.get(0x4000_0000, 0).map(|r| regs_to_string(&[r[1], r[2], r[3]]).trim().to_string())
     }
 
-    /// KVM's paravirtual remote TLB flush (KVM_FEATURE_PV_TLB_FLUSH, CPUID 0x4000_0001 EAX[9]):
+    /// KVM's paravirtual remote TLB flush (KVM_FEATURE_PV_TLB_FLUSH, CPUID 0x4000_0001 EAX\[9\]):
     /// the guest then skips the IPI to a preempted vCPU and lets the host flush it.
     pub fn kvm_pv_tlb_flush(&self) -> bool {
         self.hypervisor_vendor().is_some_and(|v| v.starts_with("KVMKVMKVM"))
@@ -175,7 +175,7 @@ impl CpuidDump {
         self.max_basic() >= 7 && self.get(7, 0).is_some_and(|r| r[1] >> 10 & 1 == 1)
     }
 
-    /// AMD INVLPGB/TLBSYNC: CPUID 0x8000_0008 EBX[3].
+    /// AMD INVLPGB/TLBSYNC: CPUID 0x8000_0008 EBX\[3\].
     pub fn invlpgb(&self) -> bool {
         self.max_ext() >= 0x8000_0008 && self.get(0x8000_0008, 0).is_some_and(|r| r[1] >> 3 & 1 == 1)
     }

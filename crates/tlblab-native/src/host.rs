@@ -211,7 +211,7 @@ mod tests {
 }
 
 /// DAMON monitors running on the host (`/sys/kernel/mm/damon/admin`, Linux 5.18+), as
-/// "kdamond N: <operations>, schemes <actions>". A `paddr` monitor with a `pageout` scheme (the
+/// `kdamond N: <operations>, schemes <actions>`. A `paddr` monitor with a `pageout` scheme (the
 /// DAMON_RECLAIM set-up some microVM hosts run to hand cold memory back) samples and clears
 /// accessed bits and pages out memory it finds cold, huge pages included: the probe's buffers,
 /// idle between blocks, may come back as fresh faults or 4 KiB pages.

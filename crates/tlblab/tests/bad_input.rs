@@ -607,7 +607,7 @@ fn runs_beyond_the_hosts_memory_are_refused_before_they_start() {
     ]);
     let e = refused(
         &o,
-        &["node_mib=4096 on 512 sockets", "32 runs at once (--jobs) need about", "is available ("],
+        &["node_mib=4096 on 512 sockets", "32 runs at once (--jobs, by default one per host core) need about", "is available ("],
     );
     // The need is 32 runs' worth: over a TiB, in GiB.
     let need: f64 =

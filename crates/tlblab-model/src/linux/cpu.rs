@@ -37,7 +37,7 @@ pub struct Cpu {
     pub flushed: Vec<u64>,
     /// User pages `(pcid, vpn)` filled since the CPU last took stock, with repeats: the only
     /// pages a full flush can drop, so it peeks these few instead of scanning the whole TLB.
-    /// Unused (`filled_overflow`) once more than [`MAX_FILLED_TRACKED`] pile up.
+    /// Unused (`filled_overflow`) once more than `MAX_FILLED_TRACKED` pile up.
     pub filled: Vec<(u16, u64)>,
     pub filled_overflow: bool,
     /// Page-table isolation is on: user entries have a PCID of their own.

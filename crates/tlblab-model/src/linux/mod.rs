@@ -10,7 +10,7 @@
 //! - [`kernel`]: the call-function interrupt ([`kernel::smp`]), CFS and wait queues
 //!   ([`kernel::sched`]), `mmap_lock`, the tick.
 //! - [`fs`], [`net`], [`lib`]: pipes and file creation; loopback and AF_UNIX sockets; user copies.
-//! - [`include`]: the headers several subsystems share (`gfp.h`, `mmzone.h`, `mm_types.h`).
+//! - [`mod@include`]: the headers several subsystems share (`gfp.h`, `mmzone.h`, `mm_types.h`).
 //! - At the top, the model's own files: the seam to the engine ([`ctx`]), boot-time resolution
 //!   ([`boot`]), knobs and presets ([`config`], [`preset`]), per-CPU state ([`cpu`]), the frame
 //!   ownership map ([`frames`]) and the safety [`oracle`] that watches it, the counters'

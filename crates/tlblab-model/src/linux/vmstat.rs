@@ -1,6 +1,6 @@
 //! The model's event counters, after the kernel's own (`/proc/vmstat`'s `vm_event_item`, such as
 //! `nr_tlb_remote_flush_received`). Each kernel file owns its counters (a struct made by
-//! [`counters!`], counted by that file's paths); `linux/mod.rs` gathers them, one [`Group`] per
+//! `counters!`, counted by that file's paths); `linux/mod.rs` gathers them, one [`Group`] per
 //! subsystem, into [`super::Counters`], which the engine reads at the measured window's edges.
 //! Reports see one flat list of names (`fields`), the same whichever file counts an event. A leaf:
 //! this file imports nothing of the model.

@@ -1,7 +1,7 @@
 //! The seed reproductions' own tables, drawn from each experiment's `[table]` ([`spec`]): the
 //! metric in the layout of the tool the seed thread quotes ([`style`]), then the counters per
 //! operation its argument rests on ([`blocks`]), the thread's published figures beside the
-//! model's ([`reference`]) and the experiment's short note. Text only; the CLI prints it and
+//! model's ([`mod@reference`]) and the experiment's short note. Text only; the CLI prints it and
 //! the HTML report repeats it.
 
 pub mod blocks;

@@ -18,7 +18,7 @@ use crate::store;
 pub struct ReproduceArgs {
     /// An experiment (name or prefix, e.g. seed-002) or a TOML file; all of them if omitted.
     pub name: Option<String>,
-    /// Write DIR/<experiment>/: summary.json, cells/ (every run), index.html and plots/.
+    /// Write DIR/EXPERIMENT/: summary.json, cells/ (every run), index.html and plots/.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Fewer iterations and a shorter measured interval.

@@ -452,7 +452,7 @@ impl TlbArray {
 }
 
 /// One structure of a hierarchy, as its contents look to one logical processor
-/// ([`TlbHierarchy::arrays`]).
+/// ([`super::TlbHierarchy::arrays`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ArrayView<'a> {
     pub(super) array: &'a TlbArray,

@@ -339,7 +339,7 @@ impl TlbHierarchy {
     /// that maps every page does.
     ///
     /// Fused, the fill skips what the lookup just proved: the translation is in no array, so no
-    /// stale copy needs replacing; and on the common shape (see [`Plan::chain`]) each level picks
+    /// stale copy needs replacing; and on the common shape (see `Plan::chain`) each level picks
     /// its victim way while the probe has the set at hand, so a fill is a plain store.
     #[inline(always)]
     pub fn lookup_or_fill(&mut self, lp: usize, a: Access, t: Translation) -> Lookup {

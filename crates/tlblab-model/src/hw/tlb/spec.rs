@@ -171,7 +171,7 @@ impl Geometry {
     }
 }
 
-/// The description of one structure that [`TlbHierarchy::new`] builds from.
+/// The description of one structure that [`super::TlbHierarchy::new`] builds from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StructureSpec {
     pub name: String,

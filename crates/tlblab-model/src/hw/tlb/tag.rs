@@ -54,7 +54,7 @@ pub(super) const fn lp_gid(lp: usize) -> u64 {
 }
 
 /// Most logical processors one hierarchy serves: an owner is `lp << 12 | asid` in a `u16`
-/// below [`UNOWNED`].
+/// below `UNOWNED`.
 pub const MAX_LPS: usize = 8;
 const LP_SHIFT: u32 = 12;
 

@@ -35,9 +35,9 @@ use crate::time::Ps;
 /// [UNVERIFIED: no pahole of a 4.9 build at hand; slabinfo of 4.x kernels shows objects of
 /// 1.0-1.1 KiB]; no `SLAB_HWCACHE_ALIGN`.
 pub const EXT4_INODE_CACHE: (&str, u64) = ("ext4_inode_cache", 1072);
-/// `jbd2_journal_handle`: `handle_t`, taken as 56 bytes [UNVERIFIED].
+/// `jbd2_journal_handle`: `handle_t`, taken as 56 bytes (unverified).
 pub const JBD2_HANDLE_CACHE: (&str, u64) = ("jbd2_journal_handle", 56);
-/// `jbd2_journal_head`: `struct journal_head`, taken as 112 bytes [UNVERIFIED].
+/// `jbd2_journal_head`: `struct journal_head`, taken as 112 bytes (unverified).
 pub const JOURNAL_HEAD_CACHE: (&str, u64) = ("jbd2_journal_head", 112);
 /// `buffer_head`: `struct buffer_head`, 104 bytes on 64-bit.
 pub const BUFFER_HEAD_CACHE: (&str, u64) = ("buffer_head", 104);

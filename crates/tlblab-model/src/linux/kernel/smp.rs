@@ -28,7 +28,7 @@ crate::linux::vmstat::counters! {
     }
 }
 
-/// What an interrupted [`Kernel::call_function_many`] continues with.
+/// What an interrupted `Kernel::call_function_many` continues with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
     /// The rest of the enqueue loop, the IPIs and the wait.
@@ -63,8 +63,8 @@ pub struct CallQueue {
     pub head: RmwLine,
 }
 
-/// A shootdown in flight (allocated by [`Kernel::call_function_many`], waited for and freed by
-/// [`Kernel::csd_wait`]): the `flush_tlb_info` its requests carry, and what its initiator
+/// A shootdown in flight (allocated by `Kernel::call_function_many`, waited for and freed by
+/// `Kernel::csd_wait`): the `flush_tlb_info` its requests carry, and what its initiator
 /// waits for.
 #[derive(Debug, Clone, Copy)]
 pub struct Shootdown {

@@ -430,7 +430,7 @@ fn on() -> bool {
 
 /// The level-1 ways a kernel path's touches hit when it last ran, for the stack of task `slot`
 /// (`n == 0`: none known). While every way still holds its translation for the loaded PCID
-/// ([`TlbHierarchy::still_hits`]), the path's lookups would hit exactly those ways, and replaying
+/// ([`crate::hw::tlb::TlbHierarchy::still_hits`]), the path's lookups would hit exactly those ways, and replaying
 /// the hits is their exact effect without the probes.
 #[derive(Debug, Clone, Copy)]
 pub struct KPathWays {

@@ -9,7 +9,7 @@
 //! Not modelled here: TCP segmentation, coalescing (autocork, Nagle), windows and ACKs; the UDP
 //! memory-pressure accounting (`sk_rmem_schedule`); GSO. Struct sizes are v4.9 x86-64 as the
 //! docs/references/seeds-001-003-004.md#loopback-allocations gives them (`sizeof(struct sk_buff)` 232 and
-//! `skb_shared_info` 320, both [UNVERIFIED] exact).
+//! `skb_shared_info` 320, both unverified exact).
 
 use std::collections::VecDeque;
 
@@ -70,7 +70,7 @@ pub const UDP_IP_HEADERS: u64 = 28;
 /// `LL_RESERVED_SPACE(loopback)`: hard_header_len 14 rounded up to `HH_DATA_MOD` (16).
 pub const LOOPBACK_LL_SPACE: u64 = 16;
 /// TCP's linear room on a scatter-gather device: `SKB_WITH_OVERHEAD(2048 - MAX_TCP_HEADER)`
-/// (v4.9 `select_size`), with `MAX_TCP_HEADER` taken as 320 ([UNVERIFIED]: it depends on the
+/// (v4.9 `select_size`), with `MAX_TCP_HEADER` taken as 320 (unverified: it depends on the
 /// configured link-layer headers). The head is then exactly a kmalloc-2048 object.
 pub const TCP_MAX_HEADER: u64 = 320;
 pub fn tcp_linear_room() -> u64 {

@@ -338,7 +338,7 @@ static DTLBERR_26: [Insn; 53] = cat(&[
 ]);
 
 /// The instructions of `handler` in `version`, in text order, including kernel-only and CPU6
-/// instructions (flagged). What a given miss executes is [`path`].
+/// instructions (flagged). What a given miss executes is `path`.
 pub fn handler(version: Version, handler: Handler) -> &'static [Insn] {
     match (version, handler) {
         (Version::V2_4, Handler::InstructionTlbMiss) => &ITLB_24,

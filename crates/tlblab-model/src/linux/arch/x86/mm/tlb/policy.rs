@@ -251,7 +251,7 @@ pub struct Switch {
     pub flush: bool,
 }
 
-/// `switch_mm_irqs_off`'s decision on one CPU's `tlb_state` (see [`Kernel::switch_mm`] for the
+/// `switch_mm_irqs_off`'s decision on one CPU's `tlb_state` (see `Kernel::switch_mm` for the
 /// rules and kernel versions): `next` is the mm switched to, with its `ctx_id` and current
 /// `tlb_gen`; `pcid` whether the machine uses PCIDs. The caller applies the cpumask changes and
 /// the flush. Pure, so that the model checker (`crate::check`) runs the same decision.
