@@ -85,7 +85,11 @@ pub fn show(bytes: u64) -> String {
 /// The decision: refuses `need` bytes for `runs` runs at once beyond `avail`, with one line
 /// naming `what` sized them and both figures. No figure (`None`): allowed.
 pub fn check(need: u64, runs: u64, what: &str, avail: Option<&Available>) -> Result<()> {
-    let who = if runs > 1 { format!("{runs} runs at once (--jobs, by default one per host core) need") } else { "the run needs".into() };
+    let who = if runs > 1 {
+        format!("{runs} runs at once (--jobs, by default one per host core) need")
+    } else {
+        "the run needs".into()
+    };
     match avail {
         Some(a) if need > a.bytes => bail!(
             "{what}: {who} about {} of host memory; {} is available ({})",
@@ -191,7 +195,10 @@ mod tests {
              available (MemAvailable in /proc/meminfo)"
         );
         let e = check(3 << 30, 4, "x", Some(&avail)).unwrap_err().to_string();
-        assert!(e.starts_with("x: 4 runs at once (--jobs, by default one per host core) need about 3.0 GiB"), "{e}");
+        assert!(
+            e.starts_with("x: 4 runs at once (--jobs, by default one per host core) need about 3.0 GiB"),
+            "{e}"
+        );
         assert!(check(1 << 30, 1, "x", Some(&avail)).is_ok());
         assert!(check(avail.bytes, 1, "x", Some(&avail)).is_ok(), "exactly what is available");
         assert!(check(u64::MAX, 1, "x", None).is_ok(), "nothing read: no check");

@@ -28,14 +28,25 @@ use crate::linux::mm::slub::{Slab, SlabCosts};
 use crate::linux::mm::Memory;
 use crate::linux::net::Net;
 use crate::linux::oracle::Oracle;
-use crate::profile::MachineProfile;
+use crate::profile::{MachineProfile, ProfileError};
 use crate::time::Ps;
 
 /// A subsystem's unit costs, converted from the machine profile at boot: its registration in
-/// linux/mod.rs names the type, its own file implements this. `Option<T>`: costed only where the
-/// profile has its section.
+/// linux/mod.rs names the type, its own file implements this (or [`FromSection`]).
 pub trait FromProfile {
     fn from_profile(p: &MachineProfile) -> Self;
+}
+
+/// The costs of a subsystem that boots only where the profile has its section: registered as
+/// `Option<T>`, `None` without the section.
+pub trait FromSection: Sized {
+    fn from_section(p: &MachineProfile) -> Result<Self, ProfileError>;
+}
+
+impl<T: FromSection> FromProfile for Option<T> {
+    fn from_profile(p: &MachineProfile) -> Self {
+        T::from_section(p).ok()
+    }
 }
 
 /// What the hardware charges: a user access, a TLB hit per level, a miss (hw/walk.rs), a

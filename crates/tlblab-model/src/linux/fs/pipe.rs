@@ -76,8 +76,9 @@ pub struct Costs {
     pub copy: CopyRate,
 }
 
-impl Costs {
-    pub fn from_profile(p: &MachineProfile) -> Result<Costs, ProfileError> {
+/// Costed only where the profile has `[ipc]`.
+impl crate::linux::boot::FromSection for Costs {
+    fn from_section(p: &MachineProfile) -> Result<Costs, ProfileError> {
         let ipc = p.ipc()?;
         let mhz = p.clock_mhz();
         Ok(Costs {
@@ -85,13 +86,6 @@ impl Costs {
             read: Ps::from_cycles(ipc.pipe_read_cycles.value, mhz),
             copy: CopyRate::from_profile(p),
         })
-    }
-}
-
-/// Costed only where the profile has `[ipc]`.
-impl crate::linux::boot::FromProfile for Option<Costs> {
-    fn from_profile(p: &MachineProfile) -> Self {
-        Costs::from_profile(p).ok()
     }
 }
 
