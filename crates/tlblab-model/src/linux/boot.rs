@@ -147,7 +147,13 @@ impl Kernel {
             .map(|cpu| Cpu {
                 core: topo.core_of(cpu) as usize,
                 lp: (cpu / topo.cores()) as usize,
-                st: TlbState::default(),
+                x86: crate::linux::arch::x86::PerCpu {
+                    st: TlbState::default(),
+                    pti,
+                    user_flush_pending: false,
+                    kpaths: Box::new([NO_KPATH; NR_PATHS]),
+                    flush_info_line: CacheLine::new(),
+                },
                 task: None,
                 runq: VecDeque::new(),
                 need_resched: false,
@@ -157,10 +163,6 @@ impl Kernel {
                 flushed: Default::default(),
                 filled: Vec::new(),
                 filled_overflow: false,
-                pti,
-                user_flush_pending: false,
-                kpaths: Box::new([NO_KPATH; NR_PATHS]),
-                flush_info_line: CacheLine::new(),
                 sending: None,
             })
             .collect();

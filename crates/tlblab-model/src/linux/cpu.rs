@@ -1,13 +1,10 @@
-//! Per-CPU kernel state: the CPU's TLB (hardware) with the kernel's `cpu_tlbstate` beside it,
+//! Per-CPU kernel state: the CPU's TLB (hardware) with the arch's per-CPU state beside it,
 //! the runqueue's current task and waiting tasks, the call-function handler's taken requests,
 //! and the bookkeeping that tells a flush's misses from others.
 
 use std::collections::VecDeque;
 
-use crate::hw::coherence::CacheLine;
 use crate::hw::tlb::{Entry, PageSize, TlbHierarchy};
-use crate::linux::arch::x86::mm::tlb::TlbState;
-use crate::linux::arch::x86::text::{KPathWays, NR_PATHS};
 use crate::linux::include::linux::mm_types::PAGE_SHIFT;
 use crate::linux::kernel::smp::Csd;
 
@@ -16,7 +13,8 @@ pub struct Cpu {
     /// processors it is (hw/topology.rs: CPU `c` is thread `c / cores` of core `c % cores`).
     pub core: usize,
     pub lp: usize,
-    pub st: TlbState,
+    /// x86's per-CPU state (`cpu_tlbstate` and the rest).
+    pub x86: crate::linux::arch::x86::PerCpu,
     pub task: Option<usize>,
     /// Runnable tasks waiting for this CPU, in order (CFS with equal weights and no wake-up
     /// preemption reduces to round robin).
@@ -40,17 +38,6 @@ pub struct Cpu {
     /// Unused (`filled_overflow`) once more than `MAX_FILLED_TRACKED` pile up.
     pub filled: Vec<(u16, u64)>,
     pub filled_overflow: bool,
-    /// Page-table isolation is on: user entries have a PCID of their own.
-    pub pti: bool,
-    /// `user_pcid_flush_mask` (v5.18): the user PCID must be flushed on the way back to user
-    /// space (`SWITCH_TO_USER_CR3` then writes CR3 without the no-flush bit).
-    pub user_flush_pending: bool,
-    /// Per kernel path, where its translations sat at level 1 after it last ran.
-    pub kpaths: Box<[KPathWays; NR_PATHS]>,
-    /// The line of this CPU's `flush_tlb_info` (v5.18 arch/x86/mm/tlb.c: a per-CPU variable,
-    /// `get_flush_tlb_info`; older kernels kept it on the initiator's stack, the same single
-    /// line): written when it sets up a flush, read by every handler of that flush.
-    pub flush_info_line: CacheLine,
     /// A `smp_call_function_many` enqueue loop an interrupt stopped (linux/kernel/smp.rs).
     pub sending: Option<Box<crate::linux::kernel::smp::SendLoop>>,
 }
@@ -87,7 +74,7 @@ impl Cpu {
     /// refilled, as in a shootdown storm) stays O(1). `tlb`: this CPU's core's.
     pub fn flush_asid(&mut self, tlb: &mut TlbHierarchy, pcid: u16) {
         // invalidate_user_asid(): the user PCID is flushed at the next return to user space.
-        self.user_flush_pending |= self.pti;
+        self.x86.user_flush_pending |= self.x86.pti;
         if tlb.may_hold(self.lp, pcid) {
             self.note_flushed_asid(tlb, pcid);
         }

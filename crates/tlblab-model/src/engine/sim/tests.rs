@@ -280,12 +280,12 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
     let mut sim = Simulation::new(&p, KernelConfig::preset("3.13").unwrap());
     let mm = sim.add_mm();
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 1);
-    let flushes = |sim: &Simulation| sim.kernel.cpus[1].st.clone();
+    let flushes = |sim: &Simulation| sim.kernel.cpus[1].x86.st.clone();
     sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, false, Ps::ZERO));
     let before = flushes(&sim);
     assert!(!sim.kernel.switch_mm(1, mm), "still in mm_cpumask: no reload");
-    assert_eq!(sim.kernel.cpus[1].st.loaded_mm, before.loaded_mm);
-    sim.kernel.cpus[1].st.is_lazy = true;
+    assert_eq!(sim.kernel.cpus[1].x86.st.loaded_mm, before.loaded_mm);
+    sim.kernel.cpus[1].x86.st.is_lazy = true;
     let info = FlushInfo {
         mm,
         start: 0,
@@ -354,7 +354,7 @@ fn a_cpu_switching_to_another_mm_leaves_the_old_mm_cpumask() {
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), b, 0);
     let s = sim.run(Ps::ZERO, Ps::MS * 30);
     assert!(s.counters.sched.context_switches >= 2, "{:?}", s.counters);
-    let running = sim.kernel.cpus[0].st.loaded_mm.unwrap();
+    let running = sim.kernel.cpus[0].x86.st.loaded_mm.unwrap();
     let other = if running == a { b } else { a };
     assert!(sim.kernel.mms()[running as usize].cpumask.contains(0));
     assert!(!sim.kernel.mms()[other as usize].cpumask.contains(0));

@@ -18,7 +18,7 @@ fn lazy_cpu_beside_a_flusher(preset: &str, lazy_ipis: Option<&str>, run_for: Ps)
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 0);
     sim.add_task(Box::new(WisTask::new(Testcase::TlbFlush2)), mm, 1);
     sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, false, Ps::ZERO));
-    assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.mms()[mm as usize].cpumask.contains(1));
+    assert!(sim.kernel.cpus[1].x86.st.is_lazy && sim.kernel.mms()[mm as usize].cpumask.contains(1));
     let s = sim.run(Ps::ZERO, run_for);
     (sim, s)
 }
@@ -38,7 +38,7 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_20() {
         );
         assert_eq!(c.tlbflush.shootdowns, 1, "{preset}: {c:?}");
         assert!(
-            !sim.kernel.mms()[0].cpumask.contains(1) && sim.kernel.cpus[1].st.loaded_mm.is_none(),
+            !sim.kernel.mms()[0].cpumask.contains(1) && sim.kernel.cpus[1].x86.st.loaded_mm.is_none(),
             "{preset}"
         );
         assert_eq!(c.oracle.oracle_violations, 0, "{preset}");
@@ -50,7 +50,7 @@ fn lazy_cpus_get_flush_ipis_and_leave_the_mm_before_v4_20() {
         (s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns),
         (0, 0, 0)
     );
-    assert!(sim.kernel.mms()[0].cpumask.contains(1) && sim.kernel.cpus[1].st.is_lazy);
+    assert!(sim.kernel.mms()[0].cpumask.contains(1) && sim.kernel.cpus[1].x86.st.is_lazy);
     assert_eq!(s.counters.oracle.oracle_violations, 0);
 }
 
@@ -62,18 +62,18 @@ fn lazy_cpus_are_skipped_since_v4_20_unless_tables_are_freed() {
         (s.counters.tlbflush.lazy_leaves, s.counters.smp.ipis_sent, s.counters.tlbflush.shootdowns),
         (0, 0, 0)
     );
-    assert!(sim.kernel.cpus[1].st.is_lazy && sim.kernel.cpus[1].st.loaded_mm == Some(0));
+    assert!(sim.kernel.cpus[1].x86.st.is_lazy && sim.kernel.cpus[1].x86.st.loaded_mm == Some(0));
     assert_eq!(s.counters.oracle.oracle_violations, 0);
     // The munmap after 256 pages frees page tables: that flush reaches the lazy CPU, which
     // leaves the mm, and no later flush interrupts it.
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", None, Ps::MS * 2);
     assert!(s.iterations[0] > 300, "{s:?}");
     assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
-    assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
+    assert!(sim.kernel.cpus[1].x86.st.loaded_mm.is_none());
     // v4.14-v4.19 sent every flush to lazy CPUs; their handler left for init_mm.
     let (sim, s) = lazy_cpu_beside_a_flusher("5.18.1", Some("send"), Ps::US * 200);
     assert_eq!((s.counters.tlbflush.lazy_leaves, s.counters.smp.remote_flushes_received), (1, 1));
-    assert!(sim.kernel.cpus[1].st.loaded_mm.is_none());
+    assert!(sim.kernel.cpus[1].x86.st.loaded_mm.is_none());
     assert_eq!(s.counters.oracle.oracle_violations, 0);
 }
 
@@ -96,11 +96,11 @@ fn a_kernel_thread_runs_lazily_on_the_mm_it_finds() {
     sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, true, Ps::ZERO));
     let k = &sim.kernel;
     assert_eq!(k.cpus[1].task, Some(kt));
-    assert!(k.cpus[1].st.is_lazy && k.cpus[1].st.loaded_mm == Some(mm));
+    assert!(k.cpus[1].x86.st.is_lazy && k.cpus[1].x86.st.loaded_mm == Some(mm));
     assert!(k.mms()[mm as usize].cpumask.contains(1));
     sim.with_ctx(1, Ps::US, |k, ctx| k.deschedule(ctx, true, Ps::US));
     let k = &sim.kernel;
     assert_eq!(k.cpus[1].task, Some(0));
-    assert!(!k.cpus[1].st.is_lazy && k.cpus[1].st.loaded_mm == Some(mm));
+    assert!(!k.cpus[1].x86.st.is_lazy && k.cpus[1].x86.st.loaded_mm == Some(mm));
     assert_eq!(k.counters().tlbflush.switch_flushes, 0, "the same mm: no CR3 reload");
 }

@@ -157,7 +157,7 @@ impl Kernel {
             // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen); v4.3's
             // batched flush passes its on-stack info the same way (flush_tlb_others).
             let i = info.initiator as usize;
-            d += self.cpus[i].flush_info_line.read(cpu, now + d, &topo, &lines);
+            d += self.cpus[i].x86.flush_info_line.read(cpu, now + d, &topo, &lines);
             d += if batch {
                 self.flush_tlb_batch_pages(cpu)
             } else {
@@ -311,7 +311,7 @@ impl Kernel {
         self.smp.fan = fan;
         ctx.charge(Bucket::IpiSend, send);
         let info = self.smp.shootdowns[l.sd].info;
-        let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(info.mm);
+        let loaded_here = self.cpus[cpu as usize].x86.st.loaded_mm == Some(info.mm);
         let post =
             if l.post_local && loaded_here { self.run_flush_func(cpu, t0 + send, &info) } else { Ps::ZERO };
         ctx.charge(Bucket::FlushWork, post);

@@ -117,7 +117,7 @@ impl Kernel {
         let (cpu, mm) = (ctx.cpu, self.tasks[t].user_mm());
         let write = kind == AccessKind::Store;
         let c = &mut self.cpus[cpu as usize];
-        let (pcid, lp) = (c.st.pcid(), c.lp);
+        let (pcid, lp) = (c.x86.st.pcid(), c.lp);
         let tlb = &mut self.tlbs[c.core];
         // Every user translation of the engine is a 4K page: the kernel's 2M and 1G entries
         // need not be probed for.

@@ -192,10 +192,10 @@ impl Kernel {
     /// drops every non-global entry of what the CPU runs. Returns its cost.
     pub(in crate::linux) fn flush_tlb_batch_pages(&mut self, cpu: u32) -> Ps {
         let c = &mut self.cpus[cpu as usize];
-        let pcid = c.st.pcid();
+        let pcid = c.x86.st.pcid();
         c.flush_asid(&mut self.tlbs[c.core], pcid);
-        if c.pti {
-            c.user_flush_pending = true;
+        if c.x86.pti {
+            c.x86.user_flush_pending = true;
         }
         self.counters.tlbflush.full_flushes += 1;
         self.costs.tlbflush.full_flush

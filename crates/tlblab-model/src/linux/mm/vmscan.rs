@@ -738,7 +738,7 @@ impl Kernel {
                     va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
                     &self.mm.mms,
                     &self.cpus,
-                    |c| (&self.tlbs[c.core], c.lp, &c.st),
+                    |c| (&self.tlbs[c.core], c.lp, &c.x86.st),
                 );
             }
             self.mm.vmscan.flags[page.pfn as usize] = 0;

@@ -3,9 +3,10 @@
 pub mod mm;
 pub mod text;
 
+use crate::hw::coherence::CacheLine;
 use crate::hw::cpumask::CpuMask;
-use mm::tlb::RangePolicy;
-use text::KernelText;
+use mm::tlb::{RangePolicy, TlbState};
+use text::{KPathWays, KernelText, NR_PATHS};
 
 /// x86's kernel state beside the generic kernel's: what boot resolved for the flush protocol,
 /// the lazy-mode mirror, and the kernel's own translations.
@@ -21,4 +22,22 @@ pub struct X86 {
     pub(in crate::linux) lazy: CpuMask,
     /// The kernel's own translations per path, when `kernel_tlb` is on and the CPU is x86.
     pub(in crate::linux) text: Option<KernelText>,
+}
+
+/// What x86's kernel keeps per CPU (`DEFINE_PER_CPU` in arch/x86): `cpu_tlbstate`, the user PCID's
+/// pending flush under PTI, where the kernel paths' translations sit, and the line of this CPU's
+/// `flush_tlb_info`.
+pub struct PerCpu {
+    pub st: TlbState,
+    /// Page-table isolation is on: user entries have a PCID of their own.
+    pub pti: bool,
+    /// `user_pcid_flush_mask` (v5.18): the user PCID must be flushed on the way back to user
+    /// space (`SWITCH_TO_USER_CR3` then writes CR3 without the no-flush bit).
+    pub user_flush_pending: bool,
+    /// Per kernel path, where its translations sat at level 1 after it last ran.
+    pub kpaths: Box<[KPathWays; NR_PATHS]>,
+    /// The line of this CPU's `flush_tlb_info` (v5.18 arch/x86/mm/tlb.c: a per-CPU variable,
+    /// `get_flush_tlb_info`; older kernels kept it on the initiator's stack, the same single
+    /// line): written when it sets up a flush, read by every handler of that flush.
+    pub flush_info_line: CacheLine,
 }

@@ -450,12 +450,12 @@ impl Kernel {
         let cpu = ctx.cpu;
         let Some(text) = &self.arch.x86.text else { return Ps::ZERO };
         let c = &mut self.cpus[cpu as usize];
-        let (pcid, lp) = (c.st.pcid(), c.lp);
+        let (pcid, lp) = (c.x86.st.pcid(), c.lp);
         let tlb = &mut self.tlbs[c.core];
         // The running task's stack, or the idle task's.
         let slot = c.task.unwrap_or(self.tasks.len() + cpu as usize);
         let touches = text.touches(path);
-        let known = &c.kpaths[path as usize];
+        let known = &c.x86.kpaths[path as usize];
         let ways = &known.ways[..known.n as usize];
         if ways.len() == touches.len()
             && known.slot == slot
@@ -493,7 +493,7 @@ impl Kernel {
         }
         ctx.charge(Bucket::Walk, d);
         known.n = if all_known { touches.len() as u8 } else { 0 };
-        c.kpaths[path as usize] = known;
+        c.x86.kpaths[path as usize] = known;
         d
     }
 }

@@ -87,7 +87,7 @@ impl Kernel {
     /// mapped, no usable TLB entry to it); charges as [`Kernel::alloc_frame`]. Returns the time.
     pub(in crate::linux) fn free_frame(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64, bucket: Bucket) -> Ps {
         self.oracle.check_free(pfn, &self.mm.frames, &self.mm.mms, &self.cpus, |c| {
-            (&self.tlbs[c.core], c.lp, &c.st)
+            (&self.tlbs[c.core], c.lp, &c.x86.st)
         });
         if !self.mm.frames.release(pfn) {
             self.oracle.flag_double_free(pfn);

@@ -106,8 +106,8 @@ impl Kernel {
             return self.switch_mm(cpu, mm);
         }
         let c = &mut self.cpus[cpu as usize];
-        if c.st.loaded_mm.is_some() {
-            c.st.is_lazy = true;
+        if c.x86.st.loaded_mm.is_some() {
+            c.x86.st.is_lazy = true;
             self.arch.x86.lazy.set(cpu);
         }
         false

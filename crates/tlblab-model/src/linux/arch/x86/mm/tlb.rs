@@ -102,10 +102,10 @@ impl Kernel {
     /// flushes asked for it since (v5.18). Returns its cost if one was due.
     pub(in crate::linux) fn return_to_user(&mut self, ctx: &mut Ctx) -> Option<Ps> {
         let c = &mut self.cpus[ctx.cpu as usize];
-        if !c.user_flush_pending {
+        if !c.x86.user_flush_pending {
             return None;
         }
-        c.user_flush_pending = false;
+        c.x86.user_flush_pending = false;
         self.counters.tlbflush.pti_user_flushes += 1;
         let d = self.costs.tlbflush.full_flush;
         ctx.charge(Bucket::FlushWork, d);
@@ -125,8 +125,14 @@ impl Kernel {
         let c = &mut self.cpus[cpu as usize];
         self.arch.x86.lazy.clear(cpu);
         let m = &self.mm.mms[mm as usize];
-        let s =
-            switch_mm_irqs_off(&mut c.st, mm, m.ctx_id, m.tlb_gen, &self.config.flush, self.arch.x86.pcid);
+        let s = switch_mm_irqs_off(
+            &mut c.x86.st,
+            mm,
+            m.ctx_id,
+            m.tlb_gen,
+            &self.config.flush,
+            self.arch.x86.pcid,
+        );
         if let Some(prev) = s.left {
             self.mm.mms[prev as usize].cpumask.clear(cpu);
         }
@@ -136,7 +142,7 @@ impl Kernel {
             m.ever_loaded.set(cpu);
         }
         if s.flush {
-            let pcid = c.st.pcid();
+            let pcid = c.x86.st.pcid();
             c.flush_asid(&mut self.tlbs[c.core], pcid);
         }
         s.flush
@@ -153,14 +159,14 @@ impl Kernel {
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
         let tlb = &mut tlbs[c.core];
-        let action = flush_tlb_func(&mut c.st, info, &knobs, || {
+        let action = flush_tlb_func(&mut c.x86.st, info, &knobs, || {
             counters.tlbflush.tlb_gen_reads += 1;
             let before = m.tlb_gen_line.stats.transfers;
             cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
             counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
             m.tlb_gen
         });
-        let pcid = c.st.pcid();
+        let pcid = c.x86.st.pcid();
         if action.leaves_mm() {
             m.cpumask.clear(cpu);
         }
@@ -169,7 +175,7 @@ impl Kernel {
             FlushAction::LeaveLazy => {
                 // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
                 // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
-                leave_mm(&mut c.st);
+                leave_mm(&mut c.x86.st);
                 arch.x86.lazy.clear(cpu);
                 c.flush_asid(tlb, pcid);
                 counters.tlbflush.lazy_leaves += 1;
@@ -193,10 +199,10 @@ impl Kernel {
                 cost += costs.tlbflush.invlpg * nr;
                 // flush_tlb_one_user (v5.18) under PTI: the user PCID's copy too, with INVPCID,
                 // or by a full flush of it on the way back to user space.
-                if c.pti {
+                if c.x86.pti {
                     match costs.tlbflush.invpcid_single {
                         Some(one) => cost += one * nr,
-                        None => c.user_flush_pending = true,
+                        None => c.x86.user_flush_pending = true,
                     }
                 }
             }
@@ -248,9 +254,9 @@ impl Kernel {
         d += self.costs.tlbflush.pmd_probe * pmds_walked;
         // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
         // of its last flush read (v5.18).
-        d += self.cpus[cpu as usize].flush_info_line.write(cpu, now + d, &topo, &lines);
+        d += self.cpus[cpu as usize].x86.flush_info_line.write(cpu, now + d, &topo, &lines);
         let targets = flush_targets(&m.cpumask, &self.arch.x86.lazy, &self.config.flush, freed_tables, cpu);
-        let loaded_here = self.cpus[cpu as usize].st.loaded_mm == Some(mm);
+        let loaded_here = self.cpus[cpu as usize].x86.st.loaded_mm == Some(mm);
         let local = |s: &mut Kernel, at: Ps| {
             if loaded_here {
                 s.run_flush_func(cpu, at, &info)
