@@ -198,6 +198,22 @@ impl Claim {
         self.min.map_or(true, |a| v >= a) && self.max.map_or(true, |b| v <= b) && v.is_finite()
     }
 
+    /// Per row: `value(t)` against the bounds, and how the reason shows it; (all within, shown).
+    fn per_row(
+        &self,
+        value: impl Fn(u32) -> Result<f64, String>,
+        show: impl Fn(f64, u32) -> String,
+    ) -> Result<(bool, String), String> {
+        let mut ok = true;
+        let mut parts = Vec::new();
+        for &t in &self.rows {
+            let v = value(t)?;
+            ok &= self.within(v);
+            parts.push(show(v, t));
+        }
+        Ok((ok, parts.join(", ")))
+    }
+
     fn check(&self, s: &Summary) -> Result<(bool, String), String> {
         let mut ok = true;
         let mut parts = Vec::new();
@@ -207,18 +223,11 @@ impl Claim {
         };
         let reason = match self.kind {
             Kind::Gain => {
-                for &t in &self.rows {
-                    let g = self.gain(s, Self::row(s, &self.column, t)?, Self::row(s, &self.baseline, t)?);
-                    ok &= self.within(g);
-                    parts.push(format!("{g:+.1}% at {t}"));
-                }
-                format!(
-                    "{what}{} over {}: {} (claim: {})",
-                    self.column,
-                    self.baseline,
-                    parts.join(", "),
-                    self.bounds("%")
-                )
+                let gain =
+                    |t| Ok(self.gain(s, Self::row(s, &self.column, t)?, Self::row(s, &self.baseline, t)?));
+                let (within, shown) = self.per_row(gain, |g, t| format!("{g:+.1}% at {t}"))?;
+                ok = within;
+                format!("{what}{} over {}: {shown} (claim: {})", self.column, self.baseline, self.bounds("%"))
             }
             Kind::Order => {
                 for &t in &self.rows {
@@ -253,16 +262,13 @@ impl Claim {
                     }
                     format!("{c} per operation: {} (claim: {})", parts.join(", "), self.bounds(""))
                 } else {
-                    for &t in &self.rows {
-                        let ratio = per(&self.column, t)? / per(&self.baseline, t)?;
-                        ok &= self.within(ratio);
-                        parts.push(format!("x{ratio:.3} at {t}"));
-                    }
+                    let ratio = |t| Ok(per(&self.column, t)? / per(&self.baseline, t)?);
+                    let (within, shown) = self.per_row(ratio, |r, t| format!("x{r:.3} at {t}"))?;
+                    ok = within;
                     format!(
-                        "{c} per operation, {} / {}: {} (claim: {})",
+                        "{c} per operation, {} / {}: {shown} (claim: {})",
                         self.column,
                         self.baseline,
-                        parts.join(", "),
                         self.bounds("")
                     )
                 }
