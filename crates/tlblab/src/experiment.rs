@@ -1,4 +1,5 @@
-//! Experiments: one TOML per seed reproduction (`experiments/*.toml`, embedded at build time).
+//! Experiments: one TOML per seed reproduction or later kernel change (`experiments/*.toml`,
+//! embedded at build time).
 //! An experiment names the machine, the workload, the thread counts, the iterations and the
 //! kernels (columns, as presets plus knob overrides); running it gives one summary row per
 //! (kernel, thread count).
@@ -39,7 +40,13 @@ pub struct RowWindow {
 #[serde(deny_unknown_fields)]
 pub struct Experiment {
     pub name: String,
-    pub seed_thread: String,
+    /// The seed thread it reproduces (`002`); or
+    #[serde(default)]
+    pub seed_thread: Option<String>,
+    /// the kernel change it measures, with its release and commit (`v6.15, 4afeb0ed1753`):
+    /// exactly one of the two.
+    #[serde(default)]
+    pub change: Option<String>,
     pub title: String,
     pub machine: String,
     pub workload: String,
@@ -109,9 +116,23 @@ pub fn parse(text: &str, origin: &str) -> Result<Experiment> {
 }
 
 impl Experiment {
+    /// What the table's title line names as the experiment's origin.
+    pub fn origin(&self) -> String {
+        match (&self.seed_thread, &self.change) {
+            (Some(t), _) => format!("seed thread {t}"),
+            (None, Some(c)) => c.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
     fn validate(&self) -> std::result::Result<(), String> {
         // The name is the experiment's directory under --out.
         crate::store::check_name(&self.name).map_err(|e| format!("key `name`: {e}"))?;
+        if self.seed_thread.is_some() == self.change.is_some() {
+            return Err("keys `seed_thread` and `change`: give exactly one (the seed thread it \
+                        reproduces, or the kernel change it measures)"
+                .into());
+        }
         if !self.sizes.is_empty() {
             if !self.workload.contains("{size}") {
                 return Err(
@@ -327,7 +348,7 @@ pub fn render(e: &Experiment, s: &Summary) -> String {
     let head = seed_table::Heading {
         table: &e.table,
         title: &e.title,
-        thread: &e.seed_thread,
+        origin: &e.origin(),
         columns: &columns,
         rows: e.rows(),
         note: &e.note,
@@ -369,5 +390,20 @@ mod tests {
         let e = parse(&bad, "x.toml").unwrap_err().to_string();
         assert!(e.starts_with("x.toml: key `table.block[0].per_op[3].counter`"), "{e}");
         assert!(e.contains("allowed: ") && e.contains("tlb_misses_after_flush,") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn an_experiment_names_a_seed_thread_or_a_change_not_both() {
+        let text = BUILTIN_EXPERIMENTS.iter().find(|(n, _)| *n == "seed-000-ebizzy").unwrap().1;
+        assert_eq!(parse(text, "x.toml").unwrap().origin(), "seed thread 000");
+        let change = text.replacen("seed_thread = \"000\"", "change = \"v6.15, 4afeb0ed1753\"", 1);
+        assert_eq!(parse(&change, "x.toml").unwrap().origin(), "v6.15, 4afeb0ed1753");
+        for bad in [
+            text.replacen("seed_thread = \"000\"\n", "", 1),
+            text.replacen("seed_thread", "change = \"v6\"\nseed_thread", 1),
+        ] {
+            let e = parse(&bad, "x.toml").unwrap_err().to_string();
+            assert!(e.starts_with("x.toml: keys `seed_thread` and `change`: give exactly one"), "{e}");
+        }
     }
 }

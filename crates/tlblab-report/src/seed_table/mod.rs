@@ -27,8 +27,8 @@ pub struct Column {
 pub struct Heading<'a> {
     pub table: &'a TableSpec,
     pub title: &'a str,
-    /// The mailing-list thread the experiment reproduces (`001`).
-    pub thread: &'a str,
+    /// What the experiment reproduces: `seed thread 001`, or the kernel change it measures.
+    pub origin: &'a str,
     pub columns: &'a [Column],
     /// The table's rows (thread counts, message sizes or groups), in order.
     pub rows: &'a [u32],
@@ -68,7 +68,7 @@ fn per_op(r: &Row, name: &str) -> f64 {
 
 /// The first line of every table.
 fn title_line(e: &Heading, s: &Summary) -> String {
-    format!("{} ({}, seed thread {})\n", e.title, s.experiment, e.thread)
+    format!("{} ({}, {})\n", e.title, s.experiment, e.origin)
 }
 
 /// The two heading lines over the kernel columns: each column's group, then its label as
