@@ -68,7 +68,7 @@ pub struct Experiment {
     pub windows: std::collections::BTreeMap<String, RowWindow>,
     /// What the table prints: the metric's statistics and the counters per operation.
     pub table: TableSpec,
-    /// Printed under the table: a short note; the long one is in `docs/seeds/<name>.md`.
+    /// Printed under the table: a short note; the long one is in `docs/experiments/<name>.md`.
     #[serde(default)]
     pub note: String,
     /// The seed thread's claims and how to check them on the summary.
