@@ -7,7 +7,8 @@ OLD_DIR and NEW_DIR are `reproduce --out` (or `sweep --out`) directories. For ev
 (`cells/**/*.json`) of either side, every run must agree exactly on its metric, per-task
 iterations, event counters, attribution and oracle findings. The recorded configuration may only
 gain keys (a new knob or field): the keys it gained are listed; a key that changed or vanished
-is an error. Exit code 0 when every run agrees, 1 otherwise, 2 on bad arguments.
+is an error. Likewise a run may gain counters that are zero in it (a new subsystem's, which the
+old runs never reached): listed, not an error. Exit code 0 when every run agrees, 1 otherwise, 2 on bad arguments.
 
 This is the acceptance test of a pure refactor: results byte-identical where nothing was added.
 
@@ -106,6 +107,7 @@ def main(argv) -> int:
     old_root, new_root = Path(argv[1]), Path(argv[2])
     old, new = cells(old_root), cells(new_root)
     bad, runs, gained_all, renamed, sources = [], 0, set(), set(), set()
+    counters_gained = set()
     for rel in sorted(set(old) | set(new)):
         if rel not in new or rel not in old:
             bad.append(f"{rel}: only in {'OLD' if rel in old else 'NEW'}")
@@ -118,7 +120,13 @@ def main(argv) -> int:
         for i, (ra, rb) in enumerate(zip(a["runs"], b["runs"])):
             runs += 1
             for key in SAME:
-                if ra.get(key) != rb.get(key):
+                va, vb = ra.get(key), rb.get(key)
+                if key == "counters" and isinstance(va, dict) and isinstance(vb, dict):
+                    # A counter the new model added, zero in a run that never reached its code.
+                    new_zero = [k for k in vb if k not in va and vb[k] == 0]
+                    counters_gained.update(new_zero)
+                    vb = {k: v for k, v in vb.items() if k not in new_zero}
+                if va != vb:
                     bad.append(f"{rel} run {i}: `{key}` differs")
             gained, problems = config_diff(ra["config"], rb["config"], "config.")
             gained_all.update(gained)
@@ -133,6 +141,8 @@ def main(argv) -> int:
         print("schema 1 -> 2 renamed:", ", ".join(sorted(renamed)))
     if gained_all:
         print("configuration gained:", ", ".join(sorted(gained_all)))
+    if counters_gained:
+        print("counters gained (zero in every run that has them):", ", ".join(sorted(counters_gained)))
     if sources:
         print(f"provenance text changed (not compared): {len(sources)} profile keys")
     print(f"{runs} runs in {len(old)} cells compared: {'identical' if not bad else f'{len(bad)} differences'}")

@@ -69,7 +69,7 @@ pub fn kernel_handler(
     k: &FlushKnobs,
     read: &mut dyn FnMut() -> u64,
 ) -> FlushAction {
-    flush_tlb_func(st, f, k, read)
+    flush_tlb_func(st, f, k, None, read)
 }
 
 /// One protocol variant: the flush knobs, the gather's order, and whether the machine has PCIDs
@@ -265,8 +265,7 @@ impl SwitchCtx<'_> {
                 let sw = switch_mm_irqs_off(
                     st,
                     mm,
-                    CTX_ID[mm as usize],
-                    self.tlb_gen[mm as usize],
+                    (CTX_ID[mm as usize], self.tlb_gen[mm as usize], None),
                     self.knobs,
                     self.pcid,
                 );
@@ -385,7 +384,11 @@ impl<'a> Checker<'a> {
                 }
             }
             FlushAction::Full => Self::flush_slot(c),
-            FlushAction::WrongMm | FlushAction::EarlyReturn | FlushAction::UpToDate => {}
+            // No global ASIDs here (the broadcast checker is check/broadcast.rs).
+            FlushAction::WrongMm
+            | FlushAction::EarlyReturn
+            | FlushAction::UpToDate
+            | FlushAction::GlobalAsid { .. } => {}
         }
         format!("flush_tlb_func(op {op}, gen {}) -> {action:?}", info.new_tlb_gen)
     }
@@ -678,6 +681,7 @@ pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
 /// The entries of every ASID slot fit `CpuState::tlb`.
 const _: () = assert!(TLB_NR_DYN_ASIDS as u64 * NR_PAGES <= 32);
 
+pub mod broadcast;
 mod explore;
 pub mod page_alloc;
 pub mod reclaim;

@@ -68,7 +68,13 @@ pub struct Features {
     pub invpcid: bool,
     /// Kernel page-table isolation on by default (Meltdown-affected parts).
     pub pti: bool,
+    /// AMD's broadcast invalidation (INVLPGB/TLBSYNC, CPUID 0x8000_0008 EBX\[3\]; used by Linux
+    /// from v6.15).
     pub invlpgb: bool,
+    /// The most pages one INVLPGB may name (CPUID 0x8000_0008 EDX\[15:0\] + 1): needed with
+    /// `invlpgb`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invlpgb_count_max: Option<u32>,
     pub source: String,
     pub confidence: Confidence,
 }
@@ -230,6 +236,14 @@ pub struct KernelCosts {
     /// `cpu.features.pti`; charged only when the kernel runs with PTI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pti_entry_exit_ns: Option<Sourced>,
+    /// Issuing one INVLPGB (posted and weakly ordered: the initiator does not wait for it).
+    /// Needed with `cpu.features.invlpgb`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invlpgb_cycles: Option<Sourced>,
+    /// TLBSYNC: the wait until every INVLPGB this CPU issued has completed on every CPU. Needed
+    /// with `cpu.features.invlpgb`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlbsync_ns: Option<Sourced>,
 }
 
 /// A whole machine profile.
@@ -424,6 +438,32 @@ impl MachineProfile {
                 ))
             }
             (None, false) => {}
+        }
+        let invlpgb = cpu.features.invlpgb;
+        for (key, v, max) in [
+            ("kernel.invlpgb_cycles", &k.invlpgb_cycles, 100_000.0),
+            ("kernel.tlbsync_ns", &k.tlbsync_ns, 1_000_000.0),
+        ] {
+            match (v, invlpgb) {
+                (Some(c), _) => check_sourced(key, c, 0.0, max)?,
+                (None, true) => return Err(err(key, "is required when cpu.features.invlpgb is true")),
+                (None, false) => {}
+            }
+        }
+        match (cpu.features.invlpgb_count_max, invlpgb) {
+            (Some(n), _) if !(1..=65_536).contains(&n) => {
+                return Err(err(
+                    "cpu.features.invlpgb_count_max",
+                    format!("{n} is out of range; allowed 1 ..= 65536"),
+                ))
+            }
+            (None, true) => {
+                return Err(err(
+                    "cpu.features.invlpgb_count_max",
+                    "is required when cpu.features.invlpgb is true (CPUID 0x8000_0008 EDX[15:0] + 1)",
+                ))
+            }
+            _ => {}
         }
         match (&k.pti_entry_exit_ns, cpu.features.pti) {
             (Some(c), _) => check_sourced("kernel.pti_entry_exit_ns", c, 0.0, 100_000.0)?,

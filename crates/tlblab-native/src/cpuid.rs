@@ -179,6 +179,15 @@ impl CpuidDump {
     pub fn invlpgb(&self) -> bool {
         self.max_ext() >= 0x8000_0008 && self.get(0x8000_0008, 0).is_some_and(|r| r[1] >> 3 & 1 == 1)
     }
+
+    /// Pages one INVLPGB may name: CPUID 0x8000_0008 EDX\[15:0\] + 1 (Linux v6.15
+    /// `cpu_detect_tlb_amd`); 1 without INVLPGB.
+    pub fn invlpgb_count_max(&self) -> u32 {
+        match self.get(0x8000_0008, 0) {
+            Some(r) if self.invlpgb() => (r[3] & 0xffff) + 1,
+            _ => 1,
+        }
+    }
 }
 
 fn regs_to_string(regs: &[u32]) -> String {

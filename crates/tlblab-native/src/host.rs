@@ -25,6 +25,8 @@ pub struct HostInfo {
     pub pcid: bool,
     pub invpcid: bool,
     pub invlpgb: bool,
+    /// Pages per INVLPGB (CPUID 0x8000_0008 EDX\[15:0\] + 1; 1 where there is no INVLPGB).
+    pub invlpgb_count_max: u32,
     /// `/sys/devices/system/cpu/vulnerabilities/meltdown` says PTI is on.
     pub pti: bool,
     /// The `[selected]` mode of `/sys/kernel/mm/transparent_hugepage/enabled`, if THP exists.
@@ -95,6 +97,7 @@ impl HostInfo {
             pcid: cpuid.pcid(),
             invpcid: cpuid.invpcid(),
             invlpgb: cpuid.invlpgb(),
+            invlpgb_count_max: cpuid.invlpgb_count_max(),
             pti: meltdown.contains("PTI"),
             thp: read("/sys/kernel/mm/transparent_hugepage/enabled").and_then(|t| selected_mode(&t)),
             flush_ceiling: read("/sys/kernel/debug/x86/tlb_single_page_flush_ceiling")

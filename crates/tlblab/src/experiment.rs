@@ -34,6 +34,11 @@ pub struct KernelColumn {
 pub struct RowWindow {
     pub warmup: String,
     pub duration: String,
+    /// The row's warm-up in the quick run too, where the quick run must reach the same steady
+    /// state (a mechanism that engages only after a sampled wait); else the quick run keeps the
+    /// experiment's `warmup`.
+    #[serde(default)]
+    pub quick_warmup: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -63,7 +68,8 @@ pub struct Experiment {
     pub quick_duration: String,
     /// A row's own warm-up and window in the full run (`[windows]`, keyed by the row): for rows
     /// whose start-up transient outlasts the experiment's `warmup` (hackbench's grows with the
-    /// tasks per CPU, as the CFS period does). The quick run keeps `warmup` and `quick_duration`.
+    /// tasks per CPU, as the CFS period does). The quick run keeps `warmup` (unless the row
+    /// gives a `quick_warmup`) and `quick_duration`.
     #[serde(default)]
     pub windows: std::collections::BTreeMap<String, RowWindow>,
     /// What the table prints: the metric's statistics and the counters per operation.
@@ -174,8 +180,14 @@ impl Experiment {
                 let rows: Vec<String> = self.rows().iter().map(|r| r.to_string()).collect();
                 return Err(format!("key `windows.{row}`: not a row; allowed: {}", rows.join(", ")));
             }
-            for (k, v) in [("warmup", &w.warmup), ("duration", &w.duration)] {
-                parse_duration(v).map_err(|e| format!("key `windows.{row}.{k}`: {e}"))?;
+            for (k, v) in [
+                ("warmup", Some(&w.warmup)),
+                ("duration", Some(&w.duration)),
+                ("quick_warmup", w.quick_warmup.as_ref()),
+            ] {
+                if let Some(v) = v {
+                    parse_duration(v).map_err(|e| format!("key `windows.{row}.{k}`: {e}"))?;
+                }
             }
         }
         let counters = tlblab_model::linux::Counters::names();
@@ -264,6 +276,7 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
     let window = |row: u32| -> Result<(tlblab_model::time::Ps, tlblab_model::time::Ps)> {
         let (w, d) = match e.windows.get(&row.to_string()) {
             Some(rw) if !quick => (&rw.warmup, &rw.duration),
+            Some(RowWindow { quick_warmup: Some(qw), .. }) => (qw, &e.quick_duration),
             _ => (&e.warmup, if quick { &e.quick_duration } else { &e.duration }),
         };
         Ok((parse_duration(w).map_err(|m| anyhow!(m))?, parse_duration(d).map_err(|m| anyhow!(m))?))

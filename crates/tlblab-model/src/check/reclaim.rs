@@ -276,7 +276,7 @@ impl<'a> ReclaimChecker<'a> {
     fn flush_func(&self, s: &mut State, cpu: u32, info: &FlushInfo) -> String {
         let gen = s.tlb_gen[MM as usize];
         let c = &mut s.cpus[cpu as usize];
-        let action = flush_tlb_func(&mut c.st, info, &self.v.knobs, || gen);
+        let action = flush_tlb_func(&mut c.st, info, &self.v.knobs, None, || gen);
         if action.leaves_mm() {
             s.cpumask[MM as usize] &= !(1 << cpu);
         }
@@ -294,7 +294,11 @@ impl<'a> ReclaimChecker<'a> {
                 }
             }
             FlushAction::Full => c.tlb &= !slot_bits(c.st.loaded_asid),
-            FlushAction::WrongMm | FlushAction::EarlyReturn | FlushAction::UpToDate => {}
+            // No global ASIDs in this checker.
+            FlushAction::WrongMm
+            | FlushAction::EarlyReturn
+            | FlushAction::UpToDate
+            | FlushAction::GlobalAsid { .. } => {}
         }
         format!("flush_tlb_func(gen {}) -> {action:?}", info.new_tlb_gen)
     }

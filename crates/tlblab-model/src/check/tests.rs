@@ -42,7 +42,7 @@ fn off_by_one_early_return(
     if st.loaded_mm == Some(f.mm) && !st.is_lazy && f.new_tlb_gen <= st.local_tlb_gen() + 1 {
         return FlushAction::EarlyReturn;
     }
-    flush_tlb_func(st, f, k, read)
+    flush_tlb_func(st, f, k, None, read)
 }
 
 #[test]

@@ -189,6 +189,7 @@ impl Simulation {
     pub fn seed(&mut self, seed: u64) {
         self.noise.seed(self.cpus(), seed);
         self.kernel.seed_fs(seed);
+        self.kernel.seed_jiffies(seed, self.noise.tick());
     }
 
     pub fn cpus(&self) -> u32 {
@@ -535,6 +536,8 @@ impl Simulation {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_broadcast;
 #[cfg(test)]
 mod tests_lazy;
 #[cfg(test)]

@@ -169,6 +169,14 @@ impl Kernel {
         // Linux uses PCID for user address spaces since v4.14 (with the generation-tracked
         // ASID slots); before, every CR3 load flushed.
         let pcid = profile.cpu.features.pcid && config.flush.generations;
+        // v6.15: broadcast flushing where the kernel has it and the CPU reports INVLPGB (global
+        // ASIDs are PCIDs, so only with them).
+        let broadcast = (config.flush.invlpgb && profile.cpu.features.invlpgb && pcid).then(|| {
+            crate::linux::arch::x86::mm::tlb::broadcast::Broadcast::new(
+                profile.cpu.features.invlpgb_count_max.unwrap_or(1),
+                pti,
+            )
+        });
         // Where lazy CPUs get every flush IPI, none may keep a stale translation either.
         let mut oracle = Oracle::new(topo.cpus(), PAGES_PER_NODE * topo.sockets as u64);
         // The layout is an x86-64 kernel's: the MPC8xx kernel maps itself with its own layouts
@@ -230,6 +238,7 @@ impl Kernel {
                 fan: Vec::new(),
             },
             tasks: Vec::new(),
+            jiffies: crate::linux::kernel::time::jiffies::Jiffies::boot(profile),
             mm: Memory {
                 mms: Vec::new(),
                 next_ctx_id: 1,
@@ -250,6 +259,7 @@ impl Kernel {
                     range_sizes: RangeInputs::tlb_sizes(profile),
                     lazy: CpuMask::new(),
                     text,
+                    broadcast,
                 },
                 ppc8xx: m8xx,
             },

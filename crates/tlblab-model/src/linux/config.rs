@@ -298,6 +298,15 @@ pub const KNOBS: &[Knob] = &[
         apply: |k, v| on_off(v).map(|b| k.flush.pti = b),
     },
     Knob {
+        name: "invlpgb",
+        section: "flush",
+        needed: Needed::Always,
+        allowed: "on | off",
+        doc: "v6.15+ broadcast flushing: global ASIDs and INVLPGB/TLBSYNC instead of IPIs for mms \
+              running on 4 or more CPUs, and for reclaim's batch, where the CPU has INVLPGB",
+        apply: |k, v| on_off(v).map(|b| k.flush.invlpgb = b),
+    },
+    Knob {
         name: "kernel_tlb",
         section: "text",
         needed: Needed::Always,
@@ -768,6 +777,7 @@ fn blank() -> KernelConfig {
             coalesce_ipis: CoalesceIpis::Off,
             lazy_ipis: LazyIpis::Send,
             pti: false,
+            invlpgb: false,
         },
         mm: MmKnobs { mmap_lock: false, free_before_flush: false },
         text: TextKnobs { kernel_tlb: false },

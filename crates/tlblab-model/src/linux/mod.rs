@@ -195,6 +195,8 @@ pub struct Kernel {
     /// The call queues and the shootdowns in flight (linux/kernel/smp.rs).
     pub(in crate::linux) smp: kernel::smp::Smp,
     pub(crate) tasks: Vec<Task>,
+    /// `jiffies` (linux/kernel/time/jiffies.rs).
+    pub(in crate::linux) jiffies: kernel::time::jiffies::Jiffies,
     /// mm/: address spaces, the page cache, frames, the allocators and reclaim.
     pub(in crate::linux) mm: mm::Memory,
     /// fs/: file creation and pipes.

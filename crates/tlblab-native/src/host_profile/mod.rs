@@ -496,6 +496,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                 invpcid: h.invpcid,
                 pti: h.pti,
                 invlpgb: h.invlpgb,
+                invlpgb_count_max: h.invlpgb.then_some(h.invlpgb_count_max),
                 source: features_src,
                 confidence: Confidence::Measured,
             },
@@ -592,6 +593,21 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
             // The measured syscall and fault times already include this kernel's PTI, if any.
             pti_entry_exit_ns: h.pti.then(|| {
                 measured(0.0, format!("{tag}: included in the measured syscall_ns and fault_ns (PTI is on here)"))
+            }),
+            // INVLPGB and TLBSYNC are privileged: not timed from user space.
+            invlpgb_cycles: h.invlpgb.then(|| {
+                estimate(
+                    100.0,
+                    "not measurable from user space: INVLPGB is posted and weakly ordered, about 50 to 150 cycles \
+                     to issue (docs/references/machine-costs.md#g2, estimate), midpoint",
+                )
+            }),
+            tlbsync_ns: h.invlpgb.then(|| {
+                estimate(
+                    250.0,
+                    "not measurable from user space: TLBSYNC waits about one fabric round trip, 0.2 to 0.3 us on \
+                     one socket (docs/references/machine-costs.md#g2, estimate), midpoint",
+                )
             }),
         },
         coherence,

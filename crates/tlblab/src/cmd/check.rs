@@ -1,6 +1,7 @@
 //! `tlblab check`: exhaustive model checking of the shootdown protocol (tlblab_model::check), of
 //! the page allocator with the flush-then-free order (tlblab_model::check::page_alloc) and of
-//! reclaim's unmap flush (tlblab_model::check::reclaim), for kernel presets, or for every
+//! reclaim's unmap flush (tlblab_model::check::reclaim) and, for kernels with it, of v6.15's
+//! broadcast flushing (tlblab_model::check::broadcast), for kernel presets, or for every
 //! combination of the flush-protocol and reclaim knobs.
 
 use std::collections::HashMap;
@@ -10,6 +11,9 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use anyhow::Result;
+use tlblab_model::check::broadcast::{
+    BroadcastChecker, BroadcastScenario, BroadcastVariant, BC_PAGES, BROADCAST_SCENARIOS,
+};
 use tlblab_model::check::page_alloc::{
     AllocChecker, AllocScenario, AllocVariant, ALLOC_SCENARIOS, ZONE_PAGES,
 };
@@ -30,8 +34,11 @@ use crate::spec::kernel_config;
 /// buddy split/merge) on a 1024-page zone, 2-3 CPUs allocating and freeing orders 0-3, and a
 /// page unmapped and freed while other CPUs may cache it (the `free_before_flush` knob must fail
 /// there); part 3 reclaim (`linux/mm/rmap.rs`, `linux/mm/vmscan.rs`): a reclaimer unmapping and
-/// freeing file pages of an mm, per page or batched, while 2 CPUs use them. Exit 1 if any
-/// variant is unsafe or incomplete.
+/// freeing file pages of an mm, per page or batched, while 2 CPUs use them; part 4, for kernels
+/// with `invlpgb` on, broadcast flushing (`linux/arch/x86/mm/tlb/broadcast.rs`): zaps of a
+/// global-ASID mm by INVLPGB and TLBSYNC, each CPU's invalidation completing at its own moment,
+/// and the transition of CPUs still on a per-CPU ASID. Exit 1 if any variant is unsafe or
+/// incomplete.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Kernel presets or preset files to check (default: every built-in preset). Each is checked
@@ -57,9 +64,13 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let mut variants = Vec::new();
     let mut alloc_variants = Vec::new();
     let mut reclaim_variants = Vec::new();
+    let mut broadcast_variants = Vec::new();
     for name in &names {
         let k = kernel_config(name, &args.set)?;
         alloc_variants.push(AllocVariant::of(&k));
+        if k.flush.invlpgb {
+            broadcast_variants.push(BroadcastVariant::of(&k));
+        }
         if args.all_knobs {
             variants.extend(knob_variants(&k));
             reclaim_variants.extend(reclaim_knob_variants(&k));
@@ -83,6 +94,9 @@ pub fn run(args: CheckArgs) -> Result<()> {
     }
     for v in &reclaim_variants {
         jobs.extend(RECLAIM_SCENARIOS.iter().map(|sc| Job::Reclaim(v, sc)));
+    }
+    for v in &broadcast_variants {
+        jobs.extend(BROADCAST_SCENARIOS.iter().map(|sc| Job::Broadcast(v, sc)));
     }
     let t0 = Instant::now();
     let reports = explore_all(&jobs, t0);
@@ -159,14 +173,43 @@ pub fn run(args: CheckArgs) -> Result<()> {
             print(&next.next().expect("a report per job"), sc.name);
         }
     }
+    if !broadcast_variants.is_empty() {
+        println!("\nExhaustive check of broadcast flushing (INVLPGB, TLBSYNC, global ASIDs) on {NR_CPUS} CPUs, mm 0 ({BC_PAGES} pages) with a global ASID; each CPU's copy of an INVLPGB completes at its own moment, scenarios:");
+        for sc in &BROADCAST_SCENARIOS {
+            let zaps: Vec<String> = sc
+                .zaps
+                .iter()
+                .map(|z| format!("cpu{} pages {}..{}", z.cpu, z.first, z.first + z.pages))
+                .collect();
+            let start = if sc.transition {
+                "; cpu1 still runs mm 0 on a per-CPU ASID, cpu2 is lazy on it"
+            } else {
+                ""
+            };
+            println!(
+                "  {}: zaps {}{start}; {} context switch(es) anywhere",
+                sc.name,
+                zaps.join(", "),
+                sc.switches
+            );
+        }
+        println!("Property: a CPU running the mm cannot translate a page whose frame was freed, or whose unmap has returned.\n");
+        for _ in &broadcast_variants {
+            for sc in &BROADCAST_SCENARIOS {
+                print(&next.next().expect("a report per job"), sc.name);
+            }
+        }
+    }
     println!(
-        "\n{} variant(s) x {} scenarios + {} allocator variant(s) x {} scenarios + {} reclaim variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
+        "\n{} variant(s) x {} scenarios + {} allocator variant(s) x {} scenarios + {} reclaim variant(s) x {} scenarios + {} broadcast variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
         variants.len(),
         SCENARIOS.len(),
         alloc_variants.len(),
         ALLOC_SCENARIOS.len(),
         reclaim_variants.len(),
         RECLAIM_SCENARIOS.len(),
+        broadcast_variants.len(),
+        BROADCAST_SCENARIOS.len(),
         t0.elapsed().as_secs_f64()
     );
     if failed > 0 {
@@ -183,6 +226,7 @@ enum Job<'a> {
     Shootdown(&'a Variant, &'a Scenario),
     Alloc(&'a AllocVariant, &'a AllocScenario),
     Reclaim(&'a ReclaimVariant, &'a ReclaimScenario),
+    Broadcast(&'a BroadcastVariant, &'a BroadcastScenario),
 }
 
 impl Job<'_> {
@@ -198,6 +242,9 @@ impl Job<'_> {
             Job::Reclaim(v, sc) => {
                 format!("{:?} {}", ReclaimVariant { name: String::new(), ..v.clone() }, sc.name)
             }
+            Job::Broadcast(v, sc) => {
+                format!("{:?} {}", BroadcastVariant { name: String::new(), ..v.clone() }, sc.name)
+            }
         }
     }
 
@@ -206,6 +253,7 @@ impl Job<'_> {
             Job::Shootdown(v, _) => &v.name,
             Job::Alloc(v, _) => &v.name,
             Job::Reclaim(v, _) => &v.name,
+            Job::Broadcast(v, _) => &v.name,
         }
     }
 
@@ -214,6 +262,7 @@ impl Job<'_> {
             Job::Shootdown(v, sc) => Checker::new(v, sc, kernel_handler).run(),
             Job::Alloc(v, sc) => AllocChecker::new(v, sc).run(),
             Job::Reclaim(v, sc) => ReclaimChecker::new(v, sc).run(),
+            Job::Broadcast(v, sc) => BroadcastChecker::new(v, sc).run(),
         }
     }
 }

@@ -166,6 +166,13 @@ impl Kernel {
         self.counters.vmscan.reclaim_batch_flushes += 1;
         self.counters.tlbflush.flush_requests += 1;
         let mut d = self.costs.tlbflush.flush_call;
+        // v6.15 (72a920eacd8a, 0b7eb55cb706): with INVLPGB, one broadcast of every non-global
+        // entry instead of the IPIs (the batch always unmapped pages here: `add_mm` set it).
+        if self.arch.x86.broadcast.is_some() {
+            d += self.invlpgb_flush_all_nonglobals();
+            ctx.charge(Bucket::FlushWork, d);
+            return d;
+        }
         if local {
             d += self.flush_tlb_batch_pages(cpu);
         }

@@ -22,6 +22,9 @@ pub struct X86 {
     pub(in crate::linux) lazy: CpuMask,
     /// The kernel's own translations per path, when `kernel_tlb` is on and the CPU is x86.
     pub(in crate::linux) text: Option<KernelText>,
+    /// Broadcast flushing with global ASIDs (v6.15), where the kernel enables it (`invlpgb`)
+    /// and the CPU has INVLPGB.
+    pub(in crate::linux) broadcast: Option<mm::tlb::broadcast::Broadcast>,
 }
 
 /// What x86's kernel keeps per CPU (`DEFINE_PER_CPU` in arch/x86): `cpu_tlbstate`, the user PCID's

@@ -116,6 +116,10 @@ pub struct Mm {
     pub tlb_flush_pending: u32,
     pub mmap_lock: RwSem,
     vmas: Vec<Vma>,
+    /// `mm->context.global_asid` (x86 v6.15): one ASID on every CPU, flushed by broadcast.
+    pub global_asid: Option<u16>,
+    /// `mm->context.asid_transition`: some CPU may still run the mm on a per-CPU ASID.
+    pub asid_transition: bool,
 }
 
 impl Mm {
@@ -130,6 +134,8 @@ impl Mm {
             mmap_lock: RwSem::default(),
             tlb_flush_pending: 0,
             vmas: Vec::new(),
+            global_asid: None,
+            asid_transition: false,
         }
     }
 

@@ -1,3 +1,4 @@
-//! `kernel/time`: the scheduler tick on a busy CPU.
+//! `kernel/time`: the scheduler tick on a busy CPU, and `jiffies`.
 
+pub mod jiffies;
 pub mod tick_sched;

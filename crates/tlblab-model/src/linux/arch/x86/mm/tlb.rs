@@ -41,9 +41,20 @@ crate::linux::vmstat::counters! {
         pti_user_flushes,
         /// Lazy TLB CPUs that left the mm on a flush IPI (`leave_mm` / switch to `init_mm`).
         lazy_leaves,
+        /// Flushes of a global-ASID mm by INVLPGB (v6.15 `broadcast_tlb_flush`).
+        broadcast_flushes,
+        /// INVLPGB instructions issued.
+        invlpgb,
+        /// TLBSYNC waits.
+        tlbsync,
+        /// Mms given a global ASID (`use_global_asid`).
+        global_asids,
+        /// CPUs that switched a running mm to its global ASID on a flush IPI.
+        global_asid_reloads,
     }
 }
 
+pub mod broadcast;
 pub mod policy;
 pub use policy::*;
 
@@ -72,6 +83,8 @@ pub struct Costs {
     /// INVPCID of one user page, under PTI with INVPCID (`None`: no INVPCID, the user PCID's
     /// flush is deferred to the return to user space instead).
     pub invpcid_single: Option<Ps>,
+    /// INVLPGB and TLBSYNC, where the CPU has them.
+    pub broadcast: Option<broadcast::Costs>,
 }
 
 impl crate::linux::boot::FromProfile for Costs {
@@ -86,6 +99,7 @@ impl crate::linux::boot::FromProfile for Costs {
                 (true, Some(c)) => Some(Ps::from_cycles(c.value, mhz)),
                 _ => None,
             },
+            broadcast: broadcast::Costs::from_profile(p),
         }
     }
 }
@@ -125,11 +139,11 @@ impl Kernel {
         let c = &mut self.cpus[cpu as usize];
         self.arch.x86.lazy.clear(cpu);
         let m = &self.mm.mms[mm as usize];
+        let global = self.arch.x86.broadcast.as_ref().and(m.global_asid);
         let s = switch_mm_irqs_off(
             &mut c.x86.st,
             mm,
-            m.ctx_id,
-            m.tlb_gen,
+            (m.ctx_id, m.tlb_gen, global),
             &self.config.flush,
             self.arch.x86.pcid,
         );
@@ -159,7 +173,8 @@ impl Kernel {
         let m = &mut mms[info.mm as usize];
         let c = &mut cpus[cpu as usize];
         let tlb = &mut tlbs[c.core];
-        let action = flush_tlb_func(&mut c.x86.st, info, &knobs, || {
+        let global = arch.x86.broadcast.as_ref().and(m.global_asid);
+        let action = flush_tlb_func(&mut c.x86.st, info, &knobs, global, || {
             counters.tlbflush.tlb_gen_reads += 1;
             let before = m.tlb_gen_line.stats.transfers;
             cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
@@ -187,6 +202,14 @@ impl Kernel {
                 counters.tlbflush.flushes_skipped += 1;
             }
             FlushAction::UpToDate => counters.tlbflush.flushes_skipped += 1,
+            FlushAction::GlobalAsid { reloaded } => {
+                // switch_mm_irqs_off(NULL, loaded_mm): a CR3 write to the global PCID without
+                // the flush (charged as the CR3 write's instruction cost).
+                if reloaded {
+                    counters.tlbflush.global_asid_reloads += 1;
+                    cost += costs.tlbflush.full_flush;
+                }
+            }
             FlushAction::Partial { start, nr, stride_shift } => {
                 for i in 0..nr {
                     let va = start + (i << stride_shift);
@@ -264,6 +287,18 @@ impl Kernel {
                 Ps::ZERO
             }
         };
+        // v6.15: a global-ASID mm is flushed by INVLPGBs and a TLBSYNC, without IPIs, unless
+        // some CPU still runs it on a per-CPU ASID (`finish_asid_transition` then sends the
+        // IPIs too, before the TLBSYNC: here the TLBSYNC's wait is charged first).
+        let global = self.global_asid(mm);
+        if let Some(asid) = global {
+            d += self.broadcast_tlb_flush(asid, &info);
+            d += self.tlbsync();
+            if !self.asid_transition_pending(mm, asid) {
+                ctx.charge(Bucket::FlushWork, d);
+                return text + d;
+            }
+        }
         if targets.is_empty() {
             let l = local(self, now + d);
             ctx.charge(Bucket::FlushWork, d + l);
@@ -277,7 +312,13 @@ impl Kernel {
         let t0 = now + d + pre;
         ctx.charge(Bucket::FlushWork, d + pre);
         let concurrent = self.config.flush.concurrent_local;
-        text + d + pre + self.call_function_many(ctx, info, false, &targets, t0, concurrent)
+        let sent = self.call_function_many(ctx, info, false, &targets, t0, concurrent);
+        // v6.15: after an IPI flush, perhaps a global ASID for next time.
+        if global.is_none() && self.arch.x86.broadcast.is_some() {
+            let t = self.cpus[cpu as usize].task.unwrap_or(0);
+            self.consider_global_asid(mm, t, t0 + sent);
+        }
+        text + d + pre + sent
     }
 }
 

@@ -14,6 +14,12 @@ pub const TLB_NR_DYN_ASIDS: usize = 6;
 /// `TLB_FLUSH_ALL`.
 pub const TLB_FLUSH_ALL: u64 = u64::MAX;
 
+/// Whether `asid` is a global one (v6.15, d504d1247e36: ASIDs from `TLB_NR_DYN_ASIDS` up are
+/// handed to whole mms for broadcast flushing; docs/references/linux-6x.md#global-asids).
+pub fn is_global_asid(asid: u16) -> bool {
+    asid as usize >= TLB_NR_DYN_ASIDS
+}
+
 /// How `flush_tlb_mm_range` chooses between INVLPGs and a full flush.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -124,6 +130,10 @@ pub struct FlushKnobs {
     /// flush also invalidates it there (INVPCID, or a deferred full flush of it without INVPCID)
     /// and each full flush defers a flush of it to the next return to user space.
     pub pti: bool,
+    /// v6.15 broadcast flushing (`CONFIG_BROADCAST_TLB_FLUSH`, 4afeb0ed1753), used only where the
+    /// CPU has INVLPGB: an mm seen running on 4 or more CPUs gets a global ASID, and its flushes
+    /// become INVLPGBs and one TLBSYNC, with no IPI (docs/references/linux-6x.md#broadcast-flush).
+    pub invlpgb: bool,
 }
 
 /// `struct flush_tlb_info`.
@@ -177,6 +187,8 @@ impl TlbState {
         self.loaded_asid + 1
     }
 
+    /// The loaded slot's generation; a global ASID has none (INVLPGB keeps it current), so its
+    /// callers never ask.
     pub fn local_tlb_gen(&self) -> u64 {
         self.ctxs[self.loaded_asid as usize].tlb_gen
     }
@@ -213,6 +225,12 @@ pub enum FlushAction {
     EarlyReturn,
     /// `local == mm_tlb_gen` after reading it: a concurrent flush already caught us up.
     UpToDate,
+    /// The mm has a global ASID, which broadcast flushes keep current: nothing to flush here
+    /// (v6.15 `flush_tlb_func`). `reloaded`: the CPU still ran it on a per-CPU ASID and switched
+    /// to the global one (the IPIs of `finish_asid_transition` exist to make it).
+    GlobalAsid {
+        reloaded: bool,
+    },
     /// INVLPG `nr` entries of `1 << stride_shift` from `start`.
     Partial {
         start: u64,
@@ -253,17 +271,30 @@ pub struct Switch {
 
 /// `switch_mm_irqs_off`'s decision on one CPU's `tlb_state` (see `Kernel::switch_mm` for the
 /// rules and kernel versions): `next` is the mm switched to, with its `ctx_id` and current
-/// `tlb_gen`; `pcid` whether the machine uses PCIDs. The caller applies the cpumask changes and
-/// the flush. Pure, so that the model checker (`crate::check`) runs the same decision.
+/// `tlb_gen`; `pcid` whether the machine uses PCIDs; `global_asid` the mm's global ASID (v6.15).
+/// The caller applies the cpumask changes and the flush. Pure, so that the model checker
+/// (`crate::check`) runs the same decision.
 pub fn switch_mm_irqs_off(
     st: &mut TlbState,
     next: MmId,
-    ctx_id: u64,
-    mm_tlb_gen: u64,
+    (ctx_id, mm_tlb_gen, global_asid): (u64, u64, Option<u16>),
     knobs: &FlushKnobs,
     pcid: bool,
 ) -> Switch {
     let was_lazy = std::mem::replace(&mut st.is_lazy, false);
+    // v6.15 (be88a1dd6112): `choose_new_asid` returns the mm's global ASID, never to be
+    // flushed (broadcasts keep it current); the same mm switches to it if it still ran on a
+    // per-CPU ASID.
+    if let Some(g) = global_asid {
+        let mut out = Switch { left: None, joined: false, flush: false };
+        if st.loaded_mm != Some(next) {
+            out.left = st.loaded_mm;
+            out.joined = true;
+        }
+        st.loaded_mm = Some(next);
+        st.loaded_asid = g;
+        return out;
+    }
     let gen_check = knobs.lazy_ipis.switch_checks_tlb_gen(knobs.generations);
     let mut out = Switch { left: None, joined: false, flush: false };
     if st.loaded_mm == Some(next) {
@@ -331,10 +362,12 @@ pub fn flush_info(
 /// `flush_tlb_func` on a CPU whose state is `st`. `read_mm_tlb_gen` reads `mm->context.tlb_gen`
 /// (the caller charges the coherent-line read); it is called at most once, and only where the
 /// knobs say. Updates the slot's generation.
+/// `global_asid` is the mm's global ASID (v6.15), if it has one.
 pub fn flush_tlb_func(
     st: &mut TlbState,
     f: &FlushInfo,
     knobs: &FlushKnobs,
+    global_asid: Option<u16>,
     mut read_mm_tlb_gen: impl FnMut() -> u64,
 ) -> FlushAction {
     // v4.14-v5.18 read `loaded_mm->context.tlb_gen` in flush_tlb_func's declarations, before
@@ -352,6 +385,13 @@ pub fn flush_tlb_func(
     // checks `is_lazy` after the loaded_mm test: the same order in every era.
     if st.is_lazy {
         return FlushAction::LeaveLazy;
+    }
+    // v6.15: a CPU still on a per-CPU ASID of a global-ASID mm reloads with the global one (it
+    // was loaded when the mm had none); a global ASID needs no flush.
+    if let Some(g) = global_asid {
+        let reloaded = st.loaded_asid != g;
+        st.loaded_asid = g;
+        return FlushAction::GlobalAsid { reloaded };
     }
     if !knobs.generations {
         // v3.14 flush_tlb_func: TLBSTATE_OK -> full flush for TLB_FLUSH_ALL, else INVLPG loop.

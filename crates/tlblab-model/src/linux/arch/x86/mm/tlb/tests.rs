@@ -10,6 +10,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         coalesce_ipis: CoalesceIpis::On,
         lazy_ipis: LazyIpis::Skip,
         pti: true,
+        invlpgb: false,
     }
 }
 
@@ -35,7 +36,7 @@ fn partial(gen: u64) -> FlushInfo {
 fn the_next_generation_alone_is_a_partial_flush() {
     let mut st = state(4);
     let mut reads = 0;
-    let a = flush_tlb_func(&mut st, &partial(5), &knobs(true, ReadTlbGen::WhenNeeded), || {
+    let a = flush_tlb_func(&mut st, &partial(5), &knobs(true, ReadTlbGen::WhenNeeded), None, || {
         reads += 1;
         5
     });
@@ -50,7 +51,7 @@ fn falling_behind_upgrades_to_one_full_flush_then_early_returns() {
         let k = knobs(true, read);
         let mut st = state(4);
         let acts: Vec<_> =
-            [5, 6, 7].iter().map(|&g| flush_tlb_func(&mut st, &partial(g), &k, || 7)).collect();
+            [5, 6, 7].iter().map(|&g| flush_tlb_func(&mut st, &partial(g), &k, None, || 7)).collect();
         assert_eq!(acts, [FlushAction::Full, FlushAction::EarlyReturn, FlushAction::EarlyReturn], "{read:?}");
     }
 }
@@ -61,14 +62,14 @@ fn never_reading_gives_up_coalescing() {
     let mut st = state(4);
     let acts: Vec<_> = [5, 6, 7]
         .iter()
-        .map(|&g| flush_tlb_func(&mut st, &partial(g), &k, || panic!("must not read")))
+        .map(|&g| flush_tlb_func(&mut st, &partial(g), &k, None, || panic!("must not read")))
         .collect();
     assert!(acts.iter().all(|a| matches!(a, FlushAction::Partial { .. })), "{acts:?}");
     assert_eq!(st.local_tlb_gen(), 7);
     // Out of order: 7 before 6 -> full flush to 7, then 6 returns early.
     let mut st = state(5);
-    assert_eq!(flush_tlb_func(&mut st, &partial(7), &k, || 0), FlushAction::Full);
-    assert_eq!(flush_tlb_func(&mut st, &partial(6), &k, || 0), FlushAction::EarlyReturn);
+    assert_eq!(flush_tlb_func(&mut st, &partial(7), &k, None, || 0), FlushAction::Full);
+    assert_eq!(flush_tlb_func(&mut st, &partial(6), &k, None, || 0), FlushAction::EarlyReturn);
 }
 
 #[test]
@@ -76,14 +77,14 @@ fn without_early_return_a_covered_request_still_reads_the_line() {
     let k = knobs(false, ReadTlbGen::Always);
     let mut st = state(7);
     let mut reads = 0;
-    let a = flush_tlb_func(&mut st, &partial(6), &k, || {
+    let a = flush_tlb_func(&mut st, &partial(6), &k, None, || {
         reads += 1;
         7
     });
     assert_eq!((a, reads), (FlushAction::UpToDate, 1));
     // The patch: the same request returns early without touching the line.
     let mut reads = 0;
-    let a = flush_tlb_func(&mut st, &partial(6), &knobs(true, ReadTlbGen::WhenNeeded), || {
+    let a = flush_tlb_func(&mut st, &partial(6), &knobs(true, ReadTlbGen::WhenNeeded), None, || {
         reads += 1;
         7
     });
@@ -95,7 +96,10 @@ fn zero_generation_batch_flushes_never_return_early() {
     // "x86/mm/tlb: Ignore f->new_tlb_gen when zero" (July 2022).
     let mut st = state(7);
     let f = FlushInfo { new_tlb_gen: 0, end: TLB_FLUSH_ALL, ..partial(0) };
-    assert_eq!(flush_tlb_func(&mut st, &f, &knobs(true, ReadTlbGen::WhenNeeded), || 8), FlushAction::Full);
+    assert_eq!(
+        flush_tlb_func(&mut st, &f, &knobs(true, ReadTlbGen::WhenNeeded), None, || 8),
+        FlushAction::Full
+    );
 }
 
 #[test]
@@ -103,10 +107,10 @@ fn wrong_mm_and_lazy_cpus() {
     let k = knobs(true, ReadTlbGen::WhenNeeded);
     let mut st = state(1);
     st.loaded_mm = Some(2);
-    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, || 2), FlushAction::WrongMm);
+    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, None, || 2), FlushAction::WrongMm);
     let mut st = state(1);
     st.is_lazy = true;
-    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, || 2), FlushAction::LeaveLazy);
+    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, None, || 2), FlushAction::LeaveLazy);
 }
 
 #[test]
@@ -117,7 +121,7 @@ fn lazy_cpus_are_targets_before_v4_20_and_for_freed_tables_after() {
     let k = FlushKnobs { generations: false, lazy_ipis: LazyIpis::Send, ..knobs(false, ReadTlbGen::Never) };
     let mut st = state(1);
     st.is_lazy = true;
-    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, || unreachable!()), FlushAction::LeaveLazy);
+    assert_eq!(flush_tlb_func(&mut st, &partial(2), &k, None, || unreachable!()), FlushAction::LeaveLazy);
 }
 
 #[test]
@@ -206,9 +210,33 @@ fn without_generations_the_handler_does_what_it_is_asked() {
     let mut st = state(4);
     // Out of order and behind: the v3.x handler still does exactly each request.
     for g in [7, 5, 6] {
-        let a = flush_tlb_func(&mut st, &partial(g), &k, || panic!("no generations in v3.x"));
+        let a = flush_tlb_func(&mut st, &partial(g), &k, None, || panic!("no generations in v3.x"));
         assert_eq!(a, FlushAction::Partial { start: 0x1000, nr: 1, stride_shift: 12 });
     }
     let full = FlushInfo { end: TLB_FLUSH_ALL, ..partial(8) };
-    assert_eq!(flush_tlb_func(&mut st, &full, &k, || 0), FlushAction::Full);
+    assert_eq!(flush_tlb_func(&mut st, &full, &k, None, || 0), FlushAction::Full);
+}
+
+#[test]
+fn a_global_asid_is_switched_to_without_a_flush_and_stragglers_reload_on_an_ipi() {
+    let k = FlushKnobs { invlpgb: true, ..knobs(true, ReadTlbGen::WhenNeeded) };
+    let g = TLB_NR_DYN_ASIDS as u16;
+    // A CPU running mm 1 on per-CPU ASID 0 (it loaded the mm before the mm got its global ASID).
+    let mut st = state(1);
+    assert_eq!(st.loaded_asid, 0);
+    // Its flush IPI makes it reload with the global ASID, and flush nothing.
+    let a = flush_tlb_func(&mut st, &partial(2), &k, Some(g), || panic!("no generation read"));
+    assert_eq!(a, FlushAction::GlobalAsid { reloaded: true });
+    assert_eq!((st.loaded_asid, st.pcid()), (g, g + 1));
+    assert_eq!(
+        flush_tlb_func(&mut st, &partial(3), &k, Some(g), || 0),
+        FlushAction::GlobalAsid { reloaded: false }
+    );
+    // Switching away and back: the global ASID again, never flushed, however far the mm's
+    // generation moved.
+    let sw = switch_mm_irqs_off(&mut st, 2, (7, 1, None), &k, true);
+    assert!(sw.joined && sw.left == Some(1));
+    let sw = switch_mm_irqs_off(&mut st, 1, (9, 50, Some(g)), &k, true);
+    assert_eq!((sw.flush, sw.joined, st.loaded_asid), (false, true, g));
+    assert!(is_global_asid(st.loaded_asid) && !is_global_asid(TLB_NR_DYN_ASIDS as u16 - 1));
 }
