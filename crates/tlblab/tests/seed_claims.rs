@@ -26,6 +26,8 @@ const NOT_REPRODUCED: &[&str] = &[
     "seed-004-netperf-udp-2s/large-messages-gain-20-percent",
     "seed-004-netperf-udp-2s/small-messages-gain",
     "seed-004-sockperf-udp/small-messages-gain",
+    "linux-6.15-invlpgb-milan/gain-size-at-4-threads",
+    "linux-6.15-invlpgb-milan/gain-size-at-72-threads",
 ];
 
 /// How long the test runs an experiment's cells.
@@ -87,6 +89,7 @@ fn check(name: &str, w: Window) {
 }
 
 const TESTED: &[&str] = &[
+    "linux-6.15-invlpgb-milan",
     "seed-000-ebizzy-glibc218",
     "seed-000-ebizzy",
     "seed-001-vmscale",
@@ -118,6 +121,11 @@ fn every_experiment_has_claims_and_each_is_tested_here() {
 const SHOOTDOWN: Window = Window::Short { seeds: 2, warmup: "300us", measure: "3ms" };
 const NET: Window = Window::Short { seeds: 1, warmup: "300us", measure: "2ms" };
 const FSMARK: Window = Window::Short { seeds: 1, warmup: "1ms", measure: "5ms" };
+
+#[test]
+fn linux_6_15_invlpgb_milan() {
+    check("linux-6.15-invlpgb-milan", Window::Quick);
+}
 
 #[test]
 fn seed_000_ebizzy() {
