@@ -795,7 +795,12 @@ fn blank() -> KernelConfig {
             lazy_ipis: LazyIpis::Send,
             pti: false,
         },
-        mm: MmKnobs { mmap_lock: false, free_before_flush: false, fault_lock: FaultLock::MmapLock, munmap_downgrade: false },
+        mm: MmKnobs {
+            mmap_lock: false,
+            free_before_flush: false,
+            fault_lock: FaultLock::MmapLock,
+            munmap_downgrade: false,
+        },
         text: TextKnobs { kernel_tlb: false },
         ppc8xx: None,
         page_alloc: PageAllocConfig::v4_9(),

@@ -10,7 +10,9 @@ use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translati
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
-use crate::linux::include::linux::mm_types::{Backing, FaultLock, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE};
+use crate::linux::include::linux::mm_types::{
+    Backing, FaultLock, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE,
+};
 use crate::linux::{arch::x86::mm::tlb, mm::mmap, Continuation, Kernel};
 use crate::time::Ps;
 

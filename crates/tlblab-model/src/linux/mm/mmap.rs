@@ -234,7 +234,10 @@ impl Kernel {
                 self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
                 let d = self.costs.entry.syscall_half + self.costs.memory.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
-                downgrade + d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Munmap)
+                downgrade
+                    + d
+                    + self.kernel_path(ctx, Path::SyscallEntry)
+                    + self.kernel_path(ctx, Path::Munmap)
             }
             Op::MadviseDontneed { addr, len } => {
                 let start = self.reg_addr(t, addr);
