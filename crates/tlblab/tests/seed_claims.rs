@@ -90,6 +90,8 @@ fn check(name: &str, w: Window) {
 
 const TESTED: &[&str] = &[
     "linux-6.15-invlpgb-milan",
+    "linux-6.4-per-vma-locks-ebizzy-ivybridge",
+    "linux-6.4-per-vma-locks-page-fault1-skylake",
     "seed-000-ebizzy-glibc218",
     "seed-000-ebizzy",
     "seed-001-vmscale",
@@ -177,4 +179,14 @@ fn seed_004_netperf_and_sockperf() {
     ] {
         check(name, NET);
     }
+}
+
+#[test]
+fn linux_6_4_per_vma_locks() {
+    check("linux-6.4-per-vma-locks-ebizzy-ivybridge", Window::Quick);
+    // The faulting phase of page_fault1 at the rows the claims read (1, 8, 28, 56), one seed.
+    check(
+        "linux-6.4-per-vma-locks-page-fault1-skylake",
+        Window::Short { seeds: 1, warmup: "300us", measure: "3ms" },
+    );
 }

@@ -243,6 +243,7 @@ impl Kernel {
                 mms: Vec::new(),
                 next_ctx_id: 1,
                 woken: Vec::new(),
+                vma_lock: Default::default(),
                 files: Vec::new(),
                 frames: Frames::new(node_pages * topo.sockets as u64),
                 page_alloc,

@@ -18,7 +18,7 @@ use crate::linux::arch::ppc::kernel::head_8xx::Version;
 use crate::linux::arch::ppc::mm::mmu_8xx::{Ppc8xxKnobs, Writeback};
 use crate::linux::arch::x86::mm::tlb::{CoalesceIpis, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 use crate::linux::arch::x86::text::TextKnobs;
-use crate::linux::include::linux::mm_types::MmKnobs;
+use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs};
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
 use crate::linux::mm::vmscan::{ReclaimKnobs, UnmapFlush};
 
@@ -288,6 +288,32 @@ pub const KNOBS: &[Knob] = &[
         allowed: "on | off",
         doc: "faults and mmap/munmap/madvise take mmap_lock; off is an ablation",
         apply: |k, v| on_off(v).map(|b| k.mm.mmap_lock = b),
+    },
+    Knob {
+        name: "fault_lock",
+        section: "mm",
+        needed: Needed::Refines,
+        allowed: "mmap-lock | per-vma",
+        doc: "mmap-lock: every fault takes mmap_lock for read (to v6.3); per-vma: v6.4's \
+              lock_vma_under_rcu first, anonymous VMAs with an anon_vma only, mmap_lock on failure; \
+              munmap write-locks the VMA it removes (default mmap-lock)",
+        apply: |k, v| {
+            k.mm.fault_lock = match v {
+                "mmap-lock" => FaultLock::MmapLock,
+                "per-vma" => FaultLock::PerVma,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "munmap_downgrade",
+        section: "mm",
+        needed: Needed::Refines,
+        allowed: "on | off",
+        doc: "munmap downgrades mmap_lock to read after detaching the VMA and zaps, flushes and \
+              frees under the read lock (v4.20+); off: held for write throughout (default off)",
+        apply: |k, v| on_off(v).map(|b| k.mm.munmap_downgrade = b),
     },
     Knob {
         name: "pti",
@@ -779,7 +805,12 @@ fn blank() -> KernelConfig {
             pti: false,
             invlpgb: false,
         },
-        mm: MmKnobs { mmap_lock: false, free_before_flush: false },
+        mm: MmKnobs {
+            mmap_lock: false,
+            free_before_flush: false,
+            fault_lock: FaultLock::MmapLock,
+            munmap_downgrade: false,
+        },
         text: TextKnobs { kernel_tlb: false },
         ppc8xx: None,
         page_alloc: PageAllocConfig::v4_9(),

@@ -173,6 +173,8 @@ subsystems! {
     ext4: fs::ext4::Counters;
     /// The page allocator (linux/mm/page_alloc.rs); not on the MPC8xx.
     page_alloc: Option<mm::page_alloc::Counters> = Kernel::page_alloc_counters;
+    /// Per-VMA lock faults (linux/mm/memory.rs), where the kernel has them (v6.4+).
+    vma_lock: Option<mm::memory::VmaLockCounters> = Kernel::vma_lock_counters;
     /// SLUB (linux/mm/slub.rs), where the profile has `[slab]`.
     slab: Option<mm::slub::Counters> = Kernel::slab_counters;
     /// A socket call's body and the loopback delivery (linux/net/socket.rs), where booted.
@@ -377,6 +379,10 @@ impl Kernel {
     }
 
     /// The page allocator's counters for reports.
+    pub fn vma_lock_counters(&self) -> Option<mm::memory::VmaLockCounters> {
+        (self.config.mm.fault_lock == include::linux::mm_types::FaultLock::PerVma).then_some(self.mm.vma_lock)
+    }
+
     pub fn page_alloc_counters(&self) -> Option<mm::page_alloc::Counters> {
         self.mm.page_alloc.as_ref().map(|a| {
             let mut c = a.stats.counters();

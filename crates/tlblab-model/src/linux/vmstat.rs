@@ -69,6 +69,7 @@ mod tests {
     /// Every group present, the optional ones too.
     fn all() -> Counters {
         Counters {
+            vma_lock: Some(Default::default()),
             page_alloc: Some(Default::default()),
             slab: Some(Default::default()),
             net: Some(Default::default()),

@@ -1,7 +1,8 @@
 //! The page-fault handler and the user access that leads to it (mm/memory.c, v5.18): a TLB
 //! lookup, a page walk on a miss, and the fault paths the workloads take: anonymous and
 //! zero-page faults, file reads with fault-around, COW of private file pages and of the zero
-//! page, shared-file write notify.
+//! page, shared-file write notify. With the `per-vma` fault lock, v6.4's
+//! `lock_vma_under_rcu` first (docs/references/linux-6x.md#per-vma-locks).
 
 use super::filemap::FaultPage;
 use crate::attribution::Bucket;
@@ -9,7 +10,9 @@ use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translati
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
-use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
+use crate::linux::include::linux::mm_types::{
+    Backing, FaultLock, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE,
+};
 use crate::linux::{arch::x86::mm::tlb, mm::mmap, Continuation, Kernel};
 use crate::time::Ps;
 
@@ -23,6 +26,24 @@ crate::linux::vmstat::counters! {
         cow_flushes,
         pages_zeroed,
         pages_copied,
+    }
+}
+
+crate::linux::vmstat::counters! {
+    /// Per-VMA lock faults (v6.4, `CONFIG_PER_VMA_LOCK_STATS`' names), present only where the
+    /// kernel has them (`fault_lock = "per-vma"`).
+    VmaLockCounters {
+        /// Faults handled under the VMA lock alone.
+        vma_lock_success,
+        /// Faults `lock_vma_under_rcu` gave back to `mmap_lock`.
+        vma_lock_abort,
+        /// Of those: the VMA had no `anon_vma` yet (its first write fault).
+        vma_lock_abort_no_anon_vma,
+        /// Of those: write-locked by a writer's `vma_start_write`, or its `vm_lock` held or
+        /// wanted for write.
+        vma_lock_abort_locked,
+        /// `vma_start_write` calls that slept until the VMA's fault readers left.
+        vma_start_write_sleeps,
     }
 }
 
@@ -61,6 +82,16 @@ pub enum Step {
         addr: u64,
         file: u32,
         index: u64,
+    },
+    /// v6.4 `do_user_addr_fault`: `lock_vma_under_rcu`, then the fault under the VMA lock, or
+    /// under `mmap_lock` for read if that failed.
+    LockVma {
+        addr: u64,
+        write: bool,
+    },
+    /// `vma_end_read` after a fault handled under the VMA lock.
+    VmaEndRead {
+        addr: u64,
     },
 }
 
@@ -109,7 +140,64 @@ impl Kernel {
                 }
                 Ps::ZERO
             }
+            Step::LockVma { addr, write } => self.lock_vma_fault(ctx, mm, addr, write),
+            Step::VmaEndRead { addr } => self.vma_end_read(ctx, mm, addr),
         }
+    }
+
+    /// v6.4 `do_user_addr_fault`'s first try: `lock_vma_under_rcu` (the `mm_lock_seq` read and,
+    /// once the VMA qualifies, the `down_read_trylock` RMW on its `vm_lock` line), then the
+    /// fault under the VMA lock; on failure the fault under `mmap_lock` for read.
+    fn lock_vma_fault(&mut self, ctx: &mut Ctx, mm: MmId, addr: u64, write: bool) -> Ps {
+        let (topo, lines, cpu, now) = (self.topo, self.costs.hw.lines, ctx.cpu, ctx.now);
+        let m = &mut self.mm.mms[mm as usize];
+        let qualifies = m.vma(addr).is_some_and(|v| v.backing == Backing::Anon && v.anon_vma);
+        let mut d = if qualifies { m.mm_lock_seq_line.read(cpu, now, &topo, &lines) } else { Ps::ZERO };
+        let got = m.lock_vma_under_rcu(addr).map(|v| v.start);
+        if matches!(got, Ok(_) | Err(VmaLockAbort::Contended)) {
+            let v = m.vma_mut(addr).unwrap();
+            d += v.vm_lock.line.write(cpu, now + d, &topo, &lines);
+        }
+        ctx.charge(Bucket::LockWait, d);
+        let stats = &mut self.mm.vma_lock;
+        match got {
+            Ok(_) => {
+                stats.vma_lock_success += 1;
+                ctx.then_all([
+                    Continuation::Mm(Step::Fault { addr, write }),
+                    Continuation::Mm(Step::VmaEndRead { addr }),
+                ]);
+            }
+            Err(e) => {
+                stats.vma_lock_abort += 1;
+                stats.vma_lock_abort_no_anon_vma += (e == VmaLockAbort::NoAnonVma) as u64;
+                stats.vma_lock_abort_locked +=
+                    matches!(e, VmaLockAbort::WriteLocked | VmaLockAbort::Contended) as u64;
+                ctx.then_all([
+                    Continuation::Sys(mmap::Step::Lock { write: false }),
+                    Continuation::Mm(Step::Fault { addr, write }),
+                    Continuation::Sys(mmap::Step::Unlock { write: false }),
+                ]);
+            }
+        }
+        d
+    }
+
+    /// `vma_end_read` (v6.4): `up_read` of the VMA's `vm_lock`, handing it to a writer that
+    /// waits in `vma_start_write`. The VMA is still there: its removal write-locks it first.
+    fn vma_end_read(&mut self, ctx: &mut Ctx, mm: MmId, addr: u64) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let v = self.mm.mms[mm as usize].vma_mut(addr).expect("vma_end_read: the VMA went while read-locked");
+        let d = v.vm_lock.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        let mut woken = std::mem::take(&mut self.mm.woken);
+        v.vm_lock.release(usize::MAX, false, &mut woken);
+        for &w in &woken {
+            self.wake(ctx, w, ctx.now + d);
+        }
+        woken.clear();
+        self.mm.woken = woken;
+        ctx.charge(Bucket::LockWait, d);
+        d
     }
 
     /// A user access: TLB lookup, page walk on a miss, fault if the PTE does not allow it.
@@ -174,9 +262,17 @@ impl Kernel {
     }
 
     /// Queues the fault, then the access again (the faulting instruction restarts).
-    /// The handler runs under `mmap_read_lock` (v5.18; per-VMA locks came in v6.4).
+    /// The handler runs under `mmap_read_lock` (v5.18), or from v6.4 under the VMA's lock if
+    /// `lock_vma_under_rcu` succeeds.
     fn push_fault(&mut self, ctx: &mut Ctx, va: u64, kind: AccessKind, write: bool) {
         let lock = self.config.mm.mmap_lock;
+        if lock && self.config.mm.fault_lock == FaultLock::PerVma {
+            ctx.then_all([
+                Continuation::Mm(Step::LockVma { addr: va, write }),
+                Continuation::Mm(Step::Access { va, kind }),
+            ]);
+            return;
+        }
         let (lock, unlock) = match lock {
             true => (Some(mmap::Step::Lock { write: false }), Some(mmap::Step::Unlock { write: false })),
             false => (None, None),
@@ -211,6 +307,8 @@ impl Kernel {
         let zero_pfn = self.mm.frames.zero_pfn;
         // `at`: the fault's time so far (its charges are in the buckets, not in `ctx.now`).
         let anon_page = |s: &mut Kernel, ctx: &mut Ctx, at: Ps, copy: bool| {
+            // anon_vma_prepare: the VMA has its anon_vma from its first anonymous page on.
+            s.mm.mms[mm as usize].vma_mut(addr).unwrap().anon_vma = true;
             let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
             let c = if copy {
                 s.counters.memory.pages_copied += 1;

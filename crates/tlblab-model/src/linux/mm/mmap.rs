@@ -1,11 +1,14 @@
 //! The system calls the workloads make on their address space (mm/mmap.c, mm/madvise.c,
 //! v5.18): `mmap`, `munmap` and `madvise(MADV_DONTNEED)` under `mmap_lock`, with their entry and
-//! exit. The zap's flush-then-free is mmu_gather.rs's.
+//! exit. The zap's flush-then-free is mmu_gather.rs's. From v4.20 munmap may downgrade
+//! `mmap_lock` to read for the zap (`munmap_downgrade`); from v6.4 (`fault_lock = "per-vma"`)
+//! munmap write-locks the VMA it removes and each write section's end releases every VMA it
+//! write-locked (docs/references/linux-6x.md#per-vma-locks).
 
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
-use crate::linux::include::linux::mm_types::{zap_vma, Backing};
+use crate::linux::include::linux::mm_types::{zap_vma, Backing, FaultLock};
 use crate::linux::syscalls::{MapKind, Op};
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
@@ -28,6 +31,16 @@ pub enum Step {
     Unlock {
         write: bool,
     },
+    /// `vma_start_write` (v6.4) on the VMA starting at `start`: `down_write` of its `vm_lock`,
+    /// which sleeps while faults hold it for read.
+    VmaStartWrite {
+        start: u64,
+    },
+    /// The rest of `vma_start_write` once `vm_lock` is held: `vm_lock_seq = mm_lock_seq`, then
+    /// `up_write`.
+    VmaWriteLocked {
+        start: u64,
+    },
     /// A system call's body, once `mmap_lock` is held.
     Locked(Op),
     /// The return to user space.
@@ -40,7 +53,21 @@ impl Kernel {
     pub(in crate::linux) fn syscall(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
         if self.config.mm.mmap_lock {
             let write = !matches!(op, Op::MadviseDontneed { .. });
-            ctx.then_all([Continuation::Sys(Step::Lock { write }), Continuation::Sys(Step::Locked(op))]);
+            // v6.4: munmap write-locks the VMA before detaching and zapping it, so that no fault
+            // under the VMA lock can install a PTE in it. mmap's new VMA is not reachable before
+            // it is inserted; madvise(MADV_DONTNEED) does not change the VMA.
+            let vma_write = match op {
+                Op::Munmap { addr } if self.config.mm.fault_lock == FaultLock::PerVma => {
+                    Some(Continuation::Sys(Step::VmaStartWrite { start: self.reg_addr(t, addr) }))
+                }
+                _ => None,
+            };
+            ctx.then_all(
+                [Continuation::Sys(Step::Lock { write })]
+                    .into_iter()
+                    .chain(vma_write)
+                    .chain([Continuation::Sys(Step::Locked(op))]),
+            );
             return Ps::ZERO;
         }
         self.syscall_body(ctx, t, op)
@@ -50,6 +77,8 @@ impl Kernel {
         match s {
             Step::Lock { write } => self.mmap_lock(ctx, t, write),
             Step::Unlock { write } => self.mmap_unlock(ctx, t, write),
+            Step::VmaStartWrite { start } => self.vma_start_write(ctx, t, start),
+            Step::VmaWriteLocked { start } => self.vma_write_locked(ctx, t, start),
             Step::Locked(op) => self.syscall_body(ctx, t, op),
             Step::Exit => {
                 ctx.charge(Bucket::Syscall, self.costs.entry.syscall_half);
@@ -72,11 +101,85 @@ impl Kernel {
         d + self.deschedule(ctx, false, ctx.now + d)
     }
 
+    /// `vma_start_write` (v6.4 include/linux/mm.h) by task `t`, which holds `mmap_lock` for
+    /// write: nothing if the VMA is write-locked in this section already, else `down_write` of
+    /// its `vm_lock` (sleeping until the faults that hold it for read leave).
+    fn vma_start_write(&mut self, ctx: &mut Ctx, t: usize, start: u64) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let m = &mut self.mm.mms[self.tasks[t].user_mm() as usize];
+        let seq = m.mm_lock_seq;
+        let v = m.vma_mut(start).expect("munmap of an unmapped address");
+        if v.vm_lock_seq == Some(seq) {
+            return Ps::ZERO;
+        }
+        let d = v.vm_lock.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        let got = v.vm_lock.acquire(t, true);
+        ctx.charge(Bucket::LockWait, d);
+        ctx.then(Continuation::Sys(Step::VmaWriteLocked { start }));
+        if got {
+            return d;
+        }
+        self.mm.vma_lock.vma_start_write_sleeps += 1;
+        d + self.deschedule(ctx, false, ctx.now + d)
+    }
+
+    /// `vma_start_write` with `vm_lock` held: marks the VMA write-locked in this section of
+    /// `mmap_lock` and drops `vm_lock` (the mark stays until the section ends).
+    fn vma_write_locked(&mut self, ctx: &mut Ctx, t: usize, start: u64) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let m = &mut self.mm.mms[self.tasks[t].user_mm() as usize];
+        let seq = m.mm_lock_seq;
+        let v = m.vma_mut(start).expect("munmap of an unmapped address");
+        v.vm_lock_seq = Some(seq);
+        let d = v.vm_lock.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        let mut woken = Vec::new();
+        v.vm_lock.release(t, true, &mut woken);
+        // Fault readers only trylock, and mmap_lock admits one writer: nobody waits.
+        debug_assert!(woken.is_empty());
+        ctx.charge(Bucket::LockWait, d);
+        d
+    }
+
+    /// `vma_end_write_all` (v6.4) at the end of a write section: `mm_lock_seq` moves on, which
+    /// releases every VMA write-locked in it; a write of the line every per-VMA fault reads.
+    fn vma_end_write_all(&mut self, ctx: &mut Ctx, mm: usize, at: Ps) -> Ps {
+        if self.config.mm.fault_lock != FaultLock::PerVma {
+            return Ps::ZERO;
+        }
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let m = &mut self.mm.mms[mm];
+        m.vma_end_write_all();
+        let d = m.mm_lock_seq_line.write(ctx.cpu, at, &topo, &lines);
+        ctx.charge(Bucket::LockWait, d);
+        d
+    }
+
+    /// `mmap_write_downgrade` by munmap once the VMA is detached (v4.20+): task `t` keeps
+    /// `mmap_lock` for read, and the readers queued at its head get it too.
+    fn mmap_write_downgrade(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let mm = self.tasks[t].user_mm() as usize;
+        let d = self.vma_end_write_all(ctx, mm, ctx.now);
+        let sem = &mut self.mm.mms[mm].mmap_lock;
+        let d = d + sem.line.write(ctx.cpu, ctx.now + d, &topo, &lines);
+        let mut woken = std::mem::take(&mut self.mm.woken);
+        sem.downgrade(t, &mut woken);
+        for &w in &woken {
+            self.wake(ctx, w, ctx.now + d);
+        }
+        woken.clear();
+        self.mm.woken = woken;
+        ctx.charge(Bucket::LockWait, d);
+        d
+    }
+
     /// Releases task `t`'s `mmap_lock`, waking the tasks it hands the lock to.
     fn mmap_unlock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
-        let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        let mm = self.tasks[t].user_mm() as usize;
+        let seq = if write { self.vma_end_write_all(ctx, mm, ctx.now) } else { Ps::ZERO };
+        let sem = &mut self.mm.mms[mm].mmap_lock;
+        let d = seq + sem.line.write(ctx.cpu, ctx.now + seq, &topo, &lines);
         let mut woken = std::mem::take(&mut self.mm.woken);
         sem.release(t, write, &mut woken);
         for &w in &woken {
@@ -116,6 +219,12 @@ impl Kernel {
             Op::Munmap { addr } => {
                 let start = self.reg_addr(t, addr);
                 let vma = self.mm.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
+                // The VMA is detached: the zap, flush and free need mmap_lock only for read.
+                let downgrade = if self.config.mm.mmap_lock && self.config.mm.munmap_downgrade {
+                    self.mmap_write_downgrade(ctx, t)
+                } else {
+                    Ps::ZERO
+                };
                 let zapped = zap_vma(&vma);
                 self.gather(t, mm, &zapped);
                 let dirty = matches!(vma.backing, Backing::FileShared(_)) && zapped.iter().any(|z| z.1.dirty);
@@ -125,7 +234,10 @@ impl Kernel {
                 self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
                 let d = self.costs.entry.syscall_half + self.costs.memory.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
-                d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Munmap)
+                downgrade
+                    + d
+                    + self.kernel_path(ctx, Path::SyscallEntry)
+                    + self.kernel_path(ctx, Path::Munmap)
             }
             Op::MadviseDontneed { addr, len } => {
                 let start = self.reg_addr(t, addr);

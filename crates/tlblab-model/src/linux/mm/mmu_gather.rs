@@ -115,8 +115,10 @@ impl Kernel {
     ) {
         let order = zap_order(self.config.mm.free_before_flush, start, end, cleared, freed_tables, dirty);
         // The flush and the free happen under mmap_lock; the unlock comes before the return.
-        // munmap, the only caller that frees page tables, holds it for write.
-        let unlock = self.config.mm.mmap_lock.then_some(mmap::Step::Unlock { write: freed_tables });
+        // munmap, the only caller that frees page tables, holds it for write, or for read once
+        // it downgraded (v4.20+).
+        let write = freed_tables && !self.config.mm.munmap_downgrade;
+        let unlock = self.config.mm.mmap_lock.then_some(mmap::Step::Unlock { write });
         ctx.then_all(
             order
                 .iter()

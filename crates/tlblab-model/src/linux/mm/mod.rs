@@ -20,6 +20,8 @@ pub struct Memory {
     pub(in crate::linux) next_ctx_id: u64,
     /// Scratch for `mmap_lock` wake-ups (linux/mm/mmap.rs).
     pub(in crate::linux) woken: Vec<usize>,
+    /// Per-VMA lock events (v6.4; linux/mm/memory.rs), reported where the kernel has them.
+    pub(in crate::linux) vma_lock: memory::VmaLockCounters,
     pub(in crate::linux) files: Vec<filemap::FilePages>,
     pub(in crate::linux) frames: crate::linux::frames::Frames,
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.

@@ -1,7 +1,8 @@
 //! Address spaces (`struct mm_struct`): VMAs with their page tables, `mm_cpumask`, and the
 //! x86 `mm->context` fields the flush protocol uses (`ctx_id`, `tlb_gen` on its own contended
 //! cache line). Pages are 4 KiB; each VMA keeps a flat PTE array (the model's page table: one
-//! index per page, no hashing on the hot path).
+//! index per page, no hashing on the hot path). From v6.4 each VMA also has its own lock
+//! (`vm_lock`, `vm_lock_seq`) and the mm an `mm_lock_seq` (docs/references/linux-6x.md#per-vma-locks).
 
 use crate::hw::coherence::CacheLine;
 use crate::hw::cpumask::CpuMask;
@@ -70,8 +71,33 @@ pub struct Vma {
     pub end: u64,
     pub backing: Backing,
     pub writable: bool,
+    /// `vma->anon_vma` is set: the first write fault (or COW) of the VMA ran `anon_vma_prepare`.
+    pub anon_vma: bool,
+    /// `vma->vm_lock_seq` (v6.4): the `mm_lock_seq` of the `mmap_lock` write section that
+    /// write-locked this VMA; `None` for the initial -1.
+    pub vm_lock_seq: Option<u64>,
+    /// `vma->vm_lock` (v6.4): a rw_semaphore in its own slab object, so its count word is a line
+    /// of its own that every per-VMA fault does two atomic RMWs on.
+    pub vm_lock: RwSem,
     /// Packed PTEs ([`Pte::pack`]).
     ptes: Vec<u64>,
+}
+
+/// Why `lock_vma_under_rcu` (v6.4 mm/memory.c) gave the fault back to `mmap_lock`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VmaLockAbort {
+    /// No VMA covers the address (a concurrent munmap removed it).
+    NoVma,
+    /// v6.4 handles only anonymous VMAs (file-backed ones from v6.6).
+    NotAnonymous,
+    /// `find_mergeable_anon_vma` would look at unlocked neighbours: the first write fault of a
+    /// fresh anonymous VMA takes `mmap_lock`.
+    NoAnonVma,
+    /// `vma_start_read`: write-locked in the current `mmap_lock` write section
+    /// (`vm_lock_seq == mm_lock_seq`).
+    WriteLocked,
+    /// `vma_start_read`: `down_read_trylock` failed (a writer holds or waits for `vm_lock`).
+    Contended,
 }
 
 impl Vma {
@@ -84,6 +110,19 @@ impl Vma {
 
     pub fn contains(&self, addr: u64) -> bool {
         (self.start..self.end).contains(&addr)
+    }
+
+    /// The file page index backing `addr` (mappings start at file offset 0 here).
+    /// `vma_start_read` (v6.4 include/linux/mm.h): fails if the VMA is write-locked in the
+    /// current write section of `mmap_lock` or its `vm_lock` cannot be read-locked at once;
+    /// on success the caller holds `vm_lock` for read until `vma_end_read`.
+    pub fn start_read(&mut self, mm_lock_seq: u64) -> Result<(), VmaLockAbort> {
+        if self.vm_lock_seq == Some(mm_lock_seq) {
+            return Err(VmaLockAbort::WriteLocked);
+        }
+        // The recheck of vm_lock_seq after the trylock sees the same values: state changes
+        // only between steps, and a writer that set it holds or held vm_lock for write.
+        self.vm_lock.try_read().then_some(()).ok_or(VmaLockAbort::Contended)
     }
 
     /// The file page index backing `addr` (mappings start at file offset 0 here).
@@ -115,6 +154,13 @@ pub struct Mm {
     /// `tlb_finish_mmu` (v4.14+); more than one means their batched flushes are nested.
     pub tlb_flush_pending: u32,
     pub mmap_lock: RwSem,
+    /// `mm->mm_lock_seq` (v6.4): incremented by `mmap_write_unlock` and `mmap_write_downgrade`
+    /// (`vma_end_write_all`), which releases every VMA write-locked in that section at once.
+    pub mm_lock_seq: u64,
+    /// The line holding `mm_lock_seq`: read by every per-VMA fault, written at the end of each
+    /// write section (placed on a line of its own: an estimate, the v6.4 `mm_struct` layout
+    /// was not read).
+    pub mm_lock_seq_line: CacheLine,
     vmas: Vec<Vma>,
     /// `mm->context.global_asid` (x86 v6.15): one ASID on every CPU, flushed by broadcast.
     pub global_asid: Option<u16>,
@@ -132,6 +178,8 @@ impl Mm {
             cpumask: CpuMask::new(),
             ever_loaded: CpuMask::new(),
             mmap_lock: RwSem::default(),
+            mm_lock_seq: 0,
+            mm_lock_seq_line: CacheLine::new(),
             tlb_flush_pending: 0,
             vmas: Vec::new(),
             global_asid: None,
@@ -159,8 +207,16 @@ impl Mm {
                 start = v.start - len;
             }
         }
-        let vma =
-            Vma { start, end: start + len, backing, writable, ptes: vec![0; (len >> PAGE_SHIFT) as usize] };
+        let vma = Vma {
+            start,
+            end: start + len,
+            backing,
+            writable,
+            anon_vma: false,
+            vm_lock_seq: None,
+            vm_lock: RwSem::default(),
+            ptes: vec![0; (len >> PAGE_SHIFT) as usize],
+        };
         let at = self.vmas.partition_point(|v| v.start < start);
         self.vmas.insert(at, vma);
         start
@@ -176,6 +232,33 @@ impl Mm {
     pub fn vma(&self, addr: u64) -> Option<&Vma> {
         let i = self.vmas.partition_point(|v| v.end <= addr);
         self.vmas.get(i).filter(|v| v.contains(addr))
+    }
+
+    pub fn vma_mut(&mut self, addr: u64) -> Option<&mut Vma> {
+        let i = self.vmas.partition_point(|v| v.end <= addr);
+        self.vmas.get_mut(i).filter(|v| v.contains(addr))
+    }
+
+    /// `lock_vma_under_rcu` (v6.4 mm/memory.c): the VMA at `addr` read-locked for a fault
+    /// without `mmap_lock` if it is anonymous, has its `anon_vma` and `vma_start_read` succeeds.
+    /// (userfaultfd and swap-in, the other v6.4 refusals, are not modelled.)
+    pub fn lock_vma_under_rcu(&mut self, addr: u64) -> Result<&mut Vma, VmaLockAbort> {
+        let seq = self.mm_lock_seq;
+        let v = self.vma_mut(addr).ok_or(VmaLockAbort::NoVma)?;
+        if v.backing != Backing::Anon {
+            return Err(VmaLockAbort::NotAnonymous);
+        }
+        if !v.anon_vma {
+            return Err(VmaLockAbort::NoAnonVma);
+        }
+        v.start_read(seq)?;
+        Ok(v)
+    }
+
+    /// `vma_end_write_all` (v6.4, in `mmap_write_unlock` and `mmap_write_downgrade`): every VMA
+    /// write-locked in the section that ends is released by moving the sequence on.
+    pub fn vma_end_write_all(&mut self) {
+        self.mm_lock_seq += 1;
     }
 
     pub fn pte(&self, addr: u64) -> Option<Pte> {
@@ -221,6 +304,28 @@ pub fn zap_vma(v: &Vma) -> Vec<(u64, Pte)> {
         .collect()
 }
 
+/// How a user page fault is serialised against changes to the address space.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultLock {
+    /// Every fault takes `mmap_lock` for read (up to v6.3).
+    #[default]
+    MmapLock,
+    /// v6.4 (0bff0aaea03e and its series): `lock_vma_under_rcu` first, `mmap_lock` on failure;
+    /// writers write-lock each VMA they change (docs/references/linux-6x.md#per-vma-locks).
+    PerVma,
+}
+
+impl FaultLock {
+    fn is_mmap_lock(&self) -> bool {
+        *self == FaultLock::MmapLock
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// The knobs of the address-space paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MmKnobs {
@@ -230,6 +335,15 @@ pub struct MmKnobs {
     /// Free gathered pages before the flush completes. UNSAFE: exists so the oracle can be
     /// shown to catch it.
     pub free_before_flush: bool,
+    /// Per-VMA locks (v6.4). Left out of a run's record at its default, so results of
+    /// configurations that predate it read as before.
+    #[serde(default, skip_serializing_if = "FaultLock::is_mmap_lock")]
+    pub fault_lock: FaultLock,
+    /// munmap downgrades `mmap_lock` to read once the VMA is detached and zaps, flushes and
+    /// frees under the read lock (v4.20+; docs/references/linux-6x.md#per-vma-locks). Off in the
+    /// older presets, which model munmap holding it for write throughout.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub munmap_downgrade: bool,
 }
 
 #[cfg(test)]
@@ -247,6 +361,51 @@ mod tests {
         mm.remove_vma(a).unwrap();
         // The hole at the top is found again, as munmap-then-mmap loops rely on.
         assert_eq!(mm.mmap(128 << 20, Backing::Anon, true), a);
+    }
+
+    #[test]
+    fn lock_vma_under_rcu_admits_anonymous_vmas_with_an_anon_vma_outside_a_write_section() {
+        let mut mm = Mm::new(0, 1);
+        let a = mm.mmap(4 * PAGE_SIZE, Backing::Anon, true);
+        let f = mm.mmap(4 * PAGE_SIZE, Backing::FilePrivate(0), true);
+        assert_eq!(mm.lock_vma_under_rcu(a + 4 * PAGE_SIZE).err(), Some(VmaLockAbort::NoVma));
+        assert_eq!(mm.lock_vma_under_rcu(f).err(), Some(VmaLockAbort::NotAnonymous));
+        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::NoAnonVma));
+        mm.vma_mut(a).unwrap().anon_vma = true;
+        assert_eq!(mm.lock_vma_under_rcu(a + PAGE_SIZE).map(|v| v.start).ok(), Some(a));
+        assert_eq!(mm.vma(a).unwrap().vm_lock.readers(), 1);
+    }
+
+    #[test]
+    fn a_fault_racing_munmap_of_its_vma_waits_for_it_or_falls_back() {
+        // The interleavings of a per-VMA fault (lock_vma_under_rcu .. vma_end_read) with
+        // munmap's vma_start_write (down_write, vm_lock_seq = mm_lock_seq, up_write) on one VMA.
+        let mut mm = Mm::new(0, 1);
+        let a = mm.mmap(4 * PAGE_SIZE, Backing::Anon, true);
+        mm.vma_mut(a).unwrap().anon_vma = true;
+        let mut woken = Vec::new();
+        // 1. The fault holds the VMA lock first: the writer sleeps until vma_end_read hands it
+        //    over, so the zap cannot run under the fault.
+        assert!(mm.lock_vma_under_rcu(a).is_ok());
+        assert!(!mm.vma_mut(a).unwrap().vm_lock.acquire(7, true), "vma_start_write waits for the fault");
+        // A second fault meanwhile fails the trylock (a writer waits) and falls back.
+        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::Contended));
+        mm.vma_mut(a).unwrap().vm_lock.release(0, false, &mut woken);
+        assert_eq!(woken, [7]);
+        // 2. The writer marks the VMA and drops vm_lock: faults still fail, on the sequence,
+        //    for the rest of the write section.
+        let seq = mm.mm_lock_seq;
+        let v = mm.vma_mut(a).unwrap();
+        v.vm_lock_seq = Some(seq);
+        v.vm_lock.release(7, true, &mut woken);
+        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::WriteLocked));
+        // 3. munmap detaches it: the fault finds no VMA.
+        let kept = mm.remove_vma(a).unwrap();
+        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::NoVma));
+        // A VMA write-locked in a section that ended (mmap_write_unlock) is free again.
+        mm.vmas.push(kept);
+        mm.vma_end_write_all();
+        assert!(mm.lock_vma_under_rcu(a).is_ok());
     }
 
     #[test]

@@ -1,11 +1,11 @@
-//! `mmap_lock` (`struct rw_semaphore`, kernel/locking/rwsem.c, v5.18): a reader-writer sleeping
-//! lock. The model keeps what decides who runs: readers share it while no writer holds it and
+//! `mmap_lock` and, from v6.4, each VMA's `vm_lock` (`struct rw_semaphore`,
+//! kernel/locking/rwsem.c, v5.18): a reader-writer sleeping lock. The model keeps what decides who runs: readers share it while no writer holds it and
 //! nobody waits (a reader that finds waiters queues behind them, so writers do not starve);
 //! waiters sleep in FIFO order; a release hands the lock to the head of the queue — a writer, or
 //! every reader up to the next writer — and wakes them already holding it.
 //!
-//! Departures: optimistic spinning (a writer spins while the owner runs, v4.x+) and
-//! `mmap_write_downgrade` in munmap are not modelled; waiters always sleep.
+//! Departures: optimistic spinning (a writer spins while the owner runs, v4.x+) is not modelled;
+//! waiters always sleep. `downgrade_write` (munmap's, v4.20+) is a knob of the mm paths.
 //! The count word is a coherent line: every acquire and release is an atomic RMW on it.
 
 use std::collections::VecDeque;
@@ -43,6 +43,27 @@ impl RwSem {
         } else {
             self.waiters.push_back(Waiter { task, write });
             false
+        }
+    }
+
+    /// `down_read_trylock`: takes the lock for read only if no writer holds it and nobody waits
+    /// (v5.18+ `RWSEM_READ_FAILED_MASK` includes the waiters flag); never queues.
+    pub fn try_read(&mut self) -> bool {
+        let ok = self.writer.is_none() && self.waiters.is_empty();
+        self.readers += ok as u32;
+        ok
+    }
+
+    /// `downgrade_write` by the writer `task`: it holds the lock for read now, and the readers
+    /// at the head of the queue (up to the next writer) get it too; they are appended to `woken`.
+    pub fn downgrade(&mut self, task: usize, woken: &mut Vec<usize>) {
+        assert_eq!(self.writer, Some(task), "downgrade_write by a task that does not hold the lock");
+        self.writer = None;
+        self.readers = 1;
+        while let Some(w) = self.waiters.front().filter(|w| !w.write) {
+            self.readers += 1;
+            woken.push(w.task);
+            self.waiters.pop_front();
         }
     }
 
@@ -118,5 +139,35 @@ mod tests {
         s.release(0, true, &mut woken);
         assert_eq!(woken, [1, 2]);
         assert_eq!((s.readers(), s.waiting()), (2, 2));
+    }
+
+    #[test]
+    fn trylock_fails_on_a_writer_or_a_waiter_and_never_queues() {
+        let mut s = RwSem::default();
+        assert!(s.try_read());
+        assert!(!s.acquire(1, true), "the writer waits for the trylock's reader");
+        assert!(!s.try_read(), "a waiting writer fails the trylock");
+        assert_eq!((s.readers(), s.waiting()), (1, 1));
+        let mut woken = Vec::new();
+        s.release(0, false, &mut woken);
+        assert_eq!((woken.as_slice(), s.writer()), (&[1][..], Some(1)));
+        assert!(!s.try_read(), "a held writer fails the trylock");
+    }
+
+    #[test]
+    fn downgrade_lets_the_queued_readers_in_but_not_past_a_writer() {
+        let mut s = RwSem::default();
+        assert!(s.acquire(0, true));
+        for (t, w) in [(1, false), (2, false), (3, true), (4, false)] {
+            assert!(!s.acquire(t, w));
+        }
+        let mut woken = Vec::new();
+        s.downgrade(0, &mut woken);
+        assert_eq!((woken.as_slice(), s.readers(), s.writer(), s.waiting()), (&[1, 2][..], 3, None, 2));
+        woken.clear();
+        for t in [0, 1, 2] {
+            s.release(t, false, &mut woken);
+        }
+        assert_eq!((woken.as_slice(), s.writer()), (&[3][..], Some(3)));
     }
 }
