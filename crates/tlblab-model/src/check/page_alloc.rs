@@ -6,7 +6,9 @@
 //! `expand`'s splits), `free_pages` (the per-CPU list add, `free_pcppages_bulk`'s drain,
 //! `__free_one_page`'s merges) and `drain_local_pages`. Each call is one atomic step: the kernel
 //! runs the per-CPU part with interrupts off and the buddy part under `zone->lock`, so calls of
-//! different CPUs interleave only between calls. The zone is small (one top-order block, 1024
+//! different CPUs interleave only between calls. v6.7 (auto-tuning) adds the vmstat worker's
+//! `decay_pcp_high` as a call, and checks after every free that a list left at or above its
+//! (moved) `high` was drained and that `high` stays within `[high_min, high_max]`. The zone is small (one top-order block, 1024
 //! pages) and its per-CPU lists are tuned small (`batch`, `high` of the [`AllocVariant`]) so
 //! that refills and drains happen within a few calls. The exploration is depth first, keyed by
 //! the allocator's logical state (lists in order, counts, held blocks; not the lock clock,
@@ -32,7 +34,7 @@ use crate::hw::topology::Topology;
 use crate::linux::config::KernelConfig;
 use crate::linux::include::linux::mmzone::{List, MigrateType, PageState, MAX_ORDER, NIL};
 use crate::linux::mm::mmu_gather::{zap_order, Step as ZapStep};
-use crate::linux::mm::page_alloc::{Env, PageAlloc, PageAllocConfig, PageAllocCosts};
+use crate::linux::mm::page_alloc::{Env, PageAlloc, PageAllocConfig, PageAllocCosts, PcpHigh};
 use crate::time::Ps;
 
 use super::explore::{digest128, explore, Model, Order};
@@ -81,11 +83,12 @@ impl AllocVariant {
     }
 }
 
-/// Every era (4.9, 4.9-hopcpu, 5.14) with `batch` 2 and `high` 3, flush-then-free, and the
-/// unsafe `free_before_flush` of each.
+/// Every era (4.9, 4.9-hopcpu, 5.14, 6.7) with `batch` 2 and `high` 3 (6.7: `high_min` 3,
+/// `high_max` 6, so that refills raise it and free runs lower it within a few calls),
+/// flush-then-free, and the unsafe `free_before_flush` of each.
 pub fn alloc_variants() -> Vec<AllocVariant> {
     let mut out = Vec::new();
-    for era in ["4.9", "4.9-hopcpu", "5.14"] {
+    for era in ["4.9", "4.9-hopcpu", "5.14", "6.7"] {
         for fbf in [false, true] {
             out.push(AllocVariant {
                 name: format!(
@@ -159,10 +162,24 @@ pub(super) struct State {
 
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Action {
-    Alloc { cpu: u32, order: u8 },
-    Free { cpu: u32, k: usize },
-    Drain { cpu: u32 },
-    Fill { cpu: u32 },
+    Alloc {
+        cpu: u32,
+        order: u8,
+    },
+    Free {
+        cpu: u32,
+        k: usize,
+    },
+    Drain {
+        cpu: u32,
+    },
+    /// v6.7's vmstat worker: `decay_pcp_high` on the CPU.
+    Decay {
+        cpu: u32,
+    },
+    Fill {
+        cpu: u32,
+    },
     Script,
 }
 
@@ -221,7 +238,22 @@ impl<'a> AllocChecker<'a> {
                 let d = format!("cpu{cpu} free_pages(pfn {pfn}, order {order})");
                 let out =
                     s.pa.free_pages(cpu, now, pfn, order, env)
-                        .map_err(|e| (d, format!("free refused: {e}")))?;
+                        .map_err(|e| (d.clone(), format!("free refused: {e}")))?;
+                // A free that leaves the list at or above its high drains (v6.7: whatever
+                // nr_pcp_high moved high to).
+                let pcp = &s.pa.zones[0].pcp[cpu as usize];
+                if out.to_pcp && pcp.count >= pcp.high && out.drained_blocks == 0 {
+                    return Err((
+                        d,
+                        format!("count {} >= high {} after a free that drained nothing", pcp.count, pcp.high),
+                    ));
+                }
+                if pcp.high < pcp.high_min || pcp.high > pcp.high_max {
+                    return Err((
+                        d,
+                        format!("high {} outside [{}, {}]", pcp.high, pcp.high_min, pcp.high_max),
+                    ));
+                }
                 Ok(format!(
                     "cpu{cpu} free_pages(pfn {pfn}, order {order}){}{}",
                     if out.to_pcp { " to its pcp list" } else { " to the buddy lists" },
@@ -236,6 +268,12 @@ impl<'a> AllocChecker<'a> {
                 s.calls[cpu as usize] -= 1;
                 s.pa.drain_local_pages(cpu, now, env);
                 Ok(format!("cpu{cpu} drain_local_pages"))
+            }
+            Action::Decay { cpu } => {
+                s.calls[cpu as usize] -= 1;
+                s.pa.decay_pcp_high(0, cpu, now, env);
+                let pcp = &s.pa.zones[0].pcp[cpu as usize];
+                Ok(format!("cpu{cpu} decay_pcp_high -> high {}, count {}", pcp.high, pcp.count))
             }
             Action::Fill { cpu } => {
                 s.tlb |= 1 << cpu;
@@ -440,6 +478,8 @@ impl<'a> AllocChecker<'a> {
         }
         for pcp in &z.pcp {
             k.push(pcp.free_factor);
+            // v6.7's tuned state (constant in the older eras, so their state counts stay).
+            k.extend([pcp.high as u32, pcp.alloc_factor, pcp.prev_free_high_order as u32]);
             for l in &pcp.lists {
                 list(l, &mut k);
             }
@@ -464,9 +504,12 @@ impl Model for AllocChecker<'_> {
 
     fn initial(&self) -> State {
         let mut pa = PageAlloc::new(self.v.cfg, COSTS, &self.topo, ZONE_PAGES);
+        let tuned = self.v.cfg.high == PcpHigh::AutoTune;
         for p in &mut pa.zones[0].pcp {
             p.batch = self.v.batch;
             p.high = self.v.high;
+            p.high_min = self.v.high;
+            p.high_max = if tuned { 2 * self.v.high } else { self.v.high };
         }
         let n = self.sc.cpus as usize;
         State {
@@ -497,6 +540,9 @@ impl Model for AllocChecker<'_> {
                 }
                 out.extend((0..s.held[c].len()).map(|k| Action::Free { cpu, k }));
                 out.push(Action::Drain { cpu });
+                if self.v.cfg.high == PcpHigh::AutoTune {
+                    out.push(Action::Decay { cpu });
+                }
             }
             if cpu != 0 && s.pte && s.tlb & (1 << cpu) == 0 {
                 out.push(Action::Fill { cpu });

@@ -429,10 +429,10 @@ pub const KNOBS: &[Knob] = &[
         name: "era",
         section: "page_alloc",
         needed: Needed::Always,
-        allowed: "4.9 | 4.9-hopcpu | 5.14",
+        allowed: "4.9 | 4.9-hopcpu | 5.14 | 6.7",
         doc: "the page allocator's per-CPU list rules: v2.6.24-v5.13 order 0 only (4.9), the 2016 \
-              high-order patch v5 (4.9-hopcpu), v5.14+ orders 0-3 and THP (5.14); the knobs below \
-              refine it",
+              high-order patch v5 (4.9-hopcpu), v5.14+ orders 0-3 and THP (5.14), v6.7's PCP high \
+              auto-tuning with scaled refills and drains (6.7); the knobs below refine it",
         apply: |k, v| {
             k.page_alloc = PageAllocConfig::preset(v).map_err(|_| None)?;
             Ok(())
@@ -473,13 +473,15 @@ pub const KNOBS: &[Knob] = &[
         name: "pcp_high",
         section: "page_alloc",
         needed: Needed::Refines,
-        allowed: "six-batch | hopcpu-v5 | low-wmark-per-local-cpu",
-        doc: "pcp->high: 6 x batch (v4.9), the 2016 patch's 341, v5.14 zone_highsize()",
+        allowed: "six-batch | hopcpu-v5 | low-wmark-per-local-cpu | auto-tune",
+        doc: "pcp->high: 6 x batch (v4.9), the 2016 patch's 341, v5.14 zone_highsize(), v6.7's \
+              auto-tuning between that and an eighth of the zone per local CPU",
         apply: |k, v| {
             k.page_alloc.high = match v {
                 "six-batch" => PcpHigh::SixBatch,
                 "hopcpu-v5" => PcpHigh::HopcpuV5,
                 "low-wmark-per-local-cpu" => PcpHigh::LowWmarkPerLocalCpu,
+                "auto-tune" => PcpHigh::AutoTune,
                 _ => return Err(None),
             };
             Ok(())
@@ -489,13 +491,14 @@ pub const KNOBS: &[Knob] = &[
         name: "pcp_refill",
         section: "page_alloc",
         needed: Needed::Refines,
-        allowed: "batch | batch-shifted-by-order",
-        doc:
-            "blocks rmqueue_bulk takes on an empty list: batch (v4.9, 2016) or max(batch >> order, 2) (v5.14)",
+        allowed: "batch | batch-shifted-by-order | alloc-factor",
+        doc: "blocks rmqueue_bulk takes on an empty list: batch (v4.9, 2016), max(batch >> order, 2) \
+              (v5.14), order 0 scaled by v6.7's alloc_factor (c0a242394cb9)",
         apply: |k, v| {
             k.page_alloc.refill = match v {
                 "batch" => PcpRefill::Batch,
                 "batch-shifted-by-order" => PcpRefill::BatchShiftedByOrder,
+                "alloc-factor" => PcpRefill::AllocFactor,
                 _ => return Err(None),
             };
             Ok(())
@@ -505,15 +508,37 @@ pub const KNOBS: &[Knob] = &[
         name: "pcp_drain",
         section: "page_alloc",
         needed: Needed::Refines,
-        allowed: "batch-entries | batch-pages | free-factor",
+        allowed: "batch-entries | batch-pages | free-factor | free-high",
         doc: "what free_pcppages_bulk frees at count >= high: batch entries (v4.9), batch base pages \
-              (2016), nr_pcp_free() (v5.13+)",
+              (2016), nr_pcp_free() (v5.13+), v6.7's nr_pcp_free() with high-order free runs",
         apply: |k, v| {
             k.page_alloc.drain = match v {
                 "batch-entries" => PcpDrain::BatchEntries,
                 "batch-pages" => PcpDrain::BatchPages,
                 "free-factor" => PcpDrain::FreeFactor,
+                "free-high" => PcpDrain::FreeHigh,
                 _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "batch_scale_max",
+        section: "page_alloc",
+        needed: Needed::Refines,
+        allowed: "0..=6 (CONFIG_PCP_BATCH_SCALE_MAX, v6.7 default 5), or none (before v6.7: no limit)",
+        doc: "the largest free_factor / alloc_factor: drains and refills of at most batch << it \
+              (52166607ecc9)",
+        apply: |k, v| {
+            k.page_alloc.batch_scale_max = match v {
+                "none" => None,
+                _ => {
+                    let m: u32 = v.parse().map_err(|_| None)?;
+                    if m > crate::linux::mm::page_alloc::PCP_BATCH_SCALE_MAX_LIMIT {
+                        return Err(None);
+                    }
+                    Some(m)
+                }
             };
             Ok(())
         },

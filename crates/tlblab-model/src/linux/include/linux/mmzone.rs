@@ -296,13 +296,22 @@ pub struct Watermarks {
 }
 
 /// `struct per_cpu_pages`: `count` in base pages, `high`, `batch`, and the lists (how many and
-/// which orders they hold is the era's; see `PcpLists`). `free_factor` is v5.13+.
+/// which orders they hold is the era's; see `PcpLists`). `free_factor` is v5.13+; `high_min`,
+/// `high_max`, `alloc_factor` and the previous-free-was-high-order flag are v6.7's (PCP high
+/// auto-tuning; docs/references/linux-6x.md#pcp-auto-tuning), and equal `high`, 0, false before.
 #[derive(Debug, Clone, Default)]
 pub struct PerCpuPages {
     pub count: u64,
     pub high: u64,
     pub batch: u64,
     pub free_factor: u32,
+    /// v6.7: the bounds `pcp->high` is tuned between (both equal `high` when it is not tuned).
+    pub high_min: u64,
+    pub high_max: u64,
+    /// v6.7 (c0a242394cb9): order-0 refills take `batch << alloc_factor`.
+    pub alloc_factor: u32,
+    /// `PCPF_PREV_FREE_HIGH_ORDER` (v6.7's free_high detection).
+    pub prev_free_high_order: bool,
     pub lists: Vec<List>,
 }
 

@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 use crate::profile::{MachineProfile, ProfileError};
 use crate::time::Ps;
 
+/// `CONFIG_PCP_BATCH_SCALE_MAX`'s default and its Kconfig range (52166607ecc9, v6.7).
+pub const PCP_BATCH_SCALE_MAX_DEFAULT: u32 = 5;
+pub const PCP_BATCH_SCALE_MAX_LIMIT: u32 = 6;
+
 use crate::linux::include::linux::mmzone::{
     int_sqrt, rounddown_pow_of_two, HPAGE_PMD_ORDER, MIGRATE_PCPTYPES, PAGE_ALLOC_COSTLY_ORDER,
 };
@@ -83,6 +87,12 @@ pub enum PcpHigh {
     /// v5.14 `zone_highsize()`: the zone's low watermark split over the CPUs of its node, at
     /// least `4 * batch`.
     LowWmarkPerLocalCpu,
+    /// v6.7 (Huang Ying, "mm: tune PCP high automatically"; docs/references/linux-6x.md#pcp-auto-tuning):
+    /// `high` moves between `high_min` (the v5.14 value) and `high_max` (an eighth of the
+    /// zone's managed pages split over the node's CPUs, `vm.percpu_pagelist_high_fraction`'s
+    /// smallest value): raised by every refill's batch unless the zone is under reclaim,
+    /// lowered by high-order free runs, under reclaim and by the vmstat worker's decay.
+    AutoTune,
 }
 
 /// How many blocks `rmqueue_bulk` takes when a per-CPU list is empty.
@@ -93,6 +103,11 @@ pub enum PcpRefill {
     Batch,
     /// v5.14 (44042b449872): `max(batch >> order, 2)` blocks when `batch > 1`.
     BatchShiftedByOrder,
+    /// v6.7 `nr_pcp_alloc()` (c0a242394cb9, "mm, page_alloc: scale the number of pages that are
+    /// batch allocated"): order 0 takes `batch << alloc_factor`, at most `max(high - count -
+    /// batch, batch)`; `alloc_factor` grows by one per refill while the scaled batch fits, up to
+    /// `PCP_BATCH_SCALE_MAX`, and every free halves it. Then `max(batch >> order, 2)` as v5.14.
+    AllocFactor,
 }
 
 /// How much `free_pcppages_bulk` frees once `count >= high`, and where its round robin starts.
@@ -108,6 +123,10 @@ pub enum PcpDrain {
     /// `[batch, high - batch]`, the factor growing with consecutive drains and halved by every
     /// per-CPU allocation; round robin from list 1.
     FreeFactor,
+    /// v6.7 `nr_pcp_free()`: `FreeFactor`, plus `free_high` (a run of order 1..=3 frees without
+    /// an allocation between, ca71fe1ad922's `free_factor &&` test) draining at once up to
+    /// `batch << PCP_BATCH_SCALE_MAX` pages (docs/references/linux-6x.md#pcp-auto-tuning).
+    FreeHigh,
 }
 
 /// One era of the page allocator. Every field settable alone; `v4_9()`, `v4_9_hopcpu()` and
@@ -129,6 +148,11 @@ pub struct PageAllocConfig {
     /// `watermark_scale_factor` (default 10 since v4.6); 0 gives the pre-v4.6 gaps (low = min +
     /// min/4, high = min + min/2), which `max(min / 4, 0)` reproduces.
     pub watermark_scale_factor: u64,
+    /// v6.7 `CONFIG_PCP_BATCH_SCALE_MAX` (52166607ecc9, default 5, 0..=6): the largest
+    /// `free_factor` / `alloc_factor`. `None` before v6.7: the free factor grows while the scaled
+    /// drain fits under `high` (absent from older runs' records, which stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_scale_max: Option<u32>,
 }
 
 impl PageAllocConfig {
@@ -143,6 +167,7 @@ impl PageAllocConfig {
             drain_picks_outside_lock: false,
             min_free_kbytes_max: 65_536,
             watermark_scale_factor: 10,
+            batch_scale_max: None,
         }
     }
 
@@ -168,17 +193,38 @@ impl PageAllocConfig {
             drain_picks_outside_lock: true,
             min_free_kbytes_max: 262_144,
             watermark_scale_factor: 10,
+            batch_scale_max: None,
         }
     }
 
-    /// The preset of that name: `4.9`, `4.9-hopcpu`, `5.14`.
+    /// v6.7: v5.14's lists and sizes with PCP high auto-tuning, the scaled refill and the v6.7
+    /// drain, the factors capped at `PCP_BATCH_SCALE_MAX` = 5 (52166607ecc9; the series is in
+    /// mm-stable-2023-11-01, docs/references/linux-6x.md#pcp-auto-tuning).
+    pub fn v6_7() -> PageAllocConfig {
+        PageAllocConfig {
+            high: PcpHigh::AutoTune,
+            refill: PcpRefill::AllocFactor,
+            drain: PcpDrain::FreeHigh,
+            batch_scale_max: Some(PCP_BATCH_SCALE_MAX_DEFAULT),
+            ..PageAllocConfig::v5_14()
+        }
+    }
+
+    /// The preset of that name: `4.9`, `4.9-hopcpu`, `5.14`, `6.7`.
     pub fn preset(name: &str) -> Result<PageAllocConfig, String> {
         match name {
             "4.9" => Ok(PageAllocConfig::v4_9()),
             "4.9-hopcpu" => Ok(PageAllocConfig::v4_9_hopcpu()),
             "5.14" => Ok(PageAllocConfig::v5_14()),
-            _ => Err(format!("unknown page allocator era `{name}`; allowed: 4.9, 4.9-hopcpu, 5.14")),
+            "6.7" => Ok(PageAllocConfig::v6_7()),
+            _ => Err(format!("unknown page allocator era `{name}`; allowed: 4.9, 4.9-hopcpu, 5.14, 6.7")),
         }
+    }
+
+    /// The cap on `alloc_factor` / `free_factor`: the Kconfig value, or v6.7's default where
+    /// a rule that exists only with the limit (the scaled refill) runs without it set.
+    pub fn scale_max(&self) -> u32 {
+        self.batch_scale_max.unwrap_or(PCP_BATCH_SCALE_MAX_DEFAULT)
     }
 
     /// `zone_batchsize()` (v4.9 and v5.14 differ only in the cap): 0.1% of the zone or the cap,
@@ -194,7 +240,19 @@ impl PageAllocConfig {
         match self.high {
             PcpHigh::SixBatch => 6 * batch,
             PcpHigh::HopcpuV5 => batch * MIGRATE_PCPTYPES as u64 + (batch << PAGE_ALLOC_COSTLY_ORDER),
-            PcpHigh::LowWmarkPerLocalCpu => (low_wmark / node_cpus.max(1)).max(batch << 2),
+            PcpHigh::LowWmarkPerLocalCpu | PcpHigh::AutoTune => {
+                (low_wmark / node_cpus.max(1)).max(batch << 2)
+            }
+        }
+    }
+
+    /// v6.7 `pcp->high_max`: `zone_highsize()` at `MIN_PERCPU_PAGELIST_HIGH_FRACTION` (8), an
+    /// eighth of the zone's managed pages split over the node's CPUs, at least `4 * batch`;
+    /// `high_min` (the [`PageAllocConfig::pcp_high`] value) when high is not tuned.
+    pub fn pcp_high_max(&self, batch: u64, high_min: u64, managed_pages: u64, node_cpus: u64) -> u64 {
+        match self.high {
+            PcpHigh::AutoTune => (managed_pages / 8 / node_cpus.max(1)).max(batch << 2).max(high_min),
+            _ => high_min,
         }
     }
 

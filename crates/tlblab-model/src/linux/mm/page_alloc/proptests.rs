@@ -193,7 +193,12 @@ proptest! {
 
     #[test]
     fn lists_match_the_reference_in_every_era(ops in proptest::collection::vec(op(), 1..300)) {
-        for cfg in [PageAllocConfig::v4_9(), PageAllocConfig::v4_9_hopcpu(), PageAllocConfig::v5_14()] {
+        for cfg in [
+            PageAllocConfig::v4_9(),
+            PageAllocConfig::v4_9_hopcpu(),
+            PageAllocConfig::v5_14(),
+            PageAllocConfig::v6_7(),
+        ] {
             let a = run(cfg, &ops)?;
             let b = run(cfg, &ops)?;
             prop_assert_eq!(a, b, "not deterministic");

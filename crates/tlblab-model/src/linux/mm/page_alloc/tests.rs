@@ -303,3 +303,174 @@ fn the_seed_004_profiles_give_costs_and_others_name_the_missing_section() {
     bad.page_alloc.as_mut().unwrap().struct_page_miss_ns.source = String::new();
     assert_eq!(bad.validate().unwrap_err().key, "page_alloc.struct_page_miss_ns.source");
 }
+
+/// v6.7 on the 1 GiB-per-node fixture (2 CPUs per node): high starts at high_min (v5.14's 493)
+/// with high_max = 262144 / 8 / 2 = 16384; each order-0 refill raises high by its batch and
+/// doubles the batch until PCP_BATCH_SCALE_MAX (5): 63, 126, ..., 2016, then stays.
+#[test]
+fn v6_7_refills_raise_high_and_scale_up_to_the_limit() {
+    let mut pa = alloc(PageAllocConfig::v6_7());
+    let p = &pa.zones[0].pcp[0];
+    assert_eq!((p.batch, p.high, p.high_min, p.high_max), (63, 493, 493, 16_384));
+    let mut refills = Vec::new();
+    let mut highs = Vec::new();
+    let mut t = Ps::ZERO;
+    for _ in 0..(63 + 126 + 252 + 504 + 1008 + 2016 + 2016) {
+        let a = pa.alloc_pages(0, t, 0, MigrateType::Movable, env());
+        t = a.done;
+        if a.refill_blocks > 0 {
+            refills.push(a.refill_blocks);
+            highs.push(pa.zones[0].pcp[0].high);
+        }
+    }
+    assert_eq!(refills, [63, 126, 252, 504, 1008, 2016, 2016]);
+    assert_eq!(highs, [556, 682, 934, 1438, 2446, 4462, 6478]);
+    assert_eq!(pa.zones[0].pcp[0].alloc_factor, 5);
+    // A free halves the refill's scale.
+    let pfn = pa.alloc_pages(0, t, 0, MigrateType::Movable, env()).pfn.unwrap();
+    pa.free_pages(0, t, pfn, 0, env()).unwrap();
+    assert_eq!(pa.zones[0].pcp[0].alloc_factor, 2);
+    // The static eras keep high where boot put it.
+    let mut old = alloc(PageAllocConfig::v5_14());
+    for _ in 0..200 {
+        old.alloc_pages(0, t, 0, MigrateType::Movable, env());
+    }
+    assert_eq!(old.zones[0].pcp[0].high, 493);
+}
+
+#[test]
+fn batch_scale_max_caps_the_refill_and_the_drain() {
+    for (m, largest) in [(0u32, 63u32), (2, 252), (6, 4032)] {
+        let cfg = PageAllocConfig { batch_scale_max: Some(m), ..PageAllocConfig::v6_7() };
+        let mut pa = alloc(cfg);
+        let mut t = Ps::ZERO;
+        let mut most = 0;
+        let mut live = Vec::new();
+        for _ in 0..12_000 {
+            let a = pa.alloc_pages(0, t, 0, MigrateType::Movable, env());
+            t = a.done;
+            most = most.max(a.refill_blocks);
+            live.push(a.pfn.unwrap());
+        }
+        assert_eq!(most, largest, "refill with scale max {m}");
+        // Free them all from a lower high (the refills raised it near the 12000 pages): the
+        // drains never exceed batch << scale max.
+        pa.zones[0].pcp[0].high = 2500;
+        let mut drained = 0;
+        for pfn in live {
+            let f = pa.free_pages(0, t, pfn, 0, env()).unwrap();
+            t = f.done;
+            drained = drained.max(f.drained_blocks);
+        }
+        assert!(drained > 0 && drained <= 63 << m, "scale max {m}: drain of {drained}");
+    }
+    // Before v6.7 the free factor has no limit but high: a v5.14 list of high 8190 drains
+    // 63 << 7 = 8064 pages at once (the largest that fits under high - batch).
+    let mut pa = alloc(PageAllocConfig::v5_14());
+    for p in &mut pa.zones[0].pcp {
+        p.high = 8190;
+    }
+    let mut t = Ps::ZERO;
+    let live: Vec<u64> =
+        (0..20_000).map(|_| pa.alloc_pages(0, t, 0, MigrateType::Movable, env()).pfn.unwrap()).collect();
+    let mut drained = 0;
+    for pfn in live {
+        let f = pa.free_pages(0, t, pfn, 0, env()).unwrap();
+        t = f.done;
+        drained = drained.max(f.drained_blocks);
+    }
+    assert_eq!(drained, 63 << 7);
+}
+
+/// v6.7's free side: a run of high-order frees (after a drain, with no allocation between)
+/// lowers high by batch << 5 (not below high_min) and drains at once; under reclaim a free
+/// lowers high and keeps the list to 4 * batch; the vmstat worker's decay takes an eighth.
+#[test]
+fn v6_7_high_comes_down_on_free_runs_reclaim_and_decay() {
+    let mut pa = alloc(PageAllocConfig::v6_7());
+    let t = Ps::ZERO;
+    let blocks: Vec<u64> =
+        (0..600).map(|_| pa.alloc_pages(0, t, 1, MigrateType::Movable, env()).pfn.unwrap()).collect();
+    let p = &mut pa.zones[0].pcp[0];
+    p.high = 8000;
+    // Order-1 frees: the first sets the flag; once a drain has raised free_factor, the next one
+    // is a free_high run.
+    pa.zones[0].pcp[0].free_factor = 1;
+    let f = pa.free_pages(0, t, blocks[0], 1, env()).unwrap();
+    assert_eq!((f.drained_blocks, pa.zones[0].pcp[0].high), (0, 8000));
+    let f = pa.free_pages(0, t, blocks[1], 1, env()).unwrap();
+    assert!(f.drained_blocks > 0, "a free_high run drains at once");
+    assert_eq!(pa.zones[0].pcp[0].high, 8000 - (63 << 5));
+    // An order-0 free ends the run.
+    let pfn = pa.alloc_pages(0, t, 0, MigrateType::Movable, env()).pfn.unwrap();
+    pa.free_pages(0, t, pfn, 0, env()).unwrap();
+    assert!(!pa.zones[0].pcp[0].prev_free_high_order);
+
+    // Under reclaim: refills do not raise high, a free lowers it and drains to 4 * batch.
+    pa.zones[0].reclaim_active = true;
+    let before = pa.zones[0].pcp[1].high;
+    let live: Vec<u64> =
+        (0..400).map(|_| pa.alloc_pages(1, t, 0, MigrateType::Movable, env()).pfn.unwrap()).collect();
+    assert_eq!(pa.zones[0].pcp[1].high, before, "no raise under reclaim");
+    pa.zones[0].pcp[1].high = 3000;
+    for &pfn in &live[..300] {
+        pa.free_pages(1, t, pfn, 0, env()).unwrap();
+    }
+    let p = &pa.zones[0].pcp[1];
+    assert!(p.high < 3000 && p.count < 4 * 63, "high {} count {}", p.high, p.count);
+    pa.zones[0].reclaim_active = false;
+
+    // Decay: high above high_min loses an eighth per call, and what the list holds above it
+    // goes back to the zone; never below high_min.
+    let free_before = pa.free_and_cached_pages();
+    let p = &mut pa.zones[0].pcp[0];
+    p.high = 4000;
+    let count = p.count;
+    pa.decay_pcp_high(0, 0, t, env());
+    assert_eq!(pa.zones[0].pcp[0].high, 3500);
+    assert!(pa.zones[0].pcp[0].count <= count.min(3500));
+    for _ in 0..40 {
+        pa.decay_pcp_high(0, 0, t, env());
+    }
+    assert_eq!(pa.zones[0].pcp[0].high, 493);
+    assert!(pa.zones[0].pcp[0].count <= 493);
+    assert_eq!(pa.free_and_cached_pages(), free_before, "decay loses no page");
+}
+
+/// The reason for PCP_BATCH_SCALE_MAX (52166607ecc9): zone->lock's hold time per bulk free
+/// grows with the batch. Huang Ying's Ice Lake server figures (docs/references/linux-6x.md#pcp-batch-scale-max,
+/// page_fault1 with high forced to 2 x batch): 2.21 us at batch 63, 56.54 us at 2047, 25.6
+/// times longer. The model's drains on the Ice Lake profile's costs, same setting: the ratio
+/// within +-50% of that.
+#[test]
+fn zone_lock_hold_per_drain_grows_with_the_batch() {
+    let text = crate::builtin::profile("icelake-sp-8358-2s");
+    let p: crate::profile::MachineProfile = toml::from_str(text).unwrap();
+    let costs = PageAllocCosts::from_profile(&p).unwrap();
+    let hold = |batch: u64| {
+        let mut pa = PageAlloc::new(PageAllocConfig::v5_14(), costs, &TOPO, 262_144);
+        let mut t = Ps::ZERO;
+        let live: Vec<u64> = (0..8 * batch)
+            .map(|_| {
+                let a = pa.alloc_pages(0, t, 0, MigrateType::Movable, env());
+                t = a.done;
+                a.pfn.unwrap()
+            })
+            .collect();
+        t = pa.drain_local_pages(0, t, env());
+        for p in &mut pa.zones[0].pcp {
+            (p.batch, p.high) = (batch, 2 * batch);
+        }
+        let (h0, d0) = (pa.stats.zone_lock_hold, pa.stats.drains);
+        for pfn in live {
+            t = pa.free_pages(0, t, pfn, 0, env()).unwrap().done;
+        }
+        let drains = pa.stats.drains - d0;
+        assert!(drains >= 3, "batch {batch}: {drains} drains");
+        (pa.stats.zone_lock_hold - h0).0 as f64 / drains as f64
+    };
+    let (small, large) = (hold(63), hold(2047));
+    let ratio = large / small;
+    eprintln!("zone->lock hold per drain: {small:.0} ps at 63, {large:.0} ps at 2047 (x{ratio:.1})");
+    assert!((12.8..=38.4).contains(&ratio), "hold {small} ps at 63, {large} ps at 2047: x{ratio:.1}");
+}
