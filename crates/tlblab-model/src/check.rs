@@ -368,7 +368,7 @@ impl<'a> Checker<'a> {
         let gen = s.tlb_gen[MM as usize];
         let c = &mut s.cpus[cpu as usize];
         let action = (self.handler)(&mut c.st, &info, &self.v.knobs, &mut || gen);
-        if action.leaves_mm() {
+        if action.clears_bit(self.v.knobs.cpumask) {
             s.cpumask[MM as usize] &= !(1 << cpu);
         }
         match action {
@@ -466,7 +466,8 @@ impl<'a> Checker<'a> {
                 Some(f) if !f.sent => {
                     let lazy = mask((0..NR_CPUS).filter(|&c| s.cpus[c].st.is_lazy).map(|c| 1 << c).sum());
                     let mask = mask(s.cpumask[MM as usize]);
-                    let targets = flush_targets(&mask, &lazy, &self.v.knobs, f.info.freed_tables, z.cpu);
+                    let targets =
+                        flush_targets(&mask, &lazy, None, &self.v.knobs, f.info.freed_tables, z.cpu);
                     for t in targets.iter() {
                         let c = &mut s.cpus[t as usize];
                         c.queue[c.queued as usize] = i as u8;

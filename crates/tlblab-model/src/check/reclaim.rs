@@ -277,7 +277,7 @@ impl<'a> ReclaimChecker<'a> {
         let gen = s.tlb_gen[MM as usize];
         let c = &mut s.cpus[cpu as usize];
         let action = flush_tlb_func(&mut c.st, info, &self.v.knobs, || gen);
-        if action.leaves_mm() {
+        if action.clears_bit(self.v.knobs.cpumask) {
             s.cpumask[MM as usize] &= !(1 << cpu);
         }
         match action {
@@ -449,6 +449,7 @@ impl<'a> ReclaimChecker<'a> {
             let targets = flush_targets(
                 &mask(s.cpumask[MM as usize]),
                 &Self::lazy_mask(s),
+                None,
                 &self.v.knobs,
                 false,
                 RECLAIMER,

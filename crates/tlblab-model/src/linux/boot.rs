@@ -249,6 +249,7 @@ impl Kernel {
                     pcid,
                     range_sizes: RangeInputs::tlb_sizes(profile),
                     lazy: CpuMask::new(),
+                    mask: Default::default(),
                     text,
                 },
                 ppc8xx: m8xx,

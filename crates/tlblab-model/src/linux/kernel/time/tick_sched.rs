@@ -20,7 +20,7 @@ crate::linux::vmstat::counters! {
 }
 
 /// What one tick costs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Costs {
     /// Interrupt entry and exit: the `[ipi]` handler's (the same `idtentry` and `irq_exit_rcu`
     /// path; its call-function dispatch makes this a slight overestimate), none without `[ipi]`.
@@ -28,6 +28,17 @@ pub struct Costs {
     pub exit: Ps,
     /// `update_process_times` and what it calls (profile `noise.tick_cycles`).
     pub body: Ps,
+    /// `CONFIG_HZ`: the profile's `noise.hz`, else Kconfig's default `HZ_250` (kernel/Kconfig.hz).
+    pub hz: u64,
+}
+
+/// Kconfig's default `CONFIG_HZ` (kernel/Kconfig.hz, `HZ_250` since v2.6.13).
+pub const DEFAULT_HZ: u64 = 250;
+
+impl Default for Costs {
+    fn default() -> Costs {
+        Costs { entry: Ps::ZERO, exit: Ps::ZERO, body: Ps::ZERO, hz: DEFAULT_HZ }
+    }
 }
 
 impl crate::linux::boot::FromProfile for Costs {
@@ -36,11 +47,23 @@ impl crate::linux::boot::FromProfile for Costs {
         let (entry, exit) = p.ipi.as_ref().map_or((Ps::ZERO, Ps::ZERO), |i| {
             (Ps::from_ns(i.handler_entry_ns.value), Ps::from_ns(i.handler_exit_ns.value))
         });
-        Costs { entry, exit, body: Ps::from_cycles(n.tick_cycles.value, p.clock_mhz()) }
+        let hz = if n.hz.value >= 1.0 { n.hz.value.round() as u64 } else { DEFAULT_HZ };
+        Costs { entry, exit, body: Ps::from_cycles(n.tick_cycles.value, p.clock_mhz()), hz }
     }
 }
 
 impl Kernel {
+    /// `jiffies` at `now`: ticks of `1/HZ` since boot (the model boots at time zero; Linux's
+    /// `INITIAL_JIFFIES` offset only tests wrap-around and is left out).
+    pub fn jiffies(&self, now: Ps) -> u64 {
+        now.0 / (Ps::S.0 / self.costs.tick_sched.hz)
+    }
+
+    /// `HZ`.
+    pub fn hz(&self) -> u64 {
+        self.costs.tick_sched.hz
+    }
+
     /// Takes the tick on `ctx.cpu`; returns the time it took.
     pub fn tick(&mut self, ctx: &mut Ctx) -> Ps {
         self.counters.tick_sched.ticks += 1;

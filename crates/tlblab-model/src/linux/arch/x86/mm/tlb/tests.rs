@@ -10,6 +10,8 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         coalesce_ipis: CoalesceIpis::On,
         lazy_ipis: LazyIpis::Skip,
         pti: true,
+        cpumask: CpumaskUpdate::Eager,
+        cpumask_line: false,
     }
 }
 
