@@ -264,7 +264,12 @@ impl<'a> ReclaimChecker<'a> {
 
     fn switch(&self, s: &mut State, cpu: u32, to: To) -> String {
         let c = &mut s.cpus[cpu as usize];
-        let sw = SwitchCtx { knobs: &self.v.knobs, pcid: self.v.pcid, tlb_gen: &s.tlb_gen };
+        let sw = SwitchCtx {
+            knobs: &self.v.knobs,
+            pcid: self.v.pcid,
+            tlb_gen: &s.tlb_gen,
+            switcher: super::kernel_switch,
+        };
         sw.apply(&mut c.st, &mut c.tlb, &mut s.cpumask, cpu, to)
     }
 

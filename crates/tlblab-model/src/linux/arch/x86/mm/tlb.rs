@@ -49,9 +49,10 @@ crate::linux::vmstat::counters! {
     /// `mm_cpumask` upkeep (v6.14's lazy mask and its trim), counted where a preset models it
     /// (`cpumask` other than eager, or `cpumask_line` on).
     MaskCounters {
-        /// Flush IPIs handled by a CPU that runs another mm (or `init_mm`) and only clears its
-        /// bit: 2815a56e4b72's `TLB_REMOTE_WRONG_CPU` tracepoint.
-        stale_ipis,
+        /// Flush requests handled (`flush_tlb_func` calls) on a CPU that runs another mm or
+        /// `init_mm`, which only clear its bit: 2815a56e4b72's `TLB_REMOTE_WRONG_CPU`
+        /// tracepoint, which fires per call (one IPI may drain several queued requests).
+        wrong_cpu_flushes,
         /// Flushes whose `should_trim_cpumask` said yes (6db2526c1d69).
         cpumask_trims,
         /// Stale CPUs a flush skipped (in the mask, running another mm, not trimming).
@@ -220,7 +221,7 @@ impl Kernel {
         }
         match action {
             // 2815a56e4b72's tracepoint: an IPI to a CPU that had left the mm.
-            FlushAction::WrongMm => arch.x86.mask.stale_ipis += 1,
+            FlushAction::WrongMm => arch.x86.mask.wrong_cpu_flushes += 1,
             FlushAction::LeaveLazy => {
                 // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
                 // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
