@@ -26,6 +26,8 @@ const NOT_REPRODUCED: &[&str] = &[
     "seed-004-netperf-udp-2s/large-messages-gain-20-percent",
     "seed-004-netperf-udp-2s/small-messages-gain",
     "seed-004-sockperf-udp/small-messages-gain",
+    "linux-6.14-lazy-cpumask-lkp/lazy-below-base",
+    "linux-6.14-lazy-cpumask-lkp/trim-does-not-recover",
 ];
 
 /// How long the test runs an experiment's cells.
@@ -102,6 +104,7 @@ const TESTED: &[&str] = &[
     "seed-004-netperf-udp-2s",
     "seed-004-sockperf-tcp",
     "seed-004-sockperf-udp",
+    "linux-6.14-lazy-cpumask-lkp",
 ];
 
 #[test]
@@ -169,4 +172,12 @@ fn seed_004_netperf_and_sockperf() {
     ] {
         check(name, NET);
     }
+}
+
+#[test]
+fn linux_6_14_lazy_cpumask_lkp() {
+    // Only the 104-thread row; one seed and 30 ms (a munmap round per thread takes about 30 ms,
+    // the tasks start in step): the model's three kernels lie within about 1% of each other,
+    // far from the claims' -6.6% and -7.5% bounds.
+    check("linux-6.14-lazy-cpumask-lkp", Window::Short { seeds: 1, warmup: "5ms", measure: "30ms" });
 }
