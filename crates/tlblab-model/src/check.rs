@@ -8,7 +8,7 @@
 //!
 //! Every decision is the kernel model's own code, called here as the kernel calls it:
 //! `flush_tlb_func`, `switch_mm_irqs_off` (and `choose_new_asid`), `flush_targets`, `flush_info`
-//! (`decide_range`), `FlushAction::leaves_mm` / `leave_mm` (linux/arch/x86/mm/tlb.rs), `zap_order` and
+//! (`decide_range`), `FlushAction::clears_bit` / `leave_mm` (linux/arch/x86/mm/tlb.rs), `zap_order` and
 //! `finish_mmu_flush` (linux/mm/mmu_gather.rs). What this file adds is what those leave to the
 //! machine: a TLB as a set of `(ASID slot, page)` entries, filled from present PTEs at any time
 //! (an access or a speculative walk; see `saturate`), and the atomic steps at which Linux (v5.18
@@ -21,6 +21,10 @@
 //!   read from `mm_cpumask` then, one request queued per target), in the order the
 //!   `concurrent_local` knob gives (v5.13+ sends first), then the return once every target has
 //!   acknowledged;
+//! - under v6.14's `cpumask = lazy-trim`, the send either trims or not (`should_trim_cpumask`
+//!   depends on jiffies, which the checker does not keep: both are explored); the lazy mask
+//!   itself needs no step of its own (a CPU that switched away keeps its bit until a request
+//!   reaches it);
 //! - a CPU runs `flush_tlb_func` for its oldest queued request and acknowledges it (one at a
 //!   time: draining several at once is one of the interleavings explored).
 //!
@@ -39,8 +43,8 @@ use explore::{explore, Model, Order};
 
 use crate::hw::cpumask::CpuMask;
 use crate::linux::arch::x86::mm::tlb::{
-    flush_info, flush_targets, flush_tlb_func, leave_mm, switch_mm_irqs_off, FlushAction, FlushInfo,
-    FlushKnobs, RangeInputs, TlbState, TLB_NR_DYN_ASIDS,
+    flush_info, flush_targets, flush_tlb_func, leave_mm, switch_mm_irqs_off, CpumaskUpdate, FlushAction,
+    FlushInfo, FlushKnobs, RangeInputs, Switch, TlbState, TLB_NR_DYN_ASIDS,
 };
 use crate::linux::config::KernelConfig;
 use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
@@ -61,6 +65,23 @@ const FIRST_TLB_GEN: u64 = 1;
 
 /// `flush_tlb_func`'s signature: the kernel's, or a deliberately broken one in a test.
 pub type Handler = fn(&mut TlbState, &FlushInfo, &FlushKnobs, &mut dyn FnMut() -> u64) -> FlushAction;
+
+/// `switch_mm_irqs_off`'s signature, with whether the CPU's bit in the next mm's `mm_cpumask`
+/// is set: the kernel's (which does not look), or a deliberately broken one in a test.
+/// The mm's `(ctx_id, tlb_gen, global ASID)` as `switch_mm_irqs_off` takes them.
+pub type Switcher = fn(&mut TlbState, MmId, (u64, u64, Option<u16>), &FlushKnobs, bool, bool) -> Switch;
+
+/// The kernel model's `switch_mm_irqs_off`.
+pub fn kernel_switch(
+    st: &mut TlbState,
+    next: MmId,
+    mm: (u64, u64, Option<u16>),
+    k: &FlushKnobs,
+    pcid: bool,
+    _in_mask: bool,
+) -> Switch {
+    switch_mm_irqs_off(st, next, mm, k, pcid)
+}
 
 /// The kernel model's `flush_tlb_func`.
 pub fn kernel_handler(
@@ -206,9 +227,19 @@ enum To {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
-    Handle { cpu: u32 },
-    Switch { cpu: u32, to: To },
-    Op { op: u8 },
+    Handle {
+        cpu: u32,
+    },
+    Switch {
+        cpu: u32,
+        to: To,
+    },
+    /// The op's next step; `trim` is `should_trim_cpumask`'s answer where its send step is next
+    /// under `cpumask = lazy-trim` (a second may have passed or not: both are explored).
+    Op {
+        op: u8,
+        trim: bool,
+    },
 }
 
 /// A property broken, and the steps from the initial state that break it.
@@ -237,6 +268,7 @@ pub struct Checker<'a> {
     v: &'a Variant,
     zaps: &'a [Zap],
     handler: Handler,
+    switcher: Switcher,
     switches: u8,
 }
 
@@ -249,6 +281,7 @@ struct SwitchCtx<'a> {
     knobs: &'a FlushKnobs,
     pcid: bool,
     tlb_gen: &'a [u64; 2],
+    switcher: Switcher,
 }
 
 impl SwitchCtx<'_> {
@@ -262,12 +295,14 @@ impl SwitchCtx<'_> {
                 "switches to a kernel thread (lazy TLB)".into()
             }
             To::Mm(mm) => {
-                let sw = switch_mm_irqs_off(
+                let in_mask = cpumask[mm as usize] & (1 << cpu) != 0;
+                let sw = (self.switcher)(
                     st,
                     mm,
                     (CTX_ID[mm as usize], self.tlb_gen[mm as usize], None),
                     self.knobs,
                     self.pcid,
+                    in_mask,
                 );
                 if let Some(prev) = sw.left {
                     cpumask[prev as usize] &= !(1 << cpu);
@@ -327,7 +362,12 @@ impl<'a> Checker<'a> {
     pub fn new(v: &'a Variant, sc: &Scenario, handler: Handler) -> Checker<'a> {
         let zaps = sc.zaps;
         assert!(zaps.len() <= MAX_OPS && zaps.iter().all(|z| (z.cpu as usize) < NR_CPUS));
-        Checker { v, zaps, handler, switches: sc.switches }
+        Checker { v, zaps, handler, switcher: kernel_switch, switches: sc.switches }
+    }
+
+    /// The same, with `switch_mm_irqs_off` replaced (a broken one, in a test).
+    pub fn with_switcher(self, switcher: Switcher) -> Checker<'a> {
+        Checker { switcher, ..self }
     }
 
     /// Explores every reachable state, breadth first (a counterexample's trace is then a
@@ -351,13 +391,26 @@ impl<'a> Checker<'a> {
         self.op_on(s, cpu).is_some_and(|i| s.ops[i].pc != 0)
     }
 
+    /// The op's next step is its flush's send (as `op_step` orders the local flush and the send).
+    fn send_is_next(&self, o: &OpState) -> bool {
+        match o.flight {
+            Some(f) => !f.sent && !(!f.local_done && (!self.v.knobs.concurrent_local || f.sent)),
+            None => false,
+        }
+    }
+
     fn flush_slot(c: &mut CpuState) {
         c.tlb &= !slot_bits(c.st.loaded_asid);
     }
 
     fn switch(&self, s: &mut State, cpu: u32, to: To) -> String {
         let c = &mut s.cpus[cpu as usize];
-        let sw = SwitchCtx { knobs: &self.v.knobs, pcid: self.v.pcid, tlb_gen: &s.tlb_gen };
+        let sw = SwitchCtx {
+            knobs: &self.v.knobs,
+            pcid: self.v.pcid,
+            tlb_gen: &s.tlb_gen,
+            switcher: self.switcher,
+        };
         sw.apply(&mut c.st, &mut c.tlb, &mut s.cpumask, cpu, to)
     }
 
@@ -367,7 +420,7 @@ impl<'a> Checker<'a> {
         let gen = s.tlb_gen[MM as usize];
         let c = &mut s.cpus[cpu as usize];
         let action = (self.handler)(&mut c.st, &info, &self.v.knobs, &mut || gen);
-        if action.leaves_mm() {
+        if action.clears_bit(self.v.knobs.cpumask) {
             s.cpumask[MM as usize] &= !(1 << cpu);
         }
         match action {
@@ -393,7 +446,7 @@ impl<'a> Checker<'a> {
         format!("flush_tlb_func(op {op}, gen {}) -> {action:?}", info.new_tlb_gen)
     }
 
-    fn op_step(&self, s: &mut State, i: usize) -> String {
+    fn op_step(&self, s: &mut State, i: usize, trim: bool) -> String {
         let z = self.zaps[i];
         let o = s.ops[i];
         if o.pc == 0 {
@@ -469,7 +522,14 @@ impl<'a> Checker<'a> {
                 Some(f) if !f.sent => {
                     let lazy = mask((0..NR_CPUS).filter(|&c| s.cpus[c].st.is_lazy).map(|c| 1 << c).sum());
                     let mask = mask(s.cpumask[MM as usize]);
-                    let targets = flush_targets(&mask, &lazy, &self.v.knobs, f.info.freed_tables, z.cpu);
+                    // v6.14 should_flush_tlb: unless the request trims, only the CPUs whose
+                    // loaded_mm is the mm (lazy ones are filtered as before).
+                    let running = crate::check::mask(
+                        (0..NR_CPUS).filter(|&c| s.cpus[c].st.loaded_mm == Some(MM)).map(|c| 1 << c).sum(),
+                    );
+                    let running = (!trim).then_some(&running);
+                    let targets =
+                        flush_targets(&mask, &lazy, running, &self.v.knobs, f.info.freed_tables, z.cpu);
                     for t in targets.iter() {
                         let c = &mut s.cpus[t as usize];
                         c.queue[c.queued as usize] = i as u8;
@@ -478,7 +538,11 @@ impl<'a> Checker<'a> {
                     let fl = s.ops[i].flight.as_mut().expect("in flight");
                     fl.sent = true;
                     fl.pending = targets.weight() as u8;
-                    format!("sends the request to cpus {:?}", targets.iter().collect::<Vec<_>>())
+                    format!(
+                        "sends the request to cpus {:?}{}",
+                        targets.iter().collect::<Vec<_>>(),
+                        if trim { " (trims mm_cpumask)" } else { "" }
+                    )
                 }
                 Some(_) => {
                     for p in 0..NR_PAGES {
@@ -546,7 +610,10 @@ impl Model for Checker<'_> {
                     Some(f) => !(f.local_done && f.sent) || f.pending == 0,
                 };
                 if ready {
-                    out.push(Action::Op { op: i as u8 });
+                    out.push(Action::Op { op: i as u8, trim: false });
+                    if self.v.knobs.cpumask == CpumaskUpdate::LazyTrim && self.send_is_next(o) {
+                        out.push(Action::Op { op: i as u8, trim: true });
+                    }
                 }
             }
         }
@@ -568,8 +635,8 @@ impl Model for Checker<'_> {
                 s.switches -= 1;
                 format!("cpu{cpu}: {}", self.switch(s, cpu, to))
             }
-            Action::Op { op } => {
-                format!("cpu{}: op {op}: {}", self.zaps[op as usize].cpu, self.op_step(s, op as usize))
+            Action::Op { op, trim } => {
+                format!("cpu{}: op {op}: {}", self.zaps[op as usize].cpu, self.op_step(s, op as usize, trim))
             }
         };
         saturate(s);

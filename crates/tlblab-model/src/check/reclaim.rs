@@ -264,7 +264,12 @@ impl<'a> ReclaimChecker<'a> {
 
     fn switch(&self, s: &mut State, cpu: u32, to: To) -> String {
         let c = &mut s.cpus[cpu as usize];
-        let sw = SwitchCtx { knobs: &self.v.knobs, pcid: self.v.pcid, tlb_gen: &s.tlb_gen };
+        let sw = SwitchCtx {
+            knobs: &self.v.knobs,
+            pcid: self.v.pcid,
+            tlb_gen: &s.tlb_gen,
+            switcher: super::kernel_switch,
+        };
         sw.apply(&mut c.st, &mut c.tlb, &mut s.cpumask, cpu, to)
     }
 
@@ -277,7 +282,7 @@ impl<'a> ReclaimChecker<'a> {
         let gen = s.tlb_gen[MM as usize];
         let c = &mut s.cpus[cpu as usize];
         let action = flush_tlb_func(&mut c.st, info, &self.v.knobs, None, || gen);
-        if action.leaves_mm() {
+        if action.clears_bit(self.v.knobs.cpumask) {
             s.cpumask[MM as usize] &= !(1 << cpu);
         }
         match action {
@@ -453,6 +458,7 @@ impl<'a> ReclaimChecker<'a> {
             let targets = flush_targets(
                 &mask(s.cpumask[MM as usize]),
                 &Self::lazy_mask(s),
+                None,
                 &self.v.knobs,
                 false,
                 RECLAIMER,

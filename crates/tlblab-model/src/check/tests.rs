@@ -1,5 +1,6 @@
 use super::*;
 use crate::linux::arch::x86::mm::tlb::ReadTlbGen;
+use crate::linux::include::linux::mm_types::MmId;
 
 fn check(name: &str, pcid: bool, sc: &Scenario, edit: impl Fn(&mut KernelConfig)) -> Report {
     let mut k = KernelConfig::preset(name).unwrap();
@@ -84,4 +85,55 @@ fn every_knob_combination_explores_clean() {
         assert!(r.complete && r.counterexample.is_none(), "{}: {:#?}", r.variant, r.counterexample);
     }
     assert!(vs.iter().any(|v| v.knobs.read_tlb_gen == ReadTlbGen::Never));
+}
+
+/// A switch into an mm that trusts "still in `mm_cpumask`" to mean "got every flush" and skips
+/// the generation check. Harmless while the switch clears the old mm's bit (v4.14-v6.13: a CPU
+/// in the mask never left); with v6.14's lazy mask and trim a CPU running another mm keeps its
+/// bit while flushes skip it.
+fn trusting_switch(
+    st: &mut TlbState,
+    next: MmId,
+    (ctx_id, mm_tlb_gen, global): (u64, u64, Option<u16>),
+    k: &FlushKnobs,
+    pcid: bool,
+    in_mask: bool,
+) -> Switch {
+    let mut gen = mm_tlb_gen;
+    if in_mask && st.loaded_mm != Some(next) {
+        gen = st.ctxs.iter().find(|c| c.ctx_id == ctx_id).map_or(mm_tlb_gen, |c| c.tlb_gen);
+    }
+    switch_mm_irqs_off(st, next, (ctx_id, gen, global), k, pcid)
+}
+
+#[test]
+fn switching_back_on_trust_in_the_lazy_mask_is_caught_with_the_trim() {
+    let v = Variant::of(&KernelConfig::preset("6.14").unwrap(), true);
+    let r = Checker::new(&v, &SCENARIOS[1], kernel_handler).with_switcher(trusting_switch).run();
+    let cx = r.counterexample.expect("trusting a stale mm_cpumask bit must be caught");
+    assert!(cx.property.starts_with("stale translation"), "{}", cx.property);
+    assert!(cx.trace.iter().any(|l| l.contains("switch_mm to mm 1")), "{:#?}", cx.trace);
+    assert!(cx.trace.iter().any(|l| l.contains("switch_mm to mm 0: asid 0, no flush")), "{:#?}", cx.trace);
+    // The kernel's switch is clean there; the same shortcut is harmless with the eager mask.
+    assert!(Checker::new(&v, &SCENARIOS[1], kernel_handler).run().counterexample.is_none());
+    let eager = Variant::of(&KernelConfig::preset("6.13").unwrap(), true);
+    let r = Checker::new(&eager, &SCENARIOS[1], kernel_handler).with_switcher(trusting_switch).run();
+    assert!(r.complete && r.counterexample.is_none(), "{:#?}", r.counterexample);
+}
+
+#[test]
+fn the_trim_is_explored_both_ways_under_lazy_trim() {
+    let v = Variant::of(&KernelConfig::preset("6.14").unwrap(), true);
+    let lazy = Variant::of(&KernelConfig::preset("6.14-lazy").unwrap(), true);
+    let (t, l) = (
+        Checker::new(&v, &SCENARIOS[1], kernel_handler).run(),
+        Checker::new(&lazy, &SCENARIOS[1], kernel_handler).run(),
+    );
+    assert!(t.complete && t.counterexample.is_none() && l.complete && l.counterexample.is_none());
+    assert!(
+        t.transitions > l.transitions,
+        "the trim adds a choice at each send: {} vs {}",
+        t.transitions,
+        l.transitions
+    );
 }

@@ -259,6 +259,7 @@ impl Kernel {
                     pcid,
                     range_sizes: RangeInputs::tlb_sizes(profile),
                     lazy: CpuMask::new(),
+                    mask: Default::default(),
                     text,
                     broadcast,
                 },

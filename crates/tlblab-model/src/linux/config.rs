@@ -16,7 +16,9 @@
 
 use crate::linux::arch::ppc::kernel::head_8xx::Version;
 use crate::linux::arch::ppc::mm::mmu_8xx::{Ppc8xxKnobs, Writeback};
-use crate::linux::arch::x86::mm::tlb::{CoalesceIpis, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
+use crate::linux::arch::x86::mm::tlb::{
+    CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen,
+};
 use crate::linux::arch::x86::text::TextKnobs;
 use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs};
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
@@ -103,6 +105,9 @@ enum Needed {
     WithFlushallShift,
     /// Never: it refines a knob that sets it (`era` sets every allocator rule).
     Refines,
+    /// Never: newer than the complete presets, which keep its blank value (the behaviour
+    /// before it); the presets that model it set it.
+    Newer,
 }
 
 fn on_off(v: &str) -> Result<bool, Refusal> {
@@ -278,6 +283,36 @@ pub const KNOBS: &[Knob] = &[
                 "skip" => LazyIpis::Skip,
                 _ => return Err(None),
             };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "cpumask",
+        section: "flush",
+        needed: Needed::Newer,
+        allowed: "eager | lazy | lazy-trim",
+        doc: "mm_cpumask upkeep: eager (v4.14-v6.13, the switch clears the old mm's bit), lazy \
+              (v6.14 209954cbc7d0: a flush IPI clears it), lazy-trim (v6.14 6db2526c1d69: flushes \
+              skip CPUs running another mm but once a second)",
+        apply: |k, v| {
+            k.flush.cpumask = match v {
+                "eager" => CpumaskUpdate::Eager,
+                "lazy" => CpumaskUpdate::Lazy,
+                "lazy-trim" => CpumaskUpdate::LazyTrim,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "cpumask_line",
+        section: "flush",
+        needed: Needed::Newer,
+        allowed: "on | off",
+        doc: "charge mm_cpumask as a coherent line: a switch's set/clear is an atomic RMW, a flush's \
+              scan a read (the v6.14 presets' cost side)",
+        apply: |k, v| {
+            k.flush.cpumask_line = on_off(v)?;
             Ok(())
         },
     },
@@ -809,7 +844,7 @@ fn required(k: &KernelConfig) -> impl Fn(&Knob) -> bool {
         (_, Needed::Always) => true,
         (_, Needed::WithCeiling) => matches!(policy, RangePolicy::Ceiling(_)),
         (_, Needed::WithFlushallShift) => matches!(policy, RangePolicy::FlushallShift { .. }),
-        (_, Needed::Refines) => false,
+        (_, Needed::Refines | Needed::Newer) => false,
     }
 }
 
@@ -829,6 +864,8 @@ fn blank() -> KernelConfig {
             lazy_ipis: LazyIpis::Send,
             pti: false,
             invlpgb: false,
+            cpumask: CpumaskUpdate::Eager,
+            cpumask_line: false,
         },
         mm: MmKnobs {
             mmap_lock: false,

@@ -179,6 +179,9 @@ subsystems! {
     slab: Option<mm::slub::Counters> = Kernel::slab_counters;
     /// A socket call's body and the loopback delivery (linux/net/socket.rs), where booted.
     net: Option<net::socket::Counters> = Kernel::socket_counters => Net(net::socket::Step) by socket_step;
+    /// `mm_cpumask` upkeep (linux/arch/x86/mm/tlb.rs), where the kernel models v6.14's lazy mask
+    /// or the mask's line.
+    cpumask: Option<arch::x86::mm::tlb::MaskCounters> = Kernel::cpumask_counters;
     /// The MPC8xx's `/proc/tlbmiss` (linux/arch/ppc/tlbmiss.rs), on a software-loaded TLB.
     tlbmiss: Option<arch::ppc::tlbmiss::Counters> = Kernel::tlbmiss;
 }
@@ -222,7 +225,11 @@ impl Kernel {
     /// A new, empty address space.
     pub fn add_mm(&mut self) -> MmId {
         let id = self.mm.mms.len() as MmId;
-        self.mm.mms.push(Mm::new(id, self.mm.next_ctx_id));
+        let mut m = Mm::new(id, self.mm.next_ctx_id);
+        // mm_init -> init_new_context (v6.14): the first trim a second after creation; the
+        // workloads create their address spaces at time zero.
+        m.next_trim_cpumask = self.jiffies.at(Ps::ZERO) + self.jiffies.hz;
+        self.mm.mms.push(m);
         self.mm.next_ctx_id += 1;
         id
     }
@@ -389,6 +396,13 @@ impl Kernel {
             c.slab_pages = self.mm.slab.as_ref().map_or(0, |s| s.counters().slab_pages_allocated);
             c
         })
+    }
+
+    /// The `mm_cpumask` counters, where the configuration models the mask beyond v6.13's eager
+    /// bits (so results of the kernels before it keep their counters as they were).
+    pub fn cpumask_counters(&self) -> Option<arch::x86::mm::tlb::MaskCounters> {
+        let f = &self.config.flush;
+        (!f.cpumask.is_eager() || f.cpumask_line).then_some(self.arch.x86.mask)
     }
 
     /// SLUB's counters for reports, on a machine that boots it.

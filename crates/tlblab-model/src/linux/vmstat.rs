@@ -73,6 +73,7 @@ mod tests {
             page_alloc: Some(Default::default()),
             slab: Some(Default::default()),
             net: Some(Default::default()),
+            cpumask: Some(Default::default()),
             tlbmiss: Some(Default::default()),
             ..Counters::default()
         }

@@ -283,7 +283,7 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
     let flushes = |sim: &Simulation| sim.kernel.cpus[1].x86.st.clone();
     sim.with_ctx(1, Ps::ZERO, |k, ctx| k.deschedule(ctx, false, Ps::ZERO));
     let before = flushes(&sim);
-    assert!(!sim.kernel.switch_mm(1, mm), "still in mm_cpumask: no reload");
+    assert!(!sim.kernel.switch_mm(1, mm, Ps::ZERO).0, "still in mm_cpumask: no reload");
     assert_eq!(sim.kernel.cpus[1].x86.st.loaded_mm, before.loaded_mm);
     sim.kernel.cpus[1].x86.st.is_lazy = true;
     let info = FlushInfo {
@@ -299,7 +299,7 @@ fn v3_switch_back_reloads_cr3_only_after_leave_mm() {
     assert!(
         !sim.kernel.mms()[mm as usize].cpumask.contains(1) && sim.kernel.counters().tlbflush.lazy_leaves == 1
     );
-    assert!(sim.kernel.switch_mm(1, mm), "left by leave_mm: CR3 reload");
+    assert!(sim.kernel.switch_mm(1, mm, Ps::ZERO).0, "left by leave_mm: CR3 reload");
     assert!(sim.kernel.mms()[mm as usize].cpumask.contains(1));
 }
 

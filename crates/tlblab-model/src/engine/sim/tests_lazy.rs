@@ -104,3 +104,27 @@ fn a_kernel_thread_runs_lazily_on_the_mm_it_finds() {
     assert!(!k.cpus[1].x86.st.is_lazy && k.cpus[1].x86.st.loaded_mm == Some(mm));
     assert_eq!(k.counters().tlbflush.switch_flushes, 0, "the same mm: no CR3 reload");
 }
+
+/// v6.14's lazy mm_cpumask (209954cbc7d0) and trim (6db2526c1d69) on the same pair: the munmap's
+/// flush (page tables freed) makes the lazy CPU leave the mm for `init_mm` in every kernel; the
+/// eager mask drops its bit there, the lazy mask keeps it until the next flush IPI finds the CPU
+/// on another mm, and the trim rule skips it instead (no trim within the first second).
+#[test]
+fn the_lazy_mask_keeps_a_departed_cpu_until_a_flush_reaches_it_or_the_trim_skips_it() {
+    let mut got = Vec::new();
+    for preset in ["6.13", "6.14-lazy", "6.14"] {
+        let (sim, s) = lazy_cpu_beside_a_flusher(preset, None, Ps::MS * 2);
+        let c = s.counters;
+        let m = c.cpumask.expect("the v6.14-era presets count mm_cpumask upkeep");
+        assert!(s.iterations[0] > 300, "past the first munmap: {preset}: {s:?}");
+        assert_eq!(c.tlbflush.lazy_leaves, 1, "{preset}: {c:?}");
+        assert!(sim.kernel.cpus[1].x86.st.loaded_mm.is_none(), "{preset}");
+        assert_eq!(c.oracle.oracle_violations, 0, "{preset}");
+        let bit = sim.kernel.mms()[0].cpumask.contains(1);
+        got.push((preset, c.smp.remote_flushes_received, m.wrong_cpu_flushes, bit, m.stale_skipped > 0));
+    }
+    assert_eq!(
+        got,
+        [("6.13", 1, 0, false, false), ("6.14-lazy", 2, 1, false, false), ("6.14", 1, 0, true, true),]
+    );
+}

@@ -69,7 +69,9 @@ impl Ubc {
         if !self.flush_required {
             return None;
         }
-        let others = flush_targets(&self.cpumask, lazy, knobs, false, cpu);
+        // The batch's flush_tlb_info has no mm: v6.14's should_flush_tlb sends it to every
+        // non-lazy CPU of the batch's mask (no loaded-mm filter).
+        let others = flush_targets(&self.cpumask, lazy, None, knobs, false, cpu);
         Some(BatchFlush { local: self.cpumask.contains(cpu), others })
     }
 }

@@ -20,6 +20,8 @@ pub struct X86 {
     /// The CPUs whose `tlb_state.is_lazy` is set (a mirror, so choosing a shootdown's targets is
     /// mask arithmetic instead of a visit to every CPU of `mm_cpumask`).
     pub(in crate::linux) lazy: CpuMask,
+    /// `mm_cpumask` upkeep, counted (reported where a preset models it).
+    pub(in crate::linux) mask: mm::tlb::MaskCounters,
     /// The kernel's own translations per path, when `kernel_tlb` is on and the CPU is x86.
     pub(in crate::linux) text: Option<KernelText>,
     /// Broadcast flushing with global ASIDs (v6.15), where the kernel enables it (`invlpgb`)

@@ -146,6 +146,13 @@ pub struct Mm {
     pub tlb_gen_line: CacheLine,
     /// `mm_cpumask(mm)`.
     pub cpumask: CpuMask,
+    /// The cache line holding `mm_cpumask` (one line up to 512 CPUs): a switch's set or clear is
+    /// an atomic RMW on it, a flush initiator's scan a read (charged with `cpumask_line = on`).
+    pub cpumask_line: CacheLine,
+    /// `mm->context.next_trim_cpumask` (v6.14, 6db2526c1d69): the jiffy after which a flush
+    /// trims the mask; `jiffies + HZ` at creation. It shares `tlb_gen`'s line, which the
+    /// initiator has just written: its accesses are hits, not charged.
+    pub next_trim_cpumask: u64,
     /// Every CPU that ever loaded this mm: only their TLBs can hold its translations (the
     /// oracle looks nowhere else).
     pub ever_loaded: CpuMask,
@@ -176,6 +183,8 @@ impl Mm {
             tlb_gen: 1,
             tlb_gen_line: CacheLine::new(),
             cpumask: CpuMask::new(),
+            cpumask_line: CacheLine::new(),
+            next_trim_cpumask: 0,
             ever_loaded: CpuMask::new(),
             mmap_lock: RwSem::default(),
             mm_lock_seq: 0,

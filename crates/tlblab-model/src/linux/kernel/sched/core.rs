@@ -90,7 +90,7 @@ impl Kernel {
             return false;
         }
         c.task = Some(t);
-        self.enter_mm(cpu, mm);
+        self.enter_mm(cpu, mm, start);
         true
     }
 
@@ -101,16 +101,18 @@ impl Kernel {
     /// to v4.13, `is_lazy` from v4.14), so flush IPIs for it still reach the CPU, which leaves
     /// the mm at the first one `flush_tlb_func` handles (or at a flush of that mm the thread
     /// itself makes, `flush_tlb_page`'s `leave_mm` for `current->mm == NULL`).
-    fn enter_mm(&mut self, cpu: u32, mm: Option<MmId>) -> bool {
+    /// Returns whether it flushed and what the `mm_cpumask` line cost at `at` (with
+    /// `cpumask_line`).
+    fn enter_mm(&mut self, cpu: u32, mm: Option<MmId>, at: Ps) -> (bool, Ps) {
         if let Some(mm) = mm {
-            return self.switch_mm(cpu, mm);
+            return self.switch_mm(cpu, mm, at);
         }
         let c = &mut self.cpus[cpu as usize];
         if c.x86.st.loaded_mm.is_some() {
             c.x86.st.is_lazy = true;
             self.arch.x86.lazy.set(cpu);
         }
-        false
+        (false, Ps::ZERO)
     }
 
     /// `sysctl_sched_*` scaling (`SCHED_TUNABLESCALING_LOG`): `1 + ilog2(min(cpus, 8))`.
@@ -176,7 +178,12 @@ impl Kernel {
         c.task = Some(next);
         ctx.swap_steps(&mut self.tasks[next].saved);
         let mut d = self.context_switch(ctx);
-        if self.enter_mm(cpu, self.tasks[next].mm) {
+        let (flushed, line) = self.enter_mm(cpu, self.tasks[next].mm, now + d);
+        if line > Ps::ZERO {
+            d += line;
+            ctx.charge(Bucket::Sched, line);
+        }
+        if flushed {
             self.counters.tlbflush.switch_flushes += 1;
             self.counters.tlbflush.full_flushes += 1;
             d += self.costs.tlbflush.full_flush;
@@ -212,7 +219,7 @@ impl Kernel {
             Some(next) => self.switch_to(ctx, next, now),
             None => {
                 // The idle task is a kernel thread too.
-                self.enter_mm(cpu, None);
+                self.enter_mm(cpu, None, now);
                 self.context_switch(ctx)
             }
         }

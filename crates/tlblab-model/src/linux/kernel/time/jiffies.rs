@@ -13,6 +13,8 @@ pub const DEFAULT_HZ: f64 = 250.0;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Jiffies {
+    /// `HZ`.
+    pub hz: u64,
     period: Ps,
     first_tick: Ps,
     at_start: u64,
@@ -20,8 +22,8 @@ pub struct Jiffies {
 
 impl Jiffies {
     pub fn boot(p: &MachineProfile) -> Jiffies {
-        let hz = p.noise.as_ref().map(|n| n.hz.value).filter(|&hz| hz > 0.0).unwrap_or(DEFAULT_HZ);
-        Jiffies { period: Ps::from_ns(1e9 / hz), first_tick: Ps::ZERO, at_start: 0 }
+        let hz = p.noise.as_ref().map(|n| n.hz.value).filter(|&hz| hz >= 1.0).unwrap_or(DEFAULT_HZ);
+        Jiffies { hz: hz.round() as u64, period: Ps::from_ns(1e9 / hz), first_tick: Ps::ZERO, at_start: 0 }
     }
 
     /// Run `seed`'s start value, and the engine's tick (`(period, first tick)`) if it has one.

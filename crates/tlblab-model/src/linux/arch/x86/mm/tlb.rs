@@ -14,6 +14,7 @@
 //! applies them on the machine: `switch_mm`, `flush_tlb_mm_range` and `flush_tlb_func` on a CPU.
 
 use crate::attribution::Bucket;
+use crate::hw::cpumask::CpuMask;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
@@ -51,6 +52,25 @@ crate::linux::vmstat::counters! {
         global_asids,
         /// CPUs that switched a running mm to its global ASID on a flush IPI.
         global_asid_reloads,
+    }
+}
+
+crate::linux::vmstat::counters! {
+    /// `mm_cpumask` upkeep (v6.14's lazy mask and its trim), counted where a preset models it
+    /// (`cpumask` other than eager, or `cpumask_line` on).
+    MaskCounters {
+        /// Flush requests handled (`flush_tlb_func` calls) on a CPU that runs another mm or
+        /// `init_mm`, which only clear its bit: 2815a56e4b72's `TLB_REMOTE_WRONG_CPU`
+        /// tracepoint, which fires per call (one IPI may drain several queued requests).
+        wrong_cpu_flushes,
+        /// Flushes whose `should_trim_cpumask` said yes (6db2526c1d69).
+        cpumask_trims,
+        /// Stale CPUs a flush skipped (in the mask, running another mm, not trimming).
+        stale_skipped,
+        /// Atomic sets and clears of a bit on a context switch or a leave.
+        cpumask_writes,
+        /// Transfers of an `mm_cpumask` line between CPUs (with `cpumask_line` on).
+        cpumask_transfers,
     }
 }
 
@@ -135,31 +155,55 @@ impl Kernel {
     /// missed no flush and reloads nothing; one a flush IPI made `leave_mm` has `loaded_mm`
     /// none here, so it takes the other-mm path: rejoin the mask and load CR3 (no PCID before
     /// v4.14: a full flush). v3.10-v3.13 `switch_mm`, prev == next branch.
-    pub fn switch_mm(&mut self, cpu: u32, mm: MmId) -> bool {
+    ///
+    /// The mask's bits: v4.14-v6.13 clear the previous mm's and set the next mm's; v6.14's lazy
+    /// mask (209954cbc7d0) sets the next mm's only if clear and leaves the previous mm's for a
+    /// flush IPI to clear. With `cpumask_line` each set or clear is an atomic RMW on the mask's
+    /// line at `at`, whose cost is added to the second value returned.
+    pub fn switch_mm(&mut self, cpu: u32, mm: MmId, at: Ps) -> (bool, Ps) {
         let c = &mut self.cpus[cpu as usize];
         self.arch.x86.lazy.clear(cpu);
         let m = &self.mm.mms[mm as usize];
+        let knobs = self.config.flush;
         let global = self.arch.x86.broadcast.as_ref().and(m.global_asid);
-        let s = switch_mm_irqs_off(
-            &mut c.x86.st,
-            mm,
-            (m.ctx_id, m.tlb_gen, global),
-            &self.config.flush,
-            self.arch.x86.pcid,
-        );
+        let s = switch_mm_irqs_off(&mut c.x86.st, mm, (m.ctx_id, m.tlb_gen, global), &knobs, self.arch.x86.pcid);
+        let mut cost = Ps::ZERO;
         if let Some(prev) = s.left {
-            self.mm.mms[prev as usize].cpumask.clear(cpu);
+            cost += self.cpumask_write(prev, cpu, at + cost, false);
         }
         if s.joined {
-            let m = &mut self.mm.mms[mm as usize];
-            m.cpumask.set(cpu);
-            m.ever_loaded.set(cpu);
+            // v4.14-v6.13 cpumask_set_cpu unconditionally (a locked bts); v6.14 tests first.
+            let set = self.mm.mms[mm as usize].cpumask.contains(cpu);
+            if knobs.cpumask.switch_clears() || !set {
+                cost += self.cpumask_write(mm, cpu, at + cost, true);
+            }
+            self.mm.mms[mm as usize].ever_loaded.set(cpu);
         }
+        let c = &mut self.cpus[cpu as usize];
         if s.flush {
             let pcid = c.x86.st.pcid();
             c.flush_asid(&mut self.tlbs[c.core], pcid);
         }
-        s.flush
+        (s.flush, cost)
+    }
+
+    /// `cpumask_set_cpu` / `cpumask_clear_cpu` of `cpu` in `mm`'s mask at `at`; returns the
+    /// line's cost (none without `cpumask_line`).
+    fn cpumask_write(&mut self, mm: MmId, cpu: u32, at: Ps, set: bool) -> Ps {
+        let m = &mut self.mm.mms[mm as usize];
+        if set {
+            m.cpumask.set(cpu);
+        } else {
+            m.cpumask.clear(cpu);
+        }
+        if !self.config.flush.cpumask_line {
+            return Ps::ZERO;
+        }
+        self.arch.x86.mask.cpumask_writes += 1;
+        let before = m.cpumask_line.stats.transfers;
+        let d = m.cpumask_line.write(cpu, at, &self.topo, &self.costs.hw.lines);
+        self.arch.x86.mask.cpumask_transfers += m.cpumask_line.stats.transfers - before;
+        d
     }
 
     /// `flush_tlb_func` on `cpu` for `info` from `at`; returns its cost. Local (initiator) or
@@ -182,11 +226,18 @@ impl Kernel {
             m.tlb_gen
         });
         let pcid = c.x86.st.pcid();
-        if action.leaves_mm() {
+        if action.clears_bit(knobs.cpumask) {
             m.cpumask.clear(cpu);
+            if knobs.cpumask_line {
+                arch.x86.mask.cpumask_writes += 1;
+                let before = m.cpumask_line.stats.transfers;
+                cost += m.cpumask_line.write(cpu, at + cost, &topo, &lines);
+                arch.x86.mask.cpumask_transfers += m.cpumask_line.stats.transfers - before;
+            }
         }
         match action {
-            FlushAction::WrongMm => {}
+            // 2815a56e4b72's tracepoint: an IPI to a CPU that had left the mm.
+            FlushAction::WrongMm => arch.x86.mask.wrong_cpu_flushes += 1,
             FlushAction::LeaveLazy => {
                 // v4.14+ switch_mm_irqs_off(NULL, &init_mm) / v3.13 leave_mm(): leave the mm
                 // (no more flush IPIs for it), which also flushes; switch_mm reloads on return.
@@ -278,18 +329,10 @@ impl Kernel {
         // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
         // of its last flush read (v5.18).
         d += self.cpus[cpu as usize].x86.flush_info_line.write(cpu, now + d, &topo, &lines);
-        let targets = flush_targets(&m.cpumask, &self.arch.x86.lazy, &self.config.flush, freed_tables, cpu);
-        let loaded_here = self.cpus[cpu as usize].x86.st.loaded_mm == Some(mm);
-        let local = |s: &mut Kernel, at: Ps| {
-            if loaded_here {
-                s.run_flush_func(cpu, at, &info)
-            } else {
-                Ps::ZERO
-            }
-        };
         // v6.15: a global-ASID mm is flushed by INVLPGBs and a TLBSYNC, without IPIs, unless
         // some CPU still runs it on a per-CPU ASID (`finish_asid_transition` then sends the
-        // IPIs too, before the TLBSYNC: here the TLBSYNC's wait is charged first).
+        // IPIs too, before the TLBSYNC: here the TLBSYNC's wait is charged first). The mask
+        // is neither scanned nor trimmed on this path.
         let global = self.global_asid(mm);
         if let Some(asid) = global {
             d += self.broadcast_tlb_flush(asid, &info);
@@ -299,6 +342,53 @@ impl Kernel {
                 return text + d;
             }
         }
+        let m = &mut self.mm.mms[mm as usize];
+        // The cpumask scan reads the mask's line (v6.14 presets charge it: `cpumask_line`).
+        if self.config.flush.cpumask_line {
+            let before = m.cpumask_line.stats.transfers;
+            d += m.cpumask_line.read(cpu, now + d, &topo, &lines);
+            self.arch.x86.mask.cpumask_transfers += m.cpumask_line.stats.transfers - before;
+        }
+        // v6.14 (6db2526c1d69): with other CPUs in the mask, once a second per mm the request
+        // also goes to the CPUs that left it, which clear their bits; otherwise
+        // should_flush_tlb skips them. Their tlb_state lines are read in the scan, not charged.
+        let trim_rule = self.config.flush.cpumask == CpumaskUpdate::LazyTrim;
+        let mut running = None;
+        if trim_rule && m.cpumask.any_but(cpu).is_some() {
+            if should_trim_cpumask(&mut m.next_trim_cpumask, self.jiffies.at(now), self.jiffies.hz) {
+                self.arch.x86.mask.cpumask_trims += 1;
+            } else {
+                let mut on = CpuMask::new();
+                for c in m.cpumask.iter() {
+                    if self.cpus[c as usize].x86.st.loaded_mm == Some(mm) {
+                        on.set(c);
+                    }
+                }
+                running = Some(on);
+            }
+        }
+        let targets = flush_targets(
+            &m.cpumask,
+            &self.arch.x86.lazy,
+            running.as_ref(),
+            &self.config.flush,
+            freed_tables,
+            cpu,
+        );
+        if let Some(on) = &running {
+            if !freed_tables {
+                let stale = m.cpumask.and_not(on).and_not(&self.arch.x86.lazy);
+                self.arch.x86.mask.stale_skipped += stale.weight() as u64 - stale.contains(cpu) as u64;
+            }
+        }
+        let loaded_here = self.cpus[cpu as usize].x86.st.loaded_mm == Some(mm);
+        let local = |s: &mut Kernel, at: Ps| {
+            if loaded_here {
+                s.run_flush_func(cpu, at, &info)
+            } else {
+                Ps::ZERO
+            }
+        };
         if targets.is_empty() {
             let l = local(self, now + d);
             ctx.charge(Bucket::FlushWork, d + l);

@@ -107,6 +107,37 @@ impl LazyIpis {
     }
 }
 
+/// How `mm_cpumask` follows the CPUs that run an mm (docs/references/linux-6x.md#lazy-cpumask,
+/// #cpumask-trim).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CpumaskUpdate {
+    /// v4.14-v6.13: `switch_mm_irqs_off` clears the CPU's bit in the previous mm's mask and sets
+    /// it in the next one's (leaving for `init_mm` clears it too).
+    #[default]
+    Eager,
+    /// v6.14, 209954cbc7d0 "x86/mm/tlb: Update mm_cpumask lazily": the switch sets the next
+    /// mm's bit only if it is clear and never clears the previous mm's; a CPU clears its own bit
+    /// when a flush IPI for an mm it no longer runs reaches `flush_tlb_func` (the wrong-mm
+    /// branch). The sender's filter is unchanged.
+    Lazy,
+    /// v6.14, 6db2526c1d69 "x86/mm/tlb: Only trim the mm_cpumask once a second": lazy, and
+    /// `should_flush_tlb` sends only to CPUs that run the mm (not lazily) unless the request
+    /// trims (`should_trim_cpumask`: at most once per `HZ` jiffies per mm) or freed page tables.
+    LazyTrim,
+}
+
+impl CpumaskUpdate {
+    pub fn is_eager(&self) -> bool {
+        *self == CpumaskUpdate::Eager
+    }
+
+    /// A CPU leaving an mm (for another, or for `init_mm`) clears its bit at the switch.
+    pub fn switch_clears(self) -> bool {
+        self == CpumaskUpdate::Eager
+    }
+}
+
 /// The flush-protocol knobs; every one settable alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlushKnobs {
@@ -130,9 +161,20 @@ pub struct FlushKnobs {
     /// flush also invalidates it there (INVPCID, or a deferred full flush of it without INVPCID)
     /// and each full flush defers a flush of it to the next return to user space.
     pub pti: bool,
+    /// How `mm_cpumask` is kept (v6.14's lazy mask and its trim). Not written into a result's
+    /// configuration while eager, so results of the kernels before it read as they did.
+    #[serde(default, skip_serializing_if = "CpumaskUpdate::is_eager")]
+    pub cpumask: CpumaskUpdate,
+    /// `mm_cpumask` is a coherent line: a switch's set or clear of a bit is an atomic RMW on it,
+    /// a flush initiator's scan of it a read (off: neither is charged, as before v6.14's
+    /// presets; not written into a result's configuration while off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpumask_line: bool,
     /// v6.15 broadcast flushing (`CONFIG_BROADCAST_TLB_FLUSH`, 4afeb0ed1753), used only where the
     /// CPU has INVLPGB: an mm seen running on 4 or more CPUs gets a global ASID, and its flushes
-    /// become INVLPGBs and one TLBSYNC, with no IPI (docs/references/linux-6x.md#broadcast-flush).
+    /// become INVLPGBs and one TLBSYNC, with no IPI (docs/references/linux-6x.md#broadcast-flush). Not written into a result's
+    /// configuration while off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invlpgb: bool,
 }
 
@@ -245,9 +287,16 @@ impl FlushAction {
         matches!(self, FlushAction::Partial { .. } | FlushAction::Full)
     }
 
-    /// The CPU leaves `mm_cpumask` (it gets no further flush IPIs for the mm).
-    pub fn leaves_mm(&self) -> bool {
-        matches!(self, FlushAction::WrongMm | FlushAction::LeaveLazy)
+    /// The CPU clears its bit in the request's `mm_cpumask` (it gets no further flush IPIs for
+    /// the mm): always in the wrong-mm branch; on leaving lazy mode for `init_mm` only where the
+    /// switch clears the previous mm's bit (eager, v4.14-v6.13: v6.14's lazy mask keeps it, and
+    /// the next flush IPI finds the CPU on another mm).
+    pub fn clears_bit(&self, cpumask: CpumaskUpdate) -> bool {
+        match self {
+            FlushAction::WrongMm => true,
+            FlushAction::LeaveLazy => cpumask.switch_clears(),
+            _ => false,
+        }
     }
 }
 
@@ -303,10 +352,11 @@ pub fn switch_mm_irqs_off(
         // conservative stand-in, needed only when flushes may have skipped this CPU.
         out.flush = was_lazy && gen_check && st.ctxs[asid].tlb_gen < mm_tlb_gen;
     } else {
-        // Stop remote flushes for the previous mm (v3.x-v6.x switch_mm_irqs_off; lazily
-        // left in the mask for flush IPIs to trim only since v6.12's "x86,tlb: update
-        // mm_cpumask lazily").
-        out.left = st.loaded_mm;
+        // Stop remote flushes for the previous mm (v3.x-v6.13 switch_mm_irqs_off); since v6.14
+        // (209954cbc7d0) the bit stays, for a flush IPI to clear (docs/references/linux-6x.md#lazy-cpumask).
+        if knobs.cpumask.switch_clears() {
+            out.left = st.loaded_mm;
+        }
         out.joined = true;
         let (asid, need_flush) = st.choose_new_asid(ctx_id, mm_tlb_gen, pcid);
         st.loaded_asid = asid;
@@ -320,18 +370,37 @@ pub fn switch_mm_irqs_off(
 }
 
 /// The CPUs `flush_tlb_mm_range` sends the request to: the other CPUs of `mm_cpumask`, lazy
-/// ones per `lazy_ipis` (v4.20+ skips them unless page tables were freed).
+/// ones per `lazy_ipis` (v4.20+ skips them unless page tables were freed). With the v6.14 trim
+/// (`cpumask = lazy-trim`, 6db2526c1d69 `should_flush_tlb`), a request that neither freed page
+/// tables nor trims goes only to the CPUs of `running`, those whose `loaded_mm` is the mm;
+/// `running` is `None` for a request that trims or has no mm (a reclaim batch: every CPU).
 pub fn flush_targets(
     cpumask: &CpuMask,
     lazy: &CpuMask,
+    running: Option<&CpuMask>,
     knobs: &FlushKnobs,
     freed_tables: bool,
     initiator: u32,
 ) -> CpuMask {
     let mut targets =
         if knobs.lazy_ipis.targets_lazy(freed_tables) { *cpumask } else { cpumask.and_not(lazy) };
+    if let (CpumaskUpdate::LazyTrim, false, Some(running)) = (knobs.cpumask, freed_tables, running) {
+        targets = targets.and(running);
+    }
     targets.clear(initiator);
     targets
+}
+
+/// `should_trim_cpumask(mm)` (v6.14, 6db2526c1d69): true when `jiffies` is after
+/// `mm->context.next_trim_cpumask`, which then moves to `jiffies + HZ`; so at most one flush a
+/// second per mm also reaches the CPUs that left it (docs/references/linux-6x.md#cpumask-trim).
+pub fn should_trim_cpumask(next_trim_cpumask: &mut u64, jiffies: u64, hz: u64) -> bool {
+    // time_after(a, b): b - a < 0 in wrapping arithmetic.
+    if (*next_trim_cpumask).wrapping_sub(jiffies) as i64 >= 0 {
+        return false;
+    }
+    *next_trim_cpumask = jiffies + hz;
+    true
 }
 
 /// The `flush_tlb_info` of a `flush_tlb_mm_range(mm, start, end)` whose `inc_mm_tlb_gen`

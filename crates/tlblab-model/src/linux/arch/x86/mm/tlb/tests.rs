@@ -11,6 +11,8 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         lazy_ipis: LazyIpis::Skip,
         pti: true,
         invlpgb: false,
+        cpumask: CpumaskUpdate::Eager,
+        cpumask_line: false,
     }
 }
 
@@ -239,4 +241,64 @@ fn a_global_asid_is_switched_to_without_a_flush_and_stragglers_reload_on_an_ipi(
     let sw = switch_mm_irqs_off(&mut st, 1, (9, 50, Some(g)), &k, true);
     assert_eq!((sw.flush, sw.joined, st.loaded_asid), (false, true, g));
     assert!(is_global_asid(st.loaded_asid) && !is_global_asid(TLB_NR_DYN_ASIDS as u16 - 1));
+}
+
+fn mask_of(cpus: &[u32]) -> CpuMask {
+    let mut m = CpuMask::new();
+    cpus.iter().for_each(|&c| m.set(c));
+    m
+}
+
+#[test]
+fn the_lazy_mask_keeps_the_previous_mms_bit_at_a_switch() {
+    for (cpumask, left) in [(CpumaskUpdate::Eager, Some(1)), (CpumaskUpdate::Lazy, None)] {
+        let k = FlushKnobs { cpumask, ..knobs(true, ReadTlbGen::WhenNeeded) };
+        let mut st = state(4);
+        let sw = switch_mm_irqs_off(&mut st, 2, 10, 1, &k, true);
+        assert_eq!((sw.left, sw.joined, st.loaded_mm), (left, true, Some(2)), "{cpumask:?}");
+    }
+}
+
+#[test]
+fn a_cpu_clears_its_own_stale_bit_in_the_wrong_mm_branch_and_keeps_it_when_leaving_lazily() {
+    for c in [CpumaskUpdate::Eager, CpumaskUpdate::Lazy, CpumaskUpdate::LazyTrim] {
+        assert!(FlushAction::WrongMm.clears_bit(c));
+        assert_eq!(FlushAction::LeaveLazy.clears_bit(c), c == CpumaskUpdate::Eager);
+        assert!(!FlushAction::Full.clears_bit(c));
+    }
+    // A CPU that switched away (lazy mask: still in the mask) gets the request and drops out.
+    let k = FlushKnobs { cpumask: CpumaskUpdate::Lazy, ..knobs(true, ReadTlbGen::WhenNeeded) };
+    let mut st = TlbState { loaded_mm: Some(2), ..Default::default() };
+    assert_eq!(
+        flush_tlb_func(&mut st, &partial(5), &k, || panic!("not this mm's line")),
+        FlushAction::WrongMm
+    );
+}
+
+#[test]
+fn the_trim_rule_skips_cpus_running_another_mm_unless_it_trims_or_tables_were_freed() {
+    // CPUs 0-3 in the mask: 0 initiates, 1 runs the mm, 2 runs another mm, 3 is lazy.
+    let (cpumask, lazy, running) = (mask_of(&[0, 1, 2, 3]), mask_of(&[3]), mask_of(&[0, 1, 3]));
+    let trim = FlushKnobs { cpumask: CpumaskUpdate::LazyTrim, ..knobs(true, ReadTlbGen::WhenNeeded) };
+    let lazy_only = FlushKnobs { cpumask: CpumaskUpdate::Lazy, ..trim };
+    let t = |k: &FlushKnobs, running: Option<&CpuMask>, freed| {
+        flush_targets(&cpumask, &lazy, running, k, freed, 0).iter().collect::<Vec<_>>()
+    };
+    assert_eq!(t(&trim, Some(&running), false), [1], "should_flush_tlb: loaded_mm only");
+    assert_eq!(t(&trim, None, false), [1, 2], "a trimming request reaches the stale CPU");
+    assert_eq!(t(&trim, Some(&running), true), [1, 2, 3], "freed tables: every CPU of the mask");
+    assert_eq!(t(&lazy_only, Some(&running), false), [1, 2], "209954cbc7d0 alone: sender unchanged");
+}
+
+#[test]
+fn should_trim_cpumask_says_yes_at_most_once_per_hz_jiffies() {
+    let hz = 1000;
+    let mut next = hz; // init_new_context: jiffies + HZ at creation (jiffies 0)
+    assert!(!should_trim_cpumask(&mut next, 0, hz));
+    assert!(!should_trim_cpumask(&mut next, hz, hz), "time_after is strict");
+    assert!(should_trim_cpumask(&mut next, hz + 1, hz));
+    assert_eq!(next, 2 * hz + 1);
+    assert!(!should_trim_cpumask(&mut next, hz + 2, hz));
+    assert!(should_trim_cpumask(&mut next, 5 * hz, hz), "after an idle spell, once");
+    assert!(!should_trim_cpumask(&mut next, 5 * hz, hz));
 }
