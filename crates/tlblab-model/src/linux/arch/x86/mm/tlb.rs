@@ -166,7 +166,8 @@ impl Kernel {
         let m = &self.mm.mms[mm as usize];
         let knobs = self.config.flush;
         let global = self.arch.x86.broadcast.as_ref().and(m.global_asid);
-        let s = switch_mm_irqs_off(&mut c.x86.st, mm, (m.ctx_id, m.tlb_gen, global), &knobs, self.arch.x86.pcid);
+        let s =
+            switch_mm_irqs_off(&mut c.x86.st, mm, (m.ctx_id, m.tlb_gen, global), &knobs, self.arch.x86.pcid);
         let mut cost = Ps::ZERO;
         if let Some(prev) = s.left {
             cost += self.cpumask_write(prev, cpu, at + cost, false);
