@@ -254,7 +254,7 @@ fn the_lazy_mask_keeps_the_previous_mms_bit_at_a_switch() {
     for (cpumask, left) in [(CpumaskUpdate::Eager, Some(1)), (CpumaskUpdate::Lazy, None)] {
         let k = FlushKnobs { cpumask, ..knobs(true, ReadTlbGen::WhenNeeded) };
         let mut st = state(4);
-        let sw = switch_mm_irqs_off(&mut st, 2, 10, 1, &k, true);
+        let sw = switch_mm_irqs_off(&mut st, 2, (10, 1, None), &k, true);
         assert_eq!((sw.left, sw.joined, st.loaded_mm), (left, true, Some(2)), "{cpumask:?}");
     }
 }
@@ -270,7 +270,7 @@ fn a_cpu_clears_its_own_stale_bit_in_the_wrong_mm_branch_and_keeps_it_when_leavi
     let k = FlushKnobs { cpumask: CpumaskUpdate::Lazy, ..knobs(true, ReadTlbGen::WhenNeeded) };
     let mut st = TlbState { loaded_mm: Some(2), ..Default::default() };
     assert_eq!(
-        flush_tlb_func(&mut st, &partial(5), &k, || panic!("not this mm's line")),
+        flush_tlb_func(&mut st, &partial(5), &k, None, || panic!("not this mm's line")),
         FlushAction::WrongMm
     );
 }
