@@ -25,7 +25,9 @@ pub struct HostInfo {
     pub pcid: bool,
     pub invpcid: bool,
     pub invlpgb: bool,
-    /// Pages per INVLPGB (CPUID 0x8000_0008 EDX\[15:0\] + 1; 1 where there is no INVLPGB).
+    /// Pages per INVLPGB (CPUID 0x8000_0008 EDX\[15:0\] + 1; 1 where there is no INVLPGB, and in
+    /// reports recorded before it was read).
+    #[serde(default = "one")]
     pub invlpgb_count_max: u32,
     /// `/sys/devices/system/cpu/vulnerabilities/meltdown` says PTI is on.
     pub pti: bool,
@@ -254,4 +256,9 @@ pub fn config_hz() -> Option<f64> {
             std::fs::read_to_string(format!("/boot/config-{}", release.trim())).ok()
         })?;
     text.lines().find_map(|l| l.strip_prefix("CONFIG_HZ=")).and_then(|v| v.trim().parse().ok())
+}
+
+/// The serde default of [`HostInfo::invlpgb_count_max`].
+fn one() -> u32 {
+    1
 }
