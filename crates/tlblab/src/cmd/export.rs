@@ -1,7 +1,7 @@
 //! `tlblab export --format mmtests|csv DIR [OUT]`: a saved result set in another tool's format.
-//! `mmtests` writes mmtests' `work/log` tree into OUT (see `export::mmtests`; then
-//! `cd OUT && compare-kernels.sh` prints the table); `csv` writes the tidy `runs.csv`, one row
-//! per run (see `export::tidy`), into OUT (default: the set's own directory).
+//! `mmtests` writes mmtests' `work/log` tree into OUT (see `export::mmtests`; the printed hint
+//! is the command that prints its table, `export::mmtests::hint`); `csv` writes the tidy
+//! `runs.csv`, one row per run (see `export::tidy`), into OUT (default: the set's own directory).
 
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -47,15 +47,13 @@ pub fn run(a: ExportArgs) -> Result<()> {
             let bench = export::mmtests::Bench::of(&set.workload)?;
             let runs = export::mmtests::write(&set, &out)?;
             println!(
-                "wrote mmtests runs {} (benchmark {}, layout of mmtests {}) into {}; compare them with\n  \
-                 cd {} && compare-kernels.sh --baseline {} --compare \"{}\"",
+                "wrote mmtests runs {} (benchmark {}, layout of mmtests {}) into {}; with MMTESTS an \
+                 mmtests tree, its table:\n  {}",
                 runs.join(" "),
                 bench.name(),
                 export::mmtests::MMTESTS_COMMIT,
                 out.display(),
-                out.display(),
-                runs[0],
-                runs[1..].join(" ")
+                export::mmtests::hint(&bench, &out, &runs)
             );
         }
     }

@@ -5,13 +5,17 @@
 //! ```text
 //! OUT/<run>/iter-0/tests-activity                 run-mmtests' activity log (what the scripts
 //!                                                  read to find runs and benchmark names)
+//! OUT/<run>/iter-0/tests-timestamp, tests-sysstate run-mmtests' test begin/end and `time ::`
+//!                                                  lines, which compare-kernels.sh's duration,
+//!                                                  mmtests-vmstat and mmtests-schedstat monitor
+//!                                                  sections read after the table
 //! OUT/<run>/iter-0/ebizzy/logs/ebizzy-<T>-<I>.log  ebizzy: "<total> records/s <per thread>..."
 //! OUT/<run>/iter-0/wis-<x>/logs/benchlog-<case>_<model>-<T>   will-it-scale: one
 //!                                                  "min:N max:N total:N" line per sample
 //! ```
 //!
-//! One run directory per column (kernel) of the set, named after its label with the characters
-//! that break mmtests' comma-separated run lists replaced. Each seed is one sample: an ebizzy
+//! One run directory per column (kernel) of the set, named by [`run_name`]. Each seed is one
+//! sample: an ebizzy
 //! iteration, or one of will-it-scale's per-second lines (wis-bench has already stripped the
 //! warm-up lines there).
 
@@ -64,10 +68,76 @@ impl Bench {
     }
 }
 
-/// A column label as an mmtests run name: `,` `=` `/` and spaces break the scripts' `-n a,b`
-/// lists and paths.
+/// A column label as an mmtests run name: `tlblab-` then the label with every run of characters
+/// other than ASCII letters, digits, `.` and `_` made one `_` (none at either end). The scripts
+/// split `-n a,b` lists at `,`, `=`/space break paths and arguments, and compare-mmtests.pl's
+/// column header prints a name as two rows split at its first `-` (with no `-`, the first row
+/// loses the last character): so the label keeps no `-` (nor `+`, which the scripts use in
+/// regular expressions unescaped), and the one `-` after `tlblab` puts `tlblab` above each
+/// simulated column, telling it apart from real runs in the same table.
+/// `5.18.1+patch` -> `tlblab-5.18.1_patch`, `touch_mm->tlb_gen` -> `tlblab-touch_mm_tlb_gen`.
 pub fn run_name(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || "._+-".contains(c) { c } else { '_' }).collect()
+    let mut safe = String::new();
+    for c in label.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            safe.push(c);
+        } else if !safe.is_empty() && !safe.ends_with('_') {
+            safe.push('_');
+        }
+    }
+    let safe = safe.trim_end_matches('_');
+    format!("tlblab-{}", if safe.is_empty() { "run" } else { safe })
+}
+
+/// What `/usr/bin/time` would have said of one run directory's benchmark, as run-mmtests.sh
+/// logs it (`time :: <bench> <U> user <S> system <E> elapsed`), from the simulation itself: the
+/// measured intervals of every run of the column, elapsed their simulated length, user the CPUs'
+/// `user` and `page_walk` time (a hardware walk is charged to the user task), system every
+/// other non-idle bucket (kernel entry, faults, flushes, IPIs, locks, scheduler, tick).
+fn time_line(bench: &str, runs: &[&RunResult]) -> String {
+    let (mut user, mut system, mut elapsed) = (0u128, 0u128, 0u128);
+    for r in runs {
+        elapsed += r.config.measure_ps as u128;
+        for cpu in &r.attribution {
+            for (bucket, &ps) in cpu {
+                match bucket.as_str() {
+                    "user" | "page_walk" => user += ps as u128,
+                    "idle" => {}
+                    _ => system += ps as u128,
+                }
+            }
+        }
+    }
+    let s = |ps: u128| ps as f64 / 1e12;
+    format!("time :: {bench} {:.2} user {:.2} system {:.2} elapsed\n", s(user), s(system), s(elapsed))
+}
+
+/// The command that prints a tree's table, for `tlblab export`'s hint. will-it-scale: the
+/// unmodified compare-kernels.sh. ebizzy: compare-mmtests.pl with `--sub-heading total_rsec`,
+/// because at mmtests 638401e0 compare-kernels.sh's ebizzy case asks for `total_rec`, which the
+/// ebizzy parser no longer writes (its section is empty for any ebizzy data).
+pub fn hint(bench: &Bench, out: &Path, runs: &[String]) -> String {
+    let cd = format!("cd {}", shell_word(&out.display().to_string()));
+    match bench {
+        Bench::Ebizzy => format!(
+            "{cd} && \"$MMTESTS/bin/compare-mmtests.pl\" -d . -b ebizzy -n {} --sub-heading total_rsec",
+            runs.join(",")
+        ),
+        Bench::Wis { .. } => format!(
+            "{cd} && ASSUME_PACKAGE_INSTALLED=yes \"$MMTESTS/compare-kernels.sh\" --baseline {}{}",
+            runs[0],
+            if runs.len() > 1 { format!(" --compare \"{}\"", runs[1..].join(" ")) } else { String::new() }
+        ),
+    }
+}
+
+/// A path as one shell word (quoted when it holds anything but `[A-Za-z0-9._/+-]`).
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "._/+-".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// Per-task rates of one run in operations per second of measured time.
@@ -96,6 +166,12 @@ pub fn files(set: &ResultSet) -> Result<Vec<(PathBuf, String)>> {
         let b = bench.name();
         // run-mmtests.sh's activity_log lines ("<epoch> run-mmtests: ..."); epoch 0 keeps the
         // export byte-for-byte reproducible.
+        let runs: Vec<&RunResult> =
+            set.cells.iter().filter(|c| &c.kernel == *k).flat_map(|c| c.runs.iter()).collect();
+        // run-mmtests.sh's teststate_log lines go to both files, then `/usr/bin/time`'s line.
+        let state = format!("test begin :: {b} 0\ntest end :: {b} 0 0\n{}", time_line(b, &runs));
+        out.push((iter.join("tests-timestamp"), state.clone()));
+        out.push((iter.join("tests-sysstate"), state));
         out.push((
             iter.join("tests-activity"),
             format!(
