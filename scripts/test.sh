@@ -36,6 +36,11 @@ if [ "$status" = 0 ]; then
         "$ROOT/crates/tlblab-py/tests" 2>&1 | tee -a "$log" || pyst=$?
     [ "$pyst" = 0 ] || [ "$pyst" = 5 ] || status=$pyst
 fi
+# The mmtests round trip (the real compare-kernels.sh reads an export): only where MMTESTS names
+# an mmtests tree, which no package registry serves.
+if [ "$status" = 0 ] && [ -n "${MMTESTS:-}" ]; then
+    bash "$ROOT/scripts/check_mmtests.sh" || status=$?
+fi
 # One closing line for the whole suite (cargo prints one "test result" per test binary, the
 # last of which is often an empty doc-test run; pytest one "N passed, M failed in T s" line).
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i } }
