@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the tlblab Python package (crates/tlblab-py, PyO3 + maturin) into <repo>/.venv, with
-# what its tests and examples use (pandas, pytest, dask.distributed, matplotlib), all from PyPI;
+# its dependencies (pandas, tqdm) and what its tests and examples use (pyproject.toml's `test`
+# extra: pytest, dask.distributed, matplotlib), all from PyPI;
 # then prints the path of the venv's python on stdout (progress goes to stderr).
 #     PY="$(bash scripts/ensure_python_api.sh)"; "$PY" -c 'import tlblab; print(tlblab.list())'
 # Rebuilds the extension every time (maturin develop --release; seconds when nothing changed).
@@ -11,10 +12,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="$(bash "$ROOT/scripts/ensure_venv.sh")"
 log() { printf 'ensure_python_api: %s\n' "$*" >&2; }
 
-if ! "$PY" -c 'import maturin, pandas, pytest, distributed, matplotlib' >/dev/null 2>&1; then
-    log "installing maturin, pandas, pytest, distributed, matplotlib into $ROOT/.venv"
+if ! "$PY" -c 'import maturin, pandas, tqdm, pytest, distributed, matplotlib' >/dev/null 2>&1; then
+    log "installing maturin, pandas, tqdm, pytest, distributed, matplotlib into $ROOT/.venv"
     "$PY" -m pip install --disable-pip-version-check -q \
-        "maturin>=1.5,<2" "pandas>=2" "pytest>=7" "distributed>=2024.1" "matplotlib>=3.7" >&2
+        "maturin>=1.5,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "distributed>=2024.1" "matplotlib>=3.7" >&2
 fi
 log "building and installing the tlblab package (maturin develop --release)"
 # maturin develop installs into the virtualenv named by VIRTUAL_ENV.

@@ -77,9 +77,10 @@ fn run(
 
 /// A sweep as `tlblab sweep` runs it; returns the tidy table `{"columns", "rows"}` (one row per
 /// run), or for a shard `{"ran", "reused", "skipped"}`. With `out`, cells go to the store there;
-/// with `report` also summary.json, sweep.json and the HTML report.
+/// with `report` also summary.json, sweep.json and the HTML report. `progress(n, total)` is
+/// called (with the GIL) as runs finish.
 #[pyfunction]
-#[pyo3(signature = (machine, workload, threads, vary, kernel=None, set=vec![], param=vec![], duration=None, warmup=None, iterations=1, jobs=None, out=None, report=true, shard=None))]
+#[pyo3(signature = (machine, workload, threads, vary, kernel=None, set=vec![], param=vec![], duration=None, warmup=None, iterations=1, jobs=None, out=None, report=true, shard=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn sweep(
     py: Python<'_>,
@@ -97,7 +98,17 @@ fn sweep(
     out: Option<PathBuf>,
     report: bool,
     shard: Option<String>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
+    // Called from the worker threads: each call takes the GIL for the callback only (the
+    // simulation runs detached); an exception in it is dropped, a display must not stop a sweep.
+    let progress = progress.map(|cb| {
+        results::Progress(std::sync::Arc::new(move |n: u64, total: u64| {
+            Python::attach(|py| {
+                let _ = cb.call1(py, (n, total));
+            });
+        }))
+    });
     let shard = shard.as_deref().map(Shard::parse).transpose().map_err(PyValueError::new_err)?;
     if shard.is_some() && out.is_none() {
         return Err(PyValueError::new_err("shard: needs out, the shared results directory"));
@@ -114,6 +125,7 @@ fn sweep(
         json: false,
         out,
         shard,
+        progress,
     };
     let done = py.detach(|| -> anyhow::Result<_> {
         let done = cmd::sweep::sweep(&a, a.out.as_deref())?;

@@ -72,22 +72,24 @@ def test_runs_csv_matches_the_frame(tmp_path, tlblab_bin):
     df = tlblab.sweep(threads=[1, 2], vary={"ceiling": [1, 64]}, out=out, **SMALL)
     subprocess.run([tlblab_bin, "export", "--format", "csv", str(out)], check=True, capture_output=True)
     csv = pd.read_csv(out / "runs.csv")
-    pd.testing.assert_frame_equal(df, csv, check_dtype=False)
+    # The frame's knob columns are categoricals (in the order given); the CSV's are plain.
+    plain = df.astype({c: df[c].cat.categories.dtype for c in ("column", "ceiling")})
+    pd.testing.assert_frame_equal(plain, csv, check_dtype=False)
 
 
 @pytest.mark.parametrize(
     "kwargs, words",
     [
         (dict(machine="pentium-pro"), ["unknown machine `pentium-pro`", "haswell-ep-2s"]),
-        (dict(vary={"bogus": [1, 2]}), ["takes no parameters", "a kernel knob: range_policy, ceiling"]),
+        (dict(vary={"bogus": [1, 2]}), ["vary: unknown knob `bogus`", "a kernel knob: ", "range_policy", "ceiling"]),
         (dict(set={"ceiling": "lots"}), ["ceiling"]),
         (dict(threads="two"), ["threads"]),
-        (dict(threads=[1, 99]), ["--threads 99", "allowed 1 ..= 72"]),
+        (dict(threads=[1, 99]), ["threads 99", "allowed 1 ..= 72"]),
         (dict(kernel="9.9"), ["9.9", "5.18.1"]),
         (dict(duration="5"), ["duration", "unit"]),
         (dict(iterations="3"), ["iterations"]),
-        (dict(iterations=0), ["--iterations 0: allowed 1 ..= 1000"]),
-        (dict(iterations=4294967295), ["--iterations 4294967295: allowed 1 ..= 1000"]),
+        (dict(iterations=0), ["iterations 0: allowed 1 ..= 1000"]),
+        (dict(iterations=4294967295), ["iterations 4294967295: allowed 1 ..= 1000"]),
         (dict(duration="0.0001ns"), ["duration", "allowed 1ns ..= 1000s"]),
         (dict(duration="5 "), ["duration", "unit"]),
         (dict(vary={"ceiling": [0, 0]}), ["listed twice"]),

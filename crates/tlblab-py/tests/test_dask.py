@@ -56,3 +56,15 @@ def test_a_killed_worker_loses_and_duplicates_nothing(client, tmp_path):
     local = tlblab.sweep(threads=[1, 2], vary={"ceiling": [0, 64]}, **SMALL)
     pd.testing.assert_frame_equal(local, df)
     assert os.listdir(marker) == ["died"]  # the first attempt did kill its worker
+
+
+def test_dask_sweep_shows_cells_done(client, monkeypatch):
+    import io
+
+    from tqdm import tqdm
+
+    shown = io.StringIO()
+    monkeypatch.setattr(tlblab, "_bar", lambda progress, unit: tqdm(file=shown, disable=not progress, unit=unit))
+    df = tlblab.sweep(client=client, threads=[1, 2], vary={"ceiling": [0, 33, 64]}, **SMALL)
+    assert "6/6" in shown.getvalue() and "cell" in shown.getvalue()
+    assert df["ceiling"].cat.categories.tolist() == [0, 33, 64]

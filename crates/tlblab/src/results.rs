@@ -114,8 +114,19 @@ fn reusable(path: &Path, spec: &serde_json::Value) -> Option<Vec<RunResult>> {
     (f.schema_version == CELL_SCHEMA_VERSION && &f.spec == spec).then_some(f.runs)
 }
 
-/// How to run: host threads (`None`: rayon's default, one per core) and the label of the
-/// progress bar.
+/// A caller's own progress display (the Python API's tqdm bar): called with the number of runs
+/// just finished (or reused) and the total of the job, from any worker thread.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+/// How to run: host threads (`None`: rayon's default, one per core), the label of the
+/// progress bar and, for a caller that shows its own, a progress hook.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     pub jobs: Option<usize>,
@@ -127,6 +138,8 @@ pub struct RunOptions {
     /// The index of `cells[0]` in the whole job's cell order (reproduce of several experiments
     /// numbers its cells across them, so every shard gets a fair share).
     pub first_cell: usize,
+    /// Called as runs finish, beside the bar on standard error.
+    pub progress: Option<Progress>,
 }
 
 /// `--shard I/N`: of the job's cells in their fixed order, shard I (1-based) runs those whose
@@ -200,7 +213,18 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
     if let Some(dir) = &opts.store {
         remove_stale_temps(dir);
     }
-    let bar = progress_bar(total, &opts.progress_label);
+    // A caller with its own display (opts.progress) gets no second bar on standard error.
+    let bar = if opts.progress.is_some() {
+        ProgressBar::hidden()
+    } else {
+        progress_bar(total, &opts.progress_label)
+    };
+    let tick = |n: u64| {
+        bar.inc(n);
+        if let Some(p) = &opts.progress {
+            (p.0)(n, total);
+        }
+    };
     let reused = std::sync::atomic::AtomicUsize::new(0);
     let work = || -> Result<Vec<Vec<RunResult>>> {
         cells
@@ -213,7 +237,7 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
                 let spec = c.identity(profile);
                 let path = opts.store.as_ref().map(|d| cell_path(d, &c.label, c.row));
                 if let Some(runs) = path.as_deref().and_then(|p| reusable(p, &spec)) {
-                    bar.inc(c.seeds.len() as u64);
+                    tick(c.seeds.len() as u64);
                     reused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return Ok(runs);
                 }
@@ -231,7 +255,7 @@ pub fn run_cells(profile: &MachineProfile, cells: &[CellSpec], opts: &RunOptions
                         };
                         let r = run_sim(profile, &s)
                             .map_err(|m| anyhow!("{} at {} tasks: {m}", c.label, c.tasks));
-                        bar.inc(1);
+                        tick(1);
                         r
                     })
                     .collect::<Result<Vec<_>>>()?;

@@ -66,8 +66,7 @@ fn verdicts(name: &str, w: Window) -> Vec<Verdict> {
             false
         }
     };
-    let opts =
-        RunOptions { jobs: None, store: None, progress_label: name.into(), shard: None, first_cell: 0 };
+    let opts = RunOptions { progress_label: name.into(), ..Default::default() };
     let Finished::All(set) = experiment::run(&e, quick, &opts).unwrap() else { panic!("no shard") };
     experiment::verdicts(&e, &experiment::summary(&e, &set))
 }

@@ -1,6 +1,6 @@
 """Type stubs of the native module; each function returns JSON text (see tlblab/__init__.py)."""
 
-from typing import Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 __version__: str
 DEFAULTS: Dict[str, Union[str, int]]
@@ -34,8 +34,10 @@ def sweep(
     out: Optional[str] = None,
     report: bool = True,
     shard: Optional[str] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
 ) -> str:
-    """A sweep; `{"columns", "rows"}` of the tidy table, or for a shard `{"ran", "reused", "skipped"}`."""
+    """A sweep; `{"columns", "rows"}` of the tidy table, or for a shard `{"ran", "reused", "skipped"}`.
+    `progress(n, total)` is called as runs finish (n just finished of total)."""
 
 def load(dir: str) -> str:
     """A saved result set as `{"columns", "rows"}`."""

@@ -69,6 +69,7 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
             progress_label: e.name.clone(),
             shard: args.shard,
             first_cell,
+            progress: None,
         };
         first_cell += experiment::cell_count(e);
         let set = match experiment::run(e, args.quick, &opts)? {

@@ -58,6 +58,9 @@ pub struct SweepArgs {
     /// writes the summary and report.
     #[arg(long, value_name = "I/N", value_parser = results::Shard::parse, requires = "out")]
     pub shard: Option<results::Shard>,
+    /// The Python API's progress hook (not a flag).
+    #[arg(skip)]
+    pub progress: Option<results::Progress>,
 }
 
 /// The measured time when `--duration` is not given.
@@ -157,6 +160,7 @@ pub fn sweep(a: &SweepArgs, store: Option<&Path>) -> Result<Finished<Sweep>> {
         progress_label: "sweep".into(),
         shard: a.shard,
         first_cell: 0,
+        progress: a.progress.clone(),
     };
     let ran = results::run_cells(&profile, &specs, &opts)?;
     if a.shard.is_some() {
