@@ -97,6 +97,8 @@ def test_missing_paths_raise_file_not_found(tmp_path):
         tlblab.run(str(tmp_path / "m.toml"), "tlb_flush1_threads")
     with pytest.raises(FileNotFoundError, match="kernel"):
         tlblab.run(**dict(SMALL, kernel=tmp_path / "k.toml"))
+    with pytest.raises(FileNotFoundError, match="name"):
+        tlblab.reproduce(str(tmp_path / "e.toml"))
 
 
 def test_durations_as_text_seconds_or_timedelta():

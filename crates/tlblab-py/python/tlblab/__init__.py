@@ -507,7 +507,7 @@ def reproduce(name: Optional[str] = None, out: Optional[PathLike] = None, quick:
     run (the ``experiment`` column tells them apart); ``df.attrs["tables"]`` holds each
     experiment's table in its seed's layout.
 
-    name: an experiment's name or prefix (e.g. "seed-000"); all when None.
+    name: an experiment's name or prefix (e.g. "seed-000") or an experiment file; all when None.
     out: a directory to save ``out/<experiment>/`` in. quick: the short windows of ``--quick``.
     jobs: host threads (default: all cores).
     """
@@ -515,8 +515,13 @@ def reproduce(name: Optional[str] = None, out: Optional[PathLike] = None, quick:
 
     if name is not None:
         names = _known()["experiments"]
-        if not isinstance(name, str) or not any(n.startswith(name) for n in names):
-            raise _unknown("name", "experiment", str(name), names)
+        if not isinstance(name, str):
+            raise ValueError(f"name: expected an experiment name, prefix or .toml path, got {name!r}")
+        if _is_path(name):
+            if not os.path.exists(name):
+                raise FileNotFoundError(errno.ENOENT, "name: no such experiment file", name)
+        elif not any(n.startswith(name) for n in names):
+            raise _unknown("name", "experiment", name, names, " (or a path to an experiment .toml)")
     sets = _native(_tlblab.reproduce, name, None if out is None else os.fspath(out), quick, jobs)
     df = _categorical(_canonical(pd.concat([_frame(s) for s in sets], ignore_index=True)))
     df.attrs["tables"] = {s["name"]: s["table"] for s in sets}
