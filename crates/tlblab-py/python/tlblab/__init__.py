@@ -30,7 +30,6 @@ import itertools
 import json
 import os
 import re
-import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _tlblab
