@@ -137,3 +137,36 @@ fn the_trim_is_explored_both_ways_under_lazy_trim() {
         l.transitions
     );
 }
+
+/// A trim that drops a departed CPU without a flush and claims it caught up: the wrong-mm
+/// branch of this `flush_tlb_func` clears the CPU's bit (as v6.14's does) and also records the
+/// request's generation in the mm's ASID slot, as if it had flushed. The kernel's branch records
+/// nothing, so the CPU's switch back compares generations and flushes; this one comes back to
+/// the page the trim's request zapped still cached.
+fn trim_without_flush(
+    st: &mut TlbState,
+    f: &FlushInfo,
+    k: &FlushKnobs,
+    read: &mut dyn FnMut() -> u64,
+) -> FlushAction {
+    let action = kernel_handler(st, f, k, read);
+    if action == FlushAction::WrongMm {
+        if let Some(c) = st.ctxs.iter_mut().find(|c| c.ctx_id == CTX_ID[f.mm as usize]) {
+            c.tlb_gen = c.tlb_gen.max(f.new_tlb_gen);
+        }
+    }
+    action
+}
+
+#[test]
+fn a_trim_without_a_flush_is_caught() {
+    let v = Variant::of(&KernelConfig::preset("6.14").unwrap(), true);
+    let r = Checker::new(&v, &SCENARIOS[1], trim_without_flush).run();
+    let cx = r.counterexample.expect("a trimmed CPU that returns to a stale slot must be caught");
+    assert!(cx.property.starts_with("stale translation"), "{}", cx.property);
+    assert!(cx.trace.iter().any(|l| l.contains("WrongMm")), "{:#?}", cx.trace);
+    assert!(cx.trace.iter().any(|l| l.contains("trims mm_cpumask")), "{:#?}", cx.trace);
+    // The kernel's handler, on the same scenario, is clean.
+    let ok = Checker::new(&v, &SCENARIOS[1], kernel_handler).run();
+    assert!(ok.complete && ok.counterexample.is_none(), "{:#?}", ok.counterexample);
+}

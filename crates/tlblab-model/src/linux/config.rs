@@ -17,7 +17,7 @@
 use crate::linux::arch::ppc::kernel::head_8xx::Version;
 use crate::linux::arch::ppc::mm::mmu_8xx::{Ppc8xxKnobs, Writeback};
 use crate::linux::arch::x86::mm::tlb::{
-    CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen,
+    CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, LazyTest, RangePolicy, ReadTlbGen,
 };
 use crate::linux::arch::x86::text::TextKnobs;
 use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs};
@@ -281,6 +281,23 @@ pub const KNOBS: &[Knob] = &[
             k.flush.lazy_ipis = match v {
                 "send" => LazyIpis::Send,
                 "skip" => LazyIpis::Skip,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "lazy_test",
+        section: "flush",
+        needed: Needed::Newer,
+        allowed: "before-queue | in-queue",
+        doc: "when a target's laziness is tested: before-queue (6035152d8eeb, v5.13-v5.18-rc1: \
+              one mask before any request is queued) or in-queue (v4.20-v5.12 and after the revert \
+              d39268ad24c0: per target as the enqueue loop reaches it)",
+        apply: |k, v| {
+            k.flush.lazy_test = match v {
+                "before-queue" => LazyTest::BeforeQueue,
+                "in-queue" => LazyTest::InQueue,
                 _ => return Err(None),
             };
             Ok(())
@@ -866,6 +883,7 @@ fn blank() -> KernelConfig {
             invlpgb: false,
             cpumask: CpumaskUpdate::Eager,
             cpumask_line: false,
+            lazy_test: LazyTest::BeforeQueue,
         },
         mm: MmKnobs {
             mmap_lock: false,

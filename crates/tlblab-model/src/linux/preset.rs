@@ -82,6 +82,32 @@ mod tests {
         assert!(e.contains("lazy_ipis") && e.contains("send | skip"), "{e}");
     }
 
+    /// The v5.12-v5.18 flush-path history (docs/references/linux-6x.md#flush-path-history): each
+    /// link differs from the one before in the knobs its commits changed.
+    #[test]
+    fn the_5_12_to_5_18_chain_changes_the_local_flush_and_the_lazy_test() {
+        use crate::linux::arch::x86::mm::tlb::LazyTest;
+        let k = |n: &str| KernelConfig::preset(n).unwrap();
+        let (v12, v13, v18) = (k("5.12"), k("5.13"), k("5.18"));
+        assert_eq!((v12.flush.concurrent_local, v12.flush.lazy_test), (false, LazyTest::InQueue));
+        // 4ce94eabac16 (concurrent local flush) and 6035152d8eeb (the test before queueing).
+        assert_eq!(
+            FlushKnobs { concurrent_local: true, lazy_test: LazyTest::BeforeQueue, ..v12.flush },
+            v13.flush
+        );
+        // d39268ad24c0 reverts the test only; v5.14's allocator came in between.
+        assert_eq!(FlushKnobs { lazy_test: LazyTest::InQueue, ..v13.flush }, v18.flush);
+        assert_eq!(v18.page_alloc, crate::linux::mm::page_alloc::PageAllocConfig::v5_14());
+        assert!(v12.mm.munmap_downgrade && v18.mm.munmap_downgrade);
+        // Seed 002's 5.18.1 keeps the older stand-in (the test before queueing), so its pinned
+        // results stand; in every other knob it is the faithful 5.18 less the munmap downgrade.
+        let seed = k("5.18.1");
+        assert_eq!(FlushKnobs { lazy_test: LazyTest::InQueue, ..seed.flush }, v18.flush);
+        let mut s = k("5.18.1");
+        let e = s.set("lazy_test", "late").unwrap_err();
+        assert!(e.contains("lazy_test") && e.contains("before-queue | in-queue"), "{e}");
+    }
+
     #[test]
     fn every_preset_has_an_allocator_era_of_its_version() {
         use crate::linux::mm::page_alloc::PageAllocConfig;

@@ -546,8 +546,10 @@ mod tests {
 
     #[test]
     fn the_nearest_kernel_preset_follows_the_host_release() {
-        // Linux 6.18: the newest of the 6.x chain.
-        assert_eq!(nearest_kernel("6.18.44-fc-v782").0, "6.15");
+        // Linux 6.18: its own preset; 6.16 the newest link of the chain below it.
+        assert_eq!(nearest_kernel("6.18.44-fc-v782").0, "6.18");
+        assert_eq!(nearest_kernel("6.16.1").0, "6.15");
+        assert_eq!(nearest_kernel("5.13.19").0, "5.13");
         // Between 5.18 and 6.3: 5.18.1 with seed 002's patch, merged for v6.0.
         let (k, why) = nearest_kernel("6.2.16");
         assert_eq!(k, "5.18.1+patch", "{why}");

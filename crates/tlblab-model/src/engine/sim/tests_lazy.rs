@@ -128,3 +128,34 @@ fn the_lazy_mask_keeps_a_departed_cpu_until_a_flush_reaches_it_or_the_trim_skips
         [("6.13", 1, 0, false, false), ("6.14-lazy", 2, 1, false, false), ("6.14", 1, 0, true, true),]
     );
 }
+
+/// When the sender tests a target's laziness (`lazy_test`): 6035152d8eeb (`5.13`) tests every
+/// target before queueing; v4.20-v5.12 and the revert d39268ad24c0 (`5.12`, `5.18`) test each
+/// as the enqueue loop reaches it, letting the other CPUs' earlier events run first, so a CPU
+/// that went idle (lazy) while the loop ran is skipped. tlb_flush2 with 8 threads: the threads
+/// sleep on mmap_lock around each munmap round, and some go lazy inside a loop's window.
+#[test]
+fn the_lazy_test_in_the_enqueue_loop_skips_cpus_that_went_lazy_while_it_ran() {
+    use crate::run::{run, RunSpec, Workload};
+    let p = profile("haswell-ep-2s");
+    let counts = |preset: &str| {
+        let spec = RunSpec {
+            kernel: KernelConfig::preset(preset).unwrap(),
+            workload: Workload::parse("tlb_flush2_threads").unwrap(),
+            tasks: 8,
+            seed: 1,
+            warmup: Ps::MS,
+            measure: Ps::MS * 6,
+        };
+        let r = run(&p, &spec).unwrap();
+        let c = &r.counters;
+        assert_eq!(c["oracle_violations"], 0, "{preset}");
+        assert!(c["lazy_leaves"] > 0, "threads went lazy at all: {preset}: {c:?}");
+        (c["lazy_skipped_in_loop"], c["send_loop_yields"])
+    };
+    assert_eq!(counts("5.13"), (0, 0), "tested before queueing: the loop neither yields nor skips");
+    for preset in ["5.12", "5.18"] {
+        let (skipped, yields) = counts(preset);
+        assert!(skipped > 0 && yields > 0, "{preset}: skipped {skipped}, yields {yields}");
+    }
+}

@@ -25,6 +25,10 @@ crate::linux::vmstat::counters! {
         remote_flushes_received,
         /// `smp_call_function_many` enqueue loops stopped by an interrupt (taken, then resumed).
         send_loops_interrupted,
+        /// Targets the enqueue loop found lazy and skipped (`lazy_test = in-queue`), and the
+        /// times it gave way to other CPUs' earlier events before testing a target.
+        lazy_skipped_in_loop,
+        send_loop_yields,
     }
 }
 
@@ -44,6 +48,9 @@ pub struct SendLoop {
     post_local: bool,
     /// This call IPIs only targets whose queue was empty (`coalesce_ipis` for its target count).
     coalesce: bool,
+    /// The loop tests each target's laziness when it reaches it and skips a lazy one
+    /// (`on_each_cpu_cond_mask(tlb_is_not_lazy)`: `lazy_test = in-queue`).
+    skip_lazy: bool,
 }
 
 /// A flush request on a CPU's `call_single_queue`: when the sender's `llist_add` landed, the
@@ -200,7 +207,9 @@ impl Kernel {
     /// kernel coalesces (`coalesce_ipis`: v4.13+ always, v3.9-v4.12 a lone target only) only
     /// targets whose queue was empty get an IPI, otherwise every target; all at the loop's end.
     /// Records the shootdown the sender waits on; with `post_local` the sender then flushes itself
-    /// (v5.13+ `concurrent_local`) and sets its `local_done`.
+    /// (v5.13+ `concurrent_local`) and sets its `local_done`. With `skip_lazy` the loop tests
+    /// each target as it reaches it and skips a lazy one (the `cond_func` of
+    /// `on_each_cpu_cond_mask`).
     /// Returns the time from `t0` this step took; the loop may go on in a continuation.
     pub(in crate::linux) fn call_function_many(
         &mut self,
@@ -210,6 +219,7 @@ impl Kernel {
         targets: &CpuMask,
         t0: Ps,
         post_local: bool,
+        skip_lazy: bool,
     ) -> Ps {
         let cpu = ctx.cpu;
         // The record exists from the first enqueue: a target may take its request (and ack it)
@@ -233,7 +243,7 @@ impl Kernel {
             }
         };
         let coalesce = self.config.flush.coalesce_ipis.coalesces(targets.weight());
-        let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local, coalesce };
+        let l = SendLoop { sd, left: *targets, ipis: CpuMask::new(), post_local, coalesce, skip_lazy };
         self.cpus[cpu as usize].sending = Some(Box::new(l));
         self.send_loop(ctx, t0)
     }
@@ -283,6 +293,24 @@ impl Kernel {
                 ctx.then(Continuation::Smp(Step::Send));
                 ctx.charge(Bucket::IpiSend, send);
                 return send;
+            }
+            if l.skip_lazy {
+                // The target's state when the loop reaches it: first let every other CPU's
+                // earlier event run (a CPU that blocks meanwhile goes idle, so lazy).
+                let at = t0 + send;
+                if at > ctx.now && ctx.others_before(at) {
+                    self.counters.smp.send_loop_yields += 1;
+                    self.cpus[cpu as usize].sending = Some(l);
+                    ctx.then(Continuation::Smp(Step::Send));
+                    ctx.charge(Bucket::IpiSend, send);
+                    return send;
+                }
+                if !self.tlb_is_not_lazy(t) {
+                    l.left.clear(t);
+                    self.counters.smp.lazy_skipped_in_loop += 1;
+                    self.smp.shootdowns[l.sd].pending -= 1;
+                    continue;
+                }
             }
             l.left.clear(t);
             let q = &mut self.smp.csqs[t as usize];

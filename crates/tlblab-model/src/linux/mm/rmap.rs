@@ -161,8 +161,11 @@ impl Kernel {
     pub(in crate::linux) fn try_to_unmap_flush(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let cpu = ctx.cpu;
         let ubc = std::mem::take(&mut self.mm.vmscan.ubc[t]);
-        let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu, &self.arch.x86.lazy, &self.config.flush)
-        else {
+        // `lazy_test = in-queue`: the enqueue loop tests each target (see flush_tlb_mm_range).
+        let skip_lazy = self.config.flush.lazy_in_queue(false);
+        let none = CpuMask::new();
+        let lazy = if skip_lazy { &none } else { &self.arch.x86.lazy };
+        let Some(BatchFlush { local, others }) = ubc.flush_plan(cpu, lazy, &self.config.flush) else {
             return Ps::ZERO;
         };
         self.counters.vmscan.reclaim_batch_flushes += 1;
@@ -194,7 +197,7 @@ impl Kernel {
             initiator: cpu,
         };
         ctx.charge(Bucket::FlushWork, d);
-        d + self.call_function_many(ctx, info, true, &others, ctx.now + d, false)
+        d + self.call_function_many(ctx, info, true, &others, ctx.now + d, false, skip_lazy)
     }
 
     /// `percpu_flush_tlb_batch_pages` (v4.3) on `cpu`: `flush_tlb_local`, a CR3 reload that

@@ -125,6 +125,11 @@ impl crate::linux::boot::FromProfile for Costs {
 }
 
 impl Kernel {
+    /// `tlb_is_not_lazy(cpu)` (v4.20+): the CPU's `cpu_tlbstate_shared.is_lazy` is clear.
+    pub(in crate::linux) fn tlb_is_not_lazy(&self, cpu: u32) -> bool {
+        !self.arch.x86.lazy.contains(cpu)
+    }
+
     /// A queued `flush_tlb_mm_range` of task `t`'s mm.
     pub(in crate::linux) fn flush_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
         let mm = self.tasks[t].user_mm();
@@ -368,9 +373,13 @@ impl Kernel {
                 running = Some(on);
             }
         }
+        // `lazy_test = in-queue`: the enqueue loop tests each target as it reaches it, so here
+        // no CPU is lazy yet.
+        let skip_lazy = self.config.flush.lazy_in_queue(freed_tables);
+        let none = CpuMask::new();
         let targets = flush_targets(
             &m.cpumask,
-            &self.arch.x86.lazy,
+            if skip_lazy { &none } else { &self.arch.x86.lazy },
             running.as_ref(),
             &self.config.flush,
             freed_tables,
@@ -403,7 +412,7 @@ impl Kernel {
         let t0 = now + d + pre;
         ctx.charge(Bucket::FlushWork, d + pre);
         let concurrent = self.config.flush.concurrent_local;
-        let sent = self.call_function_many(ctx, info, false, &targets, t0, concurrent);
+        let sent = self.call_function_many(ctx, info, false, &targets, t0, concurrent, skip_lazy);
         // v6.15: after an IPI flush, perhaps a global ASID for next time.
         if global.is_none() && self.arch.x86.broadcast.is_some() {
             let t = self.cpus[cpu as usize].task.unwrap_or(0);

@@ -63,6 +63,30 @@ pub enum LazyIpis {
     Skip,
 }
 
+/// When the sender tests whether a target is lazy (`tlb_is_not_lazy`), under `lazy_ipis = skip`
+/// (docs/references/linux-6x.md#retpoline-revert).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LazyTest {
+    /// Once for every target, before the first request is queued: 6035152d8eeb (v5.13 to
+    /// v5.18-rc1) builds a cpumask of the non-lazy CPUs, then `on_each_cpu_mask`. Also the stand-in
+    /// the presets before v6.15 keep where the kernel tests in the loop (the loop runs whole in
+    /// one step there, so the two differ only across an interrupt of the loop).
+    #[default]
+    BeforeQueue,
+    /// Per target, in `smp_call_function_many_cond`'s enqueue loop, when the loop reaches it
+    /// (`on_each_cpu_cond_mask(tlb_is_not_lazy, ...)`: v4.20 to v5.12, and again after the
+    /// revert d39268ad24c0, v5.18-rc2+). The loop gives way to every other CPU's earlier event
+    /// before it tests a target, so a CPU that goes idle while the loop runs is skipped.
+    InQueue,
+}
+
+impl LazyTest {
+    pub fn is_before_queue(&self) -> bool {
+        *self == LazyTest::BeforeQueue
+    }
+}
+
 /// Which cross-CPU call requests skip the IPI when the target's call queue already held one
 /// (kernel/smp.c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -176,6 +200,19 @@ pub struct FlushKnobs {
     /// configuration while off.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invlpgb: bool,
+    /// When a target's laziness is tested: before queueing (6035152d8eeb's rule, and the older
+    /// presets' stand-in) or per target in the enqueue loop. Not written into a result's
+    /// configuration while before-queue.
+    #[serde(default, skip_serializing_if = "LazyTest::is_before_queue")]
+    pub lazy_test: LazyTest,
+}
+
+impl FlushKnobs {
+    /// The enqueue loop itself skips lazy targets (`lazy_test = in-queue` on a request that did
+    /// not free page tables, where lazy CPUs are skipped at all).
+    pub fn lazy_in_queue(&self, freed_tables: bool) -> bool {
+        self.lazy_test == LazyTest::InQueue && !self.lazy_ipis.targets_lazy(freed_tables)
+    }
 }
 
 /// `struct flush_tlb_info`.

@@ -13,6 +13,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         invlpgb: false,
         cpumask: CpumaskUpdate::Eager,
         cpumask_line: false,
+        lazy_test: LazyTest::BeforeQueue,
     }
 }
 
