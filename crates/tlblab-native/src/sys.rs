@@ -284,3 +284,13 @@ mod tests {
         assert_eq!(chase(base as *const u64, 3) as u64, base + 24);
     }
 }
+
+/// Restores `SIGPIPE`'s default action (the Rust runtime ignores it), so a command whose reader
+/// went away (`tlblab list | head`) ends quietly by the signal, as `cat` does, instead of
+/// panicking in `println!` on the broken pipe.
+pub fn default_sigpipe() {
+    // SAFETY: signal(2) with a valid signal number and SIG_DFL; called before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}

@@ -45,6 +45,7 @@ enum Command {
 }
 
 fn main() {
+    tlblab_native::sys::default_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print as clap renders them.

@@ -336,3 +336,23 @@ fn a_preset_file_runs_like_the_built_in_it_spells_out_and_a_bad_one_exits_2() {
     let list = stdout(&tlblab(&["list"]));
     assert!(list.contains("5.18.1+patch") && list.contains("avoid reading mm_tlb_gen"), "{list}");
 }
+
+/// A reader that went away (`tlblab list | head -1`): the command ends by SIGPIPE, quietly, as
+/// `cat` does, not with a panic on the broken pipe. The read end is closed before the command
+/// writes, so its first write meets the broken pipe.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (r, w) = std::io::pipe().unwrap();
+    drop(r);
+    let out = Command::new(env!("CARGO_BIN_EXE_tlblab"))
+        .arg("list")
+        .stdout(w)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.is_empty(), "nothing on stderr: {err}");
+    // SIGPIPE is 13 on Linux.
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+}

@@ -103,12 +103,8 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let mut next = reports.into_iter();
     println!("Exhaustive check of the shootdown protocol on {NR_CPUS} CPUs, scenarios:");
     for sc in &SCENARIOS {
-        let zaps: Vec<String> = sc
-            .zaps
-            .iter()
-            .map(|z| format!("cpu{} pages {}..{}", z.cpu, z.first, z.first + z.pages))
-            .collect();
-        println!("  {}: zaps {}; {} context switch(es) anywhere", sc.name, zaps.join(", "), sc.switches);
+        let zaps = zap_list(sc.zaps.iter().map(|z| (z.cpu, z.first, z.pages)));
+        println!("  {}: zaps {zaps}; {} context switch(es) anywhere", sc.name, sc.switches);
     }
     println!("Property: a CPU running the mm cannot translate a page whose frame was freed, or whose unmap's flush has returned.\n");
     let mut failed = 0;
@@ -176,22 +172,13 @@ pub fn run(args: CheckArgs) -> Result<()> {
     if !broadcast_variants.is_empty() {
         println!("\nExhaustive check of broadcast flushing (INVLPGB, TLBSYNC, global ASIDs) on {NR_CPUS} CPUs, mm 0 ({BC_PAGES} pages) with a global ASID; each CPU's copy of an INVLPGB completes at its own moment, scenarios:");
         for sc in &BROADCAST_SCENARIOS {
-            let zaps: Vec<String> = sc
-                .zaps
-                .iter()
-                .map(|z| format!("cpu{} pages {}..{}", z.cpu, z.first, z.first + z.pages))
-                .collect();
+            let zaps = zap_list(sc.zaps.iter().map(|z| (z.cpu, z.first, z.pages)));
             let start = if sc.transition {
                 "; cpu1 still runs mm 0 on a per-CPU ASID, cpu2 is lazy on it"
             } else {
                 ""
             };
-            println!(
-                "  {}: zaps {}{start}; {} context switch(es) anywhere",
-                sc.name,
-                zaps.join(", "),
-                sc.switches
-            );
+            println!("  {}: zaps {zaps}{start}; {} context switch(es) anywhere", sc.name, sc.switches);
         }
         println!("Property: a CPU running the mm cannot translate a page whose frame was freed, or whose unmap has returned.\n");
         for _ in &broadcast_variants {
@@ -312,4 +299,11 @@ fn explore_all(jobs: &[Job], t0: Instant) -> Vec<Report> {
         .zip(index)
         .map(|(j, i)| Report { variant: j.name().to_string(), ..reports[i].clone() })
         .collect()
+}
+
+/// A scenario's zaps as the header lists them: `cpu0 pages 0..2, cpu1 pages 1..2`.
+fn zap_list(zaps: impl Iterator<Item = (u32, u64, u64)>) -> String {
+    zaps.map(|(cpu, first, pages)| format!("cpu{cpu} pages {first}..{}", first + pages))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -567,12 +567,7 @@ impl PageAlloc {
             } else {
                 s.blocks += picked.len() as u32;
             }
-            let z = &mut self.zones[zi];
-            for &(j, o) in &picked {
-                z.pages.get_mut(j).state = PageState::None;
-                let pmt = z.pages.get(j).mt;
-                z.free_one_page(j, o, pmt, &mut s);
-            }
+            self.zones[zi].free_picked(&picked, &mut s);
             let (grant, hold, contended) = self.lock_section(zi, cpu, t, &s, env);
             out.lock_wait = grant - t;
             out.zone_locked = true;
@@ -665,12 +660,7 @@ impl PageAlloc {
         let picked = self.pick_for_drain(zi, cpu, n, 1 % self.cfg.pcp_lists.nr_lists());
         let mut s = Section::new();
         let t = now + self.costs.buddy_block * picked.len() as u64;
-        let z = &mut self.zones[zi];
-        for &(j, o) in &picked {
-            z.pages.get_mut(j).state = PageState::None;
-            let pmt = z.pages.get(j).mt;
-            z.free_one_page(j, o, pmt, &mut s);
-        }
+        self.zones[zi].free_picked(&picked, &mut s);
         let (grant, hold, _) = self.lock_section(zi, cpu, t, &s, env);
         self.stats.drains += 1;
         self.stats.drain_blocks += picked.len() as u64;
@@ -731,12 +721,7 @@ impl PageAlloc {
             let picked = self.pick_for_drain_all(zi, cpu);
             let mut s = Section::new();
             s.blocks += picked.len() as u32;
-            let z = &mut self.zones[zi];
-            for &(j, o) in &picked {
-                z.pages.get_mut(j).state = PageState::None;
-                let pmt = z.pages.get(j).mt;
-                z.free_one_page(j, o, pmt, &mut s);
-            }
+            self.zones[zi].free_picked(&picked, &mut s);
             let (grant, hold, _) = self.lock_section(zi, cpu, t, &s, env);
             t = grant + hold;
             self.stats.drains += 1;

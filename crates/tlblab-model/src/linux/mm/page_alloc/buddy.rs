@@ -184,6 +184,16 @@ impl Zone {
         Some(i)
     }
 
+    /// `free_pcppages_bulk()`'s freeing half: blocks picked off a CPU's lists back to the buddy
+    /// lists under the caller's `zone->lock` section, each at its own migratetype.
+    pub(super) fn free_picked(&mut self, picked: &[(u32, u8)], s: &mut Section) {
+        for &(j, o) in picked {
+            self.pages.get_mut(j).state = PageState::None;
+            let pmt = self.pages.get(j).mt;
+            self.free_one_page(j, o, pmt, s);
+        }
+    }
+
     /// `__free_one_page()` (v4.9): merge with the buddy while it is free at the same order,
     /// then add at the head, or at the tail when the next-order buddy is free too.
     pub(super) fn free_one_page(&mut self, mut i: u32, mut order: u8, mt: MigrateType, s: &mut Section) {
