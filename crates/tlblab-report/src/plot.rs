@@ -13,11 +13,21 @@ const MT: f64 = 40.0;
 const MB: f64 = 56.0;
 const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, sans-serif";
 
-/// Colour-blind-friendly palette (Okabe–Ito, then a few darker tones).
-pub const PALETTE: [&str; 12] = [
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#7F3C8D",
-    "#11A579", "#3969AC", "#E73F74",
+/// Colour-blind-safe palette: Okabe–Ito's eight, then Paul Tol's "muted" colours that stand
+/// apart from them (indigo, olive, rose, wine, sand, grey), then the rest of Tol's muted set.
+/// The first 14 are distinct (one per attribution bucket; a test checks), so no two buckets
+/// of a chart share a colour.
+pub const PALETTE: [&str; 18] = [
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#332288",
+    "#999933", "#CC6677", "#882255", "#DDCC77", "#BBBBBB", "#88CCEE", "#44AA99", "#117733", "#AA4499",
 ];
+
+/// The canvas width that fits the legend's longest label right of the plot area (about 7 px a
+/// character at 12 px), never narrower than [`W`]: legends are never cut off.
+fn canvas_width<'a>(labels: impl IntoIterator<Item = &'a str>) -> f64 {
+    let longest = labels.into_iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    (W - MR + 36.0 + 7.0 * longest + 8.0).ceil().max(W)
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
@@ -60,6 +70,9 @@ pub struct StackedBars {
     /// (segment name, value per category).
     pub segments: Vec<(String, Vec<f64>)>,
     pub percent: bool,
+    /// Per segment, its colour (a segment keeps its colour across charts); the palette in
+    /// order where empty or short.
+    pub colours: Vec<String>,
 }
 
 fn esc(s: &str) -> String {
@@ -94,11 +107,11 @@ pub fn fmt_tick(v: f64) -> String {
     format!("{s}{suffix}")
 }
 
-fn header(out: &mut String, title: &str) {
+fn header(out: &mut String, title: &str, width: f64) {
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="{FONT}" font-size="12">
-<rect x="0" y="0" width="{W}" height="{H}" fill="#ffffff"/>
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{H}" viewBox="0 0 {width} {H}" font-family="{FONT}" font-size="12">
+<rect x="0" y="0" width="{width}" height="{H}" fill="#ffffff"/>
 <text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>
 "##,
         (ML + W - MR) / 2.0,
@@ -137,10 +150,10 @@ fn y_axis(out: &mut String, ticks: &[f64], y_label: &str, x_label: &str) -> (f64
     (lo, hi)
 }
 
-fn legend(out: &mut String, names: &[&str], filled: bool) {
+fn legend(out: &mut String, names: &[&str], colours: &[String], filled: bool) {
     for (i, name) in names.iter().enumerate() {
         let y = MT + 8.0 + i as f64 * 20.0;
-        let c = PALETTE[i % PALETTE.len()];
+        let c = colours.get(i).map_or(PALETTE[i % PALETTE.len()], String::as_str);
         let x = W - MR + 14.0;
         if filled {
             let _ = writeln!(out, r#"<rect x="{x}" y="{:.1}" width="14" height="12" fill="{c}"/>"#, y - 6.0);
@@ -166,7 +179,9 @@ fn map(v: f64, lo: f64, hi: f64, a: f64, b: f64) -> f64 {
 impl LineChart {
     pub fn to_svg(&self) -> String {
         let mut out = String::new();
-        header(&mut out, &self.title);
+        let labels =
+            self.series.iter().chain(self.references.iter().map(|(_, s)| s)).map(|s| s.name.as_str());
+        header(&mut out, &self.title, canvas_width(labels));
         let pts: Vec<&Point> = self
             .series
             .iter()
@@ -266,7 +281,7 @@ impl LineChart {
             }
         }
         let names: Vec<&str> = self.series.iter().map(|s| s.name.as_str()).collect();
-        legend(&mut out, &names, false);
+        legend(&mut out, &names, &[], false);
         reference_legend(&mut out, names.len(), &self.references);
         out.push_str("</svg>\n");
         out
@@ -293,7 +308,7 @@ fn reference_legend(out: &mut String, below: usize, refs: &[(usize, Series)]) {
 impl StackedBars {
     pub fn to_svg(&self) -> String {
         let mut out = String::new();
-        header(&mut out, &self.title);
+        header(&mut out, &self.title, canvas_width(self.segments.iter().map(|(s, _)| s.as_str())));
         let n = self.categories.len();
         let totals: Vec<f64> = (0..n)
             .map(|c| self.segments.iter().map(|(_, v)| v.get(c).copied().unwrap_or(0.0).max(0.0)).sum())
@@ -319,7 +334,7 @@ impl StackedBars {
                     r#"<rect class="bar" x="{:.1}" y="{y1:.1}" width="{bw:.1}" height="{:.1}" fill="{}"><title>{}: {:.1}{}</title></rect>"#,
                     x - bw / 2.0,
                     y0 - y1,
-                    PALETTE[i % PALETTE.len()],
+                    self.colours.get(i).map_or(PALETTE[i % PALETTE.len()], String::as_str),
                     esc(name),
                     h,
                     if self.percent { "%" } else { "" }
@@ -333,7 +348,12 @@ impl StackedBars {
                 esc(&self.categories[c])
             );
         }
-        legend(&mut out, &self.segments.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), true);
+        legend(
+            &mut out,
+            &self.segments.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
+            &self.colours,
+            true,
+        );
         out.push_str("</svg>\n");
         out
     }
@@ -456,10 +476,29 @@ mod tests {
             categories: vec!["1".into(), "8".into()],
             segments: vec![("user".into(), vec![3.0, 1.0]), ("ipi_wait".into(), vec![1.0, 3.0])],
             percent: true,
+            colours: vec!["#112233".into()],
         };
         let svg = b.to_svg();
         assert_eq!(svg.matches("class=\"bar\"").count(), 4);
         assert!(svg.contains("<title>user: 75.0%</title>") && svg.contains("<title>ipi_wait: 75.0%</title>"));
+        // The given colour for the first segment, the palette's second for the other.
+        assert!(svg.contains("fill=\"#112233\"") && svg.contains(&format!("fill=\"{}\"", PALETTE[1])));
+    }
+
+    #[test]
+    fn palette_is_distinct_for_every_bucket_and_legends_fit() {
+        let n = tlblab_model::attribution::Bucket::ALL.len();
+        let mut first: Vec<&str> = PALETTE[..n].to_vec();
+        first.sort_unstable();
+        first.dedup();
+        assert_eq!(first.len(), n);
+        // A long legend label widens the canvas instead of running off its edge.
+        let mut c = chart();
+        c.series[0].name = "a-rather-long-result-set-name/5.18.1+patch-with-a-suffix".into();
+        let svg = c.to_svg();
+        let width = canvas_width([c.series[0].name.as_str()]);
+        assert!(width > W && svg.contains(&format!("width=\"{width}\" height=\"{H}\"")), "{width}");
+        assert_eq!(canvas_width(["short"]), W);
     }
 
     #[test]

@@ -203,6 +203,52 @@ fn run_prints_the_metric_counters_and_attribution() {
 }
 
 #[test]
+fn run_prints_only_the_counters_that_counted_and_warns_when_too_coarse() {
+    // The case: 20 tasks of tlb_flush1 on Haswell-EP; ~116 counters, most zero.
+    let args = ["run", "--machine", "haswell-ep-2s", "--workload", "tlb_flush1_threads", "--threads", "20"];
+    let counters = |out: &str| -> Vec<String> {
+        out.lines()
+            .skip_while(|l| !l.starts_with("counter "))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty() && !l.starts_with("(not shown"))
+            .map(String::from)
+            .collect()
+    };
+    let o = tlblab(&args);
+    let out = stdout(&o);
+    let shown = counters(&out);
+    assert!(shown.len() <= 25 && shown.len() >= 10, "{} counter lines: {out}", shown.len());
+    assert!(shown.iter().all(|l| l.split_whitespace().nth(1) != Some("0")), "{out}");
+    assert!(out.contains("--all-counters shows them") && out.contains("ipi_handler"), "{out}");
+    // Thousands of operations: no precision warning.
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let all = stdout(&tlblab(&[&args[..], &["--all-counters"]].concat()));
+    assert!(counters(&all).len() > 60 && all.contains("ext4_inodes") && !all.contains("(not shown"));
+    // The README's old sweep window, 2 ms of ebizzy at one thread, counts ~11 records: a
+    // warning with the step it resolves.
+    let e = stderr(&tlblab(&[
+        "run",
+        "--machine",
+        "ivybridge-4c8t",
+        "--workload",
+        "ebizzy",
+        "--threads",
+        "1",
+        "--duration",
+        "2ms",
+    ]));
+    assert!(e.contains("warning: this run counted 11 operation(s)") && e.contains("steps of 9.1%"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    // Without --duration the default window stretches until ~110 records count: no warning.
+    let o = tlblab(&["run", "--machine", "ivybridge-4c8t", "--workload", "ebizzy", "--threads", "1"]);
+    let ops: u64 = stdout(&o)
+        .lines()
+        .find_map(|l| l.split_once("  (")?.1.strip_suffix(" operations)")?.parse().ok())
+        .unwrap();
+    assert!(ops >= 100 && !stderr(&o).contains("warning"), "{ops}: {}", stderr(&o));
+}
+
+#[test]
 fn unsafe_knob_is_caught_by_the_oracle() {
     let out = stdout(&tlblab(&[
         "run",
