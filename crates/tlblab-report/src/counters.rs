@@ -6,9 +6,9 @@
 //! tlb_flush1 run lists ~90 counters of file systems, pipes and sockets it never touches. The
 //! rule: a counter is printed when it is non-zero in some column. A zero counter of a subsystem
 //! the workload uses (another counter of its group is non-zero somewhere) is the interesting
-//! kind of zero (`broadcast_flushes` on a machine without INVLPGB), so those are named in one
-//! footnote line by group; the zero counters of unused subsystems are only counted. With
-//! `all`, every counter is printed, as before.
+//! kind of zero (`broadcast_flushes` on a machine without INVLPGB), so the footnote line counts
+//! those by subsystem, apart from the zeros of unused subsystems (`--all-counters` names them
+//! all). With `all`, every counter is printed, as before.
 
 use std::collections::BTreeMap;
 
@@ -35,10 +35,11 @@ impl Selection {
             return String::new();
         }
         let zero: Vec<String> =
-            self.zero_in_use.iter().map(|(g, names)| format!("{g}: {}", names.join(" "))).collect();
+            self.zero_in_use.iter().map(|(g, names)| format!("{g} {}", names.len())).collect();
+        let in_use: usize = self.zero_in_use.iter().map(|(_, n)| n.len()).sum();
         let mut s = String::from("(not shown, zero in every column: ");
         if !zero.is_empty() {
-            s += &format!("of subsystems in use, {}; ", zero.join("; "));
+            s += &format!("{in_use} counter(s) of subsystems in use ({}) and ", zero.join(", "));
         }
         s += &format!("{} of subsystems this workload does not use; --all-counters shows them)", self.unused);
         s
@@ -111,10 +112,10 @@ mod tests {
         assert_eq!(s.zero_in_use, [("tlbflush".to_string(), vec!["early_returns".to_string()])]);
         assert_eq!(s.unused, 1);
         let f = s.footnote();
-        assert!(
-            f.contains("tlbflush: early_returns")
-                && f.contains("1 of subsystems")
-                && f.contains("--all-counters")
+        assert_eq!(
+            f,
+            "(not shown, zero in every column: 1 counter(s) of subsystems in use (tlbflush 1) and 1 of \
+             subsystems this workload does not use; --all-counters shows them)"
         );
         // --all-counters: everything, nothing to say.
         let all = applicable([&a, &b], true);

@@ -101,7 +101,10 @@ pub fn render_with(r: &RunResult, all_counters: bool) -> String {
     if let Some(first) = r.attribution.first() {
         for k in first.keys() {
             let v: u64 = r.attribution.iter().map(|m| m[k]).sum();
-            t.row([k.clone(), format!("{:.1}%", 100.0 * v as f64 / total.max(1) as f64)]);
+            // As the counters: a bucket no CPU spent time in is left out unless asked for.
+            if v > 0 || all_counters {
+                t.row([k.clone(), format!("{:.1}%", 100.0 * v as f64 / total.max(1) as f64)]);
+            }
         }
     }
     out += &format!("\n{}", t.render());
