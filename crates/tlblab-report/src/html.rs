@@ -21,6 +21,8 @@ pub enum Block {
         src: String,
         png: Option<String>,
         caption: String,
+        /// The image's width in pixels (a wide chart is wider than the usual 720).
+        width: u32,
     },
 }
 
@@ -105,14 +107,14 @@ impl Page {
                         }
                         out.push_str("</table>\n");
                     }
-                    Block::Plot { src, png, caption } => {
+                    Block::Plot { src, png, caption, width } => {
                         let link = png
                             .as_ref()
                             .map(|p| format!(" (<a href=\"{}\">PNG</a>)", escape(p)))
                             .unwrap_or_default();
                         let _ = writeln!(
                             out,
-                            "<figure><img src=\"{}\" alt=\"{}\" width=\"720\" height=\"420\"><figcaption>{}{link}</figcaption></figure>",
+                            "<figure><img src=\"{}\" alt=\"{}\" width=\"{width}\" height=\"420\"><figcaption>{}{link}</figcaption></figure>",
                             escape(src),
                             escape(caption),
                             escape(caption)
@@ -147,6 +149,7 @@ mod tests {
                     src: "plots/a.svg".into(),
                     png: Some("plots/a.png".into()),
                     caption: "ops".into(),
+                    width: 720,
                 },
             ],
         );

@@ -30,11 +30,17 @@ impl Report {
         if self.plots.iter().any(|(s, _)| *s == stem) {
             stem = format!("{stem}-{}", self.plots.len());
         }
+        // The SVG's own width (its first `width="..."`, on the <svg> element).
+        let width = svg
+            .split_once("width=\"")
+            .and_then(|(_, rest)| rest.split('"').next()?.parse::<f64>().ok())
+            .map_or(720, |w| w.round() as u32);
         self.plots.push((stem.clone(), svg));
         Block::Plot {
             src: format!("plots/{stem}.svg"),
             png: Some(format!("plots/{stem}.png")),
             caption: caption.into(),
+            width,
         }
     }
 
