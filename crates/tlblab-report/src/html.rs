@@ -48,7 +48,7 @@ pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:12px;line-height:1
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td:first-child,th:first-child{text-align:left}\
 figure{display:inline-block;margin:8px 16px 8px 0}figcaption{font-size:12px;color:#555}\
-img{border:1px solid #ddd;max-width:100%}";
+img{border:1px solid #ddd;max-width:100%;height:auto}";
 
 /// Marks the body once every image has finished loading (successfully or not).
 const SCRIPT: &str = "(function(){var imgs=Array.prototype.slice.call(document.images);\

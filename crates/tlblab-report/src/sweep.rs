@@ -303,11 +303,11 @@ mod tests {
 
     #[test]
     fn ties_are_overlapping_confidence_intervals_not_equal_means() {
-        // The 5-thread case: 350,100 ± 1,782 and 349,700 ± 2,049 (five runs each) are
+        // A 5-thread case seen in a sweep: 350,100 ± 1,782 and 349,700 ± 2,049 (five runs each) are
         // one result; a clearly lower third is not tied.
         let around = |m: f64, sd: f64| -> Vec<f64> {
-            // Five samples with mean m and sample stddev sd: m ± sd·√(4/4)... spread as
-            // -a, -a/2, 0, a/2, a with Σd² = 2.5 a² = 4 sd².
+            // Five samples with mean m and sample stddev sd: deviations -a, -a/2, 0, a/2, a,
+            // whose squares sum to 2.5 a², which must be (n - 1) sd² = 4 sd².
             let a = sd * (4.0f64 / 2.5).sqrt();
             [-a, -a / 2.0, 0.0, a / 2.0, a].iter().map(|d| m + d).collect()
         };

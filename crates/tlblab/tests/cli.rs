@@ -206,7 +206,7 @@ fn run_prints_the_metric_counters_and_attribution() {
 
 #[test]
 fn run_prints_only_the_counters_that_counted_and_warns_when_too_coarse() {
-    // The case: 20 tasks of tlb_flush1 on Haswell-EP; ~116 counters, most zero.
+    // 20 tasks of tlb_flush1 on Haswell-EP: ~116 counters, most of them zero.
     let args = ["run", "--machine", "haswell-ep-2s", "--workload", "tlb_flush1_threads", "--threads", "20"];
     let counters = |out: &str| -> Vec<String> {
         out.lines()
