@@ -90,6 +90,48 @@ pub struct Comparison {
     pub columns: Vec<Column>,
     pub higher_is_better: bool,
     pub mode: Mode,
+    /// Print every counter (`--all-counters`); else only those [`crate::counters::applicable`]
+    /// keeps.
+    pub all_counters: bool,
+}
+
+/// The mean's difference from the baseline at one operation for one column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    pub op: String,
+    /// Index into `Comparison::columns` (never 0, the baseline).
+    pub column: usize,
+    /// Which mean: `Hmean` or `Amean`.
+    pub stat: &'static str,
+    /// Percent better than the baseline.
+    pub pct: f64,
+    /// 95% bootstrap interval of `pct`.
+    pub ci: Option<(f64, f64)>,
+    /// mmtests' mark (non-overlapping intervals), or Welch's test in that mode.
+    pub significant: bool,
+}
+
+/// One tidy row of `compare --json`/`--csv`: a statistic or a counter of one column at one
+/// thread count. Column names are a contract for pandas users: add, never rename.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TidyRow {
+    /// `set/kernel` with several sets, else the kernel.
+    pub column: String,
+    /// The result set's name (empty with one set).
+    pub set: String,
+    pub kernel: String,
+    pub threads: String,
+    /// `statistic` (a compare-kernels row) or `counter_per_op`.
+    pub kind: &'static str,
+    /// The statistic's mmtests name (`Hmean`, `BHmean.95`, ...) or the counter's.
+    pub name: String,
+    pub value: f64,
+    /// Percent better than the first column (statistics of the other columns only).
+    pub pct_better: Option<f64>,
+    pub significant: bool,
+    /// The 95% bootstrap interval of `pct_better`, on the mean's row.
+    pub pct_ci_low: Option<f64>,
+    pub pct_ci_high: Option<f64>,
 }
 
 /// One printed value: the statistic, its percentage against the baseline, its significance.
@@ -218,7 +260,7 @@ pub fn ci_half_width(stddev: f64) -> f64 {
 /// mmtests' significance since 8cd087ae: the intervals mean ± ci_half_width(stddev) of the two
 /// columns do not overlap (|cidiff| > 1). An undefined mean or stddev (one sample; a sample
 /// <= 0 under the harmonic mean) marks nothing (R gives NaN there, and NaN compares false).
-fn ci_apart(new: &[f64], base: &[f64], mean: fn(&[f64]) -> f64, sd: fn(&[f64]) -> f64) -> bool {
+pub(crate) fn ci_apart(new: &[f64], base: &[f64], mean: fn(&[f64]) -> f64, sd: fn(&[f64]) -> f64) -> bool {
     let (m1, m0) = (mean(new), mean(base));
     let (q1, q0) = (ci_half_width(sd(new)), ci_half_width(sd(base)));
     stats::cidiff(m1, q1, m0, q0).abs() > 1.0
@@ -236,6 +278,8 @@ impl Comparison {
                 }
             }
         }
+        // Thread counts in numeric order, whatever order the sets list them in.
+        ops.sort_unstable();
         let mut columns = Vec::new();
         for (name, s) in sets {
             for k in &s.kernels {
@@ -256,7 +300,13 @@ impl Comparison {
             columns,
             higher_is_better: sets.first().is_some_and(|(_, s)| s.metric.higher_is_better),
             mode: Mode::default(),
+            all_counters: false,
         }
+    }
+
+    /// The same comparison printing every counter (`true`) or only those that apply.
+    pub fn with_all_counters(self, all_counters: bool) -> Comparison {
+        Comparison { all_counters, ..self }
     }
 
     /// The same comparison under another convention.
@@ -278,11 +328,22 @@ impl Comparison {
                     .map(|(i, c)| {
                         let x = c.samples.get(op).filter(|x| !x.is_empty())?;
                         let value = stat.value(x, hib);
+                        // mmtests' Compare.pm prints a NaN statistic (the stddev of one
+                        // iteration) as 0 with a 0% difference.
+                        if self.mode == Mode::Mmtests && value.is_nan() {
+                            return Some(Entry { value: 0.0, pct: 0.0, significant: false });
+                        }
                         let (pct, significant) = match base {
-                            Some(b) if i > 0 => (
-                                stats::percent_better(value, stat.value(b, hib), stat.higher_is_better(hib)),
-                                stat.significant(self.mode, x, b),
-                            ),
+                            Some(b) if i > 0 => {
+                                let bv = stat.value(b, hib);
+                                let bv = if self.mode == Mode::Mmtests && bv.is_nan() { 0.0 } else { bv };
+                                (
+                                    stats::percent_better(value, bv, stat.higher_is_better(hib)),
+                                    stat.significant(self.mode, x, b),
+                                )
+                            }
+                            // No baseline cell: nothing to compare with (printed `-`).
+                            None if i > 0 => (f64::NAN, false),
                             _ => (0.0, false),
                         };
                         Some(Entry { value, pct, significant })
@@ -345,10 +406,34 @@ impl Comparison {
         names
     }
 
-    /// Event counters per operation, side by side: one row per (counter, operation).
+    /// The counters to print: [`crate::counters::applicable`] over every (column, operation),
+    /// or all of them with `all_counters`.
+    pub fn counter_selection(&self) -> crate::counters::Selection {
+        crate::counters::applicable(
+            self.columns.iter().flat_map(|c| c.counters_per_op.values()),
+            self.all_counters,
+        )
+    }
+
+    /// One counter's value per column at `op` (`None` where the column has no cell); `None`
+    /// for the whole row when, unless printing every counter, it is zero in every column.
+    fn counter_row(&self, name: &str, op: &str) -> Option<Vec<Option<f64>>> {
+        let row: Vec<Option<f64>> = self
+            .columns
+            .iter()
+            .map(|c| c.counters_per_op.get(op).and_then(|m| m.get(name)).copied())
+            .collect();
+        let all_zero = row.iter().all(|v| v.is_none_or(|v| v == 0.0));
+        (self.all_counters || !all_zero).then_some(row)
+    }
+
+    /// Event counters per operation, side by side: one row per (counter, operation), only the
+    /// counters that apply and no row zero in every column (unless `all_counters`), then a
+    /// line saying what was left out.
     pub fn render_counters(&self) -> String {
         let op_w = self.ops.iter().map(String::len).max().unwrap_or(1).max(5);
-        let names = self.counter_names();
+        let sel = self.counter_selection();
+        let names = sel.shown.clone();
         let name_w = names.iter().map(String::len).max().unwrap_or(8).max(8) + 2;
         let w =
             self.columns.iter().flat_map(|c| c.heading.iter().map(String::len)).max().unwrap_or(0).max(12);
@@ -365,14 +450,147 @@ impl Comparison {
         }
         for n in &names {
             for op in &self.ops {
+                let Some(row) = self.counter_row(n, op) else { continue };
                 let mut s = format!("{n:<name_w$}{op:<op_w$}");
-                for c in &self.columns {
-                    let v = c.counters_per_op.get(op).and_then(|m| m.get(n));
-                    let _ = write!(s, " {:>w$}", v.map_or("-".to_string(), |v| fmt_counter(*v)));
+                for v in row {
+                    let _ = write!(s, " {:>w$}", v.map_or("-".to_string(), fmt_counter));
                 }
                 out += s.trim_end();
                 out.push('\n');
             }
+        }
+        let note = sel.footnote();
+        if !note.is_empty() {
+            out += &note;
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The mean's row (Hmean where higher is better and the mode is mmtests', else Amean).
+    fn mean_stat(&self) -> Stat {
+        if self.mode == Mode::Mmtests && self.higher_is_better {
+            Stat::Hmean
+        } else {
+            Stat::Amean
+        }
+    }
+
+    /// Per operation and column after the first: the mean's percent difference from the
+    /// baseline (positive = better) with a 95% bootstrap interval
+    /// ([`stats::bootstrap_pct_ci`]; `None` with fewer than two samples a side) and mmtests'
+    /// mark.
+    pub fn deltas(&self) -> Vec<Delta> {
+        let stat = self.mean_stat();
+        let hib = self.higher_is_better;
+        let f: fn(&[f64]) -> f64 = if stat == Stat::Hmean { stats::hmean } else { stats::mean };
+        let mut out = Vec::new();
+        for op in &self.ops {
+            let Some(base) = self.columns.first().and_then(|c| c.samples.get(op)).filter(|x| !x.is_empty())
+            else {
+                continue;
+            };
+            for (i, c) in self.columns.iter().enumerate().skip(1) {
+                let Some(x) = c.samples.get(op).filter(|x| !x.is_empty()) else { continue };
+                out.push(Delta {
+                    op: op.clone(),
+                    column: i,
+                    stat: stat.name(),
+                    pct: stats::percent_better(f(x), f(base), hib),
+                    ci: stats::bootstrap_pct_ci(x, base, f, hib),
+                    significant: stat.significant(self.mode, x, base),
+                });
+            }
+        }
+        out
+    }
+
+    /// The comparison as tidy rows (one per statistic or counter per operation per column),
+    /// what `compare --json` and `--csv` write.
+    pub fn tidy(&self) -> Vec<TidyRow> {
+        let mut out = Vec::new();
+        let col_name = |c: &Column| {
+            if c.heading[0].is_empty() {
+                c.heading[1].clone()
+            } else {
+                format!("{}/{}", c.heading[0], c.heading[1])
+            }
+        };
+        let deltas = self.deltas();
+        let mean = self.mean_stat().name();
+        for l in self.lines() {
+            for (i, e) in l.entries.iter().enumerate() {
+                let Some(e) = e else { continue };
+                let d = deltas.iter().find(|d| l.stat == mean && d.op == l.op && d.column == i);
+                out.push(TidyRow {
+                    column: col_name(&self.columns[i]),
+                    set: self.columns[i].heading[0].clone(),
+                    kernel: self.columns[i].heading[1].clone(),
+                    threads: l.op.clone(),
+                    kind: "statistic",
+                    name: l.stat.to_string(),
+                    value: e.value,
+                    pct_better: (i > 0 && !e.pct.is_nan()).then_some(e.pct),
+                    significant: i > 0 && e.significant,
+                    pct_ci_low: d.and_then(|d| d.ci.map(|c| c.0)),
+                    pct_ci_high: d.and_then(|d| d.ci.map(|c| c.1)),
+                });
+            }
+        }
+        for n in &self.counter_selection().shown {
+            for op in &self.ops {
+                let Some(row) = self.counter_row(n, op) else { continue };
+                for (i, v) in row.into_iter().enumerate() {
+                    let Some(v) = v else { continue };
+                    out.push(TidyRow {
+                        column: col_name(&self.columns[i]),
+                        set: self.columns[i].heading[0].clone(),
+                        kernel: self.columns[i].heading[1].clone(),
+                        threads: op.clone(),
+                        kind: "counter_per_op",
+                        name: n.clone(),
+                        value: v,
+                        pct_better: None,
+                        significant: false,
+                        pct_ci_low: None,
+                        pct_ci_high: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// [`Comparison::tidy`] as CSV with a header line (RFC 4180 quoting where needed).
+    pub fn to_csv(&self) -> String {
+        let q = |s: &str| {
+            if s.contains([',', '"', '\n']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        };
+        let num = |v: f64| if v.is_finite() { format!("{v}") } else { String::new() };
+        let opt = |v: Option<f64>| v.map_or(String::new(), num);
+        let mut out = String::from(
+            "column,set,kernel,threads,kind,name,value,pct_better,significant,pct_ci_low,pct_ci_high\n",
+        );
+        for r in self.tidy() {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{}",
+                q(&r.column),
+                q(&r.set),
+                q(&r.kernel),
+                r.threads,
+                r.kind,
+                q(&r.name),
+                num(r.value),
+                opt(r.pct_better),
+                r.significant,
+                opt(r.pct_ci_low),
+                opt(r.pct_ci_high)
+            );
         }
         out
     }
@@ -387,10 +605,12 @@ pub fn fmt_value(v: f64) -> String {
     }
 }
 
-/// `value (  pct%)`, or `value *  pct%*` when significant; `-` for a missing cell.
+/// `value (  pct%)`, or `value *  pct%*` when significant; `-` for a missing cell, and in
+/// place of the percentage where the baseline has no cell.
 pub fn fmt_entry(e: &Option<Entry>) -> String {
     match e {
         None => "-".into(),
+        Some(e) if e.pct.is_nan() => format!("{:>12} {:>10}", fmt_value(e.value), "-"),
         Some(e) if e.significant => format!("{:>12} *{:>7.2}%*", fmt_value(e.value), e.pct),
         Some(e) => format!("{:>12} ({:>7.2}%)", fmt_value(e.value), e.pct),
     }
@@ -535,6 +755,89 @@ mod tests {
         assert!(min2.trim_end().ends_with(" -"), "{min2}");
         let counters = c.render_counters();
         assert!(counters.lines().any(|l| l.starts_with("ipis_sent") && l.contains("0.5000")), "{counters}");
+    }
+
+    #[test]
+    fn threads_in_numeric_order_and_a_missing_baseline_prints_a_dash() {
+        // The baseline set has 2 and 10 threads; the other 1, 2 and 10, listed out of order.
+        let a = set("x", &[("k", &[(10, &[10.0, 11.0]), (2, &[20.0, 21.0])])]);
+        let b = set("y", &[("k", &[(2, &[12.0, 13.0]), (10, &[9.0, 9.5]), (1, &[5.0, 5.5])])]);
+        let c = Comparison::from_sets(&[("a".into(), &a), ("b".into(), &b)]);
+        assert_eq!(c.ops, ["1", "2", "10"]);
+        let text = c.render();
+        let hmean1 = text.lines().find(|l| l.starts_with("Hmean     1")).unwrap();
+        // The baseline has no 1-thread cell: `-` for it, and `-` for the other's percentage.
+        assert!(hmean1.contains(" -  ") && hmean1.trim_end().ends_with('-'), "{hmean1}");
+        assert!(!hmean1.contains("0.00%"), "{hmean1}");
+    }
+
+    #[test]
+    fn one_iteration_prints_what_mmtests_prints() {
+        // One run per cell: HStddev is NaN in Stat.pm, printed by Compare.pm as 0.00 (0.00%);
+        // HCoeffVar is 0; no marks.
+        let s = set("e", &[("a", &[(1, &[100.0])]), ("b", &[(1, &[120.0])])]);
+        let c = Comparison::from_sets(&[("e".into(), &s)]);
+        let text = c.render();
+        let line = |stat: &str| text.lines().find(|l| l.starts_with(stat)).unwrap().to_string();
+        assert!(line("HStddev").contains("0.00 (   0.00%)") && !text.contains("NaN"), "{text}");
+        assert!(line("Hmean").contains("120.00 (  20.00%)"), "{text}");
+        // The older convention keeps NaN.
+        assert!(c.with_mode(Mode::Welch).render().contains("NaN"));
+    }
+
+    #[test]
+    fn counters_print_only_rows_that_counted() {
+        let mut s =
+            set("e", &[("a", &[(1, &[10.0, 11.0]), (2, &[10.0, 11.0])]), ("b", &[(1, &[12.0, 12.5])])]);
+        // Give "a" at 2 threads a zero ext4 counter and a zero ipis_sent.
+        for c in s.cells.iter_mut() {
+            for r in c.runs.iter_mut() {
+                r.counters.insert("ext4_inodes".into(), 0);
+                if c.threads == 2 {
+                    r.counters.insert("ipis_sent".into(), 0);
+                }
+            }
+        }
+        let c = Comparison::from_sets(&[("e".into(), &s)]);
+        let text = c.render_counters();
+        assert!(!text.contains("ext4_inodes"), "{text}");
+        // ipis_sent counted at 1 thread, not at 2 (zero in every column there): no 2-thread row.
+        let ipis: Vec<&str> = text.lines().filter(|l| l.starts_with("ipis_sent")).collect();
+        assert_eq!(ipis.len(), 1, "{text}");
+        assert!(text.contains("--all-counters"));
+        let all = c.clone().with_all_counters(true).render_counters();
+        assert_eq!(all.lines().filter(|l| l.starts_with("ipis_sent")).count(), 2);
+        assert!(all.contains("ext4_inodes") && !all.contains("--all-counters"));
+    }
+
+    #[test]
+    fn tidy_rows_csv_and_deltas() {
+        let s = set(
+            "e",
+            &[("a", &[(1, &[100.0, 101.0, 99.0, 100.5])]), ("b", &[(1, &[110.0, 111.0, 109.0, 110.5])])],
+        );
+        let c = Comparison::from_sets(&[("e".into(), &s)]);
+        let d = c.deltas();
+        assert_eq!(d.len(), 1);
+        let (lo, hi) = d[0].ci.unwrap();
+        assert!(d[0].significant && lo < d[0].pct && d[0].pct < hi && lo > 8.0, "{d:?}");
+        let rows = c.tidy();
+        // 6 statistics × 2 columns + 1 counter × 2 columns.
+        assert_eq!(rows.len(), 14);
+        let h = rows.iter().find(|r| r.name == "Hmean" && r.kernel == "b").unwrap();
+        assert_eq!((h.pct_ci_low, h.pct_ci_high), (Some(lo), Some(hi)));
+        assert_eq!(rows.iter().find(|r| r.name == "Hmean" && r.kernel == "a").unwrap().pct_better, None);
+        let csv = c.to_csv();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "column,set,kernel,threads,kind,name,value,pct_better,significant,pct_ci_low,pct_ci_high"
+        );
+        assert_eq!(csv.lines().count(), 15);
+        assert!(csv.lines().all(|l| l.split(',').count() == 11), "{csv}");
+        assert!(csv.contains("b,,b,1,counter_per_op,ipis_sent,0.5,,false,,"), "{csv}");
+        // Deterministic.
+        assert_eq!(c.to_csv(), csv);
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub enum Block {
         src: String,
         png: Option<String>,
         caption: String,
+        /// The image's width in pixels (a wide chart is wider than the usual 720).
+        width: u32,
     },
 }
 
@@ -46,7 +48,7 @@ pre{background:#f6f6f6;padding:10px;overflow-x:auto;font-size:12px;line-height:1
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td:first-child,th:first-child{text-align:left}\
 figure{display:inline-block;margin:8px 16px 8px 0}figcaption{font-size:12px;color:#555}\
-img{border:1px solid #ddd;max-width:100%}";
+img{border:1px solid #ddd;max-width:100%;height:auto}";
 
 /// Marks the body once every image has finished loading (successfully or not).
 const SCRIPT: &str = "(function(){var imgs=Array.prototype.slice.call(document.images);\
@@ -105,14 +107,14 @@ impl Page {
                         }
                         out.push_str("</table>\n");
                     }
-                    Block::Plot { src, png, caption } => {
+                    Block::Plot { src, png, caption, width } => {
                         let link = png
                             .as_ref()
                             .map(|p| format!(" (<a href=\"{}\">PNG</a>)", escape(p)))
                             .unwrap_or_default();
                         let _ = writeln!(
                             out,
-                            "<figure><img src=\"{}\" alt=\"{}\" width=\"720\" height=\"420\"><figcaption>{}{link}</figcaption></figure>",
+                            "<figure><img src=\"{}\" alt=\"{}\" width=\"{width}\" height=\"420\"><figcaption>{}{link}</figcaption></figure>",
                             escape(src),
                             escape(caption),
                             escape(caption)
@@ -147,6 +149,7 @@ mod tests {
                     src: "plots/a.svg".into(),
                     png: Some("plots/a.png".into()),
                     caption: "ops".into(),
+                    width: 720,
                 },
             ],
         );

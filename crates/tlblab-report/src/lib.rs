@@ -5,6 +5,7 @@
 //! - [`summary`]: a result set (every iteration of every (kernel, threads) cell) and its
 //!   `summary.json`;
 //! - [`compare`]: the compare-kernels table and the counters side by side;
+//! - [`counters`]: which counters a table prints (those that counted, as `perf stat`);
 //! - [`sweep`]: a sweep's grid of varied knobs, its best values and sweep curves;
 //! - [`seed_table`]: the seed reproductions' own tables, drawn from each experiment's `[table]`;
 //! - [`claims`]: a seed thread's claims as data and their verdicts on a summary;
@@ -14,6 +15,7 @@
 
 pub mod claims;
 pub mod compare;
+pub mod counters;
 pub mod html;
 pub mod plot;
 pub mod report;

@@ -13,11 +13,26 @@ const MT: f64 = 40.0;
 const MB: f64 = 56.0;
 const FONT: &str = "DejaVu Sans, Liberation Sans, Arial, sans-serif";
 
-/// Colour-blind-friendly palette (Okabe–Ito, then a few darker tones).
-pub const PALETTE: [&str; 12] = [
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#7F3C8D",
-    "#11A579", "#3969AC", "#E73F74",
+/// Colour-blind-safe palette: Okabe–Ito's eight, then Paul Tol's "muted" colours that stand
+/// apart from them (indigo, olive, rose, wine, sand, grey), then the rest of Tol's muted set.
+/// The first 14 are distinct (one per attribution bucket; a test checks), so no two buckets
+/// of a chart share a colour.
+pub const PALETTE: [&str; 18] = [
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#332288",
+    "#999933", "#CC6677", "#882255", "#DDCC77", "#BBBBBB", "#88CCEE", "#44AA99", "#117733", "#AA4499",
 ];
+
+/// The canvas width that fits the legend's longest label right of the plot area ending at
+/// `right` (about 7 px a character at 12 px), never narrower than the usual right margin:
+/// legends are never cut off.
+fn canvas_width<'a>(right: f64, labels: impl IntoIterator<Item = &'a str>) -> f64 {
+    let longest = labels.into_iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    (right + 36.0 + 7.0 * longest + 8.0).ceil().max(right + MR)
+}
+
+/// The narrowest a stacked bar's slot may get before its label needs more room: more bars
+/// widen the chart instead.
+const MIN_SLOT: f64 = 30.0;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
@@ -60,6 +75,9 @@ pub struct StackedBars {
     /// (segment name, value per category).
     pub segments: Vec<(String, Vec<f64>)>,
     pub percent: bool,
+    /// Per segment, its colour (a segment keeps its colour across charts); the palette in
+    /// order where empty or short.
+    pub colours: Vec<String>,
 }
 
 fn esc(s: &str) -> String {
@@ -94,27 +112,27 @@ pub fn fmt_tick(v: f64) -> String {
     format!("{s}{suffix}")
 }
 
-fn header(out: &mut String, title: &str) {
+fn header(out: &mut String, title: &str, width: f64, right: f64) {
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="{FONT}" font-size="12">
-<rect x="0" y="0" width="{W}" height="{H}" fill="#ffffff"/>
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{H}" viewBox="0 0 {width} {H}" font-family="{FONT}" font-size="12">
+<rect x="0" y="0" width="{width}" height="{H}" fill="#ffffff"/>
 <text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>
 "##,
-        (ML + W - MR) / 2.0,
+        (ML + right) / 2.0,
         esc(title)
     );
 }
 
 /// Axis frame, grid, ticks and labels; returns the y mapping's (lo, hi).
-fn y_axis(out: &mut String, ticks: &[f64], y_label: &str, x_label: &str) -> (f64, f64) {
+fn y_axis(out: &mut String, ticks: &[f64], y_label: &str, x_label: &str, right: f64) -> (f64, f64) {
     let (lo, hi) = (ticks[0], *ticks.last().unwrap());
     for &t in ticks {
         let y = map(t, lo, hi, H - MB, MT);
         let _ = writeln!(
             out,
             r##"<line x1="{ML}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#dddddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-            W - MR,
+            right,
             ML - 6.0,
             y + 4.0,
             fmt_tick(t)
@@ -125,23 +143,23 @@ fn y_axis(out: &mut String, ticks: &[f64], y_label: &str, x_label: &str) -> (f64
         r##"<rect x="{ML}" y="{MT}" width="{:.1}" height="{:.1}" fill="none" stroke="#333333"/>
 <text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">{}</text>
 <text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-        W - MR - ML,
+        right - ML,
         H - MB - MT,
         (MT + H - MB) / 2.0,
         (MT + H - MB) / 2.0,
         esc(y_label),
-        (ML + W - MR) / 2.0,
+        (ML + right) / 2.0,
         H - 14.0,
         esc(x_label)
     );
     (lo, hi)
 }
 
-fn legend(out: &mut String, names: &[&str], filled: bool) {
+fn legend(out: &mut String, names: &[&str], colours: &[String], filled: bool, right: f64) {
     for (i, name) in names.iter().enumerate() {
         let y = MT + 8.0 + i as f64 * 20.0;
-        let c = PALETTE[i % PALETTE.len()];
-        let x = W - MR + 14.0;
+        let c = colours.get(i).map_or(PALETTE[i % PALETTE.len()], String::as_str);
+        let x = right + 14.0;
         if filled {
             let _ = writeln!(out, r#"<rect x="{x}" y="{:.1}" width="14" height="12" fill="{c}"/>"#, y - 6.0);
         } else {
@@ -166,7 +184,9 @@ fn map(v: f64, lo: f64, hi: f64, a: f64, b: f64) -> f64 {
 impl LineChart {
     pub fn to_svg(&self) -> String {
         let mut out = String::new();
-        header(&mut out, &self.title);
+        let labels =
+            self.series.iter().chain(self.references.iter().map(|(_, s)| s)).map(|s| s.name.as_str());
+        header(&mut out, &self.title, canvas_width(W - MR, labels), W - MR);
         let pts: Vec<&Point> = self
             .series
             .iter()
@@ -181,7 +201,7 @@ impl LineChart {
             ylo = 0.0;
         }
         let yt = if pts.is_empty() { vec![0.0, 1.0] } else { nice_ticks(ylo, yhi, 6) };
-        let (ylo, yhi) = y_axis(&mut out, &yt, &self.y_label, &self.x_label);
+        let (ylo, yhi) = y_axis(&mut out, &yt, &self.y_label, &self.x_label, W - MR);
         let xs: Vec<f64> = match &self.x_ticks {
             Some(t) => t.iter().map(|(x, _)| *x).collect(),
             None => pts.iter().map(|p| p.x).collect(),
@@ -266,7 +286,7 @@ impl LineChart {
             }
         }
         let names: Vec<&str> = self.series.iter().map(|s| s.name.as_str()).collect();
-        legend(&mut out, &names, false);
+        legend(&mut out, &names, &[], false, W - MR);
         reference_legend(&mut out, names.len(), &self.references);
         out.push_str("</svg>\n");
         out
@@ -293,16 +313,18 @@ fn reference_legend(out: &mut String, below: usize, refs: &[(usize, Series)]) {
 impl StackedBars {
     pub fn to_svg(&self) -> String {
         let mut out = String::new();
-        header(&mut out, &self.title);
         let n = self.categories.len();
+        let right = (ML + MIN_SLOT * n as f64).max(W - MR);
+        let width = canvas_width(right, self.segments.iter().map(|(s, _)| s.as_str()));
+        header(&mut out, &self.title, width, right);
         let totals: Vec<f64> = (0..n)
             .map(|c| self.segments.iter().map(|(_, v)| v.get(c).copied().unwrap_or(0.0).max(0.0)).sum())
             .collect();
         let scale = |c: usize| if self.percent && totals[c] > 0.0 { 100.0 / totals[c] } else { 1.0 };
         let top = if self.percent { 100.0 } else { totals.iter().copied().fold(0.0, f64::max) };
         let yt = nice_ticks(0.0, if top > 0.0 { top } else { 1.0 }, 5);
-        let (ylo, yhi) = y_axis(&mut out, &yt, &self.y_label, "");
-        let slot = (W - MR - ML) / n.max(1) as f64;
+        let (ylo, yhi) = y_axis(&mut out, &yt, &self.y_label, "", right);
+        let slot = (right - ML) / n.max(1) as f64;
         let bw = (slot * 0.7).min(60.0);
         let py = |y: f64| map(y, ylo, yhi, H - MB, MT);
         for c in 0..n {
@@ -319,7 +341,7 @@ impl StackedBars {
                     r#"<rect class="bar" x="{:.1}" y="{y1:.1}" width="{bw:.1}" height="{:.1}" fill="{}"><title>{}: {:.1}{}</title></rect>"#,
                     x - bw / 2.0,
                     y0 - y1,
-                    PALETTE[i % PALETTE.len()],
+                    self.colours.get(i).map_or(PALETTE[i % PALETTE.len()], String::as_str),
                     esc(name),
                     h,
                     if self.percent { "%" } else { "" }
@@ -333,7 +355,13 @@ impl StackedBars {
                 esc(&self.categories[c])
             );
         }
-        legend(&mut out, &self.segments.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), true);
+        legend(
+            &mut out,
+            &self.segments.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
+            &self.colours,
+            true,
+            right,
+        );
         out.push_str("</svg>\n");
         out
     }
@@ -456,10 +484,38 @@ mod tests {
             categories: vec!["1".into(), "8".into()],
             segments: vec![("user".into(), vec![3.0, 1.0]), ("ipi_wait".into(), vec![1.0, 3.0])],
             percent: true,
+            colours: vec!["#112233".into()],
         };
         let svg = b.to_svg();
         assert_eq!(svg.matches("class=\"bar\"").count(), 4);
         assert!(svg.contains("<title>user: 75.0%</title>") && svg.contains("<title>ipi_wait: 75.0%</title>"));
+        // The given colour for the first segment, the palette's second for the other.
+        assert!(svg.contains("fill=\"#112233\"") && svg.contains(&format!("fill=\"{}\"", PALETTE[1])));
+    }
+
+    #[test]
+    fn palette_is_distinct_for_every_bucket_and_legends_fit() {
+        let n = tlblab_model::attribution::Bucket::ALL.len();
+        let mut first: Vec<&str> = PALETTE[..n].to_vec();
+        first.sort_unstable();
+        first.dedup();
+        assert_eq!(first.len(), n);
+        // A long legend label widens the canvas instead of running off its edge.
+        let mut c = chart();
+        c.series[0].name = "a-rather-long-result-set-name/5.18.1+patch-with-a-suffix".into();
+        let svg = c.to_svg();
+        let width = canvas_width(W - MR, [c.series[0].name.as_str()]);
+        assert!(width > W && svg.contains(&format!("width=\"{width}\" height=\"{H}\"")), "{width}");
+        assert_eq!(canvas_width(W - MR, ["short"]), W);
+        // Many bars widen a stacked chart rather than squeeze their labels.
+        let many = StackedBars {
+            categories: (0..40).map(|i| format!("{i} A")).collect(),
+            segments: vec![("user".into(), vec![1.0; 40])],
+            percent: true,
+            ..StackedBars::default()
+        };
+        let right = ML + MIN_SLOT * 40.0;
+        assert!(many.to_svg().contains(&format!("width=\"{}\"", right + MR)));
     }
 
     #[test]

@@ -30,11 +30,17 @@ impl Report {
         if self.plots.iter().any(|(s, _)| *s == stem) {
             stem = format!("{stem}-{}", self.plots.len());
         }
+        // The SVG's own width (its first `width="..."`, on the <svg> element).
+        let width = svg
+            .split_once("width=\"")
+            .and_then(|(_, rest)| rest.split('"').next()?.parse::<f64>().ok())
+            .map_or(720, |w| w.round() as u32);
         self.plots.push((stem.clone(), svg));
         Block::Plot {
             src: format!("plots/{stem}.svg"),
             png: Some(format!("plots/{stem}.png")),
             caption: caption.into(),
+            width,
         }
     }
 
@@ -142,36 +148,100 @@ fn reference_blocks(chart: &mut LineChart, kernels: &[String], reference: &[RefP
     ]
 }
 
-/// Where each column's CPU time went, per thread count, as stacked percentages.
+const ATTRIBUTION_NOTE: &str = "Share of the busy CPUs' simulated time by what they were doing, summed over \
+     the CPUs that ran a task and averaged over the iterations.";
+
+/// The buckets of `per_cell` that are ever non-zero, in the model's order (user work first,
+/// idle last; unknown names after), each with its fixed colour: the bucket's place in
+/// `Bucket::ALL` picks it from the palette, so a bucket has one colour on every chart.
+fn attribution_segments(per_cell: &[BTreeMap<String, f64>]) -> StackedBars {
+    let rank = |b: &str| Bucket::ALL.iter().position(|k| k.name() == b).unwrap_or(Bucket::ALL.len());
+    let mut buckets: Vec<String> = per_cell.iter().flat_map(|m| m.keys().cloned()).collect();
+    buckets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+    buckets.dedup();
+    buckets.retain(|b| per_cell.iter().any(|m| m.get(b).copied().unwrap_or(0.0) > 0.0));
+    let mut next_unknown = Bucket::ALL.len();
+    let colours = buckets
+        .iter()
+        .map(|b| {
+            let i = match rank(b) {
+                r if r < Bucket::ALL.len() => r,
+                _ => {
+                    next_unknown += 1;
+                    next_unknown - 1
+                }
+            };
+            crate::plot::PALETTE[i % crate::plot::PALETTE.len()].to_string()
+        })
+        .collect();
+    StackedBars {
+        y_label: "% of CPU time".into(),
+        segments: buckets
+            .iter()
+            .map(|b| (b.clone(), per_cell.iter().map(|m| m.get(b).copied().unwrap_or(0.0)).collect()))
+            .collect(),
+        percent: true,
+        colours,
+        ..StackedBars::default()
+    }
+}
+
+/// Where each column's CPU time went, per thread count, as stacked percentages: one chart per
+/// column (a sweep's many combinations).
 fn attribution_blocks(r: &mut Report, columns: &[(String, &ResultSet, &str)]) -> Vec<Block> {
-    let mut blocks = vec![Block::Paragraph(
-        "Share of the busy CPUs' simulated time by what they were doing, summed over the CPUs that ran \
-         a task and averaged over the iterations."
-            .into(),
-    )];
+    let mut blocks = vec![Block::Paragraph(ATTRIBUTION_NOTE.into())];
     for (name, set, kernel) in columns {
         let cells: Vec<_> = set.cells.iter().filter(|c| c.kernel == *kernel).collect();
         let per_cell: Vec<BTreeMap<String, f64>> = cells.iter().map(|c| c.attribution()).collect();
-        // Buckets in the model's order (user work first, idle last), any unknown name after;
-        // only those that are ever non-zero.
-        let rank = |b: &str| Bucket::ALL.iter().position(|k| k.name() == b).unwrap_or(Bucket::ALL.len());
-        let mut buckets: Vec<String> = per_cell.iter().flat_map(|m| m.keys().cloned()).collect();
-        buckets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
-        buckets.dedup();
-        buckets.retain(|b| per_cell.iter().any(|m| m.get(b).copied().unwrap_or(0.0) > 0.0));
         let bars = StackedBars {
             title: format!("time attribution: {name}"),
-            y_label: "% of CPU time".into(),
             categories: cells.iter().map(|c| format!("{} thr", c.threads)).collect(),
-            segments: buckets
-                .iter()
-                .map(|b| (b.clone(), per_cell.iter().map(|m| m.get(b).copied().unwrap_or(0.0)).collect()))
-                .collect(),
-            percent: true,
+            ..attribution_segments(&per_cell)
         };
         blocks.push(r.stacked_bars(&format!("attribution-{name}"), &bars));
     }
     blocks
+}
+
+/// The columns' time attribution side by side in one chart: per thread count (numeric order),
+/// one bar per column, labelled by the column's letter (A = the first column, ...), so a
+/// patch's shift of time between buckets reads bar against bar.
+fn attribution_side_by_side(r: &mut Report, columns: &[(String, &ResultSet, &str)]) -> Vec<Block> {
+    let letter = |i: usize| {
+        let l = (b'A' + (i % 26) as u8) as char;
+        if i < 26 {
+            l.to_string()
+        } else {
+            format!("{l}{}", i / 26)
+        }
+    };
+    let mut threads: Vec<u32> = columns.iter().flat_map(|(_, s, _)| s.threads()).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut categories = Vec::new();
+    let mut per_cell = Vec::new();
+    for t in &threads {
+        for (i, (_, set, kernel)) in columns.iter().enumerate() {
+            if let Some(c) = set.cell(kernel, *t) {
+                categories.push(format!("{t} {}", letter(i)));
+                per_cell.push(c.attribution());
+            }
+        }
+    }
+    let key: Vec<String> =
+        columns.iter().enumerate().map(|(i, (n, _, _))| format!("{} = {n}", letter(i))).collect();
+    let bars = StackedBars {
+        title: "time attribution by threads and column".into(),
+        categories,
+        ..attribution_segments(&per_cell)
+    };
+    vec![
+        Block::Paragraph(format!(
+            "{ATTRIBUTION_NOTE} Bars are labelled by thread count and column: {}.",
+            key.join(", ")
+        )),
+        r.stacked_bars("attribution", &bars),
+    ]
 }
 
 fn counters_blocks(cmp: &Comparison) -> Vec<Block> {
@@ -281,6 +351,7 @@ pub fn comparison(sets: &[(String, &ResultSet)], mode: crate::compare::Mode) -> 
             Block::Pre(cmp.render()),
         ],
     );
+    r.section("Difference from the first column", delta_blocks(&cmp, &names));
     let mut cols = Vec::new();
     let mut i = 0;
     for (_, s) in sets {
@@ -289,10 +360,46 @@ pub fn comparison(sets: &[(String, &ResultSet)], mode: crate::compare::Mode) -> 
             i += 1;
         }
     }
-    let blocks = attribution_blocks(&mut r, &cols);
+    let blocks = attribution_side_by_side(&mut r, &cols);
     r.section("Time attribution", blocks);
     r.section("Events per operation", counters_blocks(&cmp));
     r
+}
+
+/// Per thread count and column, the mean's difference from the first column with its 95%
+/// bootstrap interval and mmtests' mark: the patch's effect with its uncertainty, row by row.
+fn delta_blocks(cmp: &Comparison, names: &[String]) -> Vec<Block> {
+    let deltas = cmp.deltas();
+    if deltas.is_empty() {
+        return vec![Block::Paragraph("No column shares a thread count with the first column.".into())];
+    }
+    let rows = deltas
+        .iter()
+        .map(|d| {
+            vec![
+                d.op.clone(),
+                names.get(d.column).cloned().unwrap_or_default(),
+                format!("{:+.2}%", d.pct),
+                d.ci.map_or("- (one iteration)".into(), |(lo, hi)| format!("[{lo:+.2}%, {hi:+.2}%]")),
+                if d.significant { "*".into() } else { String::new() },
+            ]
+        })
+        .collect();
+    let stat = deltas[0].stat;
+    vec![
+        Block::Paragraph(format!(
+            "{stat} of each column against {} (positive = better), with a 95% bootstrap interval \
+             (2,000 seeded resamples of both columns' iterations; the same bytes every run). \
+             `*`: mmtests' mark (the two columns' confidence intervals do not overlap).",
+            names.first().cloned().unwrap_or_default()
+        )),
+        Block::Table {
+            header: [cmp.op_name.as_str(), "column", "difference", "95% interval", "mark"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        },
+    ]
 }
 
 /// The page of `tlblab sweep`: the table as the terminal shows it (`table`), the best
@@ -342,7 +449,9 @@ pub fn sweep(set: &ResultSet, grid: &Grid, title: &str, table: &str) -> Report {
         "Best value",
         vec![
             Block::Paragraph(format!(
-                "By the mean over the iterations ({} is better).",
+                "By the mean over the iterations ({} is better); tied: the values whose 95% confidence \
+                 interval (mean ± 1.96 × stddev, as mmtests) overlaps the best's, or with one iteration an \
+                 equal mean.",
                 if m.higher_is_better { "higher" } else { "lower" }
             )),
             Block::Table { header, rows },
@@ -453,6 +562,29 @@ mod tests {
     }
 
     #[test]
+    fn comparison_page_has_one_attribution_chart_and_deltas_with_intervals() {
+        let a = set("x", &[("k", &[(1, &[10.0, 11.0, 10.5]), (4, &[30.0, 31.0])])]);
+        let b = set("y", &[("k", &[(4, &[36.0, 37.0]), (1, &[12.0, 13.0, 12.5])])]);
+        let r = comparison(&[("A".into(), &a), ("B".into(), &b)], crate::compare::Mode::Mmtests);
+        // The metric and ONE attribution chart, its bars thread count by thread count.
+        assert_eq!(r.plots.len(), 2);
+        let svg = &r.plots.iter().find(|(s, _)| s == "attribution").unwrap().1;
+        let labels: Vec<usize> =
+            ["1 A", "1 B", "4 A", "4 B"].iter().map(|l| svg.find(&format!(">{l}<")).unwrap()).collect();
+        assert!(labels.windows(2).all(|w| w[0] < w[1]), "{labels:?}");
+        // Each bucket its own colour on every bar: user and ipi_wait differ.
+        assert!(svg.contains(&format!("fill=\"{}\"><title>user", crate::plot::PALETTE[0])));
+        let wait = Bucket::ALL.iter().position(|b| b.name() == "ipi_wait").unwrap();
+        assert!(svg.contains(&format!("fill=\"{}\"><title>ipi_wait", crate::plot::PALETTE[wait])));
+        let html = r.page.render();
+        assert!(html.contains("<h2>Difference from the first column</h2>"), "{html}");
+        // B at 1 thread: Hmean 12.49 over 10.49, +19.1%, with an interval around it.
+        let row = html.split("<tr>").find(|r| r.contains("<td>1</td><td>B/k</td>")).unwrap();
+        assert!(row.contains("<td>+19.") && row.contains("[+"), "{row}");
+        assert!(html.contains("A = A/k, B = B/k"), "{html}");
+    }
+
+    #[test]
     fn sweep_page_has_the_table_best_values_curves_and_attribution() {
         let g = Grid::new(vec![grid::Axis::parse("ceiling=0,33").unwrap()]).unwrap();
         let s = set(
@@ -467,7 +599,8 @@ mod tests {
         assert!(html.contains("<pre>the terminal table</pre>") && html.contains("<th>best ceiling</th>"));
         // 1 thread: 33 (12.25); 2 threads: 0 (19.5); overall 0: sqrt(10.5/12.25) = 0.926 beats
         // 33: sqrt(15.5/19.5) = 0.892.
-        assert!(html.contains("<tr><td>1</td><td>33</td><td>12.25</td><td></td></tr>"), "{html}");
+        // At 1 thread 0's interval (10.5 ± 1.39) overlaps 33's (12.25 ± 0.69): tied.
+        assert!(html.contains("<tr><td>1</td><td>33</td><td>12.25</td><td>0</td></tr>"), "{html}");
         assert!(html.contains("<tr><td>2</td><td>0</td><td>19.50</td><td></td></tr>"));
         assert!(html.contains("Best ceiling overall: 0, at 92.6%"));
         // One sweep curve, one metric chart, one attribution chart per value.

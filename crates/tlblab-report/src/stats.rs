@@ -2,6 +2,28 @@
 //! (gormanm/mmtests `bin/lib/MMTests/Stat.pm` and `Compare.pm`, HEAD 638401e0;
 //! docs/references/linux-mm.md#mmtests-statistics), plus Welch's t-test with its own Student-t distribution
 //! function.
+//!
+//! Which mmtests code each follows (read at 638401e0):
+//! - `Stat.pm`: `calc_amean`/`calc_hmean` ([`mean`], [`hmean`]); `calc_stddev` with the mean's
+//!   name ([`stddev`] for "amean": n − 1; [`hstddev`] for "hmean": the reciprocals' spread scaled
+//!   by H⁴ over n); `calc_coeffvar` ([`coeffvar_of`]: a NaN spread counts as 0);
+//!   `select_highest`/`select_lowest` behind `_mean-95` ([`best`], [`bhmean`] = BHmean.95);
+//!   `_calc_meanci` (mean ± R's `qnorm(1 − α/2, 0, stddev)`: the stddev, not the standard
+//!   error; `compare::ci_half_width`); `cidiff` ([`cidiff_interval`]: the gap between the means
+//!   over the room the two intervals leave towards each other, which may be asymmetric; |ratio|
+//!   > 1 is the `*` mark); `pdiff`/`pndiff` ([`pdiff`], [`pndiff`]).
+//! - `bin/lib/Python/subselection-confidence-interval.py` (the `SubHmean`/`SubHmeanCI` rows of
+//!   `setSummarySubselection`): the only resampling confidence interval mmtests computes (after
+//!   Kalibera, Bulej and Tůma): 1000 subselections of 80% of the samples drawn with replacement,
+//!   the median of their means and of their (population) variances, and a normal half-width
+//!   from those ([`subselection_ci`]). mmtests draws from numpy's unseeded generator; here the
+//!   draws come from a named, seeded stream (`tlblab_model::rng`), so a report's bytes repeat.
+//!   mmtests gives BHmean.95 no interval of its own; [`bootstrap_pct_ci`] is tlblab's interval
+//!   of a percent difference, by the same seeded resampling.
+//! - With one iteration mmtests' stddev is "NaN" (`calc_stddev`, n <= 1), its CoeffVar 0
+//!   (`calc_coeffvar`), its interval NaN (R's qnorm of a NaN sd), so no `*` mark; and
+//!   `Compare.pm` prints a NaN statistic as 0 with a 0% difference. `compare` does the same in
+//!   its mmtests mode.
 
 /// Arithmetic mean (mmtests `Amean`); NaN for no samples.
 pub fn mean(x: &[f64]) -> f64 {
@@ -185,6 +207,107 @@ pub fn cidiff(new: f64, new_ci: f64, base: f64, base_ci: f64) -> f64 {
     } else {
         (new - base) / sum
     }
+}
+
+/// mmtests `cidiff(new, [new_low, new_high], base, [base_low, base_high])` (Stat.pm since
+/// 8cd087ae): the difference of the means over the sum of the parts of the two intervals that
+/// face each other (the new interval's low side and the base's high side when the new mean is
+/// higher); |ratio| > 1 means the intervals do not overlap. A NaN bound gives NaN (no mark).
+pub fn cidiff_interval(new: f64, new_ci: (f64, f64), base: f64, base_ci: (f64, f64)) -> f64 {
+    let diff = new - base;
+    let sum = if new < base { new_ci.1 - new + base - base_ci.0 } else { new - new_ci.0 + base_ci.1 - base };
+    if sum == 0.0 {
+        diff
+    } else {
+        diff / sum
+    }
+}
+
+/// The seeded stream every resampling here draws from: `tlblab_model::rng`'s named stream of
+/// seed 1 (the CLI's default seed), so the same samples always give the same interval.
+fn resampling_stream(name: &str) -> tlblab_model::rng::Rng {
+    tlblab_model::rng::Rng::stream(1, name)
+}
+
+/// `k` draws with replacement from `x`.
+fn draw(rng: &mut tlblab_model::rng::Rng, x: &[f64], k: usize) -> Vec<f64> {
+    (0..k).map(|_| x[rng.below(x.len() as u64) as usize]).collect()
+}
+
+/// Median of a sample (the mean of the middle two for an even count); NaN when empty.
+pub fn median(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// Population variance (numpy's `var`, n in the denominator); NaN when empty.
+fn pvariance(x: &[f64]) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / x.len() as f64
+}
+
+/// mmtests' subselection estimate and confidence half-width
+/// (`subselection-confidence-interval.py`'s `confidence_interval` for one group of samples):
+/// 1000 subselections of int(0.8 n) samples with replacement; the estimate is the median of
+/// their `mean`s, the half-width qnorm(0.975) × √(median of their population variances / the
+/// subselection size). `None` for fewer than two samples (a subselection of 0.8 of one sample
+/// is empty). Deterministic: the draws come from a seeded stream.
+pub fn subselection_ci(x: &[f64], mean_fn: fn(&[f64]) -> f64) -> Option<(f64, f64)> {
+    const SELECTIONS: usize = 1000;
+    let len = (0.8 * x.len() as f64) as usize;
+    if len == 0 || x.len() < 2 {
+        return None;
+    }
+    let mut rng = resampling_stream("mmtests-subselection");
+    let means: Vec<f64> = (0..SELECTIONS).map(|_| mean_fn(&draw(&mut rng, x, len))).collect();
+    let vars: Vec<f64> = (0..SELECTIONS).map(|_| pvariance(&draw(&mut rng, x, len))).collect();
+    let half = crate::compare::QNORM_975 * (median(&vars) / len as f64).sqrt();
+    Some((median(&means), half))
+}
+
+/// A 95% percentile-bootstrap interval of the percent difference of `stat` between `new` and
+/// `base` (positive = better, as [`percent_better`]): 2000 resamples of each side with
+/// replacement, the 2.5th and 97.5th percentiles of the percent differences. `None` when a
+/// side has fewer than two samples. Deterministic (a seeded stream), so a page's bytes repeat.
+pub fn bootstrap_pct_ci(
+    new: &[f64],
+    base: &[f64],
+    stat: fn(&[f64]) -> f64,
+    higher_is_better: bool,
+) -> Option<(f64, f64)> {
+    const RESAMPLES: usize = 2000;
+    if new.len() < 2 || base.len() < 2 {
+        return None;
+    }
+    let mut rng = resampling_stream("bootstrap-percent-difference");
+    let mut d: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let (n, b) = (draw(&mut rng, new, new.len()), draw(&mut rng, base, base.len()));
+            percent_better(stat(&n), stat(&b), higher_is_better)
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    d.sort_by(f64::total_cmp);
+    let at = |q: f64| d[((q * (d.len() - 1) as f64).round() as usize).min(d.len() - 1)];
+    Some((at(0.025), at(0.975)))
+}
+
+/// The smallest relative step a count of `ops` operations can show, in percent: one operation
+/// more or less moves a rate by 1/ops (10 records resolve 10% steps).
+pub fn resolution_pct(ops: u64) -> f64 {
+    100.0 / ops.max(1) as f64
 }
 
 /// P(T <= t) for Student's t with `df` degrees of freedom (df > 0, real).
@@ -422,6 +545,49 @@ mod tests {
         assert!(hstddev(&[5.0, 5.0, 5.0]) < 1e-12);
         assert!(hstddev(&[5.0]).is_nan() && hstddev(&[5.0, 0.0]).is_nan());
         assert_eq!(hcoeffvar(&[5.0]), 0.0);
+    }
+
+    #[test]
+    fn cidiff_of_intervals_as_stat_pm() {
+        // Symmetric intervals: the same as the half-width form.
+        assert!(close(cidiff_interval(110.0, (105.0, 115.0), 100.0, (96.0, 104.0)), 10.0 / 9.0, 1e-15));
+        // Asymmetric: new higher uses new's low side (110 - 108 = 2) and base's high side
+        // (101 - 100 = 1): 10 / 3.
+        assert!(close(cidiff_interval(110.0, (108.0, 130.0), 100.0, (50.0, 101.0)), 10.0 / 3.0, 1e-15));
+        // new lower: new's high side (1) and base's low side (100 - 99 = 1): -10 / 2.
+        assert!(close(cidiff_interval(90.0, (0.0, 91.0), 100.0, (99.0, 200.0)), -5.0, 1e-15));
+        assert_eq!(cidiff_interval(3.0, (3.0, 3.0), 1.0, (1.0, 1.0)), 2.0);
+        assert!(cidiff_interval(3.0, (f64::NAN, f64::NAN), 1.0, (1.0, 1.0)).is_nan());
+    }
+
+    #[test]
+    fn subselection_ci_is_seeded_and_sane() {
+        let x: Vec<f64> = (0..20).map(|i| 100.0 + (i % 5) as f64).collect();
+        let (m, h) = subselection_ci(&x, hmean).unwrap();
+        // The estimate sits among the samples near their mean; the half-width is about
+        // 1.96 × √(var / 16) with var ≈ 2 (the samples 100..104): ≈ 0.69.
+        assert!(m > 101.0 && m < 103.0, "{m}");
+        assert!(h > 0.5 && h < 0.9, "{h}");
+        // Same input, same bytes.
+        assert_eq!(subselection_ci(&x, hmean), Some((m, h)));
+        assert!(subselection_ci(&[1.0], mean).is_none());
+        // Constant samples: no spread.
+        assert_eq!(subselection_ci(&[5.0; 10], mean), Some((5.0, 0.0)));
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
+    }
+
+    #[test]
+    fn bootstrap_interval_of_a_difference_covers_it_and_repeats() {
+        let base: Vec<f64> = (0..10).map(|i| 100.0 + (i % 3) as f64).collect();
+        let new: Vec<f64> = base.iter().map(|v| v * 1.1).collect();
+        let (lo, hi) = bootstrap_pct_ci(&new, &base, hmean, true).unwrap();
+        assert!(lo < 10.0 && hi > 10.0 && lo > 7.0 && hi < 13.0, "{lo} {hi}");
+        assert_eq!(bootstrap_pct_ci(&new, &base, hmean, true), Some((lo, hi)));
+        // Lower is better: the same samples read as ~9% worse.
+        let (lo, hi) = bootstrap_pct_ci(&new, &base, mean, false).unwrap();
+        assert!(hi < 0.0 && lo < -9.0, "{lo} {hi}");
+        assert!(bootstrap_pct_ci(&[1.0], &base, mean, true).is_none());
+        assert_eq!((resolution_pct(10), resolution_pct(1000), resolution_pct(0)), (10.0, 0.1, 100.0));
     }
 
     #[test]

@@ -110,8 +110,20 @@ pub struct Best {
     pub mean: f64,
 }
 
+/// Whether two cells' means are told apart: with two or more iterations each, when their 95%
+/// confidence intervals as mmtests draws them (mean ± 1.96 × stddev; `compare::ci_apart`, the
+/// `*` mark of `compare`) do not overlap; with a single iteration on either side there is no
+/// interval, and only an exact tie of the means is a tie.
+pub fn distinguishable(a: &[f64], b: &[f64]) -> bool {
+    if a.len() < 2 || b.len() < 2 {
+        return stats::mean(a) != stats::mean(b);
+    }
+    crate::compare::ci_apart(a, b, stats::mean, stats::stddev)
+}
+
 /// The best combination per thread count (by the mean over iterations, in the metric's
-/// direction), and overall: the combination with the highest geometric mean, over thread counts,
+/// direction; tied with it: every combination [`distinguishable`] does not tell from it), and
+/// overall: the combination with the highest geometric mean, over thread counts,
 /// of its score relative to that count's best (the first given on a tie), with that mean.
 /// Thread counts whose best counted nothing say nothing about the values and are left out of
 /// the overall choice.
@@ -119,13 +131,21 @@ pub fn best(set: &ResultSet, grid: &Grid) -> (Vec<Best>, Option<(usize, f64)>) {
     let hib = set.metric.higher_is_better;
     let labels = grid.labels();
     let mean = |i: usize, t: u32| set.cell(&labels[i], t).map(|c| stats::mean(&c.samples()));
+    let samples = |i: usize, t: u32| set.cell(&labels[i], t).map(|c| c.samples()).unwrap_or_default();
     let better = |a: f64, b: f64| if hib { a > b } else { a < b };
     let mut per_thread = Vec::new();
     for t in set.threads() {
         let means: Vec<(usize, f64)> = (0..labels.len()).filter_map(|i| Some((i, mean(i, t)?))).collect();
         let Some(&(_, first)) = means.first() else { continue };
         let top = means.iter().map(|m| m.1).fold(first, |b, m| if better(m, b) { m } else { b });
-        let tied = means.iter().filter(|m| m.1 == top).map(|m| m.0).collect();
+        // The best first (the first given of equal means), then the others its interval does
+        // not tell apart, in the order given.
+        let best_i = means.iter().find(|m| m.1 == top).map(|m| m.0).expect("a top mean");
+        let top_x = samples(best_i, t);
+        let mut tied = vec![best_i];
+        tied.extend(
+            means.iter().filter(|m| m.0 != best_i && !distinguishable(&samples(m.0, t), &top_x)).map(|m| m.0),
+        );
         per_thread.push(Best { threads: t, tied, mean: top });
     }
     let mut overall: Option<(usize, f64)> = None;
@@ -279,6 +299,31 @@ mod tests {
         // A thread count whose best counted nothing is left out of the overall choice.
         let z = set("sweep", &[("ceiling=0", &[(1, &[0.0])]), ("ceiling=33", &[(1, &[0.0])])]);
         assert_eq!(best(&z, &grid(&["ceiling=0,33"])).1, None);
+    }
+
+    #[test]
+    fn ties_are_overlapping_confidence_intervals_not_equal_means() {
+        // A 5-thread case seen in a sweep: 350,100 ± 1,782 and 349,700 ± 2,049 (five runs each) are
+        // one result; a clearly lower third is not tied.
+        let around = |m: f64, sd: f64| -> Vec<f64> {
+            // Five samples with mean m and sample stddev sd: deviations -a, -a/2, 0, a/2, a,
+            // whose squares sum to 2.5 a², which must be (n - 1) sd² = 4 sd².
+            let a = sd * (4.0f64 / 2.5).sqrt();
+            [-a, -a / 2.0, 0.0, a / 2.0, a].iter().map(|d| m + d).collect()
+        };
+        let g = grid(&["ceiling=0,33,64"]);
+        let (x0, x1, x2) =
+            (around(349_700.0, 2_049.0), around(350_100.0, 1_782.0), around(300_000.0, 1_000.0));
+        assert!((stats::stddev(&x1) - 1_782.0).abs() < 1e-6);
+        let s = set(
+            "sweep",
+            &[("ceiling=0", &[(5, &x0)]), ("ceiling=33", &[(5, &x1)]), ("ceiling=64", &[(5, &x2)])],
+        );
+        let (per, _) = best(&s, &g);
+        assert_eq!(per[0].tied, vec![1, 0]);
+        assert!(distinguishable(&x1, &x2) && !distinguishable(&x0, &x1));
+        // One iteration: no interval, only equal means tie.
+        assert!(distinguishable(&[1.0], &[1.0001]) && !distinguishable(&[2.0], &[2.0]));
     }
 
     #[test]

@@ -265,6 +265,31 @@ pub fn cell_count(e: &Experiment) -> usize {
     e.kernels.len() * e.rows().len()
 }
 
+/// One paragraph saying `set` is a quick run of `e` (fewer iterations or a shorter window than
+/// the full run), with what it ran, what the full run runs and the step its sparsest run can
+/// resolve; `None` for a full run. A quick page and table say so: their numbers are not the
+/// full run's.
+pub fn quick_note(e: &Experiment, set: &ResultSet) -> Option<String> {
+    let runs: Vec<&tlblab_model::run::RunResult> = set.cells.iter().flat_map(|c| &c.runs).collect();
+    let n = set.cells.iter().map(|c| c.runs.len()).max()? as u32;
+    let (full, quick) = (parse_duration(&e.duration).ok()?, parse_duration(&e.quick_duration).ok()?);
+    let short_window = quick != full && runs.iter().all(|r| r.config.measure_ps == quick.0);
+    if n >= e.iterations && !short_window {
+        return None;
+    }
+    let measured = runs.iter().map(|r| r.config.measure_ps).max()?;
+    let fewest = runs.iter().map(|r| r.operations()).min()?;
+    Some(format!(
+        "Quick run (--quick): {n} iteration(s) per cell, {} measured; the full run has {} iteration(s) of {}. \
+         Its sparsest run counted {fewest} operation(s), so its values move in steps of about {:.1}%, and \
+         its numbers, marks and verdicts are not the full run's: run without --quick for those.",
+        tlblab_model::time::Ps(measured),
+        e.iterations,
+        e.duration,
+        tlblab_report::stats::resolution_pct(fewest)
+    ))
+}
+
 /// Runs every cell (in parallel; the output does not depend on how many threads ran it). With
 /// `opts.store` set, each finished cell is saved there at once and finished cells of an
 /// earlier, identical run are reused (see `results`). With `opts.shard`, only that shard's cells

@@ -186,6 +186,8 @@ fn run_prints_the_metric_counters_and_attribution() {
         "9",
         "--duration",
         "300us",
+        // No switch falls in this short window; the counter exists (zero rows need this flag).
+        "--all-counters",
     ]));
     assert!(out.contains("context_switches"), "{out}");
     let e = stderr(&tlblab(&[
@@ -200,6 +202,53 @@ fn run_prints_the_metric_counters_and_attribution() {
         "read_tlb_gen=maybe",
     ]));
     assert!(e.contains("always | when-needed | never"), "{e}");
+}
+
+#[test]
+fn run_prints_only_the_counters_that_counted_and_warns_when_too_coarse() {
+    // 20 tasks of tlb_flush1 on Haswell-EP: ~116 counters, most of them zero.
+    let args = ["run", "--machine", "haswell-ep-2s", "--workload", "tlb_flush1_threads", "--threads", "20"];
+    let counters = |out: &str| -> Vec<String> {
+        out.lines()
+            .skip_while(|l| !l.starts_with("counter "))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty() && !l.starts_with("(not shown"))
+            .map(String::from)
+            .collect()
+    };
+    let o = tlblab(&args);
+    let out = stdout(&o);
+    let shown = counters(&out);
+    assert!(shown.len() <= 25 && shown.len() >= 10, "{} counter lines: {out}", shown.len());
+    assert!(shown.iter().all(|l| l.split_whitespace().nth(1) != Some("0")), "{out}");
+    assert!(out.contains("--all-counters shows them") && out.contains("ipi_handler"), "{out}");
+    // Thousands of operations: no precision warning.
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err(&o).contains("warning"), "{}", err(&o));
+    let all = stdout(&tlblab(&[&args[..], &["--all-counters"]].concat()));
+    assert!(counters(&all).len() > 60 && all.contains("ext4_inodes") && !all.contains("(not shown"));
+    // The README's old sweep window, 2 ms of ebizzy at one thread, counts ~11 records: a
+    // warning with the step it resolves.
+    let e = err(&tlblab(&[
+        "run",
+        "--machine",
+        "ivybridge-4c8t",
+        "--workload",
+        "ebizzy",
+        "--threads",
+        "1",
+        "--duration",
+        "2ms",
+    ]));
+    assert!(e.contains("warning: this run counted 11 operation(s)") && e.contains("steps of 9.1%"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    // Without --duration the default window stretches until ~110 records count: no warning.
+    let o = tlblab(&["run", "--machine", "ivybridge-4c8t", "--workload", "ebizzy", "--threads", "1"]);
+    let ops: u64 = stdout(&o)
+        .lines()
+        .find_map(|l| l.split_once("  (")?.1.strip_suffix(" operations)")?.parse().ok())
+        .unwrap();
+    assert!(ops >= 100 && !err(&o).contains("warning"), "{ops}: {}", err(&o));
 }
 
 #[test]

@@ -207,6 +207,47 @@ fn compare_prints_mmtests_tables_and_writes_a_report() {
         assert!(stats.contains(&stat), "{stat}: {cur}");
     }
     assert!(!stats.contains(&"Amean"), "{cur}");
+    // No counter row is zero in every column (as perf stat, only what counted);
+    // --all-counters brings the rest back.
+    let (sa_s, sb_s) = (sa.to_str().unwrap(), sb.to_str().unwrap());
+    let counter_rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .skip_while(|l| !l.starts_with("Events per operation"))
+            .skip(1)
+            .filter(|l| l.split_whitespace().nth(1).is_some_and(|op| op.parse::<u32>().is_ok()))
+            .map(String::from)
+            .collect()
+    };
+    let shown = counter_rows(&cur);
+    assert!(!shown.is_empty(), "{cur}");
+    for l in &shown {
+        let values: Vec<f64> = l.split_whitespace().skip(2).filter_map(|t| t.parse().ok()).collect();
+        assert!(values.iter().any(|v| *v != 0.0), "an all-zero row: {l}");
+    }
+    assert!(cur.contains("--all-counters shows them"), "{cur}");
+    let all = ok(tlblab(&["compare", sa_s, sb_s, "--all-counters"]));
+    assert!(counter_rows(&all).len() > shown.len());
+    // --csv and --json: the same tidy rows, one per statistic or counter per thread count per
+    // column.
+    let csv = ok(tlblab(&["compare", sa_s, sb_s, "--csv"]));
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "column,set,kernel,threads,kind,name,value,pct_better,significant,pct_ci_low,pct_ci_high"
+    );
+    assert!(lines.clone().all(|l| l.split(',').count() == 11), "{csv}");
+    assert!(
+        lines.clone().any(|l| l.starts_with("b/report-test/") && l.contains(",statistic,Hmean,")),
+        "{csv}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(tlblab(&["compare", sa_s, sb_s, "--json"]))).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), csv.lines().count() - 1);
+    assert!(rows.iter().any(|r| r["kind"] == "counter_per_op" && r["name"] == "ipis_sent"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("Difference from the first column") && html.contains("95% interval"), "{html}");
+    assert!(out.join("plots/attribution.svg").is_file());
     let e = fails(tlblab(&["compare", sa.to_str().unwrap(), "--stats", "t-test"]));
     assert!(e.contains("allowed: mmtests, welch"), "{e}");
     // An --out directory holding one experiment is accepted for that experiment.

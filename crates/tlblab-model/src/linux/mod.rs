@@ -87,6 +87,13 @@ macro_rules! subsystems {
                 all
             }
 
+            /// Every group (its field name here, one per subsystem) with its counters' names, the
+            /// optional groups' too: reports show a zero counter only beside the others of its
+            /// subsystem.
+            pub fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
+                vec![$((stringify!($f), <$t as vmstat::Group>::names())),*]
+            }
+
             /// Every counter's name, the optional groups' too: what a report may ask for.
             pub fn names() -> Vec<&'static str> {
                 let mut all = Vec::new();

@@ -90,6 +90,16 @@ mod tests {
     }
 
     #[test]
+    fn groups_partition_the_names_by_subsystem() {
+        let groups = Counters::groups();
+        let flat: Vec<&str> = groups.iter().flat_map(|(_, n)| n.iter().copied()).collect();
+        assert_eq!(flat, Counters::names());
+        let of = |c: &str| groups.iter().find(|(_, n)| n.contains(&c)).map(|(g, _)| *g);
+        assert_eq!((of("invlpg"), of("ipis_sent")), (Some("tlbflush"), Some("smp")));
+        assert_eq!(of("buddy_allocs"), Some("page_alloc"));
+    }
+
+    #[test]
     fn window_difference_is_per_field() {
         let mut a = Counters::default();
         a.tlbflush.invlpg = 5;

@@ -1,7 +1,10 @@
 //! `tlblab compare DIR [DIR...] [--out DIR] [--force]`: mmtests compare-kernels-style tables of
 //! saved result sets (the experiment directories `reproduce --out` writes): every kernel of
 //! every set is a column, the first is the baseline; then the event counters per operation side
-//! by side. With `--out`, also an HTML report with plots.
+//! by side (only the counters that counted, as `perf stat`; `--all-counters` for every one).
+//! With `--out`, also an HTML report with plots. `--json` and `--csv` print the same numbers as
+//! tidy rows instead (one per statistic or counter per thread count per column: what pandas'
+//! `read_json`/`read_csv` take as is).
 
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -28,6 +31,16 @@ pub struct CompareArgs {
     /// before Nov 2024 (Amean, Hmean, Stddev, CoeffVar, BAmean-95; Welch's t-test).
     #[arg(long, default_value = "mmtests", value_parser = Mode::parse)]
     pub stats: Mode,
+    /// Print every counter, the rows zero in every column too.
+    #[arg(long)]
+    pub all_counters: bool,
+    /// Print tidy rows as a JSON array instead of the tables (columns: column, set, kernel,
+    /// threads, kind, name, value, pct_better, significant, pct_ci_low, pct_ci_high).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the same tidy rows as CSV with a header line.
+    #[arg(long)]
+    pub csv: bool,
 }
 
 pub fn run(args: CompareArgs) -> Result<()> {
@@ -77,7 +90,19 @@ pub fn run(args: CompareArgs) -> Result<()> {
         }
     }
     let sets: Vec<(String, &ResultSet)> = names.iter().cloned().zip(loaded.iter().map(|(_, s)| s)).collect();
-    let cmp = Comparison::from_sets(&sets).with_mode(args.stats);
+    let cmp = Comparison::from_sets(&sets).with_mode(args.stats).with_all_counters(args.all_counters);
+    if args.json || args.csv {
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&cmp.tidy())?);
+        } else {
+            print!("{}", cmp.to_csv());
+        }
+        if let Some(out) = &args.out {
+            results::write_report(out, &report::comparison(&sets, args.stats))?;
+            eprintln!("wrote {}", out.join("index.html").display());
+        }
+        return Ok(());
+    }
     let m = &base.metric;
     println!(
         "{} in {} ({} is better); machine {}, workload {}",

@@ -91,6 +91,9 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
         };
         let summary = experiment::summary(e, &set);
         println!("{}", experiment::render(e, &summary));
+        if let Some(note) = experiment::quick_note(e, &set) {
+            println!("{note}\n");
+        }
         verdicts.extend(experiment::verdicts(e, &summary));
         if let Some(dir) = &dir {
             save(e, &set, dir)?;
@@ -113,10 +116,26 @@ pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<(
     if let Some(r) = &e.reference {
         summary.reference = r.points(&summary);
     }
-    let table = experiment::render(e, &summary);
+    let mut table = experiment::render(e, &summary);
+    let quick = experiment::quick_note(e, set);
+    if let Some(note) = &quick {
+        table = format!("{note}\n\n{table}");
+    }
     results::write_summary(dir, set, &summary)?;
     write_claims(dir, &experiment::verdicts(e, &summary))?;
-    results::write_report(dir, &report::experiment(set, &e.title, &table, &summary.reference))
+    let mut page = report::experiment(set, &e.title, &table, &summary.reference);
+    if let Some(note) = quick {
+        // A quick page says so in its title and first.
+        page.page.title += " (quick run)";
+        page.page.sections.insert(
+            0,
+            tlblab_report::html::Section {
+                heading: "Quick run".into(),
+                blocks: vec![tlblab_report::html::Block::Paragraph(note)],
+            },
+        );
+    }
+    results::write_report(dir, &page)
 }
 
 /// `claims.json`: the experiment's verdicts in the file's order, each object's keys sorted.

@@ -20,19 +20,51 @@ pub struct RunArgs {
     /// Print the RunResult as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print every counter, the zero ones too (default: those that counted, as `perf stat`).
+    #[arg(long)]
+    pub all_counters: bool,
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
     let r = a.spec.simulate(a.threads, a.seed)?;
+    if let Some(w) = precision_warning(r.operations(), "this run") {
+        eprintln!("{w}");
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).context("serialising the result")?);
     } else {
-        print!("{}", render(&r));
+        print!("{}", render_with(&r, a.all_counters));
     }
     Ok(())
 }
 
+/// The relative step (percent) a run's metric may move by before a warning: a count of
+/// operations coarser than this cannot resolve a few-percent difference.
+pub const MAX_STEP_PCT: f64 = 1.0;
+
+/// One line for standard error when `ops` operations (the fewest of a run, or of any cell) are
+/// too few to resolve a ~1% difference: one operation more or less moves the metric by
+/// 100/ops percent (10 records: 10% steps).
+pub fn precision_warning(ops: u64, what: &str) -> Option<String> {
+    let step = tlblab_report::stats::resolution_pct(ops);
+    (step > MAX_STEP_PCT).then(|| {
+        format!(
+            "warning: {what} counted {ops} operation(s), so its metric moves in steps of {step:.1}% (one \
+             operation); differences of a few percent are not resolved: give a longer --duration (at least \
+             {}x this one, for {} operations and {MAX_STEP_PCT}% steps)",
+            (100.0 / ops.max(1) as f64).ceil() as u64,
+            (100.0 / MAX_STEP_PCT) as u64
+        )
+    })
+}
+
+/// The run as text, printing only the counters that counted.
 pub fn render(r: &RunResult) -> String {
+    render_with(r, false)
+}
+
+/// The run as text; `all_counters` prints the zero counters too.
+pub fn render_with(r: &RunResult, all_counters: bool) -> String {
     let c = &r.config;
     let mut out = format!(
         "{} on {} ({} tasks), kernel {}, seed {}, {} measured after {} warm-up\n",
@@ -53,18 +85,46 @@ pub fn render(r: &RunResult) -> String {
         out += &format!("  {e}\n");
     }
     let mut t = Table::new(["counter", "total", "per op"]);
-    for (k, v) in &r.counters {
-        t.row([k.clone(), v.to_string(), format!("{:.3}", r.per_op(k))]);
+    let totals: std::collections::BTreeMap<String, f64> =
+        r.counters.iter().map(|(k, v)| (k.clone(), *v as f64)).collect();
+    let sel = tlblab_report::counters::applicable([&totals], all_counters);
+    for k in &sel.shown {
+        t.row([k.clone(), r.counters[k].to_string(), format!("{:.3}", r.per_op(k))]);
     }
     out += &format!("\n{}", t.render());
+    let note = sel.footnote();
+    if !note.is_empty() {
+        out += &format!("{note}\n");
+    }
     let mut t = Table::new(["time (task CPUs)", "share"]);
     let total: u64 = r.attribution.iter().flat_map(|m| m.values()).sum();
     if let Some(first) = r.attribution.first() {
         for k in first.keys() {
             let v: u64 = r.attribution.iter().map(|m| m[k]).sum();
-            t.row([k.clone(), format!("{:.1}%", 100.0 * v as f64 / total.max(1) as f64)]);
+            // As the counters: a bucket no CPU spent time in is left out unless asked for.
+            if v > 0 || all_counters {
+                t.row([k.clone(), format!("{:.1}%", 100.0 * v as f64 / total.max(1) as f64)]);
+            }
         }
     }
     out += &format!("\n{}", t.render());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn few_operations_warn_with_the_step_they_resolve() {
+        let w = precision_warning(10, "this run").unwrap();
+        assert!(
+            w.starts_with("warning: this run counted 10 operation(s)") && w.contains("steps of 10.0%"),
+            "{w}"
+        );
+        assert!(w.contains("10x this one") && !w.contains('\n'));
+        assert!(precision_warning(100, "x").is_none() && precision_warning(5000, "x").is_none());
+        assert!(precision_warning(99, "x").unwrap().contains("steps of 1.0%"));
+        assert!(precision_warning(0, "x").unwrap().contains("steps of 100.0%"));
+    }
 }

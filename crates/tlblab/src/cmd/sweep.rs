@@ -63,8 +63,10 @@ pub struct SweepArgs {
     pub progress: Option<results::Progress>,
 }
 
-/// The measured time when `--duration` is not given.
-const DEFAULT_DURATION: Ps = Ps(2 * Ps::MS.0);
+/// The measured time when `--duration` is not given: long enough that the README's ebizzy sweep
+/// on ivybridge-4c8t counts ~106 records at one thread (2 ms counted 10-11, so its values moved
+/// in ~10% steps), resolving ~1% differences; more threads count more.
+pub const DEFAULT_DURATION: Ps = Ps(20 * Ps::MS.0);
 
 /// One (values, threads) cell over its iterations: what `--json` prints.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -240,7 +242,10 @@ pub fn render(a: &SweepArgs, sw: &Sweep) -> String {
     let (per_thread, overall) = best(set, grid);
     for b in per_thread {
         let ties = if b.tied.len() > 1 {
-            format!(", tied: {}", b.tied[1..].iter().map(|&i| grid.value(i)).collect::<Vec<_>>().join(" "))
+            format!(
+                ", tied within 95% intervals: {}",
+                b.tied[1..].iter().map(|&i| grid.value(i)).collect::<Vec<_>>().join(" ")
+            )
         } else {
             String::new()
         };
@@ -283,6 +288,12 @@ pub fn run(a: SweepArgs) -> Result<()> {
             return Ok(());
         }
     };
+    let fewest = sw.set.cells.iter().flat_map(|c| &c.runs).map(|r| r.operations()).min();
+    if let Some(w) =
+        fewest.and_then(|ops| crate::cmd::run::precision_warning(ops, "the sweep's sparsest run"))
+    {
+        eprintln!("{w}");
+    }
     let json = serde_json::to_string_pretty(&sw.cells).context("serialising the cells")?;
     let table = render(&a, &sw);
     if a.json {
