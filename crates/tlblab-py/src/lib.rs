@@ -231,8 +231,7 @@ fn list() -> PyResult<String> {
         "kernel_presets": tlblab_model::linux::preset::presets()
             .map(|(n, d)| (n.to_string(), serde_json::Value::from(d)))
             .collect::<serde_json::Map<_, _>>(),
-        "knobs": tlblab_model::linux::config::KNOBS
-            .iter()
+        "knobs": tlblab_model::linux::config::knobs()
             .map(|k| (k.name.to_string(), serde_json::Value::from(k.allowed)))
             .collect::<serde_json::Map<_, _>>(),
         "ebizzy_params": pairs(tlblab_model::workload::ebizzy::PARAMS),

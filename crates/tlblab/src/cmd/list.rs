@@ -48,7 +48,7 @@ pub fn run() -> Result<()> {
     }
     print!("\n{}", t.render());
     let mut t = Table::new(["knob (--set KNOB=VALUE)", "preset section", "values", "what it models"]);
-    for k in tlblab_model::linux::config::KNOBS {
+    for k in tlblab_model::linux::config::knobs() {
         t.row([k.name, k.section, k.allowed, k.doc]);
     }
     print!("\n{}", t.render());

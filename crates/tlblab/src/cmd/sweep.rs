@@ -95,7 +95,7 @@ pub struct Sweep {
 /// `KernelConfig::set`, anything else is a workload parameter.
 fn configure(sim: &Spec, combo: &[(String, String)]) -> Result<(KernelConfig, Workload)> {
     let preset = combo.iter().find(|(k, _)| k == "kernel").map_or(sim.kernel.as_str(), |(_, v)| v.as_str());
-    let knob_names: Vec<&str> = tlblab_model::linux::config::KNOBS.iter().map(|k| k.name).collect();
+    let knob_names: Vec<&str> = tlblab_model::linux::config::knobs().map(|k| k.name).collect();
     let mut sets = sim.set.clone();
     let mut params = sim.params.clone();
     for (k, v) in combo.iter().filter(|(k, _)| k != "kernel") {

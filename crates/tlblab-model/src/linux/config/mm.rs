@@ -1,0 +1,48 @@
+//! The address space's knobs (mm/mmap.c, mm/memory.c): mmap_lock, where faults lock, munmap's downgrade, when freed pages go back relative to the flush.
+
+use super::*;
+
+pub(super) const KNOBS: &[Knob] = &[
+    Knob {
+        name: "mmap_lock",
+        section: "mm",
+        needed: Needed::Always,
+        allowed: "on | off",
+        doc: "faults and mmap/munmap/madvise take mmap_lock; off is an ablation",
+        apply: |k, v| on_off(v).map(|b| k.mm.mmap_lock = b),
+    },
+    Knob {
+        name: "fault_lock",
+        section: "mm",
+        needed: Needed::Refines,
+        allowed: "mmap-lock | per-vma",
+        doc: "mmap-lock: every fault takes mmap_lock for read (to v6.3); per-vma: v6.4's \
+              lock_vma_under_rcu first, anonymous VMAs with an anon_vma only, mmap_lock on failure; \
+              munmap write-locks the VMA it removes (default mmap-lock)",
+        apply: |k, v| {
+            k.mm.fault_lock = match v {
+                "mmap-lock" => FaultLock::MmapLock,
+                "per-vma" => FaultLock::PerVma,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "munmap_downgrade",
+        section: "mm",
+        needed: Needed::Refines,
+        allowed: "on | off",
+        doc: "munmap downgrades mmap_lock to read after detaching the VMA and zaps, flushes and \
+              frees under the read lock (v4.20+); off: held for write throughout (default off)",
+        apply: |k, v| on_off(v).map(|b| k.mm.munmap_downgrade = b),
+    },
+    Knob {
+        name: "free_before_flush",
+        section: "mm",
+        needed: Needed::Always,
+        allowed: "on | off",
+        doc: "UNSAFE: frees pages before the TLB flush; for the oracle",
+        apply: |k, v| on_off(v).map(|b| k.mm.free_before_flush = b),
+    },
+];
