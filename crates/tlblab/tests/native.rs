@@ -179,3 +179,24 @@ fn a_repeat_of_zero_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--repeat"));
 }
+
+/// fs_mark writes its own log (`fs_log.txt`) into its working directory: `validate` runs it in
+/// its own scratch tree, so nothing appears where tlblab was started.
+#[test]
+fn validate_leaves_nothing_where_it_was_started() {
+    let cwd = std::env::temp_dir().join(format!("tlblab-validate-cwd-{}", std::process::id()));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tlblab"))
+        .args(["validate", "--machine", "milan-1s", "--quick", "--workload", "fsmark", "--json"])
+        .current_dir(&cwd)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ran = v["cases"].as_array().unwrap().iter().any(|c| c["workload"] == "fsmark");
+    let tool = v["host"]["tools"].as_array().unwrap().iter().find(|t| t[0] == "fs_mark").cloned();
+    assert_eq!(ran, tool.is_some_and(|t| !t[1].is_null()), "fs_mark ran where it is installed: {v}");
+    let left: Vec<_> = std::fs::read_dir(&cwd).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "files left where tlblab was started: {left:?}");
+    std::fs::remove_dir_all(&cwd).unwrap();
+}

@@ -162,7 +162,7 @@ impl External {
                 if self == External::HackbenchPipes {
                     args.insert(0, "-p".into());
                 }
-                let out = run_capture(&path, &args, Duration::from_secs(300))?;
+                let out = run_capture(&path, &args, &std::env::temp_dir(), Duration::from_secs(300))?;
                 let time = field_after(&out, "Time:")
                     .ok_or_else(|| format!("hackbench printed no `Time:`: {out}"))?;
                 // Every sender writes `loops` messages to each of the 20 receivers of its group.
@@ -195,7 +195,8 @@ impl External {
                         secs.to_string(),
                     ])
                     .collect();
-                let out = run_capture(&path, &client_args, Duration::from_secs(secs + 30));
+                let out =
+                    run_capture(&path, &client_args, &std::env::temp_dir(), Duration::from_secs(secs + 30));
                 let _ = server.kill();
                 let _ = server.wait();
                 let out = out?;
@@ -237,7 +238,8 @@ impl External {
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
-                let out = run_capture(&path, &args, Duration::from_secs(300));
+                // In its own tree: fs_mark writes fs_log.txt into its working directory.
+                let out = run_capture(&path, &args, &base, Duration::from_secs(300));
                 let _ = std::fs::remove_dir_all(&base);
                 let out = out?;
                 let rate = fsmark_files_per_sec(&out)
@@ -279,11 +281,13 @@ pub fn find_program(prog: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Runs `path args`, returns stdout and stderr together; an error on a failed exit or after
-/// `limit` (the child is killed).
-fn run_capture(path: &Path, args: &[String], limit: Duration) -> Result<String, String> {
+/// Runs `path args` in `cwd` (where the tool writes its own files: fs_mark's `fs_log.txt`),
+/// returns stdout and stderr together; an error on a failed exit or after `limit` (the child is
+/// killed).
+fn run_capture(path: &Path, args: &[String], cwd: &Path, limit: Duration) -> Result<String, String> {
     let mut child = Command::new(path)
         .args(args)
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
