@@ -81,19 +81,27 @@ def _is_path(s: str) -> bool:
     return "/" in s or os.sep in s or s.endswith(".toml")
 
 
+def _name_or_path(param: str, value: Any, noun: str, file: str, names: Callable[[], List[str]]) -> str:
+    """A built-in name or a path to a TOML file: machine profiles (noun "machine", file "profile")
+    and kernel presets (noun and file "preset")."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise ValueError(f"{param}: expected a {noun} name or a {file} path, got {value!r}")
+    if _is_path(value):
+        if not os.path.exists(value):
+            raise FileNotFoundError(errno.ENOENT, f"{param}: no such {param} {file}", value)
+        return value
+    known = names()
+    if value not in known:
+        what = param if noun == param else f"{param} {noun}"
+        raise _unknown(param, what, value, known, f" (or a path to a .toml {file})")
+    return value
+
+
 def _machine(machine: Any) -> str:
-    if isinstance(machine, os.PathLike):
-        machine = os.fspath(machine)
-    if not isinstance(machine, str):
-        raise ValueError(f"machine: expected a machine name or a profile path, got {machine!r}")
-    if _is_path(machine):
-        if not os.path.exists(machine):
-            raise FileNotFoundError(errno.ENOENT, "machine: no such machine profile", machine)
-        return machine
-    names = [m["name"] for m in _known()["machines"]]
-    if machine not in names:
-        raise _unknown("machine", "machine", machine, names, " (or a path to a .toml profile)")
-    return machine
+    return _name_or_path("machine", machine, "machine", "profile",
+                         lambda: [m["name"] for m in _known()["machines"]])
 
 
 def _workload_name(workload: Any) -> str:
@@ -117,18 +125,7 @@ def _params_of(workload: str) -> Optional[List[str]]:
 
 
 def _kernel(kernel: Any) -> str:
-    if isinstance(kernel, os.PathLike):
-        kernel = os.fspath(kernel)
-    if not isinstance(kernel, str):
-        raise ValueError(f"kernel: expected a preset name or a preset path, got {kernel!r}")
-    if _is_path(kernel):
-        if not os.path.exists(kernel):
-            raise FileNotFoundError(errno.ENOENT, "kernel: no such kernel preset", kernel)
-        return kernel
-    presets = builtins.list(_known()["kernel_presets"])
-    if kernel not in presets:
-        raise _unknown("kernel", "kernel preset", kernel, presets, " (or a path to a .toml preset)")
-    return kernel
+    return _name_or_path("kernel", kernel, "preset", "preset", lambda: builtins.list(_known()["kernel_presets"]))
 
 
 def _check_keys(param: str, keys: Any, workload: str, kernel_too: bool = False) -> None:
