@@ -48,6 +48,10 @@ pub const QNORM_975: f64 = 1.959_963_984_540_054;
 pub enum Mode {
     #[default]
     Mmtests,
+    /// mmtests' `Subselection` summary (`setSummarySubselection`): the multiops rows plus the
+    /// subselection estimate and its confidence half-width (`SubHmean`, `SubHmeanCI`), and the
+    /// mark on the estimate by `cidiff` of the two intervals.
+    Subselection,
     Welch,
 }
 
@@ -55,8 +59,9 @@ impl Mode {
     pub fn parse(s: &str) -> Result<Mode, String> {
         match s {
             "mmtests" => Ok(Mode::Mmtests),
+            "subselection" => Ok(Mode::Subselection),
             "welch" => Ok(Mode::Welch),
-            _ => Err(format!("--stats `{s}`: allowed: mmtests, welch")),
+            _ => Err(format!("--stats `{s}`: allowed: mmtests, subselection, welch")),
         }
     }
 
@@ -67,6 +72,12 @@ impl Mode {
                 "Rows and *x%* marks follow mmtests {MMTESTS_COMMIT} (compare-kernels, Multiops): a mean is \
                  marked when its confidence interval (mean ± 1.96 × its stddev, from R's qnorm) does not \
                  overlap the first column's."
+            ),
+            Mode::Subselection => format!(
+                "Rows follow mmtests {MMTESTS_COMMIT}'s Subselection summary: SubHmean (SubAmean) is the \
+                 median mean of 1,000 draws of 80% of the iterations with replacement and SubHmeanCI its \
+                 95% half-width (after Kalibera, Bulej and Tůma; seeded here, so a table repeats); an \
+                 estimate is marked when its interval does not overlap the first column's."
             ),
             Mode::Welch => format!(
                 "Rows follow mmtests before Nov 2024; *x%* marks a mean that differs from the first \
@@ -127,6 +138,11 @@ enum Stat {
     HStddev,
     HCoeffVar,
     BHmean95,
+    /// `submean-_mean` and `submeanci-_mean` (Stat.pm `calc_submean`, `calc_submeanci`).
+    SubAmean,
+    SubAmeanCI,
+    SubHmean,
+    SubHmeanCI,
 }
 
 impl Stat {
@@ -137,12 +153,36 @@ impl Stat {
         [Stat::Min, Stat::Hmean, Stat::HStddev, Stat::HCoeffVar, Stat::Max, Stat::BHmean95];
     const MULTIOPS_AMEAN: [Stat; 6] =
         [Stat::Min, Stat::Amean, Stat::Stddev, Stat::CoeffVar, Stat::Max, Stat::BAmean95];
+    /// mmtests `setSummarySubselection`: min, _mean, _mean-95, stddev-_mean, coeffvar-_mean, max,
+    /// submean-_mean, submeanci-_mean.
+    const SUBSELECTION_HMEAN: [Stat; 8] = [
+        Stat::Min,
+        Stat::Hmean,
+        Stat::BHmean95,
+        Stat::HStddev,
+        Stat::HCoeffVar,
+        Stat::Max,
+        Stat::SubHmean,
+        Stat::SubHmeanCI,
+    ];
+    const SUBSELECTION_AMEAN: [Stat; 8] = [
+        Stat::Min,
+        Stat::Amean,
+        Stat::BAmean95,
+        Stat::Stddev,
+        Stat::CoeffVar,
+        Stat::Max,
+        Stat::SubAmean,
+        Stat::SubAmeanCI,
+    ];
 
     fn rows(mode: Mode, hib: bool) -> &'static [Stat] {
         match (mode, hib) {
             (Mode::Welch, _) => &Stat::WELCH,
             (Mode::Mmtests, true) => &Stat::MULTIOPS_HMEAN,
             (Mode::Mmtests, false) => &Stat::MULTIOPS_AMEAN,
+            (Mode::Subselection, true) => &Stat::SUBSELECTION_HMEAN,
+            (Mode::Subselection, false) => &Stat::SUBSELECTION_AMEAN,
         }
     }
 
@@ -158,6 +198,10 @@ impl Stat {
             Stat::HStddev => "HStddev",
             Stat::HCoeffVar => "HCoeffVar",
             Stat::BHmean95 => "BHmean.95",
+            Stat::SubAmean => "SubAmean",
+            Stat::SubAmeanCI => "SubAmeanCI",
+            Stat::SubHmean => "SubHmean",
+            Stat::SubHmeanCI => "SubHmeanCI",
         }
     }
 
@@ -173,13 +217,23 @@ impl Stat {
             Stat::HStddev => stats::hstddev(x),
             Stat::HCoeffVar => stats::hcoeffvar(x),
             Stat::BHmean95 => stats::bhmean(x, 95, hib),
+            Stat::SubAmean => stats::subselection_ci(x, stats::mean).map_or(f64::NAN, |c| c.0),
+            Stat::SubAmeanCI => stats::subselection_ci(x, stats::mean).map_or(f64::NAN, |c| c.1),
+            Stat::SubHmean => stats::subselection_ci(x, stats::hmean).map_or(f64::NAN, |c| c.0),
+            Stat::SubHmeanCI => stats::subselection_ci(x, stats::hmean).map_or(f64::NAN, |c| c.1),
         }
     }
 
-    /// Spread rows are better when lower, whatever the metric's direction.
+    /// Spread rows are better when lower, whatever the metric's direction (Stat.pm compares
+    /// `submeanci` with `pndiff` too).
     fn higher_is_better(self, hib: bool) -> bool {
         match self {
-            Stat::Stddev | Stat::CoeffVar | Stat::HStddev | Stat::HCoeffVar => false,
+            Stat::Stddev
+            | Stat::CoeffVar
+            | Stat::HStddev
+            | Stat::HCoeffVar
+            | Stat::SubAmeanCI
+            | Stat::SubHmeanCI => false,
             _ => hib,
         }
     }
@@ -187,6 +241,20 @@ impl Stat {
     /// Welch's test on the samples for the arithmetic mean, and on their reciprocals for the
     /// harmonic mean (the harmonic mean is the reciprocal of the mean reciprocal).
     fn significant(self, mode: Mode, new: &[f64], base: &[f64]) -> bool {
+        if mode == Mode::Subselection {
+            let sub = |m: fn(&[f64]) -> f64| match (
+                stats::subselection_ci(new, m),
+                stats::subselection_ci(base, m),
+            ) {
+                (Some((m1, q1)), Some((m0, q0))) => stats::cidiff(m1, q1, m0, q0).abs() > 1.0,
+                _ => false,
+            };
+            return match self {
+                Stat::SubHmean => sub(stats::hmean),
+                Stat::SubAmean => sub(stats::mean),
+                _ => false,
+            };
+        }
         if mode == Mode::Mmtests {
             return match self {
                 Stat::Hmean => ci_apart(new, base, stats::hmean, stats::hstddev),
@@ -294,13 +362,13 @@ impl Comparison {
                         let value = stat.value(x, hib);
                         // mmtests' Compare.pm prints a NaN statistic (the stddev of one
                         // iteration) as 0 with a 0% difference.
-                        if self.mode == Mode::Mmtests && value.is_nan() {
+                        if self.mode != Mode::Welch && value.is_nan() {
                             return Some(Entry { value: 0.0, pct: 0.0, significant: false });
                         }
                         let (pct, significant) = match base {
                             Some(b) if i > 0 => {
                                 let bv = stat.value(b, hib);
-                                let bv = if self.mode == Mode::Mmtests && bv.is_nan() { 0.0 } else { bv };
+                                let bv = if self.mode != Mode::Welch && bv.is_nan() { 0.0 } else { bv };
                                 (
                                     stats::percent_better(value, bv, stat.higher_is_better(hib)),
                                     stat.significant(self.mode, x, b),
@@ -316,7 +384,7 @@ impl Comparison {
                 // mmtests names the best-95% means `BAmean.95` / `BHmean.95` (Stat.pm's
                 // "amean-" => "BAmean.%d"); tlblab's first tables said `BAmean-95`.
                 let name = match (self.mode, stat) {
-                    (Mode::Mmtests, Stat::BAmean95) => "BAmean.95",
+                    (Mode::Mmtests | Mode::Subselection, Stat::BAmean95) => "BAmean.95",
                     _ => stat.name(),
                 };
                 out.push(Line { stat: name, op: op.clone(), entries });
@@ -433,7 +501,7 @@ impl Comparison {
 
     /// The mean's row (Hmean where higher is better and the mode is mmtests', else Amean).
     fn mean_stat(&self) -> Stat {
-        if self.mode == Mode::Mmtests && self.higher_is_better {
+        if self.mode != Mode::Welch && self.higher_is_better {
             Stat::Hmean
         } else {
             Stat::Amean
@@ -564,6 +632,38 @@ mod tests {
     }
 
     #[test]
+    fn subselection_rows_print_the_estimate_and_its_interval_and_mark_it() {
+        // 100 iterations 2% apart, each ±1.6: the multiops interval (± 1.96 stddev) overlaps,
+        // the subselection's (± 1.96 √(var / 80)) does not, so only SubHmean is marked.
+        let noisy =
+            |m: f64| -> Vec<f64> { (0..100).map(|i| m + if i % 2 == 0 { 1.6 } else { -1.6 }).collect() };
+        let s = set("e", &[("a", &[(1, &noisy(100.0))]), ("b", &[(1, &noisy(102.0))])]);
+        let c = Comparison::from_sets(&[("e".into(), &s)]).with_mode(Mode::Subselection);
+        let lines = c.lines();
+        let order: Vec<&str> = lines.iter().map(|l| l.stat).collect();
+        assert_eq!(
+            order,
+            ["Min", "Hmean", "BHmean.95", "HStddev", "HCoeffVar", "Max", "SubHmean", "SubHmeanCI"]
+        );
+        let marked: Vec<&str> =
+            lines.iter().filter(|l| l.entries[1].unwrap().significant).map(|l| l.stat).collect();
+        assert_eq!(marked, ["SubHmean"]);
+        let (sub, ci) = (lines[6].entries[1].unwrap().value, lines[7].entries[1].unwrap().value);
+        assert!((sub - 102.0).abs() < 0.3 && ci > 0.25 && ci < 0.45, "{sub} ± {ci}");
+        // The interval is a spread: a wider one is worse.
+        assert!(lines[7].entries[1].unwrap().pct.abs() < 20.0);
+        // Lower is better: the arithmetic rows; one iteration prints 0 as mmtests does.
+        let mut low = set("e", &[("a", &[(1, &[5.0])]), ("b", &[(1, &[4.0])])]);
+        low.metric.higher_is_better = false;
+        let c = Comparison::from_sets(&[("e".into(), &low)]).with_mode(Mode::Subselection);
+        let rows: Vec<(&str, f64)> =
+            c.lines().iter().map(|l| (l.stat, l.entries[1].unwrap().value)).collect();
+        assert_eq!(rows[6], ("SubAmean", 0.0));
+        assert_eq!(rows[2].0, "BAmean.95");
+        assert!(c.render().contains("SubAmeanCI"));
+    }
+
+    #[test]
     fn confidence_half_width_as_r_prints_qnorm() {
         // R: qnorm(0.975, 0, 1) prints 1.959964; qnorm(0.975, 0, 100) 195.9964.
         assert_eq!(ci_half_width(1.0), 1.959964);
@@ -572,7 +672,7 @@ mod tests {
         assert_eq!(ci_half_width(1e6), 1959964.0);
         assert_eq!(ci_half_width(0.0), 0.0);
         assert_eq!(Mode::parse("welch"), Ok(Mode::Welch));
-        assert!(Mode::parse("t").unwrap_err().contains("allowed: mmtests, welch"));
+        assert!(Mode::parse("t").unwrap_err().contains("allowed: mmtests, subselection, welch"));
     }
 
     #[test]

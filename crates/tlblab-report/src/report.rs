@@ -186,23 +186,6 @@ fn attribution_segments(per_cell: &[BTreeMap<String, f64>]) -> StackedBars {
     }
 }
 
-/// Where each column's CPU time went, per thread count, as stacked percentages: one chart per
-/// column (a sweep's many combinations).
-fn attribution_blocks(r: &mut Report, columns: &[(String, &ResultSet, &str)]) -> Vec<Block> {
-    let mut blocks = vec![Block::Paragraph(ATTRIBUTION_NOTE.into())];
-    for (name, set, kernel) in columns {
-        let cells: Vec<_> = set.cells.iter().filter(|c| c.kernel == *kernel).collect();
-        let per_cell: Vec<BTreeMap<String, f64>> = cells.iter().map(|c| c.attribution()).collect();
-        let bars = StackedBars {
-            title: format!("time attribution: {name}"),
-            categories: cells.iter().map(|c| format!("{} thr", c.threads)).collect(),
-            ..attribution_segments(&per_cell)
-        };
-        blocks.push(r.stacked_bars(&format!("attribution-{name}"), &bars));
-    }
-    blocks
-}
-
 /// The columns' time attribution side by side in one chart: per thread count (numeric order),
 /// one bar per column, labelled by the column's letter (A = the first column, ...), so a
 /// patch's shift of time between buckets reads bar against bar.
@@ -306,8 +289,8 @@ pub fn experiment(set: &ResultSet, title: &str, seed_table: &str, reference: &[R
 
 /// The page of `tlblab compare`: the statistics table of every column of every set, the metric
 /// plot, attribution and counters side by side.
-pub fn comparison(sets: &[(String, &ResultSet)], mode: crate::compare::Mode) -> Report {
-    let cmp = Comparison::from_sets(sets).with_mode(mode);
+pub fn comparison(sets: &[(String, &ResultSet)], mode: crate::compare::Mode, all_counters: bool) -> Report {
+    let cmp = Comparison::from_sets(sets).with_mode(mode).with_all_counters(all_counters);
     let names: Vec<String> = sets
         .iter()
         .flat_map(|(n, s)| {
@@ -439,7 +422,7 @@ pub fn sweep(set: &ResultSet, grid: &Grid, title: &str, table: &str) -> Report {
         vec!["threads".into(), format!("best {key}"), format!("{} ({})", m.name, m.unit), "tied".into()];
     let overall = match overall {
         Some((i, g)) => format!(
-            "Best {key} overall: {}, at {:.1}% of each thread count's best (geometric mean over the thread              counts that counted anything).",
+            "Best {key} overall: {}, at {:.1}% of each thread count's best (geometric mean over the thread counts that counted anything).",
             grid.value(i),
             100.0 * g
         ),
@@ -489,7 +472,7 @@ fn stats_attribution_counters(r: &mut Report, set: &ResultSet, cmp: &Comparison,
     );
     let cols: Vec<(String, &ResultSet, &str)> =
         set.kernels.iter().map(|k| (k.clone(), set, k.as_str())).collect();
-    let blocks = attribution_blocks(r, &cols);
+    let blocks = attribution_side_by_side(r, &cols);
     r.section("Time attribution", blocks);
     r.section("Events per operation", counters_blocks(cmp));
 }
@@ -505,14 +488,19 @@ mod tests {
         let r = experiment(&s, "title", "the seed table", &[]);
         let html = r.page.render();
         assert!(html.contains("the seed table") && html.contains("Hmean     1"));
-        // One metric plot and one attribution plot per kernel.
-        assert_eq!(r.plots.len(), 3);
-        assert_eq!(r.page.plots(), 3);
+        // One metric plot and ONE attribution plot, its bars thread count by thread count.
+        assert_eq!(r.plots.len(), 2);
+        assert_eq!(r.page.plots(), 2);
+        let svg = &r.plots.iter().find(|(s, _)| s == "attribution").unwrap().1;
+        let labels: Vec<usize> =
+            ["1 A", "1 B", "2 A"].iter().map(|l| svg.find(&format!(">{l}<")).unwrap()).collect();
+        assert!(labels.windows(2).all(|w| w[0] < w[1]), "{labels:?}");
+        assert!(html.contains("A = a, B = b+"), "{html}");
         for (stem, _) in &r.plots {
             assert!(html.contains(&format!("plots/{stem}.svg")), "{stem}");
         }
         let files = r.files().unwrap();
-        assert_eq!(files.len(), 1 + 2 * 3);
+        assert_eq!(files.len(), 1 + 2 * 2);
         assert!(files.iter().any(|(p, b)| p.ends_with(".png") && &b[1..4] == b"PNG"));
     }
 
@@ -555,7 +543,7 @@ mod tests {
     fn comparison_page_names_columns_by_set() {
         let a = set("x", &[("k", &[(1, &[10.0, 11.0])])]);
         let b = set("y", &[("k", &[(1, &[12.0, 13.0])])]);
-        let r = comparison(&[("A".into(), &a), ("B".into(), &b)], crate::compare::Mode::Mmtests);
+        let r = comparison(&[("A".into(), &a), ("B".into(), &b)], crate::compare::Mode::Mmtests, false);
         let svg = &r.plots.iter().find(|(s, _)| s == "metric").unwrap().1;
         assert!(svg.contains(">A/k<") && svg.contains(">B/k<"));
         assert!(r.page.render().contains("<th>B/k</th>"));
@@ -565,7 +553,7 @@ mod tests {
     fn comparison_page_has_one_attribution_chart_and_deltas_with_intervals() {
         let a = set("x", &[("k", &[(1, &[10.0, 11.0, 10.5]), (4, &[30.0, 31.0])])]);
         let b = set("y", &[("k", &[(4, &[36.0, 37.0]), (1, &[12.0, 13.0, 12.5])])]);
-        let r = comparison(&[("A".into(), &a), ("B".into(), &b)], crate::compare::Mode::Mmtests);
+        let r = comparison(&[("A".into(), &a), ("B".into(), &b)], crate::compare::Mode::Mmtests, false);
         // The metric and ONE attribution chart, its bars thread count by thread count.
         assert_eq!(r.plots.len(), 2);
         let svg = &r.plots.iter().find(|(s, _)| s == "attribution").unwrap().1;
@@ -603,12 +591,12 @@ mod tests {
         assert!(html.contains("<tr><td>1</td><td>33</td><td>12.25</td><td>0</td></tr>"), "{html}");
         assert!(html.contains("<tr><td>2</td><td>0</td><td>19.50</td><td></td></tr>"));
         assert!(html.contains("Best ceiling overall: 0, at 92.6%"));
-        // One sweep curve, one metric chart, one attribution chart per value.
+        // One sweep curve, one metric chart, one attribution chart for every value.
         let stems: Vec<&str> = r.plots.iter().map(|(s, _)| s.as_str()).collect();
-        assert_eq!(stems.len(), 4, "{stems:?}");
-        assert_eq!(stems[..2], ["sweep-ceiling", "metric"]);
+        assert_eq!(stems, ["sweep-ceiling", "metric", "attribution"]);
         assert!(r.plots[0].1.contains(">1 thr<") && r.plots[0].1.contains(">ceiling<"));
-        assert_eq!(r.page.plots(), 4);
+        assert!(html.contains("A = ceiling=0, B = ceiling=33"), "{html}");
+        assert_eq!(r.page.plots(), 3);
     }
 
     #[test]

@@ -203,7 +203,8 @@ fn sweep_is_the_same_for_any_jobs_and_names_the_best_ceiling() {
     let table = a.lines().nth(1).unwrap();
     assert!(html.contains(table) && html.contains("Sweep curves") && html.contains("<th>best ceiling</th>"));
     let plots = names.iter().filter(|n| n.starts_with("plots/") && n.ends_with(".svg")).count();
-    assert_eq!(plots, 4, "{names:?}");
+    // Sweep curve, metric, one attribution chart for both values.
+    assert_eq!(plots, 3, "{names:?}");
     assert!(html.contains(&format!("data-plots=\"{plots}\"")));
     assert_eq!(names.iter().filter(|n| n.starts_with("plots/") && n.ends_with(".png")).count(), plots);
     // A rerun redoes nothing: every cell reused, no cell file rewritten, same table.

@@ -227,6 +227,25 @@ fn compare_prints_mmtests_tables_and_writes_a_report() {
     assert!(cur.contains("--all-counters shows them"), "{cur}");
     let all = ok(tlblab(&["compare", sa_s, sb_s, "--all-counters"]));
     assert!(counter_rows(&all).len() > shown.len());
+    // The page follows --all-counters too; --stats subselection adds SubHmean and its interval.
+    let out_all = d.join("cmp-all");
+    let sub = ok(tlblab(&[
+        "compare",
+        sa_s,
+        sb_s,
+        "--all-counters",
+        "--stats",
+        "subselection",
+        "--out",
+        out_all.to_str().unwrap(),
+    ]));
+    assert!(sub.lines().any(|l| l.starts_with("SubHmeanCI")), "{sub}");
+    let hidden = counter_rows(&all).into_iter().find(|r| !shown.contains(r)).unwrap();
+    let name = hidden.split_whitespace().next().unwrap();
+    let page = std::fs::read_to_string(out_all.join("index.html")).unwrap();
+    assert!(page.contains(&format!("\n{name} ")) && page.contains("SubHmeanCI"), "{name}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!page.contains(&format!("\n{name} ")), "{name}");
     // --csv and --json: the same tidy rows, one per statistic or counter per thread count per
     // column.
     let csv = ok(tlblab(&["compare", sa_s, sb_s, "--csv"]));
@@ -249,7 +268,7 @@ fn compare_prints_mmtests_tables_and_writes_a_report() {
     assert!(html.contains("Difference from the first column") && html.contains("95% interval"), "{html}");
     assert!(out.join("plots/attribution.svg").is_file());
     let e = fails(tlblab(&["compare", sa.to_str().unwrap(), "--stats", "t-test"]));
-    assert!(e.contains("allowed: mmtests, welch"), "{e}");
+    assert!(e.contains("allowed: mmtests, subselection, welch"), "{e}");
     // An --out directory holding one experiment is accepted for that experiment.
     ok(tlblab(&["compare", a.to_str().unwrap(), sb.to_str().unwrap()]));
 

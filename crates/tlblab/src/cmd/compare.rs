@@ -27,8 +27,10 @@ pub struct CompareArgs {
     #[arg(long)]
     pub force: bool,
     /// mmtests: rows and significance marks of current mmtests (Hmean, HStddev, HCoeffVar,
-    /// BHmean.95 for higher-is-better; non-overlapping confidence intervals). welch: mmtests
-    /// before Nov 2024 (Amean, Hmean, Stddev, CoeffVar, BAmean-95; Welch's t-test).
+    /// BHmean.95 for higher-is-better; non-overlapping confidence intervals). subselection:
+    /// mmtests' Subselection summary (adds SubHmean and its interval SubHmeanCI, and marks on
+    /// them). welch: mmtests before Nov 2024 (Amean, Hmean, Stddev, CoeffVar, BAmean-95; Welch's
+    /// t-test).
     #[arg(long, default_value = "mmtests", value_parser = Mode::parse)]
     pub stats: Mode,
     /// Print every counter, the rows zero in every column too.
@@ -98,7 +100,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
             print!("{}", cmp.to_csv());
         }
         if let Some(out) = &args.out {
-            results::write_report(out, &report::comparison(&sets, args.stats))?;
+            results::write_report(out, &report::comparison(&sets, args.stats, args.all_counters))?;
             eprintln!("wrote {}", out.join("index.html").display());
         }
         return Ok(());
@@ -119,7 +121,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
     println!("{}", cmp.render());
     println!("Events per operation\n\n{}", cmp.render_counters());
     if let Some(out) = &args.out {
-        results::write_report(out, &report::comparison(&sets, args.stats))?;
+        results::write_report(out, &report::comparison(&sets, args.stats, args.all_counters))?;
         println!("wrote {}", out.join("index.html").display());
     }
     Ok(())
