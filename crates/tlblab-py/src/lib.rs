@@ -194,7 +194,7 @@ fn reproduce(
                 let t = tidy::table(&set);
                 done.push(serde_json::json!({
                     "name": e.name,
-                    "table": experiment::render(e, &set.summary()),
+                    "table": experiment::render(e, &set.summary(), experiment::quick_note(e, &set).is_some()),
                     "columns": t.columns,
                     "rows": t.rows,
                 }));

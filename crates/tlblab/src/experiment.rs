@@ -85,6 +85,28 @@ pub struct Experiment {
     /// The seed's published figures, shown beside the model's (never an input).
     #[serde(default)]
     pub reference: Option<seed_table::Reference>,
+    /// How far the quick run was measured to be from the full run (written by
+    /// `scripts/quick_accuracy.py`; printed on quick pages, never an input to a result).
+    #[serde(default)]
+    pub quick_accuracy: Option<QuickAccuracy>,
+}
+
+/// A quick run measured against the full run of the same experiment, cell by cell.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuickAccuracy {
+    /// When and at which commit it was measured (`2026-11-27 at 7cbb032`).
+    pub measured: String,
+    /// Cells compared (column x row).
+    pub cells: u32,
+    /// Median and largest |quick mean / full mean - 1| over the cells, in percent.
+    pub median_pct: f64,
+    pub max_pct: f64,
+    /// Where the largest difference is (`column at row`).
+    pub max_cell: String,
+    /// Claims whose verdict the quick run shares with the full run, and all claims.
+    pub verdicts_same: u32,
+    pub verdicts: u32,
 }
 
 pub fn builtin_names() -> Vec<&'static str> {
@@ -279,10 +301,27 @@ pub fn quick_note(e: &Experiment, set: &ResultSet) -> Option<String> {
     }
     let measured = runs.iter().map(|r| r.config.measure_ps).max()?;
     let fewest = runs.iter().map(|r| r.operations()).min()?;
+    let distance = match &e.quick_accuracy {
+        Some(q) => format!(
+            " Measured against the full run ({}, scripts/quick_accuracy.py): over {} cells the quick means \
+             differ from the full run's by a median of {:.1}% and at most {:.1}% ({}); {} of {} claims give \
+             the full run's verdict{}.",
+            q.measured,
+            q.cells,
+            q.median_pct,
+            q.max_pct,
+            q.max_cell,
+            q.verdicts_same,
+            q.verdicts,
+            if q.verdicts as usize == e.claims.len() { "" } else { " (the claims have changed since)" }
+        ),
+        None => " How far it is from the full run has not been measured (scripts/quick_accuracy.py).".into(),
+    };
     Some(format!(
         "Quick run (--quick): {n} iteration(s) per cell, {} measured; the full run has {} iteration(s) of {}. \
          Its sparsest run counted {fewest} operation(s), so its values move in steps of about {:.1}%, and \
-         its numbers, marks and verdicts are not the full run's: run without --quick for those.",
+         its numbers, marks and verdicts are not the full run's: run without --quick for those.{distance} \
+         The experiment's note describes the full run: it is printed with the full run, not here.",
         tlblab_model::time::Ps(measured),
         e.iterations,
         e.duration,
@@ -377,7 +416,9 @@ pub fn verdicts(e: &Experiment, s: &Summary) -> Vec<Verdict> {
 }
 
 /// The experiment's table (`tlblab_report::seed_table`).
-pub fn render(e: &Experiment, s: &Summary) -> String {
+/// The experiment's table with its short note; `quick` leaves the note out (it describes the
+/// full run; [`quick_note`] says so instead).
+pub fn render(e: &Experiment, s: &Summary, quick: bool) -> String {
     let columns: Vec<seed_table::Column> = e
         .kernels
         .iter()
@@ -389,7 +430,7 @@ pub fn render(e: &Experiment, s: &Summary) -> String {
         origin: &e.origin(),
         columns: &columns,
         rows: e.rows(),
-        note: &e.note,
+        note: if quick { "" } else { &e.note },
         reference: e.reference.as_ref(),
     };
     seed_table::render(&head, s)
@@ -405,6 +446,12 @@ mod tests {
             let e = load(n).unwrap().remove(0);
             assert!(!e.table.counters().is_empty() || e.table.blocks.is_empty(), "{n}");
             assert!(!e.claims.is_empty(), "{n}: no [[claim]]");
+            if let Some(q) = &e.quick_accuracy {
+                assert!(
+                    q.cells > 0 && q.median_pct <= q.max_pct && q.verdicts_same <= q.verdicts,
+                    "{n}: {q:?}"
+                );
+            }
         }
     }
 

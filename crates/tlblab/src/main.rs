@@ -26,6 +26,8 @@ enum Command {
     Reproduce(cmd::reproduce::ReproduceArgs),
     /// Run the cross product of thread counts and knob values; name the best value.
     Sweep(cmd::sweep::SweepArgs),
+    /// Sweep the knobs that matter for a workload; advise the best setting, if any beats the default.
+    Advise(cmd::advise::AdviseArgs),
     /// The TLB-reach pointer chase through every built-in machine's TLB hierarchy.
     Reach(cmd::reach::ReachArgs),
     /// Measure this host: TLB geometry, TLB-miss and shootdown costs; write a host profile.
@@ -76,6 +78,7 @@ fn main() {
         Command::Check(a) => cmd::check::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Advise(a) => cmd::advise::run(a),
         Command::Export(a) => cmd::export::run(a),
         Command::Layout(a) => cmd::layout::run(a),
     };

@@ -276,6 +276,15 @@ fn reproduce_seed_002_writes_a_stable_summary() {
     let dir = std::env::temp_dir().join(format!("tlblab-repro-{}", std::process::id()));
     let a = stdout(&tlblab(&["reproduce", "seed-002-tlb-gen", "--quick", "--out", dir.to_str().unwrap()]));
     assert!(a.contains("touch mm->tlb_gen") && a.contains("safety oracle: 0 violations"), "{a}");
+    // A quick run says how far it was measured to be from the full run, and leaves out the
+    // note, which describes the full run.
+    assert!(
+        a.contains("Measured against the full run (") && a.contains("claims give the full run's verdict"),
+        "{a}"
+    );
+    assert!(!a.contains("\nNote: "), "{a}");
+    let page = std::fs::read_to_string(dir.join("seed-002-tlb-gen/index.html")).unwrap();
+    assert!(page.contains("(quick run)") && page.contains("Measured against the full run ("));
     // The spread over the seeds prints as CoeffVar; one run has none: `-`, not NaN.
     let coeffvar = a.lines().skip_while(|l| !l.starts_with("CoeffVar (%)")).nth(2).unwrap_or("");
     assert!(coeffvar.starts_with("1 ") && coeffvar.trim_end().ends_with(" -") && !a.contains("NaN"), "{a}");

@@ -272,3 +272,54 @@ fn sweep_is_the_same_for_any_jobs_and_names_the_best_ceiling() {
     let e = stderr(&tlblab(&[&base[..], &["--threads", "2", "--vary", "ceiling=1,1"]].concat()));
     assert!(e.contains("value `1` is listed twice"), "{e}");
 }
+
+/// `advise` on seed 000's machine: with the preset's own ceiling (33, below ebizzy's 129-page
+/// buffer) nothing beats the default; with a ceiling of 256 it names the ceiling `sweep` finds
+/// best over the same grid, significant where the full flush wins, with what moved.
+#[test]
+fn advise_names_the_sweeps_best_ceiling_and_keeps_a_default_nothing_beats() {
+    let common = [
+        "--machine",
+        "ivybridge-4c8t",
+        "--workload",
+        "ebizzy",
+        "--param",
+        "alloc=glibc-mmap",
+        "--kernel",
+        "3.17",
+        "--threads",
+        "1,4,8",
+        "--duration",
+        "2ms",
+        "--iterations",
+        "3",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v = vec!["advise"];
+        v.extend(common);
+        v.extend(extra);
+        stdout(&tlblab(&v))
+    };
+    let keep = with(&[]);
+    assert!(keep.contains("advice: keep the default"), "{keep}");
+    assert!(keep.contains("skipped swap_cluster_max") && keep.contains("\nceiling ("), "{keep}");
+    let text = with(&["--set", "ceiling=256"]);
+    let mut sweep = vec!["sweep"];
+    sweep.extend(common);
+    sweep.extend(["--set", "ceiling=256", "--vary", "ceiling=0,1,2,4,8,16,33,64,128,256"]);
+    let s = stdout(&tlblab(&sweep));
+    let best = s.lines().find_map(|l| l.strip_prefix("best ceiling overall: ")).unwrap();
+    let best = best.split_whitespace().next().unwrap();
+    assert!(text.contains(&format!("advice: --set ceiling={best} (")), "{best}: {text}");
+    assert!(text.contains("significantly better at 4,8"), "{text}");
+    assert!(text.contains("what moved") && text.contains("invlpg 130"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&tlblab(
+        &[&["advise"][..], &common[..], &["--set", "ceiling=256", "--json"][..]].concat(),
+    )))
+    .unwrap();
+    assert_eq!(v["advice"], format!("ceiling={best}"));
+    // One iteration cannot be tested: refused with the allowed range.
+    let o = tlblab(&[&["advise"][..], &common[..12], &["--iterations", "1"][..]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--iterations"));
+}

@@ -1,5 +1,6 @@
 //! One module per subcommand: each parses nothing itself (clap does) and hands off to the model.
 
+pub mod advise;
 pub mod check;
 pub mod compare;
 pub mod export;

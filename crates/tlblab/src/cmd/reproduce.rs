@@ -90,8 +90,9 @@ pub fn run(args: ReproduceArgs) -> Result<()> {
             }
         };
         let summary = experiment::summary(e, &set);
-        println!("{}", experiment::render(e, &summary));
-        if let Some(note) = experiment::quick_note(e, &set) {
+        let quick = experiment::quick_note(e, &set);
+        println!("{}", experiment::render(e, &summary, quick.is_some()));
+        if let Some(note) = quick {
             println!("{note}\n");
         }
         verdicts.extend(experiment::verdicts(e, &summary));
@@ -116,8 +117,8 @@ pub fn save(e: &experiment::Experiment, set: &ResultSet, dir: &Path) -> Result<(
     if let Some(r) = &e.reference {
         summary.reference = r.points(&summary);
     }
-    let mut table = experiment::render(e, &summary);
     let quick = experiment::quick_note(e, set);
+    let mut table = experiment::render(e, &summary, quick.is_some());
     if let Some(note) = &quick {
         table = format!("{note}\n\n{table}");
     }
