@@ -113,6 +113,9 @@ const TESTED: &[&str] = &[
     "seed-004-sockperf-udp",
     "linux-5.13-lazy-test-lkp",
     "linux-6.14-lazy-cpumask-lkp",
+    "idea-002-tlb-gen-haswell",
+    "idea-002-tlb-gen-skylake",
+    "idea-002-tlb-gen-sapphire-rapids",
 ];
 
 #[test]
@@ -149,6 +152,14 @@ fn seed_001_vmscale() {
 #[test]
 fn seed_002_tlb_gen() {
     check("seed-002-tlb-gen", SHOOTDOWN);
+}
+
+/// Seed 002's unmeasured ideas (the max-gen drain, never reading mm->tlb_gen): their verdicts.
+#[test]
+fn idea_002_tlb_gen() {
+    check("idea-002-tlb-gen-haswell", SHOOTDOWN);
+    check("idea-002-tlb-gen-skylake", SHOOTDOWN);
+    check("idea-002-tlb-gen-sapphire-rapids", SHOOTDOWN);
 }
 
 #[test]

@@ -121,6 +121,23 @@ pub(super) const KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "remote_drain",
+        section: "flush",
+        needed: Needed::Newer,
+        allowed: "per-entry | max-gen",
+        doc: "how a remote CPU runs the flush requests one interrupt took: per-entry (every kernel: \
+              flush_tlb_func and the ack per request) or max-gen (seed 002's unmerged proposal: \
+              walk them, flush once to the largest new_tlb_gen without reading mm->tlb_gen, then ack)",
+        apply: |k, v| {
+            k.flush.remote_drain = match v {
+                "per-entry" => RemoteDrain::PerEntry,
+                "max-gen" => RemoteDrain::MaxGen,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
         name: "concurrent_local",
         section: "flush",
         needed: Needed::Always,
