@@ -313,6 +313,7 @@ fn blank() -> KernelConfig {
             cpumask: CpumaskUpdate::Eager,
             cpumask_line: false,
             lazy_test: LazyTest::BeforeQueue,
+            range_cpus: false,
         },
         mm: MmKnobs {
             mmap_lock: false,
