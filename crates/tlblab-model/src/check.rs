@@ -172,6 +172,7 @@ const INPUTS: RangeInputs = RangeInputs {
     vm_exec: false,
     vm_hugetlb: false,
     range_has_huge_pmd: false,
+    cpus_to_flush: None,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

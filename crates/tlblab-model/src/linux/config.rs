@@ -314,6 +314,7 @@ fn blank() -> KernelConfig {
             cpumask_line: false,
             lazy_test: LazyTest::BeforeQueue,
             remote_drain: RemoteDrain::PerEntry,
+            range_cpus: false,
         },
         mm: MmKnobs {
             mmap_lock: false,

@@ -97,6 +97,28 @@ pub(super) const KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "range_cpus",
+        section: "flush",
+        needed: Needed::Refines,
+        allowed: "on | off",
+        doc: "with flushall-shift: the pages to flush times the CPUs in mm_cpumask against the \
+              balance point (Mel Gorman's v1 patch of Dec 2013, dropped in v2; never merged)",
+        apply: |k, v| {
+            let v = on_off(v)?;
+            match k.flush.policy {
+                RangePolicy::FlushallShift { .. } => {
+                    k.flush.range_cpus = v;
+                    Ok(())
+                }
+                _ if !v => {
+                    k.flush.range_cpus = false;
+                    Ok(())
+                }
+                _ => Err(Some("applies only with range_policy=flushall-shift".into())),
+            }
+        },
+    },
+    Knob {
         name: "early_return",
         section: "flush",
         needed: Needed::Always,

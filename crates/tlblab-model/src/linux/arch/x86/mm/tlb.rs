@@ -366,6 +366,7 @@ impl Kernel {
             vm_exec: false,
             vm_hugetlb: false,
             range_has_huge_pmd: false,
+            cpus_to_flush: self.config.flush.range_cpus.then(|| m.cpumask.weight() as u64),
         };
         let (info, pmds_walked) =
             flush_info(self.arch.x86.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);

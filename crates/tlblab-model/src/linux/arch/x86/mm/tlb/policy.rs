@@ -230,6 +230,13 @@ pub struct FlushKnobs {
     /// result's configuration while per-entry.
     #[serde(default, skip_serializing_if = "RemoteDrain::is_per_entry")]
     pub remote_drain: RemoteDrain,
+    /// Under `range_policy = flushall-shift`: the number of CPUs in `mm_cpumask` multiplies the
+    /// pages to flush before the balance-point test (the patch Mel Gorman's v1 series of Dec 2013
+    /// carried and v2 dropped; seed 000's idea, docs/references/linux-mm.md#flushall-shift-cpus).
+    /// Never merged: off in every preset, and not written into a result's configuration while
+    /// off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub range_cpus: bool,
 }
 
 impl FlushKnobs {
@@ -635,6 +642,9 @@ pub struct RangeInputs {
     pub vm_hugetlb: bool,
     /// Some 2 MB-aligned address in the range is mapped by a huge PMD.
     pub range_has_huge_pmd: bool,
+    /// `cpumask_weight(mm_cpumask(mm))` where the CPU-count rule is on (`range_cpus`), else
+    /// `None`.
+    pub cpus_to_flush: Option<u64>,
 }
 
 impl RangeInputs {
@@ -687,7 +697,11 @@ pub fn decide_range(
             // runs it only for a range short enough for INVLPGs; it steps 2 MiB at a time from
             // ALIGN(start, HPAGE_SIZE) below `end`, reading pgd, pud and pmd (v3.13
             // arch/x86/mm/tlb.c), and stops at the first huge PMD.
-            if pages > act {
+            // The v1 CPU-count rule (never merged; docs/references/linux-mm.md#flushall-shift-cpus):
+            // every CPU of the mask runs the INVLPG loop, so the work is `pages` times the CPUs,
+            // weighed against the same balance point.
+            let work = pages.saturating_mul(inp.cpus_to_flush.unwrap_or(1).max(1));
+            if work > act {
                 return full;
             }
             if huge_walk {

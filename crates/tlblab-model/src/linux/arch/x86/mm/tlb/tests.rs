@@ -15,6 +15,7 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         cpumask_line: false,
         lazy_test: LazyTest::BeforeQueue,
         remote_drain: RemoteDrain::PerEntry,
+        range_cpus: false,
     }
 }
 
@@ -150,6 +151,7 @@ fn inputs(total_vm: u64) -> RangeInputs {
         vm_exec: false,
         vm_hugetlb: false,
         range_has_huge_pmd: false,
+        cpus_to_flush: None,
     }
 }
 
@@ -194,6 +196,30 @@ fn range_policies_by_era() {
     let (s, e) = pages(34);
     assert!(full(decide_range(RangePolicy::Ceiling(33), s, e, 12, &inp)));
     assert!(!full(decide_range(RangePolicy::Ceiling(33), 0, 16 << 21, 21, &inp)));
+}
+
+#[test]
+fn cpu_count_rule_scales_the_pages_by_the_cpus_of_the_mask() {
+    // Mel Gorman's dropped v1 rule: pages x CPUs of mm_cpumask against the same balance point.
+    let full = |d: RangeDecision| d.end == TLB_FLUSH_ALL;
+    let pre = RangePolicy::FlushallShift { shift: 1, post_fix: false, huge_walk: false };
+    let post = RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: false };
+    let on = |cpus| RangeInputs { cpus_to_flush: Some(cpus), ..inputs(1 << 20) };
+    let n = |pages: u64| (0x10000, 0x10000 + pages * 4096);
+    // Ivy Bridge pre-fix (256 pages): ebizzy's 129 pages on one CPU stay INVLPGs, on two they
+    // make 258 > 256 and flush whole.
+    let (s, e) = n(129);
+    assert!(!full(decide_range(pre, s, e, 12, &on(1))));
+    assert!(full(decide_range(pre, s, e, 12, &on(2))));
+    assert!(!full(decide_range(pre, s, e, 12, &inputs(1 << 20))), "off: the CPUs do not count");
+    // Post-fix shift 6 (8 pages): one page on 8 CPUs is still kept, on 9 flushed whole.
+    let (s, e) = n(1);
+    assert!(!full(decide_range(post, s, e, 12, &on(8))));
+    assert!(full(decide_range(post, s, e, 12, &on(9))));
+    // No CPU counted (an mm loaded nowhere) weighs as one.
+    assert!(!full(decide_range(post, s, e, 12, &on(0))));
+    // The v3.17 ceiling ignores it.
+    assert!(!full(decide_range(RangePolicy::Ceiling(33), s, e, 12, &on(64))));
 }
 
 #[test]
