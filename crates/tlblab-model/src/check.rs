@@ -26,7 +26,11 @@
 //!   itself needs no step of its own (a CPU that switched away keeps its bit until a request
 //!   reaches it);
 //! - a CPU runs `flush_tlb_func` for its oldest queued request and acknowledges it (one at a
-//!   time: draining several at once is one of the interleavings explored).
+//!   time: draining several at once is one of the interleavings explored); under seed 002's
+//!   proposed `remote_drain = max-gen` it takes every queued request at once
+//!   (`llist_del_all`), runs `flush_tlb_func_max_gen` for those of the mm it runs (the others
+//!   one by one), and only then acknowledges them all: one step, as the interrupt runs with
+//!   interrupts off and nothing else reads this CPU's TLB or generation in between.
 //!
 //! Properties, checked in every reachable state: a CPU running mm 0 (not lazy) holds no entry,
 //! in the ASID slot it runs with, for a page whose frame was freed (a use-after-free), nor for a
@@ -43,8 +47,9 @@ use explore::{explore, Model, Order};
 
 use crate::hw::cpumask::CpuMask;
 use crate::linux::arch::x86::mm::tlb::{
-    flush_info, flush_targets, flush_tlb_func, leave_mm, switch_mm_irqs_off, CpumaskUpdate, FlushAction,
-    FlushInfo, FlushKnobs, RangeInputs, Switch, TlbState, TLB_NR_DYN_ASIDS,
+    drain_joins, flush_info, flush_targets, flush_tlb_func, flush_tlb_func_max_gen, leave_mm,
+    switch_mm_irqs_off, CpumaskUpdate, Drained, FlushAction, FlushInfo, FlushKnobs, RangeInputs, RemoteDrain,
+    Switch, TlbState, TLB_NR_DYN_ASIDS,
 };
 use crate::linux::config::KernelConfig;
 use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
@@ -65,6 +70,10 @@ const FIRST_TLB_GEN: u64 = 1;
 
 /// `flush_tlb_func`'s signature: the kernel's, or a deliberately broken one in a test.
 pub type Handler = fn(&mut TlbState, &FlushInfo, &FlushKnobs, &mut dyn FnMut() -> u64) -> FlushAction;
+
+/// `flush_tlb_func_max_gen`'s signature (`remote_drain = max-gen`): the kernel model's, or a
+/// deliberately broken one in a test.
+pub type Drainer = fn(&mut TlbState, &[FlushInfo]) -> Drained;
 
 /// `switch_mm_irqs_off`'s signature, with whether the CPU's bit in the next mm's `mm_cpumask`
 /// is set: the kernel's (which does not look), or a deliberately broken one in a test.
@@ -163,6 +172,7 @@ const INPUTS: RangeInputs = RangeInputs {
     vm_exec: false,
     vm_hugetlb: false,
     range_has_huge_pmd: false,
+    cpus_to_flush: None,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,6 +213,8 @@ struct CpuState {
     /// Queued flush requests (op indices), oldest first.
     queue: [u8; MAX_OPS],
     queued: u8,
+    /// A broken drain (a test's `acks_before_flush`): requests acknowledged, flush not yet done.
+    deferred: [Option<FlushInfo>; MAX_OPS],
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -228,6 +240,10 @@ enum To {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
     Handle {
+        cpu: u32,
+    },
+    /// The flush a broken drain deferred past its acknowledgements.
+    DeferredFlush {
         cpu: u32,
     },
     Switch {
@@ -269,6 +285,9 @@ pub struct Checker<'a> {
     zaps: &'a [Zap],
     handler: Handler,
     switcher: Switcher,
+    drainer: Drainer,
+    /// Broken on purpose (a test): a max-gen drain acknowledges before it flushes.
+    acks_before_flush: bool,
     switches: u8,
 }
 
@@ -362,7 +381,25 @@ impl<'a> Checker<'a> {
     pub fn new(v: &'a Variant, sc: &Scenario, handler: Handler) -> Checker<'a> {
         let zaps = sc.zaps;
         assert!(zaps.len() <= MAX_OPS && zaps.iter().all(|z| (z.cpu as usize) < NR_CPUS));
-        Checker { v, zaps, handler, switcher: kernel_switch, switches: sc.switches }
+        Checker {
+            v,
+            zaps,
+            handler,
+            switcher: kernel_switch,
+            drainer: flush_tlb_func_max_gen,
+            acks_before_flush: false,
+            switches: sc.switches,
+        }
+    }
+
+    /// The same, with `flush_tlb_func_max_gen` replaced (a broken one, in a test).
+    pub fn with_drainer(self, drainer: Drainer) -> Checker<'a> {
+        Checker { drainer, ..self }
+    }
+
+    /// The same, with a max-gen drain that acknowledges its requests before its flush (broken).
+    pub fn with_acks_before_flush(self) -> Checker<'a> {
+        Checker { acks_before_flush: true, ..self }
     }
 
     /// The same, with `switch_mm_irqs_off` replaced (a broken one, in a test).
@@ -403,6 +440,69 @@ impl<'a> Checker<'a> {
         c.tlb &= !slot_bits(c.st.loaded_asid);
     }
 
+    /// A partial or full flush of the loaded slot.
+    fn flush(c: &mut CpuState, action: FlushAction) {
+        match action {
+            FlushAction::Partial { start, nr, stride_shift } => {
+                for i in 0..nr {
+                    let page = (start + (i << stride_shift)) >> PAGE_SHIFT;
+                    if page < NR_PAGES {
+                        c.tlb &= !bit(c.st.loaded_asid, page);
+                    }
+                }
+            }
+            FlushAction::Full => Self::flush_slot(c),
+            _ => {}
+        }
+    }
+
+    /// Seed 002's proposed drain (`remote_drain = max-gen`) on `cpu`: every queued request taken,
+    /// those of the mm it runs flushed once by the drainer, the others by `flush_tlb_func` one by
+    /// one; then every request acknowledged (before the flush under `acks_before_flush`).
+    fn run_drain(&self, s: &mut State, cpu: u32) -> String {
+        let c = &mut s.cpus[cpu as usize];
+        let ops: Vec<usize> = c.queue[..c.queued as usize].iter().map(|&o| o as usize).collect();
+        c.queued = 0;
+        let mut joined = Vec::new();
+        let mut what = Vec::new();
+        for &op in &ops {
+            let info = s.ops[op].flight.expect("a queued request has a flight").info;
+            if drain_joins(&s.cpus[cpu as usize].st, &info, &self.v.knobs, false, None) {
+                joined.push(info);
+            } else {
+                what.push(self.run_handler(s, cpu, op));
+            }
+        }
+        for &op in &ops {
+            s.ops[op].flight.as_mut().expect("in flight").pending -= 1;
+        }
+        let c = &mut s.cpus[cpu as usize];
+        if self.acks_before_flush {
+            for (d, f) in c.deferred.iter_mut().zip(&joined) {
+                *d = Some(*f);
+            }
+            what.push(format!("acks, defers the flush of {} request(s)", joined.len()));
+        } else if !joined.is_empty() {
+            let d = (self.drainer)(&mut c.st, &joined);
+            Self::flush(c, d.action);
+            let gens: Vec<u64> = joined.iter().map(|f| f.new_tlb_gen).collect();
+            what.push(format!("max-gen drain of gens {gens:?} -> {:?}", d.action));
+        }
+        format!("takes ops {ops:?}: {}, acks all", what.join("; "))
+    }
+
+    /// The flush a broken drain deferred past its acknowledgements.
+    fn deferred_flush(&self, s: &mut State, cpu: u32) -> String {
+        let c = &mut s.cpus[cpu as usize];
+        let joined: Vec<FlushInfo> = c.deferred.iter_mut().filter_map(|d| d.take()).collect();
+        if c.st.loaded_mm != Some(MM) || c.st.is_lazy {
+            return "deferred flush: the mm is gone".into();
+        }
+        let d = (self.drainer)(&mut c.st, &joined);
+        Self::flush(c, d.action);
+        format!("deferred max-gen flush -> {:?}", d.action)
+    }
+
     fn switch(&self, s: &mut State, cpu: u32, to: To) -> String {
         let c = &mut s.cpus[cpu as usize];
         let sw = SwitchCtx {
@@ -428,15 +528,7 @@ impl<'a> Checker<'a> {
                 Self::flush_slot(c);
                 leave_mm(&mut c.st);
             }
-            FlushAction::Partial { start, nr, stride_shift } => {
-                for i in 0..nr {
-                    let page = (start + (i << stride_shift)) >> PAGE_SHIFT;
-                    if page < NR_PAGES {
-                        c.tlb &= !bit(c.st.loaded_asid, page);
-                    }
-                }
-            }
-            FlushAction::Full => Self::flush_slot(c),
+            FlushAction::Partial { .. } | FlushAction::Full => Self::flush(c, action),
             // No global ASIDs here (the broadcast checker is check/broadcast.rs).
             FlushAction::WrongMm
             | FlushAction::EarlyReturn
@@ -566,7 +658,13 @@ impl Model for Checker<'_> {
     type Action = Action;
 
     fn initial(&self) -> State {
-        let idle = CpuState { st: TlbState::default(), tlb: 0, queue: [0; MAX_OPS], queued: 0 };
+        let idle = CpuState {
+            st: TlbState::default(),
+            tlb: 0,
+            queue: [0; MAX_OPS],
+            queued: 0,
+            deferred: [None; MAX_OPS],
+        };
         let op = OpState { pc: 0, cleared: false, gathered: 0, flight: None };
         let mut s = State {
             cpus: [idle.clone(), idle.clone(), idle],
@@ -592,6 +690,11 @@ impl Model for Checker<'_> {
         out.clear();
         for cpu in 0..NR_CPUS as u32 {
             let c = &s.cpus[cpu as usize];
+            // Inside a broken drain's interrupt, between its acks and its flush: nothing else.
+            if c.deferred.iter().any(Option::is_some) {
+                out.push(Action::DeferredFlush { cpu });
+                continue;
+            }
             if c.queued > 0 {
                 out.push(Action::Handle { cpu });
             }
@@ -621,6 +724,10 @@ impl Model for Checker<'_> {
 
     fn apply(&self, s: &mut State, a: Action) -> (String, Option<String>) {
         let what = match a {
+            Action::Handle { cpu } if self.v.knobs.remote_drain == RemoteDrain::MaxGen => {
+                format!("cpu{cpu}: {}", self.run_drain(s, cpu))
+            }
+            Action::DeferredFlush { cpu } => format!("cpu{cpu}: {}", self.deferred_flush(s, cpu)),
             Action::Handle { cpu } => {
                 let c = &mut s.cpus[cpu as usize];
                 let op = c.queue[0] as usize;
@@ -713,8 +820,9 @@ impl Hasher for Fx {
 }
 
 /// Every combination of the flush-protocol knobs the checker distinguishes, on top of `base`:
-/// generations, early return, `read_tlb_gen`, `lazy_ipis`, concurrent local flush, and PCIDs
-/// (only with generations, as at boot).
+/// generations, early return, `read_tlb_gen`, `lazy_ipis`, concurrent local flush, PCIDs
+/// (only with generations, as at boot) and `remote_drain` (max-gen only with generations: it
+/// drains by generation).
 pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
     use crate::linux::arch::x86::mm::tlb::{LazyIpis, ReadTlbGen};
     let mut out = Vec::new();
@@ -724,18 +832,33 @@ pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
                 for lazy in [LazyIpis::Send, LazyIpis::Skip] {
                     for concurrent_local in [false, true] {
                         for pcid in if generations { &[false, true][..] } else { &[false][..] } {
-                            let mut k = base.clone();
-                            k.flush.generations = generations;
-                            k.flush.early_return = early_return;
-                            k.flush.read_tlb_gen = read;
-                            k.flush.lazy_ipis = lazy;
-                            k.flush.concurrent_local = concurrent_local;
-                            let mut v = Variant::of(&k, *pcid);
-                            v.name = format!(
-                                "{} generations={} early_return={} read_tlb_gen={:?} lazy_ipis={:?} concurrent_local={} pcid={}",
-                                base.name, generations, early_return, read, lazy, concurrent_local, pcid
-                            );
-                            out.push(v);
+                            let drains = if generations {
+                                &[RemoteDrain::PerEntry, RemoteDrain::MaxGen][..]
+                            } else {
+                                &[RemoteDrain::PerEntry][..]
+                            };
+                            for &drain in drains {
+                                let mut k = base.clone();
+                                k.flush.generations = generations;
+                                k.flush.early_return = early_return;
+                                k.flush.read_tlb_gen = read;
+                                k.flush.lazy_ipis = lazy;
+                                k.flush.concurrent_local = concurrent_local;
+                                k.flush.remote_drain = drain;
+                                let mut v = Variant::of(&k, *pcid);
+                                v.name = format!(
+                                    "{} generations={} early_return={} read_tlb_gen={:?} lazy_ipis={:?} concurrent_local={} pcid={}{}",
+                                    base.name,
+                                    generations,
+                                    early_return,
+                                    read,
+                                    lazy,
+                                    concurrent_local,
+                                    pcid,
+                                    if drain == RemoteDrain::MaxGen { " remote_drain=max-gen" } else { "" }
+                                );
+                                out.push(v);
+                            }
                         }
                     }
                 }

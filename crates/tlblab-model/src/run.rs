@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::attribution::Bucket;
 use crate::engine::sim::Simulation;
+use crate::engine::timeline::{Recording, TimelineSpec};
 use crate::linux::config::{KernelConfig, Knobs};
 use crate::linux::mm::page_alloc;
 use crate::profile::{MachineProfile, Section, WalkKind};
@@ -111,12 +112,26 @@ impl RunResult {
 /// Builds and runs one simulation: the workload sets up its address spaces and tasks (see
 /// [`crate::workload::Benchmark::setup`]), the machine runs the warm-up and the measured interval.
 pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String> {
+    run_recorded(profile, spec, None).map(|(r, _)| r)
+}
+
+/// As [`run`], recording the run's timeline (engine/timeline.rs) when `timeline` is given; the
+/// result is the same as without it.
+pub fn run_recorded(
+    profile: &MachineProfile,
+    spec: &RunSpec,
+    timeline: Option<TimelineSpec>,
+) -> Result<(RunResult, Option<Recording>), String> {
     let kernel = check(profile, spec)?;
     let cpus = profile.topology.cpus();
     let mut sim = Simulation::new(profile, kernel);
     sim.seed(spec.seed);
     spec.workload.setup(&mut sim, &Setup { profile, tasks: spec.tasks, seed: spec.seed });
+    if let Some(t) = timeline {
+        sim.record_timeline(t);
+    }
     let stats = sim.run(spec.warmup, spec.measure);
+    let recording = sim.take_timeline();
     let ops: u64 = stats.iterations.iter().sum();
     let value = spec.workload.score_for(ops, stats.measured, spec.tasks);
     let metric = spec.workload.metric();
@@ -127,7 +142,7 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         .map(|t| Bucket::ALL.iter().map(|b| (b.name().to_string(), t[*b as usize].0)).collect())
         .collect();
     let (violations, examples) = sim.oracle_report();
-    Ok(RunResult {
+    let result = RunResult {
         schema_version: RESULT_SCHEMA_VERSION,
         tlblab_version: env!("CARGO_PKG_VERSION").to_string(),
         config: RunConfig {
@@ -150,7 +165,8 @@ pub fn run(profile: &MachineProfile, spec: &RunSpec) -> Result<RunResult, String
         counters,
         attribution,
         oracle: OracleReport { violations, examples },
-    })
+    };
+    Ok((result, recording))
 }
 
 /// Refuses what [`run`] refuses, allocating nothing: otherwise the kernel configuration sized for

@@ -9,6 +9,7 @@
 //!   sets;
 //! - [`store`]: atomic writes into a results directory that several processes may share;
 //! - [`export`]: result sets as mmtests `work/log` trees and tidy CSV;
+//! - [`timeline`]: a run's timeline as Chrome trace-event JSON (`run --timeline`), and its checker;
 //! - [`trace`]: address-trace readers;
 //! - [`input`]: every file a user gives, read through one size-capped reader;
 //! - [`host`]: a run's host-memory estimate against what the host has left;
@@ -24,4 +25,5 @@ pub mod machines;
 pub mod results;
 pub mod spec;
 pub mod store;
+pub mod timeline;
 pub mod trace;

@@ -4,9 +4,10 @@
 //! written here once, and every name a user gives is parsed and checked here.
 
 use anyhow::{anyhow, Result};
+use tlblab_model::engine::timeline::{Recording, TimelineSpec};
 use tlblab_model::linux::config::KernelConfig;
 use tlblab_model::profile::MachineProfile;
-use tlblab_model::run::{run as run_sim, RunResult, RunSpec, Workload, MAX_TASKS};
+use tlblab_model::run::{run_recorded, RunResult, RunSpec, Workload, MAX_TASKS};
 use tlblab_model::time::Ps;
 
 use crate::machines;
@@ -87,10 +88,21 @@ impl Spec {
     /// One run: what `tlblab run` prints and the Python API's `tlblab.run` returns. The model's
     /// own refusals come first, then the host's memory (docs/limits.md).
     pub fn simulate(&self, tasks: Option<u32>, seed: u64) -> Result<RunResult> {
+        self.simulate_recorded(tasks, seed, None).map(|(r, _)| r)
+    }
+
+    /// As [`Self::simulate`], recording the timeline of the run it reports when `timeline` is
+    /// given (`tlblab run --timeline`); the result is the same as without it.
+    pub fn simulate_recorded(
+        &self,
+        tasks: Option<u32>,
+        seed: u64,
+        timeline: Option<TimelineSpec>,
+    ) -> Result<(RunResult, Option<Recording>)> {
         let (profile, spec) = self.resolve(tasks, seed)?;
         tlblab_model::run::check(&profile, &spec).map_err(|e| anyhow!(e))?;
         crate::host::check_run(&profile, &spec, 1)?;
-        let r = run_sim(&profile, &spec).map_err(|e| anyhow!(e))?;
+        let (r, rec) = run_recorded(&profile, &spec, timeline).map_err(|e| anyhow!(e))?;
         // The default window is a floor: where nobody chose one and it counted too few
         // operations to resolve ~1% (a 1-thread ebizzy counts ~27 records in 5 ms), measure
         // again over a window long enough for DEFAULT_MIN_OPS.
@@ -100,12 +112,12 @@ impl Spec {
             || ops == 0
             || ops >= DEFAULT_MIN_OPS
         {
-            return Ok(r);
+            return Ok((r, rec));
         }
         let stretch = DEFAULT_MIN_OPS.div_ceil(ops).min(MAX_STRETCH);
         let longer = RunSpec { measure: Ps(spec.measure.0 * stretch), ..spec };
         tlblab_model::run::check(&profile, &longer).map_err(|e| anyhow!(e))?;
-        run_sim(&profile, &longer).map_err(|e| anyhow!(e))
+        run_recorded(&profile, &longer, timeline).map_err(|e| anyhow!(e))
     }
 }
 

@@ -113,6 +113,15 @@ const TESTED: &[&str] = &[
     "seed-004-sockperf-udp",
     "linux-5.13-lazy-test-lkp",
     "linux-6.14-lazy-cpumask-lkp",
+    "idea-002-tlb-gen-haswell",
+    "idea-002-tlb-gen-skylake",
+    "idea-002-tlb-gen-sapphire-rapids",
+    "idea-000-flush-ceiling-ebizzy-ivybridge",
+    "idea-000-flush-ceiling-ebizzy-sapphire-rapids",
+    "idea-000-flush-ceiling-tlb-flush1-ivybridge",
+    "idea-000-flush-ceiling-tlb-flush1-sapphire-rapids",
+    "idea-004-pcp-high-batch-netperf-udp",
+    "idea-004-pcp-high-batch-page-fault1-icelake",
 ];
 
 #[test]
@@ -149,6 +158,14 @@ fn seed_001_vmscale() {
 #[test]
 fn seed_002_tlb_gen() {
     check("seed-002-tlb-gen", SHOOTDOWN);
+}
+
+/// Seed 002's unmeasured ideas (the max-gen drain, never reading mm->tlb_gen): their verdicts.
+#[test]
+fn idea_002_tlb_gen() {
+    check("idea-002-tlb-gen-haswell", SHOOTDOWN);
+    check("idea-002-tlb-gen-skylake", SHOOTDOWN);
+    check("idea-002-tlb-gen-sapphire-rapids", SHOOTDOWN);
 }
 
 #[test]
@@ -218,4 +235,30 @@ fn linux_6_14_lazy_cpumask_lkp() {
     // the tasks start in step): the model's three kernels lie within about 1% of each other,
     // far from the claims' -6.6% and -7.5% bounds.
     check("linux-6.14-lazy-cpumask-lkp", Window::Short { seeds: 1, warmup: "5ms", measure: "30ms" });
+}
+
+#[test]
+fn idea_000_flush_ceiling() {
+    // The quick run: each column's flushes per record are fixed by the rule (129 INVLPGs or one
+    // full flush), the no-difference claims compare identical flush sequences (+0.0%).
+    check("idea-000-flush-ceiling-ebizzy-ivybridge", Window::Quick);
+    check("idea-000-flush-ceiling-tlb-flush1-ivybridge", Window::Quick);
+    // Sapphire Rapids: one seed; ebizzy at 1 and 8 threads only (its claims read 56 too: the
+    // rows it keeps are the claims' rows, all three, in 3 ms).
+    check(
+        "idea-000-flush-ceiling-ebizzy-sapphire-rapids",
+        Window::Short { seeds: 1, warmup: "500us", measure: "3ms" },
+    );
+    check("idea-000-flush-ceiling-tlb-flush1-sapphire-rapids", Window::Quick);
+}
+
+#[test]
+fn idea_004_pcp_high_batch() {
+    check("idea-004-pcp-high-batch-netperf-udp", NET);
+    // 20 ms after 20 (the quick window): batch 15 moves the 32-task row by -14% (full run -4%),
+    // high 16384 by 0.0%, and the 8-task row by +1.4% (full run +4.6%).
+    check(
+        "idea-004-pcp-high-batch-page-fault1-icelake",
+        Window::Short { seeds: 1, warmup: "20ms", measure: "20ms" },
+    );
 }

@@ -5,3 +5,4 @@
 pub mod noise;
 pub mod queue;
 pub mod sim;
+pub mod timeline;

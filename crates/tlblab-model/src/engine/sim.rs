@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 
 use super::noise::{self, Noise};
 use super::queue::Agenda;
+use super::timeline::{Recorder, Recording, StepKind, TimelineSpec};
 use crate::attribution::{Bucket, CpuTime, NR_BUCKETS};
 use crate::hw::smt::Smt;
 use crate::linux::config::{KernelConfig, Knobs};
@@ -163,9 +164,14 @@ pub struct Simulation {
     /// Per CPU, time by bucket.
     times: Vec<CpuTime>,
     tasks: Vec<Task>,
+    /// The timeline the last run recorded.
+    recording: Option<Recording>,
     noise: Noise,
     /// How SMT siblings share a core (hw/smt.rs); `None` without SMT.
     smt: Option<Smt>,
+    /// The timeline being recorded (`tlblab run --timeline`), if asked for: read at each step,
+    /// it changes nothing the run computes.
+    timeline: Option<Box<Recorder>>,
 }
 
 impl Simulation {
@@ -178,10 +184,12 @@ impl Simulation {
             steps: vec![VecDeque::new(); n as usize],
             times: vec![CpuTime::default(); n as usize],
             tasks: Vec::new(),
+            recording: None,
             noise: Noise::new(profile, n, 0),
             smt: profile.topology.smt_throughput.as_ref().and_then(|t| {
                 Smt::new(crate::hw::topology::Topology::from_profile(&profile.topology), t.value)
             }),
+            timeline: None,
         }
     }
 
@@ -268,7 +276,27 @@ impl Simulation {
     /// The kernel and a step context on `cpu` at `now`.
     fn split(&mut self, cpu: u32, now: Ps) -> (&mut Kernel, Ctx<'_>) {
         let ci = cpu as usize;
-        (&mut self.kernel, Ctx::new(cpu, now, &mut self.times[ci], &mut self.steps[ci], &mut self.ev))
+        let log = self.timeline.as_deref_mut().map(|r| &mut r.log);
+        let ctx = Ctx::new(cpu, now, &mut self.times[ci], &mut self.steps[ci], &mut self.ev);
+        (&mut self.kernel, ctx.with_log(log))
+    }
+
+    /// Records the next [`Self::run`]'s timeline (engine/timeline.rs).
+    pub fn record_timeline(&mut self, spec: TimelineSpec) {
+        self.timeline = Some(Box::new(Recorder::new(spec)));
+    }
+
+    /// The timeline the last run recorded, if one was asked for.
+    pub fn take_timeline(&mut self) -> Option<Recording> {
+        self.recording.take()
+    }
+
+    /// Tells the recorder, if any, what kind of step runs next.
+    #[inline]
+    fn step_kind(&mut self, kind: StepKind) {
+        if let Some(r) = self.timeline.as_deref_mut() {
+            r.kind = kind;
+        }
     }
 
     /// Runs until `warmup + measure`; statistics cover `[warmup, warmup + measure)`.
@@ -282,6 +310,9 @@ impl Simulation {
             self.ev.requeue(cpu);
         }
         let end = warmup + measure;
+        if let Some(r) = self.timeline.as_deref_mut() {
+            r.start(&self.kernel, warmup, end);
+        }
         let mut snap: Option<Snapshot> = None;
         while let Some((now, cpu)) = self.ev.agenda.first() {
             if now >= end {
@@ -315,6 +346,9 @@ impl Simulation {
         }
         let start = snap.unwrap_or_else(|| self.snapshot(warmup));
         let end_snap = self.snapshot(end);
+        if let Some(r) = self.timeline.take() {
+            self.recording = Some(r.finish(&self.kernel, end));
+        }
         RunStats {
             iterations: self.tasks.iter().map(|t| t.measured).collect(),
             measured: measure,
@@ -352,11 +386,18 @@ impl Simulation {
     }
 
     fn step(&mut self, cpu: u32, now: Ps, warmup: Ps, end: Ps) {
+        if let Some(r) = self.timeline.as_deref_mut() {
+            let c = &self.ev.run[cpu as usize];
+            r.begin_step(cpu, now, c.resume, c.busy_until < now && self.kernel.waiting(cpu));
+        }
         self.charge_gap(cpu, now);
         let c = &mut self.ev.run[cpu as usize];
         if !c.irq_pending && !c.tick_pending && !self.kernel.in_irq(cpu) {
             if let Some(rest) = c.resume.take() {
                 // The interrupted step goes on; its time is charged already.
+                if let Some(r) = self.timeline.as_deref_mut() {
+                    r.resume(&self.kernel, cpu, now, rest);
+                }
                 self.end_step(cpu, now, rest, true);
                 return;
             }
@@ -366,6 +407,7 @@ impl Simulation {
         let t = &mut self.times[cpu as usize];
         t.step_mask = 0;
         let before = (self.noise.jitters() || self.smt.is_some()).then_some(t.by_bucket);
+        let recorded = self.timeline.is_some().then_some(t.by_bucket);
         if let Some(d) = self.run_step(cpu, now, warmup, end) {
             let d = match &before {
                 Some(b) => {
@@ -374,6 +416,11 @@ impl Simulation {
                 }
                 None => d,
             };
+            if let (Some(r), Some(b)) = (self.timeline.as_deref_mut(), &recorded) {
+                let ci = cpu as usize;
+                let idle_queue = self.steps[ci].is_empty();
+                r.end_step(&self.kernel, cpu, now, d, b, &self.times[ci].by_bucket, idle_queue);
+            }
             let irqs_on = std::mem::take(&mut self.ev.run[cpu as usize].irqs_on);
             self.end_step(cpu, now, d, irqs_on);
         }
@@ -412,14 +459,17 @@ impl Simulation {
             if !in_irq {
                 self.ev.run[ci].irq_pending = false;
             }
+            self.step_kind(if in_irq { StepKind::Irq } else { StepKind::IrqEntry });
             let (k, mut ctx) = self.split(cpu, now);
             return Some(k.interrupt(&mut ctx, !in_irq));
         }
         if self.ev.run[ci].tick_pending {
             self.ev.run[ci].tick_pending = false;
+            self.step_kind(StepKind::Tick);
             let (k, mut ctx) = self.split(cpu, now);
             return Some(k.tick(&mut ctx));
         }
+        self.step_kind(StepKind::Boundary);
         let (k, mut ctx) = self.split(cpu, now);
         let t = match k.boundary(&mut ctx) {
             Boundary::Spin | Boundary::Idle => return None,
@@ -450,6 +500,7 @@ impl Simulation {
                 Continuation::User(op)
             }
         };
+        self.step_kind(StepKind::Task(t, step));
         let (k, mut ctx) = self.split(cpu, now);
         Some(k.step(&mut ctx, t, step))
     }

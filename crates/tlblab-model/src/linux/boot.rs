@@ -231,6 +231,7 @@ impl Kernel {
                         // At most one request per shootdown in flight, one shootdown per CPU.
                         entries: VecDeque::with_capacity(topo.cpus() as usize),
                         head: RmwLine::default(),
+                        drain: Default::default(),
                     })
                     .collect(),
                 shootdowns: Vec::new(),

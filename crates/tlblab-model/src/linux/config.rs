@@ -17,7 +17,7 @@
 use crate::linux::arch::ppc::kernel::head_8xx::Version;
 use crate::linux::arch::ppc::mm::mmu_8xx::{Ppc8xxKnobs, Writeback};
 use crate::linux::arch::x86::mm::tlb::{
-    CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, LazyTest, RangePolicy, ReadTlbGen,
+    CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, LazyTest, RangePolicy, ReadTlbGen, RemoteDrain,
 };
 use crate::linux::arch::x86::text::TextKnobs;
 use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs};
@@ -313,6 +313,8 @@ fn blank() -> KernelConfig {
             cpumask: CpumaskUpdate::Eager,
             cpumask_line: false,
             lazy_test: LazyTest::BeforeQueue,
+            remote_drain: RemoteDrain::PerEntry,
+            range_cpus: false,
         },
         mm: MmKnobs {
             mmap_lock: false,

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use super::Continuation;
 use crate::attribution::{Bucket, CpuTime};
+use crate::engine::timeline::StepLog;
 use crate::time::Ps;
 
 /// What the kernel asks of the engine (implemented by `engine::sim`).
@@ -42,6 +43,9 @@ pub struct Ctx<'a> {
     time: &'a mut CpuTime,
     steps: &'a mut VecDeque<Continuation>,
     eng: &'a mut dyn Engine,
+    /// Where a timeline is recorded (`tlblab run --timeline`, engine/timeline.rs): the step's
+    /// charges in the order made and its IPIs; `None` otherwise, costing one branch a charge.
+    log: Option<&'a mut StepLog>,
 }
 
 impl<'a> Ctx<'a> {
@@ -52,7 +56,13 @@ impl<'a> Ctx<'a> {
         steps: &'a mut VecDeque<Continuation>,
         eng: &'a mut dyn Engine,
     ) -> Ctx<'a> {
-        Ctx { cpu, now, time, steps, eng }
+        Ctx { cpu, now, time, steps, eng, log: None }
+    }
+
+    /// This step's charges and IPIs are also logged to `log` (a timeline is recorded).
+    pub fn with_log(mut self, log: Option<&'a mut StepLog>) -> Ctx<'a> {
+        self.log = log;
+        self
     }
 
     /// Charges `d` of this CPU's time to bucket `b`.
@@ -60,6 +70,20 @@ impl<'a> Ctx<'a> {
     pub fn charge(&mut self, b: Bucket, d: Ps) {
         self.time.by_bucket[b as usize] += d;
         self.time.step_mask |= 1 << b as u32;
+        if let Some(log) = self.log.as_deref_mut() {
+            log.charge(b, d, None);
+        }
+    }
+
+    /// Charges `d` of waiting for `lock` (its name as Linux calls it: `mmap_lock`,
+    /// `zone->lock`) to [`Bucket::LockWait`]; a timeline names the lock.
+    #[inline]
+    pub fn lock_wait(&mut self, lock: &'static str, d: Ps) {
+        self.time.by_bucket[Bucket::LockWait as usize] += d;
+        self.time.step_mask |= 1 << Bucket::LockWait as u32;
+        if let Some(log) = self.log.as_deref_mut() {
+            log.charge(Bucket::LockWait, d, Some(lock));
+        }
     }
 
     /// This CPU's time charged to `b` so far.
@@ -97,6 +121,9 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn send_ipi(&mut self, cpu: u32, at: Ps) {
+        if let Some(log) = self.log.as_deref_mut() {
+            log.send(cpu, at);
+        }
         self.eng.send_ipi(cpu, at);
     }
 

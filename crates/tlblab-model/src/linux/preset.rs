@@ -182,6 +182,30 @@ mod tests {
     }
 
     #[test]
+    fn the_seed_ideas_are_knob_values_off_by_default() {
+        // Seed 000's dropped v1 rule: only with the flushall-shift policy, off in every preset.
+        for (name, _) in presets() {
+            let k = KernelConfig::preset(name).unwrap();
+            assert!(!k.flush.range_cpus, "{name}");
+        }
+        let mut k = KernelConfig::preset("3.13").unwrap();
+        k.set("range_cpus", "on").unwrap();
+        assert!(k.flush.range_cpus);
+        let mut k = KernelConfig::preset("3.17").unwrap();
+        let e = k.set("range_cpus", "on").unwrap_err();
+        assert!(e.contains("range_policy=flushall-shift"), "{e}");
+        // Seed 004's: pcp->high as a page count, batch unchanged; words and bounds refused.
+        let mut k = KernelConfig::preset("4.9").unwrap();
+        k.set("pcp_high", "682").unwrap();
+        assert_eq!(k.page_alloc.pcp_high(31, 0, 4), 682);
+        assert_eq!(k.page_alloc.zone_batchsize(1 << 20), 31);
+        for bad in ["0", "lots", "2000000"] {
+            let e = k.set("pcp_high", bad).unwrap_err();
+            assert!(e.contains("auto-tune | pages 1..=1048576"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn every_3x_preset_is_complete_and_the_v3_13_family_inherits_its_table() {
         let k = KernelConfig::preset("3.4").unwrap();
         assert_eq!(k.flush.policy, RangePolicy::AlwaysFull);

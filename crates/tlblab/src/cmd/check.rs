@@ -49,8 +49,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub set: Vec<String>,
     /// Also check every combination of generations, early_return, read_tlb_gen, lazy_ipis,
-    /// concurrent_local and PCIDs, and of unmap_flush and swap_cluster_max (1, 2, 32) for
-    /// reclaim, on top of each kernel.
+    /// concurrent_local, PCIDs and remote_drain (max-gen with generations), and of unmap_flush
+    /// and swap_cluster_max (1, 2, 32) for reclaim, on top of each kernel.
     #[arg(long)]
     pub all_knobs: bool,
 }

@@ -97,6 +97,28 @@ pub(super) const KNOBS: &[Knob] = &[
         },
     },
     Knob {
+        name: "range_cpus",
+        section: "flush",
+        needed: Needed::Refines,
+        allowed: "on | off",
+        doc: "with flushall-shift: the pages to flush times the CPUs in mm_cpumask against the \
+              balance point (Mel Gorman's v1 patch of Dec 2013, dropped in v2; never merged)",
+        apply: |k, v| {
+            let v = on_off(v)?;
+            match k.flush.policy {
+                RangePolicy::FlushallShift { .. } => {
+                    k.flush.range_cpus = v;
+                    Ok(())
+                }
+                _ if !v => {
+                    k.flush.range_cpus = false;
+                    Ok(())
+                }
+                _ => Err(Some("applies only with range_policy=flushall-shift".into())),
+            }
+        },
+    },
+    Knob {
         name: "early_return",
         section: "flush",
         needed: Needed::Always,
@@ -115,6 +137,23 @@ pub(super) const KNOBS: &[Knob] = &[
                 "always" => ReadTlbGen::Always,
                 "when-needed" => ReadTlbGen::WhenNeeded,
                 "never" => ReadTlbGen::Never,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "remote_drain",
+        section: "flush",
+        needed: Needed::Newer,
+        allowed: "per-entry | max-gen",
+        doc: "how a remote CPU runs the flush requests one interrupt took: per-entry (every kernel: \
+              flush_tlb_func and the ack per request) or max-gen (seed 002's unmerged proposal: \
+              walk them, flush once to the largest new_tlb_gen without reading mm->tlb_gen, then ack)",
+        apply: |k, v| {
+            k.flush.remote_drain = match v {
+                "per-entry" => RemoteDrain::PerEntry,
+                "max-gen" => RemoteDrain::MaxGen,
                 _ => return Err(None),
             };
             Ok(())

@@ -51,16 +51,20 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "pcp_high",
         section: "page_alloc",
         needed: Needed::Refines,
-        allowed: "six-batch | hopcpu-v5 | low-wmark-per-local-cpu | auto-tune",
+        allowed: "six-batch | hopcpu-v5 | low-wmark-per-local-cpu | auto-tune | pages 1..=1048576",
         doc: "pcp->high: 6 x batch (v4.9), the 2016 patch's 341, v5.14 zone_highsize(), v6.7's \
-              auto-tuning between that and an eighth of the zone per local CPU",
+              auto-tuning between that and an eighth of the zone per local CPU, or a fixed count \
+              of pages (as vm.percpu_pagelist_fraction set it by hand, batch unchanged)",
         apply: |k, v| {
             k.page_alloc.high = match v {
                 "six-batch" => PcpHigh::SixBatch,
                 "hopcpu-v5" => PcpHigh::HopcpuV5,
                 "low-wmark-per-local-cpu" => PcpHigh::LowWmarkPerLocalCpu,
                 "auto-tune" => PcpHigh::AutoTune,
-                _ => return Err(None),
+                _ => match v.parse::<u64>() {
+                    Ok(n) if (1..=1 << 20).contains(&n) => PcpHigh::Pages(n),
+                    _ => return Err(None),
+                },
             };
             Ok(())
         },

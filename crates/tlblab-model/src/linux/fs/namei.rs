@@ -200,7 +200,7 @@ impl Kernel {
         let before = lock.stats.contended;
         let got = lock.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
         self.counters.namei.fs_dir_lock_contended += lock.stats.contended - before;
-        ctx.charge(Bucket::LockWait, got - at);
+        ctx.lock_wait("i_rwsem", got - at);
         got
     }
 

@@ -192,7 +192,7 @@ impl Kernel {
     fn pipe_lock(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let got = self.fs.pipes[pipe as usize].mutex.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
-        ctx.charge(Bucket::LockWait, got - at);
+        ctx.lock_wait("pipe->mutex", got - at);
         got
     }
 

@@ -4,3 +4,4 @@ pub mod locking;
 pub mod sched;
 pub mod smp;
 pub mod time;
+pub mod trace;

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use crate::attribution::Bucket;
 use crate::hw::coherence::RmwLine;
 use crate::hw::cpumask::CpuMask;
-use crate::linux::arch::x86::mm::tlb::FlushInfo;
+use crate::linux::arch::x86::mm::tlb::{FlushInfo, RemoteDrain};
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::{Boundary, Continuation, Kernel};
@@ -68,6 +68,19 @@ pub struct Csd {
 pub struct CallQueue {
     pub entries: VecDeque<Csd>,
     pub head: RmwLine,
+    /// The `remote_drain = max-gen` stage in progress on this CPU.
+    pub drain: Drain,
+}
+
+/// Seed 002's proposed stage in `flush_smp_call_function_queue` (`remote_drain = max-gen`),
+/// between the steps of one interrupt: the requests walked, not yet acknowledged, and whether
+/// their one flush is done.
+#[derive(Debug, Default)]
+pub struct Drain {
+    pub walked: VecDeque<Csd>,
+    pub flushed: bool,
+    /// Scratch: the walked requests' `flush_tlb_info`s that join the one flush.
+    joined: Vec<FlushInfo>,
 }
 
 /// A shootdown in flight (allocated by `Kernel::call_function_many`, waited for and freed by
@@ -142,7 +155,9 @@ impl Kernel {
     /// E->S / S->E ping-pong). Returns the time spent in this step; if it stops early, the CPU
     /// goes on at its end.
     fn drain_taken(&mut self, ctx: &mut Ctx, now: Ps) -> Ps {
-        let ipi = self.costs.hw.ipi.expect("IPIs need IPI costs");
+        if self.config.flush.remote_drain == RemoteDrain::MaxGen {
+            return self.drain_max_gen(ctx, now);
+        }
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let cpu = ctx.cpu;
         let ci = cpu as usize;
@@ -171,15 +186,28 @@ impl Kernel {
                 self.run_flush_func(cpu, now + d, &info)
             };
             d += hop;
-            let ack = now + d + hop;
-            let s = &mut self.smp.shootdowns[e.shootdown as usize];
-            s.pending -= 1;
-            s.last_ack = s.last_ack.max(ack);
-            if s.pending == 0 && !ctx.stepping(s.initiator) {
-                let at = s.last_ack.max(s.local_done);
-                ctx.kick(s.initiator, at);
-            }
+            self.csd_unlock(ctx, e.shootdown, now + d + hop);
         }
+        d + self.irq_exit(ctx)
+    }
+
+    /// `csd_unlock` of a request of shootdown `sd`: the acknowledgement lands at the sender at
+    /// `ack`; the last one wakes it.
+    fn csd_unlock(&mut self, ctx: &mut Ctx, sd: u32, ack: Ps) {
+        let s = &mut self.smp.shootdowns[sd as usize];
+        s.pending -= 1;
+        s.last_ack = s.last_ack.max(ack);
+        if s.pending == 0 && !ctx.stepping(s.initiator) {
+            let at = s.last_ack.max(s.local_done);
+            ctx.kick(s.initiator, at);
+        }
+    }
+
+    /// The handler's exit once every taken request is acknowledged; returns its time.
+    fn irq_exit(&mut self, ctx: &mut Ctx) -> Ps {
+        let ipi = self.costs.hw.ipi.expect("IPIs need IPI costs");
+        let cpu = ctx.cpu;
+        let ci = cpu as usize;
         // A request that landed after llist_del_all found the queue empty, so its sender sent
         // an IPI. (Senders run whole in the model: its ICR write is not charged to it.) A sender
         // that does not coalesce sent one whatever it found.
@@ -189,7 +217,73 @@ impl Kernel {
             }
         }
         self.cpus[ci].in_irq = false;
-        d + ipi.handler_exit + self.kernel_path(ctx, Path::IrqExit)
+        ipi.handler_exit + self.kernel_path(ctx, Path::IrqExit)
+    }
+
+    /// Seed 002's closing proposal (Nadav Amit, 2022-06-08; `remote_drain = max-gen`;
+    /// docs/references/linux-6x.md#remote-drain), grafted on v5.18's handler: a stage in
+    /// `flush_smp_call_function_queue` first walks the taken requests (the csd line from its
+    /// sender, the initiator's `flush_tlb_info`), then runs one flush for those of the mm this
+    /// CPU runs, to the largest `f->new_tlb_gen`, never reading `mm->tlb_gen` (any other
+    /// request runs `flush_tlb_func` alone there, as in every kernel), then acknowledges every
+    /// request: no sender is released before the flush that covers it. Each stage gives way to
+    /// the other CPUs' earlier events, as [`Self::drain_taken`] does between requests. Returns
+    /// the time spent in this step.
+    fn drain_max_gen(&mut self, ctx: &mut Ctx, now: Ps) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let cpu = ctx.cpu;
+        let ci = cpu as usize;
+        let mut d = Ps::ZERO;
+        while let Some(&e) = self.cpus[ci].taken.front() {
+            if ctx.others_before(now + d) {
+                return d;
+            }
+            self.cpus[ci].taken.pop_front();
+            self.counters.smp.remote_flushes_received += 1;
+            let info = self.smp.shootdowns[e.shootdown as usize].info;
+            d += lines.transfer(topo.distance(info.initiator, cpu));
+            let i = info.initiator as usize;
+            d += self.cpus[i].x86.flush_info_line.read(cpu, now + d, &topo, &lines);
+            self.smp.csqs[ci].drain.walked.push_back(e);
+        }
+        if !self.smp.csqs[ci].drain.flushed {
+            if ctx.others_before(now + d) {
+                return d;
+            }
+            d += self.kernel_path(ctx, Path::FlushFunc);
+            let walked = std::mem::take(&mut self.smp.csqs[ci].drain.walked);
+            let mut joined = std::mem::take(&mut self.smp.csqs[ci].drain.joined);
+            joined.clear();
+            for e in &walked {
+                let Shootdown { info, batch, .. } = self.smp.shootdowns[e.shootdown as usize];
+                if self.drain_joins_on(cpu, &info, batch) {
+                    joined.push(info);
+                } else {
+                    d += if batch {
+                        self.flush_tlb_batch_pages(cpu)
+                    } else {
+                        self.run_flush_func(cpu, now + d, &info)
+                    };
+                }
+            }
+            if let Some(mm) = joined.first().map(|f| f.mm) {
+                d += self.run_flush_max_gen(cpu, now + d, mm, &joined);
+            }
+            let dr = &mut self.smp.csqs[ci].drain;
+            (dr.walked, dr.joined, dr.flushed) = (walked, joined, true);
+        }
+        while let Some(&e) = self.smp.csqs[ci].drain.walked.front() {
+            if ctx.others_before(now + d) {
+                return d;
+            }
+            self.smp.csqs[ci].drain.walked.pop_front();
+            let initiator = self.smp.shootdowns[e.shootdown as usize].info.initiator;
+            let hop = lines.transfer(topo.distance(initiator, cpu));
+            d += hop;
+            self.csd_unlock(ctx, e.shootdown, now + d + hop);
+        }
+        self.smp.csqs[ci].drain.flushed = false;
+        d + self.irq_exit(ctx)
     }
 
     /// An interrupt for `cpu` will arrive at `at`.

@@ -158,7 +158,7 @@ impl Kernel {
             let v = m.vma_mut(addr).unwrap();
             d += v.vm_lock.line.write(cpu, now + d, &topo, &lines);
         }
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("vm_lock", d);
         let stats = &mut self.mm.vma_lock;
         match got {
             Ok(_) => {
@@ -196,7 +196,7 @@ impl Kernel {
         }
         woken.clear();
         self.mm.woken = woken;
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("vm_lock", d);
         d
     }
 

@@ -93,7 +93,7 @@ impl Kernel {
         let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
         let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let got = sem.acquire(t, write);
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("mmap_lock", d);
         if got {
             return d;
         }
@@ -114,7 +114,7 @@ impl Kernel {
         }
         let d = v.vm_lock.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let got = v.vm_lock.acquire(t, true);
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("vm_lock", d);
         ctx.then(Continuation::Sys(Step::VmaWriteLocked { start }));
         if got {
             return d;
@@ -136,7 +136,7 @@ impl Kernel {
         v.vm_lock.release(t, true, &mut woken);
         // Fault readers only trylock, and mmap_lock admits one writer: nobody waits.
         debug_assert!(woken.is_empty());
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("vm_lock", d);
         d
     }
 
@@ -150,7 +150,7 @@ impl Kernel {
         let m = &mut self.mm.mms[mm];
         m.vma_end_write_all();
         let d = m.mm_lock_seq_line.write(ctx.cpu, at, &topo, &lines);
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("mm_lock_seq", d);
         d
     }
 
@@ -169,7 +169,7 @@ impl Kernel {
         }
         woken.clear();
         self.mm.woken = woken;
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("mmap_lock", d);
         d
     }
 
@@ -187,7 +187,7 @@ impl Kernel {
         }
         woken.clear();
         self.mm.woken = woken;
-        ctx.charge(Bucket::LockWait, d);
+        ctx.lock_wait("mmap_lock", d);
         d
     }
 

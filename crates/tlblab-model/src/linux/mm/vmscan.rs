@@ -448,7 +448,7 @@ impl Kernel {
         c.lru_lock_acquisitions += 1;
         c.lru_lock_contended += (l.stats.contended > before.contended) as u64;
         c.lru_lock_wait_ps += (grant - at).0;
-        ctx.charge(Bucket::LockWait, grant - at);
+        ctx.lock_wait("lru_lock", grant - at);
         ctx.charge(Bucket::Reclaim, hold);
         grant - at + hold
     }

@@ -329,7 +329,7 @@ impl Kernel {
     /// [`Bucket::LockWait`], the rest to the system call. Returns the time.
     fn charge_net(&mut self, ctx: &mut Ctx, out: &NetOutcome, at: Ps) -> Ps {
         let d = out.done - at;
-        ctx.charge(Bucket::LockWait, out.lock_wait());
+        ctx.lock_wait("zone->lock, list_lock", out.lock_wait());
         ctx.charge(Bucket::Syscall, d - out.lock_wait());
         d
     }

@@ -78,7 +78,7 @@ impl Kernel {
         let node = self.mm.page_alloc.as_ref().unwrap().node_of_cpu(ctx.cpu) as usize;
         self.maybe_wake_kswapd(ctx, out.done, node);
         let d = out.done - at;
-        ctx.charge(Bucket::LockWait, out.lock_wait);
+        ctx.lock_wait("zone->lock", out.lock_wait);
         ctx.charge(bucket, d - out.lock_wait);
         (pfn, d)
     }
@@ -97,7 +97,7 @@ impl Kernel {
         match self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).free_pages(ctx.cpu, at, pfn, 0, env) {
             Ok(out) => {
                 let d = out.done - at;
-                ctx.charge(Bucket::LockWait, out.lock_wait);
+                ctx.lock_wait("zone->lock", out.lock_wait);
                 ctx.charge(bucket, d - out.lock_wait);
                 d
             }

@@ -93,6 +93,10 @@ pub enum PcpHigh {
     /// smallest value): raised by every refill's batch unless the zone is under reclaim,
     /// lowered by high-order free runs, under reclaim and by the vmstat worker's decay.
     AutoTune,
+    /// A fixed `high` in pages, whatever the batch: what an administrator's
+    /// `vm.percpu_pagelist_fraction` (v2.6.16-v5.13) set by hand, here given directly so that
+    /// `high` and `batch` move apart (seed 004's idea: where more caching stops paying).
+    Pages(u64),
 }
 
 /// How many blocks `rmqueue_bulk` takes when a per-CPU list is empty.
@@ -243,6 +247,7 @@ impl PageAllocConfig {
             PcpHigh::LowWmarkPerLocalCpu | PcpHigh::AutoTune => {
                 (low_wmark / node_cpus.max(1)).max(batch << 2)
             }
+            PcpHigh::Pages(n) => n,
         }
     }
 

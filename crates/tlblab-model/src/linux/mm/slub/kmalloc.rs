@@ -85,7 +85,7 @@ impl Kernel {
                 self.sync_slab_pages();
                 let d = out.done - at;
                 let lock = out.zone_lock_wait + out.list_lock_wait;
-                ctx.charge(Bucket::LockWait, lock);
+                ctx.lock_wait("zone->lock, list_lock", lock);
                 ctx.charge(bucket, d - lock);
                 d
             }
@@ -122,7 +122,7 @@ impl Kernel {
         }
         let d = out.done - at;
         let lock = out.zone_lock_wait + out.list_lock_wait;
-        ctx.charge(Bucket::LockWait, lock);
+        ctx.lock_wait("zone->lock, list_lock", lock);
         ctx.charge(bucket, d - lock);
         (obj, d)
     }

@@ -165,7 +165,7 @@ impl Kernel {
     fn unix_lock(&mut self, ctx: &mut Ctx, pair: u32, at: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let got = self.net.unix[pair as usize].lock.acquire(ctx.cpu, at, Ps::ZERO, &topo, &lines);
-        ctx.charge(Bucket::LockWait, got - at);
+        ctx.lock_wait("unix_state_lock", got - at);
         got
     }
 

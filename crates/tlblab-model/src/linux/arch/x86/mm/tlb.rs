@@ -218,19 +218,57 @@ impl Kernel {
         let mut cost = Ps::ZERO;
         let knobs = self.config.flush;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let action = {
+            let Kernel { cpus, mm: crate::linux::mm::Memory { mms, .. }, counters, arch, .. } = &mut *self;
+            let m = &mut mms[info.mm as usize];
+            let c = &mut cpus[cpu as usize];
+            let global = arch.x86.broadcast.as_ref().and(m.global_asid);
+            flush_tlb_func(&mut c.x86.st, info, &knobs, global, || {
+                counters.tlbflush.tlb_gen_reads += 1;
+                let before = m.tlb_gen_line.stats.transfers;
+                cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
+                counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
+                m.tlb_gen
+            })
+        };
+        cost + self.apply_flush_action(cpu, at + cost, info.mm, action)
+    }
+
+    /// Seed 002's proposed drain stage (`remote_drain = max-gen`) on `cpu` from `at`: one flush
+    /// for `reqs`, the taken requests for the mm it runs (each [`drain_joins`]), to their largest
+    /// generation, without reading `mm->tlb_gen`. Counts each request covered by the CPU's
+    /// generation as an early return and each outstanding one beyond the first as a skipped
+    /// flush. Returns its cost.
+    pub fn run_flush_max_gen(&mut self, cpu: u32, at: Ps, mm: MmId, reqs: &[FlushInfo]) -> Ps {
+        let d = flush_tlb_func_max_gen(&mut self.cpus[cpu as usize].x86.st, reqs);
+        let c = &mut self.counters.tlbflush;
+        c.early_returns += d.covered;
+        c.flushes_skipped += d.covered + d.merged;
+        if d.action.flushes() {
+            self.apply_flush_action(cpu, at, mm, d.action)
+        } else {
+            Ps::ZERO
+        }
+    }
+
+    /// Whether a request taken on `cpu` joins a `remote_drain = max-gen` stage's one flush
+    /// ([`drain_joins`], with the mm's global ASID where broadcast flushing is on).
+    pub(in crate::linux) fn drain_joins_on(&self, cpu: u32, info: &FlushInfo, batch: bool) -> bool {
+        let global = self.arch.x86.broadcast.as_ref().and(self.mm.mms[info.mm as usize].global_asid);
+        drain_joins(&self.cpus[cpu as usize].x86.st, info, &self.config.flush, batch, global)
+    }
+
+    /// What `flush_tlb_func` decided on `cpu` for a request of `mm`, applied from `at`: the
+    /// cpumask bit, the flush, the counters. Returns its cost.
+    fn apply_flush_action(&mut self, cpu: u32, at: Ps, mm: MmId, action: FlushAction) -> Ps {
+        let mut cost = Ps::ZERO;
+        let knobs = self.config.flush;
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
         let Kernel { cpus, tlbs, mm: crate::linux::mm::Memory { mms, .. }, counters, costs, arch, .. } =
             &mut *self;
-        let m = &mut mms[info.mm as usize];
+        let m = &mut mms[mm as usize];
         let c = &mut cpus[cpu as usize];
         let tlb = &mut tlbs[c.core];
-        let global = arch.x86.broadcast.as_ref().and(m.global_asid);
-        let action = flush_tlb_func(&mut c.x86.st, info, &knobs, global, || {
-            counters.tlbflush.tlb_gen_reads += 1;
-            let before = m.tlb_gen_line.stats.transfers;
-            cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
-            counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
-            m.tlb_gen
-        });
         let pcid = c.x86.st.pcid();
         if action.clears_bit(knobs.cpumask) {
             m.cpumask.clear(cpu);
@@ -328,6 +366,7 @@ impl Kernel {
             vm_exec: false,
             vm_hugetlb: false,
             range_has_huge_pmd: false,
+            cpus_to_flush: self.config.flush.range_cpus.then(|| m.cpumask.weight() as u64),
         };
         let (info, pmds_walked) =
             flush_info(self.arch.x86.policy, &inputs, mm, (start, end), freed_tables, m.tlb_gen, cpu);

@@ -47,6 +47,27 @@ pub enum ReadTlbGen {
     Never,
 }
 
+/// How a remote CPU's `flush_smp_call_function_queue` runs the flush requests it took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RemoteDrain {
+    /// Every kernel: `flush_tlb_func` once per request, each acknowledged after its own flush.
+    #[default]
+    PerEntry,
+    /// Seed 002's closing proposal (Nadav Amit, never merged nor measured): a stage in
+    /// `flush_smp_call_function_queue` walks the taken requests first, flushes once to the
+    /// largest `f->new_tlb_gen` of those for the loaded mm without reading `mm->tlb_gen`
+    /// ([`flush_tlb_func_max_gen`]), then acknowledges every request
+    /// (docs/references/linux-6x.md#remote-drain).
+    MaxGen,
+}
+
+impl RemoteDrain {
+    pub fn is_per_entry(&self) -> bool {
+        *self == RemoteDrain::PerEntry
+    }
+}
+
 /// Whether `flush_tlb_mm_range` interrupts CPUs of `mm_cpumask` that are in lazy TLB mode
 /// (idle, or running a kernel thread, with the user mm still loaded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -205,6 +226,17 @@ pub struct FlushKnobs {
     /// configuration while before-queue.
     #[serde(default, skip_serializing_if = "LazyTest::is_before_queue")]
     pub lazy_test: LazyTest,
+    /// How a remote CPU drains its flush requests (seed 002's proposal). Not written into a
+    /// result's configuration while per-entry.
+    #[serde(default, skip_serializing_if = "RemoteDrain::is_per_entry")]
+    pub remote_drain: RemoteDrain,
+    /// Under `range_policy = flushall-shift`: the number of CPUs in `mm_cpumask` multiplies the
+    /// pages to flush before the balance-point test (the patch Mel Gorman's v1 series of Dec 2013
+    /// carried and v2 dropped; seed 000's idea, docs/references/linux-mm.md#flushall-shift-cpus).
+    /// Never merged: off in every preset, and not written into a result's configuration while
+    /// off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub range_cpus: bool,
 }
 
 impl FlushKnobs {
@@ -529,6 +561,64 @@ pub fn flush_tlb_func(
     }
 }
 
+/// Whether a taken request joins the one flush of a `remote_drain = max-gen` stage: a
+/// `flush_tlb_func` request (not a reclaim batch) with a generation, for the mm this CPU runs,
+/// not lazily, on a per-CPU ASID (`global_asid`: the mm's, if it has one). Any other request
+/// runs `flush_tlb_func` alone, as in every kernel: the wrong-mm and lazy branches change
+/// `tlb_state`, and a global ASID needs no flush.
+pub fn drain_joins(
+    st: &TlbState,
+    f: &FlushInfo,
+    knobs: &FlushKnobs,
+    batch: bool,
+    global_asid: Option<u16>,
+) -> bool {
+    knobs.generations
+        && !batch
+        && f.new_tlb_gen != 0
+        && global_asid.is_none()
+        && st.loaded_mm == Some(f.mm)
+        && !st.is_lazy
+}
+
+/// What one `remote_drain = max-gen` stage decided for the requests that joined it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drained {
+    /// `EarlyReturn` when every request was already covered, else the one flush.
+    pub action: FlushAction,
+    /// Requests already covered by the local generation (each an early return).
+    pub covered: u64,
+    /// Outstanding requests whose flush the one flush also did (skipped flushes).
+    pub merged: u64,
+}
+
+/// Seed 002's closing proposal (Nadav Amit, 2022-06-08; docs/references/linux-6x.md#remote-drain):
+/// the remote CPU has walked the requests it took (`reqs`, every one [`drain_joins`]) and flushes
+/// once, to the largest `f->new_tlb_gen`, never reading `mm->context.tlb_gen`. Partial only if
+/// exactly one request is outstanding, it is a range and it is `local + 1` (then its range is
+/// every change since the CPU's generation, the rule `flush_tlb_func` applies with the mm's
+/// generation); full if several are outstanding ("multiple outstanding TLB shootdowns": the
+/// proposal names no union of ranges) or the one is further ahead. Updates the slot's generation
+/// to the maximum; the caller acknowledges every request after the flush.
+pub fn flush_tlb_func_max_gen(st: &mut TlbState, reqs: &[FlushInfo]) -> Drained {
+    let local = st.local_tlb_gen();
+    let mut outstanding = reqs.iter().filter(|f| f.new_tlb_gen > local);
+    let first = outstanding.next();
+    let n = first.map_or(0, |_| 1 + outstanding.count() as u64);
+    let covered = reqs.len() as u64 - n;
+    let Some(first) = first else {
+        return Drained { action: FlushAction::EarlyReturn, covered, merged: 0 };
+    };
+    let max = reqs.iter().map(|f| f.new_tlb_gen).max().unwrap_or(local);
+    st.ctxs[st.loaded_asid as usize].tlb_gen = max;
+    let action = if n == 1 && !first.is_full() && first.new_tlb_gen == local + 1 {
+        FlushAction::Partial { start: first.start, nr: first.nr_entries(), stride_shift: first.stride_shift }
+    } else {
+        FlushAction::Full
+    };
+    Drained { action, covered, merged: n - 1 }
+}
+
 /// What the range policy decides for a flush of `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RangeDecision {
@@ -552,6 +642,9 @@ pub struct RangeInputs {
     pub vm_hugetlb: bool,
     /// Some 2 MB-aligned address in the range is mapped by a huge PMD.
     pub range_has_huge_pmd: bool,
+    /// `cpumask_weight(mm_cpumask(mm))` where the CPU-count rule is on (`range_cpus`), else
+    /// `None`.
+    pub cpus_to_flush: Option<u64>,
 }
 
 impl RangeInputs {
@@ -604,7 +697,11 @@ pub fn decide_range(
             // runs it only for a range short enough for INVLPGs; it steps 2 MiB at a time from
             // ALIGN(start, HPAGE_SIZE) below `end`, reading pgd, pud and pmd (v3.13
             // arch/x86/mm/tlb.c), and stops at the first huge PMD.
-            if pages > act {
+            // The v1 CPU-count rule (never merged; docs/references/linux-mm.md#flushall-shift-cpus):
+            // every CPU of the mask runs the INVLPG loop, so the work is `pages` times the CPUs,
+            // weighed against the same balance point.
+            let work = pages.saturating_mul(inp.cpus_to_flush.unwrap_or(1).max(1));
+            if work > act {
                 return full;
             }
             if huge_walk {

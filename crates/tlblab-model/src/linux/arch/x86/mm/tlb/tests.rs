@@ -14,6 +14,8 @@ fn knobs(early_return: bool, read: ReadTlbGen) -> FlushKnobs {
         cpumask: CpumaskUpdate::Eager,
         cpumask_line: false,
         lazy_test: LazyTest::BeforeQueue,
+        remote_drain: RemoteDrain::PerEntry,
+        range_cpus: false,
     }
 }
 
@@ -149,6 +151,7 @@ fn inputs(total_vm: u64) -> RangeInputs {
         vm_exec: false,
         vm_hugetlb: false,
         range_has_huge_pmd: false,
+        cpus_to_flush: None,
     }
 }
 
@@ -193,6 +196,30 @@ fn range_policies_by_era() {
     let (s, e) = pages(34);
     assert!(full(decide_range(RangePolicy::Ceiling(33), s, e, 12, &inp)));
     assert!(!full(decide_range(RangePolicy::Ceiling(33), 0, 16 << 21, 21, &inp)));
+}
+
+#[test]
+fn cpu_count_rule_scales_the_pages_by_the_cpus_of_the_mask() {
+    // Mel Gorman's dropped v1 rule: pages x CPUs of mm_cpumask against the same balance point.
+    let full = |d: RangeDecision| d.end == TLB_FLUSH_ALL;
+    let pre = RangePolicy::FlushallShift { shift: 1, post_fix: false, huge_walk: false };
+    let post = RangePolicy::FlushallShift { shift: 6, post_fix: true, huge_walk: false };
+    let on = |cpus| RangeInputs { cpus_to_flush: Some(cpus), ..inputs(1 << 20) };
+    let n = |pages: u64| (0x10000, 0x10000 + pages * 4096);
+    // Ivy Bridge pre-fix (256 pages): ebizzy's 129 pages on one CPU stay INVLPGs, on two they
+    // make 258 > 256 and flush whole.
+    let (s, e) = n(129);
+    assert!(!full(decide_range(pre, s, e, 12, &on(1))));
+    assert!(full(decide_range(pre, s, e, 12, &on(2))));
+    assert!(!full(decide_range(pre, s, e, 12, &inputs(1 << 20))), "off: the CPUs do not count");
+    // Post-fix shift 6 (8 pages): one page on 8 CPUs is still kept, on 9 flushed whole.
+    let (s, e) = n(1);
+    assert!(!full(decide_range(post, s, e, 12, &on(8))));
+    assert!(full(decide_range(post, s, e, 12, &on(9))));
+    // No CPU counted (an mm loaded nowhere) weighs as one.
+    assert!(!full(decide_range(post, s, e, 12, &on(0))));
+    // The v3.17 ceiling ignores it.
+    assert!(!full(decide_range(RangePolicy::Ceiling(33), s, e, 12, &on(64))));
 }
 
 #[test]
@@ -302,4 +329,42 @@ fn should_trim_cpumask_says_yes_at_most_once_per_hz_jiffies() {
     assert!(!should_trim_cpumask(&mut next, hz + 2, hz));
     assert!(should_trim_cpumask(&mut next, 5 * hz, hz), "after an idle spell, once");
     assert!(!should_trim_cpumask(&mut next, 5 * hz, hz));
+}
+
+/// Seed 002's proposed drain (`remote_drain = max-gen`): the three queued requests of
+/// `falling_behind_upgrades_to_one_full_flush_then_early_returns`, walked first, make one full
+/// flush to the largest generation without the read.
+#[test]
+fn the_max_gen_drain_flushes_once_to_the_largest_generation() {
+    let mut st = state(4);
+    let d = flush_tlb_func_max_gen(&mut st, &[partial(5), partial(7), partial(6)]);
+    assert_eq!(d, Drained { action: FlushAction::Full, covered: 0, merged: 2 });
+    assert_eq!(st.local_tlb_gen(), 7);
+    // One outstanding request, the next generation, a range: its range alone.
+    let mut st = state(4);
+    let d = flush_tlb_func_max_gen(&mut st, &[partial(3), partial(5), partial(4)]);
+    assert_eq!(d.action, FlushAction::Partial { start: 0x1000, nr: 1, stride_shift: 12 });
+    assert_eq!((d.covered, d.merged, st.local_tlb_gen()), (2, 0, 5));
+    // One outstanding request two generations ahead (the one between never reached this CPU, or
+    // is still on its way): a full flush, as flush_tlb_func's rule gives.
+    let mut st = state(4);
+    assert_eq!(flush_tlb_func_max_gen(&mut st, &[partial(6)]).action, FlushAction::Full);
+    // Every request covered: nothing to flush, the generation unchanged.
+    let mut st = state(7);
+    let d = flush_tlb_func_max_gen(&mut st, &[partial(5), partial(7)]);
+    assert_eq!(d, Drained { action: FlushAction::EarlyReturn, covered: 2, merged: 0 });
+    assert_eq!(st.local_tlb_gen(), 7);
+}
+
+#[test]
+fn only_requests_for_the_running_mm_join_the_drain() {
+    let k = FlushKnobs { remote_drain: RemoteDrain::MaxGen, ..knobs(true, ReadTlbGen::WhenNeeded) };
+    let st = state(4);
+    assert!(drain_joins(&st, &partial(5), &k, false, None));
+    // A reclaim batch, a global-ASID mm, another mm, a lazy CPU, no generations: alone.
+    assert!(!drain_joins(&st, &partial(5), &k, true, None));
+    assert!(!drain_joins(&st, &partial(5), &k, false, Some(TLB_NR_DYN_ASIDS as u16)));
+    assert!(!drain_joins(&st, &FlushInfo { mm: 2, ..partial(5) }, &k, false, None));
+    assert!(!drain_joins(&TlbState { is_lazy: true, ..state(4) }, &partial(5), &k, false, None));
+    assert!(!drain_joins(&st, &partial(5), &FlushKnobs { generations: false, ..k }, false, None));
 }
