@@ -99,6 +99,14 @@ pub const CANDIDATES: &[Candidate] = &[
         },
     },
     Candidate {
+        knob: "pcp_high",
+        values: &["64", "256", "1024", "4096", "16384"],
+        applies: |_, c| {
+            let z = get(c, "zone_lock_acquisitions");
+            (z > 0.0).then(|| format!("page allocator: {z:.3} zone->lock acquisitions per op"))
+        },
+    },
+    Candidate {
         knob: "batch_cap_kib",
         values: &["128", "256", "512", "1024", "2048", "4096"],
         applies: |_, c| {
