@@ -68,6 +68,11 @@ fn range_flushes(c: &BTreeMap<String, f64>) -> Option<String> {
         .then(|| format!("user range flushes: {invlpg:.2} INVLPG and {full:.2} full flushes per op"))
 }
 
+fn zone_lock(c: &BTreeMap<String, f64>) -> Option<String> {
+    let z = get(c, "zone_lock_acquisitions");
+    (z > 0.0).then(|| format!("page allocator: {z:.3} zone->lock acquisitions per op"))
+}
+
 /// The knobs `advise` knows to sweep, each with the values a developer would try.
 pub const CANDIDATES: &[Candidate] = &[
     Candidate {
@@ -101,18 +106,12 @@ pub const CANDIDATES: &[Candidate] = &[
     Candidate {
         knob: "pcp_high",
         values: &["64", "256", "1024", "4096", "16384"],
-        applies: |_, c| {
-            let z = get(c, "zone_lock_acquisitions");
-            (z > 0.0).then(|| format!("page allocator: {z:.3} zone->lock acquisitions per op"))
-        },
+        applies: |_, c| zone_lock(c),
     },
     Candidate {
         knob: "batch_cap_kib",
         values: &["128", "256", "512", "1024", "2048", "4096"],
-        applies: |_, c| {
-            let z = get(c, "zone_lock_acquisitions");
-            (z > 0.0).then(|| format!("page allocator: {z:.3} zone->lock acquisitions per op"))
-        },
+        applies: |_, c| zone_lock(c),
     },
 ];
 
