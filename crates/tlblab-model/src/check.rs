@@ -41,8 +41,6 @@
 //! Not modelled: page-table freeing and paging-structure caches (`freed_tables` only changes
 //! who is targeted), the dirty-PTE forced flush, PTI's user PCID, global pages, more mms.
 
-use std::hash::Hasher;
-
 use explore::{explore, Model, Order};
 
 use crate::hw::cpumask::CpuMask;
@@ -653,7 +651,7 @@ impl<'a> Checker<'a> {
 
 impl Model for Checker<'_> {
     type State = State;
-    /// The state itself (hashed with [`Fx`]).
+    /// The state itself (hashed with `explore::Fx`).
     type Key = State;
     type Action = Action;
 
@@ -779,100 +777,13 @@ impl Model for Checker<'_> {
     }
 }
 
-/// The Firefox/rustc multiply-rotate hash: the states are hashed millions of times, and need no
-/// protection against chosen collisions.
-#[derive(Default)]
-struct Fx(u64);
-
-impl Fx {
-    #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.add(i as u64)
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.add(i as u64)
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.add(i as u64)
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.add(i)
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64)
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Every combination of the flush-protocol knobs the checker distinguishes, on top of `base`:
-/// generations, early return, `read_tlb_gen`, `lazy_ipis`, concurrent local flush, PCIDs
-/// (only with generations, as at boot) and `remote_drain` (max-gen only with generations: it
-/// drains by generation).
-pub fn knob_variants(base: &KernelConfig) -> Vec<Variant> {
-    use crate::linux::arch::x86::mm::tlb::{LazyIpis, ReadTlbGen};
-    let mut out = Vec::new();
-    for generations in [false, true] {
-        for early_return in [false, true] {
-            for read in [ReadTlbGen::Always, ReadTlbGen::WhenNeeded, ReadTlbGen::Never] {
-                for lazy in [LazyIpis::Send, LazyIpis::Skip] {
-                    for concurrent_local in [false, true] {
-                        for pcid in if generations { &[false, true][..] } else { &[false][..] } {
-                            let drains = if generations {
-                                &[RemoteDrain::PerEntry, RemoteDrain::MaxGen][..]
-                            } else {
-                                &[RemoteDrain::PerEntry][..]
-                            };
-                            for &drain in drains {
-                                let mut k = base.clone();
-                                k.flush.generations = generations;
-                                k.flush.early_return = early_return;
-                                k.flush.read_tlb_gen = read;
-                                k.flush.lazy_ipis = lazy;
-                                k.flush.concurrent_local = concurrent_local;
-                                k.flush.remote_drain = drain;
-                                let mut v = Variant::of(&k, *pcid);
-                                v.name = format!(
-                                    "{} generations={} early_return={} read_tlb_gen={:?} lazy_ipis={:?} concurrent_local={} pcid={}{}",
-                                    base.name,
-                                    generations,
-                                    early_return,
-                                    read,
-                                    lazy,
-                                    concurrent_local,
-                                    pcid,
-                                    if drain == RemoteDrain::MaxGen { " remote_drain=max-gen" } else { "" }
-                                );
-                                out.push(v);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
 /// The entries of every ASID slot fit `CpuState::tlb`.
 const _: () = assert!(TLB_NR_DYN_ASIDS as u64 * NR_PAGES <= 32);
 
 pub mod broadcast;
 mod explore;
+mod variants;
+pub use variants::knob_variants;
 pub mod page_alloc;
 pub mod reclaim;
 

@@ -10,7 +10,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use super::{Counterexample, Fx, Report};
+use super::{Counterexample, Report};
 
 /// A system to explore.
 pub(super) trait Model {
@@ -197,5 +197,45 @@ mod tests {
         let capped =
             explore(&Counters { max: 3, bad: None, bad_step: None }, Order::BreadthFirst, 5, "c".into());
         assert_eq!((capped.states, capped.complete), (5, false));
+    }
+}
+
+/// The Firefox/rustc multiply-rotate hash: the states are hashed millions of times, and need no
+/// protection against chosen collisions.
+#[derive(Default)]
+pub(super) struct Fx(u64);
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64)
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.add(i as u64)
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64)
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i)
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64)
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
