@@ -139,8 +139,10 @@ pub fn layout(data: &[u8]) {
             let hot = l.hot_ordered(&names).expect("the layout's own paths");
             let after = hot.footprint(names.iter().copied()).expect("the same paths");
             assert_eq!(after.bytes, fp.bytes, "hot ordering moves text, it does not resize it");
-            let default: Vec<&str> = crate::cmd::layout::PATHS.split(',').collect();
-            if let Err(e) = l.hot_ordered(&default) {
+            if let Err(e) = l.hot_ordered(&mmu_8xx::HOT_PATHS) {
+                assert!(!e.to_string().contains('\n'), "an error of several lines: {e}");
+            }
+            if let Err(e) = l.moved_beside("fget_light", "sys_write") {
                 assert!(!e.to_string().contains('\n'), "an error of several lines: {e}");
             }
         }

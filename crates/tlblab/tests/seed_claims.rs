@@ -122,6 +122,7 @@ const TESTED: &[&str] = &[
     "idea-000-flush-ceiling-tlb-flush1-sapphire-rapids",
     "idea-004-pcp-high-batch-netperf-udp",
     "idea-004-pcp-high-batch-page-fault1-icelake",
+    "idea-003-itlb-footprint",
 ];
 
 #[test]
@@ -177,6 +178,13 @@ fn seed_002_skylake() {
 fn seed_003_dd() {
     // The quick run's first 300 ms hold none of 2.6's writeback rounds: the full 3 s.
     check("seed-003-dd", Window::Full { seeds: 1 });
+}
+
+/// Seed 003's unmeasured ideas (hot-path text, fget_light inline, 8 MB pages on demand).
+#[test]
+fn idea_003_itlb_footprint() {
+    // As seed-003-dd: the quick window holds none of 2.6's writeback rounds.
+    check("idea-003-itlb-footprint", Window::Full { seeds: 1 });
 }
 
 #[test]

@@ -15,7 +15,7 @@
 //! in [`knobs`] order whatever the file's order (the range policy before its parameters).
 
 use crate::linux::arch::ppc::kernel::head_8xx::Version;
-use crate::linux::arch::ppc::mm::mmu_8xx::{Ppc8xxKnobs, Writeback};
+use crate::linux::arch::ppc::mm::mmu_8xx::{FgetLight, Ppc8xxKnobs, TextOrder, Writeback};
 use crate::linux::arch::x86::mm::tlb::{
     CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, LazyTest, RangePolicy, ReadTlbGen, RemoteDrain,
 };
@@ -148,6 +148,9 @@ fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
         hz: 100,
         writeback: Writeback::InContext,
         writeback_batch: 1,
+        text_order: Default::default(),
+        fget_light: Default::default(),
+        linear_8m: false,
     })
 }
 
@@ -285,6 +288,7 @@ fn required(k: &KernelConfig) -> impl Fn(&Knob) -> bool {
     let policy = k.flush.policy;
     let ppc = k.ppc8xx.is_some();
     move |knob| match (knob.section, knob.needed) {
+        ("ppc8xx", Needed::Newer) => false,
         ("ppc8xx", _) => ppc,
         _ if ppc => false,
         (_, Needed::Always) => true,

@@ -16,8 +16,6 @@ use tlblab_report::table::Table;
 use crate::machines;
 use crate::spec::{kernel_config, parse_duration};
 
-pub const PATHS: &str = "dd_read_user,sys_read,dd_write_user,sys_write,writeback,timer_tick";
-
 #[derive(Debug, clap::Args)]
 pub struct LayoutArgs {
     /// An MPC8xx machine (walk.kind = "software").
@@ -32,9 +30,11 @@ pub struct LayoutArgs {
     /// A text layout file (default: the kernel version's shipped layouts/linux-*-dd.toml).
     #[arg(long)]
     pub layout: Option<String>,
-    /// The paths whose kernel functions are hot, comma separated, in the order they run.
-    #[arg(long, default_value = PATHS)]
-    pub paths: String,
+    /// The paths whose kernel functions are hot, comma separated, in the order they run
+    /// (default: the kernel's `text_order = hot` paths, dd_read_user,sys_read,dd_write_user,
+    /// sys_write,writeback,timer_tick).
+    #[arg(long)]
+    pub paths: Option<String>,
     #[arg(long, default_value = "150ms", value_parser = parse_duration)]
     pub warmup: tlblab_model::time::Ps,
     #[arg(long, default_value = "300ms", value_parser = parse_duration)]
@@ -61,7 +61,10 @@ pub fn run(args: LayoutArgs) -> Result<()> {
         }
         None => (*mmu_8xx::builtin_layouts(knobs.version).0).clone(),
     };
-    let paths: Vec<&str> = args.paths.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    let paths: Vec<&str> = match &args.paths {
+        Some(p) => p.split(',').map(str::trim).filter(|p| !p.is_empty()).collect(),
+        None => mmu_8xx::HOT_PATHS.to_vec(),
+    };
     let after = before.hot_ordered(&paths).map_err(|e| anyhow!("--paths: {e}"))?;
     let simulate = |l: &TextLayout| -> Result<RunResult> {
         let dd = Dd {

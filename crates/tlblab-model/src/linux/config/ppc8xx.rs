@@ -80,4 +80,42 @@ pub(super) const KNOBS: &[Knob] = &[
             _ => Err(None),
         },
     },
+    Knob {
+        name: "text_order",
+        section: "ppc8xx",
+        needed: Needed::Newer,
+        allowed: "link | hot",
+        doc: "MPC8xx: kernel text in link order, or dd's hot paths packed together (seed 003's unmeasured linker idea; off in every preset)",
+        apply: |k, v| {
+            ppc(k).text_order = match v {
+                "link" => TextOrder::Link,
+                "hot" => TextOrder::Hot,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "fget_light",
+        section: "ppc8xx",
+        needed: Needed::Newer,
+        allowed: "call | inline",
+        doc: "MPC8xx: fget_light out of line (2.6.12-rc2) or its fast path inline in sys_read/sys_write (seed 003's unmeasured remark; off in every preset)",
+        apply: |k, v| {
+            ppc(k).fget_light = match v {
+                "call" => FgetLight::Call,
+                "inline" => FgetLight::Inline,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "linear_8m",
+        section: "ppc8xx",
+        needed: Needed::Newer,
+        allowed: "on | off",
+        doc: "MPC8xx: kernel linear-map TLB misses load 8 MB entries on demand, no table walk (v4.14 head_8xx.S ITLBMissLinear/DTLBMissLinear), instead of 4 KB entries",
+        apply: |k, v| on_off(v).map(|b| ppc(k).linear_8m = b),
+    },
 ];

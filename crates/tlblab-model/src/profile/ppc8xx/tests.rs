@@ -45,6 +45,7 @@ fn reload_cost_per_version_on_the_shipped_numbers() {
         let cfg = Head8xxConfig {
             version: v,
             cpu6: false,
+            linear_8m: false,
             dcache_policy: s.dcache_write_policy(),
             costs: s.handler_costs().unwrap(),
         };

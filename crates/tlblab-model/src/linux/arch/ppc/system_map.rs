@@ -329,6 +329,40 @@ impl TextLayout {
         Ok(out)
     }
 
+    /// `name`'s text moved to the first free 16-byte line after `anchor` on `anchor`'s last page
+    /// (where a compiler would put a function inlined into its caller: in the caller's text),
+    /// its size kept. Errors name the function and say when the page has no room.
+    pub fn moved_beside(&self, name: &str, anchor: &str) -> Result<TextLayout, LayoutError> {
+        let lookup = |n: &str| {
+            self.by_name.get(n).copied().ok_or_else(|| {
+                LayoutError(format!("layout {}: no function {n:?} to move or to move beside", self.name))
+            })
+        };
+        let (i, a) = (lookup(name)?, lookup(anchor)?);
+        let f = &self.functions[i];
+        let mut at = self.functions[a].end().next_multiple_of(16) + (f.addr & 15);
+        let page_end = (self.functions[a].end() - 1) | 0xfff;
+        // Past any function already there (other than the one moving).
+        while let Some(o) = self.functions.iter().enumerate().find(|&(j, o)| {
+            j != i && o.addr < at + f.size && at < o.end()
+        }) {
+            at = o.1.end().next_multiple_of(16) + (f.addr & 15);
+        }
+        if at + f.size - 1 > page_end {
+            return Err(LayoutError(format!(
+                "layout {}: no room for {name} ({:#x} bytes) on {anchor}'s page {:#x}",
+                self.name,
+                f.size,
+                page_end & !0xfff
+            )));
+        }
+        let mut out = self.clone();
+        out.name = format!("{}-{name}-beside-{anchor}", self.name);
+        out.functions[i].addr = at;
+        out.functions[i].note = format!("moved beside {anchor} (was {:#x})", f.addr);
+        Ok(out)
+    }
+
     /// Compare the pages of `dump.paths` with what the dump saw.
     pub fn check(&self, dump: &Dump) -> DumpCheck {
         let fp = self.footprint(dump.paths.iter().map(String::as_str)).expect("validated");

@@ -127,6 +127,8 @@ pub enum Op {
     BranchUser,
     /// Conditional branch to the bail-out path: not taken when the walk succeeds.
     BranchBail,
+    /// A branch taken on the path listed (v4.14's `blt cr7, ...Linear`).
+    BranchTaken,
     /// Store of a saved register to physical 0 + offset.
     StoreScratch(u32),
     /// Reload of a saved register from physical 0 + offset.
@@ -154,7 +156,7 @@ pub struct Insn {
 }
 
 mod handlers;
-pub use handlers::handler;
+pub use handlers::{handler, linear};
 
 /// The instructions executed for a successful reload, each with its physical text address: the
 /// build has CPU6 instructions only when `cpu6` (they shift the addresses of what follows); a
@@ -182,6 +184,27 @@ pub struct Head8xxConfig {
     /// `MD_CTR[WTDEF]`: write-through unless `CONFIG_8xx_COPYBACK` (both versions).
     pub dcache_policy: WritePolicy,
     pub costs: HandlerCosts,
+    /// v4.14's 8 MB linear-map reloads (the `linear_8m` knob): misses in [`LINEAR_TEXT`] (ITLB)
+    /// or [`LINEAR_DATA`] (DTLB) run [`linear`]'s path instead of the version's walk.
+    pub linear_8m: bool,
+}
+
+/// The kernel text the v4.14 ITLB handler maps by 8 MB entries: the first 8 MB page.
+pub const LINEAR_TEXT: std::ops::Range<u32> = KERNELBASE..KERNELBASE + (8 << 20);
+/// The model's lowmem: 32 MB of RAM (an estimate: the seed does not give the board's).
+pub const LOWMEM: u32 = 32 << 20;
+/// The kernel data the v4.14 DTLB handler maps by 8 MB entries: lowmem (its `DTLBMiss_cmp` is
+/// patched at boot to the end of the linear map).
+pub const LINEAR_DATA: std::ops::Range<u32> = KERNELBASE..KERNELBASE + LOWMEM;
+
+/// Whether `cfg` reloads `ea` through the v4.14 linear path of `h`.
+fn takes_linear(cfg: &Head8xxConfig, h: Handler, ea: u32) -> bool {
+    cfg.linear_8m
+        && match h {
+            Handler::InstructionTlbMiss => LINEAR_TEXT.contains(&ea),
+            Handler::DataTlbMiss => LINEAR_DATA.contains(&ea),
+            Handler::DataTlbError => false,
+        }
 }
 
 /// Physical memory holding 2-level 8xx page tables: 4 KB pages of 1024 words, keyed by their
@@ -351,7 +374,16 @@ pub fn handle(
     } else {
         None
     };
-    for (addr, x) in path(cfg.version, h, cfg.cpu6, kernel) {
+    let linear_path = takes_linear(cfg, h, ea).then(|| linear(h)).flatten();
+    let lin = linear_path.into_iter().flat_map(move |(table, tail, tail_addr)| {
+        table.iter().enumerate().map(move |(n, x)| {
+            let at = if n < tail { h.vector() + 4 * n as u32 } else { tail_addr + 4 * (n - tail) as u32 };
+            (at, x)
+        })
+    });
+    let walk = linear_path.is_none().then(|| path(cfg.version, h, cfg.cpu6, kernel)).into_iter().flatten();
+    let insns = lin.chain(walk);
+    for (addr, x) in insns {
         ev.instructions += 1;
         let f = cpu.icache.read(addr as u64);
         if !f.hit {
@@ -375,6 +407,7 @@ pub fn handle(
                 ev.cycles += c.alu_cycles as u64 + if kernel { 0 } else { c.taken_branch_cycles as u64 };
             }
             Op::BranchBail => ev.cycles += c.alu_cycles as u64,
+            Op::BranchTaken => ev.cycles += c.alu_cycles as u64 + c.taken_branch_cycles as u64,
             Op::StoreScratch(off) => data(&mut ev, cpu.dcache.write(off as u64, cfg.dcache_policy)),
             Op::LoadScratch(off) => data(&mut ev, cpu.dcache.read(off as u64)),
             Op::LoadL1 => {
@@ -410,7 +443,22 @@ pub fn handle(
             }
             Op::Rfi => ev.cycles += c.rfi_cycles as u64,
         }
-        if x.op == Op::MtsprRpn {
+        if x.op == Op::MtsprRpn && linear_path.is_some() {
+            // v4.14: `rlwinm r10,r10,0,0x0f800000` then `ori` SHARED | DIRTY | PRESENT: an 8 MB
+            // entry at the EA's 8 MB page, physical = EA - KERNELBASE, changed (no DTLB error).
+            let side = if h == Handler::InstructionTlbMiss { Side::Instruction } else { Side::Data };
+            let entry = TlbEntry8xx {
+                epn: ea & PageSize8xx::Size8M.epn_mask(),
+                rpn: ea & 0x0f80_0000,
+                size: PageSize8xx::Size8M,
+                asid: cpu.mmu.casid,
+                shared: true,
+                changed: true,
+                cache_inhibit: false,
+            };
+            let slot = cpu.mmu.tlb(side).reload(entry).map_err(|e| Head8xxError::Tlb(e.to_string()))?;
+            ev.result = Reload::Loaded { slot: slot as u8 };
+        } else if x.op == Op::MtsprRpn {
             let entry = TlbEntry8xx {
                 epn: ea & PageSize8xx::Size4K.epn_mask(),
                 rpn: pte_val & !0xfff,

@@ -48,7 +48,61 @@ pub struct Ppc8xxKnobs {
     pub writeback: Writeback,
     /// Pages written per writeback round (2.4 bdflush `ndirty` in pages; 2.6 `ratelimit_pages`).
     pub writeback_batch: u32,
+    /// Seed 003's linker question: the text in link order, or the hot paths' kernel functions
+    /// packed together ([`TextLayout::hot_ordered`] over [`HOT_PATHS`]).
+    #[serde(default, skip_serializing_if = "TextOrder::is_link")]
+    pub text_order: TextOrder,
+    /// BenH's remark in seed 003: `fget_light` out of line (2.6.12-rc2 fs/file_table.c) or its
+    /// fast path inline in `sys_read`/`sys_write`, its text on their page.
+    #[serde(default, skip_serializing_if = "FgetLight::is_call")]
+    pub fget_light: FgetLight,
+    /// Kernel linear-map misses load 8 MB entries without a table walk (`ITLBMissLinear` /
+    /// `DTLBMissLinear` of v4.14 head_8xx.S) instead of 4 KB ones from `swapper_pg_dir`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linear_8m: bool,
 }
+
+/// How the kernel text is ordered (seed 003: "bring the hotpath functions into the same pages").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TextOrder {
+    /// The version's link order (the shipped layouts).
+    #[default]
+    Link,
+    /// The kernel functions of [`HOT_PATHS`] moved together, first use first, as a linker's
+    /// hot-text section would place them.
+    Hot,
+}
+
+impl TextOrder {
+    pub fn is_link(&self) -> bool {
+        *self == TextOrder::Link
+    }
+}
+
+/// Where `fget_light`'s text lies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FgetLight {
+    /// Out of line in fs/file_table.o (2.6.12-rc2), a page of its own on dd's paths.
+    #[default]
+    Call,
+    /// Its single-task fast path inline in its callers (fs/read_write.o): modelled as its text
+    /// moved onto `sys_write`'s page, size kept (the call and prologue it would save are
+    /// ignored), one copy for both callers.
+    Inline,
+}
+
+impl FgetLight {
+    pub fn is_call(&self) -> bool {
+        *self == FgetLight::Call
+    }
+}
+
+/// The paths whose kernel functions `text_order = hot` packs together: dd's loop, its two
+/// system calls, the writeback of a page and the timer tick (`tlblab layout`'s default).
+pub const HOT_PATHS: [&str; 6] =
+    ["dd_read_user", "sys_read", "dd_write_user", "sys_write", "writeback", "timer_tick"];
 
 /// Who writes the dirty pages back. On this uniprocessor a kernel thread's time is real time but
 /// not dd's user or sys time (`time` reports the task's own ticks).
@@ -156,9 +210,9 @@ fn kernel_paths(text: &TextLayout, data: &DataLayout) -> Result<Paths8xx, String
 }
 
 /// Physical placement of what the kernel maps (an estimate: the seed gives no memory map).
-/// Lowmem is mapped linearly at KERNELBASE by 4 KB kernel PTEs (2.6.12-rc2 `mapin_ram`); user
-/// pages sit above `USER_PHYS`.
-const LOWMEM: u32 = 32 << 20;
+/// Lowmem (`head_8xx::LOWMEM`) is mapped linearly at KERNELBASE by 4 KB kernel PTEs (2.6.12-rc2
+/// `mapin_ram`); user pages sit above `USER_PHYS`.
+const LOWMEM: u32 = head_8xx::LOWMEM;
 const TABLES_PHYS: u32 = 0x0010_0000;
 const USER_PHYS: u32 = 0x0180_0000;
 /// `M_CASID` of dd's address space (2.6: its mm context; 2.4: every context is 0 after `tlbia`).
@@ -202,11 +256,22 @@ impl Machine8xx {
         text: Arc<TextLayout>,
         data: Arc<DataLayout>,
     ) -> Result<Machine8xx, String> {
+        let text = match knobs.text_order {
+            TextOrder::Link => text,
+            TextOrder::Hot => Arc::new(text.hot_ordered(&HOT_PATHS).map_err(|e| e.to_string())?),
+        };
+        let text = match knobs.fget_light {
+            FgetLight::Call => text,
+            FgetLight::Inline => {
+                Arc::new(text.moved_beside("fget_light", "sys_write").map_err(|e| e.to_string())?)
+            }
+        };
         let s =
             p.ppc8xx().ok_or("a software-loaded TLB needs the profile's [caches], [mmu8xx], [head_8xx]")?;
         let cfg = Head8xxConfig {
             version: knobs.version,
             cpu6: false,
+            linear_8m: knobs.linear_8m,
             dcache_policy: s.dcache_write_policy(),
             costs: s.handler_costs()?,
         };

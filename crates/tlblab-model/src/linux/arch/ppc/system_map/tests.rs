@@ -169,7 +169,7 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
     let costs = prof.handler_costs().unwrap();
     let run = |version: Version, text: &str, hz_every: u32, pin: bool, lose: bool| -> (f64, f64, f64) {
         let l = load("replay", text);
-        let cfg = Head8xxConfig { version, cpu6: false, dcache_policy: prof.dcache_write_policy(), costs };
+        let cfg = Head8xxConfig { version, cpu6: false, linear_8m: false, dcache_policy: prof.dcache_write_policy(), costs };
         let mut t = PageTables8xx::new(0x0100_0000);
         let swapper = t.new_pgd();
         let user = t.new_pgd();
@@ -243,4 +243,40 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
     // A lost pin is the unpinned case, slightly worse: RSV4I stays set, so the counter has only 28
     // slots left.
     assert!(total(r26l) >= total(r26), "{r26l:?} vs {r26:?}");
+}
+
+#[test]
+fn fget_light_beside_sys_write_takes_a_page_off_both_system_calls() {
+    let l = load("26", l26());
+    let moved = l.moved_beside("fget_light", "sys_write").unwrap();
+    let f = moved.function("fget_light").unwrap();
+    let w = moved.function("sys_write").unwrap();
+    assert_eq!(f.addr & !0xfff, w.addr & !0xfff, "on sys_write's page");
+    assert!(f.addr >= w.end() && f.size == l.function("fget_light").unwrap().size);
+    for p in ["sys_read", "sys_write"] {
+        let (before, after) = (l.footprint([p]).unwrap(), moved.footprint([p]).unwrap());
+        assert_eq!(after.kernel_pages.len() + 1, before.kernel_pages.len(), "{p}");
+        assert_eq!(after.bytes, before.bytes, "{p}: moved, not resized");
+        assert!(!after.kernel_pages.contains(&0xc004_b000), "{p}");
+    }
+    // Unknown names and a full page are one-line errors.
+    assert!(l.moved_beside("nope", "sys_write").unwrap_err().0.contains("no function \"nope\""));
+    let big = l.function("generic_file_buffered_write").map(|f| f.name.clone());
+    if let Some(big) = big {
+        // A function cannot be moved onto a page it does not fit on: fill the rest of
+        // sys_write's page by moving functions there until one does not fit.
+        let mut cur = l.clone();
+        let mut refused = false;
+        for name in [big.as_str(), "vfs_write", "vfs_read", "__clear_user", "read_zero", "ext2_new_block"] {
+            match cur.moved_beside(name, "sys_write") {
+                Ok(n) => cur = n,
+                Err(e) => {
+                    assert!(e.0.contains("no room") && !e.0.contains('\n'), "{e}");
+                    refused = true;
+                    break;
+                }
+            }
+        }
+        assert!(refused, "sys_write's page never filled up");
+    }
 }

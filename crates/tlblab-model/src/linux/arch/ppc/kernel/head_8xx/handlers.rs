@@ -349,3 +349,80 @@ pub fn handler(version: Version, handler: Handler) -> &'static [Insn] {
         (Version::V2_6, Handler::DataTlbError) => &DTLBERR_26,
     }
 }
+
+// --- v4.14: the kernel linear map by 8 MB entries, no table walk ------------------------------
+//
+// arch/powerpc/kernel/head_8xx.S of v4.14 (4 KB pages, no CONFIG_PIN_TLB_TEXT, so
+// ITLB_MISS_KERNEL; no CPU6, CPU15, perf counters): a miss whose EA lies in the linear map
+// (ITLB: KERNELBASE + 8 MB, "kernel code fits into the first 8M page"; DTLB: up to the end of
+// lowmem, `DTLBMiss_cmp` patched at boot) branches to `ITLBMissLinear` / `DTLBMissLinear`,
+// which write an 8 MB entry straight from the EA: no level-1 or PTE load, the scratch registers
+// are SPRGs, not memory. Each table is the vector part then the tail after 0x2000 ([`linear`]
+// says where the tail starts). Saving to an SPRG is costed as an MMU `mtspr` (conservative).
+
+static ITLB_LINEAR_414: [Insn; 21] = [
+    i(Op::Mtspr, "mtspr SPRG_SCRATCH2,r3"),
+    i(Op::Mtspr, "mtspr SPRG_SCRATCH0,r10"),
+    i(Op::Mtspr, "mtspr SPRG_SCRATCH1,r11"),
+    i(Op::Mfspr, "mfspr r10,SRR0"),
+    i(Op::Alu, "mfcr r3"),
+    i(Op::Alu, "rlwinm r11,r10,16,0xfff8"),
+    i(Op::Alu, "cmpli cr0,r11,PAGE_OFFSET@h"),
+    i(Op::Alu, "cmpli cr7,r11,(PAGE_OFFSET+0x800000)@h"),
+    i(Op::Mfspr, "mfspr r11,M_TW"),
+    i(Op::Alu, "blt+ 3f"),
+    i(Op::BranchTaken, "blt cr7,ITLBMissLinear"),
+    // ITLBMissLinear:
+    i(Op::Alu, "mtcr r3"),
+    i(Op::Alu, "li r11,MI_PS8MEG|MI_SVALID|_PAGE_EXEC"),
+    i(Op::Mtspr, "mtspr MI_TWC,r11"),
+    i(Op::Alu, "rlwinm r10,r10,0,0x0f800000"),
+    i(Op::Alu, "ori r10,r10,0xf0|MI_SPS16K|_PAGE_SHARED|_PAGE_DIRTY|_PAGE_PRESENT"),
+    i(Op::MtsprRpn, "mtspr MI_RPN,r10"),
+    i(Op::Mfspr, "mfspr r3,SPRG_SCRATCH2"),
+    i(Op::Mfspr, "mfspr r10,SPRG_SCRATCH0"),
+    i(Op::Mfspr, "mfspr r11,SPRG_SCRATCH1"),
+    i(Op::Rfi, "rfi"),
+];
+
+static DTLB_LINEAR_414: [Insn; 26] = [
+    i(Op::Mtspr, "mtspr SPRG_SCRATCH2,r3"),
+    i(Op::Mtspr, "mtspr SPRG_SCRATCH0,r10"),
+    i(Op::Mtspr, "mtspr SPRG_SCRATCH1,r11"),
+    i(Op::Alu, "mfcr r3"),
+    i(Op::Mfspr, "mfspr r10,MD_EPN"),
+    i(Op::Alu, "rlwinm r11,r10,16,0xfff8"),
+    i(Op::Alu, "cmpli cr0,r11,PAGE_OFFSET@h"),
+    i(Op::Mfspr, "mfspr r11,M_TW"),
+    i(Op::Alu, "blt+ 3f"),
+    i(Op::Alu, "rlwinm r11,r10,16,0xfff8"),
+    i(Op::Alu, "cmpli cr0,r11,VIRT_IMMR_BASE@h"),
+    i(Op::Alu, "cmpli cr7,r11,(PAGE_OFFSET+lowmem)@h"),
+    i(Op::Alu, "beq- DTLBMissIMMR"),
+    i(Op::BranchTaken, "blt cr7,DTLBMissLinear"),
+    // DTLBMissLinear:
+    i(Op::Alu, "mtcr r3"),
+    i(Op::Alu, "li r11,MD_PS8MEG|MD_SVALID"),
+    i(Op::Mtspr, "mtspr MD_TWC,r11"),
+    i(Op::Alu, "rlwinm r10,r10,0,0x0f800000"),
+    i(Op::Alu, "ori r10,r10,0xf0|MD_SPS16K|_PAGE_SHARED|_PAGE_DIRTY|_PAGE_PRESENT"),
+    i(Op::MtsprRpn, "mtspr MD_RPN,r10"),
+    i(Op::Alu, "li r11,RPN_PATTERN"),
+    i(Op::Mtspr, "mtspr DAR,r11"),
+    i(Op::Mfspr, "mfspr r3,SPRG_SCRATCH2"),
+    i(Op::Mfspr, "mfspr r10,SPRG_SCRATCH0"),
+    i(Op::Mfspr, "mfspr r11,SPRG_SCRATCH1"),
+    i(Op::Rfi, "rfi"),
+];
+
+/// The v4.14 linear-map path of a miss handler: its instructions, the index where the tail
+/// begins and the tail's physical address. v4.14 puts the tails after 0x2000 ("not enough space
+/// in the DataStoreTLBMiss area"): `DTLBMissIMMR` (13 instructions), `DTLBMissLinear` (12), then
+/// `ITLBMissLinear`. `None` for `DataTLBError`, which has none (a linear entry is written dirty).
+pub fn linear(handler: Handler) -> Option<(&'static [Insn], usize, u32)> {
+    match handler {
+        Handler::InstructionTlbMiss => Some((&ITLB_LINEAR_414, 11, 0x2000 + 4 * 25)),
+        Handler::DataTlbMiss => Some((&DTLB_LINEAR_414, 14, 0x2000 + 4 * 13)),
+        Handler::DataTlbError => None,
+    }
+}
