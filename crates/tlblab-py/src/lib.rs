@@ -142,6 +142,67 @@ fn sweep(
     }
 }
 
+/// `tlblab advise --json`. `prefill(vary, threads, dir)`, when given (with `out`), is called with
+/// the GIL before each sweep with the sweep's `--vary` values, thread counts and store directory;
+/// what it stores there the sweep reuses. An exception it raises stops advise and is raised
+/// unchanged.
+#[pyfunction]
+#[pyo3(signature = (machine, workload, threads=None, kernel=None, set=vec![], param=vec![], duration=None, warmup=None, iterations=3, jobs=None, out=None, prefill=None))]
+#[allow(clippy::too_many_arguments)]
+fn advise(
+    py: Python<'_>,
+    machine: String,
+    workload: String,
+    threads: Option<Vec<u32>>,
+    kernel: Option<String>,
+    set: Vec<String>,
+    param: Vec<String>,
+    duration: Option<String>,
+    warmup: Option<String>,
+    iterations: u32,
+    jobs: Option<usize>,
+    out: Option<PathBuf>,
+    prefill: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    if prefill.is_some() && out.is_none() {
+        return Err(PyValueError::new_err("prefill: needs out, the shared results directory"));
+    }
+    if let Some(d) = out.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        return Err(PyValueError::new_err(format!("out {}: is a file; give a directory", d.display())));
+    }
+    if !(2..=results::MAX_ITERATIONS).contains(&(iterations as u64)) {
+        return Err(PyValueError::new_err(format!(
+            "iterations {iterations}: allowed 2 ..= {} (the significance test needs a spread)",
+            results::MAX_ITERATIONS
+        )));
+    }
+    let a = cmd::advise::AdviseArgs {
+        sim: spec(machine, workload, kernel, set, param, duration, warmup)?,
+        threads: threads.unwrap_or_default(),
+        iterations,
+        jobs,
+        json: true,
+        out,
+    };
+    // The callback's own exception, kept to raise as it was.
+    let raised: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let fill = |s: &SweepArgs, dir: &std::path::Path| -> anyhow::Result<()> {
+        let Some(cb) = &prefill else { return Ok(()) };
+        Python::attach(|py| {
+            cb.call1(py, (s.vary.clone(), s.threads.clone(), dir.to_string_lossy().into_owned())).map(drop)
+        })
+        .map_err(|e| {
+            *raised.lock().expect("not poisoned") = Some(e);
+            anyhow::anyhow!("prefill raised")
+        })
+    };
+    let done = py.detach(|| cmd::advise::advise_with(a, &fill));
+    if let Some(e) = raised.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    json(&done.map_err(err)?)
+}
+
 /// A saved result set (`reproduce --out` experiment directory or `sweep --out` directory) as the
 /// tidy table.
 #[pyfunction]
@@ -243,6 +304,7 @@ fn list() -> PyResult<String> {
 fn _tlblab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(advise, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(list, m)?)?;

@@ -122,3 +122,16 @@ def test_list_and_reproduce(tmp_path):
     assert "Mean" in df.attrs["tables"]["seed-000-ebizzy"]
     assert (tmp_path / "seed-000-ebizzy" / "summary.json").is_file()
     pd.testing.assert_frame_equal(df, tlblab.load(tmp_path / "seed-000-ebizzy"))
+
+
+def test_advise_is_exactly_advise_json(tlblab_bin):
+    r = tlblab.advise(threads=[1, 4], kernel="5.18.1", iterations=2, **SMALL)
+    cli = subprocess.run(
+        [tlblab_bin, "advise", "--machine", "haswell-ep-2s", "--workload", "tlb_flush1_threads", "--threads", "1,4",
+         "--kernel", "5.18.1", "--iterations", "2", "--duration", "50us", "--warmup", "10us", "--json"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    assert r == json.loads(cli)
+    assert r["threads"] == [1, 4] and any(k["knob"] == "ceiling" for k in r["knobs"])
+    with pytest.raises(ValueError, match="iterations 1: allowed 2"):
+        tlblab.advise(threads=[1], iterations=1, **SMALL)

@@ -68,3 +68,24 @@ def test_dask_sweep_shows_cells_done(client, monkeypatch):
     df = tlblab.sweep(client=client, threads=[1, 2], vary={"ceiling": [0, 33, 64]}, **SMALL)
     assert "6/6" in shown.getvalue() and "cell" in shown.getvalue()
     assert df["ceiling"].cat.categories.tolist() == [0, 33, 64]
+
+
+ADVISE = dict(machine="haswell-ep-2s", workload="tlb_flush1_threads", kernel="5.18.1", threads=[1, 4],
+              duration="50us", warmup="10us", iterations=2)
+
+
+def test_dask_advise_equals_the_local_advise(client, tmp_path):
+    local = tlblab.advise(**ADVISE)
+    remote = tlblab.advise(client=client, out=tmp_path / "shared", **ADVISE)
+    assert remote == local
+    # Every sweep advise ran went through the cluster into the store: the default and each
+    # applicable knob, each a result set of its own.
+    swept = sorted(p.name for p in (tmp_path / "shared").iterdir())
+    assert swept == sorted(["default"] + [k["knob"] for k in local["knobs"]])
+    assert all((tmp_path / "shared" / d / "summary.json").is_file() for d in swept)
+    assert {k["knob"] for k in local["knobs"]} >= {"ceiling", "coalesce_ipis"}
+
+
+def test_dask_advise_needs_a_shared_directory(client):
+    with pytest.raises(ValueError, match="^out: with a client"):
+        tlblab.advise(client=client, **ADVISE)

@@ -16,7 +16,7 @@ a number of seconds (``0.005``) or a ``datetime.timedelta``.
     ...                   vary={"ceiling": [0, 33, 128]}, iterations=3)
 
 A sweep's cells can run on a Dask cluster: ``tlblab.sweep(..., client=distributed.Client(...))``
-gives the same DataFrame as a local run (see ``sweep``).
+gives the same DataFrame as a local run (see ``sweep``); so can ``advise``'s sweeps.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from . import _tlblab
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["run", "sweep", "load", "reproduce", "list", "sweep_cells", "run_cell", "map_cells", "RunResult"]
+__all__ = ["run", "sweep", "advise", "load", "reproduce", "list", "sweep_cells", "run_cell", "map_cells",
+           "RunResult"]
 __version__ = _tlblab.__version__
 # The CLI's defaults (kernel preset, warm-up, seed), written once in Rust (tlblab::spec).
 _DEFAULTS = _tlblab.DEFAULTS
@@ -476,6 +477,70 @@ def map_cells(client: Any, cells: Sequence[Dict[str, Any]], fn: Optional[Callabl
                 bar.update(1)
         frames = client.gather(futures)
     return _categorical(_canonical(pd.concat(frames, ignore_index=True)))
+
+
+def advise(
+    machine: str,
+    workload: str,
+    threads: Optional[Union[int, Sequence[int]]] = None,
+    kernel: str = _DEFAULTS["kernel"],
+    set: Optional[Mapping[str, Value]] = None,
+    param: Optional[Mapping[str, Value]] = None,
+    duration: Optional[Duration] = None,
+    warmup: Duration = _DEFAULTS["warmup"],
+    iterations: int = 3,
+    jobs: Optional[int] = None,
+    out: Optional[PathLike] = None,
+    client: Any = None,
+    retries: int = 2,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """Which kernel knob setting helps ``workload`` on ``machine``, as ``tlblab advise --json``
+    prints it: the default run, the knobs whose mechanism it exercised, each swept over its values
+    (``knobs``, with Welch's p and a bootstrap interval per thread count), the setting advised
+    (``advice``, None when nothing beats the default significantly), and the attribution and
+    counters that explain it.
+
+    machine, workload, kernel, set, param, duration, warmup: as ``run``.
+    threads: task counts (default: 1, half the CPUs and all of them).
+    iterations: runs (seeds 1..N) per cell, 2 or more (the test needs a spread).
+    jobs: host threads for local runs. out: a directory keeping every sweep's runs
+    (``out/default``, ``out/<knob>``), which a rerun reuses.
+    client: a ``distributed.Client``: every sweep's cells run on the cluster (as ``sweep(...,
+    client=...)``, ``retries`` as there) into ``out``, which must then be a directory every worker
+    can reach; the advice is computed from the stored runs and is the same as a local one.
+    progress: a tqdm bar per sweep on Dask (local runs show none).
+    """
+    machine, kernel = _check(machine, workload, kernel, set, param)
+    ts = None if threads is None else _threads(threads)
+    if client is not None and out is None:
+        raise ValueError("out: with a client, give a results directory every worker can reach")
+
+    def on_dask(vary: List[str], sweep_threads: List[int], dir: str) -> None:
+        # The sweep advise is about to run, run first on the cluster into its store: advise then
+        # reuses every cell.
+        axes = {}
+        for v in vary:
+            k, _, values = v.partition("=")
+            axes[k] = values.split(",")
+        sweep(machine, workload, sweep_threads, axes, kernel, set, param, duration, warmup,
+              iterations, jobs, dir, client, retries, progress)
+
+    return _native(
+        _tlblab.advise,
+        machine,
+        workload,
+        ts,
+        kernel,
+        _pairs("set", set),
+        _pairs("param", param),
+        _duration("duration", duration),
+        _duration("warmup", warmup),
+        _int("iterations", iterations),
+        _int("jobs", jobs, optional=True),
+        None if out is None else os.fspath(out),
+        None if client is None else on_dask,
+    )
 
 
 def _existing_dir(name: str, path: Any) -> str:

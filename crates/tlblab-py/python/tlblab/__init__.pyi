@@ -46,6 +46,22 @@ def sweep(
     retries: int = 2,
     progress: bool = True,
 ) -> pd.DataFrame: ...
+def advise(
+    machine: str,
+    workload: str,
+    threads: Optional[Union[int, Sequence[int]]] = None,
+    kernel: str = ...,
+    set: Optional[Mapping[str, Value]] = None,
+    param: Optional[Mapping[str, Value]] = None,
+    duration: Optional[Duration] = None,
+    warmup: Duration = ...,
+    iterations: int = 3,
+    jobs: Optional[int] = None,
+    out: Optional[PathLike] = None,
+    client: Any = None,
+    retries: int = 2,
+    progress: bool = True,
+) -> Dict[str, Any]: ...
 def sweep_cells(
     machine: str,
     workload: str,

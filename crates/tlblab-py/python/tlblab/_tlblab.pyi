@@ -39,6 +39,23 @@ def sweep(
     """A sweep; `{"columns", "rows"}` of the tidy table, or for a shard `{"ran", "reused", "skipped"}`.
     `progress(n, total)` is called as runs finish (n just finished of total)."""
 
+def advise(
+    machine: str,
+    workload: str,
+    threads: Optional[List[int]] = None,
+    kernel: Optional[str] = None,
+    set: List[str] = ...,
+    param: List[str] = ...,
+    duration: Optional[str] = None,
+    warmup: Optional[str] = None,
+    iterations: int = 3,
+    jobs: Optional[int] = None,
+    out: Optional[str] = None,
+    prefill: Optional[Callable[[List[str], List[int], str], Any]] = None,
+) -> str:
+    """`tlblab advise --json`. `prefill(vary, threads, dir)` is called (with the GIL) before each
+    sweep with `out`'s subdirectory it will run in; what it stores there is reused."""
+
 def load(dir: str) -> str:
     """A saved result set as `{"columns", "rows"}`."""
 

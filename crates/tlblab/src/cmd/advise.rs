@@ -178,15 +178,28 @@ fn sweep_args(a: &AdviseArgs, vary: String) -> SweepArgs {
     }
 }
 
-fn run_sweep(a: &AdviseArgs, vary: String, dir: Option<&Path>) -> Result<sweep::Sweep> {
-    match sweep::sweep(&sweep_args(a, vary), dir)? {
+/// Called before each sweep that has a store, with the sweep and its directory: whatever it
+/// stores there, the sweep reuses (the Python API runs the cells on a Dask cluster this way).
+pub type Prefill<'a> = &'a dyn Fn(&SweepArgs, &Path) -> Result<()>;
+
+fn run_sweep(a: &AdviseArgs, vary: String, dir: Option<&Path>, prefill: Prefill) -> Result<sweep::Sweep> {
+    let args = sweep_args(a, vary);
+    if let Some(d) = dir {
+        prefill(&args, d)?;
+    }
+    match sweep::sweep(&args, dir)? {
         Finished::All(sw) => Ok(sw),
         Finished::Shard(_) => unreachable!("no shard given"),
     }
 }
 
 /// Runs the default and every applicable knob's sweep, and chooses.
-pub fn advise(mut a: AdviseArgs) -> Result<Advice> {
+pub fn advise(a: AdviseArgs) -> Result<Advice> {
+    advise_with(a, &|_, _| Ok(()))
+}
+
+/// [`advise`], with `prefill` run before each sweep (with `a.out` only).
+pub fn advise_with(mut a: AdviseArgs, prefill: Prefill) -> Result<Advice> {
     let profile = machines::load(&a.sim.machine)?;
     let cpus = profile.topology.cpus();
     if a.threads.is_empty() {
@@ -199,7 +212,7 @@ pub fn advise(mut a: AdviseArgs) -> Result<Advice> {
         crate::store::check_out_dir(dir, "--out")?;
     }
     let sub = |name: &str| a.out.as_ref().map(|d| d.join(name));
-    let default = run_sweep(&a, format!("kernel={}", a.sim.kernel), sub("default").as_deref())?;
+    let default = run_sweep(&a, format!("kernel={}", a.sim.kernel), sub("default").as_deref(), prefill)?;
     let base = &default.set;
     let hib = base.metric.higher_is_better;
     let label0 = base.kernels[0].clone();
@@ -214,7 +227,8 @@ pub fn advise(mut a: AdviseArgs) -> Result<Advice> {
             skipped.push((c.knob.to_string(), "its mechanism did not run in the default run".to_string()));
             continue;
         };
-        let sw = run_sweep(&a, format!("{}={}", c.knob, c.values.join(",")), sub(c.knob).as_deref())?;
+        let sw =
+            run_sweep(&a, format!("{}={}", c.knob, c.values.join(",")), sub(c.knob).as_deref(), prefill)?;
         let (per_thread, overall) = best(&sw.set, &sw.grid);
         let labels = sw.grid.labels();
         let mut at = Vec::new();

@@ -343,9 +343,9 @@ impl TextLayout {
         let mut at = self.functions[a].end().next_multiple_of(16) + (f.addr & 15);
         let page_end = (self.functions[a].end() - 1) | 0xfff;
         // Past any function already there (other than the one moving).
-        while let Some(o) = self.functions.iter().enumerate().find(|&(j, o)| {
-            j != i && o.addr < at + f.size && at < o.end()
-        }) {
+        while let Some(o) =
+            self.functions.iter().enumerate().find(|&(j, o)| j != i && o.addr < at + f.size && at < o.end())
+        {
             at = o.1.end().next_multiple_of(16) + (f.addr & 15);
         }
         if at + f.size - 1 > page_end {

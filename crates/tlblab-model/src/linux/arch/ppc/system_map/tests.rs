@@ -169,7 +169,13 @@ fn replaying_the_layouts_through_the_itlb_separates_the_versions() {
     let costs = prof.handler_costs().unwrap();
     let run = |version: Version, text: &str, hz_every: u32, pin: bool, lose: bool| -> (f64, f64, f64) {
         let l = load("replay", text);
-        let cfg = Head8xxConfig { version, cpu6: false, linear_8m: false, dcache_policy: prof.dcache_write_policy(), costs };
+        let cfg = Head8xxConfig {
+            version,
+            cpu6: false,
+            linear_8m: false,
+            dcache_policy: prof.dcache_write_policy(),
+            costs,
+        };
         let mut t = PageTables8xx::new(0x0100_0000);
         let swapper = t.new_pgd();
         let user = t.new_pgd();
