@@ -176,6 +176,40 @@ fn validate_runs_netperf_natively_and_says_why_dd_has_no_cell() {
     }
 }
 
+/// lru-file-mmap-read needs a writable memory cgroup: where there is one it gives a cell per
+/// reader count with the model's metric, else it says why it was skipped.
+#[test]
+fn validate_runs_lru_file_mmap_read_in_a_memory_cgroup_or_says_why_not() {
+    let o = tlblab(&[
+        "validate",
+        "--machine",
+        "milan-1s",
+        "--quick",
+        "--runs",
+        "1",
+        "--workload",
+        "lru-file-mmap-read",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.2",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let notes = v["notes"].to_string();
+    let cases = v["cases"].as_array().unwrap();
+    if cases.is_empty() {
+        assert!(notes.contains("lru-file-mmap-read at 1 skipped"), "{v}");
+    } else {
+        for c in cases {
+            assert_eq!(c["point"], "readers", "{c}");
+            assert_eq!(c["unit"], "seconds", "{c}");
+            assert!(c["real"]["median"].as_f64().unwrap() > 0.0, "{c}");
+        }
+        assert!(notes.contains("borrowed from `ivybridge-4c8t`"), "{notes}");
+    }
+}
+
 #[test]
 fn repeated_quick_probes_report_every_key_across_runs() {
     // A directory of its own: the other probe test counts the files in tmp_dir().

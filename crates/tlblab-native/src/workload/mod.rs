@@ -10,6 +10,7 @@
 pub mod ebizzy;
 pub mod external;
 pub mod netperf;
+pub mod vm_scalability;
 pub mod will_it_scale;
 
 use serde::Serialize;
