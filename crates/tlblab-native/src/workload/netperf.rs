@@ -1,8 +1,9 @@
 //! netperf's UDP_STREAM and TCP_STREAM on loopback, as a native runner: netperf is not packaged
 //! by the distributions the tests run on, so this is its stream loop (src/nettest_bsd.c,
 //! `send_udp_stream` / `recv_udp_stream` and `send_tcp_stream` / `recv_tcp_stream`) with mmtests'
-//! settings of the seed's era (docs/references/seeds-001-003-004.md#benchmarks-2016, and its
-//! seed-004 section: `-- -s $((SIZE+256)) -S $((SIZE+256)) -m SIZE -M SIZE`).
+//! settings of the seed's era (docs/references/seeds-001-003-004.md#benchmarks-2016 and
+//! docs/references/seeds-001-003-004.md#loopback-allocations:
+//! `-- -s $((SIZE+256)) -S $((SIZE+256)) -m SIZE -M SIZE`).
 //!
 //! What netperf does and this keeps:
 //! - `-s N` sets both `SO_SNDBUF` and `SO_RCVBUF` of the sender's data socket to N, `-S N` the
