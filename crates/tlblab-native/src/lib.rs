@@ -13,6 +13,7 @@ pub mod cpuid;
 pub mod host;
 pub mod host_profile;
 pub mod interrupts;
+pub mod memcg;
 pub mod probe;
 pub mod stats;
 pub mod sys;

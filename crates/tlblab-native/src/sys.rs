@@ -52,6 +52,31 @@ impl Mapping {
         Ok(Mapping { ptr: NonNull::new(p as *mut u8).expect("mmap never returns NULL"), len })
     }
 
+    /// `mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0)`: a read-only shared file mapping
+    /// (vm-scalability's `usemem -f FILE --readonly`). Only the `read_*` methods may touch it.
+    pub fn shared_read_only(len: usize, file: &std::fs::File) -> io::Result<Mapping> {
+        // SAFETY: a fresh mapping chosen by the kernel; no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(last_error(&format!("mmap of {len} bytes read-only")));
+        }
+        Ok(Mapping { ptr: NonNull::new(p as *mut u8).expect("mmap never returns NULL"), len })
+    }
+
+    /// Volatile loads of every 8-byte word of the page at `offset`, in order; their sum (so
+    /// none can be elided).
+    #[inline(always)]
+    pub fn read_page_words(&self, offset: usize) -> u64 {
+        assert!(offset % PAGE == 0 && offset + PAGE <= self.len);
+        let base = self.ptr.as_ptr().wrapping_add(offset) as *const u64;
+        (0..PAGE / 8).fold(0u64, |acc, i| {
+            // SAFETY: word i of a page inside this live, readable mapping.
+            acc.wrapping_add(unsafe { std::ptr::read_volatile(base.add(i)) })
+        })
+    }
+
     /// An anonymous mapping of at least `len` bytes whose start is aligned to `align` (a power
     /// of two), so transparent huge pages can back it from its first byte.
     pub fn aligned_anon(len: usize, align: usize) -> io::Result<Mapping> {
@@ -227,6 +252,25 @@ pub fn null_syscall() -> i64 {
     // SAFETY: getppid has no arguments and no side effects.
     unsafe { libc::syscall(libc::SYS_getppid) }
 }
+
+/// `statfs(2)`'s `f_type` of the filesystem holding `dir` (e.g. [`TMPFS_MAGIC`]).
+pub fn fs_magic(dir: &std::path::Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::other(format!("{}: a NUL in the path", dir.display())))?;
+    // SAFETY: `c` is a valid C string and `st` plain data the kernel fills.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        if libc::statfs(c.as_ptr(), &mut st) != 0 {
+            return Err(last_error(&format!("statfs {}", dir.display())));
+        }
+        Ok(st.f_type as i64)
+    }
+}
+
+/// tmpfs's and ramfs's `f_type`: their pages can only be reclaimed to swap.
+pub const TMPFS_MAGIC: i64 = 0x0102_1994;
+pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
 /// A sparse temporary file of `len` bytes in `dir`, already unlinked (will-it-scale's
 /// `mkstemp` + `ftruncate` + `unlink`).

@@ -204,3 +204,40 @@ fn a_host_that_surprises_the_probe_still_gets_a_profile_with_labelled_fallbacks(
         assert!(b.warnings.iter().any(|x| x.contains(w)), "{w}: {:?}", b.warnings);
     }
 }
+
+/// `[ipc]` from the pipe and socket-pair calls: absent in the recorded reports (measured since),
+/// so the section is None there; given calls, each key is the call less the system call and the
+/// copy, in cycles at the probe's clock, and names its micro-measurement; a call that does not
+/// stand above the system call leaves the section to a stand-in, with a warning.
+#[test]
+fn ipc_comes_from_the_probes_own_calls() {
+    use tlblab_native::probe::ipc::{IpcCalls, MSG};
+    use tlblab_native::stats::Summary;
+    let (file, text) = &fixtures()[0];
+    let mut r = ProbeReport::from_json(text).unwrap();
+    assert!(r.raw.ipc.is_none(), "{file}");
+    assert!(host_profile::build(&r, "host").unwrap().profile.ipc.is_none(), "{file}");
+    let sys = r.raw.syscall_ns.median;
+    let at = |ns: f64| Summary::of(&[ns, ns, ns]);
+    r.raw.ipc = Some(IpcCalls {
+        pipe_write_ns: at(sys + 300.0),
+        pipe_read_ns: at(sys + 250.0),
+        unix_send_ns: at(sys + 900.0),
+        unix_recv_ns: at(sys + 700.0),
+    });
+    let b = host_profile::build(&r, "host").unwrap();
+    let ipc = b.profile.ipc.as_ref().expect("[ipc] from the calls");
+    let copy_ns = MSG as f64 / r.raw.memcpy_mbps.median * 1e3;
+    let want = |extra: f64| ((extra - copy_ns) * r.clock.mhz / 1e3).round();
+    assert_eq!(ipc.pipe_write_cycles.value, want(300.0), "{}", ipc.pipe_write_cycles.source);
+    assert_eq!(ipc.unix_recv_cycles.value, want(700.0));
+    assert_eq!(ipc.pipe_write_cycles.confidence, Confidence::Measured);
+    assert!(ipc.unix_send_cycles.source.contains("micro-measurement `AF_UNIX stream send`"));
+    assert!(ipc.unix_send_cycles.source.contains("SLUB"), "{}", ipc.unix_send_cycles.source);
+    b.profile.validate().unwrap();
+    // A pipe read no slower than the system call itself: not resolved.
+    r.raw.ipc.as_mut().unwrap().pipe_read_ns = at(sys);
+    let b = host_profile::build(&r, "host").unwrap();
+    assert!(b.profile.ipc.is_none());
+    assert!(b.warnings.iter().any(|w| w.contains("`pipe read`")), "{:?}", b.warnings);
+}

@@ -135,6 +135,81 @@ fn validate_puts_real_and_simulated_side_by_side() {
     }
 }
 
+/// netperf's stream loop is tlblab-native's own (netperf is not packaged): it runs wherever two
+/// CPUs are allowed, at the two message sizes, beside the seed experiments' netperf text; dd has
+/// no x86 twin in the model and says so instead of a cell.
+#[test]
+fn validate_runs_netperf_natively_and_says_why_dd_has_no_cell() {
+    let o = tlblab(&[
+        "validate",
+        "--machine",
+        "milan-1s",
+        "--quick",
+        "--runs",
+        "1",
+        "--workload",
+        "netperf-udp",
+        "--workload",
+        "dd",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.1",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("dd: skipped") && notes.contains("MPC8xx"), "{notes}");
+    let cases = v["cases"].as_array().unwrap();
+    if v["host"]["cpus"].as_u64().unwrap() < 2 {
+        assert!(cases.is_empty() && notes.contains("netperf-udp: skipped"), "{v}");
+        return;
+    }
+    let sizes: Vec<u64> = cases.iter().map(|c| c["tasks"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [64, 8192], "{v}");
+    for c in cases {
+        assert_eq!(c["workload"], "netperf-udp", "{c}");
+        assert_eq!(c["point"], "msg bytes", "{c}");
+        assert_eq!(c["unit"], "10^6bits/s", "{c}");
+        assert!(c["real"]["median"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["sim"]["median"].as_f64().unwrap() > 0.0, "{c}");
+    }
+}
+
+/// lru-file-mmap-read needs a writable memory cgroup: where there is one it gives a cell per
+/// reader count with the model's metric, else it says why it was skipped.
+#[test]
+fn validate_runs_lru_file_mmap_read_in_a_memory_cgroup_or_says_why_not() {
+    let o = tlblab(&[
+        "validate",
+        "--machine",
+        "milan-1s",
+        "--quick",
+        "--runs",
+        "1",
+        "--workload",
+        "lru-file-mmap-read",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.2",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let notes = v["notes"].to_string();
+    let cases = v["cases"].as_array().unwrap();
+    if cases.is_empty() {
+        assert!(notes.contains("lru-file-mmap-read at 1 skipped"), "{v}");
+    } else {
+        for c in cases {
+            assert_eq!(c["point"], "readers", "{c}");
+            assert_eq!(c["unit"], "seconds", "{c}");
+            assert!(c["real"]["median"].as_f64().unwrap() > 0.0, "{c}");
+        }
+        assert!(notes.contains("borrowed from `ivybridge-4c8t`"), "{notes}");
+    }
+}
+
 #[test]
 fn repeated_quick_probes_report_every_key_across_runs() {
     // A directory of its own: the other probe test counts the files in tmp_dir().

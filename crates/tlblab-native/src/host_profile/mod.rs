@@ -8,8 +8,8 @@
 use tlblab_model::hw::ipi::ApicMode;
 use tlblab_model::hw::tlb::{Inclusion, Replacement, Serves};
 use tlblab_model::profile::{
-    Coherence, Confidence, Cpu, Features, Ipi, KernelCosts, MachineProfile, Memory, PageAllocProfile,
-    Sourced, Tlb, Topology, Walk, WalkKind, SCHEMA_VERSION, STEP_FACTORS,
+    Coherence, Confidence, Cpu, Features, IpcProfile, Ipi, KernelCosts, MachineProfile, Memory,
+    PageAllocProfile, Sourced, Tlb, Topology, Walk, WalkKind, SCHEMA_VERSION, STEP_FACTORS,
 };
 
 use crate::probe::ProbeReport;
@@ -625,7 +625,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         }),
         slab: None,
         reclaim: None,
-        ipc: None,
+        ipc: ipc_section(r, &tag, &mut warnings),
         net: None,
         fs: None,
         caches: None,
@@ -635,6 +635,49 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
     };
     let profile = settle(profile, &tag, &mut warnings)?;
     Ok(Built { profile, warnings })
+}
+
+/// `[ipc]` from the probe's pipe and socket-pair calls (crate::probe::ipc): each call's time less
+/// the system call and the copy, which the model adds itself. `None` (the section is then
+/// borrowed and labelled by whoever needs it) for a report without them, or where a call does
+/// not stand above the system call's cost.
+fn ipc_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<IpcProfile> {
+    use crate::probe::ipc::{path_cycles, MSG};
+    let calls = r.raw.ipc.as_ref()?;
+    let (mhz, sys, copy) = (r.clock.mhz, r.raw.syscall_ns.median, r.raw.memcpy_mbps.median);
+    let mut key = |what: &str, s: &crate::stats::Summary, left_in: &str| -> Option<Sourced> {
+        match path_cycles(s.median, mhz, sys, copy) {
+            Some(c) => Some(measured(
+                c.round(),
+                format!(
+                    "{tag}: micro-measurement `{what}` of {MSG} bytes with nobody waiting (no sleep, wake-up or \
+                     switch), {:.0} ns a call (median over bursts, {}), less syscall_ns ({sys:.0} ns) and the copy \
+                     at memcpy_mbps, x {mhz:.0} MHz; {left_in}",
+                    s.median,
+                    s.spread_text(0, " ns")
+                ),
+            )),
+            None => {
+                warnings.push(format!(
+                    "[ipc]: `{what}` took {:.0} ns, not above the system call ({sys:.0} ns) and the copy: \
+                     the section is left to a stand-in",
+                    s.median
+                ));
+                None
+            }
+        }
+    };
+    let pipe_left = "the page allocated every 40 writes and pipe->mutex's lock word, which the model also \
+                     charges, are left in (a few cycles a call)";
+    let unix_left =
+        "the SLUB allocation (send) or free (receive) of the skb and its kmalloc head is left in \
+                     (the probe measures no [slab]), so the model counts it twice";
+    Some(IpcProfile {
+        pipe_write_cycles: key("pipe write", &calls.pipe_write_ns, pipe_left)?,
+        pipe_read_cycles: key("pipe read", &calls.pipe_read_ns, pipe_left)?,
+        unix_send_cycles: key("AF_UNIX stream send", &calls.unix_send_ns, unix_left)?,
+        unix_recv_cycles: key("AF_UNIX stream recv", &calls.unix_recv_ns, unix_left)?,
+    })
 }
 
 /// A profile built from a probe, and what surprised the build (each a labelled fallback in the

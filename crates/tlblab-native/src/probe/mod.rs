@@ -10,6 +10,7 @@
 pub mod chase;
 pub mod clock;
 pub mod fault;
+pub mod ipc;
 pub mod shootdown;
 
 use serde::{Deserialize, Serialize};
@@ -105,6 +106,10 @@ pub struct Measurements {
     pub config_hz: Option<f64>,
     /// A thread-to-thread context switch on one CPU, wake-up included.
     pub context_switch_ns: Summary,
+    /// Pipe and AF_UNIX stream calls alone, 100 bytes each (absent in reports recorded before
+    /// they were measured).
+    #[serde(default)]
+    pub ipc: Option<ipc::IpcCalls>,
     pub clear_page_mbps: Summary,
     pub memcpy_mbps: Summary,
 }
@@ -308,13 +313,14 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     }
     interference.push((name, r));
 
-    let name = part("syscall, context switch, clear_page, memcpy");
-    let ((syscall_ns, fault_spread, context_switch_ns, clear_page_mbps, memcpy_mbps), r) =
+    let name = part("syscall, context switch, pipe and socket calls, clear_page, memcpy");
+    let ((syscall_ns, fault_spread, context_switch_ns, ipc, clear_page_mbps, memcpy_mbps), r) =
         quietest(tries, ncpu, || {
             Ok((
                 fault::syscall_ns(3 * runs, if opts.quick { 10_000 } else { 60_000 }),
                 fault::fault_spread(if opts.quick { 5_000 } else { 50_000 })?,
                 fault::context_switch_ns(cpus[0], runs, if opts.quick { 2_000 } else { 20_000 })?,
+                Some(ipc::ipc_calls(if opts.quick { 20 } else { 200 })?),
                 fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 }),
                 fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 }),
             ))
@@ -350,6 +356,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         fault_spread,
         config_hz: crate::host::config_hz(),
         context_switch_ns,
+        ipc,
         clear_page_mbps,
         memcpy_mbps,
     };

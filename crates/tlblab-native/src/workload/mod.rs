@@ -9,6 +9,8 @@
 
 pub mod ebizzy;
 pub mod external;
+pub mod netperf;
+pub mod vm_scalability;
 pub mod will_it_scale;
 
 use serde::Serialize;
@@ -154,7 +156,7 @@ impl TaskCtx<'_> {
 
 /// `TLB` and `CAL` interrupts per second while this process idles for `ms` (other tenants'
 /// shootdowns and function calls).
-fn background_rates(ms: u64) -> (Option<f64>, Option<f64>) {
+pub(crate) fn background_rates(ms: u64) -> (Option<f64>, Option<f64>) {
     let c = IpiCounter::start();
     let t = Instant::now();
     std::thread::sleep(Duration::from_millis(ms));

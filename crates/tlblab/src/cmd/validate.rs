@@ -4,8 +4,10 @@
 //! relative error of the medians, a verdict, and the IPIs per operation on both sides.
 //!
 //! Real side: tlblab-native's own loops (will-it-scale tlb_flush1/2/3 and page_fault1, ebizzy
-//! -m) and the distributions' benchmarks (rt-tests hackbench, sockperf, fs_mark), which the test
-//! script installs; one not installed is skipped with its reason. Nothing here is fitted: the
+//! -m, netperf UDP_STREAM and TCP_STREAM on loopback with mmtests' `-s/-S size+256`) and the
+//! distributions' benchmarks (rt-tests hackbench, sockperf, fs_mark), which the test script
+//! installs; one not installed is skipped with its reason. dd has no x86 twin in the model (its
+//! dd is seed 003's MPC8xx one) and says so instead of a cell. Nothing here is fitted: the
 //! profile holds the probe's primitive costs, and sections the probe does not measure are a
 //! stand-in machine's, labelled as borrowed.
 
@@ -18,6 +20,8 @@ use tlblab_model::time::Ps;
 use tlblab_model::workload::Workload;
 use tlblab_native::stats::Summary;
 use tlblab_native::workload::external::{Effort, External};
+use tlblab_native::workload::netperf::{self, NetperfSpec};
+use tlblab_native::workload::vm_scalability::{self as lru, LruSpec};
 use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
 use tlblab_report::table::Table;
 
@@ -140,11 +144,37 @@ pub const CONSISTENT: f64 = 0.25;
 /// none (the probe does not measure those paths yet): seed 004's 1-socket machine.
 const STAND_IN: &str = "ivybridge-i3-3240";
 
+/// netperf's message sizes validate runs: two of the seed's nine (64 .. 16384 B), one whose
+/// skb head is a small kmalloc and one whose head is an order-2 page
+/// (docs/references/seeds-001-003-004.md#seed-004), to keep `validate` under 10 minutes.
+pub const NETPERF_SIZES: [u64; 2] = [64, 8192];
+
+/// lru-file-mmap-read's memory: the memory cgroup's limit on the real side, `mem_mib` in the
+/// simulation (the files are ten times it, so a run reads 640 MiB an epoch).
+pub const LRU_MEM_MIB: u64 = 64;
+
+/// The stand-in whose `[reclaim]` the host profile borrows for lru-file-mmap-read: seed 001's
+/// machine (the probe measures no reclaim path).
+const RECLAIM_STAND_IN: &str = "ivybridge-4c8t";
+
+/// `dd if=/dev/zero of=FILE bs=4k`: its real counterpart is trivial, but the model's dd runs
+/// only the MPC8xx kernel's paths (seed 003): there is no x86 dd to compare with.
+const DD: &str = "dd";
+const DD_SKIPPED: &str =
+    "dd: skipped: the model's dd (seed 003) runs only the MPC8xx kernel's read/write paths \
+     (software TLB walk, linux/arch/ppc); it has no x86-64 dd or write(2) path to simulate beside a real run";
+
 /// One workload of the validation: a native loop or a distribution's benchmark.
 #[derive(Debug, Clone, Copy)]
 enum Subject {
     Native(NativeWorkload),
     External(External),
+    /// tlblab-native's netperf stream loop at [`NETPERF_SIZES`].
+    Netperf(netperf::Test),
+    /// vm-scalability lru-file-mmap-read in a memory cgroup of [`LRU_MEM_MIB`].
+    Lru,
+    /// Named so that `--workload dd` says why there is no cell.
+    Dd,
 }
 
 impl Subject {
@@ -153,6 +183,8 @@ impl Subject {
             .iter()
             .map(|(_, w)| Subject::Native(*w))
             .chain(External::ALL.into_iter().map(Subject::External))
+            .chain(netperf::Test::ALL.into_iter().map(Subject::Netperf))
+            .chain([Subject::Lru, Subject::Dd])
             .collect()
     }
 
@@ -160,10 +192,25 @@ impl Subject {
         if let Some(e) = External::parse(name) {
             return Ok(Subject::External(e));
         }
+        if let Some(t) = netperf::Test::parse(name) {
+            return Ok(Subject::Netperf(t));
+        }
+        if name == DD {
+            return Ok(Subject::Dd);
+        }
+        if name == lru::NAME {
+            return Ok(Subject::Lru);
+        }
         NativeWorkload::parse(name).map(Subject::Native).map_err(|e| {
             anyhow!(
-                "--workload: {e}; or one of the distributions' benchmarks: {}",
-                External::ALL.map(|e| e.name()).join(", ")
+                "--workload: {e}; or one of {}, {DD}",
+                External::ALL
+                    .map(|e| e.name())
+                    .into_iter()
+                    .chain(netperf::Test::ALL.map(|t| t.name()))
+                    .chain([lru::NAME])
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })
     }
@@ -172,6 +219,9 @@ impl Subject {
         match self {
             Subject::Native(w) => w.name(),
             Subject::External(e) => e.name(),
+            Subject::Netperf(t) => t.name(),
+            Subject::Lru => lru::NAME,
+            Subject::Dd => DD,
         }
     }
 }
@@ -241,6 +291,10 @@ fn borrow_sections(p: &mut MachineProfile, from: &MachineProfile) -> Result<Vec<
         p.fs.clone_from(&from.fs);
         borrowed.push("fs");
     }
+    if p.reclaim.is_none() && from.reclaim.is_some() {
+        p.reclaim.clone_from(&from.reclaim);
+        borrowed.push("reclaim");
+    }
     // Every number of a borrowed section says so.
     *p = p
         .map_sourced(&mut |k, t| {
@@ -265,6 +319,8 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             tlblab_native::workload::DEFAULT_DIR.into()
         }
     });
+    // lru-file-mmap-read's files must be reclaimable without swap: not on tmpfs.
+    let lru_dir = if lru::check_dir(&dir).is_ok() { dir.clone() } else { std::env::temp_dir() };
     let mut notes = Vec::new();
     let mut profile = match &a.machine {
         Some(m) => machines::load(m)?,
@@ -278,13 +334,15 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             b.profile
         }
     };
-    let borrowed = borrow_sections(&mut profile, &machines::load(STAND_IN)?)?;
-    if !borrowed.is_empty() {
-        notes.push(format!(
-            "the profile has no [{}] of its own (the probe does not measure those paths yet): borrowed from `{STAND_IN}`, \
-             labelled in the profile",
-            borrowed.join("], [")
-        ));
+    for stand_in in [STAND_IN, RECLAIM_STAND_IN] {
+        let borrowed = borrow_sections(&mut profile, &machines::load(stand_in)?)?;
+        if !borrowed.is_empty() {
+            notes.push(format!(
+                "the profile has no [{}] of its own (the probe does not measure those paths yet): borrowed from \
+                 `{stand_in}`, labelled in the profile",
+                borrowed.join("], [")
+            ));
+        }
     }
     let uname = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
     let (kernel_name, kernel_reason) = match &a.kernel {
@@ -307,9 +365,22 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         let points: Vec<u64> = match s {
             Subject::Native(_) => vec![1, 2],
             Subject::External(e) => e.points(cpus),
+            Subject::Netperf(_) if cpus < 2 => {
+                notes.push(format!(
+                    "{}: skipped: a sender and a receiver need 2 CPUs, this host lets us use {cpus}",
+                    s.name()
+                ));
+                vec![]
+            }
+            Subject::Netperf(_) => NETPERF_SIZES.to_vec(),
+            Subject::Lru => vec![1, 2],
+            Subject::Dd => {
+                notes.push(DD_SKIPPED.into());
+                vec![]
+            }
         };
         for point in points {
-            if matches!(s, Subject::Native(_)) && point as usize > cpus {
+            if matches!(s, Subject::Native(_) | Subject::Lru) && point as usize > cpus {
                 notes.push(format!(
                     "{}: {point} threads skipped: this host lets us use {cpus} CPU(s)",
                     s.name()
@@ -328,6 +399,20 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                         dir: dir.clone(),
                     }),
                     Subject::External(e) => e.run(point, effort, &dir),
+                    Subject::Netperf(t) => netperf::run(&NetperfSpec {
+                        test: *t,
+                        size: point,
+                        warmup: secs("warmup", warmup)?,
+                        measure: secs("seconds", seconds)?,
+                    }),
+                    Subject::Lru => lru::run(&LruSpec {
+                        mem_mib: LRU_MEM_MIB,
+                        readers: point as usize,
+                        warmup: secs("warmup", warmup)?,
+                        measure: secs("seconds", seconds)?,
+                        dir: lru_dir.clone(),
+                    }),
+                    Subject::Dd => unreachable!("dd has no points"),
                 };
                 match r {
                     Ok(r) => real.push(r),
@@ -347,6 +432,17 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                     let (warm, window) = seed_window(e.experiment(), point, a.quick)?;
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, tasks, warm, window)
                 }
+                Subject::Netperf(t) => {
+                    let text = t.sim_text(point);
+                    let (warm, window) = seed_window(t.experiment(), point, a.quick)?;
+                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, 2, warm, window)
+                }
+                Subject::Lru => {
+                    let text = lru::sim_text(LRU_MEM_MIB);
+                    let (warm, window) = seed_window("seed-001-vmscale", point, a.quick)?;
+                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, point as u32, warm, window)
+                }
+                Subject::Dd => unreachable!("dd has no points"),
             };
             let spec = |seed| RunSpec {
                 kernel: kernel.clone(),
@@ -433,6 +529,9 @@ fn s_point(s: Subject) -> String {
     match s {
         Subject::Native(_) => "threads".into(),
         Subject::External(e) => e.point_name().into(),
+        Subject::Netperf(_) => "msg bytes".into(),
+        Subject::Lru => "readers".into(),
+        Subject::Dd => String::new(),
     }
 }
 

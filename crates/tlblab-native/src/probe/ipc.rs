@@ -1,0 +1,115 @@
+//! The pipe and AF_UNIX stream primitives `[ipc]` holds, timed alone: one thread writes a
+//! burst of small messages into a pipe (or a socket pair) that nobody waits on, then reads them
+//! back, so each call is the system call and its path with no sleep, no wake-up and no context
+//! switch (the model simulates those separately). Not hackbench: a burst stays below the pipe's
+//! 16 buffers and the socket's send buffer, so no call blocks.
+//!
+//! What the model adds on top of `[ipc]`'s cycles, and the derivation therefore takes off the
+//! measured call: the system-call entry and exit (`kernel.syscall_ns`) and the copy (at
+//! `memory.memcpy_mbps`). Left in, and said so in the source: a pipe's page allocated for every
+//! `PAGE / MSG` writes and freed for as many reads (a few cycles a call), the uncontended lock
+//! word the model also simulates, and, for the socket pair, the SLUB calls of each skb and its
+//! head (the probe has no `[slab]` to take them off with): the model charges those again.
+
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::time::Instant;
+
+use crate::stats::Summary;
+use crate::sys::PAGE;
+
+/// hackbench's message size.
+pub const MSG: usize = 100;
+/// Writes per burst: 16 pipe buffers of `PAGE / MSG` merged writes each, less a margin.
+const PIPE_BURST: usize = 15 * (PAGE / MSG);
+/// Sends per burst on the socket pair (well inside the default send buffer).
+const UNIX_BURST: usize = 100;
+
+/// Per-call nanoseconds of each primitive, medians over bursts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IpcCalls {
+    pub pipe_write_ns: Summary,
+    pub pipe_read_ns: Summary,
+    pub unix_send_ns: Summary,
+    pub unix_recv_ns: Summary,
+}
+
+/// Times `bursts` bursts of writes then reads of `MSG` bytes on `w` / `r`, `n` per burst; the
+/// calling thread stays where it is (the probe pins it).
+fn bursts(
+    w: &mut impl Write,
+    r: &mut impl Read,
+    n: usize,
+    bursts: usize,
+) -> std::io::Result<(Vec<f64>, Vec<f64>)> {
+    let (msg, mut buf) = ([7u8; MSG], [0u8; MSG]);
+    let (mut ws, mut rs) = (Vec::with_capacity(bursts), Vec::with_capacity(bursts));
+    // One burst first, untimed: the pipe's pages and the sockets' slabs warm.
+    for b in 0..=bursts {
+        let t = Instant::now();
+        for _ in 0..n {
+            w.write_all(&msg)?;
+        }
+        let tw = t.elapsed().as_nanos() as f64 / n as f64;
+        let t = Instant::now();
+        for _ in 0..n {
+            r.read_exact(&mut buf)?;
+        }
+        let tr = t.elapsed().as_nanos() as f64 / n as f64;
+        if b > 0 {
+            ws.push(tw);
+            rs.push(tr);
+        }
+    }
+    Ok((ws, rs))
+}
+
+/// Measures all four primitives, `runs` bursts each.
+pub fn ipc_calls(runs: usize) -> std::io::Result<IpcCalls> {
+    let (mut pr, mut pw) = std::io::pipe()?;
+    let (pipe_w, pipe_r) = bursts(&mut pw, &mut pr, PIPE_BURST, runs)?;
+    let (mut a, mut b) = std::os::unix::net::UnixStream::pair()?;
+    let (unix_w, unix_r) = bursts(&mut a, &mut b, UNIX_BURST, runs)?;
+    Ok(IpcCalls {
+        pipe_write_ns: Summary::of(&pipe_w),
+        pipe_read_ns: Summary::of(&pipe_r),
+        unix_send_ns: Summary::of(&unix_w),
+        unix_recv_ns: Summary::of(&unix_r),
+    })
+}
+
+/// The smallest path a call can have and still be told from the system call's own spread.
+pub const FLOOR_CYCLES: f64 = 50.0;
+
+/// A primitive's path cycles: the call's `ns` at `mhz`, less the system call (`syscall_ns`) and
+/// the copy of `MSG` bytes at `memcpy_mbps`. `None` below [`FLOOR_CYCLES`] (the measurement
+/// cannot resolve the path).
+pub fn path_cycles(ns: f64, mhz: f64, syscall_ns: f64, memcpy_mbps: f64) -> Option<f64> {
+    let copy_ns = MSG as f64 / memcpy_mbps * 1e3;
+    let c = (ns - syscall_ns - copy_ns) * mhz / 1e3;
+    (c >= FLOOR_CYCLES).then_some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_cycles_take_off_what_the_model_adds() {
+        // 400 ns at 2000 MHz with a 100 ns syscall and a 10 GB/s copy (10 ns for 100 B):
+        // (400 - 100 - 10) ns x 2 cycles/ns = 580 cycles.
+        let c = path_cycles(400.0, 2000.0, 100.0, 10_000.0).unwrap();
+        assert!((c - 580.0).abs() < 1e-9, "{c}");
+        // Below the floor: not resolved.
+        assert_eq!(path_cycles(120.0, 2000.0, 100.0, 10_000.0), None);
+    }
+
+    #[test]
+    fn a_burst_never_blocks_and_times_every_call() {
+        let c = ipc_calls(2).unwrap();
+        for s in [&c.pipe_write_ns, &c.pipe_read_ns, &c.unix_send_ns, &c.unix_recv_ns] {
+            assert!(s.median > 0.0 && s.min <= s.median && s.median <= s.max);
+        }
+        assert!(PIPE_BURST * MSG < 16 * PAGE);
+    }
+}
