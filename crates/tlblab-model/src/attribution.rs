@@ -26,10 +26,13 @@ pub enum Bucket {
     /// `__remove_mapping`, `struct page` misses (its lock waits, flushes and IPIs, and the frees
     /// have their own buckets).
     Reclaim,
+    /// Waiting for the socket's DRAM bandwidth beyond a bulk transfer's own copy time
+    /// (hw/uncore.rs: the LLC misses of copies queued on the memory controllers).
+    MemWait,
     Idle,
 }
 
-pub const NR_BUCKETS: usize = 14;
+pub const NR_BUCKETS: usize = 15;
 
 /// One CPU's time by bucket, and a bit for each bucket its current step has charged, so that
 /// stretching a step (engine/sim.rs: cost noise, an SMT sibling's share) visits only those.
@@ -54,6 +57,7 @@ impl Bucket {
         Bucket::LockWait,
         Bucket::Tick,
         Bucket::Reclaim,
+        Bucket::MemWait,
         Bucket::Idle,
     ];
 
@@ -72,6 +76,7 @@ impl Bucket {
             Bucket::LockWait => "lock_wait",
             Bucket::Tick => "tick",
             Bucket::Reclaim => "reclaim",
+            Bucket::MemWait => "mem_bw_wait",
             Bucket::Idle => "idle",
         }
     }

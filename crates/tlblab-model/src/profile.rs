@@ -298,6 +298,10 @@ pub struct MachineProfile {
     /// Absent: a noiseless machine (deterministic lockstep regimes; docs/design.md#noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<NoiseProfile>,
+    /// The socket's LLC capacity and DRAM bandwidth (hw/uncore.rs). Absent: bulk transfers run at
+    /// their per-core rates alone (the 8xx and host profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncore: Option<UncoreProfile>,
 }
 
 /// A validation failure: the dotted key that is wrong and what is allowed.
@@ -540,6 +544,11 @@ impl MachineProfile {
             ] {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
+        }
+        if let Some(u) = &self.uncore {
+            check_sourced("uncore.llc_mib", &u.llc_mib, 0.25, 4096.0)?;
+            check_sourced("uncore.dram_peak_mbps", &u.dram_peak_mbps, 100.0, 10_000_000.0)?;
+            check_sourced("uncore.dram_sustained_fraction", &u.dram_sustained_fraction, 0.05, 1.0)?;
         }
         if let Some(n) = &self.net {
             for (key, v) in [

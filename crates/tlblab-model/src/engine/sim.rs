@@ -517,13 +517,17 @@ impl Simulation {
 
     /// Stretches the step that started at `now` by the share of the core its SMT siblings take
     /// (hw/smt.rs): a sibling counts while it is inside a step of its own (not spinning, not
-    /// idle). Only execution stretches: waits for acknowledgements or a lock are not scaled.
+    /// idle). Only execution stretches: waits for acknowledgements, a lock or DRAM are not scaled.
     fn share_core(&mut self, cpu: u32, now: Ps, before: &[Ps; NR_BUCKETS], d: Ps) -> Ps {
         let Some(smt) = &self.smt else { return d };
         let run = &self.ev.run;
         let f = smt.stretch_ppm(cpu, |sib| run[sib as usize].busy_until > now);
-        const WAITS: [usize; 3] =
-            [Bucket::IpiWait as usize, Bucket::LockWait as usize, Bucket::Idle as usize];
+        const WAITS: [usize; 4] = [
+            Bucket::IpiWait as usize,
+            Bucket::LockWait as usize,
+            Bucket::MemWait as usize,
+            Bucket::Idle as usize,
+        ];
         self.scale(cpu, before, d, f, |b| !WAITS.contains(&b))
     }
 

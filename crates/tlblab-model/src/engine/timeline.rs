@@ -87,6 +87,7 @@ impl Label {
                 Bucket::LockWait => "lock wait",
                 Bucket::Tick => "tick",
                 Bucket::Reclaim => "reclaim",
+                Bucket::MemWait => "DRAM bandwidth wait",
                 Bucket::Idle => "idle",
             }
             .to_string(),
@@ -668,7 +669,7 @@ impl Recorder {
 fn op_name(op: Op, done: bool) -> Option<&'static str> {
     Some(match op {
         Op::Access { .. } if !done => "page fault (user access)",
-        Op::Access { .. } | Op::Compute(_) | Op::Iteration => return None,
+        Op::Access { .. } | Op::Compute(_) | Op::Stream { .. } | Op::Iteration => return None,
         Op::CreateFile { .. } => "open+ftruncate+unlink",
         Op::Mmap { .. } => "mmap",
         Op::Munmap { .. } => "munmap",

@@ -8,4 +8,5 @@ pub mod ppc8xx;
 pub mod smt;
 pub mod tlb;
 pub mod topology;
+pub mod uncore;
 pub mod walk;

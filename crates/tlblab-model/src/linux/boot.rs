@@ -219,8 +219,17 @@ impl Kernel {
             }
             _ => None,
         };
+        let uncore = profile.uncore.as_ref().map(|u| {
+            crate::hw::uncore::Uncore::new(
+                topo.sockets,
+                topo.cpus(),
+                (u.llc_mib.value * (1u64 << 20) as f64).round() as u64,
+                u.dram_peak_mbps.value * u.dram_sustained_fraction.value,
+            )
+        });
         let mut k = Kernel {
             topo,
+            uncore,
             costs,
             config,
             cpus,

@@ -197,6 +197,9 @@ subsystems! {
 pub struct Kernel {
     // The machine as the kernel sees it, and its configuration.
     pub(in crate::linux) topo: Topology,
+    /// The sockets' LLC capacity and DRAM bandwidth (hw/uncore.rs), where the profile has an
+    /// `[uncore]` section.
+    pub(in crate::linux) uncore: Option<crate::hw::uncore::Uncore>,
     costs: Costs,
     pub(in crate::linux) config: KernelConfig,
     pub(crate) cpus: Vec<Cpu>,
@@ -319,6 +322,21 @@ impl Kernel {
                 ctx.charge(Bucket::User, d);
                 d
             }
+            Op::Stream { core, bytes, src, src_len, dst, dst_len } => {
+                ctx.irqs_on();
+                ctx.charge(Bucket::User, core);
+                if self.uncore.is_some() {
+                    let mm = (self.tasks[t].user_mm() as u64) << 48;
+                    let region =
+                        |a, len| crate::hw::uncore::Region { key: mm ^ self.reg_addr(t, a), bytes: len };
+                    let (s, d) = (region(src, src_len), region(dst, dst_len));
+                    let (cpu, socket) = (ctx.cpu, self.topo.socket_of(ctx.cpu));
+                    let u = self.uncore.as_mut().unwrap();
+                    u.hold(cpu, socket, crate::hw::uncore::SRC, Some(s));
+                    u.hold(cpu, socket, crate::hw::uncore::DST, Some(d));
+                }
+                core + self.bulk(ctx, ctx.now, bytes, core)
+            }
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
             Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
             Op::Ppc8xx(op) => self.op_8xx(ctx, op),
@@ -334,6 +352,18 @@ impl Kernel {
             Op::FsClose => self.fs_close(ctx, t),
             Op::Iteration => unreachable!("counted by the engine"),
         }
+    }
+
+    /// A bulk transfer of `bytes` (reads plus writes) from `at` that takes `core` on this CPU
+    /// alone: the time it waits beyond `core` for the socket's DRAM (hw/uncore.rs), charged to
+    /// [`Bucket::MemWait`]. Without an `[uncore]` section, none.
+    pub(in crate::linux) fn bulk(&mut self, ctx: &mut Ctx, at: Ps, bytes: u64, core: Ps) -> Ps {
+        let Some(u) = self.uncore.as_mut() else { return Ps::ZERO };
+        let w = u.transfer(self.topo.socket_of(ctx.cpu), at, bytes, core);
+        if w > Ps::ZERO {
+            ctx.charge(Bucket::MemWait, w);
+        }
+        w
     }
 
     /// What `cpu` does at an operation boundary before its next continuation or operation:

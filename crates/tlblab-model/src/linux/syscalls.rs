@@ -39,6 +39,11 @@ pub enum Op {
     Access { addr: Addr, kind: AccessKind },
     /// Pure user computation.
     Compute(Ps),
+    /// A user bulk copy (memcpy) that takes `core` on its CPU alone and moves `bytes` (reads plus
+    /// writes) between the source region of `src_len` bytes at `src` and the destination region
+    /// of `dst_len` bytes at `dst`: the regions are the CPU's streaming footprint in the LLC
+    /// (hw/uncore.rs), the bytes that miss draw on the socket's DRAM bandwidth.
+    Stream { core: Ps, bytes: u64, src: Addr, src_len: u64, dst: Addr, dst_len: u64 },
     /// A sparse file of `pages` pages (`open` + `ftruncate` + `unlink`); its id goes to `reg`.
     /// `cached`: every page is already in the page cache, as it is in the real benchmark's
     /// measured interval once the warm-up has read the whole file.

@@ -207,6 +207,20 @@ impl FsProfile {
     }
 }
 
+/// `[uncore]`: the socket's shared memory limits (hw/uncore.rs): the last-level cache's capacity
+/// and the DRAM bandwidth of its memory controllers, both per socket. Absent: bulk transfers run at
+/// their per-core rates however many CPUs copy at once (the model before issue 34).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UncoreProfile {
+    /// Last-level cache per socket, MiB.
+    pub llc_mib: Sourced,
+    /// Peak DRAM bandwidth per socket: channels x transfer rate x 8 bytes, MB/s.
+    pub dram_peak_mbps: Sourced,
+    /// The fraction of the peak a STREAM-class run sustains with every core streaming.
+    pub dram_sustained_fraction: Sourced,
+}
+
 /// `[reclaim]`: what page reclaim and a page-cache fill cost per page, beyond what is simulated
 /// (`lru_lock` and `zone->lock` waits, the pages' allocation and free, TLB flushes and IPIs,
 /// `struct page` misses, zeroing).

@@ -136,3 +136,18 @@ fn more_threads_per_core_than_a_core_tlb_serves_name_the_topology_key() {
     let e = p.validate().unwrap_err().to_string();
     assert!(e.contains("topology.threads_per_core") && e.contains("1 ..= 8"), "{e}");
 }
+
+#[test]
+fn uncore_values_are_bounded_and_name_their_key() {
+    let mut p = base();
+    p.uncore.as_mut().expect("ivybridge-4c8t has [uncore]").dram_sustained_fraction.value = 1.5;
+    let e = p.validate().unwrap_err();
+    assert_eq!(e.key, "uncore.dram_sustained_fraction.value", "{e}");
+    let mut p = base();
+    p.uncore.as_mut().unwrap().llc_mib.value = 0.0;
+    assert_eq!(p.validate().unwrap_err().key, "uncore.llc_mib.value");
+    // The section is optional: a profile without it is valid (bulk transfers at per-core rates).
+    let mut p = base();
+    p.uncore = None;
+    p.validate().unwrap();
+}

@@ -631,12 +631,6 @@ impl EbizzyTask {
         }
     }
 
-    fn compute(out: &mut Vec<Op>, fs: u64) {
-        if fs >= 1000 {
-            out.push(Op::Compute(Ps(fs / 1000)));
-        }
-    }
-
     /// memcpy(copy, src, len): per destination page, a load of each source page it reads
     /// from, a store to the page (the first one faults it in), and the copy time.
     fn memcpy(&self, dst: (usize, u64), src: u64, len: u64, out: &mut Vec<Op>) {
@@ -654,7 +648,19 @@ impl EbizzyTask {
                 }
             }
             out.push(Op::Access { addr: Addr { reg: dst.0, offset: d }, kind: AccessKind::Store });
-            Self::compute(out, n * fs_per_byte);
+            // The copy streams from the chunks (one region all threads share) into this
+            // thread's buffer: n bytes read, n written (hw/uncore.rs).
+            let fs = n * fs_per_byte;
+            if fs >= 1000 {
+                out.push(Op::Stream {
+                    core: Ps(fs / 1000),
+                    bytes: 2 * n,
+                    src: Addr { reg: ABS, offset: self.chunks_at },
+                    src_len: self.stride * self.p.chunks as u64,
+                    dst: Addr { reg: dst.0, offset: dst.1 },
+                    dst_len: len,
+                });
+            }
             done += n;
         }
     }

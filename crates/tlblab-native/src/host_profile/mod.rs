@@ -632,6 +632,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         mmu8xx: None,
         head_8xx: None,
         noise: noise(r, &tag),
+        uncore: None,
     };
     let profile = settle(profile, &tag, &mut warnings)?;
     Ok(Built { profile, warnings })

@@ -256,6 +256,8 @@ impl Kernel {
         let work = c.write + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
+        // copy_page_from_iter reads the user buffer and writes the pipe page (hw/uncore.rs).
+        now += self.bulk(ctx, now - c.copy.copy(len), 2 * len, c.copy.copy(len));
         self.pipe_unlock(pipe, now);
         // do_wakeup: data was added.
         self.pipe_wake(ctx, pipe, now);
@@ -307,6 +309,7 @@ impl Kernel {
         let work = c.read + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
+        now += self.bulk(ctx, now - c.copy.copy(copied), 2 * copied, c.copy.copy(copied));
         self.pipe_unlock(pipe, now);
         if released {
             // do_wakeup: a slot was freed for writers.

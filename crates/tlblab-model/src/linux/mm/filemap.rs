@@ -112,14 +112,17 @@ impl Kernel {
         self.counters.memory.pages_zeroed += 1;
         self.counters.filemap.pagecache_fills += 1;
         ctx.charge(Bucket::Zeroing, self.costs.memory.clear_page);
+        // The fill writes the page: it draws on the socket's DRAM as far as the LLC misses it.
+        let clear = self.costs.memory.clear_page;
+        let clear = clear + self.bulk(ctx, at + a, crate::linux::include::linux::mm_types::PAGE_SIZE, clear);
         let Some(fill) = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
             ctx.charge(Bucket::Fault, self.costs.memory.page_alloc);
-            return (pfn, a + self.costs.memory.page_alloc + self.costs.memory.clear_page);
+            return (pfn, a + self.costs.memory.page_alloc + clear);
         };
         // With reclaim: the fill's own path, and the LRU add through the pagevec.
         ctx.charge(Bucket::Fault, fill);
-        let d = a + fill + self.costs.memory.clear_page;
+        let d = a + fill + clear;
         let lru = self.lru_cache_add(ctx, at + d, pfn);
         (pfn, d + lru)
     }

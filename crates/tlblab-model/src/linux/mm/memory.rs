@@ -310,18 +310,20 @@ impl Kernel {
             // anon_vma_prepare: the VMA has its anon_vma from its first anonymous page on.
             s.mm.mms[mm as usize].vma_mut(addr).unwrap().anon_vma = true;
             let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
-            let c = if copy {
+            let (c, bytes) = if copy {
                 s.counters.memory.pages_copied += 1;
-                s.costs.memory.copy_page
+                (s.costs.memory.copy_page, 2 * PAGE_SIZE)
             } else {
                 s.counters.memory.pages_zeroed += 1;
-                s.costs.memory.clear_page
+                (s.costs.memory.clear_page, PAGE_SIZE)
             };
             // What remains of the profile's page_alloc_cycles once the allocator is simulated:
             // memcg charge, rmap and LRU add.
             ctx.charge(Bucket::Fault, s.costs.memory.page_alloc);
             ctx.charge(Bucket::Zeroing, c);
-            (pfn, a + s.costs.memory.page_alloc + c)
+            // The clear or copy draws on the socket's DRAM as far as the LLC misses it.
+            let w = s.bulk(ctx, at + a + s.costs.memory.page_alloc, bytes, c);
+            (pfn, a + s.costs.memory.page_alloc + c + w)
         };
         let new_pte = match (backing, pte.present, write) {
             // A write fault on a PTE that already allows it: another CPU upgraded it in place

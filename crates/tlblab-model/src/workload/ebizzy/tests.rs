@@ -90,9 +90,19 @@ fn memcpy_touches_every_page_and_bsearch_the_pages_on_its_path() {
         .filter(|o| matches!(o, Op::Access { addr: Addr { reg: BUF, .. }, kind: AccessKind::Load }))
         .count();
     assert_eq!(probes, 17);
-    // Copy time: 512 KiB at 7.5 GB/s = 69.9 us.
-    let copy: u64 = ops.iter().filter_map(|o| if let Op::Compute(d) = o { Some(d.0) } else { None }).sum();
+    // Copy time: 512 KiB at 7.5 GB/s = 69.9 us, 1 MiB of traffic (read + write), streaming from
+    // the 10 chunks (one shared region) into the 512 KiB buffer (hw/uncore.rs).
+    let (mut copy, mut bytes) = (0, 0);
+    for o in ops {
+        if let Op::Stream { core, bytes: b, src, src_len, dst, dst_len } = *o {
+            copy += core.0;
+            bytes += b;
+            assert_eq!((src.reg, src_len), (ABS, 10 * t.stride));
+            assert_eq!((dst.reg, dst_len), (BUF, 512 << 10));
+        }
+    }
     assert!((69_900_000..70_000_000).contains(&copy), "{copy}");
+    assert_eq!(bytes, 2 * (512 << 10));
 }
 
 #[test]

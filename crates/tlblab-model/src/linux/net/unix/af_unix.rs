@@ -194,6 +194,8 @@ impl Kernel {
         let work = c.send + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
+        // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs).
+        now += self.bulk(ctx, now - c.copy.copy(len), 2 * len, c.copy.copy(len));
         self.net.unix[pair as usize].wmem += truesize;
         // unix_state_lock(other); skb_queue_tail; unix_state_unlock; sk_data_ready.
         now = self.unix_lock(ctx, pair, now);
@@ -240,6 +242,7 @@ impl Kernel {
         let work = c.recv + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
+        now += self.bulk(ctx, now - c.copy.copy(copied), 2 * copied, c.copy.copy(copied));
         for _ in 0..drained {
             // consume_skb: the destructor (sock_wfree) first, then the head and the sk_buff.
             let p = &mut self.net.unix[pair as usize];
