@@ -165,7 +165,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tlb_flush2s_megabyte_is_256_tlbis_on_n1_and_one_range_op_on_v1() {
+    fn a_megabyte_is_256_tlbis_on_n1_and_one_range_op_on_v1() {
         assert_eq!(flush_range_tlbis(Some(256), false, 512), Tlbis::Pages { va: 256, range: 0 });
         assert_eq!(flush_range_tlbis(Some(256), true, 512), Tlbis::Pages { va: 0, range: 1 });
     }
