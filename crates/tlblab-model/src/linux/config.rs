@@ -142,7 +142,7 @@ pub fn knobs() -> impl Iterator<Item = &'static Knob> {
 }
 
 /// The subsystem sections a preset file may have.
-pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "arm64", "page_alloc", "reclaim"];
+pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64"];
 
 /// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
 fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
