@@ -116,7 +116,10 @@ fn arm64_presets_run_clean_without_ipis() {
             assert!(s.iterations.iter().sum::<u64>() > 0, "{name} {test:?}");
             assert_eq!(s.counters.smp.ipis_sent, 0, "{name} {test:?}");
             let a = s.counters.arm64.expect("arm64 counters on an arm64 kernel");
-            assert!(a.dsb_ish > 0, "{name} {test:?}: {a:?}");
+            // The tlb_flush loops flush every iteration; page_fault1 reaches its munmap only after
+            // the window, and mmap1's mapping is never touched.
+            let flushes = matches!(test, Testcase::TlbFlush1 | Testcase::TlbFlush2);
+            assert!(a.dsb_ish > 0 || !flushes, "{name} {test:?}: {a:?}");
         }
     }
 }
