@@ -50,7 +50,7 @@ pub struct Sourced {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cpu {
-    /// `intel`, `amd` or `powerpc`.
+    /// `intel`, `amd`, `powerpc` or `arm` (AArch64).
     pub vendor: String,
     /// Free-form model name, e.g. "Core i7-3770".
     pub model_name: String,
@@ -280,6 +280,9 @@ pub struct MachineProfile {
     /// Unit costs of the file-creation paths (linux/fs/namei.rs); needed only by fsmark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs: Option<FsProfile>,
+    /// AArch64: broadcast TLB maintenance (profile/arm64.rs). Required with `cpu.vendor = "arm"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlbi: Option<arm64::Tlbi>,
     /// MPC8xx: the I and D caches a miss handler runs through (profile/ppc8xx.rs). Required with
     /// `walk.kind = "software"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -399,8 +402,11 @@ impl MachineProfile {
             return Err(err("name", "must be non-empty and use only a-z, 0-9, '-' and '_'"));
         }
         let cpu = &self.cpu;
-        if !["intel", "amd", "powerpc"].contains(&cpu.vendor.as_str()) {
-            return Err(err("cpu.vendor", format!("`{}` is not one of: intel, amd, powerpc", cpu.vendor)));
+        if !["intel", "amd", "powerpc", "arm"].contains(&cpu.vendor.as_str()) {
+            return Err(err(
+                "cpu.vendor",
+                format!("`{}` is not one of: intel, amd, powerpc, arm", cpu.vendor),
+            ));
         }
         check_sourced("cpu.clock_mhz", &cpu.clock_mhz, 1.0, 10_000.0)?;
         check_source("cpu.features.source", &cpu.features.source)?;
@@ -409,6 +415,7 @@ impl MachineProfile {
         let w = &self.walk;
         check_sourced("walk.cycles", &w.cycles, 0.0, 100_000.0)?;
         self.validate_ppc8xx()?;
+        self.validate_arm64()?;
         let m = &self.memory;
         check_sourced("memory.l1d_hit_cycles", &m.l1d_hit_cycles, 0.0, 1000.0)?;
         check_sourced("memory.l2_hit_cycles", &m.l2_hit_cycles, 0.0, 1000.0)?;
@@ -772,6 +779,7 @@ impl IpiCosts {
     }
 }
 
+pub mod arm64;
 pub mod ppc8xx;
 mod topology;
 pub use topology::Topology;

@@ -212,6 +212,16 @@ pub fn check(profile: &MachineProfile, spec: &RunSpec) -> Result<KernelConfig, S
             "MPC8xx kernels (presets 2.4-8xx, 2.6-8xx) run on walk.kind = \"software\" machines only, the others on \"hardware\" ones"
         ));
     }
+    if (profile.cpu.vendor == "arm") != spec.kernel.arm64.is_some() {
+        return Err(format!(
+            "kernel `{}` {} [arm64] section; machine `{}` is {}: arm64 kernels (presets *-arm64) run on \
+             cpu.vendor = \"arm\" machines only, the others on x86 or MPC8xx ones",
+            spec.kernel.name,
+            if spec.kernel.arm64.is_some() { "has an" } else { "has no" },
+            profile.name,
+            if profile.cpu.vendor == "arm" { "an Arm machine" } else { "not an Arm machine" },
+        ));
+    }
     // An x86 run allocates its pages through the page allocator: the profile must cost it.
     if profile.walk.kind == WalkKind::Hardware {
         profile.require(Section::PageAlloc).map_err(|e| e.to_string())?;

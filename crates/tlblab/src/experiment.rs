@@ -27,6 +27,10 @@ pub struct KernelColumn {
     pub preset: String,
     #[serde(default)]
     pub set: Vec<String>,
+    /// The column's own machine, where it is not the experiment's (an x86 column beside arm64
+    /// ones): the same workload and rows on another profile.
+    #[serde(default)]
+    pub machine: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -358,7 +362,13 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
         }
     }
     let mut cells = Vec::new();
+    // Each cell's machine: its column's, or the experiment's.
+    let mut machines_of = Vec::new();
     for k in &e.kernels {
+        let column = match &k.machine {
+            Some(m) => machines::load(m)?,
+            None => profile.clone(),
+        };
         let kernel = kernel_config(&k.preset, &k.set)?;
         for &row in e.rows() {
             let workload = Workload::parse(&e.workload_at(row)).map_err(|m| anyhow!(m))?;
@@ -375,9 +385,22 @@ pub fn run(e: &Experiment, quick: bool, opts: &RunOptions) -> Result<Finished<Re
                 warmup,
                 measure,
             });
+            machines_of.push(column.clone());
         }
     }
-    let ran = results::run_cells(&profile, &cells, opts).map_err(|err| anyhow!("{}: {err:#}", e.name))?;
+    // Consecutive cells of one machine run together; their runs keep the cells' order.
+    let mut ran = results::Ran { runs: Vec::new(), reused: 0, ran: 0, skipped: 0 };
+    let mut a = 0;
+    while a < cells.len() {
+        let b = (a..cells.len()).find(|&i| machines_of[i] != machines_of[a]).unwrap_or(cells.len());
+        let group = RunOptions { first_cell: opts.first_cell + a, ..opts.clone() };
+        let r = results::run_cells(&machines_of[a], &cells[a..b], &group)
+            .map_err(|err| anyhow!("{}: {err:#}", e.name))?;
+        ran.runs.extend(r.runs);
+        (ran.reused, ran.ran, ran.skipped) =
+            (ran.reused + r.reused, ran.ran + r.ran, ran.skipped + r.skipped);
+        a = b;
+    }
     if opts.shard.is_some() {
         return Ok(Finished::Shard(ran));
     }

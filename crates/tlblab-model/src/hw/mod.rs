@@ -1,5 +1,6 @@
 //! Hardware models: one module per hardware thing, named as the hardware names it.
 
+pub mod arm64;
 pub mod coherence;
 pub mod cpumask;
 pub mod ipi;

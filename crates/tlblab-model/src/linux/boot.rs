@@ -227,6 +227,7 @@ impl Kernel {
                 u.dram_peak_mbps.value * u.dram_sustained_fraction.value,
             )
         });
+        let arm64_knobs = config.arm64;
         let mut k = Kernel {
             topo,
             uncore,
@@ -274,6 +275,14 @@ impl Kernel {
                     broadcast,
                 },
                 ppc8xx: m8xx,
+                // arm64 (linux/arch/arm64) on an Arm machine with an arm64 kernel (run::run has
+                // checked that they go together).
+                arm64: match (profile.cpu.vendor.as_str(), arm64_knobs) {
+                    ("arm", Some(knobs)) => {
+                        Some(Box::new(crate::linux::arch::arm64::Arm64::boot(profile, knobs, topo.cpus())))
+                    }
+                    _ => None,
+                },
             },
             oracle,
             counters: Counters::default(),

@@ -14,6 +14,7 @@
 //! A preset without `inherits` must set every knob that applies (no hidden defaults). Knobs apply
 //! in [`knobs`] order whatever the file's order (the range policy before its parameters).
 
+use crate::linux::arch::arm64::Arm64Knobs;
 use crate::linux::arch::ppc::kernel::head_8xx::Version;
 use crate::linux::arch::ppc::mm::mmu_8xx::{FgetLight, Ppc8xxKnobs, TextOrder, Writeback};
 use crate::linux::arch::x86::mm::tlb::{
@@ -38,6 +39,8 @@ pub struct KernelConfig {
     pub text: TextKnobs,
     /// An MPC8xx kernel (its `[ppc8xx]` section); `None` for the x86 kernels.
     pub ppc8xx: Option<Ppc8xxKnobs>,
+    /// An arm64 kernel (its `[arm64]` section); `None` for the x86 and MPC8xx kernels.
+    pub arm64: Option<Arm64Knobs>,
     /// The page allocator's era: which orders the per-CPU lists hold, batch, high, refill and
     /// drain (linux/mm/page_alloc.rs).
     pub page_alloc: PageAllocConfig,
@@ -68,6 +71,8 @@ pub struct Knobs {
     pub text: TextKnobs,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppc8xx: Option<Ppc8xxKnobs>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm64: Option<Arm64Knobs>,
     pub page_alloc: PageAllocConfig,
     /// `None` for an MPC8xx kernel, which models no reclaim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,6 +123,7 @@ fn on_off(v: &str) -> Result<bool, Refusal> {
     }
 }
 
+mod arm64;
 mod flush;
 mod mm;
 mod page_alloc;
@@ -127,8 +133,8 @@ mod text;
 
 /// Every knob, by subsystem section, in the order presets apply them (within a section, the
 /// range policy before its parameters, the allocator's era before the rules it refines).
-const TABLES: [&[Knob]; 6] =
-    [flush::KNOBS, mm::KNOBS, text::KNOBS, ppc8xx::KNOBS, page_alloc::KNOBS, reclaim::KNOBS];
+const TABLES: [&[Knob]; 7] =
+    [flush::KNOBS, mm::KNOBS, text::KNOBS, ppc8xx::KNOBS, arm64::KNOBS, page_alloc::KNOBS, reclaim::KNOBS];
 
 /// Every knob, in the order presets apply them.
 pub fn knobs() -> impl Iterator<Item = &'static Knob> {
@@ -136,7 +142,7 @@ pub fn knobs() -> impl Iterator<Item = &'static Knob> {
 }
 
 /// The subsystem sections a preset file may have.
-pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim"];
+pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64"];
 
 /// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
 fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
@@ -166,6 +172,7 @@ impl KernelConfig {
             mm: self.mm,
             text: self.text,
             ppc8xx: self.ppc8xx,
+            arm64: self.arm64,
             page_alloc: self.page_alloc,
             reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
             node_pages: self.node_pages,
@@ -328,6 +335,7 @@ fn blank() -> KernelConfig {
         },
         text: TextKnobs { kernel_tlb: false },
         ppc8xx: None,
+        arm64: None,
         page_alloc: PageAllocConfig::v4_9(),
         reclaim: ReclaimKnobs::V4_3,
         node_pages: None,

@@ -189,6 +189,8 @@ subsystems! {
     /// `mm_cpumask` upkeep (linux/arch/x86/mm/tlb.rs), where the kernel models v6.14's lazy mask
     /// or the mask's line.
     cpumask: Option<arch::x86::mm::tlb::MaskCounters> = Kernel::cpumask_counters;
+    /// Broadcast TLBIs, DSBs and ASIDs (linux/arch/arm64), on an arm64 kernel.
+    arm64: Option<arch::arm64::Counters> = Kernel::arm64_counters;
     /// The MPC8xx's `/proc/tlbmiss` (linux/arch/ppc/tlbmiss.rs), on a software-loaded TLB.
     tlbmiss: Option<arch::ppc::tlbmiss::Counters> = Kernel::tlbmiss;
 }

@@ -75,6 +75,7 @@ mod tests {
             net: Some(Default::default()),
             cpumask: Some(Default::default()),
             tlbmiss: Some(Default::default()),
+            arm64: Some(Default::default()),
             ..Counters::default()
         }
     }

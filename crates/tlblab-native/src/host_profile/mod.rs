@@ -628,6 +628,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         ipc: ipc_section(r, &tag, &mut warnings),
         net: None,
         fs: None,
+        tlbi: None,
         caches: None,
         mmu8xx: None,
         head_8xx: None,

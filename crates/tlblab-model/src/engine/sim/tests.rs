@@ -103,11 +103,35 @@ fn the_oracle_catches_freeing_before_the_flush() {
     assert!(s.counters.oracle.oracle_violations > 0, "{:?}", s.counters);
 }
 
+/// The arm64 presets on the Altra: every will-it-scale test runs, the oracle finds nothing, and
+/// no flush interrupts another CPU (linux/arch/arm64: broadcast TLBIs instead of IPIs).
+#[test]
+fn arm64_presets_run_clean_without_ipis() {
+    let p = profile("altra-q80");
+    for (name, _) in crate::builtin::KERNELS.iter().filter(|(n, _)| n.ends_with("-arm64")) {
+        for test in [Testcase::TlbFlush1, Testcase::TlbFlush2, Testcase::PageFault1, Testcase::Mmap1] {
+            let mut sim = wis(&p, name, test, 4, true);
+            let s = sim.run(Ps::US * 100, Ps::US * 500);
+            assert_eq!(s.counters.oracle.oracle_violations, 0, "{name} {test:?}");
+            assert!(s.iterations.iter().sum::<u64>() > 0, "{name} {test:?}");
+            assert_eq!(s.counters.smp.ipis_sent, 0, "{name} {test:?}");
+            let a = s.counters.arm64.expect("arm64 counters on an arm64 kernel");
+            // The tlb_flush loops flush every iteration; page_fault1 reaches its munmap only after
+            // the window, and mmap1's mapping is never touched.
+            let flushes = matches!(test, Testcase::TlbFlush1 | Testcase::TlbFlush2);
+            assert!(a.dsb_ish > 0 || !flushes, "{name} {test:?}: {a:?}");
+        }
+    }
+}
+
 #[test]
 fn every_preset_runs_clean() {
     let p = profile("ivybridge-4c8t");
-    // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs).
-    for (name, _) in crate::builtin::KERNELS.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+    // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs;
+    // the arm64 ones on an Arm machine: below).
+    for (name, _) in
+        crate::builtin::KERNELS.iter().filter(|(n, _)| !n.ends_with("-8xx") && !n.ends_with("-arm64"))
+    {
         for test in [
             Testcase::TlbFlush1,
             Testcase::TlbFlush2,
@@ -308,8 +332,11 @@ fn every_preset_runs_seed_000_ebizzy_with_mmap_lock_clean() {
     // ebizzy with glibc-mmap munmaps under mmap_lock for write while faults sleep on it: lazy
     // CPUs all the time. The oracle holds lazy CPUs to the running rule under `send`.
     let p = profile("ivybridge-4c8t");
-    // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs).
-    for (name, _) in crate::builtin::KERNELS.iter().filter(|(n, _)| !n.ends_with("-8xx")) {
+    // The x86 presets (the MPC8xx ones run dd on a software-loaded TLB: workload/dd/tests.rs;
+    // the arm64 ones on an Arm machine: `arm64_presets_run_clean_without_ipis`).
+    for (name, _) in
+        crate::builtin::KERNELS.iter().filter(|(n, _)| !n.ends_with("-8xx") && !n.ends_with("-arm64"))
+    {
         let spec = crate::run::RunSpec {
             seed: 3,
             ..crate::run::RunSpec::of(name, "ebizzy alloc=glibc-mmap", 6, Ps::US * 300, Ps::MS)

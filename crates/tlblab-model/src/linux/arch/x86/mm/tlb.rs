@@ -166,6 +166,10 @@ impl Kernel {
     /// flush IPI to clear. With `cpumask_line` each set or clear is an atomic RMW on the mask's
     /// line at `at`, whose cost is added to the second value returned.
     pub fn switch_mm(&mut self, cpu: u32, mm: MmId, at: Ps) -> (bool, Ps) {
+        // arm64 has its own (linux/arch/arm64: check_and_switch_context, no mm_cpumask).
+        if self.is_arm64() {
+            return (self.arm64_switch_mm(cpu, mm), Ps::ZERO);
+        }
         let c = &mut self.cpus[cpu as usize];
         self.arch.x86.lazy.clear(cpu);
         let m = &self.mm.mms[mm as usize];
@@ -345,6 +349,11 @@ impl Kernel {
         end: u64,
         freed_tables: bool,
     ) -> Ps {
+        // arm64's tlb_flush / __flush_tlb_range: broadcast TLBIs and a DSB, no IPIs
+        // (linux/arch/arm64/include/asm/tlbflush.rs).
+        if self.is_arm64() {
+            return self.arm64_flush_tlb_range(ctx, mm, start, end, freed_tables);
+        }
         let (cpu, now) = (ctx.cpu, ctx.now);
         self.counters.tlbflush.flush_requests += 1;
         let (topo, lines) = (self.topo, self.costs.hw.lines);

@@ -1,0 +1,3 @@
+//! arch/arm64/include.
+
+pub mod asm;

@@ -1,0 +1,3 @@
+//! arch/arm64/mm.
+
+pub mod context;
