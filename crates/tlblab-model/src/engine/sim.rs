@@ -597,3 +597,5 @@ mod tests_broadcast;
 mod tests_lazy;
 #[cfg(test)]
 mod tests_smt;
+#[cfg(test)]
+mod tests_uncore;
