@@ -209,7 +209,7 @@ impl FsProfile {
 
 /// `[uncore]`: the socket's shared memory limits (hw/uncore.rs): the last-level cache's capacity
 /// and the DRAM bandwidth of its memory controllers, both per socket. Absent: bulk transfers run at
-/// their per-core rates however many CPUs copy at once (the model before issue 34).
+/// their per-core rates however many CPUs copy at once (as the model ran before this section existed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UncoreProfile {
