@@ -110,12 +110,7 @@ fn sweep(
         }))
     });
     let shard = shard.as_deref().map(Shard::parse).transpose().map_err(PyValueError::new_err)?;
-    if shard.is_some() && out.is_none() {
-        return Err(PyValueError::new_err("shard: needs out, the shared results directory"));
-    }
-    if let Some(d) = out.as_ref().filter(|d| d.exists() && !d.is_dir()) {
-        return Err(PyValueError::new_err(format!("out {}: is a file; give a directory", d.display())));
-    }
+    check_out(out.as_ref(), shard.is_some().then_some("shard"))?;
     let a = SweepArgs {
         sim: spec(machine, workload, kernel, set, param, duration, warmup)?,
         threads,
@@ -142,6 +137,18 @@ fn sweep(
     }
 }
 
+/// `out` must be a directory (or not exist yet); `needed_by` names the argument that cannot work
+/// without one.
+fn check_out(out: Option<&PathBuf>, needed_by: Option<&str>) -> PyResult<()> {
+    if let (Some(what), None) = (needed_by, out) {
+        return Err(PyValueError::new_err(format!("{what}: needs out, the shared results directory")));
+    }
+    match out.filter(|d| d.exists() && !d.is_dir()) {
+        Some(d) => Err(PyValueError::new_err(format!("out {}: is a file; give a directory", d.display()))),
+        None => Ok(()),
+    }
+}
+
 /// `tlblab advise --json`. `prefill(vary, threads, dir)`, when given (with `out`), is called with
 /// the GIL before each sweep with the sweep's `--vary` values, thread counts and store directory;
 /// what it stores there the sweep reuses. An exception it raises stops advise and is raised
@@ -164,12 +171,7 @@ fn advise(
     out: Option<PathBuf>,
     prefill: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    if prefill.is_some() && out.is_none() {
-        return Err(PyValueError::new_err("prefill: needs out, the shared results directory"));
-    }
-    if let Some(d) = out.as_ref().filter(|d| d.exists() && !d.is_dir()) {
-        return Err(PyValueError::new_err(format!("out {}: is a file; give a directory", d.display())));
-    }
+    check_out(out.as_ref(), prefill.is_some().then_some("prefill"))?;
     if !(2..=results::MAX_ITERATIONS).contains(&(iterations as u64)) {
         return Err(PyValueError::new_err(format!(
             "iterations {iterations}: allowed 2 ..= {} (the significance test needs a spread)",
