@@ -16,6 +16,7 @@ const NOT_REPRODUCED: &[&str] = &[
     "seed-000-ebizzy/full-flush-wins-by-10-percent",
     "seed-002-skylake/patch-wins-24-percent",
     "seed-002-tlb-gen/patch-wins",
+    "seed-002-tlb-gen/touch-between",
     "seed-002-tlb-gen/no-generation-below-vanilla-two-sockets",
     "seed-003-dd/pinning-restores-2.4",
     "seed-003-dd/2.4-user-dtlb-misses",
