@@ -4,11 +4,16 @@
 //! (`hw/coherence.rs`), so its cost depends on where the two CPUs sit.
 
 use super::cpumask::CpuMask;
+use super::topology::Topology;
 use crate::time::Ps;
 
-/// x2APIC logical clusters hold 16 CPUs (Linux `x2apic_cluster.c`). The model groups CPU ids
-/// 16 at a time, which matches the firmware's usual APIC-id order of cores.
-const X2APIC_CLUSTER: u32 = 16;
+/// An x2APIC logical cluster is 16 consecutive APIC IDs (Linux `x2apic_cluster.c`, v5.18:
+/// cluster = apicid >> 4): 8 cores with both their threads on an SMT part, never two packages'
+/// CPUs when a package has 16 or more IDs ([`Topology::apic_id`]).
+const X2APIC_CLUSTER_SHIFT: u32 = 4;
+
+/// More clusters than one fan-out can name (1024 APIC IDs): each further one costs its write.
+const MAX_CLUSTERS: usize = 64;
 
 /// How the local APIC addresses IPIs (decides how many ICR writes a multicast takes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -45,33 +50,52 @@ pub struct Fanout {
 impl IpiCosts {
     /// Sends one IPI to every CPU of `targets`. ICR writes are issued back to back; a target's
     /// interrupt leaves with the write that names it.
-    pub fn fanout(&self, targets: &CpuMask) -> Fanout {
+    pub fn fanout(&self, targets: &CpuMask, topo: &Topology) -> Fanout {
         let mut arrivals = Vec::with_capacity(targets.weight() as usize);
-        let (sender_busy, icr_writes) = self.fanout_into(targets, &mut arrivals);
+        let (sender_busy, icr_writes) = self.fanout_into(targets, topo, &mut arrivals);
         Fanout { sender_busy, icr_writes, arrivals }
     }
 
     /// As `fanout`, into a reused buffer (the engine's hot path); returns the sender's busy time
-    /// and the number of ICR writes.
-    pub fn fanout_into(&self, targets: &CpuMask, arrivals: &mut Vec<(u32, Ps)>) -> (Ps, u32) {
+    /// and the number of ICR writes. In cluster mode v5.18's `__x2apic_send_IPI_mask` walks the
+    /// mask in CPU order and, at the first CPU of a cluster not yet sent to, writes the ICR once
+    /// for every target of that cluster; an SMT sibling (numbered after every core) shares its
+    /// core's cluster and so its write.
+    pub fn fanout_into(
+        &self,
+        targets: &CpuMask,
+        topo: &Topology,
+        arrivals: &mut Vec<(u32, Ps)>,
+    ) -> (Ps, u32) {
         arrivals.clear();
         let mut writes = 0u32;
-        let mut last_cluster = None;
+        let mut sent = [(0u32, 0u32); MAX_CLUSTERS];
         for t in targets.iter() {
-            let new_write = match self.mode {
-                ApicMode::XapicFlat => writes == 0,
-                ApicMode::X2apicCluster => {
-                    let c = t / X2APIC_CLUSTER;
-                    let new = last_cluster != Some(c);
-                    last_cluster = Some(c);
-                    new
+            let write = match self.mode {
+                ApicMode::XapicFlat => {
+                    writes = 1;
+                    1
                 }
-                ApicMode::X2apicPhysical => true,
+                ApicMode::X2apicCluster => {
+                    let c = topo.apic_id(t) >> X2APIC_CLUSTER_SHIFT;
+                    let known = (writes as usize).min(MAX_CLUSTERS);
+                    match sent[..known].iter().find(|&&(k, _)| k == c) {
+                        Some(&(_, w)) => w,
+                        None => {
+                            writes += 1;
+                            if known < MAX_CLUSTERS {
+                                sent[known] = (c, writes);
+                            }
+                            writes
+                        }
+                    }
+                }
+                ApicMode::X2apicPhysical => {
+                    writes += 1;
+                    writes
+                }
             };
-            if new_write {
-                writes += 1;
-            }
-            arrivals.push((t, self.send * writes as u64 + self.delivery));
+            arrivals.push((t, self.send * write as u64 + self.delivery));
         }
         (self.send * writes as u64, writes)
     }
@@ -85,6 +109,9 @@ mod tests {
         IpiCosts { mode, send: Ps(100), delivery: Ps(1_000), handler_entry: Ps(500), handler_exit: Ps(200) }
     }
 
+    /// Haswell-EP: 2 sockets x 18 cores x 2 threads.
+    const HSX: Topology = Topology { sockets: 2, cores_per_socket: 18, threads_per_core: 2 };
+
     fn mask(cpus: &[u32]) -> CpuMask {
         let mut m = CpuMask::new();
         cpus.iter().for_each(|&c| m.set(c));
@@ -93,21 +120,30 @@ mod tests {
 
     #[test]
     fn flat_mode_reaches_every_target_with_one_write() {
-        let f = costs(ApicMode::XapicFlat).fanout(&mask(&[1, 2, 3]));
+        let f = costs(ApicMode::XapicFlat).fanout(&mask(&[1, 2, 3]), &HSX);
         assert_eq!((f.icr_writes, f.sender_busy), (1, Ps(100)));
         assert!(f.arrivals.iter().all(|&(_, t)| t == Ps(1_100)));
     }
 
     #[test]
     fn cluster_mode_writes_once_per_cluster() {
-        let f = costs(ApicMode::X2apicCluster).fanout(&mask(&[1, 2, 17, 40]));
+        // CPUs 1 and 2 (cores 1, 2) and 40 (core 4's sibling) share cluster 0 (APIC IDs 0-15,
+        // cores 0-7 of socket 0); 17 (core 17, ID 34) is in cluster 2; 18 (socket 1's first
+        // core, ID 64) in cluster 4: socket 1's CPUs never share socket 0's writes.
+        let f = costs(ApicMode::X2apicCluster).fanout(&mask(&[1, 2, 17, 18, 40]), &HSX);
         assert_eq!(f.icr_writes, 3);
-        assert_eq!(f.arrivals, [(1, Ps(1_100)), (2, Ps(1_100)), (17, Ps(1_200)), (40, Ps(1_300))]);
+        assert_eq!(
+            f.arrivals,
+            [(1, Ps(1_100)), (2, Ps(1_100)), (17, Ps(1_200)), (18, Ps(1_300)), (40, Ps(1_100))]
+        );
+        // Every thread of 18 cores on one socket: clusters of 8, 8 and 2 cores.
+        let all: Vec<u32> = (0..18).chain(36..54).collect();
+        assert_eq!(costs(ApicMode::X2apicCluster).fanout(&mask(&all), &HSX).icr_writes, 3);
     }
 
     #[test]
     fn physical_mode_writes_once_per_target() {
-        let f = costs(ApicMode::X2apicPhysical).fanout(&mask(&[4, 5, 6, 7]));
+        let f = costs(ApicMode::X2apicPhysical).fanout(&mask(&[4, 5, 6, 7]), &HSX);
         assert_eq!((f.icr_writes, f.sender_busy), (4, Ps(400)));
         assert_eq!(f.arrivals.last(), Some(&(7, Ps(1_400))));
     }

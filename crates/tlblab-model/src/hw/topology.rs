@@ -40,6 +40,19 @@ impl Topology {
         c
     }
 
+    /// The (x2)APIC ID firmware gives `cpu`, in the layout CPUID leaf 0xB describes: the thread
+    /// in the low bits, then the core within its package, then the package, each field as wide
+    /// as its count needs. Assumes dense core IDs (some dies number their cores with gaps,
+    /// which makes the core field wider).
+    pub fn apic_id(&self, cpu: u32) -> u32 {
+        let bits = |n: u32| 32 - n.saturating_sub(1).leading_zeros();
+        let (smt, core_bits) = (bits(self.threads_per_core), bits(self.cores_per_socket));
+        let thread = cpu / self.cores();
+        let core = self.core_of(cpu);
+        let (socket, core_in) = (core / self.cores_per_socket, core % self.cores_per_socket);
+        (socket << (smt + core_bits)) | (core_in << smt) | thread
+    }
+
     pub fn socket_of(&self, cpu: u32) -> u32 {
         let (mut core, mut socket) = (self.core_of(cpu), 0);
         while core >= self.cores_per_socket {
@@ -86,6 +99,18 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn apic_ids_put_threads_low_and_packages_high() {
+        // Haswell-EP: 18 cores need 5 bits, so a package spans 64 IDs; siblings differ in bit 0.
+        let t = Topology { sockets: 2, cores_per_socket: 18, threads_per_core: 2 };
+        assert_eq!([t.apic_id(0), t.apic_id(1), t.apic_id(17), t.apic_id(36)], [0, 2, 34, 1]);
+        assert_eq!([t.apic_id(18), t.apic_id(54)], [64, 65]);
+        let ivb = Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 2 };
+        assert_eq!((0..8).map(|c| ivb.apic_id(c)).collect::<Vec<_>>(), [0, 2, 4, 6, 1, 3, 5, 7]);
+        let one = Topology { sockets: 2, cores_per_socket: 1, threads_per_core: 1 };
+        assert_eq!([one.apic_id(0), one.apic_id(1)], [0, 1]);
+    }
 
     #[test]
     fn linux_style_enumeration() {

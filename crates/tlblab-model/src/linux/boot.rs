@@ -242,6 +242,7 @@ impl Kernel {
                         entries: VecDeque::with_capacity(topo.cpus() as usize),
                         head: RmwLine::default(),
                         drain: Default::default(),
+                        unlock_lands: Ps::ZERO,
                     })
                     .collect(),
                 shootdowns: Vec::new(),

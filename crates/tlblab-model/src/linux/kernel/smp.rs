@@ -70,6 +70,9 @@ pub struct CallQueue {
     pub head: RmwLine,
     /// The `remote_drain = max-gen` stage in progress on this CPU.
     pub drain: Drain,
+    /// When the handler's last `csd_unlock` store has its line and leaves the store buffer:
+    /// the next serialising instruction (a flush, the IRET) waits for it.
+    pub unlock_lands: Ps,
 }
 
 /// Seed 002's proposed stage in `flush_smp_call_function_queue` (`remote_drain = max-gen`),
@@ -171,24 +174,44 @@ impl Kernel {
             self.cpus[ci].taken.pop_front();
             self.counters.smp.remote_flushes_received += 1;
             let Shootdown { info, batch, .. } = self.smp.shootdowns[e.shootdown as usize];
-            // The csd line travels sender -> handler (read func/info), handler -> sender
-            // (csd_unlock invalidates the sender's copy; its spin reads it back).
+            // The csd line travels sender -> handler (llist_reverse_order's pointer chase
+            // loads each node, then func and info), handler -> sender (csd_unlock).
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
             d += hop;
             d += self.kernel_path(ctx, Path::FlushFunc);
             // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen); v4.3's
             // batched flush passes its on-stack info the same way (flush_tlb_others).
             let i = info.initiator as usize;
-            d += self.cpus[i].x86.flush_info_line.read(cpu, now + d, &topo, &lines);
+            let info_read = self.cpus[i].x86.flush_info_line.read(cpu, now + d, &topo, &lines);
+            let fence = self.smp.csqs[ci].unlock_lands;
             d += if batch {
-                self.flush_tlb_batch_pages(cpu)
+                // Its full flush is serialising: it waits for the last unlock's store too.
+                let ready = (now + d + info_read).max(fence);
+                ready - (now + d) + self.flush_tlb_batch_pages(cpu)
             } else {
-                self.run_flush_func(cpu, now + d, &info)
+                self.run_remote_flush_func(cpu, now + d, &info, info_read, fence)
             };
-            d += hop;
-            self.csd_unlock(ctx, e.shootdown, now + d + hop);
+            self.unlock_store(ctx, e.shootdown, now + d, hop);
         }
-        d + self.irq_exit(ctx)
+        d + self.store_drain(ci, now + d) + self.irq_exit(ctx)
+    }
+
+    /// `csd_unlock` at `at`, a plain store (`smp_store_release`) to the csd line, which the
+    /// sender also holds (it filled the csd and may be spinning on it): on x86 the store
+    /// retires into the store buffer and the handler goes on while the line's ownership
+    /// request (one hop to the sender) is in flight
+    /// (docs/references/machine-costs.md#memory-level-parallelism); the sender's spin then reads
+    /// the line back (a second hop), when the acknowledgement lands.
+    fn unlock_store(&mut self, ctx: &mut Ctx, sd: u32, at: Ps, hop: Ps) {
+        let ci = ctx.cpu as usize;
+        self.smp.csqs[ci].unlock_lands = self.smp.csqs[ci].unlock_lands.max(at + hop);
+        self.csd_unlock(ctx, sd, at + hop + hop);
+    }
+
+    /// The wait at a serialising instruction at `at` (the IRET of the handler's exit) for the
+    /// handler's `csd_unlock` stores to leave the store buffer.
+    fn store_drain(&self, ci: usize, at: Ps) -> Ps {
+        self.smp.csqs[ci].unlock_lands.max(at) - at
     }
 
     /// `csd_unlock` of a request of shootdown `sd`: the acknowledgement lands at the sender at
@@ -251,6 +274,8 @@ impl Kernel {
                 return d;
             }
             d += self.kernel_path(ctx, Path::FlushFunc);
+            // The flush is serialising: the last interrupt's unlock stores have drained.
+            d += self.store_drain(ci, now + d);
             let walked = std::mem::take(&mut self.smp.csqs[ci].drain.walked);
             let mut joined = std::mem::take(&mut self.smp.csqs[ci].drain.joined);
             joined.clear();
@@ -279,11 +304,10 @@ impl Kernel {
             self.smp.csqs[ci].drain.walked.pop_front();
             let initiator = self.smp.shootdowns[e.shootdown as usize].info.initiator;
             let hop = lines.transfer(topo.distance(initiator, cpu));
-            d += hop;
-            self.csd_unlock(ctx, e.shootdown, now + d + hop);
+            self.unlock_store(ctx, e.shootdown, now + d, hop);
         }
         self.smp.csqs[ci].drain.flushed = false;
-        d + self.irq_exit(ctx)
+        d + self.store_drain(ci, now + d) + self.irq_exit(ctx)
     }
 
     /// An interrupt for `cpu` will arrive at `at`.
@@ -424,7 +448,7 @@ impl Kernel {
             }
         }
         let mut fan = std::mem::take(&mut self.smp.fan);
-        let (busy, _) = ipi.fanout_into(&l.ipis, &mut fan);
+        let (busy, _) = ipi.fanout_into(&l.ipis, &topo, &mut fan);
         let icr_t0 = t0 + send;
         send += busy;
         for &(t, at) in &fan {

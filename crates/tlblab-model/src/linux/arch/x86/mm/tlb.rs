@@ -216,10 +216,34 @@ impl Kernel {
         d
     }
 
-    /// `flush_tlb_func` on `cpu` for `info` from `at`; returns its cost. Local (initiator) or
-    /// remote.
+    /// `flush_tlb_func` on `cpu` for `info` from `at`; returns its cost. The initiator's own
+    /// call (its `flush_tlb_info` is in its cache); remote handlers use
+    /// [`Kernel::run_remote_flush_func`].
     pub fn run_flush_func(&mut self, cpu: u32, at: Ps, info: &FlushInfo) -> Ps {
-        let mut cost = Ps::ZERO;
+        self.run_remote_flush_func(cpu, at, info, Ps::ZERO, Ps::ZERO)
+    }
+
+    /// `flush_tlb_func` on `cpu` for `info` from `at`, where the load of the initiator's
+    /// `flush_tlb_info` was issued at `at` and takes `info_read`, and no flushing instruction
+    /// can execute before `fence` (the handler's earlier `csd_unlock` store still draining).
+    /// Returns its cost.
+    ///
+    /// The loads overlap as the out-of-order core runs them (docs/references/machine-costs.md#memory-level-parallelism):
+    /// v4.14-v5.18 read `loaded_mm->context.tlb_gen` in the declarations, an address that does
+    /// not depend on the request, so its miss is outstanding beside the `flush_tlb_info` miss
+    /// and the two cost their longer one; the v6.0 patch reads it only after comparing
+    /// `f->new_tlb_gen` with the local generation (`read_tlb_gen = when-needed`), so its miss
+    /// starts once `f` has arrived. INVLPG, INVPCID and a CR3 write are serialising: they wait
+    /// for `fence`.
+    pub fn run_remote_flush_func(
+        &mut self,
+        cpu: u32,
+        at: Ps,
+        info: &FlushInfo,
+        info_read: Ps,
+        fence: Ps,
+    ) -> Ps {
+        let mut gen_done = Ps::ZERO;
         let knobs = self.config.flush;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let action = {
@@ -227,14 +251,20 @@ impl Kernel {
             let m = &mut mms[info.mm as usize];
             let c = &mut cpus[cpu as usize];
             let global = arch.x86.broadcast.as_ref().and(m.global_asid);
+            // Issued in the declarations (`always`) or after the test on `f` (`when-needed`).
+            let issue = if knobs.read_tlb_gen == ReadTlbGen::Always { Ps::ZERO } else { info_read };
             flush_tlb_func(&mut c.x86.st, info, &knobs, global, || {
                 counters.tlbflush.tlb_gen_reads += 1;
                 let before = m.tlb_gen_line.stats.transfers;
-                cost += m.tlb_gen_line.read(cpu, at + cost, &topo, &lines);
+                gen_done = issue + m.tlb_gen_line.read(cpu, at + issue, &topo, &lines);
                 counters.tlbflush.tlb_gen_transfers += m.tlb_gen_line.stats.transfers - before;
                 m.tlb_gen
             })
         };
+        let mut cost = info_read.max(gen_done);
+        if action.serialises() && fence > at + cost {
+            cost = fence - at;
+        }
         cost + self.apply_flush_action(cpu, at + cost, info.mm, action)
     }
 

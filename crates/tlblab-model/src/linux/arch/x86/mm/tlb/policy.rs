@@ -356,6 +356,18 @@ impl FlushAction {
         matches!(self, FlushAction::Partial { .. } | FlushAction::Full)
     }
 
+    /// The action runs a serialising instruction (INVLPG, INVPCID, a CR3 write), which waits
+    /// for the CPU's earlier stores to drain.
+    pub fn serialises(&self) -> bool {
+        matches!(
+            self,
+            FlushAction::Partial { .. }
+                | FlushAction::Full
+                | FlushAction::LeaveLazy
+                | FlushAction::GlobalAsid { reloaded: true }
+        )
+    }
+
     /// The CPU clears its bit in the request's `mm_cpumask` (it gets no further flush IPIs for
     /// the mm): always in the wrong-mm branch; on leaving lazy mode for `init_mm` only where the
     /// switch clears the previous mm's bit (eager, v4.14-v6.13: v6.14's lazy mask keeps it, and
