@@ -224,6 +224,16 @@ pub struct KernelCosts {
     /// work, which is simulated). Needed only when tasks outnumber CPUs or sleep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_switch_ns: Option<Sourced>,
+    /// `try_to_wake_up` of a task bound to another CPU of the socket, on the waker: the
+    /// task's and the target runqueue's locks, the enqueue and the preemption check. Used by
+    /// `mm.rwsem_slowpath` (zero where absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttwu_cycles: Option<Sourced>,
+    /// One rwsem slow-path section under `wait_lock` (queueing a waiter, or `rwsem_wake`'s
+    /// bookkeeping), besides the lock word and the wake-ups. Used by `mm.rwsem_slowpath` (zero
+    /// where absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwsem_section_cycles: Option<Sourced>,
     /// INVPCID of one address in one PCID (type 0), instruction cost: what page-table isolation
     /// adds to every single-page user flush for the user PCID. Needed when `cpu.features` has
     /// both `pti` and `invpcid`.
@@ -436,6 +446,13 @@ impl MachineProfile {
         }
         if let Some(cs) = &k.context_switch_ns {
             check_sourced("kernel.context_switch_ns", cs, 0.0, 10_000_000.0)?;
+        }
+        for (key, v) in
+            [("kernel.ttwu_cycles", &k.ttwu_cycles), ("kernel.rwsem_section_cycles", &k.rwsem_section_cycles)]
+        {
+            if let Some(v) = v {
+                check_sourced(key, v, 0.0, 1_000_000.0)?;
+            }
         }
         match (&k.invpcid_single_cycles, cpu.features.pti && cpu.features.invpcid) {
             (Some(c), _) => check_sourced("kernel.invpcid_single_cycles", c, 0.0, 100_000.0)?,

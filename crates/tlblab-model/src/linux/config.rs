@@ -21,7 +21,7 @@ use crate::linux::arch::x86::mm::tlb::{
     CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, LazyTest, RangePolicy, ReadTlbGen, RemoteDrain,
 };
 use crate::linux::arch::x86::text::TextKnobs;
-use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs};
+use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs, RwsemSlowpath};
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
 use crate::linux::mm::vmscan::{ReclaimKnobs, UnmapFlush};
 
@@ -332,6 +332,7 @@ fn blank() -> KernelConfig {
             free_before_flush: false,
             fault_lock: FaultLock::MmapLock,
             munmap_downgrade: false,
+            rwsem_slowpath: RwsemSlowpath::Off,
         },
         text: TextKnobs { kernel_tlb: false },
         ppc8xx: None,

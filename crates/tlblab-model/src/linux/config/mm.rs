@@ -38,6 +38,25 @@ pub(super) const KNOBS: &[Knob] = &[
         apply: |k, v| on_off(v).map(|b| k.mm.munmap_downgrade = b),
     },
     Knob {
+        name: "rwsem_slowpath",
+        section: "mm",
+        needed: Needed::Refines,
+        allowed: "off | grant | steal",
+        doc: "mmap_lock's contended path: grant = lib/rwsem.c to v3.9 (slow paths under wait_lock, \
+              the waker pays try_to_wake_up per task it wakes, a release grants the head writer); \
+              steal = v3.10-v3.15 rwsem-xadd (a head writer is woken without the lock and a running \
+              writer may steal it); off = the lock's queue only (default off)",
+        apply: |k, v| {
+            k.mm.rwsem_slowpath = match v {
+                "off" => RwsemSlowpath::Off,
+                "grant" => RwsemSlowpath::Grant,
+                "steal" => RwsemSlowpath::Steal,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
         name: "free_before_flush",
         section: "mm",
         needed: Needed::Always,

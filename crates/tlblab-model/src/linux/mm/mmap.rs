@@ -8,7 +8,7 @@
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
-use crate::linux::include::linux::mm_types::{zap_vma, Backing, FaultLock};
+use crate::linux::include::linux::mm_types::{zap_vma, Backing, FaultLock, RwsemSlowpath};
 use crate::linux::syscalls::{MapKind, Op};
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
@@ -31,6 +31,9 @@ pub enum Step {
     Unlock {
         write: bool,
     },
+    /// v3.10+ (`rwsem_slowpath = "steal"`): a writer woken without the lock, running again,
+    /// tries to take it under `wait_lock`; it sleeps again if another writer stole it.
+    WriteRetry,
     /// `vma_start_write` (v6.4) on the VMA starting at `start`: `down_write` of its `vm_lock`,
     /// which sleeps while faults hold it for read.
     VmaStartWrite {
@@ -77,6 +80,7 @@ impl Kernel {
         match s {
             Step::Lock { write } => self.mmap_lock(ctx, t, write),
             Step::Unlock { write } => self.mmap_unlock(ctx, t, write),
+            Step::WriteRetry => self.mmap_write_retry(ctx, t),
             Step::VmaStartWrite { start } => self.vma_start_write(ctx, t, start),
             Step::VmaWriteLocked { start } => self.vma_write_locked(ctx, t, start),
             Step::Locked(op) => self.syscall_body(ctx, t, op),
@@ -88,17 +92,85 @@ impl Kernel {
     }
 
     /// Takes task `t`'s `mmap_lock`, or puts the task to sleep until a release hands it over.
+    /// With `rwsem_slowpath` (v3.x), a task that finds waiters or a holder it must wait for goes
+    /// to `rwsem_down_{read,write}_failed`: it queues under `wait_lock` (the count's adjustment
+    /// and, in v3.10+, a writer's steal are made there) before it sleeps.
     fn mmap_lock(&mut self, ctx: &mut Ctx, t: usize, write: bool) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let mode = self.config.mm.rwsem_slowpath;
         let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
-        let d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        sem.steal = mode == RwsemSlowpath::Steal;
+        let mut d = sem.line.write(ctx.cpu, ctx.now, &topo, &lines);
+        // The fast path fails on a count that shows waiters or a conflicting holder.
+        let slow = mode != RwsemSlowpath::Off
+            && (sem.waiting() > 0 || sem.writer().is_some() || write && sem.readers() > 0);
         let got = sem.acquire(t, write);
+        if slow {
+            d += self.rwsem_section(ctx, t, ctx.now + d);
+        }
         ctx.lock_wait("mmap_lock", d);
         if got {
             return d;
         }
         self.counters.mmap.mmap_lock_sleeps += 1;
+        if write && mode == RwsemSlowpath::Steal {
+            // Woken without the lock, the writer tries again when it runs.
+            ctx.then(Continuation::Sys(Step::WriteRetry));
+        }
         d + self.deschedule(ctx, false, ctx.now + d)
+    }
+
+    /// One section of task `t`'s `mmap_lock` under its `wait_lock` at `at`: the spin for it,
+    /// the lock word, the section (kernel.rwsem_section_cycles). Returns the time to its end.
+    fn rwsem_section(&mut self, ctx: &mut Ctx, t: usize, at: Ps) -> Ps {
+        let (topo, lines, hold) = (self.topo, self.costs.hw.lines, self.costs.sched.rwsem_section);
+        let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
+        let start = sem.wait_lock.acquire(ctx.cpu, at, hold, &topo, &lines);
+        start + hold - at
+    }
+
+    /// `rwsem_down_write_failed`'s loop (v3.10+) for the woken writer `t`: under `wait_lock`,
+    /// take the lock if nobody holds it (the cmpxchg on the count), else sleep again.
+    fn mmap_write_retry(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let mut d = self.rwsem_section(ctx, t, ctx.now);
+        let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
+        d += sem.line.write(ctx.cpu, ctx.now + d, &topo, &lines);
+        let got = sem.retry_write(t);
+        ctx.lock_wait("mmap_lock", d);
+        if got {
+            return d;
+        }
+        self.counters.mmap.mmap_lock_sleeps += 1;
+        ctx.then(Continuation::Sys(Step::WriteRetry));
+        d + self.deschedule(ctx, false, ctx.now + d)
+    }
+
+    /// Wakes the tasks a release of task `t`'s `mmap_lock` handed it to (or, v3.10+, the head
+    /// writer it only woke), from `at`. With `rwsem_slowpath`, `rwsem_wake` runs under
+    /// `wait_lock` and pays `try_to_wake_up` for each task in turn, each woken when its call
+    /// ends. Returns the time the waker spends from `at`.
+    fn rwsem_wake(&mut self, ctx: &mut Ctx, t: usize, at: Ps, waiters: bool) -> Ps {
+        let mut woken = std::mem::take(&mut self.mm.woken);
+        let mut d = Ps::ZERO;
+        if self.config.mm.rwsem_slowpath == RwsemSlowpath::Off {
+            for &w in &woken {
+                self.wake(ctx, w, at);
+            }
+        } else if waiters {
+            let ttwu = self.costs.sched.ttwu;
+            d = self.rwsem_section(ctx, t, at);
+            for &w in &woken {
+                d += ttwu;
+                self.wake(ctx, w, at + d);
+            }
+            // The wake-ups run inside the section: wait_lock is held until the last one ends.
+            let sem = &mut self.mm.mms[self.tasks[t].user_mm() as usize].mmap_lock;
+            sem.wait_lock.release_at(at + d);
+        }
+        woken.clear();
+        self.mm.woken = woken;
+        d
     }
 
     /// `vma_start_write` (v6.4 include/linux/mm.h) by task `t`, which holds `mmap_lock` for
@@ -162,13 +234,11 @@ impl Kernel {
         let d = self.vma_end_write_all(ctx, mm, ctx.now);
         let sem = &mut self.mm.mms[mm].mmap_lock;
         let d = d + sem.line.write(ctx.cpu, ctx.now + d, &topo, &lines);
+        let waiters = sem.waiting() > 0;
         let mut woken = std::mem::take(&mut self.mm.woken);
         sem.downgrade(t, &mut woken);
-        for &w in &woken {
-            self.wake(ctx, w, ctx.now + d);
-        }
-        woken.clear();
         self.mm.woken = woken;
+        let d = d + self.rwsem_wake(ctx, t, ctx.now + d, waiters);
         ctx.lock_wait("mmap_lock", d);
         d
     }
@@ -182,11 +252,11 @@ impl Kernel {
         let d = seq + sem.line.write(ctx.cpu, ctx.now + seq, &topo, &lines);
         let mut woken = std::mem::take(&mut self.mm.woken);
         sem.release(t, write, &mut woken);
-        for &w in &woken {
-            self.wake(ctx, w, ctx.now + d);
-        }
-        woken.clear();
+        // up_read / up_write call rwsem_wake when the count shows waiters and no active holder.
+        let free = sem.readers() == 0 && sem.writer().is_none();
+        let waiters = !woken.is_empty() || sem.waiting() > 0 && free;
         self.mm.woken = woken;
+        let d = d + self.rwsem_wake(ctx, t, ctx.now + d, waiters);
         ctx.lock_wait("mmap_lock", d);
         d
     }

@@ -331,6 +331,28 @@ impl FaultLock {
     }
 }
 
+/// The rwsem's contended path (`rwsem_slowpath`, docs/references/linux-mm.md#rwsem-slow-path).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RwsemSlowpath {
+    /// The lock's queue only: a sleeper and its waker pay the count line and the context
+    /// switches, nothing for `wait_lock` or `try_to_wake_up` (the model before the v3.x rules).
+    #[default]
+    Off,
+    /// lib/rwsem.c to v3.9: the slow paths run under `wait_lock`, the waker pays
+    /// `try_to_wake_up` for each task it wakes, and a release grants the lock to the head writer.
+    Grant,
+    /// v3.10-v3.15 lib/rwsem-xadd.c: as `Grant`, but a head writer is woken without the lock
+    /// and a running writer may steal it (no optimistic spinning: that came in v3.16).
+    Steal,
+}
+
+impl RwsemSlowpath {
+    fn is_off(&self) -> bool {
+        *self == RwsemSlowpath::Off
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -353,6 +375,10 @@ pub struct MmKnobs {
     /// older presets, which model munmap holding it for write throughout.
     #[serde(default, skip_serializing_if = "is_false")]
     pub munmap_downgrade: bool,
+    /// The rwsem's contended path as the v3.x kernels ran it. Left out of a run's record at
+    /// its default (off), so results of configurations that predate it read as before.
+    #[serde(default, skip_serializing_if = "RwsemSlowpath::is_off")]
+    pub rwsem_slowpath: RwsemSlowpath,
 }
 
 #[cfg(test)]

@@ -4,13 +4,22 @@
 //! waiters sleep in FIFO order; a release hands the lock to the head of the queue — a writer, or
 //! every reader up to the next writer — and wakes them already holding it.
 //!
-//! Departures: optimistic spinning (a writer spins while the owner runs, v4.x+) is not modelled;
+//! Departures: optimistic spinning (a writer spins while the owner runs, v3.16+) is not modelled;
 //! waiters always sleep. `downgrade_write` (munmap's, v4.20+) is a knob of the mm paths.
 //! The count word is a coherent line: every acquire and release is an atomic RMW on it.
+//!
+//! Writer lock stealing (v3.10 lib/rwsem-xadd.c, Michel Lespinasse's "rwsem: implement support
+//! for write lock stealing"; docs/references/linux-mm.md#rwsem-slow-path): a release with a
+//! writer at the head of the queue only wakes it, without granting the lock; the woken writer
+//! takes the lock once it runs if nobody holds it, else sleeps again, and a writer arriving
+//! while the lock is free takes it ahead of the queue. Readers are still granted the lock by the
+//! waker, every reader up to the next writer. [`RwSem::steal`] selects it; before v3.10 (and in
+//! the model's default) a release hands the lock to a writer at the head.
 
 use std::collections::VecDeque;
 
 use crate::hw::coherence::CacheLine;
+use crate::hw::lock::SpinLock;
 
 /// A task waiting for the lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +35,13 @@ pub struct RwSem {
     waiters: VecDeque<Waiter>,
     /// The count word (`sem->count`).
     pub line: CacheLine,
+    /// `sem->wait_lock`: the spinlock the slow paths queue and wake under (used with
+    /// `rwsem_slowpath`; in v3.x it sits beside the count, here it has a line of its own).
+    pub wait_lock: SpinLock,
+    /// v3.10+: writers are woken, not granted, and may steal the lock (see the module's doc).
+    pub steal: bool,
+    /// The writer at the head of the queue was woken (steal mode) and has not run yet.
+    head_woken: bool,
 }
 
 impl RwSem {
@@ -33,7 +49,10 @@ impl RwSem {
     /// queued and must sleep until a release hands the lock over.
     pub fn acquire(&mut self, task: usize, write: bool) -> bool {
         let free = if write { self.readers == 0 && self.writer.is_none() } else { self.writer.is_none() };
-        if free && self.waiters.is_empty() {
+        // v3.10 rwsem_down_write_failed: a writer that finds the lock free takes it even with
+        // waiters queued (`rwsem_try_write_lock` on a count of RWSEM_WAITING_BIAS).
+        let steals = self.steal && write && free;
+        if free && (self.waiters.is_empty() || steals) {
             if write {
                 self.writer = Some(task);
             } else {
@@ -44,6 +63,19 @@ impl RwSem {
             self.waiters.push_back(Waiter { task, write });
             false
         }
+    }
+
+    /// The woken writer `task` (steal mode), running again: takes the lock if nobody holds it
+    /// (it leaves the queue), else stays at the head, asleep until the next release wakes it.
+    pub fn retry_write(&mut self, task: usize) -> bool {
+        debug_assert_eq!(self.waiters.front().map(|w| w.task), Some(task), "a woken writer is the head");
+        self.head_woken = false;
+        if self.readers == 0 && self.writer.is_none() {
+            self.waiters.pop_front();
+            self.writer = Some(task);
+            return true;
+        }
+        false
     }
 
     /// `down_read_trylock`: takes the lock for read only if no writer holds it and nobody waits
@@ -80,6 +112,14 @@ impl RwSem {
             return;
         }
         match self.waiters.front() {
+            // v3.10+: wake the writer, do not grant (`wake_up_process` of a task already woken
+            // does nothing).
+            Some(w) if w.write && self.steal => {
+                if !self.head_woken {
+                    self.head_woken = true;
+                    woken.push(w.task);
+                }
+            }
             Some(w) if w.write => {
                 self.writer = Some(w.task);
                 woken.push(w.task);
@@ -152,6 +192,26 @@ mod tests {
         s.release(0, false, &mut woken);
         assert_eq!((woken.as_slice(), s.writer()), (&[1][..], Some(1)));
         assert!(!s.try_read(), "a held writer fails the trylock");
+    }
+
+    #[test]
+    fn a_woken_writer_is_not_granted_and_a_running_writer_steals_the_lock() {
+        let mut s = RwSem { steal: true, ..RwSem::default() };
+        assert!(s.acquire(0, true));
+        assert!(!s.acquire(1, true) && !s.acquire(2, false));
+        let mut woken = Vec::new();
+        s.release(0, true, &mut woken);
+        assert_eq!((woken.as_slice(), s.writer(), s.waiting()), (&[1][..], None, 2), "woken, not granted");
+        assert!(s.acquire(3, true), "a writer finding the lock free steals it past the queue");
+        woken.clear();
+        assert!(!s.retry_write(1), "the woken writer finds it stolen and sleeps again");
+        assert!(!s.acquire(4, false), "a reader queues while the woken writer has not run");
+        s.release(3, true, &mut woken);
+        assert_eq!(woken, [1]);
+        woken.clear();
+        assert!(s.retry_write(1), "woken again, it finds the lock free");
+        s.release(1, true, &mut woken);
+        assert_eq!((woken.as_slice(), s.readers()), (&[2, 4][..], 2), "readers are granted in a batch");
     }
 
     #[test]

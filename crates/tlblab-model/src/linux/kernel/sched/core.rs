@@ -49,11 +49,23 @@ pub struct Task {
 #[derive(Debug, Clone)]
 pub struct Costs {
     pub context_switch: Option<Ps>,
+    /// `try_to_wake_up` on the waker (kernel.ttwu_cycles; zero where the profile has none).
+    pub ttwu: Ps,
+    /// One rwsem section under `wait_lock` (kernel.rwsem_section_cycles; zero where absent).
+    pub rwsem_section: Ps,
 }
 
 impl crate::linux::boot::FromProfile for Costs {
     fn from_profile(p: &crate::profile::MachineProfile) -> Costs {
-        Costs { context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)) }
+        let mhz = p.clock_mhz();
+        let cycles = |c: &Option<crate::profile::Sourced>| {
+            c.as_ref().map_or(Ps::ZERO, |c| Ps::from_cycles(c.value, mhz))
+        };
+        Costs {
+            context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)),
+            ttwu: cycles(&p.kernel.ttwu_cycles),
+            rwsem_section: cycles(&p.kernel.rwsem_section_cycles),
+        }
     }
 }
 
