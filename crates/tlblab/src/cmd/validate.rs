@@ -8,8 +8,11 @@
 //! distributions' benchmarks (rt-tests hackbench, sockperf, fs_mark), which the test script
 //! installs; one not installed is skipped with its reason. dd has no x86 twin in the model (its
 //! dd is seed 003's MPC8xx one) and says so instead of a cell. Nothing here is fitted: the
-//! profile holds the probe's primitive costs, and sections the probe does not measure are a
-//! stand-in machine's, labelled as borrowed.
+//! profile holds the probe's primitive costs (its `[ipc]` and `[net]` from micro-measurements of
+//! single calls with nobody waiting, never the benchmarks), and sections the probe does not
+//! measure are a stand-in machine's, labelled as borrowed. When the probe runs now, the host is
+//! also simulated at the slow and the fast quartile of the probe's measurements
+//! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too.
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
@@ -149,8 +152,9 @@ const TMPFS_DIR: &str = "/dev/shm";
 /// A cell is consistent when the medians are within this share of the real one.
 pub const CONSISTENT: f64 = 0.25;
 
-/// The stand-in whose `[slab]`, `[ipc]`, `[net]` and `[fs]` the host profile borrows when it has
-/// none (the probe does not measure those paths yet): seed 004's 1-socket machine.
+/// The stand-in whose `[slab]` and `[fs]` the host profile borrows (the probe does not measure
+/// those paths yet; it measures `[ipc]`, `[net]` and `[uncore]`, which are borrowed only from a
+/// `--machine` that lacks them): seed 004's 1-socket machine.
 const STAND_IN: &str = "ivybridge-i3-3240";
 
 /// netperf's message sizes validate runs: two of the seed's nine (64 .. 16384 B), one whose
