@@ -10,6 +10,18 @@ fn tmp_dir() -> std::path::PathBuf {
     d
 }
 
+/// `tlblab validate --machine milan-1s --quick` on `workloads` with `extra` arguments, its JSON.
+/// A built-in profile keeps these tests independent of the probe's timing; the full command
+/// (probe, then validate on its profile) is what the README shows.
+fn validate_json(workloads: &[&str], extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["validate", "--machine", "milan-1s", "--quick", "--json"];
+    for w in workloads {
+        args.extend(["--workload", w]);
+    }
+    args.extend(extra);
+    serde_json::from_str(&stdout(&tlblab(&args))).unwrap()
+}
+
 #[test]
 fn quick_probe_writes_a_profile_that_loads_and_runs() {
     let dir = tmp_dir();
@@ -86,22 +98,7 @@ fn bad_native_input_names_the_choices() {
 
 #[test]
 fn validate_puts_real_and_simulated_side_by_side() {
-    // A built-in profile keeps this test independent of the probe's timing; the full command
-    // (probe, then validate on its profile) is what the README shows.
-    let o = tlblab(&[
-        "validate",
-        "--machine",
-        "milan-1s",
-        "--quick",
-        "--workload",
-        "tlb_flush2",
-        "--workload",
-        "hackbench-pipes",
-        "--seconds",
-        "0.3",
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = validate_json(&["tlb_flush2", "hackbench-pipes"], &["--seconds", "0.3"]);
     assert!(v["host"]["kernel"].as_str().is_some_and(|k| !k.is_empty()), "{v}");
     assert!(v["host"]["kernel_reason"].as_str().is_some(), "{v}");
     let cases = v["cases"].as_array().unwrap();
@@ -140,24 +137,7 @@ fn validate_puts_real_and_simulated_side_by_side() {
 /// no x86 twin in the model and says so instead of a cell.
 #[test]
 fn validate_runs_netperf_natively_and_says_why_dd_has_no_cell() {
-    let o = tlblab(&[
-        "validate",
-        "--machine",
-        "milan-1s",
-        "--quick",
-        "--runs",
-        "1",
-        "--workload",
-        "netperf-udp",
-        "--workload",
-        "dd",
-        "--seconds",
-        "0.2",
-        "--warmup",
-        "0.1",
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = validate_json(&["netperf-udp", "dd"], &["--runs", "1", "--seconds", "0.2", "--warmup", "0.1"]);
     let notes = v["notes"].to_string();
     assert!(notes.contains("dd: skipped") && notes.contains("MPC8xx"), "{notes}");
     let cases = v["cases"].as_array().unwrap();
@@ -180,22 +160,7 @@ fn validate_runs_netperf_natively_and_says_why_dd_has_no_cell() {
 /// reader count with the model's metric, else it says why it was skipped.
 #[test]
 fn validate_runs_lru_file_mmap_read_in_a_memory_cgroup_or_says_why_not() {
-    let o = tlblab(&[
-        "validate",
-        "--machine",
-        "milan-1s",
-        "--quick",
-        "--runs",
-        "1",
-        "--workload",
-        "lru-file-mmap-read",
-        "--seconds",
-        "0.2",
-        "--warmup",
-        "0.2",
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = validate_json(&["lru-file-mmap-read"], &["--runs", "1", "--seconds", "0.2", "--warmup", "0.2"]);
     let notes = v["notes"].to_string();
     let cases = v["cases"].as_array().unwrap();
     if cases.is_empty() {

@@ -34,26 +34,25 @@ pub struct IpcCalls {
     pub unix_recv_ns: Summary,
 }
 
-/// Times `bursts` bursts of writes then reads of `MSG` bytes on `w` / `r`, `n` per burst; the
-/// calling thread stays where it is (the probe pins it).
-fn bursts(
-    w: &mut impl Write,
-    r: &mut impl Read,
+/// Times `bursts` bursts of `n` `send` calls then `n` `recv` calls, one untimed burst first
+/// (the buffers, pages and slabs warm); per-call nanoseconds of each burst. The calling thread
+/// stays where it is (the probe pins it). Shared with crate::probe::net.
+pub(crate) fn timed_bursts(
     n: usize,
     bursts: usize,
+    mut send: impl FnMut() -> std::io::Result<()>,
+    mut recv: impl FnMut() -> std::io::Result<()>,
 ) -> std::io::Result<(Vec<f64>, Vec<f64>)> {
-    let (msg, mut buf) = ([7u8; MSG], [0u8; MSG]);
     let (mut ws, mut rs) = (Vec::with_capacity(bursts), Vec::with_capacity(bursts));
-    // One burst first, untimed: the pipe's pages and the sockets' slabs warm.
     for b in 0..=bursts {
         let t = Instant::now();
         for _ in 0..n {
-            w.write_all(&msg)?;
+            send()?;
         }
         let tw = t.elapsed().as_nanos() as f64 / n as f64;
         let t = Instant::now();
         for _ in 0..n {
-            r.read_exact(&mut buf)?;
+            recv()?;
         }
         let tr = t.elapsed().as_nanos() as f64 / n as f64;
         if b > 0 {
@@ -62,6 +61,17 @@ fn bursts(
         }
     }
     Ok((ws, rs))
+}
+
+/// Bursts of writes then reads of `MSG` bytes on `w` / `r`, `n` per burst.
+fn bursts(
+    w: &mut impl Write,
+    r: &mut impl Read,
+    n: usize,
+    bursts: usize,
+) -> std::io::Result<(Vec<f64>, Vec<f64>)> {
+    let (msg, mut buf) = ([7u8; MSG], [0u8; MSG]);
+    timed_bursts(n, bursts, || w.write_all(&msg), || r.read_exact(&mut buf))
 }
 
 /// Measures all four primitives, `runs` bursts each.
@@ -85,7 +95,12 @@ pub const FLOOR_CYCLES: f64 = 50.0;
 /// the copy of `MSG` bytes at `memcpy_mbps`. `None` below [`FLOOR_CYCLES`] (the measurement
 /// cannot resolve the path).
 pub fn path_cycles(ns: f64, mhz: f64, syscall_ns: f64, memcpy_mbps: f64) -> Option<f64> {
-    let copy_ns = MSG as f64 / memcpy_mbps * 1e3;
+    path_cycles_of(MSG, ns, mhz, syscall_ns, memcpy_mbps)
+}
+
+/// As [`path_cycles`] for a call that copies `bytes`.
+pub fn path_cycles_of(bytes: usize, ns: f64, mhz: f64, syscall_ns: f64, memcpy_mbps: f64) -> Option<f64> {
+    let copy_ns = bytes as f64 / memcpy_mbps * 1e3;
     let c = (ns - syscall_ns - copy_ns) * mhz / 1e3;
     (c >= FLOOR_CYCLES).then_some(c)
 }

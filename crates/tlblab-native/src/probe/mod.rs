@@ -11,7 +11,9 @@ pub mod chase;
 pub mod clock;
 pub mod fault;
 pub mod ipc;
+pub mod net;
 pub mod shootdown;
+pub mod uncore;
 
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +112,12 @@ pub struct Measurements {
     /// they were measured).
     #[serde(default)]
     pub ipc: Option<ipc::IpcCalls>,
+    /// Loopback UDP and TCP calls alone, 64 bytes each (absent in older reports).
+    #[serde(default)]
+    pub net: Option<net::NetCalls>,
+    /// The LLC's size and a STREAM-like copy with one CPU and with all (absent in older reports).
+    #[serde(default)]
+    pub stream: Option<uncore::StreamCopy>,
     pub clear_page_mbps: Summary,
     pub memcpy_mbps: Summary,
 }
@@ -327,6 +335,16 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         })?;
     interference.push((name, r));
 
+    let name = part("loopback UDP and TCP calls");
+    let (net, r) =
+        quietest(tries, ncpu, || Ok(Some(net::net_calls_on(cpus[0], if opts.quick { 20 } else { 200 })?)))?;
+    interference.push((name, r));
+
+    let name = part("memory bandwidth, one CPU and all");
+    let (stream, r) =
+        quietest(tries, ncpu, || Ok(Some(uncore::stream_copy(&cpus, if opts.quick { 3 } else { 10 })?)))?;
+    interference.push((name, r));
+
     for (name, r) in &interference {
         if let Some(r) = r {
             if r.others_share > 0.10 {
@@ -357,6 +375,8 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         config_hz: crate::host::config_hz(),
         context_switch_ns,
         ipc,
+        net,
+        stream,
         clear_page_mbps,
         memcpy_mbps,
     };

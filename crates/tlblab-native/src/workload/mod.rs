@@ -164,13 +164,103 @@ pub(crate) fn background_rates(ms: u64) -> (Option<f64>, Option<f64>) {
     (n.tlb.map(|n| n as f64 / s), n.cal.map(|n| n as f64 / s))
 }
 
+/// Pins the calling thread to `cpu`, then waits at `start` whatever the pinning gave (so the
+/// others are never left waiting), then reports the pinning's failure if any.
+pub(crate) fn pin_and_wait(cpu: usize, start: &Barrier) -> Result<(), String> {
+    let pinned = sys::pin_to_cpu(cpu).map_err(|e| e.to_string());
+    start.wait();
+    pinned
+}
+
+/// What the measured interval saw: every task's counter at its start and end, the interrupts,
+/// the others' share of the machine and its length.
+pub(crate) struct Window {
+    pub before: Vec<u64>,
+    pub after: Vec<u64>,
+    pub ipis: IpiCounts,
+    pub interference: Option<InterferenceReport>,
+    pub seconds: f64,
+}
+
+impl Window {
+    /// Each task's operations in the interval.
+    pub fn per_task(&self) -> Vec<u64> {
+        self.after.iter().zip(&self.before).map(|(b, a)| b - a).collect()
+    }
+}
+
+/// will-it-scale's harness around tasks already spawned and waiting at `start`: releases them,
+/// warms up for `warmup`, then reads their counters (`read`), `/proc/interrupts` and the
+/// others' share at the start and end of `measure`. Ends early if a task has finished (failed),
+/// which would otherwise leave the others measuring alone. The caller stops and joins them.
+pub(crate) fn measure_window<T>(
+    start: &Barrier,
+    warmup: Duration,
+    measure: Duration,
+    handles: &[std::thread::JoinHandle<T>],
+    read: impl Fn() -> Vec<u64>,
+) -> Window {
+    let cpus = sys::allowed_cpus().len();
+    start.wait();
+    std::thread::sleep(warmup);
+    let (before, ipis, interference, t0) =
+        (read(), IpiCounter::start(), Interference::start(), Instant::now());
+    while t0.elapsed() < measure && !handles.iter().any(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(10).min(measure.saturating_sub(t0.elapsed())));
+    }
+    let (after, ipis, interference, seconds) =
+        (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64());
+    Window { before, after, ipis, interference, seconds }
+}
+
+/// What a runner says about its workload; the rest of [`NativeResult`] comes from the window.
+pub(crate) struct Outcome {
+    pub workload: String,
+    pub cpus: Vec<usize>,
+    pub metric: String,
+    pub unit: String,
+    pub value: f64,
+    /// What the per-operation rates divide by.
+    pub operations: u64,
+    pub per_thread: Vec<u64>,
+}
+
+/// A runner's result: its outcome with the window's interrupts per operation, raw and net of the
+/// idle `background` rates (TLB, CAL per second) measured before the run.
+pub(crate) fn result(o: Outcome, w: &Window, background: (Option<f64>, Option<f64>)) -> NativeResult {
+    let (ops, seconds) = (o.operations, w.seconds);
+    let per_op = |n: Option<u64>| n.filter(|_| ops > 0).map(|n| n as f64 / ops as f64);
+    let net = |n: Option<u64>, bg: Option<f64>| {
+        n.zip(bg).filter(|_| ops > 0).map(|(n, bg)| ((n as f64 - bg * seconds) / ops as f64).max(0.0))
+    };
+    NativeResult {
+        workload: o.workload,
+        threads: o.cpus.len(),
+        cpus: o.cpus,
+        metric: o.metric,
+        unit: o.unit,
+        value: o.value,
+        operations: ops,
+        per_thread: o.per_thread,
+        seconds,
+        ipis: w.ipis,
+        ipis_per_op: per_op(w.ipis.tlb),
+        ipis_per_op_net: net(w.ipis.tlb, background.0),
+        cal_per_op: per_op(w.ipis.cal),
+        cal_per_op_net: net(w.ipis.cal, background.1),
+        background_tlb_per_s: background.0,
+        background_cal_per_s: background.1,
+        interference: w.interference,
+    }
+}
+
 /// Runs `spec`: one thread per task, each running `body` after a common start.
 pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
     if spec.threads == 0 {
         return Err("--threads must be at least 1".into());
     }
     let cpus = sys::allowed_cpus();
-    let (background, background_cal) = background_rates(200);
+    let background = background_rates(200);
     let shared = match spec.workload {
         NativeWorkload::Ebizzy => {
             Some(Arc::new(ebizzy::Chunks::new().map_err(|e| format!("ebizzy setup: {e}"))?))
@@ -186,9 +276,7 @@ pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
                 (stop.clone(), counters.clone(), start.clone(), shared.clone());
             let (w, cpu, dir) = (spec.workload, cpus[i % cpus.len()], spec.dir.clone());
             std::thread::spawn(move || -> Result<(), String> {
-                let pinned = sys::pin_to_cpu(cpu).map_err(|e| e.to_string());
-                start.wait();
-                pinned?;
+                pin_and_wait(cpu, &start)?;
                 let ctx = TaskCtx { index: i, stop: &stop, counter: &counters[i] };
                 match w {
                     NativeWorkload::Ebizzy => ebizzy::task(&ctx, shared.as_deref().unwrap()),
@@ -198,52 +286,29 @@ pub fn run(spec: &NativeSpec) -> Result<NativeResult, String> {
             })
         })
         .collect();
-    start.wait();
-    std::thread::sleep(spec.warmup);
-    let read = |c: &Vec<Counter>| c.iter().map(|c| c.0.load(Ordering::Relaxed)).collect::<Vec<u64>>();
-    let (c0, ipis, interference, t0) =
-        (read(&counters), IpiCounter::start(), Interference::start(), Instant::now());
-    // Stop early if a task fails (it would otherwise leave the others measuring alone).
-    while t0.elapsed() < spec.measure && !handles.iter().any(|h| h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(10).min(spec.measure.saturating_sub(t0.elapsed())));
-    }
-    let (c1, ipis, interference, seconds) =
-        (read(&counters), ipis.stop(), interference.stop(cpus.len()), t0.elapsed().as_secs_f64());
+    let window = measure_window(&start, spec.warmup, spec.measure, &handles, || read_counters(&counters));
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         h.join().map_err(|_| "a workload thread panicked".to_string())??;
     }
-    let per_thread: Vec<u64> = c1.iter().zip(&c0).map(|(b, a)| b - a).collect();
+    let per_thread = window.per_task();
     let operations: u64 = per_thread.iter().sum();
-    let per_op = |n: Option<u64>| n.filter(|_| operations > 0).map(|n| n as f64 / operations as f64);
     let metric = spec.workload.metric();
-    Ok(NativeResult {
+    let outcome = Outcome {
         workload: spec.workload.name().to_string(),
-        threads: spec.threads,
         cpus: (0..spec.threads).map(|i| cpus[i % cpus.len()]).collect(),
         metric: metric.name.into(),
         unit: metric.unit.into(),
-        value: operations as f64 / seconds,
+        value: operations as f64 / window.seconds,
         operations,
         per_thread,
-        seconds,
-        ipis,
-        ipis_per_op: per_op(ipis.tlb),
-        ipis_per_op_net: ipis
-            .tlb
-            .zip(background)
-            .filter(|_| operations > 0)
-            .map(|(n, bg)| ((n as f64 - bg * seconds) / operations as f64).max(0.0)),
-        cal_per_op: per_op(ipis.cal),
-        cal_per_op_net: ipis
-            .cal
-            .zip(background_cal)
-            .filter(|_| operations > 0)
-            .map(|(n, bg)| ((n as f64 - bg * seconds) / operations as f64).max(0.0)),
-        background_tlb_per_s: background,
-        background_cal_per_s: background_cal,
-        interference,
-    })
+    };
+    Ok(result(outcome, &window, background))
+}
+
+/// Every counter's value now.
+pub(crate) fn read_counters(c: &[Counter]) -> Vec<u64> {
+    c.iter().map(|c| c.0.load(Ordering::Relaxed)).collect()
 }
 
 #[cfg(test)]

@@ -28,11 +28,11 @@ use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::{background_rates, Counter, NativeResult};
-use crate::host::Interference;
-use crate::interrupts::IpiCounter;
+use super::{
+    background_rates, measure_window, pin_and_wait, read_counters, result, Counter, NativeResult, Outcome,
+};
 use crate::sys;
 
 /// The two tests.
@@ -198,7 +198,7 @@ pub fn run(spec: &NetperfSpec) -> Result<NativeResult, String> {
     }
     let cpus = sys::allowed_cpus();
     let (tx_cpu, rx_cpu) = (cpus[0], cpus[1 % cpus.len()]);
-    let (background, background_cal) = background_rates(200);
+    let background = background_rates(200);
     let (pair, sndbuf, rcvbuf) = pair(spec.test, spec.size)?;
     let size = spec.size as usize;
     let (sw, rw) = (send_width(spec.test, sndbuf, spec.size), recv_width(spec.test, rcvbuf, spec.size));
@@ -318,55 +318,36 @@ pub fn run(spec: &NetperfSpec) -> Result<NativeResult, String> {
     };
     let spawn = |cpu: usize, body: Box<dyn FnOnce() -> Result<(), String> + Send>, start: Arc<Barrier>| {
         std::thread::spawn(move || -> Result<(), String> {
-            let pinned = sys::pin_to_cpu(cpu).map_err(|e| e.to_string());
-            start.wait();
-            pinned?;
+            pin_and_wait(cpu, &start)?;
             body()
         })
     };
     let handles = [spawn(rx_cpu, rx_body, start.clone()), spawn(tx_cpu, tx_body, start.clone())];
-    start.wait();
-    std::thread::sleep(spec.warmup);
-    let read = || [counters[0].0.load(Ordering::Relaxed), counters[1].0.load(Ordering::Relaxed)];
-    let (c0, ipis, interference, t0) = (read(), IpiCounter::start(), Interference::start(), Instant::now());
-    while t0.elapsed() < spec.measure && !handles.iter().any(|h| h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(10).min(spec.measure.saturating_sub(t0.elapsed())));
-    }
-    let (c1, ipis, interference, seconds) =
-        (read(), ipis.stop(), interference.stop(cpus.len()), t0.elapsed().as_secs_f64());
+    let window = measure_window(&start, spec.warmup, spec.measure, &handles, || read_counters(&counters[..]));
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         h.join().map_err(|_| "a netperf thread panicked".to_string())??;
     }
-    let sent = c1[0] - c0[0];
-    let received = c1[1] - c0[1];
+    let [sent, received] = window.per_task()[..] else { unreachable!("two counters") };
     if sent == 0 {
-        return Err(format!("{} -m {}: no message sent in {seconds:.2} s", spec.test.test_name(), spec.size));
+        return Err(format!(
+            "{} -m {}: no message sent in {:.2} s",
+            spec.test.test_name(),
+            spec.size,
+            window.seconds
+        ));
     }
-    let per_op = |n: Option<u64>| n.map(|n| n as f64 / sent as f64);
-    let net = |n: Option<u64>, bg: Option<f64>| {
-        n.zip(bg).map(|(n, bg)| ((n as f64 - bg * seconds) / sent as f64).max(0.0))
-    };
-    Ok(NativeResult {
+    let outcome = Outcome {
         workload: spec.test.name().into(),
-        threads: 2,
         cpus: vec![tx_cpu, rx_cpu],
         metric: "throughput".into(),
         unit: "10^6bits/s".into(),
-        value: throughput_mbit(sent, spec.size, seconds),
+        value: throughput_mbit(sent, spec.size, window.seconds),
         operations: sent,
         // The sender's messages and the receiver's messages (UDP) or bytes (TCP).
         per_thread: vec![sent, received],
-        seconds,
-        ipis,
-        ipis_per_op: per_op(ipis.tlb),
-        ipis_per_op_net: net(ipis.tlb, background),
-        cal_per_op: per_op(ipis.cal),
-        cal_per_op_net: net(ipis.cal, background_cal),
-        background_tlb_per_s: background,
-        background_cal_per_s: background_cal,
-        interference,
-    })
+    };
+    Ok(result(outcome, &window, background))
 }
 
 #[cfg(test)]

@@ -17,11 +17,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::{background_rates, Counter, NativeResult};
-use crate::host::Interference;
-use crate::interrupts::IpiCounter;
+use super::{
+    background_rates, measure_window, pin_and_wait, read_counters, result, Counter, NativeResult, Outcome,
+};
 use crate::memcg::MemCgroup;
 use crate::sys::{self, Mapping, PAGE};
 
@@ -78,7 +78,7 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
     }
     check_dir(&spec.dir)?;
     let cpus = sys::allowed_cpus();
-    let (background, background_cal) = background_rates(200);
+    let background = background_rates(200);
     let mut cg = MemCgroup::create(spec.mem_mib << 20).map_err(|e| format!("no memory cgroup: {e}"))?;
     let pages = file_pages(spec.mem_mib, spec.readers);
     let len = (pages as usize) * PAGE;
@@ -96,10 +96,9 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
             let (stop, counters, start, cpu) =
                 (stop.clone(), counters.clone(), start.clone(), cpus[i % cpus.len()]);
             std::thread::spawn(move || -> Result<u64, String> {
-                let pinned = sys::pin_to_cpu(cpu).map_err(|e| e.to_string());
                 let m = Mapping::shared_read_only(len, &file).map_err(|e| e.to_string());
-                start.wait();
-                let (_, m) = (pinned?, m?);
+                pin_and_wait(cpu, &start)?;
+                let m = m?;
                 let (mut n, mut sum) = (0u64, 0u64);
                 'pass: loop {
                     for off in (0..len).step_by(PAGE) {
@@ -115,16 +114,7 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
             })
         })
         .collect();
-    start.wait();
-    std::thread::sleep(spec.warmup);
-    let read = |c: &Vec<Counter>| c.iter().map(|c| c.0.load(Ordering::Relaxed)).collect::<Vec<u64>>();
-    let (c0, ipis, interference, t0) =
-        (read(&counters), IpiCounter::start(), Interference::start(), Instant::now());
-    while t0.elapsed() < spec.measure && !handles.iter().any(|h| h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(10).min(spec.measure.saturating_sub(t0.elapsed())));
-    }
-    let (c1, ipis, interference, seconds) =
-        (read(&counters), ipis.stop(), interference.stop(cpus.len()), t0.elapsed().as_secs_f64());
+    let window = measure_window(&start, spec.warmup, spec.measure, &handles, || read_counters(&counters));
     stop.store(true, Ordering::Relaxed);
     let mut failed = None;
     for h in handles {
@@ -139,34 +129,21 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
     if let Some(e) = failed {
         return Err(format!("{NAME}: {e}"));
     }
-    let per_thread: Vec<u64> = c1.iter().zip(&c0).map(|(b, a)| b - a).collect();
+    let per_thread = window.per_task();
     let read_pages: u64 = per_thread.iter().sum();
     if read_pages == 0 {
-        return Err(format!("{NAME}: no page read in {seconds:.2} s"));
+        return Err(format!("{NAME}: no page read in {:.2} s", window.seconds));
     }
-    let per_op = |n: Option<u64>| n.map(|n| n as f64 / read_pages as f64);
-    let net = |n: Option<u64>, bg: Option<f64>| {
-        n.zip(bg).map(|(n, bg)| ((n as f64 - bg * seconds) / read_pages as f64).max(0.0))
-    };
-    Ok(NativeResult {
+    let outcome = Outcome {
         workload: NAME.into(),
-        threads: spec.readers,
         cpus: (0..spec.readers).map(|i| cpus[i % cpus.len()]).collect(),
         metric: "elapsed".into(),
         unit: "seconds".into(),
-        value: elapsed(spec.mem_mib, read_pages, seconds),
+        value: elapsed(spec.mem_mib, read_pages, window.seconds),
         operations: read_pages,
         per_thread,
-        seconds,
-        ipis,
-        ipis_per_op: per_op(ipis.tlb),
-        ipis_per_op_net: net(ipis.tlb, background),
-        cal_per_op: per_op(ipis.cal),
-        cal_per_op_net: net(ipis.cal, background_cal),
-        background_tlb_per_s: background,
-        background_cal_per_s: background_cal,
-        interference,
-    })
+    };
+    Ok(result(outcome, &window, background))
 }
 
 #[cfg(test)]

@@ -8,8 +8,11 @@
 //! distributions' benchmarks (rt-tests hackbench, sockperf, fs_mark), which the test script
 //! installs; one not installed is skipped with its reason. dd has no x86 twin in the model (its
 //! dd is seed 003's MPC8xx one) and says so instead of a cell. Nothing here is fitted: the
-//! profile holds the probe's primitive costs, and sections the probe does not measure are a
-//! stand-in machine's, labelled as borrowed.
+//! profile holds the probe's primitive costs (its `[ipc]` and `[net]` from micro-measurements of
+//! single calls with nobody waiting, never the benchmarks), and sections the probe does not
+//! measure are a stand-in machine's, labelled as borrowed. When the probe runs now, the host is
+//! also simulated at the slow and the fast quartile of the probe's measurements
+//! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too.
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
@@ -18,6 +21,7 @@ use tlblab_model::profile::MachineProfile;
 use tlblab_model::run::{run as run_sim, RunResult, RunSpec};
 use tlblab_model::time::Ps;
 use tlblab_model::workload::Workload;
+use tlblab_native::host_profile::spread::{self, End};
 use tlblab_native::stats::Summary;
 use tlblab_native::workload::external::{Effort, External};
 use tlblab_native::workload::netperf::{self, NetperfSpec};
@@ -46,7 +50,9 @@ pub struct ValidateArgs {
     /// Simulated measured time per run.
     #[arg(long, default_value = "5ms", value_parser = parse_duration)]
     pub duration: Ps,
-    /// Runs per cell on each side (real runs; simulated seeds 1..=N). Default 3, quick 2.
+    /// Runs per cell on each side (real runs; simulated seeds 1..=N, and when the probe runs now,
+    /// seed 1 again on the host at the slow and the fast end of the probe's spread). Default 3,
+    /// quick 2.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub runs: Option<u32>,
     /// Quick probe (when no --machine), short runs, two of each.
@@ -75,8 +81,14 @@ pub struct Spread {
 
 impl Spread {
     fn of(v: &[f64]) -> Spread {
+        Spread::with_ends(v, &[])
+    }
+
+    /// The median of `v`, the range of `v` and `ends` together.
+    fn with_ends(v: &[f64], ends: &[f64]) -> Spread {
         let s = Summary::of(v);
-        Spread { median: s.median, min: s.min, max: s.max, runs: v.len() }
+        let (min, max) = ends.iter().fold((s.min, s.max), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        Spread { median: s.median, min, max, runs: v.len() + ends.len() }
     }
 }
 
@@ -140,8 +152,9 @@ const TMPFS_DIR: &str = "/dev/shm";
 /// A cell is consistent when the medians are within this share of the real one.
 pub const CONSISTENT: f64 = 0.25;
 
-/// The stand-in whose `[slab]`, `[ipc]`, `[net]` and `[fs]` the host profile borrows when it has
-/// none (the probe does not measure those paths yet): seed 004's 1-socket machine.
+/// The stand-in whose `[slab]` and `[fs]` the host profile borrows (the probe does not measure
+/// those paths yet; it measures `[ipc]`, `[net]` and `[uncore]`, which are borrowed only from a
+/// `--machine` that lacks them): seed 004's 1-socket machine.
 const STAND_IN: &str = "ivybridge-i3-3240";
 
 /// netperf's message sizes validate runs: two of the seed's nine (64 .. 16384 B), one whose
@@ -322,6 +335,9 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     // lru-file-mmap-read's files must be reclaimable without swap: not on tmpfs.
     let lru_dir = if lru::check_dir(&dir).is_ok() { dir.clone() } else { std::env::temp_dir() };
     let mut notes = Vec::new();
+    // The host at the slow and fast ends of the probe's measured spread, when it probes now
+    // (host_profile::spread): simulated beside the central profile's seeds.
+    let mut ends: Vec<MachineProfile> = Vec::new();
     let mut profile = match &a.machine {
         Some(m) => machines::load(m)?,
         None => {
@@ -331,11 +347,24 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                 eprintln!("validate: warning: {w}");
             }
             eprintln!("validate: host profile measured now ({})", b.profile.description);
+            for end in [End::Slow, End::Fast] {
+                let built = spread::at_end(&r, end).and_then(|r| {
+                    tlblab_native::host_profile::build(&r, &format!("host-{end:?}").to_lowercase())
+                });
+                match built {
+                    Ok(e) => ends.push(e.profile),
+                    Err(e) => notes.push(format!("no {end:?} end of the probe's spread: {e}")),
+                }
+            }
             b.profile
         }
     };
     for stand_in in [STAND_IN, RECLAIM_STAND_IN] {
-        let borrowed = borrow_sections(&mut profile, &machines::load(stand_in)?)?;
+        let from = machines::load(stand_in)?;
+        for e in &mut ends {
+            borrow_sections(e, &from)?;
+        }
+        let borrowed = borrow_sections(&mut profile, &from)?;
         if !borrowed.is_empty() {
             notes.push(format!(
                 "the profile has no [{}] of its own (the probe does not measure those paths yet): borrowed from \
@@ -455,12 +484,14 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             // The runs go one after another: one run's estimate against the host's memory.
             crate::host::check_run(&profile, &spec(1), 1)
                 .map_err(|e| anyhow!("simulating {}: {e:#}", workload.name()))?;
-            let sims: Vec<RunResult> = (1..=runs as u64)
-                .map(|seed| {
-                    run_sim(&profile, &spec(seed)).map_err(|e| anyhow!("simulating {}: {e}", workload.name()))
-                })
-                .collect::<Result<_>>()?;
-            cases.push(case(s.name(), point, &s_point(*s), &real, &sims));
+            let sim = |p: &MachineProfile, seed| {
+                run_sim(p, &spec(seed)).map_err(|e| anyhow!("simulating {}: {e}", workload.name()))
+            };
+            let sims: Vec<RunResult> =
+                (1..=runs as u64).map(|seed| sim(&profile, seed)).collect::<Result<_>>()?;
+            // The probe's spread: seed 1 on the host at each end of it.
+            let end_sims: Vec<RunResult> = ends.iter().map(|p| sim(p, 1)).collect::<Result<_>>()?;
+            cases.push(case(s.name(), point, &s_point(*s), &real, &sims, &end_sims));
         }
     }
     notes.push(
@@ -535,11 +566,23 @@ fn s_point(s: Subject) -> String {
     }
 }
 
-/// One cell from its real runs and its simulated seeds.
-fn case(name: &str, point: u64, what: &str, real: &[NativeResult], sims: &[RunResult]) -> Case {
+/// One cell from its real runs and its simulated seeds on the central profile (`sims`) and on
+/// the profiles of the probe's spread (`ends`): the simulated median is the central seeds', its
+/// range all of them.
+fn case(
+    name: &str,
+    point: u64,
+    what: &str,
+    real: &[NativeResult],
+    sims: &[RunResult],
+    ends: &[RunResult],
+) -> Case {
     let med = |v: Vec<f64>| (!v.is_empty()).then(|| Summary::of(&v).median);
     let r = Spread::of(&real.iter().map(|r| r.value).collect::<Vec<_>>());
-    let s = Spread::of(&sims.iter().map(|r| r.metric.value).collect::<Vec<_>>());
+    let s = Spread::with_ends(
+        &sims.iter().map(|r| r.metric.value).collect::<Vec<_>>(),
+        &ends.iter().map(|r| r.metric.value).collect::<Vec<_>>(),
+    );
     let error = if r.median != 0.0 { (s.median - r.median) / r.median } else { f64::NAN };
     let overlap = s.min <= r.max && r.min <= s.max;
     let verdict = if error.abs() <= CONSISTENT || overlap {
@@ -577,7 +620,8 @@ pub fn render(v: &Validation) -> String {
     let h = &v.host;
     let mut out = format!(
         "validate: this host (Linux {}, {} CPUs) vs the simulation on machine `{}`, kernel {} ({})\n\
-         (each side min / median / max over its runs; error = (sim - real) / real of the medians; consistent = within \
+         (each side min / median / max over its runs; the simulated range also covers seed 1 on the host at the slow \
+         and the fast quartile of the probe's measurements, when it probed now; error = (sim - real) / real of the medians; consistent = within \
          {:.0}% or the ranges overlap; TLB/op and CAL/op: flush and function-call interrupts per operation, the real \
          ones net of the idle background where measured)\n\n",
         h.uname,
