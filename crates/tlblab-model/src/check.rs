@@ -786,6 +786,7 @@ mod variants;
 pub use variants::knob_variants;
 pub mod page_alloc;
 pub mod reclaim;
+pub mod tlbi;
 
 #[cfg(test)]
 mod tests;

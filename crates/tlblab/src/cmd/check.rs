@@ -1,8 +1,9 @@
 //! `tlblab check`: exhaustive model checking of the shootdown protocol (tlblab_model::check), of
 //! the page allocator with the flush-then-free order (tlblab_model::check::page_alloc) and of
 //! reclaim's unmap flush (tlblab_model::check::reclaim) and, for kernels with it, of v6.15's
-//! broadcast flushing (tlblab_model::check::broadcast), for kernel presets, or for every
-//! combination of the flush-protocol and reclaim knobs.
+//! broadcast flushing (tlblab_model::check::broadcast) and, for arm64 kernels, of the TLBI/DSB
+//! protocol in reclaim (tlblab_model::check::tlbi), for kernel presets, or for every combination
+//! of the flush-protocol and reclaim knobs.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +21,7 @@ use tlblab_model::check::page_alloc::{
 use tlblab_model::check::reclaim::{
     reclaim_knob_variants, ReclaimChecker, ReclaimScenario, ReclaimVariant, RECLAIM_SCENARIOS,
 };
+use tlblab_model::check::tlbi::{TlbiChecker, TlbiScenario, TlbiVariant, TLBI_PAGES, TLBI_SCENARIOS};
 use tlblab_model::check::{
     kernel_handler, knob_variants, Checker, Report, Scenario, Variant, NR_CPUS, SCENARIOS,
 };
@@ -37,8 +39,11 @@ use crate::spec::kernel_config;
 /// freeing file pages of an mm, per page or batched, while 2 CPUs use them; part 4, for kernels
 /// with `invlpgb` on, broadcast flushing (`linux/arch/x86/mm/tlb/broadcast.rs`): zaps of a
 /// global-ASID mm by INVLPGB and TLBSYNC, each CPU's invalidation completing at its own moment,
-/// and the transition of CPUs still on a per-CPU ASID. Exit 1 if any variant is unsafe or
-/// incomplete.
+/// and the transition of CPUs still on a per-CPU ASID; part 5, for arm64 kernels, the TLBI/DSB
+/// protocol in reclaim (`linux/arch/arm64/include/asm/tlbflush.rs`): kswapd unmapping pages per
+/// page or batched while other CPUs cache them and one munmaps them, each CPU's copy of a TLBI
+/// completing at its own moment, a DSB waiting only for its own CPU's TLBIs. Exit 1 if any
+/// variant is unsafe or incomplete.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Kernel presets or preset files to check (default: every built-in preset). Each is checked
@@ -65,9 +70,11 @@ pub fn run(args: CheckArgs) -> Result<()> {
     let mut alloc_variants = Vec::new();
     let mut reclaim_variants = Vec::new();
     let mut broadcast_variants = Vec::new();
+    let mut tlbi_variants = Vec::new();
     for name in &names {
         let k = kernel_config(name, &args.set)?;
         alloc_variants.push(AllocVariant::of(&k));
+        tlbi_variants.extend(TlbiVariant::of(&k));
         if k.flush.invlpgb {
             broadcast_variants.push(BroadcastVariant::of(&k));
         }
@@ -97,6 +104,9 @@ pub fn run(args: CheckArgs) -> Result<()> {
     }
     for v in &broadcast_variants {
         jobs.extend(BROADCAST_SCENARIOS.iter().map(|sc| Job::Broadcast(v, sc)));
+    }
+    for v in &tlbi_variants {
+        jobs.extend(TLBI_SCENARIOS.iter().map(|sc| Job::Tlbi(v, sc)));
     }
     let t0 = Instant::now();
     let reports = explore_all(&jobs, t0);
@@ -187,8 +197,20 @@ pub fn run(args: CheckArgs) -> Result<()> {
             }
         }
     }
+    if !tlbi_variants.is_empty() {
+        println!("\nExhaustive check of arm64's TLBI/DSB protocol in reclaim on {NR_CPUS} CPUs: kswapd on cpu0 unmaps and frees {TLBI_PAGES} pages of mm 0 (a DSB per page, or one per batch with batched_unmap) while cpu1 and cpu2 run mm 0; each CPU's copy of a TLBI completes at its own moment and a DSB waits only for its own CPU's TLBIs, scenarios:");
+        for sc in &TLBI_SCENARIOS {
+            println!("  {}", sc.name);
+        }
+        println!("Property: a CPU running the mm cannot translate a page whose frame was freed, or that a returned munmap covered.\n");
+        for _ in &tlbi_variants {
+            for sc in &TLBI_SCENARIOS {
+                print(&next.next().expect("a report per job"), sc.name);
+            }
+        }
+    }
     println!(
-        "\n{} variant(s) x {} scenarios + {} allocator variant(s) x {} scenarios + {} reclaim variant(s) x {} scenarios + {} broadcast variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
+        "\n{} variant(s) x {} scenarios + {} allocator variant(s) x {} scenarios + {} reclaim variant(s) x {} scenarios + {} broadcast variant(s) x {} scenarios + {} arm64 TLBI variant(s) x {} scenarios, {states} states, {transitions} transitions in {:.1} s; {failed} unsafe",
         variants.len(),
         SCENARIOS.len(),
         alloc_variants.len(),
@@ -197,6 +219,8 @@ pub fn run(args: CheckArgs) -> Result<()> {
         RECLAIM_SCENARIOS.len(),
         broadcast_variants.len(),
         BROADCAST_SCENARIOS.len(),
+        tlbi_variants.len(),
+        TLBI_SCENARIOS.len(),
         t0.elapsed().as_secs_f64()
     );
     if failed > 0 {
@@ -214,6 +238,7 @@ enum Job<'a> {
     Alloc(&'a AllocVariant, &'a AllocScenario),
     Reclaim(&'a ReclaimVariant, &'a ReclaimScenario),
     Broadcast(&'a BroadcastVariant, &'a BroadcastScenario),
+    Tlbi(&'a TlbiVariant, &'a TlbiScenario),
 }
 
 impl Job<'_> {
@@ -232,6 +257,9 @@ impl Job<'_> {
             Job::Broadcast(v, sc) => {
                 format!("{:?} {}", BroadcastVariant { name: String::new(), ..v.clone() }, sc.name)
             }
+            Job::Tlbi(v, sc) => {
+                format!("{:?} {}", TlbiVariant { name: String::new(), ..v.clone() }, sc.name)
+            }
         }
     }
 
@@ -241,6 +269,7 @@ impl Job<'_> {
             Job::Alloc(v, _) => &v.name,
             Job::Reclaim(v, _) => &v.name,
             Job::Broadcast(v, _) => &v.name,
+            Job::Tlbi(v, _) => &v.name,
         }
     }
 
@@ -250,6 +279,7 @@ impl Job<'_> {
             Job::Alloc(v, sc) => AllocChecker::new(v, sc).run(),
             Job::Reclaim(v, sc) => ReclaimChecker::new(v, sc).run(),
             Job::Broadcast(v, sc) => BroadcastChecker::new(v, sc).run(),
+            Job::Tlbi(v, sc) => TlbiChecker::new(v, sc).run(),
         }
     }
 }

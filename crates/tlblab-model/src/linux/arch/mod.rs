@@ -18,3 +18,40 @@ pub struct Arch {
     /// `loaded_asid` so that the TLB's tag `pcid()` is the ASID), which the generic paths read.
     pub(in crate::linux) arm64: Option<Box<arm64::Arm64>>,
 }
+
+use crate::linux::ctx::Ctx;
+use crate::linux::include::linux::mm_types::MmId;
+use crate::linux::Kernel;
+use crate::time::Ps;
+
+/// The arch hooks the generic mm and scheduler call, dispatched to the machine's architecture
+/// as Linux links exactly one `arch/` in: `switch_mm_irqs_off` (kernel/sched/core.c's
+/// context_switch) and the flush the mmu_gather and reclaim ask for (`flush_tlb_mm_range` on
+/// x86, `tlb_flush` / `__flush_tlb_range` on arm64).
+impl Kernel {
+    /// `switch_mm_irqs_off` to `mm` on `cpu` at `at`: whether it flushed, and the cost of its
+    /// `mm_cpumask` writes (x86 only; arm64's `check_and_switch_context` keeps no mask).
+    pub fn switch_mm(&mut self, cpu: u32, mm: MmId, at: Ps) -> (bool, Ps) {
+        if self.is_arm64() {
+            return (self.arm64_switch_mm(cpu, mm), Ps::ZERO);
+        }
+        self.x86_switch_mm(cpu, mm, at)
+    }
+
+    /// The TLB flush of `[start, end)` of `mm` (`end == TLB_FLUSH_ALL`: all of it) from the
+    /// calling CPU: x86's IPIs (arch/x86/mm/tlb.rs) or arm64's broadcast TLBIs and DSB
+    /// (arch/arm64/include/asm/tlbflush.rs). Returns the cost.
+    pub(in crate::linux) fn flush_tlb_mm_range(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: MmId,
+        start: u64,
+        end: u64,
+        freed_tables: bool,
+    ) -> Ps {
+        if self.is_arm64() {
+            return self.arm64_flush_tlb_range(ctx, mm, start, end, freed_tables);
+        }
+        self.x86_flush_tlb_mm_range(ctx, mm, start, end, freed_tables)
+    }
+}

@@ -1,10 +1,17 @@
-//! The arm64 knobs (arch/arm64/include/asm/tlbflush.h): range TLBIs and `MAX_TLBI_OPS`.
+//! The arm64 knobs (arch/arm64/include/asm/tlbflush.h): range TLBIs, `MAX_TLBI_OPS`, reclaim's
+//! batched unmap flush (v6.5) and `arch_flush_tlb_batched_pending` (v6.16's fix).
 
 use super::*;
+use crate::linux::arch::arm64::BatchedPending;
 
 /// The arm64 knobs, created with v6.6's values by the first one set.
 fn arm(k: &mut KernelConfig) -> &mut Arm64Knobs {
-    k.arm64.get_or_insert(Arm64Knobs { tlbi_range: true, max_tlbi_ops: 512 })
+    k.arm64.get_or_insert(Arm64Knobs {
+        tlbi_range: true,
+        max_tlbi_ops: 512,
+        batched_unmap: false,
+        batched_pending: BatchedPending::Dsb,
+    })
 }
 
 pub(super) const KNOBS: &[Knob] = &[
@@ -30,6 +37,32 @@ pub(super) const KNOBS: &[Knob] = &[
                 Ok(())
             }
             _ => Err(None),
+        },
+    },
+    Knob {
+        name: "batched_unmap",
+        section: "arm64",
+        needed: Needed::Newer,
+        allowed: "on | off",
+        doc: "arm64 reclaim: TTU_BATCH_FLUSH defers (arch_tlbbatch_should_defer), each unmapped page's \
+              TLBI is issued without a DSB and one DSB ISH ends the batch (v6.5, 43b3dfdd0455); off: \
+              ptep_clear_flush, a TLBI and a DSB per page (v6.4)",
+        apply: |k, v| on_off(v).map(|b| arm(k).batched_unmap = b),
+    },
+    Knob {
+        name: "batched_pending",
+        section: "arm64",
+        needed: Needed::Newer,
+        allowed: "dsb | flush-mm",
+        doc: "arm64 arch_flush_tlb_batched_pending (mprotect/munmap meeting reclaim's pending batch): \
+              a DSB ISH on the calling CPU (v6.5-v6.15), or flush_tlb_mm (v6.16, 4b634918384c)",
+        apply: |k, v| {
+            arm(k).batched_pending = match v {
+                "dsb" => BatchedPending::Dsb,
+                "flush-mm" => BatchedPending::FlushMm,
+                _ => return Err(None),
+            };
+            Ok(())
         },
     },
 ];

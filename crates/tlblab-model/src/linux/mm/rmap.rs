@@ -135,10 +135,23 @@ impl Kernel {
         let w = self.mm.vmscan.costs.as_ref().expect("reclaim costs").rmap_vma;
         ctx.charge(Bucket::Reclaim, w);
         let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let arm64_defers = self.is_arm64().then(|| batched && self.arm64_tlbbatch_should_defer());
         let m = &mut self.mm.mms[mm as usize];
         let pte = m.pte(va).unwrap_or_default();
         m.set_pte(va, Pte::default());
         self.counters.vmscan.reclaim_unmapped_ptes += 1;
+        // arm64 (v6.5, linux/arch/arm64/include/asm/tlbflush.rs): should_defer_flush asks
+        // arch_tlbbatch_should_defer (no mm_cpumask); set_tlb_ubc_flush_pending posts the
+        // page's TLBI (arch_tlbbatch_add_pending).
+        if let Some(defers) = arm64_defers {
+            if !defers {
+                return (w, false);
+            }
+            let ubc = &mut self.mm.vmscan.ubc[t];
+            ubc.flush_required = true;
+            ubc.writable |= pte.dirty;
+            return (w + self.arm64_tlbbatch_add_pending(ctx, mm, va), true);
+        }
         // should_defer_flush (v4.3): TTU_BATCH_FLUSH and another CPU in mm_cpumask.
         if should_defer_flush(batched, &m.cpumask, cpu) {
             let mut d = w;
@@ -161,6 +174,14 @@ impl Kernel {
     pub(in crate::linux) fn try_to_unmap_flush(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
         let cpu = ctx.cpu;
         let ubc = std::mem::take(&mut self.mm.vmscan.ubc[t]);
+        // arm64 (v6.5): arch_tlbbatch_flush, one DSB ISH for the TLBIs already posted.
+        if self.is_arm64() {
+            if !ubc.flush_required {
+                return Ps::ZERO;
+            }
+            self.counters.vmscan.reclaim_batch_flushes += 1;
+            return self.arm64_tlbbatch_flush(ctx);
+        }
         // `lazy_test = in-queue`: the enqueue loop tests each target (see flush_tlb_mm_range).
         let skip_lazy = self.config.flush.lazy_in_queue(false);
         let none = CpuMask::new();

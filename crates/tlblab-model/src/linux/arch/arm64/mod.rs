@@ -25,6 +25,37 @@ pub struct Arm64Knobs {
     /// `MAX_TLBI_OPS`: without range TLBIs, a range of this many pages or more is flushed by
     /// ASID instead (`PTRS_PER_PTE`, 512 with 4K pages, since v5.0; 1024 in v4.19).
     pub max_tlbi_ops: u32,
+    /// Reclaim's batched unmap flush (v6.5, 43b3dfdd0455 "arm64: support batched/deferred tlb
+    /// shootdown during page reclamation/migration"): `arch_tlbbatch_should_defer` says yes,
+    /// `arch_tlbbatch_add_pending` issues the page's TLBI without a DSB, `arch_tlbbatch_flush`
+    /// is one `DSB ISH`. Off: `ptep_clear_flush`, a TLBI and a DSB per page (v6.4).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batched_unmap: bool,
+    /// What `arch_flush_tlb_batched_pending` does when mprotect/munmap meet a pending batch.
+    #[serde(default, skip_serializing_if = "BatchedPending::is_dsb")]
+    pub batched_pending: BatchedPending,
+}
+
+/// `arch_flush_tlb_batched_pending(mm)` on arm64: the CPU that finds the mm's batch pending
+/// (mprotect, munmap, mremap under the page-table lock) must know the batch's TLBIs completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BatchedPending {
+    /// v6.5-v6.15 (43b3dfdd0455): a `DSB ISH` on the calling CPU. The Arm ARM completes a
+    /// TLBI only by a DSB of the core that issued it, so a DSB on another CPU than the
+    /// reclaimer's does not wait for the batch's TLBIs.
+    #[default]
+    Dsb,
+    /// v6.16 (4b634918384c "arm64/mm: Close theoretical race where stale TLB entry remains
+    /// valid", Ryan Roberts, backported to stable): `flush_tlb_mm(mm)`, the caller's own
+    /// `TLBI ASIDE1IS` and DSB.
+    FlushMm,
+}
+
+impl BatchedPending {
+    pub fn is_dsb(&self) -> bool {
+        *self == BatchedPending::Dsb
+    }
 }
 
 crate::linux::vmstat::counters! {
@@ -49,6 +80,10 @@ crate::linux::vmstat::counters! {
         rollover_flushes,
         /// Slow-path context switches (`cpu_asid_lock`).
         asid_slow_switches,
+        /// TLBIs reclaim issued without a DSB (`arch_tlbbatch_add_pending`, v6.5), and the
+        /// DSBs that completed them (`arch_tlbbatch_flush`).
+        batched_tlbis,
+        batch_dsbs,
     }
 }
 

@@ -165,11 +165,7 @@ impl Kernel {
     /// mask (209954cbc7d0) sets the next mm's only if clear and leaves the previous mm's for a
     /// flush IPI to clear. With `cpumask_line` each set or clear is an atomic RMW on the mask's
     /// line at `at`, whose cost is added to the second value returned.
-    pub fn switch_mm(&mut self, cpu: u32, mm: MmId, at: Ps) -> (bool, Ps) {
-        // arm64 has its own (linux/arch/arm64: check_and_switch_context, no mm_cpumask).
-        if self.is_arm64() {
-            return (self.arm64_switch_mm(cpu, mm), Ps::ZERO);
-        }
+    pub(in crate::linux) fn x86_switch_mm(&mut self, cpu: u32, mm: MmId, at: Ps) -> (bool, Ps) {
         let c = &mut self.cpus[cpu as usize];
         self.arch.x86.lazy.clear(cpu);
         let m = &self.mm.mms[mm as usize];
@@ -371,7 +367,7 @@ impl Kernel {
     /// send IPIs to the other CPUs of `mm_cpumask` (lazy ones per `lazy_ipis`: v4.20+ skips
     /// them unless page tables were freed, v3.x-v4.19 sends to them too), flush locally
     /// (concurrently or first, per knob), then wait for every ack.
-    pub(in crate::linux) fn flush_tlb_mm_range(
+    pub(in crate::linux) fn x86_flush_tlb_mm_range(
         &mut self,
         ctx: &mut Ctx,
         mm: MmId,
@@ -379,11 +375,6 @@ impl Kernel {
         end: u64,
         freed_tables: bool,
     ) -> Ps {
-        // arm64's tlb_flush / __flush_tlb_range: broadcast TLBIs and a DSB, no IPIs
-        // (linux/arch/arm64/include/asm/tlbflush.rs).
-        if self.is_arm64() {
-            return self.arm64_flush_tlb_range(ctx, mm, start, end, freed_tables);
-        }
         let (cpu, now) = (ctx.cpu, ctx.now);
         self.counters.tlbflush.flush_requests += 1;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
