@@ -1,0 +1,144 @@
+//! The sections the probe measures from user space beside the TLB and the caches: `[ipc]` (pipe
+//! and socket-pair calls), `[net]` (loopback sends and receives), `[uncore]` (the LLC's size and
+//! the memory bandwidth). Each from a micro-measurement of its own, never the benchmark it is
+//! compared with.
+
+use tlblab_model::profile::{IpcProfile, NetProfile, Sourced, UncoreProfile};
+
+use super::measured;
+use crate::probe::ProbeReport;
+
+/// `[ipc]` from the probe's pipe and socket-pair calls (crate::probe::ipc): each call's time less
+/// the system call and the copy, which the model adds itself. `None` (the section is then
+/// borrowed and labelled by whoever needs it) for a report without them, or where a call does
+/// not stand above the system call's cost.
+pub(super) fn ipc_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<IpcProfile> {
+    use crate::probe::ipc::{path_cycles, MSG};
+    let calls = r.raw.ipc.as_ref()?;
+    let (mhz, sys, copy) = (r.clock.mhz, r.raw.syscall_ns.median, r.raw.memcpy_mbps.median);
+    let mut key = |what: &str, s: &crate::stats::Summary, left_in: &str| -> Option<Sourced> {
+        match path_cycles(s.median, mhz, sys, copy) {
+            Some(c) => Some(measured(
+                c.round(),
+                format!(
+                    "{tag}: micro-measurement `{what}` of {MSG} bytes with nobody waiting (no sleep, wake-up or \
+                     switch), {:.0} ns a call (median over bursts, {}), less syscall_ns ({sys:.0} ns) and the copy \
+                     at memcpy_mbps, x {mhz:.0} MHz; {left_in}",
+                    s.median,
+                    s.spread_text(0, " ns")
+                ),
+            )),
+            None => {
+                warnings.push(format!(
+                    "[ipc]: `{what}` took {:.0} ns, not above the system call ({sys:.0} ns) and the copy: \
+                     the section is left to a stand-in",
+                    s.median
+                ));
+                None
+            }
+        }
+    };
+    let pipe_left = "the page allocated every 40 writes and pipe->mutex's lock word, which the model also \
+                     charges, are left in (a few cycles a call)";
+    let unix_left =
+        "the SLUB allocation (send) or free (receive) of the skb and its kmalloc head is left in \
+                     (the probe measures no [slab]), so the model counts it twice";
+    Some(IpcProfile {
+        pipe_write_cycles: key("pipe write", &calls.pipe_write_ns, pipe_left)?,
+        pipe_read_cycles: key("pipe read", &calls.pipe_read_ns, pipe_left)?,
+        unix_send_cycles: key("AF_UNIX stream send", &calls.unix_send_ns, unix_left)?,
+        unix_recv_cycles: key("AF_UNIX stream recv", &calls.unix_recv_ns, unix_left)?,
+    })
+}
+
+/// `[net]` from the probe's loopback UDP and TCP calls (crate::probe::net), derived as `[ipc]`:
+/// each call's time less the system call and the copy, which the model adds itself. `None` (the
+/// section is then borrowed and labelled by whoever needs it) for a report without them, or
+/// where a call does not stand above the system call's cost.
+pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<NetProfile> {
+    use crate::probe::ipc::path_cycles_of;
+    use crate::probe::net::MSG;
+    let calls = r.raw.net.as_ref()?;
+    let (mhz, sys, copy) = (r.clock.mhz, r.raw.syscall_ns.median, r.raw.memcpy_mbps.median);
+    let mut key = |what: &str, s: &crate::stats::Summary, path: &str| -> Option<Sourced> {
+        match path_cycles_of(MSG, s.median, mhz, sys, copy) {
+            Some(c) => Some(measured(
+                c.round(),
+                format!(
+                    "{tag}: micro-measurement `{what}` of {MSG} bytes on 127.0.0.1 with nobody waiting (no \
+                     sleep, wake-up or switch; never netperf or sockperf), {:.0} ns a call (median over bursts, \
+                     {}), less syscall_ns ({sys:.0} ns) and the copy at memcpy_mbps, x {mhz:.0} MHz; {path}; \
+                     the skb's SLUB calls are left in (the probe measures no [slab]), so the model counts them \
+                     twice",
+                    s.median,
+                    s.spread_text(0, " ns")
+                ),
+            )),
+            None => {
+                warnings.push(format!(
+                    "[net]: `{what}` took {:.0} ns, not above the system call ({sys:.0} ns) and the copy: \
+                     the section is left to a stand-in",
+                    s.median
+                ));
+                None
+            }
+        }
+    };
+    Some(NetProfile {
+        udp_send_cycles: key(
+            "udp sendto",
+            &calls.udp_send_ns,
+            "udp_sendmsg through loopback_xmit and the NET_RX softirq's udp_rcv on the same CPU",
+        )?,
+        udp_recv_cycles: key("udp recv", &calls.udp_recv_ns, "udp_recvmsg of one queued datagram")?,
+        tcp_send_cycles: key(
+            "tcp send (TCP_NODELAY)",
+            &calls.tcp_send_ns,
+            "tcp_sendmsg of one segment through loopback and tcp_v4_rcv, with the delayed ACKs the \
+             receiver sends back, on the same CPU",
+        )?,
+        tcp_recv_cycles: key(
+            "tcp recv",
+            &calls.tcp_recv_ns,
+            "tcp_recvmsg of one queued segment with tcp_cleanup_rbuf",
+        )?,
+    })
+}
+
+/// `[uncore]` from the probe's sysfs LLC size and its STREAM-like copy (crate::probe::uncore).
+/// The copy with every CPU at once is the sustained rate this guest's memory gives its CPUs:
+/// the peak is taken as that rate (in bus bytes, reads plus writes, as hw/uncore.rs counts
+/// them) with a sustained fraction of 1, each labelled. A capacity: other tenants only lower
+/// a repetition's rate (a descheduled copy thread makes the round's slowest), so the best
+/// repetition is taken, and never below what one CPU alone copied. `None` without the
+/// measurement or an LLC size.
+pub(super) fn uncore_section(r: &ProbeReport, tag: &str) -> Option<UncoreProfile> {
+    use crate::probe::uncore::TRAFFIC_PER_BYTE;
+    let s = r.raw.stream.as_ref()?;
+    let llc = s.llc_bytes?;
+    Some(UncoreProfile {
+        llc_mib: measured(
+            llc as f64 / f64::from(1u32 << 20),
+            format!("{tag}: the largest data or unified cache of CPU 0 in /sys/devices/system/cpu/cpu0/cache"),
+        ),
+        dram_peak_mbps: measured(
+            (TRAFFIC_PER_BYTE * s.all_cpus_mbps.max.max(s.one_cpu_mbps.max)).round(),
+            format!(
+                "{tag}: STREAM-copy-like loop (memcpy between two buffers of {} MiB per CPU, past the LLC) on \
+                 all {} CPUs at once: the best repetition, {:.0} MB/s copied ({}; one CPU alone {}, the floor), \
+                 x {TRAFFIC_PER_BYTE} bus bytes per byte (a read and a non-temporal write); other tenants only \
+                 lower a repetition, so the best is the capacity; the sustained rate itself, not the DIMMs' \
+                 peak, which a guest cannot see",
+                crate::probe::uncore::per_cpu_bytes(s.buffer_bytes, s.cpus) >> 20,
+                s.cpus,
+                s.all_cpus_mbps.max.max(s.one_cpu_mbps.max),
+                s.all_cpus_mbps.spread_text(0, " MB/s"),
+                s.one_cpu_mbps.spread_text(0, " MB/s"),
+            ),
+        ),
+        dram_sustained_fraction: measured(
+            1.0,
+            format!("{tag}: 1, because dram_peak_mbps is already the measured sustained all-CPU rate"),
+        ),
+    })
+}
