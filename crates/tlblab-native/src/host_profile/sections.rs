@@ -13,30 +13,10 @@ use crate::probe::ProbeReport;
 /// borrowed and labelled by whoever needs it) for a report without them, or where a call does
 /// not stand above the system call's cost.
 pub(super) fn ipc_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<IpcProfile> {
-    use crate::probe::ipc::{path_cycles, MSG};
     let calls = r.raw.ipc.as_ref()?;
-    let (mhz, sys, copy) = (r.clock.mhz, r.raw.syscall_ns.median, r.raw.memcpy_mbps.median);
-    let mut key = |what: &str, s: &crate::stats::Summary, left_in: &str| -> Option<Sourced> {
-        match path_cycles(s.median, mhz, sys, copy) {
-            Some(c) => Some(measured(
-                c.round(),
-                format!(
-                    "{tag}: micro-measurement `{what}` of {MSG} bytes with nobody waiting (no sleep, wake-up or \
-                     switch), {:.0} ns a call (median over bursts, {}), less syscall_ns ({sys:.0} ns) and the copy \
-                     at memcpy_mbps, x {mhz:.0} MHz; {left_in}",
-                    s.median,
-                    s.spread_text(0, " ns")
-                ),
-            )),
-            None => {
-                warnings.push(format!(
-                    "[ipc]: `{what}` took {:.0} ns, not above the system call ({sys:.0} ns) and the copy: \
-                     the section is left to a stand-in",
-                    s.median
-                ));
-                None
-            }
-        }
+    let mut key = |what: &str, s: &crate::stats::Summary, left_in: &str| {
+        let m = Micro { section: "[ipc]", bytes: crate::probe::ipc::MSG, on: "", aside: "" };
+        m.key(r, tag, what, s, left_in, warnings)
     };
     let pipe_left = "the page allocated every 40 writes and pipe->mutex's lock word, which the model also \
                      charges, are left in (a few cycles a call)";
@@ -56,33 +36,19 @@ pub(super) fn ipc_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
 /// section is then borrowed and labelled by whoever needs it) for a report without them, or
 /// where a call does not stand above the system call's cost.
 pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<NetProfile> {
-    use crate::probe::ipc::path_cycles_of;
-    use crate::probe::net::MSG;
     let calls = r.raw.net.as_ref()?;
-    let (mhz, sys, copy) = (r.clock.mhz, r.raw.syscall_ns.median, r.raw.memcpy_mbps.median);
-    let mut key = |what: &str, s: &crate::stats::Summary, path: &str| -> Option<Sourced> {
-        match path_cycles_of(MSG, s.median, mhz, sys, copy) {
-            Some(c) => Some(measured(
-                c.round(),
-                format!(
-                    "{tag}: micro-measurement `{what}` of {MSG} bytes on 127.0.0.1 with nobody waiting (no \
-                     sleep, wake-up or switch; never netperf or sockperf), {:.0} ns a call (median over bursts, \
-                     {}), less syscall_ns ({sys:.0} ns) and the copy at memcpy_mbps, x {mhz:.0} MHz; {path}; \
-                     the skb's SLUB calls are left in (the probe measures no [slab]), so the model counts them \
-                     twice",
-                    s.median,
-                    s.spread_text(0, " ns")
-                ),
-            )),
-            None => {
-                warnings.push(format!(
-                    "[net]: `{what}` took {:.0} ns, not above the system call ({sys:.0} ns) and the copy: \
-                     the section is left to a stand-in",
-                    s.median
-                ));
-                None
-            }
-        }
+    let mut key = |what: &str, s: &crate::stats::Summary, path: &str| {
+        let m = Micro {
+            section: "[net]",
+            bytes: crate::probe::net::MSG,
+            on: " on 127.0.0.1",
+            aside: "; never netperf or sockperf",
+        };
+        let tail = format!(
+            "{path}; the skb's SLUB calls are left in (the probe measures no [slab]), so the model counts \
+             them twice"
+        );
+        m.key(r, tag, what, s, &tail, warnings)
     };
     Some(NetProfile {
         udp_send_cycles: key(
@@ -141,4 +107,50 @@ pub(super) fn uncore_section(r: &ProbeReport, tag: &str) -> Option<UncoreProfile
             format!("{tag}: 1, because dram_peak_mbps is already the measured sustained all-CPU rate"),
         ),
     })
+}
+
+/// One micro-measured call of a section: what it sends, where, and what its source string says
+/// beside the figures.
+struct Micro {
+    section: &'static str,
+    bytes: usize,
+    on: &'static str,
+    aside: &'static str,
+}
+
+impl Micro {
+    /// The call's median time less the system call and the copy (which the model adds itself),
+    /// in cycles, with its source; `None`, and a warning, where it does not stand above them.
+    fn key(
+        &self,
+        r: &ProbeReport,
+        tag: &str,
+        what: &str,
+        s: &crate::stats::Summary,
+        tail: &str,
+        warnings: &mut Vec<String>,
+    ) -> Option<Sourced> {
+        let (mhz, sys, copy) = (r.clock.mhz, r.raw.syscall_ns.median, r.raw.memcpy_mbps.median);
+        let Some(c) = crate::probe::ipc::path_cycles_of(self.bytes, s.median, mhz, sys, copy) else {
+            warnings.push(format!(
+                "{}: `{what}` took {:.0} ns, not above the system call ({sys:.0} ns) and the copy: the \
+                 section is left to a stand-in",
+                self.section, s.median
+            ));
+            return None;
+        };
+        Some(measured(
+            c.round(),
+            format!(
+                "{tag}: micro-measurement `{what}` of {} bytes{} with nobody waiting (no sleep, wake-up or \
+                 switch{}), {:.0} ns a call (median over bursts, {}), less syscall_ns ({sys:.0} ns) and the \
+                 copy at memcpy_mbps, x {mhz:.0} MHz; {tail}",
+                self.bytes,
+                self.on,
+                self.aside,
+                s.median,
+                s.spread_text(0, " ns")
+            ),
+        ))
+    }
 }
