@@ -2,8 +2,7 @@
 //! values. Each must fail with exit code 2 and one line on stderr naming the file (or flag),
 //! the key and what is allowed, and leave no output behind (docs/limits.md).
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -1,7 +1,6 @@
 //! End-to-end tests of the `tlblab` command.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::io::Write;
 use std::path::PathBuf;

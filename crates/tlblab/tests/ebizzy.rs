@@ -1,7 +1,6 @@
 //! End-to-end tests of ebizzy, seed 000 and `tlblab sweep`.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::Path;
 

@@ -1,8 +1,7 @@
 //! End-to-end tests of `tlblab probe`, `tlblab native` and `tlblab validate` on the real host.
 //! They run briefly (quick probe, sub-second workloads) and must work on 2 CPUs and in a VM.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn tmp_dir() -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("tlblab-native-{}", std::process::id()));

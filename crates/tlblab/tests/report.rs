@@ -1,7 +1,6 @@
 //! End-to-end tests of results on disk, resuming, `--jobs`, `compare` and the HTML report.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,6 @@
 //! End-to-end: seed 003 on the MPC855T (`reproduce seed-003`, `run` of dd, `layout`).
 
-mod common;
-use common::*;
+use crate::common::*;
 use tlblab_model::linux::arch::ppc::tlbmiss::HANDLER_CLOCKS;
 
 #[test]

@@ -1,7 +1,6 @@
 //! `--shard I/N`: job arrays writing into one shared results directory at once.
 
-mod common;
-use common::{stderr, tlblab, tree};
+use crate::common::{self, stderr, tlblab, tree};
 use std::process::{Command, Stdio};
 
 fn sweep_args(values: &str, out: &str, extra: &[&str]) -> Vec<String> {

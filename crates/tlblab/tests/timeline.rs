@@ -2,8 +2,7 @@
 //! `tlblab::timeline::check`), prints the same results as without it, the same bytes twice, and
 //! refuses bad flags with one line, exit 2, nothing written.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::path::PathBuf;
 

@@ -1,5 +1,4 @@
 //! Helpers shared by the end-to-end tests: run the binary, take its output, list a tree.
-#![allow(dead_code)] // each test crate uses its own subset
 
 use std::path::Path;
 use std::process::{Command, Output};
