@@ -150,7 +150,8 @@ macro_rules! subsystems {
 }
 
 subsystems! {
-    /// `flush_tlb_mm_range` and the flush handler (linux/arch/x86/mm/tlb.rs).
+    /// `flush_tlb_mm_range` and the flush handler (linux/arch/x86/mm/tlb.rs); a queued flush runs
+    /// through the architecture's dispatch (linux/arch/mod.rs `flush_step`).
     tlbflush: arch::x86::mm::tlb::Counters => Flush(arch::x86::mm::tlb::Step) by flush_step,
         costs arch::x86::mm::tlb::Costs;
     /// Cross-CPU calls; continues a send loop after an interrupt (linux/kernel/smp.rs).
