@@ -305,6 +305,9 @@ pub struct MachineProfile {
     /// linux/mm/filemap.rs); needed only by runs that reclaim (vm-scalability).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reclaim: Option<ReclaimProfile>,
+    /// Swap to zram (linux/mm/shmem.rs, linux/drivers/block/zram.rs): madv-pageout only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<SwapProfile>,
     /// What keeps a real machine out of lockstep: the scheduler tick and per-step cost jitter.
     /// Absent: a noiseless machine (deterministic lockstep regimes; docs/design.md#noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -566,6 +569,11 @@ impl MachineProfile {
             ] {
                 check_sourced(key, v, 0.0, 100_000.0)?;
             }
+        }
+        if let Some(w) = &self.swap {
+            check_sourced("swap.swap_out_cycles", &w.swap_out_cycles, 0.0, 100_000.0)?;
+            check_sourced("swap.swap_in_cycles", &w.swap_in_cycles, 0.0, 100_000.0)?;
+            check_sourced("swap.same_filled_scan_cycles", &w.same_filled_scan_cycles, 0.0, 100_000.0)?;
         }
         if let Some(u) = &self.uncore {
             check_sourced("uncore.llc_mib", &u.llc_mib, 0.25, 4096.0)?;

@@ -215,6 +215,12 @@ impl Simulation {
         self.kernel.map_populated(mm, len)
     }
 
+    /// `mmap(MAP_SHARED | MAP_ANONYMOUS)` of `len` bytes in `mm` and a `memset` of it to `byte`,
+    /// untimed (linux/mm/shmem.rs): returns the start.
+    pub fn map_shmem_filled(&mut self, mm: MmId, len: u64, byte: u8) -> u64 {
+        self.kernel.map_shmem_filled(mm, len, byte)
+    }
+
     /// `pipe()`: a new, empty pipe (linux/fs/pipe.rs); returns its id for `Op::PipeRead/PipeWrite`.
     pub fn add_pipe(&mut self) -> u32 {
         self.kernel.add_pipe()

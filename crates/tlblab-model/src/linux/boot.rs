@@ -262,6 +262,7 @@ impl Kernel {
                 vmscan: crate::linux::mm::vmscan::Vmscan::new(profile, &layout, topo.cpus()),
                 slab,
                 slab_events: Vec::new(),
+                shmem: Default::default(),
             },
             fs: Fs { mount: fs, pipes: Vec::new() },
             net: Net { sockets: net, unix: Vec::new() },

@@ -34,6 +34,7 @@ pub mod boot;
 pub mod config;
 pub mod cpu;
 pub mod ctx;
+pub mod drivers;
 pub mod frames;
 pub mod fs;
 pub mod include;
@@ -149,7 +150,8 @@ macro_rules! subsystems {
 }
 
 subsystems! {
-    /// `flush_tlb_mm_range` and the flush handler (linux/arch/x86/mm/tlb.rs).
+    /// `flush_tlb_mm_range` and the flush handler (linux/arch/x86/mm/tlb.rs); a queued flush runs
+    /// through the architecture's dispatch (linux/arch/mod.rs `flush_step`).
     tlbflush: arch::x86::mm::tlb::Counters => Flush(arch::x86::mm::tlb::Step) by flush_step,
         costs arch::x86::mm::tlb::Costs;
     /// Cross-CPU calls; continues a send loop after an interrupt (linux/kernel/smp.rs).
@@ -189,6 +191,9 @@ subsystems! {
     /// `mm_cpumask` upkeep (linux/arch/x86/mm/tlb.rs), where the kernel models v6.14's lazy mask
     /// or the mask's line.
     cpumask: Option<arch::x86::mm::tlb::MaskCounters> = Kernel::cpumask_counters;
+    /// Swap to zram (linux/mm/shmem.rs), where a workload maps shmem; costed where the profile
+    /// has `[swap]`.
+    swap: Option<mm::shmem::Counters> = Kernel::swap_counters, costs Option<mm::shmem::Costs>;
     /// Broadcast TLBIs, DSBs and ASIDs (linux/arch/arm64), on an arm64 kernel.
     arm64: Option<arch::arm64::Counters> = Kernel::arm64_counters;
     /// The MPC8xx's `/proc/tlbmiss` (linux/arch/ppc/tlbmiss.rs), on a software-loaded TLB.
@@ -340,7 +345,9 @@ impl Kernel {
                 core + self.bulk(ctx, ctx.now, bytes, core)
             }
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
-            Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } => self.syscall(ctx, t, op),
+            Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } | Op::MadvisePageout { .. } => {
+                self.syscall(ctx, t, op)
+            }
             Op::Ppc8xx(op) => self.op_8xx(ctx, op),
             Op::Kswapd => self.kswapd(ctx, t),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),

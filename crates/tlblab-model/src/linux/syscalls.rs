@@ -54,6 +54,8 @@ pub enum Op {
     Munmap { addr: Addr },
     /// `madvise(addr, len, MADV_DONTNEED)`.
     MadviseDontneed { addr: Addr, len: u64 },
+    /// `madvise(addr, len, MADV_PAGEOUT)` (linux/mm/madvise.rs).
+    MadvisePageout { addr: Addr, len: u64 },
     /// One benchmark loop iteration completed (`(*iterations)++`).
     Iteration,
     /// What dd asks of the MPC8xx kernel (linux/arch/ppc/paths.rs).

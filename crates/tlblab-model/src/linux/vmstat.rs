@@ -76,6 +76,7 @@ mod tests {
             cpumask: Some(Default::default()),
             tlbmiss: Some(Default::default()),
             arm64: Some(Default::default()),
+            swap: Some(Default::default()),
             ..Counters::default()
         }
     }

@@ -57,6 +57,8 @@ sections! {
     Net: net: NetProfile, needed by "the network workloads";
     /// File creation (linux/fs/namei.rs).
     Fs: fs: FsProfile, needed by "fsmark";
+    /// Swap to zram: shmem's swap-out and swap-in (linux/mm/shmem.rs, linux/drivers/block/zram.rs).
+    Swap: swap: SwapProfile, needed by "swap to zram (madv-pageout)";
 }
 
 /// `[noise]`: the sources of run-to-run and CPU-to-CPU variation the engine models, each drawn
@@ -219,6 +221,25 @@ pub struct UncoreProfile {
     pub dram_peak_mbps: Sourced,
     /// The fraction of the peak a STREAM-class run sustains with every core streaming.
     pub dram_sustained_fraction: Sourced,
+}
+
+/// `[swap]`: what a shmem page's trip to zram and back costs per page, beyond what is simulated
+/// (its allocation and free, LRU and `lru_lock` work, rmap walks, TLB maintenance) or costed by
+/// `[memory]` (the 4 KiB fill of a same-filled page is `clear_page_mbps`'s stream of stores).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapProfile {
+    /// `shrink_folio_list`'s `pageout` of a dirty shmem folio: `shmem_writepage` (swap slot from
+    /// the per-CPU slot cache, `add_to_swap_cache`, the page-cache slot replaced by the swap
+    /// entry) and `swap_writepage` to a synchronous block device (a bio submitted and waited
+    /// for, zram's slot lock and table update, `folio_end_writeback`).
+    pub swap_out_cycles: Sourced,
+    /// `shmem_swapin_folio` besides the allocation, the LRU add and the read's fill: the swap
+    /// cache lookup and insert, memcg's swap-in charge, `swap_readpage`'s bio to zram,
+    /// `shmem_add_to_page_cache`, `delete_from_swap_cache`, `swap_free` and zram's slot free.
+    pub swap_in_cycles: Sourced,
+    /// zram's `page_same_filled`: the compare of a page's 512 words with its first.
+    pub same_filled_scan_cycles: Sourced,
 }
 
 /// `[reclaim]`: what page reclaim and a page-cache fill cost per page, beyond what is simulated

@@ -11,6 +11,7 @@ pub mod dd;
 pub mod ebizzy;
 pub mod fsmark;
 pub mod hackbench;
+pub mod madv_pageout;
 pub mod netperf;
 pub mod pointer_chase;
 pub mod sockperf;
@@ -239,6 +240,7 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<sockperf::Sockperf>("sockperf"),
     Suite::of::<fsmark::Fsmark>("fsmark"),
     Suite::of::<vm_scalability::VmScalability>("vm-scalability"),
+    Suite::of::<madv_pageout::MadvPageout>("madv-pageout"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by

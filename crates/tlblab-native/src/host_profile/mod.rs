@@ -632,6 +632,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         }),
         slab: None,
         reclaim: None,
+        swap: None,
         ipc: ipc_section(r, &tag, &mut warnings),
         net: net_section(r, &tag, &mut warnings),
         fs: None,

@@ -38,6 +38,13 @@ impl Kernel {
         self.x86_switch_mm(cpu, mm, at)
     }
 
+    /// A queued flush of task `t`'s mm (a COW's `ptep_clear_flush`, `tlb_end_vma`'s range):
+    /// [`Kernel::flush_tlb_mm_range`], whichever the architecture.
+    pub(in crate::linux) fn flush_step(&mut self, ctx: &mut Ctx, t: usize, s: x86::mm::tlb::Step) -> Ps {
+        let mm = self.tasks[t].user_mm();
+        self.flush_tlb_mm_range(ctx, mm, s.start, s.end, s.freed_tables)
+    }
+
     /// The TLB flush of `[start, end)` of `mm` (`end == TLB_FLUSH_ALL`: all of it) from the
     /// calling CPU: x86's IPIs (arch/x86/mm/tlb.rs) or arm64's broadcast TLBIs and DSB
     /// (arch/arm64/include/asm/tlbflush.rs). Returns the cost.

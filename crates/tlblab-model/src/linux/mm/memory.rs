@@ -356,6 +356,24 @@ impl Kernel {
                 return d;
             }
             (_, true, false) => return d, // raced with another fault: nothing to do
+            (Backing::FileShared(f), false, _) if self.mm.shmem.is_shmem(f) => {
+                // shmem (v6.6, linux/mm/shmem.rs): a read fault tries fault-around first
+                // (filemap_map_pages maps cached pages; swap entries are skipped), then
+                // shmem_fault -> shmem_get_folio_gfp, which reads a swapped-out page back.
+                if !write {
+                    let visited = self.map_pages(mm, f, addr, (vstart, vend), true);
+                    let around = self.costs.memory.fault_around_page * visited;
+                    ctx.charge(Bucket::Fault, around);
+                    d += around;
+                    if self.mm.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
+                        return d;
+                    }
+                }
+                let (pfn, c) = self.shmem_get_folio(ctx, ctx.now + d, f, index);
+                d += c;
+                self.mm.vmscan.mark_young(pfn);
+                Pte { pfn, present: true, writable: write, dirty: write }
+            }
             (Backing::Anon, false, false) => {
                 Pte { pfn: zero_pfn, present: true, writable: false, dirty: false }
             }

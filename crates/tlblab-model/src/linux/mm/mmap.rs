@@ -55,7 +55,7 @@ impl Kernel {
     /// under mmap_lock (v5.18): mmap and munmap for write, madvise(MADV_DONTNEED) for read.
     pub(in crate::linux) fn syscall(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
         if self.config.mm.mmap_lock {
-            let write = !matches!(op, Op::MadviseDontneed { .. });
+            let write = !matches!(op, Op::MadviseDontneed { .. } | Op::MadvisePageout { .. });
             // v6.4: munmap write-locks the VMA before detaching and zapping it, so that no fault
             // under the VMA lock can install a PTE in it. mmap's new VMA is not reachable before
             // it is inserted; madvise(MADV_DONTNEED) does not change the VMA.
@@ -322,6 +322,10 @@ impl Kernel {
                 let d = self.costs.entry.syscall_half + self.costs.memory.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Madvise)
+            }
+            Op::MadvisePageout { addr, len } => {
+                let start = self.reg_addr(t, addr);
+                self.madvise_pageout(ctx, t, start, len)
             }
             _ => unreachable!("not a system call on the address space: {op:?}"),
         }

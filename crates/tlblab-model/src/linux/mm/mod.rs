@@ -7,7 +7,9 @@ pub mod mmap;
 pub mod mmu_gather;
 pub mod page_alloc;
 pub mod readahead;
+pub mod madvise;
 pub mod rmap;
+pub mod shmem;
 pub mod slub;
 pub mod vmscan;
 
@@ -33,4 +35,6 @@ pub struct Memory {
     pub(in crate::linux) slab: Option<slub::Slab>,
     /// Scratch for the page-allocator calls SLUB reports (linux/mm/slub.rs).
     pub(in crate::linux) slab_events: Vec<slub::PageEvent>,
+    /// shmem files and the zram device their pages swap to (linux/mm/shmem.rs).
+    pub(in crate::linux) shmem: shmem::Shmem,
 }

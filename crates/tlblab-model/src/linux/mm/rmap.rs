@@ -150,6 +150,8 @@ impl Kernel {
             let ubc = &mut self.mm.vmscan.ubc[t];
             ubc.flush_required = true;
             ubc.writable |= pte.dirty;
+            // mm->tlb_flush_batched: flush_tlb_batched_pending will find the batch pending.
+            self.mm.mms[mm as usize].tlb_flush_batched = true;
             return (w + self.arm64_tlbbatch_add_pending(ctx, mm, va), true);
         }
         // should_defer_flush (v4.3): TTU_BATCH_FLUSH and another CPU in mm_cpumask.
@@ -165,6 +167,18 @@ impl Kernel {
             return (d, true);
         }
         (w, false)
+    }
+
+    /// `flush_tlb_batched_pending(mm)` (v4.13, 3ea277194daa; called under the page-table lock
+    /// by the walks that change PTEs reclaim may have unmapped: mprotect, munmap, mremap,
+    /// madvise's): if reclaim batched a flush of `mm` since the last call,
+    /// `arch_flush_tlb_batched_pending`. Only arm64's batch marks the mm here (x86's batch is
+    /// not modelled as leaving the mm pending). Returns the cost.
+    pub(in crate::linux) fn flush_tlb_batched_pending(&mut self, ctx: &mut Ctx, mm: MmId) -> Ps {
+        if !std::mem::take(&mut self.mm.mms[mm as usize].tlb_flush_batched) {
+            return Ps::ZERO;
+        }
+        self.arm64_flush_tlb_batched_pending(ctx, mm)
     }
 
     /// `try_to_unmap_flush` (v4.3, the pre-image of Nadav Amit's 2016 rework): nothing unless

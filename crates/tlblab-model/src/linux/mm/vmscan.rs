@@ -42,7 +42,6 @@ use crate::attribution::Bucket;
 use crate::hw::cpumask::CpuMask;
 use crate::hw::lock::SpinLock;
 use crate::linux::ctx::Ctx;
-use crate::linux::frames::Owner;
 use crate::linux::include::linux::mm_types::MmId;
 use crate::linux::syscalls::{Op, Program};
 use crate::linux::{Continuation, Kernel};
@@ -244,6 +243,10 @@ pub enum Step {
     FlushBatch,
     /// The batch's end: free the reclaimed pages, put the rest back.
     Finish,
+    /// `reclaim_pages`' `shrink_folio_list` from its next folio (vmscan/reclaim_pages.rs).
+    PageoutFolio,
+    /// `reclaim_pages`' end: free the reclaimed folios, put the rest back.
+    PageoutEnd,
 }
 
 /// A simulated zone as reclaim sees it: its node, first frame, pages, and the named machine's
@@ -268,6 +271,8 @@ pub struct Vmscan {
     /// Per task.
     pub ubc: Vec<Ubc>,
     sc: Vec<Option<Box<ScanControl>>>,
+    /// Per task: the folios `reclaim_pages` works on (madvise(MADV_PAGEOUT)).
+    pageout: Vec<Option<reclaim_pages::FolioList>>,
     /// Per node: kswapd's task and whether it sleeps.
     kswapd: Vec<Option<(usize, bool)>>,
     /// Per task: a kswapd just woken (or just started), which preempts its CPU's task at the
@@ -297,6 +302,7 @@ impl Vmscan {
             pagevecs: vec![Vec::with_capacity(PAGEVEC_SIZE); cpus as usize],
             ubc: Vec::new(),
             sc: Vec::new(),
+            pageout: Vec::new(),
             kswapd: vec![None; layout.nodes.len()],
             woken: Vec::new(),
         }
@@ -365,8 +371,14 @@ impl Vmscan {
         if self.ubc.len() <= t {
             self.ubc.resize(t + 1, Ubc::default());
             self.sc.resize_with(t + 1, || None);
+            self.pageout.resize_with(t + 1, || None);
             self.woken.resize(t + 1, false);
         }
+    }
+
+    /// Whether `pfn` is on an LRU list (`folio_test_lru`).
+    pub fn on_lru(&self, pfn: u64) -> bool {
+        self.flags.get(pfn as usize).is_some_and(|f| f & PG_LRU != 0)
     }
 
     /// Pages on a zone's file LRU lists (inactive, active).
@@ -412,7 +424,7 @@ impl Kernel {
     /// `lru_add_drain` on this CPU: its pagevec onto the inactive lists, one `lru_lock`
     /// section per run of pages of one zone (`pagevec_lru_move_fn` (v4.2) takes the next page's
     /// zone's lock when the zone changes). Returns the time taken.
-    fn lru_add_drain(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
+    pub(in crate::linux) fn lru_add_drain(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
         let cpu = ctx.cpu as usize;
         if self.mm.vmscan.pagevecs[cpu].is_empty() {
             return Ps::ZERO;
@@ -471,6 +483,8 @@ impl Kernel {
             }
             Step::FlushBatch => self.try_to_unmap_flush(ctx, t),
             Step::Finish => self.finish_batch(ctx, t),
+            Step::PageoutFolio => self.shrink_folio(ctx, t),
+            Step::PageoutEnd => self.reclaim_pages_end(ctx, t),
         }
     }
 
@@ -555,225 +569,6 @@ impl Kernel {
         }
     }
 
-    /// `shrink_active_list` (v4.2): isolate `nr` from the active tail, age them through the
-    /// rmap (file pages that are not executable go inactive whatever their references), put
-    /// them on the inactive head. Returns the time taken from `at`.
-    fn shrink_active_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64, at: Ps) -> Ps {
-        let zone = self.sc(t).zone;
-        let c = self.reclaim_costs().clone();
-        let mut moved = Vec::with_capacity(nr as usize);
-        for _ in 0..nr {
-            let Some(pfn) = self.mm.vmscan.lruvecs[zone].active_file.pop_back() else { break };
-            moved.push(pfn);
-        }
-        let n = moved.len() as u64;
-        let per = c.lru_page + c.struct_page_miss;
-        let mut d = self.lru_locked(ctx, at, zone, per * n);
-        for &pfn in &moved {
-            let (_, vmas) = self.page_referenced(pfn);
-            let w = c.rmap_vma * vmas as u64;
-            ctx.charge(Bucket::Reclaim, w);
-            d += w;
-            self.mm.vmscan.flags[pfn as usize] &= !PG_ACTIVE;
-        }
-        d += self.lru_locked(ctx, at + d, zone, c.lru_page * n);
-        for pfn in moved {
-            self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
-        }
-        self.counters.vmscan.pgdeactivate += n;
-        d
-    }
-
-    /// `shrink_inactive_list`'s first half (v4.2): `lru_add_drain`, then under `lru_lock`
-    /// `isolate_lru_pages` of up to `nr` pages from the inactive tail.
-    fn shrink_inactive_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64) -> Ps {
-        let (zone, kswapd) = (self.sc(t).zone, self.sc(t).kswapd);
-        if !kswapd {
-            // too_many_isolated for a GFP_KERNEL-like caller: isolated > inactive / 8.
-            let l = &self.mm.vmscan.lruvecs[zone];
-            if l.nr_isolated > l.inactive_file.len() as u64 >> 3 {
-                self.counters.vmscan.too_many_isolated += 1;
-            }
-        }
-        let mut d = self.lru_add_drain(ctx, ctx.now);
-        let c = self.reclaim_costs().clone();
-        let mut list = Vec::with_capacity(nr as usize);
-        for _ in 0..nr {
-            let Some(pfn) = self.mm.vmscan.lruvecs[zone].inactive_file.pop_back() else { break };
-            self.mm.vmscan.flags[pfn as usize] &= !PG_LRU;
-            list.push(Isolated { pfn, reclaiming: false, to_unmap: Vec::new(), unmapped: Vec::new() });
-        }
-        let n = list.len() as u64;
-        d += self.lru_locked(ctx, ctx.now + d, zone, (c.lru_page + c.struct_page_miss) * nr.max(1));
-        self.sc(t).pass_scanned += n;
-        let cnt = &mut self.counters.vmscan;
-        if kswapd {
-            cnt.pgscan_kswapd += n;
-        } else {
-            cnt.pgscan_direct += n;
-        }
-        if n == 0 {
-            ctx.then(Continuation::Reclaim(Step::Shrink));
-            return d;
-        }
-        cnt.isolate_batches += 1;
-        cnt.isolated_pages += n;
-        self.mm.vmscan.lruvecs[zone].nr_isolated += n;
-        let sc = self.sc(t);
-        sc.list = list;
-        sc.pos = 0;
-        ctx.then(Continuation::Reclaim(Step::Pages));
-        d
-    }
-
-    /// `shrink_page_list` (v4.2, with v4.3's `TTU_BATCH_FLUSH`) from the current page: the
-    /// reference check, `try_to_unmap`, `__remove_mapping`. A flush per page ends the step (the
-    /// reclaimer waits for it); the list's end queues the batch flush and the batch's end.
-    fn shrink_page_list(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
-        let c = self.reclaim_costs().clone();
-        let batched = self.config.reclaim.unmap_flush == UnmapFlush::Batched;
-        let mut d = Ps::ZERO;
-        loop {
-            let sc = self.sc(t);
-            if sc.pos == sc.list.len() {
-                // v4.3: try_to_unmap_flush before the pages are freed (free_hot_cold_page_list);
-                // the UNSAFE knob frees first.
-                ctx.then_all(batch_end_order(self.config.mm.free_before_flush).map(|end| {
-                    Continuation::Reclaim(match end {
-                        BatchEnd::Flush => Step::FlushBatch,
-                        BatchEnd::Free => Step::Finish,
-                    })
-                }));
-                return d;
-            }
-            let i = sc.pos;
-            let pfn = sc.list[i].pfn;
-            if !sc.list[i].reclaiming {
-                d += c.shrink_page;
-                ctx.charge(Bucket::Reclaim, c.shrink_page);
-                // page_check_references (v4.2).
-                let (referenced_ptes, vmas) = self.page_referenced(pfn);
-                let w = c.rmap_vma * vmas as u64;
-                ctx.charge(Bucket::Reclaim, w);
-                d += w;
-                let f = &mut self.mm.vmscan.flags[pfn as usize];
-                let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
-                *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
-                let back = match decision {
-                    PageRef::Activate => Some(Back::Active),
-                    PageRef::Keep => Some(Back::Inactive),
-                    PageRef::Reclaim => None,
-                };
-                let sc = self.sc(t);
-                if let Some(b) = back {
-                    sc.kept.push((pfn, b));
-                    sc.pos += 1;
-                    continue;
-                }
-                let maps = self.rmap_mappings(pfn);
-                let sc = self.sc(t);
-                sc.list[i].reclaiming = true;
-                sc.list[i].to_unmap = maps;
-            }
-            // try_to_unmap: one VMA at a time.
-            while let Some((mm, va)) = self.sc(t).list[i].to_unmap.pop() {
-                let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched);
-                d += w;
-                self.sc(t).list[i].unmapped.push((mm, va));
-                if !deferred {
-                    // ptep_clear_flush: the flush runs (and is waited for) before the next PTE.
-                    ctx.then_all([
-                        Continuation::Reclaim(Step::FlushPage { mm, va }),
-                        Continuation::Reclaim(Step::Pages),
-                    ]);
-                    return d;
-                }
-            }
-            // __remove_mapping: the page leaves the page cache; freed at the batch's end. A
-            // fault that mapped it again meanwhile (during a flush per page) keeps it.
-            if !remove_mapping_frees(!self.rmap_mappings(pfn).is_empty()) {
-                let sc = self.sc(t);
-                sc.kept.push((pfn, Back::Inactive));
-                sc.pos += 1;
-                continue;
-            }
-            let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
-                panic!("reclaim of pfn {pfn}, which is no page-cache page");
-            };
-            self.mm.files[file as usize].remove(index);
-            d += c.remove_mapping;
-            ctx.charge(Bucket::Reclaim, c.remove_mapping);
-            let sc = self.sc(t);
-            let page = std::mem::replace(
-                &mut sc.list[i],
-                Isolated { pfn, reclaiming: true, to_unmap: Vec::new(), unmapped: Vec::new() },
-            );
-            sc.freed.push(page);
-            sc.pos += 1;
-        }
-    }
-
-    /// The end of `shrink_inactive_list` (v4.2): free the reclaimed pages
-    /// (`free_hot_cold_page_list`), put the others back under `lru_lock`
-    /// (`putback_inactive_pages`), then back to `shrink_lruvec`.
-    fn finish_batch(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
-        let c = self.reclaim_costs().clone();
-        let sc = self.sc(t);
-        let (zone, kswapd) = (sc.zone, sc.kswapd);
-        let freed = std::mem::take(&mut sc.freed);
-        let kept = std::mem::take(&mut sc.kept);
-        let isolated = sc.list.len() as u64;
-        sc.list.clear();
-        sc.pos = 0;
-        let n = freed.len() as u64;
-        sc.pass_reclaimed += n;
-        sc.total_reclaimed += n;
-        let mut d = Ps::ZERO;
-        for page in &freed {
-            // The oracle: no CPU may still translate any of the removed mappings to the page.
-            for &(mm, va) in &page.unmapped {
-                self.oracle.check_translation_gone(
-                    page.pfn,
-                    mm,
-                    va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
-                    &self.mm.mms,
-                    &self.cpus,
-                    |c| (&self.tlbs[c.core], c.lp, &c.x86.st),
-                );
-            }
-            self.mm.vmscan.flags[page.pfn as usize] = 0;
-            d += self.free_frame(ctx, ctx.now + d, page.pfn, Bucket::Reclaim);
-        }
-        d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page * kept.len() as u64);
-        let mut activated = 0;
-        for (pfn, back) in kept {
-            let f = &mut self.mm.vmscan.flags[pfn as usize];
-            *f |= PG_LRU;
-            let l = &mut self.mm.vmscan.lruvecs[zone];
-            match back {
-                Back::Inactive => {
-                    l.inactive_file.push_front(pfn);
-                    self.counters.vmscan.pgkeep += 1;
-                }
-                Back::Active => {
-                    *f |= PG_ACTIVE;
-                    l.active_file.push_front(pfn);
-                    activated += 1;
-                }
-            }
-        }
-        self.mm.vmscan.lruvecs[zone].nr_isolated -= isolated;
-        let cnt = &mut self.counters.vmscan;
-        cnt.pgactivate += activated;
-        if kswapd {
-            cnt.pgsteal_kswapd += n;
-        } else {
-            cnt.pgsteal_direct += n;
-        }
-        ctx.then(Continuation::Reclaim(Step::Shrink));
-        d
-    }
-
     /// Whether task `t` reclaims right now (tests).
     pub fn reclaiming(&self, t: usize) -> bool {
         self.mm.vmscan.sc.get(t).is_some_and(|s| s.is_some())
@@ -781,7 +576,9 @@ impl Kernel {
 }
 
 mod balance;
+mod reclaim_pages;
 mod rules;
+mod shrink;
 pub use rules::{
     batch_end_order, page_check_references, remove_mapping_frees, scan_chunk, scan_target, BatchEnd, PageRef,
 };

@@ -160,6 +160,9 @@ pub struct Mm {
     /// `mm->tlb_flush_pending`: threads between `tlb_gather_mmu` and the end of
     /// `tlb_finish_mmu` (v4.14+); more than one means their batched flushes are nested.
     pub tlb_flush_pending: u32,
+    /// `mm->tlb_flush_batched` (arm64, v6.5+): reclaim posted a TLBI for one of this mm's PTEs
+    /// that `flush_tlb_batched_pending` has not yet caught up with.
+    pub tlb_flush_batched: bool,
     pub mmap_lock: RwSem,
     /// `mm->mm_lock_seq` (v6.4): incremented by `mmap_write_unlock` and `mmap_write_downgrade`
     /// (`vma_end_write_all`), which releases every VMA write-locked in that section at once.
@@ -190,6 +193,7 @@ impl Mm {
             mm_lock_seq: 0,
             mm_lock_seq_line: CacheLine::new(),
             tlb_flush_pending: 0,
+            tlb_flush_batched: false,
             vmas: Vec::new(),
             global_asid: None,
             asid_transition: false,

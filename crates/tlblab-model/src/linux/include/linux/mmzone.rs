@@ -64,6 +64,14 @@ impl MigrateType {
 pub struct LruList(VecDeque<u32>);
 
 impl LruList {
+    /// `list_del` of `pfn` wherever it is (an isolation by address, not from the tail).
+    /// Returns whether it was there.
+    pub fn remove(&mut self, pfn: u64) -> bool {
+        let Some(i) = self.0.iter().position(|&p| p as u64 == pfn) else { return false };
+        self.0.remove(i);
+        true
+    }
+
     /// `list_add`: the newest page, at the head.
     pub fn push_front(&mut self, pfn: u64) {
         let p = u32::try_from(pfn).unwrap_or_else(|_| panic!("pfn {pfn} too large for an LRU list"));

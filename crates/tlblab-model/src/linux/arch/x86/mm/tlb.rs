@@ -130,12 +130,6 @@ impl Kernel {
         !self.arch.x86.lazy.contains(cpu)
     }
 
-    /// A queued `flush_tlb_mm_range` of task `t`'s mm.
-    pub(in crate::linux) fn flush_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
-        let mm = self.tasks[t].user_mm();
-        self.flush_tlb_mm_range(ctx, mm, s.start, s.end, s.freed_tables)
-    }
-
     /// Back to user space under PTI: a flush of the user PCID deferred by invalidate_user_asid
     /// (SWITCH_TO_USER_CR3 writes CR3 without the no-flush bit), once however many full
     /// flushes asked for it since (v5.18). Returns its cost if one was due.

@@ -22,6 +22,7 @@
 use crate::attribution::Bucket;
 use crate::hw::arm64::tlbi::{range_op_count, Sequence, MAX_TLBI_RANGE_PAGES};
 use crate::linux::arch::x86::mm::tlb::TLB_FLUSH_ALL;
+use crate::linux::arch::arm64::BatchedPending;
 use crate::linux::ctx::Ctx;
 use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
 use crate::linux::Kernel;
@@ -151,6 +152,26 @@ impl Kernel {
         let c = &mut a.counters;
         c.dsb_ish += 1;
         c.batch_dsbs += 1;
+        c.dsb_wait_ns += seq.dsb_wait.0 / 1000;
+        c.dvm_queued_ns += seq.behind_others.0 / 1000;
+        let d = seq.total();
+        ctx.charge(Bucket::FlushWork, d);
+        d
+    }
+
+    /// `arch_flush_tlb_batched_pending(mm)` (the `batched_pending` knob): v6.5's `DSB ISH` on
+    /// this CPU, or v6.16's `flush_tlb_mm` (4b634918384c). Returns its cost, charged as flush
+    /// work.
+    pub(in crate::linux) fn arm64_flush_tlb_batched_pending(&mut self, ctx: &mut Ctx, mm: MmId) -> Ps {
+        let a = self.arch.arm64.as_ref().expect("arm64 kernel");
+        if a.knobs.batched_pending == BatchedPending::FlushMm {
+            return self.arm64_flush_tlb_range(ctx, mm, 0, TLB_FLUSH_ALL, false);
+        }
+        let targets = self.topo.cpus();
+        let a = self.arch.arm64.as_mut().expect("arm64 kernel");
+        let seq = a.dvm.tlbi_then_dsb(ctx.now, 0, targets, &a.costs);
+        let c = &mut a.counters;
+        c.dsb_ish += 1;
         c.dsb_wait_ns += seq.dsb_wait.0 / 1000;
         c.dvm_queued_ns += seq.behind_others.0 / 1000;
         let d = seq.total();

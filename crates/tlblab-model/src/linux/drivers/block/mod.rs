@@ -1,0 +1,3 @@
+//! Block device drivers (Linux's `drivers/block/`).
+
+pub mod zram;

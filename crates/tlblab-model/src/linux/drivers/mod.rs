@@ -1,0 +1,3 @@
+//! Device drivers (Linux's `drivers/`): the block devices swap writes to.
+
+pub mod block;

@@ -1,0 +1,233 @@
+//! The LRU shrinking of mm/vmscan.c (v4.2, with v4.3's `TTU_BATCH_FLUSH`): `shrink_active_list`,
+//! `shrink_inactive_list`'s isolation, `shrink_page_list` and the batch's end
+//! (`free_hot_cold_page_list`, `putback_inactive_pages`); the rules are vmscan.rs's.
+
+use super::{page_check_references, remove_mapping_frees, batch_end_order, BatchEnd, PageRef};
+use super::{Back, Isolated, Step, UnmapFlush, PG_ACTIVE, PG_LRU, PG_REFERENCED};
+use crate::attribution::Bucket;
+use crate::linux::ctx::Ctx;
+use crate::linux::frames::Owner;
+use crate::linux::{Continuation, Kernel};
+use crate::time::Ps;
+
+impl Kernel {
+    /// `shrink_active_list` (v4.2): isolate `nr` from the active tail, age them through the
+    /// rmap (file pages that are not executable go inactive whatever their references), put
+    /// them on the inactive head. Returns the time taken from `at`.
+    pub(super) fn shrink_active_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64, at: Ps) -> Ps {
+        let zone = self.sc(t).zone;
+        let c = self.reclaim_costs().clone();
+        let mut moved = Vec::with_capacity(nr as usize);
+        for _ in 0..nr {
+            let Some(pfn) = self.mm.vmscan.lruvecs[zone].active_file.pop_back() else { break };
+            moved.push(pfn);
+        }
+        let n = moved.len() as u64;
+        let per = c.lru_page + c.struct_page_miss;
+        let mut d = self.lru_locked(ctx, at, zone, per * n);
+        for &pfn in &moved {
+            let (_, vmas) = self.page_referenced(pfn);
+            let w = c.rmap_vma * vmas as u64;
+            ctx.charge(Bucket::Reclaim, w);
+            d += w;
+            self.mm.vmscan.flags[pfn as usize] &= !PG_ACTIVE;
+        }
+        d += self.lru_locked(ctx, at + d, zone, c.lru_page * n);
+        for pfn in moved {
+            self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+        }
+        self.counters.vmscan.pgdeactivate += n;
+        d
+    }
+
+    /// `shrink_inactive_list`'s first half (v4.2): `lru_add_drain`, then under `lru_lock`
+    /// `isolate_lru_pages` of up to `nr` pages from the inactive tail.
+    pub(super) fn shrink_inactive_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64) -> Ps {
+        let (zone, kswapd) = (self.sc(t).zone, self.sc(t).kswapd);
+        if !kswapd {
+            // too_many_isolated for a GFP_KERNEL-like caller: isolated > inactive / 8.
+            let l = &self.mm.vmscan.lruvecs[zone];
+            if l.nr_isolated > l.inactive_file.len() as u64 >> 3 {
+                self.counters.vmscan.too_many_isolated += 1;
+            }
+        }
+        let mut d = self.lru_add_drain(ctx, ctx.now);
+        let c = self.reclaim_costs().clone();
+        let mut list = Vec::with_capacity(nr as usize);
+        for _ in 0..nr {
+            let Some(pfn) = self.mm.vmscan.lruvecs[zone].inactive_file.pop_back() else { break };
+            self.mm.vmscan.flags[pfn as usize] &= !PG_LRU;
+            list.push(Isolated { pfn, reclaiming: false, to_unmap: Vec::new(), unmapped: Vec::new() });
+        }
+        let n = list.len() as u64;
+        d += self.lru_locked(ctx, ctx.now + d, zone, (c.lru_page + c.struct_page_miss) * nr.max(1));
+        self.sc(t).pass_scanned += n;
+        let cnt = &mut self.counters.vmscan;
+        if kswapd {
+            cnt.pgscan_kswapd += n;
+        } else {
+            cnt.pgscan_direct += n;
+        }
+        if n == 0 {
+            ctx.then(Continuation::Reclaim(Step::Shrink));
+            return d;
+        }
+        cnt.isolate_batches += 1;
+        cnt.isolated_pages += n;
+        self.mm.vmscan.lruvecs[zone].nr_isolated += n;
+        let sc = self.sc(t);
+        sc.list = list;
+        sc.pos = 0;
+        ctx.then(Continuation::Reclaim(Step::Pages));
+        d
+    }
+
+    /// `shrink_page_list` (v4.2, with v4.3's `TTU_BATCH_FLUSH`) from the current page: the
+    /// reference check, `try_to_unmap`, `__remove_mapping`. A flush per page ends the step (the
+    /// reclaimer waits for it); the list's end queues the batch flush and the batch's end.
+    pub(super) fn shrink_page_list(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
+        let c = self.reclaim_costs().clone();
+        let batched = self.config.reclaim.unmap_flush == UnmapFlush::Batched;
+        let mut d = Ps::ZERO;
+        loop {
+            let sc = self.sc(t);
+            if sc.pos == sc.list.len() {
+                // v4.3: try_to_unmap_flush before the pages are freed (free_hot_cold_page_list);
+                // the UNSAFE knob frees first.
+                ctx.then_all(batch_end_order(self.config.mm.free_before_flush).map(|end| {
+                    Continuation::Reclaim(match end {
+                        BatchEnd::Flush => Step::FlushBatch,
+                        BatchEnd::Free => Step::Finish,
+                    })
+                }));
+                return d;
+            }
+            let i = sc.pos;
+            let pfn = sc.list[i].pfn;
+            if !sc.list[i].reclaiming {
+                d += c.shrink_page;
+                ctx.charge(Bucket::Reclaim, c.shrink_page);
+                // page_check_references (v4.2).
+                let (referenced_ptes, vmas) = self.page_referenced(pfn);
+                let w = c.rmap_vma * vmas as u64;
+                ctx.charge(Bucket::Reclaim, w);
+                d += w;
+                let f = &mut self.mm.vmscan.flags[pfn as usize];
+                let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
+                *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
+                let back = match decision {
+                    PageRef::Activate => Some(Back::Active),
+                    PageRef::Keep => Some(Back::Inactive),
+                    PageRef::Reclaim => None,
+                };
+                let sc = self.sc(t);
+                if let Some(b) = back {
+                    sc.kept.push((pfn, b));
+                    sc.pos += 1;
+                    continue;
+                }
+                let maps = self.rmap_mappings(pfn);
+                let sc = self.sc(t);
+                sc.list[i].reclaiming = true;
+                sc.list[i].to_unmap = maps;
+            }
+            // try_to_unmap: one VMA at a time.
+            while let Some((mm, va)) = self.sc(t).list[i].to_unmap.pop() {
+                let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched);
+                d += w;
+                self.sc(t).list[i].unmapped.push((mm, va));
+                if !deferred {
+                    // ptep_clear_flush: the flush runs (and is waited for) before the next PTE.
+                    ctx.then_all([
+                        Continuation::Reclaim(Step::FlushPage { mm, va }),
+                        Continuation::Reclaim(Step::Pages),
+                    ]);
+                    return d;
+                }
+            }
+            // __remove_mapping: the page leaves the page cache; freed at the batch's end. A
+            // fault that mapped it again meanwhile (during a flush per page) keeps it.
+            if !remove_mapping_frees(!self.rmap_mappings(pfn).is_empty()) {
+                let sc = self.sc(t);
+                sc.kept.push((pfn, Back::Inactive));
+                sc.pos += 1;
+                continue;
+            }
+            let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
+                panic!("reclaim of pfn {pfn}, which is no page-cache page");
+            };
+            self.mm.files[file as usize].remove(index);
+            d += c.remove_mapping;
+            ctx.charge(Bucket::Reclaim, c.remove_mapping);
+            let sc = self.sc(t);
+            let page = std::mem::replace(
+                &mut sc.list[i],
+                Isolated { pfn, reclaiming: true, to_unmap: Vec::new(), unmapped: Vec::new() },
+            );
+            sc.freed.push(page);
+            sc.pos += 1;
+        }
+    }
+
+    /// The end of `shrink_inactive_list` (v4.2): free the reclaimed pages
+    /// (`free_hot_cold_page_list`), put the others back under `lru_lock`
+    /// (`putback_inactive_pages`), then back to `shrink_lruvec`.
+    pub(super) fn finish_batch(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
+        let c = self.reclaim_costs().clone();
+        let sc = self.sc(t);
+        let (zone, kswapd) = (sc.zone, sc.kswapd);
+        let freed = std::mem::take(&mut sc.freed);
+        let kept = std::mem::take(&mut sc.kept);
+        let isolated = sc.list.len() as u64;
+        sc.list.clear();
+        sc.pos = 0;
+        let n = freed.len() as u64;
+        sc.pass_reclaimed += n;
+        sc.total_reclaimed += n;
+        let mut d = Ps::ZERO;
+        for page in &freed {
+            // The oracle: no CPU may still translate any of the removed mappings to the page.
+            for &(mm, va) in &page.unmapped {
+                self.oracle.check_translation_gone(
+                    page.pfn,
+                    mm,
+                    va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
+                    &self.mm.mms,
+                    &self.cpus,
+                    |c| (&self.tlbs[c.core], c.lp, &c.x86.st),
+                );
+            }
+            self.mm.vmscan.flags[page.pfn as usize] = 0;
+            d += self.free_frame(ctx, ctx.now + d, page.pfn, Bucket::Reclaim);
+        }
+        d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page * kept.len() as u64);
+        let mut activated = 0;
+        for (pfn, back) in kept {
+            let f = &mut self.mm.vmscan.flags[pfn as usize];
+            *f |= PG_LRU;
+            let l = &mut self.mm.vmscan.lruvecs[zone];
+            match back {
+                Back::Inactive => {
+                    l.inactive_file.push_front(pfn);
+                    self.counters.vmscan.pgkeep += 1;
+                }
+                Back::Active => {
+                    *f |= PG_ACTIVE;
+                    l.active_file.push_front(pfn);
+                    activated += 1;
+                }
+            }
+        }
+        self.mm.vmscan.lruvecs[zone].nr_isolated -= isolated;
+        let cnt = &mut self.counters.vmscan;
+        cnt.pgactivate += activated;
+        if kswapd {
+            cnt.pgsteal_kswapd += n;
+        } else {
+            cnt.pgsteal_direct += n;
+        }
+        ctx.then(Continuation::Reclaim(Step::Shrink));
+        d
+    }
+
+}
