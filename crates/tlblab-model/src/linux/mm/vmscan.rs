@@ -176,7 +176,7 @@ pub struct Ubc {
 
 /// A page `shrink_page_list` works on, and the translations its unmap removed (the oracle
 /// checks them at the free).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(in crate::linux) struct Isolated {
     pub pfn: u64,
     /// Past `page_check_references`, decided for reclaim; the mappings left to unmap.

@@ -18,11 +18,10 @@
 //!   vmscan.rs `batch_end_order`), and the folios kept go back to the LRU
 //!   (`folio_putback_lru`).
 
-use super::{batch_end_order, page_check_references, BatchEnd, Isolated, PageRef, Step, UnmapFlush};
-use super::{PG_ACTIVE, PG_LRU, PG_REFERENCED};
+use super::{batch_end_order, BatchEnd, Isolated, PageRef, Step, UnmapFlush};
+use super::{PG_ACTIVE, PG_LRU};
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
-use crate::linux::include::linux::mm_types::PAGE_SHIFT;
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
 
@@ -92,16 +91,9 @@ impl Kernel {
         let pfn = l.pages[i].pfn;
         let mut d = Ps::ZERO;
         if !l.pages[i].reclaiming {
-            d += c.shrink_page;
-            ctx.charge(Bucket::Reclaim, c.shrink_page);
             // folio_check_references: the rmap walk of folio_referenced.
-            let (referenced_ptes, vmas) = self.page_referenced(pfn);
-            let w = c.rmap_vma * vmas as u64;
-            ctx.charge(Bucket::Reclaim, w);
+            let (w, decision) = self.check_references(ctx, pfn);
             d += w;
-            let f = &mut self.mm.vmscan.flags[pfn as usize];
-            let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
-            *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
             if decision != PageRef::Reclaim {
                 let l = self.folio_list(t);
                 l.kept.push(pfn);
@@ -114,19 +106,12 @@ impl Kernel {
             p.reclaiming = true;
             p.to_unmap = maps;
         }
-        // try_to_unmap (TTU_BATCH_FLUSH): one VMA at a time.
-        while let Some((mm, va)) = self.folio_list(t).pages[i].to_unmap.pop() {
-            let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched);
-            d += w;
-            self.folio_list(t).pages[i].unmapped.push((mm, va));
-            if !deferred {
-                // ptep_clear_flush: its flush runs (and is waited for) before the next PTE.
-                ctx.then_all([
-                    Continuation::Reclaim(Step::FlushPage { mm, va }),
-                    Continuation::Reclaim(Step::PageoutFolio),
-                ]);
-                return d;
-            }
+        let mut page = std::mem::take(&mut self.folio_list(t).pages[i]);
+        let (w, done) = self.try_to_unmap(ctx, t, &mut page, batched, Step::PageoutFolio);
+        self.folio_list(t).pages[i] = page;
+        d += w;
+        if !done {
+            return d;
         }
         // A dirty folio: try_to_unmap_flush_dirty, then pageout.
         if self.mm.vmscan.ubc[t].writable {
@@ -154,21 +139,9 @@ impl Kernel {
         let l = self.mm.vmscan.pageout[t].take().expect("reclaim_pages has its list");
         let mut d = Ps::ZERO;
         for page in &l.freed {
-            // The oracle: no CPU may still translate any of the removed mappings to the page.
-            for &(mm, va) in &page.unmapped {
-                self.oracle.check_translation_gone(
-                    page.pfn,
-                    mm,
-                    va >> PAGE_SHIFT,
-                    &self.mm.mms,
-                    &self.cpus,
-                    |c| (&self.tlbs[c.core], c.lp, &c.x86.st),
-                );
-            }
             let zone = self.mm.vmscan.zone_of(page.pfn);
             self.mm.vmscan.lruvecs[zone].nr_isolated -= 1;
-            self.mm.vmscan.flags[page.pfn as usize] = 0;
-            d += self.free_frame(ctx, ctx.now + d, page.pfn, Bucket::Reclaim);
+            d += self.free_reclaimed(ctx, ctx.now + d, page);
         }
         for pfn in l.kept {
             let zone = self.mm.vmscan.zone_of(pfn);

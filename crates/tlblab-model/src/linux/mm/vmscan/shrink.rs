@@ -105,16 +105,8 @@ impl Kernel {
             let i = sc.pos;
             let pfn = sc.list[i].pfn;
             if !sc.list[i].reclaiming {
-                d += c.shrink_page;
-                ctx.charge(Bucket::Reclaim, c.shrink_page);
-                // page_check_references (v4.2).
-                let (referenced_ptes, vmas) = self.page_referenced(pfn);
-                let w = c.rmap_vma * vmas as u64;
-                ctx.charge(Bucket::Reclaim, w);
+                let (w, decision) = self.check_references(ctx, pfn);
                 d += w;
-                let f = &mut self.mm.vmscan.flags[pfn as usize];
-                let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
-                *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
                 let back = match decision {
                     PageRef::Activate => Some(Back::Active),
                     PageRef::Keep => Some(Back::Inactive),
@@ -131,19 +123,12 @@ impl Kernel {
                 sc.list[i].reclaiming = true;
                 sc.list[i].to_unmap = maps;
             }
-            // try_to_unmap: one VMA at a time.
-            while let Some((mm, va)) = self.sc(t).list[i].to_unmap.pop() {
-                let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched);
-                d += w;
-                self.sc(t).list[i].unmapped.push((mm, va));
-                if !deferred {
-                    // ptep_clear_flush: the flush runs (and is waited for) before the next PTE.
-                    ctx.then_all([
-                        Continuation::Reclaim(Step::FlushPage { mm, va }),
-                        Continuation::Reclaim(Step::Pages),
-                    ]);
-                    return d;
-                }
+            let mut page = std::mem::take(&mut self.sc(t).list[i]);
+            let (w, done) = self.try_to_unmap(ctx, t, &mut page, batched, Step::Pages);
+            self.sc(t).list[i] = page;
+            d += w;
+            if !done {
+                return d;
             }
             // __remove_mapping: the page leaves the page cache; freed at the batch's end. A
             // fault that mapped it again meanwhile (during a flush per page) keeps it.
@@ -186,19 +171,7 @@ impl Kernel {
         sc.total_reclaimed += n;
         let mut d = Ps::ZERO;
         for page in &freed {
-            // The oracle: no CPU may still translate any of the removed mappings to the page.
-            for &(mm, va) in &page.unmapped {
-                self.oracle.check_translation_gone(
-                    page.pfn,
-                    mm,
-                    va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
-                    &self.mm.mms,
-                    &self.cpus,
-                    |c| (&self.tlbs[c.core], c.lp, &c.x86.st),
-                );
-            }
-            self.mm.vmscan.flags[page.pfn as usize] = 0;
-            d += self.free_frame(ctx, ctx.now + d, page.pfn, Bucket::Reclaim);
+            d += self.free_reclaimed(ctx, ctx.now + d, page);
         }
         d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page * kept.len() as u64);
         let mut activated = 0;
@@ -230,4 +203,61 @@ impl Kernel {
         d
     }
 
+    /// `page_check_references` (v4.2; v6.6's `folio_check_references` decides the same for the
+    /// pages modelled) of `pfn`, with `shrink_page_list`'s per-page work before it: the rmap walk
+    /// of `page_referenced` and `PG_referenced`'s update. Returns the time taken and the decision.
+    pub(super) fn check_references(&mut self, ctx: &mut Ctx, pfn: u64) -> (Ps, PageRef) {
+        let c = self.reclaim_costs();
+        let (shrink_page, rmap_vma) = (c.shrink_page, c.rmap_vma);
+        ctx.charge(Bucket::Reclaim, shrink_page);
+        let (referenced_ptes, vmas) = self.page_referenced(pfn);
+        let w = rmap_vma * vmas as u64;
+        ctx.charge(Bucket::Reclaim, w);
+        let f = &mut self.mm.vmscan.flags[pfn as usize];
+        let (decision, referenced) = page_check_references(referenced_ptes, *f & PG_REFERENCED != 0);
+        *f = if referenced { *f | PG_REFERENCED } else { *f & !PG_REFERENCED };
+        (shrink_page + w, decision)
+    }
+
+    /// `try_to_unmap` (`TTU_BATCH_FLUSH`) of `page`'s mappings left to unmap, one VMA at a
+    /// time. Returns the time taken and whether every mapping is gone; when a PTE's flush is not
+    /// deferred (`ptep_clear_flush`), the flush runs and is waited for, then `next` resumes.
+    pub(super) fn try_to_unmap(
+        &mut self,
+        ctx: &mut Ctx,
+        t: usize,
+        page: &mut Isolated,
+        batched: bool,
+        next: Step,
+    ) -> (Ps, bool) {
+        let mut d = Ps::ZERO;
+        while let Some((mm, va)) = page.to_unmap.pop() {
+            let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched);
+            d += w;
+            page.unmapped.push((mm, va));
+            if !deferred {
+                ctx.then_all([Continuation::Reclaim(Step::FlushPage { mm, va }), Continuation::Reclaim(next)]);
+                return (d, false);
+            }
+        }
+        (d, true)
+    }
+
+    /// A reclaimed page's free at `at` (after the batch's flush): the oracle first (no CPU may
+    /// still translate any of the removed mappings to the page), then the frame. Returns the time
+    /// taken.
+    pub(super) fn free_reclaimed(&mut self, ctx: &mut Ctx, at: Ps, page: &Isolated) -> Ps {
+        for &(mm, va) in &page.unmapped {
+            self.oracle.check_translation_gone(
+                page.pfn,
+                mm,
+                va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
+                &self.mm.mms,
+                &self.cpus,
+                |c| (&self.tlbs[c.core], c.lp, &c.x86.st),
+            );
+        }
+        self.mm.vmscan.flags[page.pfn as usize] = 0;
+        self.free_frame(ctx, at, page.pfn, Bucket::Reclaim)
+    }
 }
