@@ -54,7 +54,8 @@ impl Benchmark for MadvPageout {
         }
         let mut w = MadvPageout::default();
         for kv in words {
-            let bad = |i: usize| Some(Err(format!("{NAME}: `{kv}`: allowed {} = {}", PARAMS[i].0, PARAMS[i].1)));
+            let bad =
+                |i: usize| Some(Err(format!("{NAME}: `{kv}`: allowed {} = {}", PARAMS[i].0, PARAMS[i].1)));
             match kv.split_once('=') {
                 Some(("size_kib", v)) => match v.parse::<u64>() {
                     Ok(n) if (4..=65536).contains(&n) && n % 4 == 0 => w.size_kib = n,
@@ -126,7 +127,12 @@ impl Benchmark for MadvPageout {
     fn check_run(&self, profile: &MachineProfile, _tasks: u32) -> Result<(), String> {
         let cpus = profile.topology.cpus();
         if self.cpu >= cpus {
-            return Err(format!("{NAME}: `cpu={}` is not a CPU of {}; allowed 0..={}", self.cpu, profile.name, cpus - 1));
+            return Err(format!(
+                "{NAME}: `cpu={}` is not a CPU of {}; allowed 0..={}",
+                self.cpu,
+                profile.name,
+                cpus - 1
+            ));
         }
         Ok(())
     }

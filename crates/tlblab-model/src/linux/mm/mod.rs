@@ -2,12 +2,12 @@
 //! gather, the page cache and readahead, reverse mappings, reclaim, the page allocator and SLUB.
 
 pub mod filemap;
+pub mod madvise;
 pub mod memory;
 pub mod mmap;
 pub mod mmu_gather;
 pub mod page_alloc;
 pub mod readahead;
-pub mod madvise;
 pub mod rmap;
 pub mod shmem;
 pub mod slub;

@@ -118,7 +118,13 @@ impl Kernel {
     /// `shmem_get_folio_gfp` for a fault at `index` of shmem `file`, at `at`: the cached page;
     /// or a swapped-out one read back (`shmem_swapin_folio`); or, for a hole, a new zeroed page.
     /// Returns the page and the time taken.
-    pub(in crate::linux) fn shmem_get_folio(&mut self, ctx: &mut Ctx, at: Ps, file: u32, index: u64) -> (u64, Ps) {
+    pub(in crate::linux) fn shmem_get_folio(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        file: u32,
+        index: u64,
+    ) -> (u64, Ps) {
         if let Some(pfn) = self.mm.files[file as usize].get(index) {
             return (pfn, Ps::ZERO);
         }
@@ -134,7 +140,10 @@ impl Kernel {
         // swap_readpage -> zram_read_page: a ZRAM_SAME slot, so zram_fill_page writes the word
         // over the page (memset_l: the 4 KiB store stream clear_page_mbps costs).
         let word = self.mm.shmem.zram.read_same(slot);
-        assert_eq!(word, self.mm.shmem.inodes[i].words[index as usize], "zram returned another page's content");
+        assert_eq!(
+            word, self.mm.shmem.inodes[i].words[index as usize],
+            "zram returned another page's content"
+        );
         let fill = self.costs.memory.clear_page;
         ctx.charge(Bucket::Zeroing, fill);
         d += fill + self.bulk(ctx, at + d, PAGE_SIZE, fill);

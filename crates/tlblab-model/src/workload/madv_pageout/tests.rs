@@ -44,11 +44,18 @@ fn per_page_each_unmap_is_a_tlbi_and_a_dsb_batched_one_dsb_ends_each_madvise() {
         assert_eq!(p["reclaim_page_flushes"], p["reclaim_unmapped_ptes"]);
         assert_eq!(p.get("batched_tlbis").copied().unwrap_or(0), 0);
         let range_flushes = p["arm64_flushes"] - p["reclaim_page_flushes"];
-        assert!(range_flushes.abs_diff(per_page.operations()) <= 1, "{machine}: {range_flushes} range flushes");
+        assert!(
+            range_flushes.abs_diff(per_page.operations()) <= 1,
+            "{machine}: {range_flushes} range flushes"
+        );
         // Batched: every unmap's TLBI posted, one DSB per reclaim_pages (one per loop).
         assert_eq!(b["batched_tlbis"], b["reclaim_unmapped_ptes"]);
         assert_eq!(b.get("reclaim_page_flushes").copied().unwrap_or(0), 0);
-        assert!(b["batch_dsbs"].abs_diff(batched.operations()) <= 1, "{machine}: {} batch DSBs", b["batch_dsbs"]);
+        assert!(
+            b["batch_dsbs"].abs_diff(batched.operations()) <= 1,
+            "{machine}: {} batch DSBs",
+            b["batch_dsbs"]
+        );
         // And the loop is faster.
         assert!(
             batched.metric.value < per_page.metric.value,

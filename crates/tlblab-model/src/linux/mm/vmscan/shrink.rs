@@ -2,7 +2,7 @@
 //! `shrink_inactive_list`'s isolation, `shrink_page_list` and the batch's end
 //! (`free_hot_cold_page_list`, `putback_inactive_pages`); the rules are vmscan.rs's.
 
-use super::{page_check_references, remove_mapping_frees, batch_end_order, BatchEnd, PageRef};
+use super::{batch_end_order, page_check_references, remove_mapping_frees, BatchEnd, PageRef};
 use super::{Back, Isolated, Step, UnmapFlush, PG_ACTIVE, PG_LRU, PG_REFERENCED};
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
@@ -236,7 +236,10 @@ impl Kernel {
             d += w;
             page.unmapped.push((mm, va));
             if !deferred {
-                ctx.then_all([Continuation::Reclaim(Step::FlushPage { mm, va }), Continuation::Reclaim(next)]);
+                ctx.then_all([
+                    Continuation::Reclaim(Step::FlushPage { mm, va }),
+                    Continuation::Reclaim(next),
+                ]);
                 return (d, false);
             }
         }

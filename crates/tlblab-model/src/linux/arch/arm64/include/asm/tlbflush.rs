@@ -21,8 +21,8 @@
 
 use crate::attribution::Bucket;
 use crate::hw::arm64::tlbi::{range_op_count, Sequence, MAX_TLBI_RANGE_PAGES};
-use crate::linux::arch::x86::mm::tlb::TLB_FLUSH_ALL;
 use crate::linux::arch::arm64::BatchedPending;
+use crate::linux::arch::x86::mm::tlb::TLB_FLUSH_ALL;
 use crate::linux::ctx::Ctx;
 use crate::linux::include::linux::mm_types::{MmId, PAGE_SHIFT};
 use crate::linux::Kernel;
