@@ -109,6 +109,8 @@ pub struct NativeResult {
     pub value: f64,
     pub operations: u64,
     pub per_thread: Vec<u64>,
+    /// The measured interval: the window of a native loop; a distribution benchmark's whole run
+    /// (sockperf: its `-t` interval, around which its client idles).
     pub seconds: f64,
     pub ipis: IpiCounts,
     /// `TLB` interrupts per operation (all CPUs, raw).
