@@ -16,8 +16,8 @@ use std::io::{Read, Write};
 use std::time::Instant;
 
 use crate::stats::Summary;
-use tlblab_model::linux::lib::iov_iter::CopyRate;
 use crate::sys::PAGE;
+use tlblab_model::linux::lib::iov_iter::CopyRate;
 
 /// hackbench's message size.
 pub const MSG: usize = 100;

@@ -13,6 +13,9 @@
 //! measure are a stand-in machine's, labelled as borrowed. When the probe runs now, the host is
 //! also simulated at the slow and the fast quartile of the probe's measurements
 //! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too.
+//! Each real run records the CPU time the workload itself got; a CPU-bound workload is judged
+//! on its real figure at the simulated run's busy CPUs (validate/per_cpu.rs), since CPU time
+//! other tenants take is lost to the real side alone.
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
@@ -30,10 +33,10 @@ use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
 use tlblab_report::table::Table;
 
 use crate::cmd::native::secs;
-
-mod per_cpu;
 use crate::machines;
 use crate::spec::{kernel_config, parse_duration};
+
+mod per_cpu;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {

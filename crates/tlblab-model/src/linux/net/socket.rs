@@ -13,18 +13,19 @@
 //! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
 //!
 //! TCP autocorking (v3.14+) is tested at every push (linux/net/ipv4/tcp.rs) and never holds on
-//! loopback. Not modelled: socket creation as a system call (the workloads connect their pair in their
-//! untimed setup, as netperf's control connection does before the test), TCP segmentation,
-//! Nagle's coalescing (netperf and sockperf's throughput mode leave it on), delayed ACKs and buffer autotuning (`tcp_rmem`/`tcp_wmem` stay at their default),
-//! `SO_RCVLOWAT`, and several readers or writers per socket.
+//! loopback. Not modelled: socket creation as a system call (the workloads connect their pair in
+//! their untimed setup, as netperf's control connection does before the test), TCP segmentation,
+//! Nagle's coalescing (netperf and sockperf's throughput mode leave it on), delayed ACKs and
+//! buffer autotuning (`tcp_rmem`/`tcp_wmem` stay at their default), `SO_RCVLOWAT`, and several
+//! readers or writers per socket.
 
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::lib::iov_iter::CopyRate;
-use crate::linux::net::ipv4::tcp;
 use crate::linux::mm::slub::Object;
 use crate::linux::net::core::skbuff::{self, NetCaches, NetOutcome, PageFrag, RecvSock, SkBuff};
+use crate::linux::net::ipv4::tcp;
 use crate::linux::syscalls::Op;
 use crate::linux::{Continuation, Kernel};
 use crate::profile::{MachineProfile, ProfileError};

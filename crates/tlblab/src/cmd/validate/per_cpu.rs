@@ -123,7 +123,9 @@ mod tests {
 
     #[test]
     fn the_simulated_busy_cpus_are_the_non_idle_time_over_one_window() {
-        let cpu = |busy: u64, idle: u64| BTreeMap::from([("syscall".to_string(), busy), ("idle".to_string(), idle)]);
+        let cpu = |busy: u64, idle: u64| {
+            BTreeMap::from([("syscall".to_string(), busy), ("idle".to_string(), idle)])
+        };
         assert_eq!(busy_of(&[cpu(100, 0), cpu(25, 75)]), Some(1.25));
         assert_eq!(busy_of(&[]), None);
     }

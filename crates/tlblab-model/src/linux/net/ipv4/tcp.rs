@@ -1,4 +1,5 @@
-//! TCP autocorking (net/ipv4/tcp.c `tcp_push` -> `tcp_should_autocork`, v3.14+; docs/references/seeds-001-003-004.md#tcp-autocorking).
+//! TCP autocorking (net/ipv4/tcp.c `tcp_push` -> `tcp_should_autocork`, v3.14+;
+//! docs/references/seeds-001-003-004.md#tcp-autocorking).
 //!
 //! When `tcp_sendmsg` pushes a tail skb smaller than the size goal while an earlier skb of the
 //! socket still sits in a qdisc or device queue (its clone still charged to `sk_wmem_alloc`,
@@ -58,7 +59,13 @@ mod tests {
     use super::*;
 
     fn state(wmem_alloc: u64) -> PushState {
-        PushState { tail_len: 64, tail_truesize: 768, size_goal: LOOPBACK_SIZE_GOAL, earlier_unacked: true, wmem_alloc }
+        PushState {
+            tail_len: 64,
+            tail_truesize: 768,
+            size_goal: LOOPBACK_SIZE_GOAL,
+            earlier_unacked: true,
+            wmem_alloc,
+        }
     }
 
     #[test]
@@ -71,6 +78,9 @@ mod tests {
         // Before v3.14, or nothing sent before, or a full-sized skb: sent.
         assert!(!should_autocork(&NetKnobs::default(), &state(WMEM_ALLOC_BIAS + 768)));
         assert!(!should_autocork(&on, &PushState { earlier_unacked: false, ..state(WMEM_ALLOC_BIAS + 768) }));
-        assert!(!should_autocork(&on, &PushState { tail_len: LOOPBACK_SIZE_GOAL, ..state(WMEM_ALLOC_BIAS + 768) }));
+        assert!(!should_autocork(
+            &on,
+            &PushState { tail_len: LOOPBACK_SIZE_GOAL, ..state(WMEM_ALLOC_BIAS + 768) }
+        ));
     }
 }
