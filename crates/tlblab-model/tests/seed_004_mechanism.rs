@@ -57,8 +57,10 @@ fn small_messages_make_no_page_allocator_calls() {
         for r in [&v, &h] {
             assert!(r.per_op("zone_lock_acquisitions") < 0.01, "{size}: {:?}", r.counters);
             assert!(r.per_op("slab_pages_allocated") < 0.01, "{size}: {:?}", r.counters);
-            // Every free is remote (the SLUB slow path on the receiver's CPU).
-            assert!(r.per_op("slab_free_slowpath") > 1.9, "{size}: {:?}", r.counters);
+            // Every received message's two frees are remote (the SLUB slow path on the
+            // receiver's CPU); a dropped one is freed on the sender's, in the fast path.
+            let c = |k: &str| r.counters[k] as f64;
+            assert!(c("slab_free_slowpath") / c("net_received") > 1.9, "{size}: {:?}", r.counters);
         }
     }
 }

@@ -223,6 +223,19 @@ pub fn process_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
+/// CPU time (user + system) of this process's children that have been waited for, their own
+/// waited-for descendants included (`getrusage(RUSAGE_CHILDREN)`), in nanoseconds.
+pub fn children_cpu_ns() -> u64 {
+    // SAFETY: getrusage fills one plain-data struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid for the kernel to fill.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return 0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
 /// CPU time of the calling thread, in nanoseconds.
 pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)

@@ -116,6 +116,29 @@ fn validate_puts_real_and_simulated_side_by_side() {
             / c["real"]["median"].as_f64().unwrap();
         assert!((e - want).abs() < 1e-9, "{c}");
         assert!(["consistent", "model high", "model low"].contains(&c["verdict"].as_str().unwrap()), "{c}");
+        // The real side per CPU the workload got: every run's CPU time recorded, the normalised
+        // figure beside the raw one, and (both workloads are CPU-bound) the verdict on it.
+        let runs = c["real_runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{c}");
+        for r in runs {
+            assert!(r["cpu_seconds"].as_f64().is_some_and(|x| x > 0.0), "{c}");
+            let (busy, sim) = (r["busy_cpus"].as_f64().unwrap(), c["sim_busy_cpus"].as_f64().unwrap());
+            let want = if c["workload"] == "hackbench-pipes" {
+                r["value"].as_f64().unwrap() * busy / sim
+            } else {
+                r["value"].as_f64().unwrap() * sim / busy
+            };
+            assert!((r["at_sim_cpus"].as_f64().unwrap() - want).abs() <= 1e-9 * want.abs(), "{c}");
+        }
+        assert_eq!(c["real_per_cpu"]["runs"], 2, "{c}");
+        assert_eq!(c["cpu_bound"], true, "{c}");
+        let e = c["error_per_cpu"].as_f64().unwrap();
+        let want = (c["sim"]["median"].as_f64().unwrap() - c["real_per_cpu"]["median"].as_f64().unwrap())
+            / c["real_per_cpu"]["median"].as_f64().unwrap();
+        assert!((e - want).abs() < 1e-9, "{c}");
+        if e.abs() <= 0.25 {
+            assert_eq!(c["verdict"], "consistent", "{c}");
+        }
         assert!(c["ipis_per_op"]["sim"].as_f64().is_some_and(|x| x >= 0.0), "{c}");
         if std::fs::read_to_string("/proc/interrupts").is_ok_and(|t| t.contains("CAL:")) {
             assert!(c["cal_per_op"]["real"].as_f64().is_some(), "{c}");

@@ -24,6 +24,7 @@ use crate::linux::arch::x86::text::TextKnobs;
 use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs, RwsemSlowpath};
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
 use crate::linux::mm::vmscan::{ReclaimKnobs, UnmapFlush};
+use crate::linux::net::ipv4::tcp::NetKnobs;
 
 /// A named kernel configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,8 @@ pub struct KernelConfig {
     /// Page reclaim (linux/mm/vmscan.rs, linux/mm/rmap.rs): how `try_to_unmap` flushes, and
     /// `SWAP_CLUSTER_MAX`.
     pub reclaim: ReclaimKnobs,
+    /// Networking (linux/net/ipv4/tcp.rs): TCP autocorking.
+    pub net: NetKnobs,
     /// Page frames per NUMA node (`node_mib` in `[page_alloc]`): `None` is linux/include/linux/gfp.rs's
     /// `PAGES_PER_NODE`. A reclaim workload scales memory down with it.
     pub node_pages: Option<u64>,
@@ -77,6 +80,9 @@ pub struct Knobs {
     /// `None` for an MPC8xx kernel, which models no reclaim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reclaim: Option<ReclaimKnobs>,
+    /// `[net]`; absent from results written before it (read as off).
+    #[serde(default)]
+    pub net: NetKnobs,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pages: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -126,6 +132,7 @@ fn on_off(v: &str) -> Result<bool, Refusal> {
 mod arm64;
 mod flush;
 mod mm;
+mod net;
 mod page_alloc;
 mod ppc8xx;
 mod reclaim;
@@ -133,8 +140,16 @@ mod text;
 
 /// Every knob, by subsystem section, in the order presets apply them (within a section, the
 /// range policy before its parameters, the allocator's era before the rules it refines).
-const TABLES: [&[Knob]; 7] =
-    [flush::KNOBS, mm::KNOBS, text::KNOBS, ppc8xx::KNOBS, arm64::KNOBS, page_alloc::KNOBS, reclaim::KNOBS];
+const TABLES: [&[Knob]; 8] = [
+    flush::KNOBS,
+    mm::KNOBS,
+    text::KNOBS,
+    ppc8xx::KNOBS,
+    arm64::KNOBS,
+    page_alloc::KNOBS,
+    reclaim::KNOBS,
+    net::KNOBS,
+];
 
 /// Every knob, in the order presets apply them.
 pub fn knobs() -> impl Iterator<Item = &'static Knob> {
@@ -142,7 +157,7 @@ pub fn knobs() -> impl Iterator<Item = &'static Knob> {
 }
 
 /// The subsystem sections a preset file may have.
-pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64"];
+pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64", "net"];
 
 /// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
 fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
@@ -175,6 +190,7 @@ impl KernelConfig {
             arm64: self.arm64,
             page_alloc: self.page_alloc,
             reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
+            net: self.net,
             node_pages: self.node_pages,
             ram_pages: self.ram_pages,
             zones: self.zones,
@@ -339,6 +355,7 @@ fn blank() -> KernelConfig {
         arm64: None,
         page_alloc: PageAllocConfig::v4_9(),
         reclaim: ReclaimKnobs::V4_3,
+        net: NetKnobs::default(),
         node_pages: None,
         ram_pages: None,
         zones: None,

@@ -132,8 +132,8 @@ pub struct SlabProfile {
     pub new_slab_object_cycles: Sourced,
 }
 
-/// `[ipc]`: what a pipe call costs besides the system-call entry and exit, the copy (at
-/// `memory.memcpy_mbps`), `pipe->mutex` (simulated) and the page allocator (linux/fs/pipe.rs).
+/// `[ipc]`: what a pipe call costs besides the system-call entry and exit, the copy (by where
+/// its bytes live, linux/lib/iov_iter.rs), `pipe->mutex` (simulated) and the page allocator (linux/fs/pipe.rs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IpcProfile {
@@ -154,7 +154,7 @@ pub struct IpcProfile {
 
 /// `[net]`: the protocol paths of a loopback send and receive, beyond what the model builds
 /// from other figures (system-call entry and exit, SLUB and page-allocator calls, the payload
-/// copies at `memory.memcpy_mbps`, wake-ups and context switches).
+/// copies (linux/lib/iov_iter.rs), wake-ups and context switches).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetProfile {

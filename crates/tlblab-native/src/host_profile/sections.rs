@@ -130,7 +130,11 @@ impl Micro {
         tail: &str,
         warnings: &mut Vec<String>,
     ) -> Option<Sourced> {
-        let (mhz, sys, copy) = (r.clock.mhz, r.raw.syscall_ns.median, r.raw.memcpy_mbps.median);
+        let (mhz, sys) = (r.clock.mhz, r.raw.syscall_ns.median);
+        let copy = tlblab_model::linux::lib::iov_iter::CopyRate::new(
+            r.raw.clear_page_mbps.median,
+            r.raw.memcpy_mbps.median,
+        );
         let Some(c) = crate::probe::ipc::path_cycles_of(self.bytes, s.median, mhz, sys, copy) else {
             warnings.push(format!(
                 "{}: `{what}` took {:.0} ns, not above the system call ({sys:.0} ns) and the copy: the \
@@ -144,7 +148,7 @@ impl Micro {
             format!(
                 "{tag}: micro-measurement `{what}` of {} bytes{} with nobody waiting (no sleep, wake-up or \
                  switch{}), {:.0} ns a call (median over bursts, {}), less syscall_ns ({sys:.0} ns) and the \
-                 copy at memcpy_mbps, x {mhz:.0} MHz; {tail}",
+                 copy as the model charges it (linux/lib/iov_iter.rs), x {mhz:.0} MHz; {tail}",
                 self.bytes,
                 self.on,
                 self.aside,

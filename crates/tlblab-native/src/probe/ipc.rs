@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use crate::stats::Summary;
 use crate::sys::PAGE;
+use tlblab_model::linux::lib::iov_iter::CopyRate;
 
 /// hackbench's message size.
 pub const MSG: usize = 100;
@@ -92,15 +93,15 @@ pub fn ipc_calls(runs: usize) -> std::io::Result<IpcCalls> {
 pub const FLOOR_CYCLES: f64 = 50.0;
 
 /// A primitive's path cycles: the call's `ns` at `mhz`, less the system call (`syscall_ns`) and
-/// the copy of `MSG` bytes at `memcpy_mbps`. `None` below [`FLOOR_CYCLES`] (the measurement
-/// cannot resolve the path).
-pub fn path_cycles(ns: f64, mhz: f64, syscall_ns: f64, memcpy_mbps: f64) -> Option<f64> {
-    path_cycles_of(MSG, ns, mhz, syscall_ns, memcpy_mbps)
+/// the copy of `MSG` bytes as the model charges it (`copy`: linux/lib/iov_iter.rs, in cache for
+/// a message this small). `None` below [`FLOOR_CYCLES`] (the measurement cannot resolve the path).
+pub fn path_cycles(ns: f64, mhz: f64, syscall_ns: f64, copy: CopyRate) -> Option<f64> {
+    path_cycles_of(MSG, ns, mhz, syscall_ns, copy)
 }
 
 /// As [`path_cycles`] for a call that copies `bytes`.
-pub fn path_cycles_of(bytes: usize, ns: f64, mhz: f64, syscall_ns: f64, memcpy_mbps: f64) -> Option<f64> {
-    let copy_ns = bytes as f64 / memcpy_mbps * 1e3;
+pub fn path_cycles_of(bytes: usize, ns: f64, mhz: f64, syscall_ns: f64, copy: CopyRate) -> Option<f64> {
+    let copy_ns = copy.copy(bytes as u64).as_ns_f64();
     let c = (ns - syscall_ns - copy_ns) * mhz / 1e3;
     (c >= FLOOR_CYCLES).then_some(c)
 }
@@ -111,12 +112,14 @@ mod tests {
 
     #[test]
     fn path_cycles_take_off_what_the_model_adds() {
-        // 400 ns at 2000 MHz with a 100 ns syscall and a 10 GB/s copy (10 ns for 100 B):
+        // 400 ns at 2000 MHz with a 100 ns syscall and a 10 GB/s in-cache copy (10 ns for 100 B;
+        // the 1 GB/s DRAM rate is not the one of a 100-byte message):
         // (400 - 100 - 10) ns x 2 cycles/ns = 580 cycles.
-        let c = path_cycles(400.0, 2000.0, 100.0, 10_000.0).unwrap();
+        let rate = CopyRate::new(10_000.0, 1_000.0);
+        let c = path_cycles(400.0, 2000.0, 100.0, rate).unwrap();
         assert!((c - 580.0).abs() < 1e-9, "{c}");
         // Below the floor: not resolved.
-        assert_eq!(path_cycles(120.0, 2000.0, 100.0, 10_000.0), None);
+        assert_eq!(path_cycles(120.0, 2000.0, 100.0, rate), None);
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub struct NativeResult {
     pub value: f64,
     pub operations: u64,
     pub per_thread: Vec<u64>,
+    /// The measured interval: the window of a native loop; a distribution benchmark's whole run
+    /// (sockperf: its `-t` interval, around which its client idles).
     pub seconds: f64,
     pub ipis: IpiCounts,
     /// `TLB` interrupts per operation (all CPUs, raw).
@@ -126,6 +128,11 @@ pub struct NativeResult {
     pub background_tlb_per_s: Option<f64>,
     pub background_cal_per_s: Option<f64>,
     pub interference: Option<InterferenceReport>,
+    /// CPU time (user + system) the workload itself got in the measured interval: its threads'
+    /// (this process's, the harness's sleeping thread included) or its child processes'
+    /// (`getrusage(RUSAGE_CHILDREN)`). `None` where it could not be read.
+    #[serde(default)]
+    pub cpu_seconds: Option<f64>,
 }
 
 /// A per-task operation counter on its own 256-byte slot (will-it-scale's spacing, so
@@ -180,6 +187,8 @@ pub(crate) struct Window {
     pub ipis: IpiCounts,
     pub interference: Option<InterferenceReport>,
     pub seconds: f64,
+    /// This process's CPU time in the interval (every task is a thread of it).
+    pub cpu_seconds: f64,
 }
 
 impl Window {
@@ -203,14 +212,15 @@ pub(crate) fn measure_window<T>(
     let cpus = sys::allowed_cpus().len();
     start.wait();
     std::thread::sleep(warmup);
-    let (before, ipis, interference, t0) =
-        (read(), IpiCounter::start(), Interference::start(), Instant::now());
+    let (before, ipis, interference, t0, cpu0) =
+        (read(), IpiCounter::start(), Interference::start(), Instant::now(), sys::process_cpu_ns());
     while t0.elapsed() < measure && !handles.iter().any(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(10).min(measure.saturating_sub(t0.elapsed())));
     }
-    let (after, ipis, interference, seconds) =
-        (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64());
-    Window { before, after, ipis, interference, seconds }
+    let (after, ipis, interference, seconds, cpu1) =
+        (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64(), sys::process_cpu_ns());
+    let cpu_seconds = cpu1.saturating_sub(cpu0) as f64 / 1e9;
+    Window { before, after, ipis, interference, seconds, cpu_seconds }
 }
 
 /// What a runner says about its workload; the rest of [`NativeResult`] comes from the window.
@@ -251,6 +261,7 @@ pub(crate) fn result(o: Outcome, w: &Window, background: (Option<f64>, Option<f6
         background_tlb_per_s: background.0,
         background_cal_per_s: background.1,
         interference: w.interference,
+        cpu_seconds: Some(w.cpu_seconds),
     }
 }
 

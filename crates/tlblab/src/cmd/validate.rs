@@ -13,6 +13,9 @@
 //! measure are a stand-in machine's, labelled as borrowed. When the probe runs now, the host is
 //! also simulated at the slow and the fast quartile of the probe's measurements
 //! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too.
+//! Each real run records the CPU time the workload itself got; a CPU-bound workload is judged
+//! on its real figure at the simulated run's busy CPUs (validate/per_cpu.rs), since CPU time
+//! other tenants take is lost to the real side alone.
 
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
@@ -32,6 +35,8 @@ use tlblab_report::table::Table;
 use crate::cmd::native::secs;
 use crate::machines;
 use crate::spec::{kernel_config, parse_duration};
+
+mod per_cpu;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
@@ -109,12 +114,28 @@ pub struct Case {
     pub metric: String,
     pub unit: String,
     pub real: Spread,
+    /// The real runs at the simulated run's busy CPUs: throughput per CPU-second the workload
+    /// itself got, in the metric's unit (validate/per_cpu.rs); `None` where a run lacks its CPU
+    /// time.
+    pub real_per_cpu: Option<Spread>,
+    /// Each real run's raw figure, wall and CPU time, busy CPUs and normalised figure.
+    pub real_runs: Vec<per_cpu::RealRun>,
+    /// The simulated runs' busy CPUs (median over the central profile's seeds).
+    pub sim_busy_cpus: Option<f64>,
+    /// Whether the workload's tasks want a CPU all the time (per_cpu::cpu_bound): then the
+    /// verdict is on `real_per_cpu`.
+    pub cpu_bound: bool,
     pub sim: Spread,
     /// (sim - real) / real of the medians.
     pub error: f64,
+    /// (sim - real_per_cpu) / real_per_cpu of the medians.
+    pub error_per_cpu: Option<f64>,
     /// `consistent` (within 25% or the two ranges overlap), `model high` or `model low` (the
-    /// simulated metric above or below the real one, whichever way the metric is better).
+    /// simulated metric above or below the real one, whichever way the metric is better); on
+    /// `real_per_cpu` for a CPU-bound workload, else on `real`.
     pub verdict: String,
+    /// The verdict on the raw `real` figure.
+    pub verdict_raw: String,
     /// Flush (TLB) interrupts per operation; the real side net of the idle background where
     /// measured.
     pub ipis_per_op: Pair,
@@ -583,14 +604,17 @@ fn case(
         &sims.iter().map(|r| r.metric.value).collect::<Vec<_>>(),
         &ends.iter().map(|r| r.metric.value).collect::<Vec<_>>(),
     );
-    let error = if r.median != 0.0 { (s.median - r.median) / r.median } else { f64::NAN };
-    let overlap = s.min <= r.max && r.min <= s.max;
-    let verdict = if error.abs() <= CONSISTENT || overlap {
-        "consistent"
-    } else if s.median > r.median {
-        "model high"
-    } else {
-        "model low"
+    let (error, verdict_raw) = judge(&r, &s);
+    let higher = sims.first().map_or(true, |x| x.metric.higher_is_better);
+    let sim_busy = med(sims.iter().filter_map(per_cpu::sim_busy_cpus).collect());
+    let real_runs = sim_busy.and_then(|b| per_cpu::real_runs(real, higher, b)).unwrap_or_default();
+    let real_per_cpu = (!real_runs.is_empty())
+        .then(|| Spread::of(&real_runs.iter().map(|x| x.at_sim_cpus).collect::<Vec<_>>()));
+    let judged = real_per_cpu.map(|n| judge(&n, &s));
+    let cpu_bound = per_cpu::cpu_bound(name);
+    let verdict = match judged {
+        Some((_, v)) if cpu_bound => v,
+        _ => verdict_raw,
     };
     let per_op = |f: &dyn Fn(&RunResult) -> f64| med(sims.iter().map(f).collect());
     Case {
@@ -600,9 +624,15 @@ fn case(
         metric: real[0].metric.clone(),
         unit: real[0].unit.clone(),
         real: r,
+        real_per_cpu,
+        real_runs,
+        sim_busy_cpus: sim_busy,
+        cpu_bound,
         sim: s,
         error,
+        error_per_cpu: judged.map(|(e, _)| e),
         verdict: verdict.into(),
+        verdict_raw: verdict_raw.into(),
         ipis_per_op: Pair {
             real: med(real.iter().filter_map(|r| r.ipis_per_op_net.or(r.ipis_per_op)).collect()),
             sim: per_op(&|x| x.per_op("ipis_sent")),
@@ -616,11 +646,29 @@ fn case(
     }
 }
 
+/// The relative error of the medians, (sim - real) / real, and the verdict: consistent within
+/// [`CONSISTENT`] or when the ranges overlap, else model high or low.
+fn judge(r: &Spread, s: &Spread) -> (f64, &'static str) {
+    let error = if r.median != 0.0 { (s.median - r.median) / r.median } else { f64::NAN };
+    let overlap = s.min <= r.max && r.min <= s.max;
+    let verdict = if error.abs() <= CONSISTENT || overlap {
+        "consistent"
+    } else if s.median > r.median {
+        "model high"
+    } else {
+        "model low"
+    };
+    (error, verdict)
+}
+
 pub fn render(v: &Validation) -> String {
     let h = &v.host;
     let mut out = format!(
         "validate: this host (Linux {}, {} CPUs) vs the simulation on machine `{}`, kernel {} ({})\n\
-         (each side min / median / max over its runs; the simulated range also covers seed 1 on the host at the slow \
+         (each side min / median / max over its runs; 'real per CPU got': each real run rescaled to the CPUs the \
+         simulated run kept busy, by the CPU time the workload's own threads or processes got (a rate times sim / real \
+         busy CPUs, a time the inverse); the verdict is on it for a CPU-bound workload, on the raw figure for one that \
+         blocks; the simulated range also covers seed 1 on the host at the slow \
          and the fast quartile of the probe's measurements, when it probed now; error = (sim - real) / real of the medians; consistent = within \
          {:.0}% or the ranges overlap; TLB/op and CAL/op: flush and function-call interrupts per operation, the real \
          ones net of the idle background where measured)\n\n",
@@ -640,9 +688,11 @@ pub fn render(v: &Validation) -> String {
         "workload",
         "point",
         "real (median [min..max])",
+        "real per CPU got",
         "sim (median [min..max])",
         "unit",
         "error",
+        "error per CPU",
         "verdict",
         "real TLB/op",
         "sim TLB/op",
@@ -655,9 +705,13 @@ pub fn render(v: &Validation) -> String {
             c.workload.clone(),
             format!("{} {}", c.tasks, c.point),
             range(&c.real),
+            c.real_per_cpu.as_ref().map_or("-".into(), |n| {
+                format!("{}{}", range(n), if c.cpu_bound { "" } else { " (blocks: not judged)" })
+            }),
             range(&c.sim),
             c.unit.clone(),
             format!("{:+.1}%", 100.0 * c.error),
+            c.error_per_cpu.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e)),
             c.verdict.clone(),
             f3(c.ipis_per_op.real),
             f3(c.ipis_per_op.sim),

@@ -20,8 +20,8 @@
 //! `pipe->mutex` is modelled as a FIFO lock on its line (hw/lock.rs) held for the section's work:
 //! v4.9 mutexes spin on a running owner (`mutex_optimistic_spin`) and no holder here sleeps with
 //! it, so waiting for it is spinning. Departures: the fd lookup and VFS layers are one per-call
-//! cost (`[ipc]` in the profile); the data's own cache lines are charged as a copy at the
-//! profile's memcpy rate, not moved between the writer's and the reader's caches; `try_to_wake_up`
+//! cost (`[ipc]` in the profile); the data's own cache lines are charged as a copy by
+//! where its bytes live (linux/lib/iov_iter.rs), not moved between the writer's and the reader's caches; `try_to_wake_up`
 //! costs what sched.rs charges (the woken CPU's kick), nothing on the waker.
 
 use std::collections::VecDeque;
@@ -72,7 +72,7 @@ pub struct Costs {
     pub write: Ps,
     /// `sys_read` -> `vfs_read` -> `pipe_read`, likewise.
     pub read: Ps,
-    /// Copying between user space and a pipe page (the profile's memcpy rate).
+    /// Copying between user space and a pipe page (linux/lib/iov_iter.rs).
     pub copy: CopyRate,
 }
 

@@ -12,16 +12,20 @@
 //! the receive that frees room (`sk_write_space`). UDP on loopback never blocks the sender
 //! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
 //!
-//! Not modelled: socket creation as a system call (the workloads connect their pair in their
-//! untimed setup, as netperf's control connection does before the test), TCP segmentation,
-//! coalescing, delayed ACKs and buffer autotuning (`tcp_rmem`/`tcp_wmem` stay at their default),
-//! `SO_RCVLOWAT`, and several readers or writers per socket.
+//! TCP autocorking (v3.14+) is tested at every push (linux/net/ipv4/tcp.rs) and never holds on
+//! loopback. Not modelled: socket creation as a system call (the workloads connect their pair in
+//! their untimed setup, as netperf's control connection does before the test), TCP segmentation,
+//! Nagle's coalescing (netperf and sockperf's throughput mode leave it on), delayed ACKs and
+//! buffer autotuning (`tcp_rmem`/`tcp_wmem` stay at their default), `SO_RCVLOWAT`, and several
+//! readers or writers per socket.
 
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
+use crate::linux::lib::iov_iter::CopyRate;
 use crate::linux::mm::slub::Object;
 use crate::linux::net::core::skbuff::{self, NetCaches, NetOutcome, PageFrag, RecvSock, SkBuff};
+use crate::linux::net::ipv4::tcp;
 use crate::linux::syscalls::Op;
 use crate::linux::{Continuation, Kernel};
 use crate::profile::{MachineProfile, ProfileError};
@@ -41,6 +45,9 @@ crate::linux::vmstat::counters! {
         /// Receivers that slept on an empty queue; TCP senders that slept for buffer room.
         net_recv_sleeps,
         net_send_sleeps,
+        /// TCP pushes `tcp_should_autocork` would hold (linux/net/ipv4/tcp.rs): none on
+        /// loopback, whose transmit releases the clone before the next send.
+        tcp_autocorks,
     }
 }
 
@@ -97,14 +104,14 @@ pub enum Step {
     Deliver { sock: u16 },
 }
 
-/// The protocol paths' costs (`[net]`) and the payload copy rate (`memory.memcpy_mbps`).
+/// The protocol paths' costs (`[net]`) and the payload copy (linux/lib/iov_iter.rs).
 #[derive(Debug, Clone)]
 pub struct Costs {
     pub udp_send: Ps,
     pub udp_recv: Ps,
     pub tcp_send: Ps,
     pub tcp_recv: Ps,
-    pub memcpy_mbps: f64,
+    pub copy: CopyRate,
 }
 
 impl Costs {
@@ -117,13 +124,8 @@ impl Costs {
             udp_recv: cyc(&n.udp_recv_cycles),
             tcp_send: cyc(&n.tcp_send_cycles),
             tcp_recv: cyc(&n.tcp_recv_cycles),
-            memcpy_mbps: p.memory.memcpy_mbps.value,
+            copy: CopyRate::from_profile(p),
         })
-    }
-
-    /// `copy_from_user` / `copy_to_user` of `bytes` (1 MB/s moves one byte per microsecond).
-    pub fn copy(&self, bytes: u64) -> Ps {
-        Ps::round_from(bytes as f64 * 1e6 / self.memcpy_mbps)
     }
 }
 
@@ -231,14 +233,29 @@ impl Kernel {
         }
         let n = self.net.sockets.as_ref().expect(NO_NET);
         let tcp = n.flows[sock as usize].proto == Proto::Tcp;
-        let (path, copy) = (if tcp { n.costs.tcp_send } else { n.costs.udp_send }, n.costs.copy(len));
+        let (path, copy) = (if tcp { n.costs.tcp_send } else { n.costs.udp_send }, n.costs.copy.copy(len));
         let alloc = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
         // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs).
         let copy = copy + self.bulk(ctx, ctx.now + alloc, 2 * len as u64, copy);
-        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let net_knobs = self.config.net;
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        let f = &mut s.flows[sock as usize];
         if f.proto == Proto::Tcp {
+            // tcp_push: the skb just filled is the write queue's tail. Earlier data is
+            // unacknowledged while the receiver has not read it; `sk_wmem_alloc` holds the clones
+            // still in a device queue: none here, loopback_xmit orphaned the last one.
+            let push = tcp::PushState {
+                tail_len: len,
+                tail_truesize: skb.truesize,
+                size_goal: tcp::LOOPBACK_SIZE_GOAL,
+                earlier_unacked: f.wmem > 0,
+                wmem_alloc: tcp::WMEM_ALLOC_BIAS + f.in_flight.as_ref().map_or(0, |q| q.truesize),
+            };
+            if tcp::should_autocork(&net_knobs, &push) {
+                s.counters.tcp_autocorks += 1;
+            }
             f.wmem += skb.truesize;
         }
         f.in_flight = Some(skb);
@@ -306,7 +323,7 @@ impl Kernel {
         self.sync_net_pages(sock);
         let payload = if tcp { len } else { len - skbuff::UDP_IP_HEADERS };
         let costs = &self.net.sockets.as_ref().expect(NO_NET).costs;
-        let (path, copy) = (if tcp { costs.tcp_recv } else { costs.udp_recv }, costs.copy(payload));
+        let (path, copy) = (if tcp { costs.tcp_recv } else { costs.udp_recv }, costs.copy.copy(payload));
         let free = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);

@@ -1,0 +1,3 @@
+//! Linux's `net/ipv4/`: TCP's rules the loopback sockets follow.
+
+pub mod tcp;
