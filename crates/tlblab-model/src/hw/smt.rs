@@ -1,18 +1,23 @@
 //! SMT: the hardware threads of one core share its execution resources, so a thread runs slower
-//! while its siblings run too.
+//! while its siblings issue too.
 //!
 //! The profile's `topology.smt_throughput` is what a core delivers with every thread busy,
 //! against one thread alone (1.3: 30% more work per core, each thread at 0.65 of its lone
 //! speed). With `n` of the core's threads busy the core delivers `T(n) = 1 + (n - 1) x
 //! (smt_throughput - 1)` (every shipped profile has 2 threads per core, where `T(2)` is the
-//! profile's figure; the line beyond it is an assumption), shared evenly: a step that starts
-//! while `n - 1` siblings are inside a step of their own takes `n / T(n)` as long.
+//! profile's figure; the line beyond it is an assumption), shared evenly: the execution part of
+//! a step that starts while `n - 1` siblings issue takes `n / T(n)` as long.
 //!
-//! What is stretched is execution: a CPU spinning for acknowledgements or a lock (`PAUSE` in the
-//! loop hands the core to the sibling) or idle neither slows its siblings nor is slowed (the
-//! engine checks what the sibling is doing at the step's start; engine/sim.rs). One factor for
-//! every kind of work is a simplification: latency-bound kernel paths gain more from a sibling
-//! than dense compute does.
+//! What is stretched is execution, not latency (docs/references/machine-costs.md#smt-sharing):
+//! - a CPU spinning for acknowledgements or a lock (`PAUSE` in the loop hands the core to the
+//!   sibling) or idle neither slows its siblings nor is slowed (the engine checks what the
+//!   sibling is doing at the step's start; engine/sim.rs);
+//! - a memory stall inside a step (a cache-line transfer on the flush paths, a store-buffer
+//!   drain: `Kernel::stall`) takes as long beside a busy sibling as alone, and a sibling counts
+//!   only for the share of its own step it issues (mean-field: where in the step the stalls
+//!   fall is not modelled).
+//! One factor for all execution is a simplification: latency-bound kernel paths gain more from
+//! a sibling than dense compute does.
 
 use crate::hw::topology::Topology;
 
