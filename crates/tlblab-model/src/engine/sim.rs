@@ -544,7 +544,11 @@ impl Simulation {
         let run = &self.ev.run;
         let issuing = |sib: u32| {
             let s = &run[sib as usize];
-            if s.busy_until > now { noise::UNIT - s.idle_ppm } else { 0 }
+            if s.busy_until > now {
+                noise::UNIT - s.idle_ppm
+            } else {
+                0
+            }
         };
         let f = smt.stretch_ppm(cpu, issuing, crate::hw::smt::ppm_of(stall, work));
         let d = self.scale(cpu, before, d, f, scaled);
