@@ -16,6 +16,7 @@
 //!   drain: `Kernel::stall`) takes as long beside a busy sibling as alone, and a sibling counts
 //!   only for the share of its own step it issues (mean-field: where in the step the stalls
 //!   fall is not modelled).
+//!
 //! One factor for all execution is a simplification: latency-bound kernel paths gain more from
 //! a sibling than dense compute does.
 
