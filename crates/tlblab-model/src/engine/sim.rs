@@ -51,6 +51,9 @@ struct CpuRun {
     /// The step under way, `(start, end)`, if it runs with interrupts enabled: an IPI sent to
     /// arrive inside it cuts it there.
     irq_step: Option<(Ps, Ps)>,
+    /// Of the last step's time, the part (ppm) in which the CPU did not issue: memory stalls
+    /// and waits. Its SMT siblings share the core with it for the rest (hw/smt.rs).
+    idle_ppm: i64,
 }
 
 /// The agenda and every CPU's timing: what the kernel may ask about and change ([`Engine`]).
@@ -414,11 +417,15 @@ impl Simulation {
         t.step_mask = 0;
         let before = (self.noise.jitters() || self.smt.is_some()).then_some(t.by_bucket);
         let recorded = self.timeline.is_some().then_some(t.by_bucket);
+        self.kernel.take_stall(cpu);
         if let Some(d) = self.run_step(cpu, now, warmup, end) {
             let d = match &before {
                 Some(b) => {
-                    let d = self.jitter(cpu, b, d);
-                    self.share_core(cpu, now, b, d)
+                    let (d, f) = self.jitter(cpu, b, d);
+                    // The step's memory stalls, stretched by the jitter as its buckets were.
+                    let stall = self.kernel.take_stall(cpu);
+                    let stall = Ps((stall.0 as i64 + noise::extra(stall, f)) as u64);
+                    self.share_core(cpu, now, b, d, stall)
                 }
                 None => d,
             };
@@ -513,28 +520,49 @@ impl Simulation {
 
     /// Scales the step that took `d` and charged its buckets from `before` on by this CPU's
     /// next jitter factor (engine/noise.rs): each bucket's share grows or shrinks alike.
-    fn jitter(&mut self, cpu: u32, before: &[Ps; NR_BUCKETS], d: Ps) -> Ps {
+    /// Returns the new length and the factor (ppm).
+    fn jitter(&mut self, cpu: u32, before: &[Ps; NR_BUCKETS], d: Ps) -> (Ps, i64) {
         if !self.noise.jitters() {
-            return d;
+            return (d, noise::UNIT);
         }
         let f = self.noise.factor_ppm(cpu);
-        self.scale(cpu, before, d, f, |_| true)
+        (self.scale(cpu, before, d, f, |_| true), f)
     }
 
     /// Stretches the step that started at `now` by the share of the core its SMT siblings take
     /// (hw/smt.rs): a sibling counts while it is inside a step of its own (not spinning, not
-    /// idle). Only execution stretches: waits for acknowledgements, a lock or DRAM are not scaled.
-    fn share_core(&mut self, cpu: u32, now: Ps, before: &[Ps; NR_BUCKETS], d: Ps) -> Ps {
+    /// idle), for the part of that step it issues. Only execution stretches: waits for
+    /// acknowledgements, a lock or DRAM are not scaled, nor the step's `stall` on memory (cache
+    /// line transfers, `Kernel::stall`), which is charged inside the execution buckets and is
+    /// taken out of them here (docs/references/machine-costs.md#smt-sharing).
+    fn share_core(&mut self, cpu: u32, now: Ps, before: &[Ps; NR_BUCKETS], d: Ps, stall: Ps) -> Ps {
         let Some(smt) = &self.smt else { return d };
-        let run = &self.ev.run;
-        let f = smt.stretch_ppm(cpu, |sib| run[sib as usize].busy_until > now);
         const WAITS: [usize; 4] = [
             Bucket::IpiWait as usize,
             Bucket::LockWait as usize,
             Bucket::MemWait as usize,
             Bucket::Idle as usize,
         ];
-        self.scale(cpu, before, d, f, |b| !WAITS.contains(&b))
+        let scaled = |b: usize| !WAITS.contains(&b);
+        let time = &self.times[cpu as usize].by_bucket;
+        let work: u64 = (0..NR_BUCKETS).filter(|&b| scaled(b)).map(|b| (time[b] - before[b]).0).sum();
+        let stall = stall.0.min(work);
+        let run = &self.ev.run;
+        let issuing = |sib: u32| {
+            let s = &run[sib as usize];
+            if s.busy_until > now {
+                noise::UNIT - s.idle_ppm
+            } else {
+                0
+            }
+        };
+        let f = smt.stretch_ppm(cpu, issuing, crate::hw::smt::ppm_of(stall, work));
+        let d = self.scale(cpu, before, d, f, scaled);
+        // What this step leaves its siblings: the core, but for its stalls and waits.
+        let time = &self.times[cpu as usize].by_bucket;
+        let work: u64 = (0..NR_BUCKETS).filter(|&b| scaled(b)).map(|b| (time[b] - before[b]).0).sum();
+        self.ev.run[cpu as usize].idle_ppm = noise::UNIT - crate::hw::smt::ppm_of(work - stall, d.0);
+        d
     }
 
     /// Scales what the step that took `d` charged to each bucket `which` accepts since `before`

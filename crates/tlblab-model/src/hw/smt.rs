@@ -1,18 +1,24 @@
 //! SMT: the hardware threads of one core share its execution resources, so a thread runs slower
-//! while its siblings run too.
+//! while its siblings issue too.
 //!
 //! The profile's `topology.smt_throughput` is what a core delivers with every thread busy,
 //! against one thread alone (1.3: 30% more work per core, each thread at 0.65 of its lone
 //! speed). With `n` of the core's threads busy the core delivers `T(n) = 1 + (n - 1) x
 //! (smt_throughput - 1)` (every shipped profile has 2 threads per core, where `T(2)` is the
-//! profile's figure; the line beyond it is an assumption), shared evenly: a step that starts
-//! while `n - 1` siblings are inside a step of their own takes `n / T(n)` as long.
+//! profile's figure; the line beyond it is an assumption), shared evenly: the execution part of
+//! a step that starts while `n - 1` siblings issue takes `n / T(n)` as long.
 //!
-//! What is stretched is execution: a CPU spinning for acknowledgements or a lock (`PAUSE` in the
-//! loop hands the core to the sibling) or idle neither slows its siblings nor is slowed (the
-//! engine checks what the sibling is doing at the step's start; engine/sim.rs). One factor for
-//! every kind of work is a simplification: latency-bound kernel paths gain more from a sibling
-//! than dense compute does.
+//! What is stretched is execution, not latency (docs/references/machine-costs.md#smt-sharing):
+//! - a CPU spinning for acknowledgements or a lock (`PAUSE` in the loop hands the core to the
+//!   sibling) or idle neither slows its siblings nor is slowed (the engine checks what the
+//!   sibling is doing at the step's start; engine/sim.rs);
+//! - a memory stall inside a step (a cache-line transfer on the flush paths, a store-buffer
+//!   drain: `Kernel::stall`) takes as long beside a busy sibling as alone, and a sibling counts
+//!   only for the share of its own step it issues (mean-field: where in the step the stalls
+//!   fall is not modelled).
+//!
+//! One factor for all execution is a simplification: latency-bound kernel paths gain more from
+//! a sibling than dense compute does.
 
 use crate::hw::topology::Topology;
 
@@ -49,12 +55,30 @@ impl Smt {
         Some(Smt { siblings, stretch_ppm })
     }
 
-    /// How much longer a step of `cpu` takes, in ppm (`PPM`: not at all), when `busy(sibling)`
-    /// says which of its siblings are inside a step.
-    pub fn stretch_ppm(&self, cpu: u32, busy: impl Fn(u32) -> bool) -> i64 {
-        let n = self.siblings[cpu as usize].iter().filter(|&&sib| busy(sib)).count();
-        self.stretch_ppm[n]
+    /// How much longer the execution buckets of a step of `cpu` take, in ppm (`PPM`: not at
+    /// all), when `issuing(sibling)` says how much of the time (ppm) each of its siblings issues
+    /// (0 outside a step), and `stall_ppm` of those buckets' time is this step's memory stalls.
+    ///
+    /// The siblings' shares add up to a busy-thread count between whole numbers, between whose
+    /// stretches the factor goes linearly (a sibling issuing half the time takes half the share
+    /// of one issuing all the time). Only the execution part stretches: a stall takes as long
+    /// beside a busy sibling as alone.
+    pub fn stretch_ppm(&self, cpu: u32, issuing: impl Fn(u32) -> i64, stall_ppm: i64) -> i64 {
+        let busy: i64 = self.siblings[cpu as usize].iter().map(|&sib| issuing(sib).clamp(0, PPM)).sum();
+        let (n, frac) = ((busy / PPM) as usize, busy % PPM);
+        let lo = self.stretch_ppm[n];
+        let hi = self.stretch_ppm.get(n + 1).copied().unwrap_or(lo);
+        let exec = lo + (hi - lo) * frac / PPM;
+        PPM + (exec - PPM) * (PPM - stall_ppm.clamp(0, PPM)) / PPM
     }
+}
+
+/// `part` of `whole`, in ppm (0 of nothing).
+pub fn ppm_of(part: u64, whole: u64) -> i64 {
+    if whole == 0 {
+        return 0;
+    }
+    (u128::from(part.min(whole)) * PPM as u128 / u128::from(whole)) as i64
 }
 
 #[cfg(test)]
@@ -66,13 +90,14 @@ mod tests {
     #[test]
     fn a_step_stretches_only_while_its_sibling_is_busy() {
         let s = Smt::new(T, 1.3).unwrap();
+        let on = |b: bool| if b { PPM } else { 0 };
         // CPU 1's sibling is CPU 5 (first threads 0-3, then their siblings).
-        assert_eq!(s.stretch_ppm(1, |c| c == 5), 1_538_462); // 2 / 1.3
-        assert_eq!(s.stretch_ppm(5, |c| c == 1), 1_538_462);
-        assert_eq!(s.stretch_ppm(1, |c| c != 5), PPM, "busy CPUs on other cores do not count");
+        assert_eq!(s.stretch_ppm(1, |c| on(c == 5), 0), 1_538_462); // 2 / 1.3
+        assert_eq!(s.stretch_ppm(5, |c| on(c == 1), 0), 1_538_462);
+        assert_eq!(s.stretch_ppm(1, |c| on(c != 5), 0), PPM, "busy CPUs on other cores do not count");
         // No gain from SMT: each of two busy threads at half speed; full gain: no slowdown.
-        assert_eq!(Smt::new(T, 1.0).unwrap().stretch_ppm(0, |_| true), 2 * PPM);
-        assert_eq!(Smt::new(T, 2.0).unwrap().stretch_ppm(0, |_| true), PPM);
+        assert_eq!(Smt::new(T, 1.0).unwrap().stretch_ppm(0, |_| PPM, 0), 2 * PPM);
+        assert_eq!(Smt::new(T, 2.0).unwrap().stretch_ppm(0, |_| PPM, 0), PPM);
         let one = Topology { threads_per_core: 1, ..T };
         assert!(Smt::new(one, 1.3).is_none());
     }
@@ -81,7 +106,24 @@ mod tests {
     fn four_way_smt_follows_the_line_through_the_two_way_figure() {
         let s = Smt::new(Topology { threads_per_core: 4, ..T }, 1.3).unwrap();
         // All four busy: T(4) = 1.9, each at 1.9 / 4 of its lone speed.
-        assert_eq!(s.stretch_ppm(2, |_| true), (4.0 / 1.9 * 1e6_f64).round() as i64);
-        assert_eq!(s.stretch_ppm(2, |c| c == 6), 1_538_462);
+        assert_eq!(s.stretch_ppm(2, |_| PPM, 0), (4.0 / 1.9 * 1e6_f64).round() as i64);
+        assert_eq!(s.stretch_ppm(2, |c| if c == 6 { PPM } else { 0 }, 0), 1_538_462);
+        // Two siblings each issuing half the time weigh as one issuing all of it.
+        assert_eq!(s.stretch_ppm(2, |c| if c == 6 || c == 10 { PPM / 2 } else { 0 }, 0), 1_538_462);
+    }
+
+    #[test]
+    fn a_memory_stall_is_not_stretched_and_a_stalled_sibling_takes_no_share() {
+        let s = Smt::new(T, 1.3).unwrap();
+        let busy = |c: u32| if c == 5 { PPM } else { 0 };
+        // A step all stall (a cross-socket line transfer) takes as long beside a busy sibling.
+        assert_eq!(s.stretch_ppm(1, busy, PPM), PPM);
+        // Half stall: half the execution-only stretch.
+        assert_eq!(s.stretch_ppm(1, busy, PPM / 2), PPM + (1_538_462 - PPM) / 2);
+        // A sibling stalled half its step takes half the share of the core.
+        assert_eq!(s.stretch_ppm(1, |c| if c == 5 { PPM / 2 } else { 0 }, 0), PPM + (1_538_462 - PPM) / 2);
+        assert_eq!(s.stretch_ppm(1, |_| 0, 0), PPM, "a stalled sibling does not slow the core");
+        assert_eq!(ppm_of(3, 4), 750_000);
+        assert_eq!(ppm_of(5, 0), 0);
     }
 }

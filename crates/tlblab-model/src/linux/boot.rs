@@ -159,6 +159,7 @@ impl Kernel {
                 need_resched: false,
                 taken: VecDeque::new(),
                 in_irq: false,
+                stall: Ps::ZERO,
                 waiting: None,
                 flushed: Default::default(),
                 filled: Vec::new(),

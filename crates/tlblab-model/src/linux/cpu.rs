@@ -27,6 +27,10 @@ pub struct Cpu {
     pub taken: VecDeque<Csd>,
     /// Inside the call-function interrupt handler (between entry and exit).
     pub in_irq: bool,
+    /// Of the current step's time, the part this CPU waited on memory (cache-line transfers
+    /// and the store-buffer drains behind them): what an SMT sibling does not stretch
+    /// (hw/smt.rs). Recorded with `Kernel::stall`, taken by the engine after each step.
+    pub stall: crate::time::Ps,
     /// The shootdown this CPU spins on.
     pub waiting: Option<usize>,
     /// Pages (VA >> 12) whose translation a flush dropped from this CPU's TLB and that it has

@@ -307,6 +307,19 @@ impl Kernel {
         c.waiting.is_some_and(|sd| self.smp.shootdowns[sd].pending > 0) && !c.in_irq
     }
 
+    /// Records `d` of `cpu`'s current step as a memory stall (a cache-line transfer, or a wait
+    /// for one to land) and returns it: time the step charges to an execution bucket but that an
+    /// SMT sibling does not stretch (hw/smt.rs, docs/references/machine-costs.md#smt-sharing).
+    pub(crate) fn stall(&mut self, cpu: u32, d: Ps) -> Ps {
+        self.cpus[cpu as usize].stall += d;
+        d
+    }
+
+    /// The memory stalls `cpu` recorded since the last call ([`Kernel::stall`]).
+    pub fn take_stall(&mut self, cpu: u32) -> Ps {
+        std::mem::take(&mut self.cpus[cpu as usize].stall)
+    }
+
     /// Inside the call-function interrupt handler.
     pub fn in_irq(&self, cpu: u32) -> bool {
         self.cpus[cpu as usize].in_irq

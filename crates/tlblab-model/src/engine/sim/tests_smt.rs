@@ -101,3 +101,36 @@ fn a_per_core_stlb_misses_more_with_both_siblings_busy() {
     // Shared: each thread's working set fills the array alone; together they evict each other.
     assert!(shared > 1.25 * private, "shared {shared:.1} vs private {private:.1} per record");
 }
+
+/// `share_core` on a step of CPU 0 that charged 100 ns of handler time, `stall` of it waiting
+/// on cache lines, while CPU 4 (its sibling on the Ivy Bridge) issues all the time: the step's
+/// length, and the share of its time CPU 0 then leaves idle to its sibling.
+fn shared_step(stall: Ps) -> (Ps, i64) {
+    let mut sim = Simulation::new(&profile("ivybridge-4c8t"), KernelConfig::preset("5.18.1").unwrap());
+    sim.ev.run[4].busy_until = Ps::MS;
+    let before = sim.times[0].by_bucket;
+    let d = Ps::NS * 100;
+    sim.times[0].by_bucket[Bucket::Handler as usize] += d;
+    sim.times[0].step_mask = 1 << Bucket::Handler as u32;
+    let d = sim.share_core(0, Ps::ZERO, &before, d, stall);
+    assert_eq!(sim.times[0].by_bucket[Bucket::Handler as usize] - before[Bucket::Handler as usize], d);
+    (d, sim.ev.run[0].idle_ppm)
+}
+
+#[test]
+fn a_sibling_stretches_execution_not_the_wait_for_a_line() {
+    // All execution: 2 / 1.3 as long.
+    assert_eq!(shared_step(Ps::ZERO), (Ps(153_846), 0));
+    // All stall (a cross-socket transfer): as long as alone, and the core left to the sibling.
+    assert_eq!(shared_step(Ps::NS * 100), (Ps::NS * 100, 1_000_000));
+    // Half and half: the 50 ns of execution stretch to 76.9 ns, the 50 ns stall stays.
+    let (d, idle) = shared_step(Ps::NS * 50);
+    assert_eq!(d, Ps(126_923));
+    assert_eq!(idle, 393_940, "50 ns of 126.9 ns stalled");
+    // An idle sibling stretches nothing.
+    let mut sim = Simulation::new(&profile("ivybridge-4c8t"), KernelConfig::preset("5.18.1").unwrap());
+    let before = sim.times[0].by_bucket;
+    sim.times[0].by_bucket[Bucket::Handler as usize] += Ps::NS * 100;
+    sim.times[0].step_mask = 1 << Bucket::Handler as u32;
+    assert_eq!(sim.share_core(0, Ps::ZERO, &before, Ps::NS * 100, Ps::ZERO), Ps::NS * 100);
+}

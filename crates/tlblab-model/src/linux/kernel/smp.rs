@@ -140,7 +140,8 @@ impl Kernel {
         self.counters.smp.ipis_received += 1;
         let ci = cpu as usize;
         let mut d = ipi.handler_entry + self.kernel_path(ctx, Path::IrqEntry);
-        d += self.smp.csqs[ci].head.rmw(cpu, now + d, &topo, &lines);
+        let head = self.smp.csqs[ci].head.rmw(cpu, now + d, &topo, &lines);
+        d += self.stall(cpu, head);
         let taken_at = now + d;
         let c = &mut self.cpus[ci];
         let q = &mut self.smp.csqs[ci].entries;
@@ -177,7 +178,7 @@ impl Kernel {
             // The csd line travels sender -> handler (llist_reverse_order's pointer chase
             // loads each node, then func and info), handler -> sender (csd_unlock).
             let hop = lines.transfer(topo.distance(info.initiator, cpu));
-            d += hop;
+            d += self.stall(cpu, hop);
             d += self.kernel_path(ctx, Path::FlushFunc);
             // flush_tlb_func reads the initiator's flush_tlb_info (mm, range, new_tlb_gen); v4.3's
             // batched flush passes its on-stack info the same way (flush_tlb_others).
@@ -187,13 +188,14 @@ impl Kernel {
             d += if batch {
                 // Its full flush is serialising: it waits for the last unlock's store too.
                 let ready = (now + d + info_read).max(fence);
-                ready - (now + d) + self.flush_tlb_batch_pages(cpu)
+                self.stall(cpu, ready - (now + d)) + self.flush_tlb_batch_pages(cpu)
             } else {
                 self.run_remote_flush_func(cpu, now + d, &info, info_read, fence)
             };
             self.unlock_store(ctx, e.shootdown, now + d, hop);
         }
-        d + self.store_drain(ci, now + d) + self.irq_exit(ctx)
+        let drain = self.store_drain(ci, now + d);
+        d + self.stall(cpu, drain) + self.irq_exit(ctx)
     }
 
     /// `csd_unlock` at `at`, a plain store (`smp_store_release`) to the csd line, which the
@@ -264,9 +266,11 @@ impl Kernel {
             self.cpus[ci].taken.pop_front();
             self.counters.smp.remote_flushes_received += 1;
             let info = self.smp.shootdowns[e.shootdown as usize].info;
-            d += lines.transfer(topo.distance(info.initiator, cpu));
+            // Two dependent loads (the node, then its `info`): serial stalls.
+            d += self.stall(cpu, lines.transfer(topo.distance(info.initiator, cpu)));
             let i = info.initiator as usize;
-            d += self.cpus[i].x86.flush_info_line.read(cpu, now + d, &topo, &lines);
+            let info_read = self.cpus[i].x86.flush_info_line.read(cpu, now + d, &topo, &lines);
+            d += self.stall(cpu, info_read);
             self.smp.csqs[ci].drain.walked.push_back(e);
         }
         if !self.smp.csqs[ci].drain.flushed {
@@ -275,7 +279,8 @@ impl Kernel {
             }
             d += self.kernel_path(ctx, Path::FlushFunc);
             // The flush is serialising: the last interrupt's unlock stores have drained.
-            d += self.store_drain(ci, now + d);
+            let drain = self.store_drain(ci, now + d);
+            d += self.stall(cpu, drain);
             let walked = std::mem::take(&mut self.smp.csqs[ci].drain.walked);
             let mut joined = std::mem::take(&mut self.smp.csqs[ci].drain.joined);
             joined.clear();
@@ -307,7 +312,8 @@ impl Kernel {
             self.unlock_store(ctx, e.shootdown, now + d, hop);
         }
         self.smp.csqs[ci].drain.flushed = false;
-        d + self.store_drain(ci, now + d) + self.irq_exit(ctx)
+        let drain = self.store_drain(ci, now + d);
+        d + self.stall(cpu, drain) + self.irq_exit(ctx)
     }
 
     /// An interrupt for `cpu` will arrive at `at`.
@@ -432,8 +438,10 @@ impl Kernel {
             }
             l.left.clear(t);
             let q = &mut self.smp.csqs[t as usize];
-            send += lines.transfer(topo.distance(cpu, t));
-            send += q.head.rmw(cpu, t0 + send, &topo, &lines);
+            let csd = lines.transfer(topo.distance(cpu, t));
+            let head = q.head.rmw(cpu, t0 + send + csd, &topo, &lines);
+            send += csd + head;
+            self.cpus[cpu as usize].stall += csd + head; // Kernel::stall, `q` borrowed
             let at = t0 + send;
             if q.entries.is_empty() || !coalesce {
                 l.ipis.set(t);

@@ -161,6 +161,7 @@ impl Kernel {
                 // inc_mm_tlb_gen: an atomic RMW on the contended line.
                 let g = m.tlb_gen_line.write(cpu, ctx.now + w, &topo, &lines);
                 m.tlb_gen += 1;
+                self.stall(cpu, g);
                 ctx.charge(Bucket::Reclaim, g);
                 d += g;
             }

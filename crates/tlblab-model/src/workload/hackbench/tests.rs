@@ -122,12 +122,15 @@ fn threads_share_one_mm_so_their_switches_keep_cr3() {
 }
 
 /// Seed 004's hackbench claims on its 1-socket machine (experiments/seed-004-hackbench-*),
-/// with small windows: the mechanism, and the Time staying within the noise.
+/// with small windows: the mechanism, and the Time staying within the noise (20 ms windows: in
+/// 5 ms the three seeds' mean Time of 1 group moved 6.8% between the kernels once the SMT rule
+/// stopped stretching memory stalls, docs/references/machine-costs.md#smt-sharing; the full
+/// run has them within 1%).
 #[test]
 fn seed_004_sockets_cache_slab_pages_per_cpu_and_time_stays_within_the_noise() {
     let mean = |k: &str| {
         let runs: Vec<RunResult> = (1..=3)
-            .map(|s| hackbench_w(k, "hackbench process 20000", 1, s, Ps::MS * 5, Ps::MS * 5))
+            .map(|s| hackbench_w(k, "hackbench process 20000", 1, s, Ps::MS * 5, Ps::MS * 20))
             .collect();
         let t = runs.iter().map(|r| r.metric.value).sum::<f64>() / 3.0;
         let zl = runs.iter().map(|r| r.per_op("zone_lock_acquisitions")).sum::<f64>() / 3.0;

@@ -203,7 +203,7 @@ impl Kernel {
         let before = m.cpumask_line.stats.transfers;
         let d = m.cpumask_line.write(cpu, at, &self.topo, &self.costs.hw.lines);
         self.arch.x86.mask.cpumask_transfers += m.cpumask_line.stats.transfers - before;
-        d
+        self.stall(cpu, d)
     }
 
     /// `flush_tlb_func` on `cpu` for `info` from `at`; returns its cost. The initiator's own
@@ -255,7 +255,8 @@ impl Kernel {
         if action.serialises() && fence > at + cost {
             cost = fence - at;
         }
-        cost + self.apply_flush_action(cpu, at + cost, info.mm, action)
+        // Up to here the handler waits on memory: the overlapped loads, then the store drain.
+        self.stall(cpu, cost) + self.apply_flush_action(cpu, at + cost, info.mm, action)
     }
 
     /// Seed 002's proposed drain stage (`remote_drain = max-gen`) on `cpu` from `at`: one flush
@@ -299,7 +300,9 @@ impl Kernel {
             if knobs.cpumask_line {
                 arch.x86.mask.cpumask_writes += 1;
                 let before = m.cpumask_line.stats.transfers;
-                cost += m.cpumask_line.write(cpu, at + cost, &topo, &lines);
+                let w = m.cpumask_line.write(cpu, at + cost, &topo, &lines);
+                cost += w;
+                c.stall += w; // Kernel::stall, with the kernel borrowed apart
                 arch.x86.mask.cpumask_transfers += m.cpumask_line.stats.transfers - before;
             }
         }
@@ -380,8 +383,10 @@ impl Kernel {
         // then inc_mm_tlb_gen: an atomic RMW on the contended line (v4.14+; v3.x had none).
         let mut d = self.costs.tlbflush.flush_call;
         if self.config.flush.generations {
-            d += m.tlb_gen_line.write(cpu, now + d, &topo, &lines);
+            let w = m.tlb_gen_line.write(cpu, now + d, &topo, &lines);
+            d += self.stall(cpu, w);
         }
+        let m = &mut self.mm.mms[mm as usize];
         m.tlb_gen += 1;
         let inputs = RangeInputs {
             lld_4k: self.arch.x86.range_sizes.0,
@@ -397,7 +402,8 @@ impl Kernel {
         d += self.costs.tlbflush.pmd_probe * pmds_walked;
         // get_flush_tlb_info fills this CPU's flush_tlb_info: a store to a line the handlers
         // of its last flush read (v5.18).
-        d += self.cpus[cpu as usize].x86.flush_info_line.write(cpu, now + d, &topo, &lines);
+        let w = self.cpus[cpu as usize].x86.flush_info_line.write(cpu, now + d, &topo, &lines);
+        d += self.stall(cpu, w);
         // v6.15: a global-ASID mm is flushed by INVLPGBs and a TLBSYNC, without IPIs, unless
         // some CPU still runs it on a per-CPU ASID (`finish_asid_transition` then sends the
         // IPIs too, before the TLBSYNC: here the TLBSYNC's wait is charged first). The mask
@@ -415,8 +421,10 @@ impl Kernel {
         // The cpumask scan reads the mask's line (v6.14 presets charge it: `cpumask_line`).
         if self.config.flush.cpumask_line {
             let before = m.cpumask_line.stats.transfers;
-            d += m.cpumask_line.read(cpu, now + d, &topo, &lines);
+            let r = m.cpumask_line.read(cpu, now + d, &topo, &lines);
             self.arch.x86.mask.cpumask_transfers += m.cpumask_line.stats.transfers - before;
+            d += r;
+            self.cpus[cpu as usize].stall += r; // Kernel::stall, `m` borrowed
         }
         // v6.14 (6db2526c1d69): with other CPUs in the mask, once a second per mm the request
         // also goes to the CPUs that left it, which clear their bits; otherwise
