@@ -361,11 +361,9 @@ impl Kernel {
                 // (filemap_map_pages maps cached pages; swap entries are skipped), then
                 // shmem_fault -> shmem_get_folio_gfp, which reads a swapped-out page back.
                 if !write {
-                    let visited = self.map_pages(mm, f, addr, (vstart, vend), true);
-                    let around = self.costs.memory.fault_around_page * visited;
-                    ctx.charge(Bucket::Fault, around);
+                    let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend));
                     d += around;
-                    if self.mm.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
+                    if mapped {
                         return d;
                     }
                 }
@@ -400,11 +398,9 @@ impl Kernel {
                 // With reclaim, v4.2 do_read_fault: do_fault_around first; if it did not map
                 // the faulting page (not cached, or marked PG_readahead), __do_fault ->
                 // filemap_fault with readahead (linux/mm/filemap.rs), then do_set_pte (young).
-                let visited = self.map_pages(mm, f, addr, (vstart, vend), true);
-                let around = self.costs.memory.fault_around_page * visited;
-                ctx.charge(Bucket::Fault, around);
+                let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend));
                 d += around;
-                if self.mm.mms[mm as usize].pte(addr).is_some_and(|p| p.present) {
+                if mapped {
                     return d;
                 }
                 let (page, c) = self.filemap_fault(ctx, ctx.now + d, f, index, addr);
@@ -431,6 +427,23 @@ impl Kernel {
         };
         self.mm.mms[mm as usize].set_pte(addr, new_pte);
         d
+    }
+
+    /// `do_fault_around` (v4.2; v6.6's shmem read fault too) at `addr` in a VMA `[vstart, vend)`
+    /// of `file`: `map_pages` over the window, charged per cached page visited. Returns the time
+    /// taken and whether the faulting page is now mapped.
+    fn do_fault_around(
+        &mut self,
+        ctx: &mut Ctx,
+        mm: MmId,
+        file: u32,
+        addr: u64,
+        vma: (u64, u64),
+    ) -> (Ps, bool) {
+        let visited = self.map_pages(mm, file, addr, vma, true);
+        let around = self.costs.memory.fault_around_page * visited;
+        ctx.charge(Bucket::Fault, around);
+        (around, self.mm.mms[mm as usize].pte(addr).is_some_and(|p| p.present))
     }
 
     /// `filemap_map_pages` (v4.2, the same rule in v5.18) for `do_fault_around` at `addr` in a
