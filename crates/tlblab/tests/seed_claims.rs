@@ -98,6 +98,7 @@ const TESTED: &[&str] = &[
     "linux-6.6-arm64-tlbi-graviton3",
     "linux-6.5-arm64-batched-unmap-lru",
     "linux-6.5-arm64-batched-unmap",
+    "linux-6.5-arm64-batched-migrate",
     "linux-6.4-per-vma-locks-ebizzy-ivybridge",
     "linux-6.4-per-vma-locks-page-fault1-skylake",
     "linux-6.7-pcp-auto-tune-icelake",
@@ -173,6 +174,11 @@ fn linux_6_5_arm64_batched_unmap_lru() {
 #[test]
 fn linux_6_5_arm64_batched_unmap() {
     check("linux-6.5-arm64-batched-unmap", Window::Full { seeds: 3 });
+}
+
+#[test]
+fn linux_6_5_arm64_batched_migrate() {
+    check("linux-6.5-arm64-batched-migrate", Window::Full { seeds: 3 });
 }
 
 #[test]

@@ -675,6 +675,7 @@ fn op_name(op: Op, done: bool) -> Option<&'static str> {
         Op::Munmap { .. } => "munmap",
         Op::MadviseDontneed { .. } => "madvise(MADV_DONTNEED)",
         Op::MadvisePageout { .. } => "madvise(MADV_PAGEOUT)",
+        Op::MovePages { .. } => "move_pages",
         Op::Ppc8xx(_) => "dd (MPC8xx)",
         Op::Kswapd => "kswapd",
         Op::PipeWrite { .. } => "write (pipe)",

@@ -264,6 +264,7 @@ impl Kernel {
                 slab,
                 slab_events: Vec::new(),
                 shmem: Default::default(),
+                migrate: None,
             },
             fs: Fs { mount: fs, pipes: Vec::new() },
             net: Net { sockets: net, unix: Vec::new() },

@@ -194,6 +194,8 @@ subsystems! {
     /// Swap to zram (linux/mm/shmem.rs), where a workload maps shmem; costed where the profile
     /// has `[swap]`.
     swap: Option<mm::shmem::Counters> = Kernel::swap_counters, costs Option<mm::shmem::Costs>;
+    /// Page migration (linux/mm/migrate.rs), where a workload moves pages.
+    migrate: Option<mm::migrate::Counters> = Kernel::migrate_counters => Migrate(mm::migrate::Step) by migrate_step;
     /// Broadcast TLBIs, DSBs and ASIDs (linux/arch/arm64), on an arm64 kernel.
     arm64: Option<arch::arm64::Counters> = Kernel::arm64_counters;
     /// The MPC8xx's `/proc/tlbmiss` (linux/arch/ppc/tlbmiss.rs), on a software-loaded TLB.
@@ -358,7 +360,11 @@ impl Kernel {
                 core + self.bulk(ctx, ctx.now, bytes, core)
             }
             Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
-            Op::Mmap { .. } | Op::Munmap { .. } | Op::MadviseDontneed { .. } | Op::MadvisePageout { .. } => {
+            Op::Mmap { .. }
+            | Op::Munmap { .. }
+            | Op::MadviseDontneed { .. }
+            | Op::MadvisePageout { .. }
+            | Op::MovePages { .. } => {
                 self.syscall(ctx, t, op)
             }
             Op::Ppc8xx(op) => self.op_8xx(ctx, op),

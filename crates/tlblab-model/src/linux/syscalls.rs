@@ -56,6 +56,8 @@ pub enum Op {
     MadviseDontneed { addr: Addr, len: u64 },
     /// `madvise(addr, len, MADV_PAGEOUT)` (linux/mm/madvise.rs).
     MadvisePageout { addr: Addr, len: u64 },
+    /// `move_pages(2)` of every page of `[addr, addr + len)` to node `node` (linux/mm/migrate.rs).
+    MovePages { addr: Addr, len: u64, node: u32 },
     /// One benchmark loop iteration completed (`(*iterations)++`).
     Iteration,
     /// What dd asks of the MPC8xx kernel (linux/arch/ppc/paths.rs).

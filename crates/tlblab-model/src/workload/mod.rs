@@ -12,6 +12,7 @@ pub mod ebizzy;
 pub mod fsmark;
 pub mod hackbench;
 pub mod madv_pageout;
+pub mod move_pages;
 pub mod netperf;
 pub mod pointer_chase;
 pub mod sockperf;
@@ -241,6 +242,7 @@ pub const SUITES: &[Suite] = &[
     Suite::of::<fsmark::Fsmark>("fsmark"),
     Suite::of::<vm_scalability::VmScalability>("vm-scalability"),
     Suite::of::<madv_pageout::MadvPageout>("madv-pageout"),
+    Suite::of::<move_pages::MovePages>("move-pages"),
 ];
 
 /// A parsed benchmark: a will-it-scale testcase (`tlb_flush1_threads`), or `ebizzy` followed by

@@ -4,6 +4,7 @@
 pub mod filemap;
 pub mod madvise;
 pub mod memory;
+pub mod migrate;
 pub mod mmap;
 pub mod mmu_gather;
 pub mod page_alloc;
@@ -37,4 +38,6 @@ pub struct Memory {
     pub(in crate::linux) slab_events: Vec<slub::PageEvent>,
     /// shmem files and the zram device their pages swap to (linux/mm/shmem.rs).
     pub(in crate::linux) shmem: shmem::Shmem,
+    /// Page migration (linux/mm/migrate.rs), where a workload moves pages.
+    pub(in crate::linux) migrate: Option<migrate::Migrate>,
 }

@@ -310,6 +310,11 @@ impl PageAlloc {
         self.cpu_node[cpu as usize]
     }
 
+    /// The node of the zone holding `pfn` (`page_to_nid`).
+    pub fn node_of_pfn(&self, pfn: u64) -> Option<u32> {
+        self.zone_of(pfn).map(|zi| self.zones[zi].node as u32)
+    }
+
     /// The zone holding `pfn`.
     pub fn zone_of(&self, pfn: u64) -> Option<usize> {
         self.zones.iter().position(|z| pfn >= z.start_pfn && pfn < z.start_pfn + z.pages.len() as u64)
@@ -343,8 +348,22 @@ impl PageAlloc {
     /// once more with `min` (the slow path, after waking kswapd; direct reclaim is the caller's,
     /// linux/mm/vmscan.rs). A zone must be above the mark plus its `lowmem_reserve`.
     pub fn alloc_pages(&mut self, cpu: u32, now: Ps, order: u8, mt: MigrateType, env: Env) -> AllocOutcome {
+        self.alloc_pages_node(cpu, self.node_of_cpu(cpu), now, order, mt, env)
+    }
+
+    /// `__alloc_pages(gfp, order, nid)` on `cpu`: as [`Self::alloc_pages`], from node `nid`'s
+    /// zonelist (page migration's `alloc_migration_target`, linux/mm/migrate.rs).
+    pub fn alloc_pages_node(
+        &mut self,
+        cpu: u32,
+        nid: u32,
+        now: Ps,
+        order: u8,
+        mt: MigrateType,
+        env: Env,
+    ) -> AllocOutcome {
         assert!(order < MAX_ORDER && (mt as usize) < MIGRATE_PCPTYPES, "order {order}, migratetype {mt:?}");
-        let local = self.node_of_cpu(cpu) as usize;
+        let local = nid as usize;
         let class = self.classzone(local);
         for pass in [Pass::Fair, Pass::Low, Pass::Min] {
             if pass == Pass::Fair && !self.fair {

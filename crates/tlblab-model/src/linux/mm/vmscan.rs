@@ -309,7 +309,7 @@ impl Vmscan {
     }
 
     /// The zone of `pfn` (`page_zone`).
-    fn zone_of(&self, pfn: u64) -> usize {
+    pub(in crate::linux) fn zone_of(&self, pfn: u64) -> usize {
         self.zones.iter().rposition(|z| z.start <= pfn).expect("a frame of a zone")
     }
 
@@ -367,7 +367,7 @@ impl Vmscan {
         self.woken.get(t).copied().unwrap_or(false)
     }
 
-    fn ensure_task(&mut self, t: usize) {
+    pub(in crate::linux) fn ensure_task(&mut self, t: usize) {
         if self.ubc.len() <= t {
             self.ubc.resize(t + 1, Ubc::default());
             self.sc.resize_with(t + 1, || None);
@@ -398,7 +398,7 @@ impl Program for KswapdLoop {
 }
 
 impl Kernel {
-    fn reclaim_costs(&self) -> &Costs {
+    pub(in crate::linux) fn reclaim_costs(&self) -> &Costs {
         self.mm.vmscan.costs.as_ref().expect("reclaim needs the profile's [reclaim] section")
     }
 
@@ -450,7 +450,7 @@ impl Kernel {
 
     /// One `lru_lock` section of `work` on `zone` asked for at `at`: spin (lock wait), then the
     /// section (reclaim time). Returns the time from `at` to the unlock.
-    fn lru_locked(&mut self, ctx: &mut Ctx, at: Ps, zone: usize, work: Ps) -> Ps {
+    pub(in crate::linux) fn lru_locked(&mut self, ctx: &mut Ctx, at: Ps, zone: usize, work: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let hold = self.reclaim_costs().lru_lock_section + work;
         let l = &mut self.mm.vmscan.lruvecs[zone].lock;

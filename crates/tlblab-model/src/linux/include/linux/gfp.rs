@@ -53,9 +53,23 @@ impl Kernel {
         owner: Owner,
         bucket: Bucket,
     ) -> (u64, Ps) {
+        let nid = self.mm.page_alloc.as_ref().expect(NO_ALLOCATOR).node_of_cpu(ctx.cpu);
+        self.alloc_frame_node(ctx, at, nid, owner, bucket)
+    }
+
+    /// `alloc_pages_node(nid, ...)`: as [`Kernel::alloc_frame`], from node `nid`'s zonelist.
+    pub(in crate::linux) fn alloc_frame_node(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        nid: u32,
+        owner: Owner,
+        bucket: Bucket,
+    ) -> (u64, Ps) {
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let out = self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).alloc_pages(
+        let out = self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).alloc_pages_node(
             ctx.cpu,
+            nid,
             at,
             0,
             migratetype_of(owner),
@@ -75,8 +89,7 @@ impl Kernel {
         }
         // get_page_from_freelist found the zone at or below its low watermark: wake kswapd
         // (linux/mm/vmscan.rs; only a workload that reclaims has one).
-        let node = self.mm.page_alloc.as_ref().unwrap().node_of_cpu(ctx.cpu) as usize;
-        self.maybe_wake_kswapd(ctx, out.done, node);
+        self.maybe_wake_kswapd(ctx, out.done, nid as usize);
         let d = out.done - at;
         ctx.lock_wait("zone->lock", out.lock_wait);
         ctx.charge(bucket, d - out.lock_wait);

@@ -107,7 +107,7 @@ impl Kernel {
             p.to_unmap = maps;
         }
         let mut page = std::mem::take(&mut self.folio_list(t).pages[i]);
-        let (w, done) = self.try_to_unmap(ctx, t, &mut page, batched, Step::PageoutFolio);
+        let (w, done) = self.try_to_unmap(ctx, t, &mut page, batched, Continuation::Reclaim(Step::PageoutFolio));
         self.folio_list(t).pages[i] = page;
         d += w;
         if !done {
@@ -135,7 +135,6 @@ impl Kernel {
     /// `reclaim_pages`' end: `free_unref_page_list` of the reclaimed folios (after the batch's
     /// flush), `folio_putback_lru` of the others.
     pub(super) fn reclaim_pages_end(&mut self, ctx: &mut Ctx, t: usize) -> Ps {
-        let c = self.reclaim_costs().clone();
         let l = self.mm.vmscan.pageout[t].take().expect("reclaim_pages has its list");
         let mut d = Ps::ZERO;
         for page in &l.freed {
@@ -145,12 +144,20 @@ impl Kernel {
         }
         for pfn in l.kept {
             let zone = self.mm.vmscan.zone_of(pfn);
-            d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page);
-            self.mm.vmscan.flags[pfn as usize] |= PG_LRU;
-            let lv = &mut self.mm.vmscan.lruvecs[zone];
-            lv.nr_isolated -= 1;
-            lv.inactive_file.push_front(pfn);
+            self.mm.vmscan.lruvecs[zone].nr_isolated -= 1;
+            d += self.folio_putback_lru(ctx, ctx.now + d, pfn);
         }
+        d
+    }
+
+    /// `folio_putback_lru` of `pfn` at `at` (its isolation's count is the caller's): onto its
+    /// zone's inactive list under `lru_lock`. Returns the time taken.
+    pub(in crate::linux) fn folio_putback_lru(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64) -> Ps {
+        let c = self.reclaim_costs().lru_page;
+        let zone = self.mm.vmscan.zone_of(pfn);
+        let d = self.lru_locked(ctx, at, zone, c);
+        self.mm.vmscan.flags[pfn as usize] |= PG_LRU;
+        self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
         d
     }
 }

@@ -124,7 +124,7 @@ impl Kernel {
                 sc.list[i].to_unmap = maps;
             }
             let mut page = std::mem::take(&mut self.sc(t).list[i]);
-            let (w, done) = self.try_to_unmap(ctx, t, &mut page, batched, Step::Pages);
+            let (w, done) = self.try_to_unmap(ctx, t, &mut page, batched, Continuation::Reclaim(Step::Pages));
             self.sc(t).list[i] = page;
             d += w;
             if !done {
@@ -222,13 +222,13 @@ impl Kernel {
     /// `try_to_unmap` (`TTU_BATCH_FLUSH`) of `page`'s mappings left to unmap, one VMA at a
     /// time. Returns the time taken and whether every mapping is gone; when a PTE's flush is not
     /// deferred (`ptep_clear_flush`), the flush runs and is waited for, then `next` resumes.
-    pub(super) fn try_to_unmap(
+    pub(in crate::linux) fn try_to_unmap(
         &mut self,
         ctx: &mut Ctx,
         t: usize,
         page: &mut Isolated,
         batched: bool,
-        next: Step,
+        next: Continuation,
     ) -> (Ps, bool) {
         let mut d = Ps::ZERO;
         while let Some((mm, va)) = page.to_unmap.pop() {
@@ -238,7 +238,7 @@ impl Kernel {
             if !deferred {
                 ctx.then_all([
                     Continuation::Reclaim(Step::FlushPage { mm, va }),
-                    Continuation::Reclaim(next),
+                    next,
                 ]);
                 return (d, false);
             }
@@ -249,7 +249,7 @@ impl Kernel {
     /// A reclaimed page's free at `at` (after the batch's flush): the oracle first (no CPU may
     /// still translate any of the removed mappings to the page), then the frame. Returns the time
     /// taken.
-    pub(super) fn free_reclaimed(&mut self, ctx: &mut Ctx, at: Ps, page: &Isolated) -> Ps {
+    pub(in crate::linux) fn free_reclaimed(&mut self, ctx: &mut Ctx, at: Ps, page: &Isolated) -> Ps {
         for &(mm, va) in &page.unmapped {
             self.oracle.check_translation_gone(
                 page.pfn,
