@@ -364,9 +364,7 @@ impl Kernel {
             | Op::Munmap { .. }
             | Op::MadviseDontneed { .. }
             | Op::MadvisePageout { .. }
-            | Op::MovePages { .. } => {
-                self.syscall(ctx, t, op)
-            }
+            | Op::MovePages { .. } => self.syscall(ctx, t, op),
             Op::Ppc8xx(op) => self.op_8xx(ctx, op),
             Op::Kswapd => self.kswapd(ctx, t),
             Op::PipeWrite { pipe, len } => self.pipe_write(ctx, t, pipe, len),

@@ -123,7 +123,10 @@ impl Benchmark for MovePages {
 
     fn check_run(&self, profile: &MachineProfile, _tasks: u32) -> Result<(), String> {
         if profile.topology.sockets < 2 {
-            return Err(format!("{NAME}: {} has one node; moving pages needs a machine of 2+ nodes", profile.name));
+            return Err(format!(
+                "{NAME}: {} has one node; moving pages needs a machine of 2+ nodes",
+                profile.name
+            ));
         }
         let cpus = profile.topology.cpus();
         if self.cpu >= cpus {

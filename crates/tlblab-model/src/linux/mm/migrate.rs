@@ -1,6 +1,6 @@
 //! Page migration (mm/migrate.c, v6.6; docs/references/linux-6x.md#migration-batch):
 //! `move_pages(2)` of a range of the caller's shmem pages to one node, and `migrate_pages` of
-//! the folios it isolated as v6.6's `migrate_pages_batch` runs it (v6.4, 7e12beb8ca2a):
+//! the folios it isolated as v6.6's `migrate_pages_batch` runs it (7e12beb8ca2a):
 //!
 //! - the unmap phase, per folio (`migrate_folio_unmap`): the new folio is allocated on the
 //!   target node first (`alloc_migration_target`), then `try_to_migrate(src, TTU_BATCH_FLUSH)`:
@@ -93,7 +93,14 @@ impl Kernel {
     /// `mmap_lock` held for read (v6.6 `do_pages_move` -> `add_page_for_migration`): each
     /// present page on the LRU and not on `nid` is isolated (`folio_isolate_lru`); then, after
     /// the unlock, `do_move_pages_to_node` -> `migrate_pages` of the list, and the return.
-    pub(in crate::linux) fn move_pages(&mut self, ctx: &mut Ctx, t: usize, start: u64, len: u64, nid: u32) -> Ps {
+    pub(in crate::linux) fn move_pages(
+        &mut self,
+        ctx: &mut Ctx,
+        t: usize,
+        start: u64,
+        len: u64,
+        nid: u32,
+    ) -> Ps {
         let mm = self.tasks[t].user_mm();
         let entry = self.costs.entry.syscall_half;
         ctx.charge(Bucket::Syscall, entry);
@@ -111,7 +118,8 @@ impl Kernel {
             }
             a += PAGE_SIZE;
         }
-        let unlock = self.config.mm.mmap_lock.then_some(Continuation::Sys(mmap::Step::Unlock { write: false }));
+        let unlock =
+            self.config.mm.mmap_lock.then_some(Continuation::Sys(mmap::Step::Unlock { write: false }));
         let batch = (!folios.is_empty()).then_some(Continuation::Migrate(Step::Unmap));
         ctx.then_all(unlock.into_iter().chain(batch).chain([Continuation::Sys(mmap::Step::Exit)]));
         if !folios.is_empty() {
@@ -156,11 +164,13 @@ impl Kernel {
         let mut f = std::mem::take(&mut self.batch(t).folios[i]);
         if f.new.is_none() {
             // alloc_migration_target: the same page-cache slot's page, on node nid.
-            let (pfn, w) = self.alloc_frame_node(ctx, ctx.now, nid, self.mm.frames.owner(f.old.pfn), Bucket::Reclaim);
+            let (pfn, w) =
+                self.alloc_frame_node(ctx, ctx.now, nid, self.mm.frames.owner(f.old.pfn), Bucket::Reclaim);
             d += w;
             f.new = Some(pfn);
             let maps = self.rmap_mappings(f.old.pfn);
-            f.ptes = maps.iter().map(|&(mm, va)| (mm, va, self.mm.mms[mm as usize].pte(va).unwrap())).collect();
+            f.ptes =
+                maps.iter().map(|&(mm, va)| (mm, va, self.mm.mms[mm as usize].pte(va).unwrap())).collect();
             f.old.to_unmap = maps;
         }
         let (w, done) = self.try_to_unmap(ctx, t, &mut f.old, batched, Continuation::Migrate(Step::Unmap));

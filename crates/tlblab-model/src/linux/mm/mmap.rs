@@ -55,7 +55,8 @@ impl Kernel {
     /// under mmap_lock (v5.18): mmap and munmap for write, madvise(MADV_DONTNEED) for read.
     pub(in crate::linux) fn syscall(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
         if self.config.mm.mmap_lock {
-            let write = !matches!(op, Op::MadviseDontneed { .. } | Op::MadvisePageout { .. } | Op::MovePages { .. });
+            let write =
+                !matches!(op, Op::MadviseDontneed { .. } | Op::MadvisePageout { .. } | Op::MovePages { .. });
             // v6.4: munmap write-locks the VMA before detaching and zapping it, so that no fault
             // under the VMA lock can install a PTE in it. mmap's new VMA is not reachable before
             // it is inserted; madvise(MADV_DONTNEED) does not change the VMA.

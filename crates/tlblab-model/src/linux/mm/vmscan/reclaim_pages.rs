@@ -107,7 +107,8 @@ impl Kernel {
             p.to_unmap = maps;
         }
         let mut page = std::mem::take(&mut self.folio_list(t).pages[i]);
-        let (w, done) = self.try_to_unmap(ctx, t, &mut page, batched, Continuation::Reclaim(Step::PageoutFolio));
+        let (w, done) =
+            self.try_to_unmap(ctx, t, &mut page, batched, Continuation::Reclaim(Step::PageoutFolio));
         self.folio_list(t).pages[i] = page;
         d += w;
         if !done {

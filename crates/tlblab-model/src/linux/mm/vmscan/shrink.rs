@@ -236,10 +236,7 @@ impl Kernel {
             d += w;
             page.unmapped.push((mm, va));
             if !deferred {
-                ctx.then_all([
-                    Continuation::Reclaim(Step::FlushPage { mm, va }),
-                    next,
-                ]);
+                ctx.then_all([Continuation::Reclaim(Step::FlushPage { mm, va }), next]);
                 return (d, false);
             }
         }
