@@ -312,7 +312,7 @@ impl PageAlloc {
 
     /// The node of the zone holding `pfn` (`page_to_nid`).
     pub fn node_of_pfn(&self, pfn: u64) -> Option<u32> {
-        self.zone_of(pfn).map(|zi| self.zones[zi].node as u32)
+        self.zone_of(pfn).map(|zi| self.zones[zi].node)
     }
 
     /// The zone holding `pfn`.
