@@ -14,6 +14,7 @@
 //! Metric: the benchmark's elapsed time, `loops` loops at the measured loop rate (one iteration
 //! is one loop: the reads and the `madvise`).
 
+use super::region_loop::RegionLoop;
 use super::{Benchmark, MetricKind, Section, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
@@ -33,52 +34,20 @@ const PARAMS: &[(&str, &str)] = &[
     ("cpu", "the CPU the process is pinned to (default 0)"),
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MadvPageout {
-    pub size_kib: u64,
-    pub loops: u64,
-    pub cpu: u32,
-}
+/// The region's size, the loops the elapsed time is for, the pinned CPU (workload/region_loop.rs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MadvPageout(pub RegionLoop);
 
-impl Default for MadvPageout {
-    fn default() -> Self {
-        MadvPageout { size_kib: 1024, loops: 10_000, cpu: 0 }
+impl std::ops::Deref for MadvPageout {
+    type Target = RegionLoop;
+    fn deref(&self) -> &RegionLoop {
+        &self.0
     }
 }
 
 impl Benchmark for MadvPageout {
     fn parse(text: &str) -> Option<Result<Self, String>> {
-        let mut words = text.split_whitespace();
-        if words.next()? != NAME {
-            return None;
-        }
-        let mut w = MadvPageout::default();
-        for kv in words {
-            let bad =
-                |i: usize| Some(Err(format!("{NAME}: `{kv}`: allowed {} = {}", PARAMS[i].0, PARAMS[i].1)));
-            match kv.split_once('=') {
-                Some(("size_kib", v)) => match v.parse::<u64>() {
-                    Ok(n) if (4..=65536).contains(&n) && n % 4 == 0 => w.size_kib = n,
-                    _ => return bad(0),
-                },
-                Some(("loops", v)) => match v.parse::<u64>() {
-                    Ok(n) if (1..=1_000_000).contains(&n) => w.loops = n,
-                    _ => return bad(1),
-                },
-                Some(("cpu", v)) => match v.parse::<u32>() {
-                    Ok(n) if n < 4096 => w.cpu = n,
-                    _ => return bad(2),
-                },
-                _ => {
-                    let keys: Vec<_> = PARAMS.iter().map(|p| p.0).collect();
-                    return Some(Err(format!(
-                        "{NAME}: unknown parameter `{kv}`; parameters: {}",
-                        keys.join(", ")
-                    )));
-                }
-            }
-        }
-        Some(Ok(w))
+        Some(RegionLoop::parse(NAME, PARAMS, 65536, text)?.map(MadvPageout))
     }
 
     fn names() -> Vec<String> {
@@ -90,18 +59,7 @@ impl Benchmark for MadvPageout {
     }
 
     fn name(&self) -> String {
-        let d = MadvPageout::default();
-        let mut n = NAME.to_string();
-        if self.size_kib != d.size_kib {
-            n += &format!(" size_kib={}", self.size_kib);
-        }
-        if self.loops != d.loops {
-            n += &format!(" loops={}", self.loops);
-        }
-        if self.cpu != d.cpu {
-            n += &format!(" cpu={}", self.cpu);
-        }
-        n
+        self.0.name(NAME)
     }
 
     fn metric(&self) -> MetricKind {
@@ -125,16 +83,7 @@ impl Benchmark for MadvPageout {
     }
 
     fn check_run(&self, profile: &MachineProfile, _tasks: u32) -> Result<(), String> {
-        let cpus = profile.topology.cpus();
-        if self.cpu >= cpus {
-            return Err(format!(
-                "{NAME}: `cpu={}` is not a CPU of {}; allowed 0..={}",
-                self.cpu,
-                profile.name,
-                cpus - 1
-            ));
-        }
-        Ok(())
+        self.0.check_cpu(NAME, profile)
     }
 
     fn setup(&self, sim: &mut Simulation, _run: &Setup<'_>) {
@@ -146,7 +95,7 @@ impl Benchmark for MadvPageout {
 
     /// `loops` loops at the measured rate.
     fn score(&self, iterations: u64, measured: Ps) -> f64 {
-        measured.as_secs_f64() * self.loops as f64 / iterations.max(1) as f64
+        self.0.elapsed(iterations, measured)
     }
 }
 

@@ -15,6 +15,7 @@ pub mod madv_pageout;
 pub mod move_pages;
 pub mod netperf;
 pub mod pointer_chase;
+pub mod region_loop;
 pub mod sockperf;
 pub mod vm_scalability;
 pub mod will_it_scale;

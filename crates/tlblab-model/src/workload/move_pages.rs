@@ -11,6 +11,7 @@
 //!
 //! Metric: the elapsed time of `loops` loops at the measured loop rate.
 
+use super::region_loop::RegionLoop;
 use super::{Benchmark, MetricKind, Section, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
@@ -30,52 +31,20 @@ const PARAMS: &[(&str, &str)] = &[
     ("cpu", "the CPU the process is pinned to (default 0)"),
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MovePages {
-    pub size_kib: u64,
-    pub loops: u64,
-    pub cpu: u32,
-}
+/// The region's size, the loops the elapsed time is for, the pinned CPU (workload/region_loop.rs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MovePages(pub RegionLoop);
 
-impl Default for MovePages {
-    fn default() -> Self {
-        MovePages { size_kib: 1024, loops: 10_000, cpu: 0 }
+impl std::ops::Deref for MovePages {
+    type Target = RegionLoop;
+    fn deref(&self) -> &RegionLoop {
+        &self.0
     }
 }
 
 impl Benchmark for MovePages {
     fn parse(text: &str) -> Option<Result<Self, String>> {
-        let mut words = text.split_whitespace();
-        if words.next()? != NAME {
-            return None;
-        }
-        let mut w = MovePages::default();
-        for kv in words {
-            let bad =
-                |i: usize| Some(Err(format!("{NAME}: `{kv}`: allowed {} = {}", PARAMS[i].0, PARAMS[i].1)));
-            match kv.split_once('=') {
-                Some(("size_kib", v)) => match v.parse::<u64>() {
-                    Ok(n) if (4..=2048).contains(&n) && n % 4 == 0 => w.size_kib = n,
-                    _ => return bad(0),
-                },
-                Some(("loops", v)) => match v.parse::<u64>() {
-                    Ok(n) if (1..=1_000_000).contains(&n) => w.loops = n,
-                    _ => return bad(1),
-                },
-                Some(("cpu", v)) => match v.parse::<u32>() {
-                    Ok(n) if n < 4096 => w.cpu = n,
-                    _ => return bad(2),
-                },
-                _ => {
-                    let keys: Vec<_> = PARAMS.iter().map(|p| p.0).collect();
-                    return Some(Err(format!(
-                        "{NAME}: unknown parameter `{kv}`; parameters: {}",
-                        keys.join(", ")
-                    )));
-                }
-            }
-        }
-        Some(Ok(w))
+        Some(RegionLoop::parse(NAME, PARAMS, 2048, text)?.map(MovePages))
     }
 
     fn names() -> Vec<String> {
@@ -87,18 +56,7 @@ impl Benchmark for MovePages {
     }
 
     fn name(&self) -> String {
-        let d = MovePages::default();
-        let mut n = NAME.to_string();
-        if self.size_kib != d.size_kib {
-            n += &format!(" size_kib={}", self.size_kib);
-        }
-        if self.loops != d.loops {
-            n += &format!(" loops={}", self.loops);
-        }
-        if self.cpu != d.cpu {
-            n += &format!(" cpu={}", self.cpu);
-        }
-        n
+        self.0.name(NAME)
     }
 
     fn metric(&self) -> MetricKind {
@@ -128,16 +86,7 @@ impl Benchmark for MovePages {
                 profile.name
             ));
         }
-        let cpus = profile.topology.cpus();
-        if self.cpu >= cpus {
-            return Err(format!(
-                "{NAME}: `cpu={}` is not a CPU of {}; allowed 0..={}",
-                self.cpu,
-                profile.name,
-                cpus - 1
-            ));
-        }
-        Ok(())
+        self.0.check_cpu(NAME, profile)
     }
 
     fn setup(&self, sim: &mut Simulation, _run: &Setup<'_>) {
@@ -150,7 +99,7 @@ impl Benchmark for MovePages {
 
     /// `loops` loops at the measured rate.
     fn score(&self, iterations: u64, measured: Ps) -> f64 {
-        measured.as_secs_f64() * self.loops as f64 / iterations.max(1) as f64
+        self.0.elapsed(iterations, measured)
     }
 }
 

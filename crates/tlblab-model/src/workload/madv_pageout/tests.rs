@@ -1,9 +1,10 @@
 use super::*;
+use crate::workload::region_loop::RegionLoop;
 
 #[test]
 fn parses_its_parameters_and_refuses_bad_ones() {
     let w = MadvPageout::parse("madv-pageout size_kib=64 loops=10 cpu=4").unwrap().unwrap();
-    assert_eq!(w, MadvPageout { size_kib: 64, loops: 10, cpu: 4 });
+    assert_eq!(w, MadvPageout(RegionLoop { size_kib: 64, loops: 10, cpu: 4 }));
     assert_eq!(w.name(), "madv-pageout size_kib=64 loops=10 cpu=4");
     assert_eq!(MadvPageout::parse("madv-pageout").unwrap().unwrap().name(), "madv-pageout");
     let e = MadvPageout::parse("madv-pageout size_kib=3").unwrap().unwrap_err();
