@@ -12,8 +12,14 @@ if ! dpkg -s fonts-dejavu-core >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command 
     apt-get update -qq >/dev/null
     apt-get install -y -qq fonts-dejavu-core >/dev/null
 fi
-cargo build --release -q -p tlblab
-bin="$ROOT/target/release/tlblab"
+# scripts/test.sh passes the binary its `cargo test --workspace` just built (TLBLAB_BIN): a
+# `cargo build -p tlblab` here would unify features differently and compile the crates again.
+if [ -n "${TLBLAB_BIN:-}" ] && [ -x "$TLBLAB_BIN" ]; then
+    bin="$TLBLAB_BIN"
+else
+    cargo build --release -q -p tlblab
+    bin="$ROOT/target/release/tlblab"
+fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 "$bin" reproduce seed-002-tlb-gen --quick --out "$out/a" >/dev/null

@@ -23,7 +23,7 @@ cargo test --workspace --release --no-fail-fast "$@" 2>&1 | tee "$log" || status
 # The HTML reports as a reader sees them: headless Chromium renders what `reproduce --out` and
 # `compare --out` write (scripts/check_html.sh installs chromium on CI).
 if [ "$status" = 0 ]; then
-    bash "$ROOT/scripts/check_report.sh" || status=$?
+    TLBLAB_BIN="$ROOT/target/release/tlblab" bash "$ROOT/scripts/check_report.sh" || status=$?
 fi
 # The Python API (crates/tlblab-py): install it into .venv, then its pytest suite (which also
 # runs examples/ and a Dask LocalCluster). pytest's exit code 5 means "no tests collected".
