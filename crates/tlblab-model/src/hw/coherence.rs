@@ -21,10 +21,10 @@
 //! on Haswell-EP, a CHA on Skylake-SP), which takes one request to one address at a time (a
 //! second one is retried until the first completes:
 //! docs/references/machine-costs.md#home-serialisation). So a read of an already shared line,
-//! served from the socket's cache beside no transfer in flight, still holds its socket's home
-//! for [`LineCosts::home`] (served across the socket: for its whole transfer), and the next
-//! request to the line from that socket waits for it; a write waits for every socket's home.
-//! With `home` zero (a profile without the figure) reads of a shared line queue for nothing.
+//! which moves no copy, still holds its socket's home for [`LineCosts::home`] (for its whole
+//! transfer when its socket holds no copy yet), and the next request to the line from that
+//! socket waits for it; a request that moves the line waits for every socket's home. With
+//! `home` zero (a profile without the figure) reads of a shared line queue for nothing.
 
 use super::cpumask::CpuMask;
 use super::topology::{Distance, Topology};
@@ -202,6 +202,8 @@ impl CacheLine {
 
     /// Undoes the timing of accesses made outside simulated time (a benchmark's untimed
     /// set-up): the line is busy as [`CacheLine::busy`] said before them; the holders stay.
+    /// The homes are not rewound: only reads of a shared line hold them, and the untimed
+    /// set-ups (lock words, a zone's data line) write.
     pub fn rewind(&mut self, busy: (Ps, Ps)) {
         self.busy = busy;
     }
