@@ -171,6 +171,10 @@ pub struct Coherence {
     pub smt_sibling_ns: Sourced,
     pub same_socket_ns: Sourced,
     pub cross_socket_ns: Sourced,
+    /// How long a socket's caching agent holds a read of a shared line that it serves, during
+    /// which the next request to that line waits (hw/coherence.rs; absent: no such wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home_ns: Option<Sourced>,
 }
 
 /// How the local APIC fans an IPI out to a set of targets.
@@ -513,6 +517,9 @@ impl MachineProfile {
                 check_sourced("coherence.smt_sibling_ns", &c.smt_sibling_ns, 0.0, 100_000.0)?;
                 check_sourced("coherence.same_socket_ns", &c.same_socket_ns, 0.0, 100_000.0)?;
                 check_sourced("coherence.cross_socket_ns", &c.cross_socket_ns, 0.0, 100_000.0)?;
+                if let Some(h) = &c.home_ns {
+                    check_sourced("coherence.home_ns", h, 0.0, 100_000.0)?;
+                }
             }
             (None, false) => {}
         }

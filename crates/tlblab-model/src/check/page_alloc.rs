@@ -46,8 +46,14 @@ pub const ZONE_PAGES: u64 = 1 << (MAX_ORDER - 1);
 pub const MAX_ALLOC_STATES: usize = 3_000_000;
 
 /// Timing decides nothing the checker looks at; these only make the calls well defined.
-const LINES: LineCosts =
-    LineCosts { hit: Ps(1), smt_sibling: Ps(1), same_socket: Ps(1), cross_socket: Ps(1), uncached: Ps(1) };
+const LINES: LineCosts = LineCosts {
+    hit: Ps(1),
+    smt_sibling: Ps(1),
+    same_socket: Ps(1),
+    cross_socket: Ps(1),
+    uncached: Ps(1),
+    home: Ps(0),
+};
 const COSTS: PageAllocCosts = PageAllocCosts {
     pcp_alloc: Ps(1),
     pcp_free: Ps(1),

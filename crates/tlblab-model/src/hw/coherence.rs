@@ -16,6 +16,15 @@
 //! Hits do not occupy the line. This is the serialisation behind lock-word and counter
 //! ping-pong (Intel's coherence engine handles one ownership transfer of a line at a time; see
 //! docs/references/machine-costs.md on c2c latencies).
+//!
+//! A line also has a home: the caching agent of its address on each socket (an L3 slice's Cbo
+//! on Haswell-EP, a CHA on Skylake-SP), which takes one request to one address at a time (a
+//! second one is retried until the first completes:
+//! docs/references/machine-costs.md#home-serialisation). So a read of an already shared line,
+//! which moves no copy, still holds its socket's home for [`LineCosts::home`] (for its whole
+//! transfer when its socket holds no copy yet), and the next request to the line from that
+//! socket waits for it; a request that moves the line waits for every socket's home. With
+//! `home` zero (a profile without the figure) reads of a shared line queue for nothing.
 
 use super::cpumask::CpuMask;
 use super::topology::{Distance, Topology};
@@ -30,6 +39,9 @@ pub struct LineCosts {
     pub cross_socket: Ps,
     /// No cache holds the line: it comes from the last-level cache / memory side.
     pub uncached: Ps,
+    /// How long a socket's caching agent holds a read of a line it serves from that socket's
+    /// cache (zero: no home rule).
+    pub home: Ps,
 }
 
 impl LineCosts {
@@ -62,8 +74,14 @@ pub struct CacheLine {
     /// When the last transfer presented started and when it lands: the line is in flight
     /// between the two.
     busy: (Ps, Ps),
+    /// Per socket, when the last shared read its home holds started and when the home frees.
+    home: [(Ps, Ps); HOME_SOCKETS],
     pub stats: LineStats,
 }
+
+/// Sockets with a home window of their own; a larger machine's further sockets share the last
+/// (every profile has at most two).
+const HOME_SOCKETS: usize = 2;
 
 impl CacheLine {
     pub fn new() -> CacheLine {
@@ -86,24 +104,42 @@ impl CacheLine {
             self.stats.hits += 1;
             return start - at + c.hit;
         }
-        let cost = match self.owner.take() {
+        let (start, cost) = match self.owner.take() {
             Some(o) => {
                 // E/M -> S: the owner's copy moves; the line is busy until it lands.
+                let start = self.after_homes(start, at);
                 self.sharers.set(o);
                 self.stats.transfers += 1;
                 let cost = c.transfer(topo.distance(o, cpu));
                 self.busy = (start, start + cost);
-                cost
+                (start, cost)
             }
-            None if self.sharers.is_empty() => c.uncached,
+            None if self.sharers.is_empty() => (start, c.uncached),
             None => {
-                // Already shared: served beside the other readers.
+                // Already shared: served beside the other readers, but one request at a time
+                // at this socket's home (a sibling's copy is the core's own cache: no home).
                 self.stats.transfers += 1;
-                c.transfer(nearest(&self.sharers, cpu, topo))
+                let d = nearest(&self.sharers, cpu, topo);
+                let cost = c.transfer(d);
+                if c.home == Ps::ZERO || d == Distance::SmtSibling {
+                    (start, cost)
+                } else {
+                    let h = home_index(topo, cpu);
+                    let start = start.max(queued_start(self.home[h], at));
+                    let held = if d == Distance::CrossSocket { cost } else { c.home };
+                    self.home[h] = (start, start + held);
+                    (start, cost)
+                }
             }
         };
         self.sharers.set(cpu);
         start - at + cost
+    }
+
+    /// When a request that moves the line, made at `at` and not before `start`, gets past
+    /// every socket's home: after the shared reads they hold (a write invalidates them all).
+    fn after_homes(&self, start: Ps, at: Ps) -> Ps {
+        self.home.iter().fold(start, |s, &w| s.max(queued_start(w, at)))
     }
 
     /// A store or atomic read-modify-write by `cpu` at `at`; returns its latency, the wait for
@@ -112,6 +148,7 @@ impl CacheLine {
     pub fn write(&mut self, cpu: u32, at: Ps, topo: &Topology, c: &LineCosts) -> Ps {
         let start = queued_start(self.busy, at);
         let (cost, moved) = self.take_exclusive(cpu, topo, c);
+        let start = if moved { self.after_homes(start, at) } else { start };
         if moved {
             self.busy = (start, start + cost);
         }
@@ -165,6 +202,8 @@ impl CacheLine {
 
     /// Undoes the timing of accesses made outside simulated time (a benchmark's untimed
     /// set-up): the line is busy as [`CacheLine::busy`] said before them; the holders stay.
+    /// The homes are not rewound: only reads of a shared line hold them, and the untimed
+    /// set-ups (lock words, a zone's data line) write.
     pub fn rewind(&mut self, busy: (Ps, Ps)) {
         self.busy = busy;
     }
@@ -193,6 +232,12 @@ impl RmwLine {
         self.busy = (start, start + cost);
         start - at + cost
     }
+}
+
+/// Which home window serves `cpu`'s socket.
+#[inline]
+fn home_index(topo: &Topology, cpu: u32) -> usize {
+    (topo.socket_of(cpu) as usize).min(HOME_SOCKETS - 1)
 }
 
 /// When a request made at `at` gets a line last busy over `busy`: after that transfer lands.
@@ -248,7 +293,10 @@ mod tests {
         same_socket: Ps(50_000),
         cross_socket: Ps(130_000),
         uncached: Ps(20_000),
+        home: Ps::ZERO,
     };
+    /// The same costs with a home that holds a shared read for 10 ns.
+    const H: LineCosts = LineCosts { home: Ps(10_000), ..C };
     const T: Topology = Topology { sockets: 2, cores_per_socket: 4, threads_per_core: 2 };
 
     /// A time 1 ms after the last one asked for: accesses far enough apart that none waits.
@@ -329,5 +377,44 @@ mod tests {
             let cpu = (x >> 33) as u32 % T.cpus();
             assert_eq!(r.rmw(cpu, later(), &T, &C), l.write(cpu, later(), &T, &C));
         }
+    }
+    #[test]
+    fn shared_reads_queue_at_their_socket_home() {
+        let mut l = CacheLine::new();
+        l.write(0, Ps::ZERO, &T, &H);
+        // CPU 1 pulls it to shared (an owner transfer: busy until 50 ns + 20 ns).
+        assert_eq!(l.read(1, Ps(20_000), &T, &H), C.same_socket);
+        // Three same-socket readers at one instant after that: each its own transfer, one after
+        // another at socket 0's home, 10 ns apart.
+        let at = Ps(500_000);
+        assert_eq!(l.read(2, at, &T, &H), C.same_socket);
+        assert_eq!(l.read(3, at, &T, &H), H.home + C.same_socket);
+        // CPU 8 is CPU 0's sibling: the core's own cache, no home.
+        assert_eq!(l.read(8, at, &T, &H), C.smt_sibling);
+        // Socket 1's first reader finds no copy there: it holds its own home for the transfer,
+        // and does not wait for socket 0's.
+        assert_eq!(l.read(4, at, &T, &H), C.cross_socket);
+        assert_eq!(l.read(5, at, &T, &H), C.cross_socket + C.same_socket);
+        // Without a home figure the same readers are served side by side.
+        let mut m = CacheLine::new();
+        m.write(0, Ps::ZERO, &T, &C);
+        m.read(1, Ps(20_000), &T, &C);
+        assert_eq!(m.read(2, at, &T, &C), C.same_socket);
+        assert_eq!(m.read(3, at, &T, &C), C.same_socket);
+    }
+
+    #[test]
+    fn a_write_waits_for_the_reads_its_homes_hold() {
+        let mut l = CacheLine::new();
+        l.write(0, Ps::ZERO, &T, &H);
+        l.read(1, Ps(20_000), &T, &H);
+        let at = Ps(500_000);
+        // Socket 0's home is held until at + 10 ns, socket 1's until at + 130 ns.
+        l.read(2, at, &T, &H);
+        l.read(4, at, &T, &H);
+        // CPU 3's RMW must invalidate every copy: it goes after both homes free.
+        assert_eq!(l.write(3, at, &T, &H), C.cross_socket + C.cross_socket);
+        // A hit waits for no home.
+        assert_eq!(l.write(3, Ps(2_000_000), &T, &H), C.hit);
     }
 }

@@ -93,6 +93,7 @@ mod tests {
         same_socket: Ps(50),
         cross_socket: Ps(130),
         uncached: Ps(20),
+        home: Ps::ZERO,
     };
     const T: Topology = Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 1 };
 

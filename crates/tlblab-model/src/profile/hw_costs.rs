@@ -17,9 +17,17 @@ impl LineCosts {
                 same_socket: Ps::from_ns(c.same_socket_ns.value),
                 cross_socket: Ps::from_ns(c.cross_socket_ns.value),
                 uncached,
+                home: c.home_ns.as_ref().map_or(Ps::ZERO, |h| Ps::from_ns(h.value)),
             },
             // A uniprocessor never transfers a line between CPUs.
-            None => LineCosts { hit, smt_sibling: hit, same_socket: hit, cross_socket: hit, uncached },
+            None => LineCosts {
+                hit,
+                smt_sibling: hit,
+                same_socket: hit,
+                cross_socket: hit,
+                uncached,
+                home: Ps::ZERO,
+            },
         }
     }
 }

@@ -361,6 +361,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                         h.sockets
                     ),
                 ),
+                // No probe of a caching agent's per-address occupancy: no home rule.
+                home_ns: None,
             })
         }
         (true, None) => {
@@ -378,6 +380,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                 smt_sibling_ns: estimate(ns, src.clone()),
                 same_socket_ns: estimate(ns, src.clone()),
                 cross_socket_ns: estimate(ns, src),
+                home_ns: None,
             })
         }
         (false, _) => None,

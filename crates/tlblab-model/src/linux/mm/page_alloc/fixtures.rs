@@ -11,6 +11,7 @@ pub const LINES: LineCosts = LineCosts {
     same_socket: Ps(50_000),
     cross_socket: Ps(130_000),
     uncached: Ps(20_000),
+    home: Ps::ZERO,
 };
 pub const PAGE_ALLOC: PageAllocCosts = PageAllocCosts {
     pcp_alloc: Ps(30_000),
