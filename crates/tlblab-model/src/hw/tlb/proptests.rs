@@ -150,7 +150,7 @@ fn sizes_of(mask: u8) -> Vec<PageSize> {
 
 fn shape() -> impl Strategy<Value = Shape> {
     // Geometry per structure: (log2 sets, ways index); small so sets fill and evict.
-    let geo = || (0u32..3, 0usize..4);
+    let geo = || (0u32..3, 0usize..5);
     (
         0u8..4,
         1u8..8,
@@ -164,9 +164,10 @@ fn shape() -> impl Strategy<Value = Shape> {
         .prop_map(|(l1, l1_sizes, l2, l3, plru, incl, geos, (lps, share))| {
             let replacement = if plru { Replacement::Plru } else { Replacement::Lru };
             let mut g = geos.into_iter().map(move |(s, w)| {
-                let ways = [1, 2, 4, 3][w];
+                // 6: an unrolled scan of a width that is not a power of two (Skylake's STLB).
+                let ways = [1, 2, 4, 3, 6][w];
                 // Tree-PLRU needs a power-of-two number of ways.
-                let ways = if plru && ways == 3 { 2 } else { ways };
+                let ways = if plru && (ways == 3 || ways == 6) { 2 } else { ways };
                 Geometry::new(1 << s, ways).unwrap()
             });
             let mut specs = Vec::new();
