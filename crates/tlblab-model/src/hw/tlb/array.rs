@@ -270,6 +270,20 @@ impl TlbArray {
         self.last = (base + way) as u32;
     }
 
+    /// [`Self::touch`] of slot `slot` (set-major): LRU needs no set, so no division.
+    #[inline(always)]
+    pub(super) fn touch_slot(&mut self, slot: usize) {
+        match self.replacement {
+            Replacement::Lru => {
+                self.clock += 1;
+                self.slots[slot].stamp = self.clock;
+            }
+            Replacement::Plru => plru_touch(&mut self.plru[slot / self.ways], slot % self.ways, self.ways),
+            Replacement::Counter => {}
+        }
+        self.last = slot as u32;
+    }
+
     /// Writes a translation into `base + way` and marks it most recently used; returns the tag and
     /// payload of the live entry it replaced, if any.
     #[inline(always)]

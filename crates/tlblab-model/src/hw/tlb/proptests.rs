@@ -357,7 +357,8 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
                 // own kernel paths).
                 if let Some((lp, way, asid, va, size)) = slots[slot] {
                     let r = &refs[lp];
-                    if t.still_hits(lp, &way, asid) {
+                    let hits = t.still_hits(lp, &way, asid);
+                    if hits {
                         // The way is what the engine uses instead of a lookup: its current
                         // contents must be an allowed translation of that page.
                         let payload = t.arrays[way.array as usize].slots[way.slot as usize].payload;
@@ -365,8 +366,10 @@ fn run(shape: &Shape, ops: &[(usize, Op)]) -> Result<Vec<Lookup>, TestCaseError>
                             r.allows(asid, va, size, payload),
                             "{what}: a remembered level-1 way still hits with a flushed translation"
                         );
-                        t.rehit(lp, &way, kind, asid == 0);
                     }
+                    // The fused check-and-replay agrees with still_hits (and rehits only then).
+                    let id = t.asid_key(lp, asid);
+                    prop_assert_eq!(t.replay_hit(lp, &way, id, kind, asid == 0), hits, "{}", what);
                 }
             }
             Op::Fill { kind, asid, va, t: tr } => {

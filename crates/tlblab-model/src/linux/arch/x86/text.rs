@@ -456,7 +456,7 @@ fn on() -> bool {
 
 /// Where one distinct touch's translation sat at level 1 on a CPU after its last lookup, by
 /// whichever path made it (`va`: the page it was for, 0 for none; a kernel page is never at 0).
-/// While the way still holds it for the loaded PCID ([`crate::hw::tlb::TlbHierarchy::still_hits`]),
+/// While the way still holds it for the loaded PCID ([`crate::hw::tlb::TlbHierarchy::replay_hit`]),
 /// a lookup of the touch would hit exactly that way, and replaying the hit is its exact effect
 /// without the probes. Kept per touch, not per path: after a full flush the first path refills
 /// the pages, and every later path on the same pages replays instead of probing.
@@ -484,14 +484,15 @@ impl Kernel {
         let slot = c.task.unwrap_or(self.tasks.len() + cpu as usize);
         let mut d = Ps::ZERO;
         let mut looked = false;
+        // The loaded PCID's key bits; a fill after a flush gives it new ones.
+        let mut id = tlb.asid_key(lp, pcid);
         for (t, &i) in text.touches(path).iter().zip(text.touch_ids(path)) {
             let va = match t.at {
                 At::Fixed(va) => va,
                 At::Stack => KernelText::stack_page(slot),
             };
             let known = &mut c.x86.ktouch[i as usize];
-            if known.va == va && !replay_off() && tlb.still_hits(lp, &known.way, pcid) {
-                tlb.rehit(lp, &known.way, t.kind, true);
+            if known.va == va && !replay_off() && tlb.replay_hit(lp, &known.way, id, t.kind, true) {
                 continue;
             }
             looked = true;
@@ -509,6 +510,7 @@ impl Kernel {
                 Some(way) => KTouchWay { va, way },
                 None => NO_KTOUCH,
             };
+            id = tlb.asid_key(lp, pcid);
         }
         if looked {
             ctx.charge(Bucket::Walk, d);
@@ -517,7 +519,7 @@ impl Kernel {
     }
 }
 
-/// Tests compare a run against the same run with every touch looked up.
+// Tests compare a run against the same run with every touch looked up.
 #[cfg(test)]
 thread_local! {
     static REPLAY_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
