@@ -25,8 +25,11 @@ pub struct Agenda {
     version: u64,
     /// The last [`Agenda::first_excluding`] answer: `(version, cpu, answer)`. A handler asks it
     /// before each request it drains, and the agenda rarely changes between two requests.
-    excluding: Cell<(u64, u32, Option<(Ps, u32)>)>,
+    excluding: Cell<Excluding>,
 }
+
+/// A kept [`Agenda::first_excluding`] answer: the version it was computed at, the CPU, the answer.
+type Excluding = (u64, u32, Option<(Ps, u32)>);
 
 impl Agenda {
     pub fn new(cpus: u32) -> Agenda {
