@@ -7,6 +7,8 @@
 //! one entry per CPU instead of one per event, a shootdown storm (tens of millions of IPIs per
 //! simulated second on a 56-core machine) never grows the structure.
 
+use std::cell::Cell;
+
 use crate::time::Ps;
 
 const NEVER: Ps = Ps(u64::MAX);
@@ -19,7 +21,15 @@ pub struct Agenda {
     /// `nodes[i]`: the winner of the match at node `i` (node 1 is the root) and its time, kept
     /// side by side so a replay reads no leaf.
     nodes: Vec<(Ps, u32)>,
+    /// Bumped by every [`Agenda::set`]: the agenda is unchanged while it is.
+    version: u64,
+    /// The last [`Agenda::first_excluding`] answer: `(version, cpu, answer)`. A handler asks it
+    /// before each request it drains, and the agenda rarely changes between two requests.
+    excluding: Cell<Excluding>,
 }
+
+/// A kept [`Agenda::first_excluding`] answer: the version it was computed at, the CPU, the answer.
+type Excluding = (u64, u32, Option<(Ps, u32)>);
 
 impl Agenda {
     pub fn new(cpus: u32) -> Agenda {
@@ -32,12 +42,13 @@ impl Agenda {
         for i in (1..width).rev() {
             nodes[i] = nodes[2 * i];
         }
-        Agenda { width, times, nodes }
+        Agenda { width, times, nodes, version: 0, excluding: Cell::new((u64::MAX, 0, None)) }
     }
 
     /// Sets `cpu`'s next event time (`None`: nothing to do until something wakes it).
     pub fn set(&mut self, cpu: u32, time: Option<Ps>) {
         let t = time.unwrap_or(NEVER);
+        self.version += 1;
         self.times[cpu as usize] = t;
         let mut i = self.width + cpu as usize;
         self.nodes[i].0 = t;
@@ -64,6 +75,17 @@ impl Agenda {
     /// The earliest `(time, cpu)` of every CPU but `cpu`: the best of the winners `cpu`'s path
     /// to the root meets (read-only, log2(CPUs) nodes).
     pub fn first_excluding(&self, cpu: u32) -> Option<(Ps, u32)> {
+        let (version, of, known) = self.excluding.get();
+        if version == self.version && of == cpu {
+            return known;
+        }
+        let first = self.walk_excluding(cpu);
+        self.excluding.set((self.version, cpu, first));
+        first
+    }
+
+    /// [`Self::first_excluding`], computed.
+    fn walk_excluding(&self, cpu: u32) -> Option<(Ps, u32)> {
         let mut i = self.width + cpu as usize;
         let mut best = (NEVER, u32::MAX);
         while i > 1 {
@@ -158,6 +180,8 @@ mod tests {
                     prop_assert_eq!(a.get(cpu), t);
                     for ex in 0..cpus.min(40) {
                         prop_assert_eq!(a.first_excluding(ex), scan(&times, Some(ex)), "excluding {}", ex);
+                        // Asked again with nothing changed: the kept answer.
+                        prop_assert_eq!(a.first_excluding(ex), scan(&times, Some(ex)), "excluding {} again", ex);
                     }
                     prop_assert_eq!(a.first_excluding(cpus - 1), scan(&times, Some(cpus - 1)));
                 }

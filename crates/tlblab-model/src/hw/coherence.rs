@@ -260,9 +260,9 @@ fn nearest(set: &CpuMask, cpu: u32, topo: &Topology) -> Distance {
         set.iter().map(|s| topo.distance(s, cpu)).min().expect("a non-empty set")
     } else if set.contains(cpu) {
         Distance::Same
-    } else if !set.and(&topo.core_mask(cpu)).is_empty() {
+    } else if topo.in_core(set, cpu) > 0 {
         Distance::SmtSibling
-    } else if !set.and(&topo.socket_mask(topo.socket_of(cpu))).is_empty() {
+    } else if topo.in_socket(set, topo.socket_of(cpu)) > 0 {
         Distance::SameSocket
     } else {
         Distance::CrossSocket
@@ -272,11 +272,12 @@ fn nearest(set: &CpuMask, cpu: u32, topo: &Topology) -> Distance {
 /// Distance from `cpu` to the farthest CPU of `set` (which excludes `cpu`), if any.
 fn farthest_of(set: &CpuMask, cpu: u32, topo: &Topology) -> Option<Distance> {
     // Few holders (a csd line, a lock word): ask each; many (mm->tlb_gen): mask tests.
-    if set.weight() <= 4 {
+    let n = set.weight();
+    if n <= 4 {
         set.iter().map(|s| topo.distance(s, cpu)).max()
-    } else if !set.and_not(&topo.socket_mask(topo.socket_of(cpu))).is_empty() {
+    } else if n > topo.in_socket(set, topo.socket_of(cpu)) {
         Some(Distance::CrossSocket)
-    } else if !set.and_not(&topo.core_mask(cpu)).is_empty() {
+    } else if n > topo.in_core(set, cpu) {
         Some(Distance::SameSocket)
     } else {
         Some(Distance::SmtSibling)

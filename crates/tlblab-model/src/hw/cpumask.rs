@@ -53,6 +53,19 @@ impl CpuMask {
         self.iter().find(|&c| c != cpu)
     }
 
+    /// How many of CPUs `lo..hi` are in the set, a word at a time.
+    pub fn count_range(&self, lo: u32, hi: u32) -> u32 {
+        let (mut c, mut n) = (lo, 0);
+        while c < hi {
+            let (w, b) = ((c / 64) as usize, c % 64);
+            let k = (64 - b).min(hi - c);
+            let bits = if k == 64 { u64::MAX } else { ((1u64 << k) - 1) << b };
+            n += (self.0[w] & bits).count_ones();
+            c += k;
+        }
+        n
+    }
+
     /// Sets CPUs `lo..hi`, a word at a time.
     pub fn set_range(&mut self, lo: u32, hi: u32) {
         let mut c = lo;

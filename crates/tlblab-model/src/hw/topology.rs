@@ -73,6 +73,25 @@ impl Topology {
         m
     }
 
+    /// How many CPUs of `set` are on socket `socket`: `set.and(&self.socket_mask(socket))`'s
+    /// weight, without building the mask (the coherence model asks it on every read of a line
+    /// with many sharers).
+    pub fn in_socket(&self, set: &CpuMask, socket: u32) -> u32 {
+        let cores = self.cores();
+        (0..self.threads_per_core)
+            .map(|t| {
+                let base = t * cores + socket * self.cores_per_socket;
+                set.count_range(base, base + self.cores_per_socket)
+            })
+            .sum()
+    }
+
+    /// How many CPUs of `set` are on `cpu`'s core: `set.and(&self.core_mask(cpu))`'s weight.
+    pub fn in_core(&self, set: &CpuMask, cpu: u32) -> u32 {
+        let (core, cores) = (self.core_of(cpu), self.cores());
+        (0..self.threads_per_core).map(|t| set.contains(t * cores + core) as u32).sum()
+    }
+
     /// Every hardware thread of `cpu`'s core, `cpu` included.
     pub fn core_mask(&self, cpu: u32) -> CpuMask {
         let mut m = CpuMask::new();
@@ -124,5 +143,32 @@ mod tests {
         assert_eq!(t.distance(3, 3), Distance::Same);
         assert_eq!(t.socket_mask(1).iter().collect::<Vec<_>>(), [2, 3, 6, 7]);
         assert_eq!(t.core_mask(5).iter().collect::<Vec<_>>(), [1, 5]);
+    }
+
+    #[test]
+    fn counts_in_a_socket_or_core_are_the_masks_weights() {
+        let mut seed = 7u64;
+        for t in [
+            Topology { sockets: 2, cores_per_socket: 28, threads_per_core: 2 },
+            Topology { sockets: 2, cores_per_socket: 56, threads_per_core: 2 },
+            Topology { sockets: 4, cores_per_socket: 24, threads_per_core: 4 },
+            Topology { sockets: 1, cores_per_socket: 4, threads_per_core: 1 },
+        ] {
+            for _ in 0..200 {
+                let mut set = CpuMask::new();
+                for c in 0..t.cpus() {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    if seed >> 61 == 0 {
+                        set.set(c);
+                    }
+                }
+                for s in 0..t.sockets {
+                    assert_eq!(t.in_socket(&set, s), set.and(&t.socket_mask(s)).weight(), "{t:?} {s}");
+                }
+                for c in 0..t.cpus() {
+                    assert_eq!(t.in_core(&set, c), set.and(&t.core_mask(c)).weight(), "{t:?} {c}");
+                }
+            }
+        }
     }
 }

@@ -42,7 +42,10 @@ pub(super) enum Assoc {
     W1,
     W2,
     W4,
+    /// Skylake's and Cascade Lake's STLB (1536 entries, 6-way).
+    W6,
     W8,
+    W12,
     W16,
     Other,
 }
@@ -87,7 +90,9 @@ impl TlbArray {
                 1 => Assoc::W1,
                 2 => Assoc::W2,
                 4 => Assoc::W4,
+                6 => Assoc::W6,
                 8 => Assoc::W8,
+                12 => Assoc::W12,
                 16 => Assoc::W16,
                 _ => Assoc::Other,
             },
@@ -159,6 +164,8 @@ impl TlbArray {
             Assoc::W1 => self.probe_w::<1, FUSED>(set, want, one_key, gid),
             Assoc::W2 => self.probe_w::<2, FUSED>(set, want, one_key, gid),
             Assoc::W16 => self.probe_w::<16, FUSED>(set, want, one_key, gid),
+            Assoc::W6 => self.probe_w::<6, FUSED>(set, want, one_key, gid),
+            Assoc::W12 => self.probe_w::<12, FUSED>(set, want, one_key, gid),
             Assoc::Other => self.probe_any::<FUSED>(set * self.ways, want, one_key, gid),
         }
     }
@@ -192,7 +199,7 @@ impl TlbArray {
             }
             return None;
         }
-        // `% W` (a mask: W is a power of two) lets the compiler drop the bounds checks below.
+        // `% W` (a mask where W is a power of two) lets the compiler drop the bounds checks below.
         let mut w = hits.trailing_zeros() as usize % W;
         if !one_key && (lru || counter) && hits & (hits - 1) != 0 {
             w = (w..W).filter(|&i| hits >> i & 1 != 0).max_by_key(|&i| ways[i].stamp).unwrap_or(w) % W;
@@ -261,6 +268,20 @@ impl TlbArray {
             Replacement::Counter => {}
         }
         self.last = (base + way) as u32;
+    }
+
+    /// [`Self::touch`] of slot `slot` (set-major): LRU needs no set, so no division.
+    #[inline(always)]
+    pub(super) fn touch_slot(&mut self, slot: usize) {
+        match self.replacement {
+            Replacement::Lru => {
+                self.clock += 1;
+                self.slots[slot].stamp = self.clock;
+            }
+            Replacement::Plru => plru_touch(&mut self.plru[slot / self.ways], slot % self.ways, self.ways),
+            Replacement::Counter => {}
+        }
+        self.last = slot as u32;
     }
 
     /// Writes a translation into `base + way` and marks it most recently used; returns the tag and

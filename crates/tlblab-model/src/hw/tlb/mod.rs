@@ -429,10 +429,29 @@ impl TlbHierarchy {
     /// What a level-1 hit on `way` (which [`Self::still_hits`]) does: the replacement update
     /// and the hit count.
     pub fn rehit(&mut self, lp: usize, way: &L1Way, kind: AccessKind, kernel: bool) {
-        let arr = &mut self.arrays[way.array as usize];
-        let (base, w) = (way.slot as usize / arr.ways * arr.ways, way.slot as usize % arr.ways);
-        arr.touch(base, w);
+        self.arrays[way.array as usize].touch_slot(way.slot as usize);
         self.lps[lp].views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
+    }
+
+    /// The key bits of `asid` on `lp`, for [`Self::replay_hit`]: they change only when `asid`
+    /// is flushed or, after a flush, fills again.
+    #[inline]
+    pub fn asid_key(&self, lp: usize, asid: u16) -> u64 {
+        self.ids.key(lp, asid)
+    }
+
+    /// [`Self::still_hits`] for the address space whose [`Self::asid_key`] is `id`, and if it
+    /// does, [`Self::rehit`]: returns whether it replayed the hit. One visit to the way instead
+    /// of two (the kernel paths replay most of their touches).
+    #[inline]
+    pub fn replay_hit(&mut self, lp: usize, way: &L1Way, id: u64, kind: AccessKind, kernel: bool) -> bool {
+        let arr = &mut self.arrays[way.array as usize];
+        if arr.slots[way.slot as usize].key != way.key || (way.key & GLOBAL == 0 && way.key & ID_BITS != id) {
+            return false;
+        }
+        arr.touch_slot(way.slot as usize);
+        self.lps[lp].views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
+        true
     }
 
     /// [`Self::lookup_or_fill`] off the fast path.
