@@ -586,8 +586,19 @@ impl MachineProfile {
                 ("net.udp_recv_cycles", &n.udp_recv_cycles),
                 ("net.tcp_send_cycles", &n.tcp_send_cycles),
                 ("net.tcp_recv_cycles", &n.tcp_recv_cycles),
+                ("net.tcp_append_cycles", &n.tcp_append_cycles),
             ] {
                 check_sourced(key, v, 0.0, 1_000_000.0)?;
+            }
+            if n.tcp_append_cycles.value > n.tcp_send_cycles.value {
+                return Err(ProfileError {
+                    key: "net.tcp_append_cycles".into(),
+                    message: format!(
+                        "{} exceeds net.tcp_send_cycles ({}): a held send is part of a transmitted one",
+                        n.tcp_append_cycles.value, n.tcp_send_cycles.value
+                    ),
+                    allowed: Some((0.0, n.tcp_send_cycles.value)),
+                });
             }
         }
         if let Some(sl) = &self.slab {
