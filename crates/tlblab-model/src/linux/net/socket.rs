@@ -76,9 +76,17 @@ fn udp_default_bufs() -> (u64, u64) {
     (skbuff::sk_mem_max(), skbuff::sk_mem_max())
 }
 
-/// `tcp_wmem[1]` / `tcp_rmem[1]` (v4.9 defaults 16384 / 87380), a TCP socket's initial buffers
-/// without `SO_SNDBUF` / `SO_RCVBUF` (autotuning, which grows them, is not modelled).
-const TCP_DEFAULT_BUFS: (u64, u64) = (16_384, 87_380);
+/// A TCP socket's buffers without `SO_SNDBUF` / `SO_RCVBUF`: `tcp_rmem[1]` (v4.9 default 87380;
+/// the growth that receive-buffer autotuning gives it is not modelled) and the send buffer
+/// `tcp_init_buffer_space` sets once the connection is established: v4.9's `tcp_fixup_sndbuf`,
+/// `SKB_TRUESIZE(mss_clamp + MAX_TCP_HEADER)` for `TCP_INIT_CWND` (10) segments, under
+/// `tcp_wmem[2]` (4 MiB): with loopback's MSS about 650 KiB, room for a held tail to reach the
+/// size goal (v6.x's `tcp_sndbuf_expand` gives more still; the later growth is not modelled).
+fn tcp_default_bufs() -> (u64, u64) {
+    const LOOPBACK_MSS_CLAMP: u64 = 65_536 - 40;
+    let sndbuf = (skbuff::skb_truesize(LOOPBACK_MSS_CLAMP + skbuff::TCP_MAX_HEADER) * 10).min(4 << 20);
+    (sndbuf, 87_380)
+}
 
 /// A connected loopback pair: the sender's side and the receiver's queue.
 #[derive(Debug, Clone)]
@@ -99,7 +107,7 @@ pub struct Flow {
     pub(in crate::linux::net) in_flight: Option<SkBuff>,
     /// A task asleep in `recvfrom` / in `sendto`.
     pub(in crate::linux::net) reader: Option<usize>,
-    writer: Option<usize>,
+    pub(in crate::linux::net) writer: Option<usize>,
 }
 
 impl Flow {
@@ -176,7 +184,7 @@ impl Kernel {
         let (sndbuf, rcvbuf) = match (bufs, proto) {
             (Some((s, r)), _) => skbuff::setsockopt_bufs(s, r),
             (None, Proto::Udp) => udp_default_bufs(),
-            (None, Proto::Tcp) => TCP_DEFAULT_BUFS,
+            (None, Proto::Tcp) => tcp_default_bufs(),
         };
         self.net.sockets.as_mut().expect(NO_NET).flows.push(Flow {
             proto,
@@ -246,7 +254,8 @@ impl Kernel {
             f.writer = Some(t);
             self.net.sockets.as_mut().expect(NO_NET).counters.net_send_sleeps += 1;
             ctx.then(Continuation::Net(Step::Send { sock, len: len as u32 }));
-            return self.deschedule(ctx, false, ctx.now);
+            let d = self.deschedule(ctx, false, ctx.now);
+            return d + self.tcp_stalled(ctx, sock);
         }
         if f.held.is_some() {
             return self.tcp_append(ctx, sock, len);
