@@ -591,14 +591,11 @@ impl MachineProfile {
                 check_sourced(key, v, 0.0, 1_000_000.0)?;
             }
             if n.tcp_append_cycles.value > n.tcp_send_cycles.value {
-                return Err(ProfileError {
-                    key: "net.tcp_append_cycles".into(),
-                    message: format!(
-                        "{} exceeds net.tcp_send_cycles ({}): a held send is part of a transmitted one",
-                        n.tcp_append_cycles.value, n.tcp_send_cycles.value
-                    ),
-                    allowed: Some((0.0, n.tcp_send_cycles.value)),
-                });
+                let (a, t) = (n.tcp_append_cycles.value, n.tcp_send_cycles.value);
+                let why = format!(
+                    "{a} exceeds net.tcp_send_cycles ({t}): a held send is part of a transmitted one"
+                );
+                return Err(err("net.tcp_append_cycles", why));
             }
         }
         if let Some(sl) = &self.slab {
