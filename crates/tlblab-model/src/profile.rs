@@ -593,8 +593,16 @@ impl MachineProfile {
                 ("net.udp_recv_cycles", &n.udp_recv_cycles),
                 ("net.tcp_send_cycles", &n.tcp_send_cycles),
                 ("net.tcp_recv_cycles", &n.tcp_recv_cycles),
+                ("net.tcp_append_cycles", &n.tcp_append_cycles),
             ] {
                 check_sourced(key, v, 0.0, 1_000_000.0)?;
+            }
+            if n.tcp_append_cycles.value > n.tcp_send_cycles.value {
+                let (a, t) = (n.tcp_append_cycles.value, n.tcp_send_cycles.value);
+                let why = format!(
+                    "{a} exceeds net.tcp_send_cycles ({t}): a held send is part of a transmitted one"
+                );
+                return Err(err("net.tcp_append_cycles", why));
             }
         }
         if let Some(sl) = &self.slab {

@@ -206,6 +206,27 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// `setsockopt(fd, IPPROTO_TCP, TCP_CORK, on)`: while corked, every send appends to the write
+/// queue's tail and the push stops where Nagle's would; uncorking transmits it.
+pub fn set_tcp_cork(s: &std::net::TcpStream, on: bool) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let v: libc::c_int = on.into();
+    // SAFETY: a valid socket descriptor and a pointer to an int of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CORK,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(last_error("setsockopt(TCP_CORK)"));
+    }
+    Ok(())
+}
+
 /// The CPUs this process may run on, ascending.
 pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain data filled in by the kernel.

@@ -168,6 +168,10 @@ pub struct NetProfile {
     pub tcp_send_cycles: Sourced,
     /// `tcp_recvmsg` for one skb, `tcp_cleanup_rbuf` and the window update.
     pub tcp_recv_cycles: Sourced,
+    /// A `tcp_sendmsg` whose data Nagle holds: filling the write queue's tail and the push that
+    /// `tcp_nagle_test` stops (linux/net/ipv4/tcp_output.rs); at most `tcp_send_cycles`, whose
+    /// rest is the held tail's transmission when the ACK comes.
+    pub tcp_append_cycles: Sourced,
 }
 
 /// `[fs]`: the file-creation paths fsmark runs (linux/fs/namei.rs, linux/fs/ext4.rs), beyond what the

@@ -37,6 +37,13 @@ pub(super) fn ipc_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
 /// where a call does not stand above the system call's cost.
 pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<NetProfile> {
     let calls = r.raw.net.as_ref()?;
+    let Some(cork) = calls.tcp_cork_send_ns.as_ref() else {
+        warnings.push(
+            "[net]: the report has no corked TCP send (older probe): the section is left to a stand-in"
+                .into(),
+        );
+        return None;
+    };
     let mut key = |what: &str, s: &crate::stats::Summary, path: &str| {
         let m = Micro {
             section: "[net]",
@@ -68,6 +75,23 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
             &calls.tcp_recv_ns,
             "tcp_recvmsg of one queued segment with tcp_cleanup_rbuf",
         )?,
+        tcp_append_cycles: key(
+            "tcp send (TCP_CORK)",
+            cork,
+            "tcp_sendmsg appending to the unsent tail and tcp_push stopped by tcp_nagle_test, as a send \
+             Nagle holds; the burst's one skb allocation is spread over its sends",
+        )?,
+    })
+    .filter(|n| {
+        let ok = n.tcp_append_cycles.value <= n.tcp_send_cycles.value;
+        if !ok {
+            warnings.push(format!(
+                "[net]: a corked TCP send ({} cycles) came out above a transmitted one ({}): the section is \
+                 left to a stand-in",
+                n.tcp_append_cycles.value, n.tcp_send_cycles.value
+            ));
+        }
+        ok
     })
 }
 

@@ -18,6 +18,10 @@
 //!   second segment or so: delayed ACKs), processed on the same CPU.
 //! - `tcp_recv`: one `recv(2)` of one queued segment: `tcp_recvmsg`, `tcp_cleanup_rbuf` and the
 //!   window update it may send.
+//! - `tcp_cork_send`: one `send(2)` of [`MSG`] bytes on the same socket with `TCP_CORK` set, so
+//!   that the data is appended to the write queue's unsent tail and `tcp_push` stops at
+//!   `tcp_nagle_test`, as for a send Nagle holds (`net.tcp_append_cycles`); each burst is then
+//!   uncorked (one segment) and read back untimed.
 //!
 //! What the model adds on top of `[net]`'s cycles, and the derivation therefore takes off the
 //! measured call: the system-call entry and exit (`kernel.syscall_ns`) and the copy (at
@@ -27,6 +31,7 @@
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::time::Instant;
 
 use super::ipc::timed_bursts;
 use crate::stats::Summary;
@@ -45,6 +50,9 @@ pub struct NetCalls {
     pub udp_recv_ns: Summary,
     pub tcp_send_ns: Summary,
     pub tcp_recv_ns: Summary,
+    /// Absent from reports written before it.
+    #[serde(default)]
+    pub tcp_cork_send_ns: Option<Summary>,
 }
 
 /// Measures the four primitives, `runs` bursts each, on a thread pinned to `cpu` (the softirq
@@ -83,11 +91,28 @@ pub fn net_calls(runs: usize) -> std::io::Result<NetCalls> {
     let (mut rx, _) = l.accept()?;
     let mut buf = [0u8; MSG];
     let (tcp_w, tcp_r) = timed_bursts(TCP_BURST, runs, || tx.write_all(&msg), || rx.read_exact(&mut buf))?;
+    let mut corked = Vec::with_capacity(runs);
+    let mut all = [0u8; MSG * TCP_BURST];
+    for b in 0..=runs {
+        crate::sys::set_tcp_cork(&tx, true)?;
+        let t = Instant::now();
+        for _ in 0..TCP_BURST {
+            tx.write_all(&msg)?;
+        }
+        let per = t.elapsed().as_nanos() as f64 / TCP_BURST as f64;
+        crate::sys::set_tcp_cork(&tx, false)?;
+        rx.read_exact(&mut all)?;
+        // The first burst warms the path, as timed_bursts does.
+        if b > 0 {
+            corked.push(per);
+        }
+    }
     Ok(NetCalls {
         udp_send_ns: Summary::of(&udp_w),
         udp_recv_ns: Summary::of(&udp_r),
         tcp_send_ns: Summary::of(&tcp_w),
         tcp_recv_ns: Summary::of(&tcp_r),
+        tcp_cork_send_ns: Some(Summary::of(&corked)),
     })
 }
 
@@ -98,7 +123,8 @@ mod tests {
     #[test]
     fn every_primitive_is_timed_without_blocking() {
         let c = net_calls(2).unwrap();
-        for s in [&c.udp_send_ns, &c.udp_recv_ns, &c.tcp_send_ns, &c.tcp_recv_ns] {
+        let cork = c.tcp_cork_send_ns.as_ref().expect("measured");
+        for s in [&c.udp_send_ns, &c.udp_recv_ns, &c.tcp_send_ns, &c.tcp_recv_ns, cork] {
             assert!(s.median > 0.0 && s.min <= s.median && s.median <= s.max, "{s:?}");
             assert_eq!(s.n, 2);
         }

@@ -11,4 +11,14 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
           one of the socket is in a qdisc or device queue (linux/net/ipv4/tcp.rs); off before v3.14 \
           (default off)",
     apply: |k, v| on_off(v).map(|b| k.net.tcp_autocorking = b),
+}, Knob {
+    name: "tcp_ack_pushed_mss",
+    section: "net",
+    needed: Needed::Newer,
+    allowed: "on | off",
+    doc: "v6.6+ tcp_measure_rcv_mss ('tcp: fix delayed ACKs for MSS boundary condition'): a received segment \
+          of at least rcv_mss with PSH marks the ACK pushed, so the reader that drains the queue ACKs at once \
+          and Nagle's held tail goes; before v6.6 (off) such a segment waits for the 40 ms delayed-ACK timer \
+          (linux/net/ipv4/tcp.rs)",
+    apply: |k, v| on_off(v).map(|b| k.net.tcp_ack_pushed_mss = b),
 }];

@@ -13,11 +13,18 @@
 //! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
 //!
 //! TCP autocorking (v3.14+) is tested at every push (linux/net/ipv4/tcp.rs) and never holds on
-//! loopback. Not modelled: socket creation as a system call (the workloads connect their pair in
-//! their untimed setup, as netperf's control connection does before the test), TCP segmentation,
-//! Nagle's coalescing (netperf and sockperf's throughput mode leave it on), delayed ACKs and
-//! buffer autotuning (`tcp_rmem`/`tcp_wmem` stay at their default), `SO_RCVLOWAT`, and several
-//! readers or writers per socket.
+//! loopback. Nagle's algorithm (netperf without `-D` and sockperf's throughput mode leave it on)
+//! holds a send while the last small segment is unacknowledged: the next sends append to that
+//! tail skb, and the receiver's ACK (as `tcp_cleanup_rbuf` and the delayed-ACK timer send it,
+//! linux/net/ipv4/tcp.rs) transmits it on the CPU that processes the ACK. A held send costs
+//! `net.tcp_append_cycles` (`tcp_sendmsg` filling the tail, the push that Nagle stops); the
+//! transmission later costs the rest of `net.tcp_send_cycles`. Not modelled: socket creation as a
+//! system call (the workloads connect their pair in their untimed setup, as netperf's control
+//! connection does before the test), TCP segmentation, quick-ACK mode (the connection's first
+//! segments), the socket backlog (an ACK that finds the sender inside `tcp_sendmsg` is processed
+//! at its `release_sock` on the sender's CPU; here on the ACK's), buffer autotuning
+//! (`tcp_rmem`/`tcp_wmem` stay at their default), `SO_RCVLOWAT`, a receive that drains several
+//! queued skbs at once, and several readers or writers per socket.
 
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
@@ -48,6 +55,11 @@ crate::linux::vmstat::counters! {
         /// TCP pushes `tcp_should_autocork` would hold (linux/net/ipv4/tcp.rs): none on
         /// loopback, whose transmit releases the clone before the next send.
         tcp_autocorks,
+        /// TCP sends Nagle held (a new tail, or appended to the held one); ACKs the receiver
+        /// sent, and those of them the delayed-ACK timer sent.
+        tcp_nagle_held,
+        tcp_acks,
+        tcp_delayed_acks,
     }
 }
 
@@ -64,9 +76,17 @@ fn udp_default_bufs() -> (u64, u64) {
     (skbuff::sk_mem_max(), skbuff::sk_mem_max())
 }
 
-/// `tcp_wmem[1]` / `tcp_rmem[1]` (v4.9 defaults 16384 / 87380), a TCP socket's initial buffers
-/// without `SO_SNDBUF` / `SO_RCVBUF` (autotuning, which grows them, is not modelled).
-const TCP_DEFAULT_BUFS: (u64, u64) = (16_384, 87_380);
+/// A TCP socket's buffers without `SO_SNDBUF` / `SO_RCVBUF`: `tcp_rmem[1]` (v4.9 default 87380;
+/// the growth that receive-buffer autotuning gives it is not modelled) and the send buffer
+/// `tcp_init_buffer_space` sets once the connection is established: v4.9's `tcp_fixup_sndbuf`,
+/// `SKB_TRUESIZE(mss_clamp + MAX_TCP_HEADER)` for `TCP_INIT_CWND` (10) segments, under
+/// `tcp_wmem[2]` (4 MiB): with loopback's MSS about 650 KiB, room for a held tail to reach the
+/// size goal (v6.x's `tcp_sndbuf_expand` gives more still; the later growth is not modelled).
+fn tcp_default_bufs() -> (u64, u64) {
+    const LOOPBACK_MSS_CLAMP: u64 = 65_536 - 40;
+    let sndbuf = (skbuff::skb_truesize(LOOPBACK_MSS_CLAMP + skbuff::TCP_MAX_HEADER) * 10).min(4 << 20);
+    (sndbuf, 87_380)
+}
 
 /// A connected loopback pair: the sender's side and the receiver's queue.
 #[derive(Debug, Clone)]
@@ -79,11 +99,15 @@ pub struct Flow {
     pub wmem: u64,
     /// The sending task's `task_frag` (TCP payload pages).
     pub frag: PageFrag,
+    /// TCP: Nagle's and the delayed ACK's sequence state.
+    pub conn: tcp::Conn,
+    /// TCP: the write queue's tail while Nagle holds it (built, not transmitted).
+    pub(in crate::linux::net) held: Option<SkBuff>,
     /// The skb between the sender's path and its delivery.
-    in_flight: Option<SkBuff>,
+    pub(in crate::linux::net) in_flight: Option<SkBuff>,
     /// A task asleep in `recvfrom` / in `sendto`.
-    reader: Option<usize>,
-    writer: Option<usize>,
+    pub(in crate::linux::net) reader: Option<usize>,
+    pub(in crate::linux::net) writer: Option<usize>,
 }
 
 impl Flow {
@@ -102,6 +126,8 @@ pub enum Step {
     Recv { sock: u16 },
     /// The loopback softirq delivering the send's skb, then the return to user space.
     Deliver { sock: u16 },
+    /// The receiver's delayed-ACK timer (`tcp_delack_timer`) on its CPU, before its receive.
+    DelAck { sock: u16 },
 }
 
 /// The protocol paths' costs (`[net]`) and the payload copy (linux/lib/iov_iter.rs).
@@ -111,6 +137,9 @@ pub struct Costs {
     pub udp_recv: Ps,
     pub tcp_send: Ps,
     pub tcp_recv: Ps,
+    /// A send Nagle holds, and the transmission of a held tail (the rest of `tcp_send`).
+    pub tcp_append: Ps,
+    pub tcp_xmit: Ps,
     pub copy: CopyRate,
 }
 
@@ -124,6 +153,8 @@ impl Costs {
             udp_recv: cyc(&n.udp_recv_cycles),
             tcp_send: cyc(&n.tcp_send_cycles),
             tcp_recv: cyc(&n.tcp_recv_cycles),
+            tcp_append: cyc(&n.tcp_append_cycles),
+            tcp_xmit: cyc(&n.tcp_send_cycles).saturating_sub(cyc(&n.tcp_append_cycles)),
             copy: CopyRate::from_profile(p),
         })
     }
@@ -143,7 +174,8 @@ impl Sockets {
     }
 }
 
-const NO_NET: &str = "socket calls need SLUB and the profile's [net] section (run::run checks both)";
+pub(in crate::linux::net) const NO_NET: &str =
+    "socket calls need SLUB and the profile's [net] section (run::run checks both)";
 
 impl Kernel {
     /// Connects a loopback pair of `proto` in the workload's untimed setup, with `SO_SNDBUF` /
@@ -152,7 +184,7 @@ impl Kernel {
         let (sndbuf, rcvbuf) = match (bufs, proto) {
             (Some((s, r)), _) => skbuff::setsockopt_bufs(s, r),
             (None, Proto::Udp) => udp_default_bufs(),
-            (None, Proto::Tcp) => TCP_DEFAULT_BUFS,
+            (None, Proto::Tcp) => tcp_default_bufs(),
         };
         self.net.sockets.as_mut().expect(NO_NET).flows.push(Flow {
             proto,
@@ -160,11 +192,18 @@ impl Kernel {
             rx: RecvSock { rcvbuf, ..Default::default() },
             wmem: 0,
             frag: PageFrag::default(),
+            conn: tcp::Conn::new(false, rcvbuf),
+            held: None,
             in_flight: None,
             reader: None,
             writer: None,
         });
         (self.net.sockets.as_mut().expect(NO_NET).flows.len() - 1) as u16
+    }
+
+    /// `setsockopt(TCP_NODELAY)` on the pair's sending socket (Linux's default is off).
+    pub fn socket_nodelay(&mut self, sock: u16, on: bool) {
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].conn.nodelay = on;
     }
 
     /// The socket layer's counters, on a machine that boots it.
@@ -196,11 +235,12 @@ impl Kernel {
             Step::Send { sock, len } => self.sock_send(ctx, t, sock, len as u64),
             Step::Recv { sock } => self.sock_recv(ctx, t, sock),
             Step::Deliver { sock } => self.sock_deliver(ctx, sock),
+            Step::DelAck { sock } => self.tcp_delack_timer(ctx, sock),
         }
     }
 
     /// The return to user space.
-    fn socket_exit(&mut self, ctx: &mut Ctx) -> Ps {
+    pub(in crate::linux::net) fn socket_exit(&mut self, ctx: &mut Ctx) -> Ps {
         let d = self.costs.entry.syscall_half;
         ctx.charge(Bucket::Syscall, d);
         d + self.kernel_path(ctx, Path::SyscallExit)
@@ -214,8 +254,14 @@ impl Kernel {
             f.writer = Some(t);
             self.net.sockets.as_mut().expect(NO_NET).counters.net_send_sleeps += 1;
             ctx.then(Continuation::Net(Step::Send { sock, len: len as u32 }));
-            return self.deschedule(ctx, false, ctx.now);
+            let d = self.deschedule(ctx, false, ctx.now);
+            return d + self.tcp_stalled(ctx, sock);
         }
+        if f.held.is_some() {
+            return self.tcp_append(ctx, sock, len);
+        }
+        // tcp_push's Nagle test on the new skb (tcp_write_xmit -> tcp_nagle_test).
+        let hold = f.proto == Proto::Tcp && f.conn.nagle_holds(len, tcp::LOOPBACK_SIZE_GOAL);
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let caches = NetCaches::lookup(slab);
@@ -233,7 +279,12 @@ impl Kernel {
         }
         let n = self.net.sockets.as_ref().expect(NO_NET);
         let tcp = n.flows[sock as usize].proto == Proto::Tcp;
-        let (path, copy) = (if tcp { n.costs.tcp_send } else { n.costs.udp_send }, n.costs.copy.copy(len));
+        let path = match (tcp, hold) {
+            (true, true) => n.costs.tcp_append,
+            (true, false) => n.costs.tcp_send,
+            (false, _) => n.costs.udp_send,
+        };
+        let copy = n.costs.copy.copy(len);
         let alloc = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
@@ -242,6 +293,13 @@ impl Kernel {
         let net_knobs = self.config.net;
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
+        if hold {
+            f.wmem += skb.truesize;
+            f.held = Some(skb);
+            s.counters.tcp_nagle_held += 1;
+            let stall = self.tcp_stalled(ctx, sock);
+            return alloc + copy + path + stall + self.socket_exit(ctx);
+        }
         if f.proto == Proto::Tcp {
             // tcp_push: the skb just filled is the write queue's tail. Earlier data is
             // unacknowledged while the receiver has not read it; `sk_wmem_alloc` holds the clones
@@ -257,6 +315,7 @@ impl Kernel {
                 s.counters.tcp_autocorks += 1;
             }
             f.wmem += skb.truesize;
+            f.conn.transmitted(len, tcp::LOOPBACK_SIZE_GOAL);
         }
         f.in_flight = Some(skb);
         ctx.then(Continuation::Net(Step::Deliver { sock }));
@@ -290,6 +349,9 @@ impl Kernel {
             c.net_delivered += 1;
             // The payload (TCP: all of it; UDP: without the headers the skb's length counts).
             c.net_delivered_bytes += if may_drop { len - skbuff::UDP_IP_HEADERS } else { len };
+            if !may_drop {
+                d += self.tcp_received(ctx, sock, len, ctx.now + d);
+            }
             if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
                 self.wake(ctx, r, ctx.now + d);
             }
@@ -302,6 +364,13 @@ impl Kernel {
     /// out, free the skb here (and TCP's fragment pages when this was their last reference),
     /// give the sender its room back.
     fn sock_recv(&mut self, ctx: &mut Ctx, t: usize, sock: u16) -> Ps {
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        if f.rx.queue.is_empty() && self.tcp_stall(sock) {
+            // Nothing will come before the delayed-ACK timer: wait for it here, then receive.
+            ctx.then(Continuation::Net(Step::Recv { sock }));
+            ctx.then(Continuation::Net(Step::DelAck { sock }));
+            return Ps::ZERO;
+        }
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let Some(front) = f.rx.queue.front() else {
             f.reader = Some(t);
@@ -340,6 +409,12 @@ impl Kernel {
                     self.wake(ctx, w, ctx.now + d);
                 }
             }
+            // tcp_cleanup_rbuf: the ACK, and what it lets the sender transmit.
+            let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+            let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
+            if f.conn.ack_after_read(payload, f.rx.rmem_alloc, free) {
+                d += self.tcp_ack(ctx, sock, ctx.now + d);
+            }
         }
         d += self.socket_exit(ctx);
         d
@@ -347,7 +422,7 @@ impl Kernel {
 
     /// Charges what an allocation or free of the network paths took from `at`: lock spin to
     /// [`Bucket::LockWait`], the rest to the system call. Returns the time.
-    fn charge_net(&mut self, ctx: &mut Ctx, out: &NetOutcome, at: Ps) -> Ps {
+    pub(in crate::linux::net) fn charge_net(&mut self, ctx: &mut Ctx, out: &NetOutcome, at: Ps) -> Ps {
         let d = out.done - at;
         ctx.lock_wait("zone->lock, list_lock", out.lock_wait());
         ctx.charge(Bucket::Syscall, d - out.lock_wait());
@@ -369,7 +444,7 @@ impl Kernel {
     }
 
     /// Mirrors the page-allocator calls SLUB and the pair's page fragment made.
-    fn sync_net_pages(&mut self, sock: u16) {
+    pub(in crate::linux::net) fn sync_net_pages(&mut self, sock: u16) {
         self.sync_slab_pages();
         let ev =
             std::mem::take(&mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].frag.events);

@@ -6,7 +6,8 @@
 //! queue drops. Mechanism only: the engine charges the protocol paths and the copies, and decides
 //! which CPU runs what (the loopback softirq runs on the sender's CPU).
 //!
-//! Not modelled here: TCP segmentation, coalescing (autocork, Nagle), windows and ACKs; the UDP
+//! Nagle's coalescing appends to a held tail ([`tcp_append`]; when, linux/net/ipv4/tcp.rs). Not
+//! modelled here: TCP segmentation, windows and ACKs; the UDP
 //! memory-pressure accounting (`sk_rmem_schedule`); GSO. Struct sizes are v4.9 x86-64 as the
 //! docs/references/seeds-001-003-004.md#loopback-allocations gives them (`sizeof(struct sk_buff)` 232 and
 //! `skb_shared_info` 320, both unverified exact).
@@ -412,9 +413,42 @@ pub fn tcp_alloc(
 ) -> Result<(SkBuff, NetOutcome), SlabError> {
     let (mut skb, mut out) =
         alloc_skb(slab, pa, caches.skbuff_fclone, cpu, now, tcp_linear_room() + TCP_MAX_HEADER, env)?;
-    let mut left = msg.saturating_sub(tcp_linear_room());
+    fill(pa, frag, &mut skb, cpu, msg, env, &mut out)?;
+    Ok((skb, out))
+}
+
+/// `tcp_sendmsg` appending `msg` bytes to the write queue's tail `skb` that Nagle holds (not yet
+/// transmitted): what fits of the linear room, the rest in the task's page fragment, as
+/// [`tcp_alloc`] fills a new one. Returns the page-allocator outcome.
+pub fn tcp_append(
+    pa: &mut PageAlloc,
+    frag: &mut PageFrag,
+    skb: &mut SkBuff,
+    cpu: u32,
+    now: Ps,
+    msg: u64,
+    env: Env,
+) -> Result<NetOutcome, SlabError> {
+    let mut out = NetOutcome { done: now, ..Default::default() };
+    fill(pa, frag, skb, cpu, msg, env, &mut out)?;
+    Ok(out)
+}
+
+/// Copies `msg` more bytes into `skb`: the linear room left first (`skb_availroom`), then page
+/// fragments (`skb_copy_to_page_nocache`), one frag reference per page used.
+fn fill(
+    pa: &mut PageAlloc,
+    frag: &mut PageFrag,
+    skb: &mut SkBuff,
+    cpu: u32,
+    msg: u64,
+    env: Env,
+    out: &mut NetOutcome,
+) -> Result<(), SlabError> {
+    let linear = tcp_linear_room().saturating_sub(skb.len).min(msg);
+    let mut left = msg - linear;
     while left > 0 {
-        frag.refill(pa, cpu, out.done, env, &mut out)?;
+        frag.refill(pa, cpu, out.done, env, out)?;
         let (pfn, order) = frag.page.expect("refilled");
         let copy = left.min((4096 << order) - frag.offset);
         frag.offset += copy;
@@ -426,8 +460,8 @@ pub fn tcp_alloc(
             frag.refs[i].2 += 1;
         }
     }
-    skb.len = msg;
-    Ok((skb, out))
+    skb.len += msg;
+    Ok(())
 }
 
 #[cfg(test)]

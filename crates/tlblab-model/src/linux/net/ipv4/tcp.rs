@@ -1,5 +1,11 @@
-//! TCP autocorking (net/ipv4/tcp.c `tcp_push` -> `tcp_should_autocork`, v3.14+;
-//! docs/references/seeds-001-003-004.md#tcp-autocorking).
+//! TCP's send-side coalescing and the receiver's ACKs on loopback: autocorking (net/ipv4/tcp.c
+//! `tcp_push` -> `tcp_should_autocork`, v3.14+), Nagle's algorithm as Linux runs it (`tcp_nagle_check`
+//! with Minshall's variant, `tcp_minshall_check`), and the receiver's delayed-ACK rules that release
+//! what Nagle holds (`tcp_measure_rcv_mss`, `__tcp_ack_snd_check`, `tcp_cleanup_rbuf`, the
+//! delayed-ACK timer); docs/references/seeds-001-003-004.md#tcp-autocorking and
+//! docs/references/linux-mm.md#nagle-on-loopback.
+//!
+//! Autocorking.
 //!
 //! When `tcp_sendmsg` pushes a tail skb smaller than the size goal while an earlier skb of the
 //! socket still sits in a qdisc or device queue (its clone still charged to `sk_wmem_alloc`,
@@ -21,11 +27,19 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::time::Ps;
+
 /// `[net]` knobs of a kernel preset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetKnobs {
     /// `net.ipv4.tcp_autocorking` (v3.14+, default 1); off for kernels before it.
     pub tcp_autocorking: bool,
+    /// v6.6+ `tcp_measure_rcv_mss`: a received segment of at least `rcv_mss` with PSH set marks
+    /// the ACK "pushed" (so the reader that drains the queue ACKs at once); before, only a
+    /// segment smaller than `rcv_mss` did, and a full-sized one waited for the delayed-ACK timer.
+    /// Absent from results written before it (read as off), and off in the presets before v6.6.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_ack_pushed_mss: bool,
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
@@ -54,6 +68,141 @@ pub fn should_autocork(k: &NetKnobs, s: &PushState) -> bool {
 /// workloads send, so a message never fills it (the first term always holds).
 pub const LOOPBACK_SIZE_GOAL: u64 = 65536 - 40 - 12;
 
+/// `TCP_MSS_DEFAULT`: the receiver's first `rcv_mss` estimate (`tcp_initialize_rcv_mss`: the
+/// least of `advmss`, the MSS, half the window and 536), never below `TCP_MIN_MSS` (88).
+pub const TCP_MSS_DEFAULT: u64 = 536;
+const TCP_MIN_MSS: u64 = 88;
+/// `TCP_DELACK_MIN` (`HZ / 25`, 40 ms): the delayed-ACK timeout wherever the smoothed RTT is
+/// below it (`__tcp_send_delayed_ack` caps `ato` at `max(srtt, TCP_DELACK_MIN)`), as on loopback.
+pub const DELACK_MIN: Ps = Ps(40 * Ps::MS.0);
+
+/// `tcp_win_from_space` with v4.9's `tcp_adv_win_scale` of 1: half the buffer space is window.
+/// (v6.5+ scales by a payload/truesize ratio measured from received skbs, starting at the same
+/// half; not modelled.)
+pub fn win_from_space(space: u64) -> u64 {
+    space - (space >> 1)
+}
+
+/// One connection's sequence state for Nagle and the delayed ACK, in payload bytes: the sender's
+/// `snd_nxt`, `snd_una` and `snd_sml` (the end of the last small segment sent), the receiver's
+/// `rcv_nxt`, `rcv_wup` (`rcv_nxt` at the last ACK), the window it advertised then, its
+/// `rcv_mss` estimate, `ICSK_ACK_PUSHED` and the delayed-ACK timer. On loopback an ACK reaches the
+/// sender in the same softirq that sends it, so it is one state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conn {
+    /// `TCP_NODELAY` on the sending socket (the workload's choice).
+    pub nodelay: bool,
+    pub snd_nxt: u64,
+    pub snd_una: u64,
+    pub snd_sml: u64,
+    pub rcv_nxt: u64,
+    pub rcv_wup: u64,
+    pub rcv_wnd: u64,
+    pub window_clamp: u64,
+    pub rcv_mss: u64,
+    pub pushed: bool,
+    /// When the armed delayed-ACK timer fires (`icsk_ack.timeout`), if armed.
+    pub delack_at: Option<Ps>,
+}
+
+impl Conn {
+    /// An established connection with the receiver's `sk_rcvbuf` of `rcvbuf`.
+    pub fn new(nodelay: bool, rcvbuf: u64) -> Conn {
+        let clamp = win_from_space(rcvbuf);
+        Conn {
+            nodelay,
+            snd_nxt: 0,
+            snd_una: 0,
+            snd_sml: 0,
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            rcv_wnd: clamp,
+            window_clamp: clamp,
+            rcv_mss: TCP_MSS_DEFAULT.min(clamp / 2).max(TCP_MIN_MSS),
+            pushed: false,
+            delack_at: None,
+        }
+    }
+
+    /// `tcp_nagle_check(partial, tp, nonagle)` with `tcp_minshall_check` (v2.4 .. v6.x
+    /// net/ipv4/tcp_output.c): a segment shorter than the size goal is held while the last small
+    /// segment sent (`snd_sml`) is unacknowledged, unless `TCP_NODELAY`.
+    pub fn nagle_holds(&self, len: u64, size_goal: u64) -> bool {
+        len < size_goal && !self.nodelay && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una
+    }
+
+    /// A segment of `len` bytes transmitted: `snd_nxt` advances, and `tcp_minshall_update`
+    /// records it as the last small one when it is shorter than `mss`.
+    pub fn transmitted(&mut self, len: u64, mss: u64) {
+        self.snd_nxt += len;
+        if len < mss {
+            self.snd_sml = self.snd_nxt;
+        }
+    }
+
+    /// A segment of `len` bytes (PSH set, as every `tcp_sendmsg` push marks its tail) queued at
+    /// the receiver at `now`: `tcp_event_data_recv`'s `tcp_measure_rcv_mss` (a segment at least
+    /// `rcv_mss` long raises the estimate, and only from v6.6 marks the ACK pushed; a shorter one
+    /// marks it pushed; the `last_seg_size` refinement, for segments without PSH, never applies)
+    /// and the delayed-ACK timer armed if it is not (`__tcp_send_delayed_ack` keeps an earlier
+    /// deadline).
+    pub fn received(&mut self, k: &NetKnobs, len: u64, now: Ps) {
+        self.rcv_nxt += len;
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(LOOPBACK_SIZE_GOAL);
+            self.pushed |= k.tcp_ack_pushed_mss;
+        } else {
+            self.pushed = true;
+        }
+        self.delack_at.get_or_insert(now + DELACK_MIN);
+    }
+
+    /// The window the receiver would advertise with `free` bytes of `sk_rcvbuf` unused
+    /// (`__tcp_select_window`; `rcv_ssthresh` and the rounding are not modelled).
+    fn window(free: u64) -> u64 {
+        win_from_space(free)
+    }
+
+    /// `tcp_receive_window`: what is left of the window last advertised.
+    fn receive_window(&self) -> u64 {
+        (self.rcv_wup + self.rcv_wnd).saturating_sub(self.rcv_nxt)
+    }
+
+    /// `__tcp_ack_snd_check` at a received segment (not in quick-ACK mode, which the
+    /// connection's first segments use up before any measured window): ACK at once when more
+    /// than `rcv_mss` arrived since the last ACK and the window would not shrink.
+    pub fn ack_on_receive(&self, free: u64) -> bool {
+        self.rcv_nxt - self.rcv_wup > self.rcv_mss && Self::window(free) >= self.rcv_wnd
+    }
+
+    /// `tcp_cleanup_rbuf` after a read of `copied` bytes that left `rmem_alloc` queued and
+    /// `free` of the buffer unused: ACK when more than `rcv_mss` is unacknowledged, or the last
+    /// segments were pushed and the queue is drained (the connection is not ping-pong: nothing
+    /// flows back), or the window update would at least double a window half used up.
+    pub fn ack_after_read(&self, copied: u64, rmem_alloc: u64, free: u64) -> bool {
+        if self.rcv_nxt == self.rcv_wup {
+            return false;
+        }
+        if self.rcv_nxt - self.rcv_wup > self.rcv_mss || (copied > 0 && self.pushed && rmem_alloc == 0) {
+            return true;
+        }
+        let now = self.receive_window();
+        let w = Self::window(free);
+        copied > 0 && 2 * now <= self.window_clamp && w > 0 && w >= 2 * now
+    }
+
+    /// `tcp_send_ack` from the receiver and `tcp_ack` at the sender, with `free` bytes of the
+    /// receive buffer unused: everything received is acknowledged, the window is advertised
+    /// afresh (`tcp_select_window` never shrinks it), the pushed mark and the timer clear.
+    pub fn ack(&mut self, free: u64) {
+        self.rcv_wnd = Self::window(free).max(self.receive_window());
+        self.rcv_wup = self.rcv_nxt;
+        self.snd_una = self.rcv_nxt;
+        self.pushed = false;
+        self.delack_at = None;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,7 +219,7 @@ mod tests {
 
     #[test]
     fn a_small_push_is_held_while_an_earlier_skb_is_in_a_device_queue() {
-        let on = NetKnobs { tcp_autocorking: true };
+        let on = NetKnobs { tcp_autocorking: true, ..NetKnobs::default() };
         // An earlier 768-byte clone not yet completed: held.
         assert!(should_autocork(&on, &state(WMEM_ALLOC_BIAS + 768)));
         // Loopback: the clone was orphaned in loopback_xmit, only the bias is left: sent.
@@ -82,5 +231,63 @@ mod tests {
             &on,
             &PushState { tail_len: LOOPBACK_SIZE_GOAL, ..state(WMEM_ALLOC_BIAS + 768) }
         ));
+    }
+
+    #[test]
+    fn nagle_holds_a_small_send_while_the_last_small_segment_is_unacknowledged() {
+        let mut c = Conn::new(false, 87_380);
+        // Nothing in flight: the first small send goes.
+        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        c.transmitted(14, LOOPBACK_SIZE_GOAL);
+        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        // TCP_NODELAY, or a segment as long as the size goal: sent.
+        assert!(!Conn { nodelay: true, ..c }.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        assert!(!c.nagle_holds(LOOPBACK_SIZE_GOAL, LOOPBACK_SIZE_GOAL));
+        // The ACK of everything received releases it; data still in flight keeps it held.
+        let k = NetKnobs::default();
+        c.received(&k, 14, Ps::ZERO);
+        c.transmitted(14, LOOPBACK_SIZE_GOAL);
+        c.ack(87_380);
+        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL), "the second segment is not yet received");
+        c.received(&k, 14, Ps::ZERO);
+        c.ack(87_380);
+        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+    }
+
+    #[test]
+    fn the_reader_acks_a_drained_queue_of_pushed_segments_and_v6_6_also_a_full_sized_one() {
+        let (old, new) = (NetKnobs::default(), NetKnobs { tcp_ack_pushed_mss: true, ..NetKnobs::default() });
+        for (k, full_acked) in [(old, false), (new, true)] {
+            let mut c = Conn::new(false, 87_380);
+            assert_eq!(c.rcv_mss, TCP_MSS_DEFAULT);
+            c.received(&k, 500, Ps::ZERO);
+            assert_eq!(c.delack_at, Some(DELACK_MIN));
+            // Shorter than rcv_mss: pushed; ACKed once the queue is drained, not before.
+            assert!(!c.ack_after_read(500, 768, 87_380 - 768));
+            assert!(c.ack_after_read(500, 0, 87_380));
+            c.ack(87_380);
+            assert_eq!(c.delack_at, None);
+            // A longer coalesced segment becomes the new rcv_mss: exactly one rcv_mss read.
+            c.received(&k, 2500, Ps::US);
+            assert_eq!(c.rcv_mss, 2500);
+            assert_eq!(c.ack_after_read(2500, 0, 87_380), full_acked);
+            // More than rcv_mss unacknowledged: ACKed whatever the queue holds.
+            c.received(&k, 100, Ps::US);
+            assert!(c.ack_after_read(100, 768, 87_380 - 768));
+        }
+    }
+
+    #[test]
+    fn a_window_half_used_is_updated_when_reading_would_double_it() {
+        // netperf's -S 8448 with 8192-byte messages: the window is about one message.
+        let k = NetKnobs::default();
+        let mut c = Conn::new(false, 16_896);
+        c.received(&k, 8192, Ps::ZERO);
+        c.ack(16_896 - 10_496);
+        c.received(&k, 8192, Ps::ZERO);
+        assert_eq!(c.rcv_mss, 8192);
+        // Not pushed and exactly rcv_mss: only the window update ACKs after the read.
+        assert!(c.ack_after_read(8192, 0, 16_896));
+        assert!(!c.ack_after_read(0, 0, 16_896));
     }
 }
