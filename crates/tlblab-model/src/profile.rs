@@ -164,19 +164,6 @@ pub struct Memory {
     pub memcpy_mbps: Sourced,
 }
 
-/// One-way cache-line transfer latencies between CPUs (half a CAS ping-pong round trip).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Coherence {
-    pub smt_sibling_ns: Sourced,
-    pub same_socket_ns: Sourced,
-    pub cross_socket_ns: Sourced,
-    /// How long a socket's caching agent holds a read of a shared line that it serves, during
-    /// which the next request to that line waits (hw/coherence.rs; absent: no such wait).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub home_ns: Option<Sourced>,
-}
-
 /// How the local APIC fans an IPI out to a set of targets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

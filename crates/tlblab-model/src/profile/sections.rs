@@ -274,3 +274,16 @@ pub struct ReclaimProfile {
     /// `readpages` mapping a hole (no I/O), `SetPageUptodate`, `unlock_page`.
     pub pagecache_fill_page_cycles: Sourced,
 }
+
+/// One-way cache-line transfer latencies between CPUs (half a CAS ping-pong round trip).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Coherence {
+    pub smt_sibling_ns: Sourced,
+    pub same_socket_ns: Sourced,
+    pub cross_socket_ns: Sourced,
+    /// How long a socket's caching agent holds a read of a shared line that it serves, during
+    /// which the next request to that line waits (hw/coherence.rs; absent: no such wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home_ns: Option<Sourced>,
+}
