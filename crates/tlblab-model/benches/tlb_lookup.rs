@@ -56,7 +56,7 @@ fn bench(c: &mut Criterion) {
             g.bench_function(format!("{name}/hot{hot}"), |b| {
                 b.iter(|| {
                     for &a in &addrs {
-                        d.lookup(0, black_box(a), AccessKind::Load);
+                        d.lookup(black_box(a), AccessKind::Load);
                     }
                 })
             });
