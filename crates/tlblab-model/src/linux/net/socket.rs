@@ -289,7 +289,7 @@ impl Kernel {
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
         // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs).
-        let copy = copy + self.bulk(ctx, ctx.now + alloc, 2 * len as u64, copy);
+        let copy = copy + self.bulk(ctx, ctx.now + alloc, 2 * len, copy);
         let net_knobs = self.config.net;
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
@@ -396,7 +396,7 @@ impl Kernel {
         let free = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
-        let copy = copy + self.bulk(ctx, ctx.now + free, 2 * payload as u64, copy);
+        let copy = copy + self.bulk(ctx, ctx.now + free, 2 * payload, copy);
         let mut d = free + copy + path;
         let c = &mut self.net.sockets.as_mut().expect(NO_NET).counters;
         c.net_received += 1;
