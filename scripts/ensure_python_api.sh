@@ -4,7 +4,8 @@
 # extra: pytest, dask.distributed, matplotlib), all from PyPI;
 # then prints the path of the venv's python on stdout (progress goes to stderr).
 #     PY="$(bash scripts/ensure_python_api.sh)"; "$PY" -c 'import tlblab; print(tlblab.list())'
-# Rebuilds the extension every time (maturin develop --release; seconds when nothing changed).
+# Rebuilds the extension every time (maturin develop --profile P, P = $TLBLAB_CARGO_PROFILE or
+# release: scripts/test.sh passes its `suite` profile; seconds when nothing changed).
 # Needs what scripts/ensure_venv.sh needs, plus the Rust toolchain (pyo3 0.30: Rust >= 1.85).
 set -euo pipefail
 
@@ -17,9 +18,10 @@ if ! "$PY" -c 'import maturin, pandas, tqdm, pytest, distributed, matplotlib' >/
     "$PY" -m pip install --disable-pip-version-check -q \
         "maturin>=1.5,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "distributed>=2024.1" "matplotlib>=3.7" >&2
 fi
-log "building and installing the tlblab package (maturin develop --release)"
+profile="${TLBLAB_CARGO_PROFILE:-release}"
+log "building and installing the tlblab package (maturin develop --profile $profile)"
 # maturin develop installs into the virtualenv named by VIRTUAL_ENV.
 (cd "$ROOT/crates/tlblab-py" && VIRTUAL_ENV="$ROOT/.venv" PATH="$ROOT/.venv/bin:$PATH" \
-    "$ROOT/.venv/bin/maturin" develop --release -q >&2)
+    "$ROOT/.venv/bin/maturin" develop --profile "$profile" -q >&2)
 "$PY" -c 'import tlblab' >&2 || { log "import tlblab failed after install"; exit 1; }
 printf '%s\n' "$PY"

@@ -4,9 +4,10 @@
 # Works from any directory.  Sets up <repo>/.venv with pycachesim (the peer
 # simulator the cross-check test compares tlblab against; see
 # scripts/ensure_venv.sh), exports TLBLAB_PYTHON=<repo>/.venv/bin/python and runs
-#     cargo test --workspace --release --no-fail-fast "$@"
-# (release mode so the cross-check over large traces is fast), then installs the Python package
-# (scripts/ensure_python_api.sh) and runs its pytest suite.
+#     cargo test --workspace --profile suite --no-fail-fast "$@"
+# (Cargo.toml's `suite` profile: release optimisation, so the cross-check over large traces is
+# fast, without the thin LTO that doubles a clean build), then installs the Python package
+# (scripts/ensure_python_api.sh, same profile) and runs its pytest suite.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,16 +15,19 @@ TLBLAB_PYTHON="$(bash "$ROOT/scripts/ensure_venv.sh")"
 # The real benchmarks `validate` runs beside the model (rt-tests' hackbench, sockperf, fs_mark).
 bash "$ROOT/scripts/ensure_benchmarks.sh" || echo "test.sh: could not install the validate benchmarks" >&2
 export TLBLAB_PYTHON
+# ensure_python_api.sh builds the extension with the same profile, reusing the crates.
+export TLBLAB_CARGO_PROFILE=suite
+BIN="$ROOT/target/suite/tlblab"
 cd "$ROOT"
-printf 'test.sh: TLBLAB_PYTHON=%s; cargo test --workspace --release --no-fail-fast %s\n' "$TLBLAB_PYTHON" "$*" >&2
+printf 'test.sh: TLBLAB_PYTHON=%s; cargo test --workspace --profile suite --no-fail-fast %s\n' "$TLBLAB_PYTHON" "$*" >&2
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --workspace --release --no-fail-fast "$@" 2>&1 | tee "$log" || status=$?
+cargo test --workspace --profile suite --no-fail-fast "$@" 2>&1 | tee "$log" || status=$?
 # The HTML reports as a reader sees them: headless Chromium renders what `reproduce --out` and
 # `compare --out` write (scripts/check_html.sh installs chromium on CI).
 if [ "$status" = 0 ]; then
-    TLBLAB_BIN="$ROOT/target/release/tlblab" bash "$ROOT/scripts/check_report.sh" || status=$?
+    TLBLAB_BIN="$BIN" bash "$ROOT/scripts/check_report.sh" || status=$?
 fi
 # The Python API (crates/tlblab-py): install it into .venv, then its pytest suite (which also
 # runs examples/ and a Dask LocalCluster). pytest's exit code 5 means "no tests collected".
@@ -32,7 +36,7 @@ if [ "$status" = 0 ]; then
 fi
 if [ "$status" = 0 ]; then
     pyst=0
-    TLBLAB_BIN="$ROOT/target/release/tlblab" "$PY" -m pytest -q -p no:cacheprovider \
+    TLBLAB_BIN="$BIN" "$PY" -m pytest -q -p no:cacheprovider \
         "$ROOT/crates/tlblab-py/tests" 2>&1 | tee -a "$log" || pyst=$?
     [ "$pyst" = 0 ] || [ "$pyst" = 5 ] || status=$pyst
 fi
