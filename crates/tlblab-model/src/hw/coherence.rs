@@ -79,9 +79,10 @@ pub struct CacheLine {
     pub stats: LineStats,
 }
 
-/// Sockets with a home window of their own; a larger machine's further sockets share the last
-/// (every profile has at most two).
-const HOME_SOCKETS: usize = 2;
+/// Sockets with a home window of their own: eight, the most sockets an x86 server joins without
+/// a node controller (Xeon Scalable Platinum, 8S; docs/references/machine-costs.md#home-serialisation).
+/// A profile with more gives its further sockets the eighth's window.
+const HOME_SOCKETS: usize = 8;
 
 impl CacheLine {
     pub fn new() -> CacheLine {
@@ -107,7 +108,7 @@ impl CacheLine {
         let (start, cost) = match self.owner.take() {
             Some(o) => {
                 // E/M -> S: the owner's copy moves; the line is busy until it lands.
-                let start = self.after_homes(start, at);
+                let start = self.after_homes(start, at, topo);
                 self.sharers.set(o);
                 self.stats.transfers += 1;
                 let cost = c.transfer(topo.distance(o, cpu));
@@ -138,8 +139,9 @@ impl CacheLine {
 
     /// When a request that moves the line, made at `at` and not before `start`, gets past
     /// every socket's home: after the shared reads they hold (a write invalidates them all).
-    fn after_homes(&self, start: Ps, at: Ps) -> Ps {
-        self.home.iter().fold(start, |s, &w| s.max(queued_start(w, at)))
+    fn after_homes(&self, start: Ps, at: Ps, topo: &Topology) -> Ps {
+        let used = (topo.sockets as usize).clamp(1, HOME_SOCKETS);
+        self.home[..used].iter().fold(start, |s, &w| s.max(queued_start(w, at)))
     }
 
     /// A store or atomic read-modify-write by `cpu` at `at`; returns its latency, the wait for
@@ -148,7 +150,7 @@ impl CacheLine {
     pub fn write(&mut self, cpu: u32, at: Ps, topo: &Topology, c: &LineCosts) -> Ps {
         let start = queued_start(self.busy, at);
         let (cost, moved) = self.take_exclusive(cpu, topo, c);
-        let start = if moved { self.after_homes(start, at) } else { start };
+        let start = if moved { self.after_homes(start, at, topo) } else { start };
         if moved {
             self.busy = (start, start + cost);
         }
@@ -402,6 +404,24 @@ mod tests {
         m.read(1, Ps(20_000), &T, &C);
         assert_eq!(m.read(2, at, &T, &C), C.same_socket);
         assert_eq!(m.read(3, at, &T, &C), C.same_socket);
+    }
+
+    #[test]
+    fn every_socket_of_a_four_socket_machine_has_its_own_home() {
+        const T4: Topology = Topology { sockets: 4, cores_per_socket: 2, threads_per_core: 1 };
+        let mut l = CacheLine::new();
+        l.write(0, Ps::ZERO, &T4, &H);
+        l.read(1, Ps(20_000), &T4, &H);
+        let at = Ps(500_000);
+        // The first reader of sockets 1, 2 and 3 each holds its own socket's home for its
+        // transfer: none waits for another socket's.
+        for cpu in [2, 4, 6] {
+            assert_eq!(l.read(cpu, at, &T4, &H), C.cross_socket, "CPU {cpu}");
+        }
+        // Socket 3's second reader waits for its own home only.
+        assert_eq!(l.read(7, at, &T4, &H), C.cross_socket + C.same_socket);
+        // A write waits for all four homes.
+        assert_eq!(l.write(0, at, &T4, &H), C.cross_socket + C.cross_socket);
     }
 
     #[test]
