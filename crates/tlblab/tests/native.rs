@@ -48,9 +48,63 @@ fn quick_probe_writes_a_profile_that_loads_and_runs() {
         "50us",
     ]);
     assert!(stdout(&o).contains("ops:"));
-    // No temporary file is left behind by the atomic write.
-    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(left.len(), 1, "{left:?}");
+    // Beside it the probe's spread (the slow and fast quartile ends, unless one could not be
+    // built, which it says), and no temporary file left behind by the atomic writes.
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let mut left: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    for end in ["host-fast.toml", "host-slow.toml"] {
+        assert!(left.iter().any(|f| f == end) || err.contains("end of the spread"), "{left:?}");
+    }
+    assert!(
+        left.iter().all(|f| ["host.toml", "host-fast.toml", "host-slow.toml"].contains(&f.as_str())),
+        "{left:?}"
+    );
+}
+
+#[test]
+fn validate_simulates_on_the_spread_written_beside_the_profile() {
+    let dir = std::env::temp_dir().join(format!("tlblab-native-spread-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles/milan-1s.toml");
+    let text = std::fs::read_to_string(root).unwrap();
+    std::fs::write(dir.join("host.toml"), &text).unwrap();
+    // Two runs of `probe --repeat` (here the same profile, with a slower clock for the second).
+    std::fs::write(dir.join("host-run1.toml"), &text).unwrap();
+    let slow = text.replacen("clock_mhz = { value = 2450,", "clock_mhz = { value = 1225,", 1);
+    assert_ne!(slow, text, "the stand-in's clock changed: update this test");
+    std::fs::write(dir.join("host-run2.toml"), &slow).unwrap();
+    let args = |m: &std::path::Path| {
+        let m = m.to_str().unwrap().to_string();
+        tlblab(&[
+            "validate",
+            "--machine",
+            &m,
+            "--quick",
+            "--json",
+            "--workload",
+            "tlb_flush2",
+            "--runs",
+            "1",
+            "--seconds",
+            "0.2",
+            "--warmup",
+            "0.05",
+        ])
+    };
+    let v: serde_json::Value = serde_json::from_str(&stdout(&args(&dir.join("host.toml")))).unwrap();
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("host-run1.toml") && notes.contains("host-run2.toml"), "{notes}");
+    let sim = &v["cases"][0]["sim"];
+    assert_eq!(sim["runs"], 3, "{sim}");
+    // One probe's quartile ends, when present, are taken instead of older runs.
+    std::fs::write(dir.join("host-slow.toml"), &text).unwrap();
+    std::fs::write(dir.join("host-fast.toml"), &text).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&args(&dir.join("host.toml")))).unwrap();
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("host-slow.toml") && !notes.contains("host-run1.toml"), "{notes}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

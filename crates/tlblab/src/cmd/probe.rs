@@ -3,6 +3,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use std::path::PathBuf;
+use tlblab_native::host_profile::spread::{self, End};
 use tlblab_native::probe::{self, ProbeOptions, ProbeReport};
 use tlblab_native::stats::{BlockEstimate, Summary};
 use tlblab_report::table::Table;
@@ -20,7 +21,9 @@ pub struct ProbeArgs {
     /// Print the measurements as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Write a machine profile of this host, every number citing its measurement.
+    /// Write a machine profile of this host, every number citing its measurement; beside FILE
+    /// the host at the slow and fast quartile of every measurement (FILE-slow.toml,
+    /// FILE-fast.toml), which `validate --machine FILE` simulates too.
     #[arg(long, value_name = "FILE")]
     pub write_profile: Option<PathBuf>,
     /// The profile's `name` (what `--machine` shows in results).
@@ -64,6 +67,76 @@ pub fn run(a: ProbeArgs) -> Result<()> {
     if let Some(path) = &a.write_profile {
         write_profile(&r, &a.name, path)?;
         eprintln!("probe: wrote {}", path.display());
+        // The host at the slow and fast quartile of every measurement beside it (`host-slow.toml`,
+        // `host-fast.toml`): `validate --machine host.toml` simulates on them too.
+        let stem = path.file_stem().map_or("host".into(), |s| s.to_string_lossy().into_owned());
+        remove_spread(path, SpreadKind::Runs)?;
+        for end in [End::Slow, End::Fast] {
+            let side = format!("{end:?}").to_lowercase();
+            let p = path.with_file_name(format!("{stem}-{side}.toml"));
+            match spread::at_end(&r, end).map_err(|e| anyhow!(e)).and_then(|e| write_profile(&e, &a.name, &p))
+            {
+                Ok(()) => {}
+                Err(e) => eprintln!(
+                    "probe: warning: no {side} end of the spread ({e:#}); {} not written",
+                    p.display()
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Which spread files a probe of the profile `path` (`host.toml`) writes beside it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum SpreadKind {
+    /// One probe's quartile ends: `host-slow.toml`, `host-fast.toml`.
+    Ends,
+    /// Each run of `probe --repeat`: `host-run1.toml`, `host-run2.toml`, ...
+    Runs,
+}
+
+/// The spread files of `kind` beside `path` that exist, in order.
+pub fn spread_files(path: &std::path::Path, kind: SpreadKind) -> Vec<PathBuf> {
+    let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(u64, PathBuf)> = match kind {
+        SpreadKind::Ends => ["slow", "fast"]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as u64, path.with_file_name(format!("{stem}-{s}.toml"))))
+            .filter(|(_, p)| p.is_file())
+            .collect(),
+        SpreadKind::Runs => {
+            let dir =
+                path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            let prefix = format!("{stem}-run");
+            std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let n = name.strip_prefix(&prefix)?.strip_suffix(".toml")?;
+                    let i = n.parse::<u64>().ok().filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
+                    Some((i, path.with_file_name(name)))
+                })
+                .filter(|(_, p)| p.is_file())
+                .collect()
+        }
+    };
+    found.sort();
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Removes the spread files of `kind` an earlier probe of the same profile left beside `path`,
+/// so `validate --machine` never takes an older probe's spread for this one's.
+fn remove_spread(path: &std::path::Path, kind: SpreadKind) -> Result<()> {
+    for p in spread_files(path, kind) {
+        std::fs::remove_file(&p)
+            .with_context(|| format!("removing the older spread file {}", p.display()))?;
+        eprintln!("probe: removed {} (an earlier probe's spread)", p.display());
     }
     Ok(())
 }
@@ -112,6 +185,8 @@ fn run_repeated(a: &ProbeArgs) -> Result<()> {
         eprintln!("probe: wrote {} (run {}, the nearest every key's median)", path.display(), i + 1);
         // Every run's own profile beside it (`host-run1.toml`, ...), to validate on each.
         let stem = path.file_stem().map_or("host".into(), |s| s.to_string_lossy().into_owned());
+        remove_spread(path, SpreadKind::Ends)?;
+        remove_spread(path, SpreadKind::Runs)?;
         for (j, r) in reports.iter().enumerate().filter(|(j, _)| profiles[*j].is_some()) {
             let p = path.with_file_name(format!("{stem}-run{}.toml", j + 1));
             write_profile(r, &a.name, &p)?;

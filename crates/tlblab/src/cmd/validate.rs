@@ -40,7 +40,9 @@ mod per_cpu;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
-    /// A host profile written by `tlblab probe --write-profile` (default: probe now).
+    /// A host profile written by `tlblab probe --write-profile` (default: probe now). The spread
+    /// files the probe wrote beside it (FILE-slow/-fast.toml, or FILE-runN.toml of --repeat)
+    /// widen the simulated range as a probe made now does.
     #[arg(long)]
     pub machine: Option<String>,
     /// Kernel preset the simulation runs (default: the preset nearest this host's `uname -r`).
@@ -360,7 +362,13 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     // (host_profile::spread): simulated beside the central profile's seeds.
     let mut ends: Vec<MachineProfile> = Vec::new();
     let mut profile = match &a.machine {
-        Some(m) => machines::load(m)?,
+        Some(m) => {
+            // A profile `probe --write-profile` wrote has its spread beside it.
+            let (found, note) = spread_beside(std::path::Path::new(m))?;
+            ends = found;
+            notes.extend(note);
+            machines::load(m)?
+        }
         None => {
             let r = crate::cmd::probe::measure(a.quick, 1)?;
             let b = tlblab_native::host_profile::build(&r, "host").map_err(|e| anyhow!("{e}"))?;
@@ -585,6 +593,30 @@ fn s_point(s: Subject) -> String {
         Subject::Lru => "readers".into(),
         Subject::Dd => String::new(),
     }
+}
+
+/// The profiles of the probe's spread written beside the host profile `path` (`host.toml`):
+/// `host-slow.toml` and `host-fast.toml` (one probe's quartile ends), or `host-run1.toml`, ...
+/// (each run of `probe --repeat`); a note says which were found. None for a built-in name.
+fn spread_beside(path: &std::path::Path) -> Result<(Vec<MachineProfile>, Option<String>)> {
+    use crate::cmd::probe::{spread_files, SpreadKind};
+    if !path.is_file() {
+        return Ok((Vec::new(), None));
+    }
+    let mut files = spread_files(path, SpreadKind::Ends);
+    if files.is_empty() {
+        files = spread_files(path, SpreadKind::Runs);
+    }
+    if files.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    let ends = files.iter().map(|f| machines::load(&f.display().to_string())).collect::<Result<Vec<_>>>()?;
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let note = format!(
+        "the simulated range includes seed 1 on the probe's spread beside the profile: {}",
+        names.join(", ")
+    );
+    Ok((ends, Some(note)))
 }
 
 /// One cell from its real runs and its simulated seeds on the central profile (`sims`) and on
