@@ -16,13 +16,14 @@
 //! loopback. Nagle's algorithm (netperf without `-D` and sockperf's throughput mode leave it on)
 //! holds a send while the last small segment is unacknowledged: the next sends append to that
 //! tail skb, and the receiver's ACK (as `tcp_cleanup_rbuf` and the delayed-ACK timer send it,
-//! linux/net/ipv4/tcp.rs) transmits it on the CPU that processes the ACK. A held send costs
+//! linux/net/ipv4/tcp.rs) transmits it on the CPU that processes the ACK: the receiver's, or,
+//! when the ACK finds the sender inside `tcp_sendmsg`, the sender's at its `release_sock`
+//! (linux/net/core/sock.rs). A held send costs
 //! `net.tcp_append_cycles` (`tcp_sendmsg` filling the tail, the push that Nagle stops); the
 //! transmission later costs the rest of `net.tcp_send_cycles`. Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
 //! connection does before the test), TCP segmentation, quick-ACK mode (the connection's first
-//! segments), the socket backlog (an ACK that finds the sender inside `tcp_sendmsg` is processed
-//! at its `release_sock` on the sender's CPU; here on the ACK's), buffer autotuning
+//! segments), the receiver's socket backlog (data that finds the reader inside `tcp_recvmsg`), buffer autotuning
 //! (`tcp_rmem`/`tcp_wmem` stay at their default), `SO_RCVLOWAT`, a receive that drains several
 //! queued skbs at once, and several readers or writers per socket.
 
@@ -60,6 +61,11 @@ crate::linux::vmstat::counters! {
         tcp_nagle_held,
         tcp_acks,
         tcp_delayed_acks,
+        /// ACKs that found the sender's socket owned by its user (inside `tcp_sendmsg`) and
+        /// waited on its backlog; held tails the sender then transmitted at `release_sock`
+        /// (linux/net/core/sock.rs).
+        tcp_backlog_acks,
+        tcp_backlog_xmits,
     }
 }
 
@@ -108,6 +114,11 @@ pub struct Flow {
     /// A task asleep in `recvfrom` / in `sendto`.
     pub(in crate::linux::net) reader: Option<usize>,
     pub(in crate::linux::net) writer: Option<usize>,
+    /// TCP: until when the sender's socket is owned by its user (`lock_sock` in `tcp_sendmsg`
+    /// up to its `release_sock`; `Ps(u64::MAX)` while that time is not known yet, zero outside),
+    /// and the highest sequence acknowledged by the ACKs waiting on its backlog meanwhile.
+    pub(in crate::linux::net) owned_until: Ps,
+    pub(in crate::linux::net) backlog: Option<u64>,
 }
 
 impl Flow {
@@ -128,6 +139,12 @@ pub enum Step {
     Deliver { sock: u16 },
     /// The receiver's delayed-ACK timer (`tcp_delack_timer`) on its CPU, before its receive.
     DelAck { sock: u16 },
+    /// TCP: the send's `release_sock` (its backlog processed), then the return to user space.
+    Release { sock: u16 },
+    /// TCP: the receive's `tcp_cleanup_rbuf` after copying `copied` bytes out (the ACK, if one
+    /// is due), then the return to user space. Its own step, so that the ACK meets the
+    /// sender's socket as it is at that time (owned or not).
+    Cleanup { sock: u16, copied: u32 },
 }
 
 /// The protocol paths' costs (`[net]`) and the payload copy (linux/lib/iov_iter.rs).
@@ -197,6 +214,8 @@ impl Kernel {
             in_flight: None,
             reader: None,
             writer: None,
+            owned_until: Ps::ZERO,
+            backlog: None,
         });
         (self.net.sockets.as_mut().expect(NO_NET).flows.len() - 1) as u16
     }
@@ -236,6 +255,8 @@ impl Kernel {
             Step::Recv { sock } => self.sock_recv(ctx, t, sock),
             Step::Deliver { sock } => self.sock_deliver(ctx, sock),
             Step::DelAck { sock } => self.tcp_delack_timer(ctx, sock),
+            Step::Release { sock } => self.tcp_release_sock(ctx, sock),
+            Step::Cleanup { sock, copied } => self.tcp_cleanup_rbuf(ctx, sock, copied as u64),
         }
     }
 
@@ -297,8 +318,9 @@ impl Kernel {
             f.wmem += skb.truesize;
             f.held = Some(skb);
             s.counters.tcp_nagle_held += 1;
-            let stall = self.tcp_stalled(ctx, sock);
-            return alloc + copy + path + stall + self.socket_exit(ctx);
+            let d = alloc + copy + path + self.tcp_stalled(ctx, sock);
+            self.tcp_release_at(ctx, sock, ctx.now + d);
+            return d;
         }
         if f.proto == Proto::Tcp {
             // tcp_push: the skb just filled is the write queue's tail. Earlier data is
@@ -316,6 +338,8 @@ impl Kernel {
             }
             f.wmem += skb.truesize;
             f.conn.transmitted(len, tcp::LOOPBACK_SIZE_GOAL);
+            // Owned through the loopback softirq that follows (release_sock comes after it).
+            f.owned_until = Ps(u64::MAX);
         }
         f.in_flight = Some(skb);
         ctx.then(Continuation::Net(Step::Deliver { sock }));
@@ -355,6 +379,11 @@ impl Kernel {
             if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
                 self.wake(ctx, r, ctx.now + d);
             }
+        }
+        if !may_drop {
+            // TCP: the softirq ran inside tcp_sendmsg; release_sock follows.
+            self.tcp_release_at(ctx, sock, ctx.now + d);
+            return d;
         }
         d += self.socket_exit(ctx);
         d
@@ -410,14 +439,23 @@ impl Kernel {
                 }
             }
             // tcp_cleanup_rbuf: the ACK, and what it lets the sender transmit.
-            let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
-            let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
-            if f.conn.ack_after_read(payload, f.rx.rmem_alloc, free) {
-                d += self.tcp_ack(ctx, sock, ctx.now + d);
-            }
+            ctx.then(Continuation::Net(Step::Cleanup { sock, copied: payload as u32 }));
+            return d;
         }
         d += self.socket_exit(ctx);
         d
+    }
+
+    /// `tcp_cleanup_rbuf` after a read of `copied` bytes: the ACK if one is due (and what it
+    /// lets the sender transmit), then the return to user space.
+    fn tcp_cleanup_rbuf(&mut self, ctx: &mut Ctx, sock: u16, copied: u64) -> Ps {
+        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+        let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
+        let mut d = Ps::ZERO;
+        if f.conn.ack_after_read(copied, f.rx.rmem_alloc, free) {
+            d += self.tcp_ack(ctx, sock, ctx.now);
+        }
+        d + self.socket_exit(ctx)
     }
 
     /// Charges what an allocation or free of the network paths took from `at`: lock spin to

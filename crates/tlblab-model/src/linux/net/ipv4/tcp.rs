@@ -195,11 +195,26 @@ impl Conn {
     /// receive buffer unused: everything received is acknowledged, the window is advertised
     /// afresh (`tcp_select_window` never shrinks it), the pushed mark and the timer clear.
     pub fn ack(&mut self, free: u64) {
+        let seq = self.ack_sent(free);
+        self.acked(seq);
+    }
+
+    /// The receiver's half of [`Conn::ack`] (`tcp_send_ack`): the window advertised afresh, the
+    /// pushed mark and the timer cleared. Returns the sequence it acknowledges, which reaches
+    /// the sender's `tcp_ack` now or, when the sender's socket is owned by its user, at its
+    /// `release_sock` (linux/net/core/sock.rs).
+    pub fn ack_sent(&mut self, free: u64) -> u64 {
         self.rcv_wnd = Self::window(free).max(self.receive_window());
         self.rcv_wup = self.rcv_nxt;
-        self.snd_una = self.rcv_nxt;
         self.pushed = false;
         self.delack_at = None;
+        self.rcv_nxt
+    }
+
+    /// The sender's half (`tcp_ack`): `snd_una` advances to `seq` (an older ACK processed after
+    /// a newer one moves nothing).
+    pub fn acked(&mut self, seq: u64) {
+        self.snd_una = self.snd_una.max(seq);
     }
 }
 
@@ -275,6 +290,23 @@ mod tests {
             c.received(&k, 100, Ps::US);
             assert!(c.ack_after_read(100, 768, 87_380 - 768));
         }
+    }
+
+    #[test]
+    fn an_ack_held_back_from_the_sender_keeps_nagle_holding_until_it_is_processed() {
+        let k = NetKnobs::default();
+        let mut c = Conn::new(false, 87_380);
+        c.transmitted(14, LOOPBACK_SIZE_GOAL);
+        c.received(&k, 14, Ps::ZERO);
+        let seq = c.ack_sent(87_380);
+        // The receiver has sent it (its timer and pushed mark are clear) ...
+        assert_eq!((seq, c.rcv_wup, c.delack_at), (14, 14, None));
+        // ... but the sender has not processed it: a small send is still held.
+        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        c.acked(seq);
+        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        c.acked(0);
+        assert_eq!(c.snd_una, 14, "an older ACK moves nothing");
     }
 
     #[test]

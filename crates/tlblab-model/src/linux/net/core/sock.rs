@@ -1,0 +1,93 @@
+//! `release_sock` for the loopback TCP sender (net/core/sock.c, v2.6 .. v6.x alike;
+//! docs/references/linux-mm.md#socket-backlog).
+//!
+//! `tcp_sendmsg` runs under `lock_sock`, which marks the socket owned by its user. A segment
+//! that `tcp_v4_rcv` finds for an owned socket is not processed but queued on the socket's
+//! backlog (`sk_add_backlog`; v4.14+ `tcp_add_backlog`, which from v5.0 also coalesces a pure
+//! ACK into the one queued before it). `release_sock` processes the backlog before giving up
+//! ownership (`__release_sock` -> `sk_backlog_rcv` -> `tcp_v4_do_rcv` ->
+//! `tcp_rcv_established` -> `tcp_ack`, then `tcp_data_snd_check`), so a tail Nagle held is
+//! transmitted there, on the sender's CPU, and its loopback delivery (the softirq run when the
+//! transmit path re-enables bottom halves) also runs there. Segments that arrive while the
+//! backlog is processed join it and are processed in the same call. The sender that sleeps for
+//! buffer room releases the socket while it sleeps (`sk_wait_event`), and the model's sender
+//! sleeps before it takes the lock, so no ACK waits for a sleeping sender.
+//!
+//! `tcp_release_cb`'s deferred work (TSQ's `tcp_tsq_handler`, deferred timers) has nothing to
+//! do on loopback: the clone is orphaned in `loopback_xmit` before TX completion could throttle
+//! it (linux/net/ipv4/tcp.rs), and the delayed-ACK timer runs on the receiver's socket. UDP
+//! takes no such branch in the model: v4.9's `udp_queue_rcv_skb` queues on the backlog only
+//! while the receiving socket is owned, which a UDP receiver is only in `lock_sock_fast`'s
+//! contended path, and from v4.10 UDP queues to the receive queue under its own lock
+//! without a backlog. Not modelled: `sk_flush_backlog` inside `tcp_sendmsg` (only before a
+//! second new skb of one call, which no message here needs), and the receiver's backlog.
+//!
+//! Neither queueing on the backlog nor walking it is charged: the profile has no cost for
+//! them, and what the ACK sets off (the transmission and the delivery) keeps its sourced cost,
+//! moved to the CPU that runs it.
+
+use crate::linux::ctx::Ctx;
+use crate::linux::net::socket::{Step, NO_NET};
+use crate::linux::{Continuation, Kernel};
+use crate::time::Ps;
+
+impl Kernel {
+    /// The send's `release_sock` runs at `at` on this CPU (the current step's end): the socket
+    /// stays owned until then, and the release is the send's next step.
+    pub(in crate::linux::net) fn tcp_release_at(&mut self, ctx: &mut Ctx, sock: u16, at: Ps) {
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = at;
+        ctx.then(Continuation::Net(Step::Release { sock }));
+    }
+
+    /// `release_sock` on the sender's CPU: the ACKs on the backlog processed (and what they
+    /// set off, which may queue more), ownership given up, then the return to user space.
+    pub(in crate::linux::net) fn tcp_release_sock(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
+        let mut d = Ps::ZERO;
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps(u64::MAX);
+        loop {
+            let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+            let Some(seq) = f.backlog.take() else { break };
+            let held = f.held.is_some();
+            d += self.tcp_ack_rcv(ctx, sock, seq, ctx.now + d);
+            let s = self.net.sockets.as_mut().expect(NO_NET);
+            if held && s.flows[sock as usize].held.is_none() {
+                s.counters.tcp_backlog_xmits += 1;
+            }
+        }
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps::ZERO;
+        d + self.socket_exit(ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::run::{run, RunSpec};
+    use crate::time::Ps;
+
+    fn sockperf(proto: &str, size: u64) -> crate::run::RunResult {
+        let w = format!("sockperf throughput {proto} --mps max --msg-size {size}");
+        let spec = RunSpec::of("6.18", &w, 2, Ps::US * 300, Ps::MS);
+        run(&crate::profile::shipped("haswell-ep-2698v3-2s"), &spec).unwrap()
+    }
+
+    #[test]
+    fn acks_that_find_the_sender_in_tcp_sendmsg_release_its_tail_at_release_sock() {
+        let r = sockperf("--tcp", 14);
+        let c = &r.counters;
+        assert_eq!(r.oracle.violations, 0, "{:?}", r.oracle.examples);
+        // Some ACKs found the sender inside tcp_sendmsg, and each of those released the tail
+        // Nagle held there (at most one held tail per release).
+        assert!(c["tcp_backlog_acks"] > 0 && c["tcp_backlog_acks"] <= c["tcp_acks"], "{c:?}");
+        assert!(c["tcp_backlog_xmits"] > 0 && c["tcp_backlog_xmits"] <= c["tcp_backlog_acks"], "{c:?}");
+        // Every segment is still ACKed and delivered, none by the delayed-ACK timer.
+        assert!(c["tcp_acks"].abs_diff(c["net_delivered"]) <= 2 && c["tcp_delayed_acks"] == 0, "{c:?}");
+        assert!(c["net_delivered_bytes"] <= (r.operations() + 2) * 14, "{c:?}");
+    }
+
+    #[test]
+    fn udp_has_no_backlog() {
+        let c = sockperf("", 14).counters;
+        assert!(c["net_delivered"] > 0, "{c:?}");
+        assert_eq!((c["tcp_acks"], c["tcp_backlog_acks"], c["tcp_backlog_xmits"]), (0, 0, 0), "{c:?}");
+    }
+}
