@@ -605,7 +605,11 @@ impl TlbHierarchy {
             } else {
                 arr.insert(vpn, tag, payload, &mut self.ids)
             };
-            if let Some((victim, victim_payload)) = evicted {
+            // Non-inclusive levels ignore each other's evictions (the common case, kept off the
+            // eviction path).
+            if let Some((victim, victim_payload)) =
+                evicted.filter(|_| self.inclusion != Inclusion::NonInclusive)
+            {
                 self.on_evict(lp, kind, f.depth as usize, victim, victim_payload);
             }
         }
