@@ -26,6 +26,33 @@ impl TlbHierarchy {
         self.lookup_sized_at(lp, a.va, a.kind, a.asid, a.kernel, size)
     }
 
+    /// Nothing of `asid` is cached on `lp` (no entry keyed by it is live) and `lp` has no global
+    /// entry: until `lp` fills, every lookup in `asid` misses. A caller that then fills only
+    /// pages it has not looked up since may skip the probes ([`Self::miss_then_fill_sized`]).
+    #[inline]
+    pub fn uncached(&self, lp: usize, asid: u16) -> bool {
+        self.ids.key(lp, asid) == NO_ID && !self.lps[lp].globals
+    }
+
+    /// [`Self::lookup_or_fill_sized`] of a translation known to miss every level: its page was
+    /// not filled since [`Self::uncached`] held for the address space (so no entry, of the new
+    /// id or global, can match it). The lookup's effects are then its counters alone (a probe
+    /// that misses changes nothing): a miss at every level of the access's path, and a walk.
+    pub fn miss_then_fill_sized(&mut self, lp: usize, a: Access, t: Translation) {
+        let (k, priv_) = (a.kind as usize, a.kernel as usize);
+        let side = &mut self.lps[lp];
+        let plan = &side.plans[k];
+        let sized = &plan.sized[t.size as usize];
+        for &i in &sized.steps[..sized.len as usize] {
+            let s = &plan.steps[i as usize];
+            if s.ends_level {
+                side.views[s.view as usize].counters.misses[k][priv_] += 1;
+            }
+        }
+        side.walks[k][priv_] += 1;
+        self.fill_inner(lp, a, t, true);
+    }
+
     /// [`Self::lookup_sized`] out of line. Its arguments are scalars, not an [`Access`]: the
     /// engine calls it for every user access, and scalars travel in registers where a struct of
     /// mixed fields is passed through memory.
