@@ -38,7 +38,9 @@
 //! Files: `spec.rs` (page sizes, access kinds, geometry, structure specs, counters), `tag.rs` (the
 //! tag layout and the ASID/PCID -> internal id map), `array.rs` (one set-associative array),
 //! `replacement.rs` (LRU, tree-PLRU), `plan.rs` (probe and fill plans), `flush.rs` (INVLPG, CR3
-//! and INVPCID flushes, `peek`, id recycling); this file: the hierarchy, its lookups and fills.
+//! and INVPCID flushes, `peek`, id recycling), `sized.rs` (lookups of one known page size and
+//! level-1 replays: the kernel's own translations); this file: the hierarchy, its lookups and
+//! fills.
 
 mod array;
 mod flush;
