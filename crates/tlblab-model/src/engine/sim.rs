@@ -544,8 +544,19 @@ impl Simulation {
             Bucket::Idle as usize,
         ];
         let scaled = |b: usize| !WAITS.contains(&b);
-        let time = &self.times[cpu as usize].by_bucket;
-        let work: u64 = (0..NR_BUCKETS).filter(|&b| scaled(b)).map(|b| (time[b] - before[b]).0).sum();
+        // Only the buckets this step charged moved (`CpuTime::step_mask`): the others add 0.
+        let waits: u32 = WAITS.iter().fold(0, |m, &b| m | 1 << b);
+        let work_of = |t: &CpuTime| {
+            let mut mask = t.step_mask & !waits;
+            let mut work = 0u64;
+            while mask != 0 {
+                let b = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                work += (t.by_bucket[b] - before[b]).0;
+            }
+            work
+        };
+        let work = work_of(&self.times[cpu as usize]);
         let stall = stall.0.min(work);
         let run = &self.ev.run;
         let issuing = |sib: u32| {
@@ -559,8 +570,7 @@ impl Simulation {
         let f = smt.stretch_ppm(cpu, issuing, crate::hw::smt::ppm_of(stall, work));
         let d = self.scale(cpu, before, d, f, scaled);
         // What this step leaves its siblings: the core, but for its stalls and waits.
-        let time = &self.times[cpu as usize].by_bucket;
-        let work: u64 = (0..NR_BUCKETS).filter(|&b| scaled(b)).map(|b| (time[b] - before[b]).0).sum();
+        let work = work_of(&self.times[cpu as usize]);
         self.ev.run[cpu as usize].idle_ppm = noise::UNIT - crate::hw::smt::ppm_of(work - stall, d.0);
         d
     }

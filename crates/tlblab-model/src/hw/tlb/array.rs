@@ -1,7 +1,7 @@
 //! One set-associative TLB array: probe, insert, invalidate, with the set scan unrolled for the
 //! common associativities.
 
-use super::replacement::{lru_oldest, lru_victim, plru_touch, plru_victim, Replacement};
+use super::replacement::{lru_oldest, lru_victim, lru_victim_w, plru_touch, plru_victim, Replacement};
 use super::spec::{Geometry, PageSize};
 use super::tag::*;
 use super::TlbPayload;
@@ -368,7 +368,13 @@ impl TlbArray {
         let base = self.set_base(vpn);
         let set = &self.slots[base..base + self.ways];
         let way = match self.replacement {
-            Replacement::Lru | Replacement::Counter => lru_victim(set, ids),
+            Replacement::Lru | Replacement::Counter => match self.assoc {
+                Assoc::W4 => lru_victim_w::<4>(set.try_into().unwrap(), ids),
+                Assoc::W6 => lru_victim_w::<6>(set.try_into().unwrap(), ids),
+                Assoc::W8 => lru_victim_w::<8>(set.try_into().unwrap(), ids),
+                Assoc::W12 => lru_victim_w::<12>(set.try_into().unwrap(), ids),
+                _ => lru_victim(set, ids),
+            },
             Replacement::Plru => match set.iter().position(|w| !ids.live(w.key)) {
                 Some(w) => w,
                 None => plru_victim(self.plru[base / self.ways], self.ways),

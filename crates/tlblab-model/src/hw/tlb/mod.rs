@@ -38,12 +38,15 @@
 //! Files: `spec.rs` (page sizes, access kinds, geometry, structure specs, counters), `tag.rs` (the
 //! tag layout and the ASID/PCID -> internal id map), `array.rs` (one set-associative array),
 //! `replacement.rs` (LRU, tree-PLRU), `plan.rs` (probe and fill plans), `flush.rs` (INVLPG, CR3
-//! and INVPCID flushes, `peek`, id recycling); this file: the hierarchy, its lookups and fills.
+//! and INVPCID flushes, `peek`, id recycling), `sized.rs` (lookups of one known page size and
+//! level-1 replays: the kernel's own translations); this file: the hierarchy, its lookups and
+//! fills.
 
 mod array;
 mod flush;
 mod plan;
 mod replacement;
+mod sized;
 mod spec;
 mod tag;
 
@@ -55,7 +58,7 @@ pub use spec::{
 };
 pub use tag::{MAX_ASID, MAX_LPS};
 
-use plan::{FillPlan, FillStep, Plan, ProbeStep, MAX_STEPS, NO_STEP};
+use plan::{FillPlan, FillStep, Plan, ProbeStep, MAX_STEPS, NO_SIZED, NO_STEP};
 use spec::Side;
 use tag::*;
 
@@ -296,13 +299,12 @@ impl TlbHierarchy {
     /// filled into the inner levels as the inclusion policy says.
     #[inline]
     pub fn lookup(&mut self, lp: usize, a: Access) -> Lookup {
-        self.lookup_of(lp, a, None)
+        self.lookup_of(lp, a)
     }
 
-    /// [`Self::lookup`] probing only the arrays of page size `only`, if given (see
-    /// [`Self::lookup_sized`]).
+    /// [`Self::lookup`], inlined.
     #[inline(always)]
-    fn lookup_of(&mut self, lp: usize, a: Access, only: Option<PageSize>) -> Lookup {
+    fn lookup_of(&mut self, lp: usize, a: Access) -> Lookup {
         let Access { va, kind, asid, kernel } = a;
         let k = kind as usize;
         let priv_ = kernel as usize;
@@ -314,7 +316,7 @@ impl TlbHierarchy {
         // missing probe changes nothing).
         let hopeless = id == NO_ID && one_key;
         for s in &plan.steps[..plan.len as usize] {
-            if s.array != NONE && !hopeless && only.is_none_or(|z| s.size == z) {
+            if s.array != NONE && !hopeless {
                 let vpn = (va << (64 - 57)) >> s.vpn_shift;
                 let want = s.tag_base | vpn << VPN_SHIFT | id;
                 let arr = &mut self.arrays[s.array as usize];
@@ -351,107 +353,6 @@ impl TlbHierarchy {
         } else {
             self.lookup_then_fill(lp, a, t)
         }
-    }
-
-    /// [`Self::lookup_or_fill`] of a translation that only ever has page size `t.size` (the
-    /// kernel's own mappings: image text in 2M pages, the direct map in 1G or 2M, stacks in 4K):
-    /// probes only the arrays holding that size. A probe of another size could not hit, and a
-    /// missing probe changes nothing, so replacement state, counters and the result are those
-    /// of the full lookup, at a fraction of the probes.
-    pub fn lookup_or_fill_sized(&mut self, lp: usize, a: Access, t: Translation) -> Lookup {
-        let r = self.lookup_sized(lp, a, t.size);
-        if r == Lookup::Miss {
-            self.fill_inner(lp, a, t, true);
-        }
-        r
-    }
-
-    /// [`Self::lookup`] of a translation that can only have page size `size` (see
-    /// [`Self::lookup_or_fill_sized`]): the same result, counters and replacement state.
-    #[inline]
-    pub fn lookup_sized(&mut self, lp: usize, a: Access, size: PageSize) -> Lookup {
-        self.lookup_sized_at(lp, a.va, a.kind, a.asid, a.kernel, size)
-    }
-
-    /// [`Self::lookup_sized`] out of line. Its arguments are scalars, not an [`Access`]: the
-    /// engine calls it for every user access, and scalars travel in registers where a struct of
-    /// mixed fields is passed through memory.
-    #[inline(never)]
-    fn lookup_sized_at(
-        &mut self,
-        lp: usize,
-        va: u64,
-        kind: AccessKind,
-        asid: u16,
-        kernel: bool,
-        size: PageSize,
-    ) -> Lookup {
-        self.lookup_of(lp, Access { va, kind, asid, kernel }, Some(size))
-    }
-
-    /// Where the translation of `a.va` (page size `size`) sits at level 1, read just after a
-    /// [`Self::lookup_or_fill_sized`] of it, which leaves it there (hit, promoted or filled) as
-    /// the last slot its level-1 array touched. `None` if it is not there (no level-1 array of
-    /// that size, or a later touch of the array came in between). Changes nothing.
-    pub fn l1_way(&self, lp: usize, a: Access, size: PageSize) -> Option<L1Way> {
-        let side = &self.lps[lp];
-        let plan = &side.plans[a.kind as usize];
-        let s = plan.steps[..plan.len as usize]
-            .iter()
-            .take_while(|s| s.depth == 0)
-            .find(|s| s.array != NONE && s.size == size)?;
-        let vpn = (a.va << (64 - 57)) >> s.vpn_shift;
-        let want = s.tag_base | vpn << VPN_SHIFT | self.ids.key(lp, a.asid);
-        let arr = &self.arrays[s.array as usize];
-        let key = arr.slots[arr.last as usize].key;
-        (key == want || key == global_key(want) | side.gid).then_some(L1Way {
-            key,
-            slot: arr.last,
-            array: s.array,
-            view: s.view,
-        })
-    }
-
-    /// Whether a lookup in `asid` on `lp` would still hit `way` (which [`Self::l1_way`] gave
-    /// `lp`) first. A non-global entry's key holds the id its address space had when it was
-    /// filled: the key still matches iff the address space still has that id (a flush takes it
-    /// away; an id is handed out again only once no entry holds it), so the way holds a live
-    /// entry a lookup matches. A sibling sharing the array can evict the way but never write
-    /// the same key (its ids and global id bits are its own). The one-match condition
-    /// of [`Self::l1_way`] holds as long as no second copy of the page is filled, which the
-    /// callers' fixed-size, fixed-globalness translations never do.
-    #[inline]
-    pub fn still_hits(&self, lp: usize, way: &L1Way, asid: u16) -> bool {
-        self.arrays[way.array as usize].slots[way.slot as usize].key == way.key
-            && (way.key & GLOBAL != 0 || way.key & ID_BITS == self.ids.key(lp, asid))
-    }
-
-    /// What a level-1 hit on `way` (which [`Self::still_hits`]) does: the replacement update
-    /// and the hit count.
-    pub fn rehit(&mut self, lp: usize, way: &L1Way, kind: AccessKind, kernel: bool) {
-        self.arrays[way.array as usize].touch_slot(way.slot as usize);
-        self.lps[lp].views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
-    }
-
-    /// The key bits of `asid` on `lp`, for [`Self::replay_hit`]: they change only when `asid`
-    /// is flushed or, after a flush, fills again.
-    #[inline]
-    pub fn asid_key(&self, lp: usize, asid: u16) -> u64 {
-        self.ids.key(lp, asid)
-    }
-
-    /// [`Self::still_hits`] for the address space whose [`Self::asid_key`] is `id`, and if it
-    /// does, [`Self::rehit`]: returns whether it replayed the hit. One visit to the way instead
-    /// of two (the kernel paths replay most of their touches).
-    #[inline]
-    pub fn replay_hit(&mut self, lp: usize, way: &L1Way, id: u64, kind: AccessKind, kernel: bool) -> bool {
-        let arr = &mut self.arrays[way.array as usize];
-        if arr.slots[way.slot as usize].key != way.key || (way.key & GLOBAL == 0 && way.key & ID_BITS != id) {
-            return false;
-        }
-        arr.touch_slot(way.slot as usize);
-        self.lps[lp].views[way.view as usize].counters.hits[kind as usize][kernel as usize] += 1;
-        true
     }
 
     /// [`Self::lookup_or_fill`] off the fast path.
@@ -605,7 +506,11 @@ impl TlbHierarchy {
             } else {
                 arr.insert(vpn, tag, payload, &mut self.ids)
             };
-            if let Some((victim, victim_payload)) = evicted {
+            // Non-inclusive levels ignore each other's evictions (the common case, kept off the
+            // eviction path).
+            if let Some((victim, victim_payload)) =
+                evicted.filter(|_| self.inclusion != Inclusion::NonInclusive)
+            {
                 self.on_evict(lp, kind, f.depth as usize, victim, victim_payload);
             }
         }
@@ -741,7 +646,8 @@ impl Lp {
                 }
             }
         }
-        let empty_plan = Plan { len: 0, steps: [NO_STEP; MAX_STEPS], chain: false };
+        let empty_plan =
+            Plan { len: 0, steps: [NO_STEP; MAX_STEPS], chain: false, sized: [NO_SIZED; NR_PAGE_SIZES] };
         let empty_fill =
             FillPlan { len: 0, walk_len: 0, steps: [FillStep { array: NONE, depth: 0 }; MAX_LEVELS] };
         let mut order: Vec<usize> = (0..specs.len()).collect();

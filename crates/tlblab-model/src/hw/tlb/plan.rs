@@ -53,7 +53,24 @@ pub(super) struct Plan {
     /// was flushed yet (so no entry is stale and no per-id count is kept: see
     /// [`AsidIds::tracking`]).
     pub(super) chain: bool,
+    /// Per page size, the steps a lookup of that size alone visits ([`SizedSteps`]).
+    pub(super) sized: [SizedSteps; NR_PAGE_SIZES],
 }
+
+/// The steps of [`Plan::steps`] a lookup of one page size visits
+/// ([`TlbHierarchy::lookup_sized`]): those probing an array of that size and those closing a
+/// level, in plan order (any other step neither probes nor counts for it); and the level-1 step
+/// of the size, where [`TlbHierarchy::l1_way`] looks.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SizedSteps {
+    pub(super) len: u8,
+    /// Indices into [`Plan::steps`]: at most a probe and a level's end per level.
+    pub(super) steps: [u8; 2 * MAX_LEVELS],
+    /// The index of the first level-1 step probing an array of the size, or `NONE`.
+    pub(super) l1: u8,
+}
+
+pub(super) const NO_SIZED: SizedSteps = SizedSteps { len: 0, steps: [0; 2 * MAX_LEVELS], l1: NONE };
 
 /// One array a fill writes: `depth` in the access kind's path.
 #[derive(Debug, Clone, Copy)]
@@ -124,6 +141,20 @@ impl Lp {
                     plan.chain = false;
                 }
                 plan.steps[plan.len as usize - 1].ends_level = true;
+            }
+            for size in PageSize::ALL {
+                let z = &mut plan.sized[size as usize];
+                *z = NO_SIZED;
+                for (i, s) in plan.steps[..plan.len as usize].iter().enumerate() {
+                    let probes = s.array != NONE && s.size == size;
+                    if probes || s.ends_level {
+                        z.steps[z.len as usize] = i as u8;
+                        z.len += 1;
+                    }
+                    if probes && s.depth == 0 && z.l1 == NONE {
+                        z.l1 = i as u8;
+                    }
+                }
             }
             for size in PageSize::ALL {
                 let fill = &mut self.fills[k][size as usize];

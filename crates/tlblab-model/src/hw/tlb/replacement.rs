@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::array::Way;
-use super::tag::AsidIds;
+use super::tag::{AsidIds, ASID_MASK, GLOBAL, UNOWNED, VALID};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -51,6 +51,26 @@ pub(super) fn lru_victim_tracking(set: &[Way], ids: &AsidIds) -> usize {
     let (mut victim, mut oldest) = (0, u64::MAX);
     for (w, way) in set.iter().enumerate() {
         let stamp = if ids.live(way.key) { way.stamp } else { 0 };
+        if stamp < oldest {
+            (victim, oldest) = (w, stamp);
+        }
+    }
+    victim
+}
+
+/// [`lru_victim`] of a `W`-way set, the liveness test branch-free (a refill after a full flush
+/// scans sets of stale and live entries alike): the same way.
+#[inline(always)]
+pub(super) fn lru_victim_w<const W: usize>(set: &[Way; W], ids: &AsidIds) -> usize {
+    if !ids.tracking {
+        return lru_oldest(set);
+    }
+    let (mut victim, mut oldest) = (0, u64::MAX);
+    for (w, way) in set.iter().enumerate() {
+        let k = way.key;
+        // `AsidIds::live` while tracking, without its branches (the id indexes in bounds).
+        let live = (k & VALID != 0) & ((k & GLOBAL != 0) | (ids.owner[(k & ASID_MASK) as usize] != UNOWNED));
+        let stamp = if live { way.stamp } else { 0 };
         if stamp < oldest {
             (victim, oldest) = (w, stamp);
         }

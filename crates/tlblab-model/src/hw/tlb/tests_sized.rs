@@ -137,3 +137,52 @@ fn replaying_a_level_one_hit_is_the_hit() {
         }
     }
 }
+
+#[test]
+fn filling_an_uncached_address_space_without_probes_is_the_lookup() {
+    // Two copies take the same operations. A run of a path (distinct pages) looks every touch
+    // up in one; in the other, a run that starts while nothing of the address space is cached
+    // (just flushed, or never filled) skips the probes: contents and counters must agree.
+    let path = [
+        (0xffff_ffff_8100_0000u64, AccessKind::Fetch, PageSize::Size2M),
+        (0xffff_8880_0000_0000, AccessKind::Load, PageSize::Size1G),
+        (0xffff_c900_0000_0000, AccessKind::Store, PageSize::Size4K),
+        (0xffff_ffff_8100_0000 + 9 * M2, AccessKind::Load, PageSize::Size2M),
+    ];
+    for replacement in [Replacement::Lru, Replacement::Plru] {
+        let (mut look, mut skip) = (split_sizes(replacement), split_sizes(replacement));
+        let mut skipped = 0;
+        for (kind, arg, asid) in mixed_ops(6000) {
+            if kind < 6 {
+                let fresh = skip.uncached(0, asid);
+                skipped += fresh as u32;
+                for &(va, k, size) in &path[..(arg % 4 + 1) as usize] {
+                    let t = to(size, va >> 12, false);
+                    let a = look.lookup_or_fill_sized(0, at(va, k, asid, true), t);
+                    if fresh {
+                        assert_eq!(a, Lookup::Miss, "an uncached address space misses");
+                        skip.miss_then_fill_sized(0, at(va, k, asid, true), t);
+                    } else {
+                        assert_eq!(a, skip.lookup_or_fill_sized(0, at(va, k, asid, true), t));
+                    }
+                }
+            } else if kind < 12 {
+                let va = arg * 13 * K;
+                for t in [&mut look, &mut skip] {
+                    if t.lookup(0, at(va, AccessKind::Load, asid, false)) == Lookup::Miss {
+                        t.fill(0, at(va, AccessKind::Load, asid, false), to(PageSize::Size4K, arg, false));
+                    }
+                }
+            } else {
+                assert_eq!(look.flush_asid(0, asid), skip.flush_asid(0, asid));
+            }
+        }
+        assert!(skipped > 100, "skipped the probes of {skipped} runs");
+        let list = |t: &TlbHierarchy| t.entries(0).collect::<Vec<_>>();
+        assert_eq!(list(&look), list(&skip));
+        assert_eq!(look.walks(0), skip.walks(0));
+        for (a, b) in look.views(0).iter().zip(skip.views(0)) {
+            assert_eq!(a.counters, b.counters);
+        }
+    }
+}

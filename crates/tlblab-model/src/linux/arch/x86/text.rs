@@ -353,6 +353,9 @@ pub struct KernelText {
     /// Per path, per touch: its index among the distinct touches of every path (several paths
     /// run on the same pages), where a CPU keeps its level-1 way ([`KTouchWay`]).
     ids: [Vec<u8>; NR_PATHS],
+    /// Per path: no two of its touches are on the same page (address and size), so a touch
+    /// never finds an entry an earlier touch of the same run of the path filled.
+    distinct: [bool; NR_PATHS],
 }
 
 impl KernelText {
@@ -416,7 +419,16 @@ impl KernelText {
                 })
                 .collect()
         });
-        KernelText { paths, ids }
+        let distinct = std::array::from_fn(|p| {
+            let v: &Vec<Touch> = &paths[p];
+            v.iter().enumerate().all(|(i, t)| v[..i].iter().all(|u| (u.at, u.size) != (t.at, t.size)))
+        });
+        KernelText { paths, ids, distinct }
+    }
+
+    /// Whether `p`'s touches are on distinct pages (see [`KernelText::distinct`]).
+    pub fn distinct_pages(&self, p: Path) -> bool {
+        self.distinct[p as usize]
     }
 
     pub fn touches(&self, p: Path) -> &[Touch] {
@@ -486,6 +498,9 @@ impl Kernel {
         let mut looked = false;
         // The loaded PCID's key bits; a fill after a flush gives it new ones.
         let mut id = tlb.asid_key(lp, pcid);
+        // Nothing of the PCID is cached (a flush dropped it) and no global entry exists: every
+        // touch misses, as its page is none an earlier touch of this run filled.
+        let fresh = !replay_off() && text.distinct_pages(path) && tlb.uncached(lp, pcid);
         for (t, &i) in text.touches(path).iter().zip(text.touch_ids(path)) {
             let va = match t.at {
                 At::Fixed(va) => va,
@@ -499,9 +514,14 @@ impl Kernel {
             let a = Access { va, kind: t.kind, asid: pcid, kernel: true };
             // The payload is never read back: no kernel page is ever freed.
             let payload = TlbPayload::new(va >> PAGE_SHIFT, false);
-            if tlb.lookup_or_fill_sized(lp, a, Translation { size: t.size, payload, global: t.global })
-                == Lookup::Miss
-            {
+            let tr = Translation { size: t.size, payload, global: t.global };
+            let missed = if fresh {
+                tlb.miss_then_fill_sized(lp, a, tr);
+                true
+            } else {
+                tlb.lookup_or_fill_sized(lp, a, tr) == Lookup::Miss
+            };
+            if missed {
                 self.counters.text.kernel_tlb_misses += 1;
                 d += self.costs.hw.miss(t.kind);
             }
@@ -603,10 +623,26 @@ mod tests {
         assert_eq!(n, 8);
         for p in Path::ALL {
             assert_eq!(k.touch_ids(p).len(), k.touches(p).len());
+            assert!(k.distinct_pages(p), "{p:?}");
         }
     }
 
-    /// Replaying known level-1 ways, shared between paths, is exactly looking every touch up:
+    #[test]
+    fn a_path_fetching_and_loading_one_page_is_not_on_distinct_pages() {
+        // Rodata moved into entry_SYSCALL_64's 2M page: the syscall entry fetches and loads it.
+        let symbols: Vec<(&'static str, u64)> = LAYOUT
+            .symbols
+            .iter()
+            .map(|&(n, a)| if n == "__start_rodata" { (n, 0xffff_ffff_8110_0000) } else { (n, a) })
+            .collect();
+        let layout = Layout { name: "test", source: "test", symbols: Box::leak(symbols.into_boxed_slice()) };
+        let k = KernelText::new(&layout, PTI_PCID);
+        assert!(!k.distinct_pages(Path::SyscallEntry));
+        assert!(k.distinct_pages(Path::SyscallExit));
+    }
+
+    /// Replaying known level-1 ways, shared between paths, and skipping the probes of a path
+    /// run on a flushed PCID, is exactly looking every touch up:
     /// the shootdown storm on the SMT Skylake under PTI with PCID (kernel entries refilled after
     /// every full flush, siblings sharing arrays, ticks and jitter on) gives the same counters,
     /// time buckets and operations either way.
