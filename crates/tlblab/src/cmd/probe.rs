@@ -130,6 +130,32 @@ pub fn spread_files(path: &std::path::Path, kind: SpreadKind) -> Vec<PathBuf> {
     found.into_iter().map(|(_, p)| p).collect()
 }
 
+/// The profiles of the probe's spread written beside the host profile `path` (`host.toml`):
+/// `host-slow.toml` and `host-fast.toml` (one probe's quartile ends), or `host-run1.toml`, ...
+/// (each run of `probe --repeat`); a note says which were found. None for a built-in name.
+pub fn spread_beside(
+    path: &std::path::Path,
+) -> Result<(Vec<tlblab_model::profile::MachineProfile>, Option<String>)> {
+    if !path.is_file() {
+        return Ok((Vec::new(), None));
+    }
+    let mut files = spread_files(path, SpreadKind::Ends);
+    if files.is_empty() {
+        files = spread_files(path, SpreadKind::Runs);
+    }
+    if files.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    let ends =
+        files.iter().map(|f| crate::machines::load(&f.display().to_string())).collect::<Result<Vec<_>>>()?;
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let note = format!(
+        "the simulated range includes seed 1 on the probe's spread beside the profile: {}",
+        names.join(", ")
+    );
+    Ok((ends, Some(note)))
+}
+
 /// Removes the spread files of `kind` an earlier probe of the same profile left beside `path`,
 /// so `validate --machine` never takes an older probe's spread for this one's.
 fn remove_spread(path: &std::path::Path, kind: SpreadKind) -> Result<()> {

@@ -364,7 +364,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     let mut profile = match &a.machine {
         Some(m) => {
             // A profile `probe --write-profile` wrote has its spread beside it.
-            let (found, note) = spread_beside(std::path::Path::new(m))?;
+            let (found, note) = crate::cmd::probe::spread_beside(std::path::Path::new(m))?;
             ends = found;
             notes.extend(note);
             machines::load(m)?
@@ -593,30 +593,6 @@ fn s_point(s: Subject) -> String {
         Subject::Lru => "readers".into(),
         Subject::Dd => String::new(),
     }
-}
-
-/// The profiles of the probe's spread written beside the host profile `path` (`host.toml`):
-/// `host-slow.toml` and `host-fast.toml` (one probe's quartile ends), or `host-run1.toml`, ...
-/// (each run of `probe --repeat`); a note says which were found. None for a built-in name.
-fn spread_beside(path: &std::path::Path) -> Result<(Vec<MachineProfile>, Option<String>)> {
-    use crate::cmd::probe::{spread_files, SpreadKind};
-    if !path.is_file() {
-        return Ok((Vec::new(), None));
-    }
-    let mut files = spread_files(path, SpreadKind::Ends);
-    if files.is_empty() {
-        files = spread_files(path, SpreadKind::Runs);
-    }
-    if files.is_empty() {
-        return Ok((Vec::new(), None));
-    }
-    let ends = files.iter().map(|f| machines::load(&f.display().to_string())).collect::<Result<Vec<_>>>()?;
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let note = format!(
-        "the simulated range includes seed 1 on the probe's spread beside the profile: {}",
-        names.join(", ")
-    );
-    Ok((ends, Some(note)))
 }
 
 /// One cell from its real runs and its simulated seeds on the central profile (`sims`) and on
