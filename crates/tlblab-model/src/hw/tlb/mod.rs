@@ -305,7 +305,29 @@ impl TlbHierarchy {
     /// [`Self::lookup`], inlined.
     #[inline(always)]
     fn lookup_of(&mut self, lp: usize, a: Access) -> Lookup {
-        let Access { va, kind, asid, kernel } = a;
+        let len = self.lps[lp].plans[a.kind as usize].len as usize;
+        self.probe_steps(lp, a.va, a.kind, a.asid, a.kernel, 0..len, None, false)
+    }
+
+    /// The lookup proper: the plan's steps `steps` (indices into its `steps`, in plan order)
+    /// for `kind`, each probing its array (only those of page size `only`, when given: a probe
+    /// of another size cannot hit) and counting a miss where a level ends; a hit is promoted.
+    /// `known_miss`: the caller knows no entry can match, so no array is probed (a missing probe
+    /// changes nothing) and only the counters move. Shared by the full lookup and the sized ones
+    /// (hw/tlb/sized.rs).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn probe_steps(
+        &mut self,
+        lp: usize,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        steps: impl Iterator<Item = usize>,
+        only: Option<PageSize>,
+        known_miss: bool,
+    ) -> Lookup {
         let k = kind as usize;
         let priv_ = kernel as usize;
         let id = self.ids.key(lp, asid);
@@ -314,9 +336,10 @@ impl TlbHierarchy {
         let plan = &side.plans[k];
         // Nothing of `asid` is cached and no global entry exists: every probe would miss (and a
         // missing probe changes nothing).
-        let hopeless = id == NO_ID && one_key;
-        for s in &plan.steps[..plan.len as usize] {
-            if s.array != NONE && !hopeless {
+        let hopeless = known_miss || (id == NO_ID && one_key);
+        for i in steps {
+            let s = &plan.steps[i];
+            if s.array != NONE && !hopeless && only.is_none_or(|z| s.size == z) {
                 let vpn = (va << (64 - 57)) >> s.vpn_shift;
                 let want = s.tag_base | vpn << VPN_SHIFT | id;
                 let arr = &mut self.arrays[s.array as usize];

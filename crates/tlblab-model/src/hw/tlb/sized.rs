@@ -39,17 +39,8 @@ impl TlbHierarchy {
     /// id or global, can match it). The lookup's effects are then its counters alone (a probe
     /// that misses changes nothing): a miss at every level of the access's path, and a walk.
     pub fn miss_then_fill_sized(&mut self, lp: usize, a: Access, t: Translation) {
-        let (k, priv_) = (a.kind as usize, a.kernel as usize);
-        let side = &mut self.lps[lp];
-        let plan = &side.plans[k];
-        let sized = &plan.sized[t.size as usize];
-        for &i in &sized.steps[..sized.len as usize] {
-            let s = &plan.steps[i as usize];
-            if s.ends_level {
-                side.views[s.view as usize].counters.misses[k][priv_] += 1;
-            }
-        }
-        side.walks[k][priv_] += 1;
+        // Known to miss: no probe, the counters alone.
+        self.probe_sized(lp, a.va, a.kind, a.asid, a.kernel, t.size, true);
         self.fill_inner(lp, a, t, true);
     }
 
@@ -66,38 +57,27 @@ impl TlbHierarchy {
         kernel: bool,
         size: PageSize,
     ) -> Lookup {
-        let k = kind as usize;
-        let priv_ = kernel as usize;
-        let id = self.ids.key(lp, asid);
-        let side = &mut self.lps[lp];
-        let (one_key, gid) = (!side.globals, side.gid);
-        let plan = &side.plans[k];
-        let sized = &plan.sized[size as usize];
-        // Nothing of `asid` is cached and no global entry exists: every probe would miss.
-        let hopeless = id == NO_ID && one_key;
-        // The steps that probe an array of `size` or close a level: every other step of the
-        // plan does nothing for this lookup (`plan::SizedSteps`).
-        for &i in &sized.steps[..sized.len as usize] {
-            let s = &plan.steps[i as usize];
-            if s.array != NONE && !hopeless && s.size == size {
-                let vpn = (va << (64 - 57)) >> s.vpn_shift;
-                let want = s.tag_base | vpn << VPN_SHIFT | id;
-                let arr = &mut self.arrays[s.array as usize];
-                if let Some((tag, payload)) = arr.probe::<false>(vpn, want, one_key, gid) {
-                    side.views[s.view as usize].counters.hits[k][priv_] += 1;
-                    let s = *s;
-                    if s.depth > 0 {
-                        self.promote(lp, kind, &s, vpn, want, tag, payload);
-                    }
-                    return Lookup::Hit { level: s.level, payload, size: s.size };
-                }
-            }
-            if s.ends_level {
-                side.views[s.view as usize].counters.misses[k][priv_] += 1;
-            }
-        }
-        side.walks[k][priv_] += 1;
-        Lookup::Miss
+        self.probe_sized(lp, va, kind, asid, kernel, size, false)
+    }
+
+    /// The steps that probe an array of `size` or close a level, probed (every other step of the
+    /// plan does nothing for such a lookup: `plan::SizedSteps`); copied out, so the probes can
+    /// borrow the hierarchy.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn probe_sized(
+        &mut self,
+        lp: usize,
+        va: u64,
+        kind: AccessKind,
+        asid: u16,
+        kernel: bool,
+        size: PageSize,
+        known_miss: bool,
+    ) -> Lookup {
+        let sized = self.lps[lp].plans[kind as usize].sized[size as usize];
+        let steps = sized.steps[..sized.len as usize].iter().map(|&i| i as usize);
+        self.probe_steps(lp, va, kind, asid, kernel, steps, Some(size), known_miss)
     }
 
     /// Where the translation of `a.va` (page size `size`) sits at level 1, read just after a
