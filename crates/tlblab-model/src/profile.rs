@@ -162,6 +162,11 @@ pub struct Memory {
     pub clear_page_mbps: Sourced,
     /// memcpy bandwidth of one core, DRAM to DRAM.
     pub memcpy_mbps: Sourced,
+    /// Clearing pages one core last touched long ago (past the LLC, to DRAM): what zeroing a
+    /// page fresh from the buddy allocator streams at. Absent: such a page clears at
+    /// `clear_page_mbps` like one warm off the per-CPU list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear_dram_mbps: Option<Sourced>,
 }
 
 /// How the local APIC fans an IPI out to a set of targets.
@@ -424,6 +429,9 @@ impl MachineProfile {
         check_sourced("memory.llc_hit_ns", &m.llc_hit_ns, 0.0, 10_000.0)?;
         check_sourced("memory.clear_page_mbps", &m.clear_page_mbps, 1.0, 1_000_000.0)?;
         check_sourced("memory.memcpy_mbps", &m.memcpy_mbps, 1.0, 1_000_000.0)?;
+        if let Some(c) = &m.clear_dram_mbps {
+            check_sourced("memory.clear_dram_mbps", c, 1.0, 1_000_000.0)?;
+        }
         let k = &self.kernel;
         check_sourced("kernel.invlpg_cycles", &k.invlpg_cycles, 0.0, 100_000.0)?;
         check_sourced("kernel.full_flush_cycles", &k.full_flush_cycles, 0.0, 100_000.0)?;

@@ -443,6 +443,34 @@ mod tests {
     }
 
     #[test]
+    fn pages_fresh_from_the_buddy_lists_clear_at_the_dram_rate() {
+        let spec = |w| RunSpec::of("5.18.1", w, 1, Ps::US * 100, Ps::US * 500);
+        let mut p = profile("haswell-ep-2s");
+        assert!(p.memory.clear_dram_mbps.is_none());
+        let warm_only = run(&p, &spec("page_fault1_threads")).unwrap();
+        assert_eq!(warm_only.counters.get("pages_zeroed_cold").copied().unwrap_or(0), 0);
+        p.memory.clear_dram_mbps = Some(crate::profile::Sourced {
+            value: 4000.0,
+            source: "test".into(),
+            confidence: crate::profile::Confidence::Estimate,
+        });
+        // page_fault1 writes 128 MiB once per pass: every page comes from the buddy lists.
+        let cold = run(&p, &spec("page_fault1_threads")).unwrap();
+        let c = &cold.counters;
+        assert!(c["pages_zeroed"] > 100 && c["pages_zeroed_cold"] == c["pages_zeroed"], "{c:?}");
+        assert!(
+            cold.metric.value < 0.9 * warm_only.metric.value,
+            "{} {}",
+            cold.metric.value,
+            warm_only.metric.value
+        );
+        // tlb_flush2 faults back the pages its madvise just freed onto the per-CPU list.
+        let t2 = run(&p, &spec("tlb_flush2_threads")).unwrap();
+        let c = &t2.counters;
+        assert!(c["pages_zeroed"] > 100 && c["pages_zeroed_cold"] * 10 < c["pages_zeroed"], "{c:?}");
+    }
+
+    #[test]
     fn slub_counters_are_reported_where_the_machine_boots_slub() {
         let spec = RunSpec::of("4.9", "tlb_flush2_threads", 2, Ps::US * 100, Ps::US * 300);
         let with = run(&profile("haswell-ep-2698v3-2s"), &spec).unwrap();

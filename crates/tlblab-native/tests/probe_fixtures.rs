@@ -242,3 +242,38 @@ fn ipc_comes_from_the_probes_own_calls() {
     assert!(b.profile.ipc.is_none());
     assert!(b.warnings.iter().any(|w| w.contains("`pipe read`")), "{:?}", b.warnings);
 }
+
+/// `kernel.fault_ns` is the fault with a warm page: from the recycled-page measurement where
+/// the report has one (the fresh region's figure only named beside it), from the fresh region's
+/// first writes in reports recorded before; `memory.clear_dram_mbps` only where measured.
+#[test]
+fn the_fault_path_comes_from_warm_pages_and_the_cold_clear_from_its_own_measurement() {
+    use tlblab_native::stats::Summary;
+    let (file, text) = &fixtures()[0];
+    let mut r = ProbeReport::from_json(text).unwrap();
+    assert!(r.raw.fault_warm_ns.is_none() && r.raw.clear_dram_mbps.is_none(), "{file}");
+    let old = host_profile::build(&r, "host").unwrap().profile;
+    assert!(old.kernel.fault_ns.source.contains("fresh anonymous"), "{}", old.kernel.fault_ns.source);
+    assert!(old.memory.clear_dram_mbps.is_none());
+    let cold = r.raw.faults[0].fault_ns.median;
+    r.raw.fault_warm_ns = Some(Summary::of(&[cold / 2.0; 3]));
+    r.raw.clear_dram_mbps = Some(Summary::of(&[5000.0; 3]));
+    let p = host_profile::build(&r, "host").unwrap().profile;
+    p.validate().unwrap();
+    let f = &p.kernel.fault_ns;
+    // The same clearing and allocation shares come off either figure.
+    assert!(
+        (old.kernel.fault_ns.value - f.value - cold / 2.0).abs() < 1e-6,
+        "{} {}",
+        old.kernel.fault_ns.value,
+        f.value
+    );
+    assert!(
+        f.source.contains("recycled") && f.source.contains(&format!("{cold:.0} ns/page")),
+        "{}",
+        f.source
+    );
+    let c = p.memory.clear_dram_mbps.as_ref().expect("measured");
+    assert_eq!((c.value, c.confidence), (5000.0, Confidence::Measured));
+    assert!(c.source.contains("rep stosb"), "{}", c.source);
+}

@@ -119,12 +119,23 @@ impl Uncore {
     /// `core` on its CPU alone. Returns how long it waits for DRAM beyond `core`.
     pub fn transfer(&mut self, socket: u32, now: Ps, bytes: u64, core: Ps) -> Ps {
         let m = self.miss_fraction(socket);
-        let s = &mut self.sockets[socket as usize];
-        s.stats.bytes += bytes;
+        self.sockets[socket as usize].stats.bytes += bytes;
         if m == 0.0 {
             return Ps::ZERO;
         }
-        let dram = (bytes as f64 * m).round() as u64;
+        self.queue(socket, now, (bytes as f64 * m).round() as u64, core)
+    }
+
+    /// A transfer whose `bytes` all miss the LLC whatever the footprint (lines last written
+    /// long ago); as [`Uncore::transfer`] otherwise.
+    pub fn transfer_dram(&mut self, socket: u32, now: Ps, bytes: u64, core: Ps) -> Ps {
+        self.sockets[socket as usize].stats.bytes += bytes;
+        self.queue(socket, now, bytes, core)
+    }
+
+    /// `dram` bytes join the socket's DRAM queue at `now`; returns the wait beyond `core`.
+    fn queue(&mut self, socket: u32, now: Ps, dram: u64, core: Ps) -> Ps {
+        let s = &mut self.sockets[socket as usize];
         s.stats.dram_bytes += dram;
         let service = Ps::round_from(dram as f64 * self.dram_ps_per_byte);
         s.free_at = s.free_at.max(now) + service;
@@ -201,5 +212,20 @@ mod tests {
         assert_eq!(u.stats(0).dram_bytes, 30_000);
         // Long after, the controller is idle again.
         assert_eq!(u.transfer(0, us * 100, 20_000, us * 2), Ps::ZERO);
+    }
+
+    #[test]
+    fn a_transfer_to_dram_queues_every_byte_whatever_the_footprint() {
+        // Nothing held: a plain transfer hits, one to DRAM queues all its bytes.
+        let mut u = Uncore::new(1, 2, MIB, 10_000.0);
+        let us = Ps::US;
+        assert_eq!(u.transfer(0, Ps::ZERO, 20_000, us), Ps::ZERO);
+        assert_eq!(u.stats(0).dram_bytes, 0);
+        // 20,000 bytes at 100 ps/B: 2 us of service each; alone within its own 2 us.
+        assert_eq!(u.transfer_dram(0, Ps::ZERO, 20_000, us * 2), Ps::ZERO);
+        // A second at once waits for the first's service.
+        assert_eq!(u.transfer_dram(0, Ps::ZERO, 20_000, us * 2), us * 2);
+        let s = u.stats(0);
+        assert_eq!((s.bytes, s.dram_bytes, s.wait), (60_000, 40_000, us * 2));
     }
 }

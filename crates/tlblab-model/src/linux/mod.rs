@@ -392,6 +392,17 @@ impl Kernel {
         w
     }
 
+    /// As [`Kernel::bulk`] for a transfer whose bytes all go to DRAM (a page fresh from the
+    /// buddy lists: hw/uncore.rs `transfer_dram`).
+    pub(in crate::linux) fn bulk_dram(&mut self, ctx: &mut Ctx, at: Ps, bytes: u64, core: Ps) -> Ps {
+        let Some(u) = self.uncore.as_mut() else { return Ps::ZERO };
+        let w = u.transfer_dram(self.topo.socket_of(ctx.cpu), at, bytes, core);
+        if w > Ps::ZERO {
+            ctx.charge(Bucket::MemWait, w);
+        }
+        w
+    }
+
     /// What `cpu` does at an operation boundary before its next continuation or operation:
     /// finish waiting on a shootdown, schedule, preempt, flush the user PCID on the way out.
     pub fn boundary(&mut self, ctx: &mut Ctx) -> Boundary {

@@ -68,6 +68,43 @@ pub fn fault_point(cpus: &[usize], threads: usize, pages: usize, runs: usize) ->
     })
 }
 
+/// Pages in the mapping [`warm_fault_ns`] maps, writes and unmaps over and over: 512 KiB, an
+/// ebizzy buffer's size, and fewer pages than a per-CPU free list holds before it spills to the
+/// buddy allocator (`pcp->high`: 186 with v3.x's batch of 31, more since v6.7's auto-tuning).
+pub const WARM_PAGES: usize = 128;
+
+/// Rounds of [`warm_fault_ns`] left out before timing: the first ones find the pages cold.
+const WARM_SKIP: usize = 8;
+
+/// The minor anonymous fault with a warm page, per page in ns: a [`WARM_PAGES`] mapping is
+/// mapped, written a page at a time and unmapped, `rounds` times per block; each block keeps
+/// its median round (after [`WARM_SKIP`]). The unmap gives the pages back to this CPU's
+/// free list, so every later round's faults get them again, still in the cache: what the
+/// model's fault path is (its zeroing runs at the cache-resident `clear_page` rate). A fresh
+/// region ([`fault_point`]) also pays cold zeroing and, in a guest, the hypervisor's first
+/// touches.
+pub fn warm_fault_ns(runs: usize, rounds: usize) -> std::io::Result<Summary> {
+    let mut blocks = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let mut per_round = Vec::with_capacity(rounds);
+        for round in 0..WARM_SKIP + rounds {
+            let m = Mapping::new(WARM_PAGES * PAGE, Backing::Anon)?;
+            m.madvise(0, m.len(), Advice::NoHugePage)?;
+            let t = Instant::now();
+            for p in 0..WARM_PAGES {
+                m.write_byte(p * PAGE, 1);
+            }
+            let ns = t.elapsed().as_nanos() as f64 / WARM_PAGES as f64;
+            drop(m);
+            if round >= WARM_SKIP {
+                per_round.push(ns);
+            }
+        }
+        blocks.push(Summary::of(&per_round).median);
+    }
+    Ok(Summary::of(&blocks))
+}
+
 /// Calls timed together inside a block of the null-syscall loop.
 const SYSCALL_BATCH: u64 = 1000;
 
@@ -198,6 +235,44 @@ pub fn clear_page_mbps(runs: usize, clears: u64) -> Summary {
     Summary::of(&samples)
 }
 
+/// Zeroes one 4 KiB page as the kernel's `clear_page_erms` does (x86-64 since v4.x: one
+/// `rep stosb`), elsewhere with a memset.
+fn clear_one_page(page: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the string store writes exactly `page.len()` bytes from `page.as_mut_ptr()`, a
+    // buffer this function borrows mutably; rdi/rcx are clobbered and declared so.
+    unsafe {
+        core::arch::asm!(
+            "rep stosb",
+            inout("rdi") page.as_mut_ptr() => _,
+            inout("rcx") page.len() => _,
+            in("al") 0u8,
+            options(nostack, preserves_flags)
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    page.fill(0);
+}
+
+/// Clearing pages one core wrote long ago, as MB/s: a buffer of `bytes` (well past the last
+/// cache), written once so every page is mapped, then cleared a page at a time in address
+/// order, `runs` times; each pass finds the lines it clears evicted by the rest of the buffer.
+/// What zeroing a page fresh from the buddy allocator costs (`memory.clear_dram_mbps`).
+pub fn clear_dram_mbps(runs: usize, bytes: usize) -> Summary {
+    let mut buf = vec![1u8; bytes];
+    let samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            for page in buf.chunks_exact_mut(PAGE) {
+                clear_one_page(page);
+            }
+            std::hint::black_box(&mut buf);
+            bytes as f64 / (t.elapsed().as_nanos() as f64 / 1000.0)
+        })
+        .collect();
+    Summary::of(&samples)
+}
+
 /// DRAM-to-DRAM copy of one core as MB/s, buffers of `bytes` (well past the last cache).
 pub fn memcpy_mbps(runs: usize, bytes: usize) -> Summary {
     let src = vec![7u8; bytes];
@@ -231,5 +306,9 @@ mod tests {
         assert!(q.len() == 9 && q[4] == 1.0 && q.windows(2).all(|w| w[0] <= w[1]), "{q:?}");
         assert!(clear_page_mbps(1, 1000).median > 10.0);
         assert!(memcpy_mbps(1, 1 << 20).median > 10.0);
+        assert!(clear_dram_mbps(1, 4 << 20).median > 10.0);
+        // The recycled pages still fault: entry, allocation, zeroing, exit.
+        let w = warm_fault_ns(2, 3).unwrap();
+        assert!(w.n == 2 && w.median > 50.0, "{w:?}");
     }
 }

@@ -98,6 +98,10 @@ pub struct Measurements {
     pub cpuid_l2: Option<usize>,
     pub c2c_ns: Option<Summary>,
     pub faults: Vec<fault::FaultPoint>,
+    /// The fault on a recycled, cache-warm page ([`fault::warm_fault_ns`]; absent from reports
+    /// recorded before it was measured).
+    #[serde(default)]
+    pub fault_warm_ns: Option<Summary>,
     pub syscall_ns: Summary,
     /// One minor fault's cost at `fault::SPREAD_PERCENTILES`, relative to the median (empty in
     /// reports recorded before it was measured).
@@ -119,6 +123,10 @@ pub struct Measurements {
     #[serde(default)]
     pub stream: Option<uncore::StreamCopy>,
     pub clear_page_mbps: Summary,
+    /// Clearing pages past the LLC, one core ([`fault::clear_dram_mbps`]; absent from older
+    /// reports).
+    #[serde(default)]
+    pub clear_dram_mbps: Option<Summary>,
     pub memcpy_mbps: Summary,
 }
 
@@ -321,18 +329,31 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     }
     interference.push((name, r));
 
-    let name = part("syscall, context switch, pipe and socket calls, clear_page, memcpy");
-    let ((syscall_ns, fault_spread, context_switch_ns, ipc, clear_page_mbps, memcpy_mbps), r) =
-        quietest(tries, ncpu, || {
-            Ok((
-                fault::syscall_ns(3 * runs, if opts.quick { 10_000 } else { 60_000 }),
-                fault::fault_spread(if opts.quick { 5_000 } else { 50_000 })?,
-                fault::context_switch_ns(cpus[0], runs, if opts.quick { 2_000 } else { 20_000 })?,
-                Some(ipc::ipc_calls(if opts.quick { 20 } else { 200 })?),
-                fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 }),
-                fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 }),
-            ))
-        })?;
+    let name = part("syscall, warm fault, context switch, pipe and socket calls, clear_page, memcpy");
+    let (
+        (
+            syscall_ns,
+            fault_spread,
+            fault_warm_ns,
+            context_switch_ns,
+            ipc,
+            clear_page_mbps,
+            clear_dram_mbps,
+            memcpy_mbps,
+        ),
+        r,
+    ) = quietest(tries, ncpu, || {
+        Ok((
+            fault::syscall_ns(3 * runs, if opts.quick { 10_000 } else { 60_000 }),
+            fault::fault_spread(if opts.quick { 5_000 } else { 50_000 })?,
+            Some(fault::warm_fault_ns(3 * runs, if opts.quick { 20 } else { 100 })?),
+            fault::context_switch_ns(cpus[0], runs, if opts.quick { 2_000 } else { 20_000 })?,
+            Some(ipc::ipc_calls(if opts.quick { 20 } else { 200 })?),
+            fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 }),
+            Some(fault::clear_dram_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 })),
+            fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 }),
+        ))
+    })?;
     interference.push((name, r));
 
     let name = part("loopback UDP and TCP calls");
@@ -370,6 +391,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         cpuid_l2,
         c2c_ns,
         faults,
+        fault_warm_ns,
         syscall_ns,
         fault_spread,
         config_hz: crate::host::config_hz(),
@@ -378,6 +400,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         net,
         stream,
         clear_page_mbps,
+        clear_dram_mbps,
         memcpy_mbps,
     };
     let (reach_analysis, shootdown_costs) = derive(&raw);

@@ -433,6 +433,12 @@ pub fn render(r: &ProbeReport) -> String {
         ]);
     }
     out += &format!("\n{}", t.render());
+    if let Some(w) = &r.raw.fault_warm_ns {
+        out += &format!("fault+zero on a warm page (recycled): {} ns/page (spread {})\n", s(w, 0), pct(w));
+    }
+    if let Some(c) = &r.raw.clear_dram_mbps {
+        out += &format!("clear_page past the LLC: {} MB/s\n", s(c, 0));
+    }
     out += &format!(
         "null syscall {} ns; context switch {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
         s(&r.raw.syscall_ns, 0),

@@ -109,12 +109,9 @@ impl Kernel {
         // it as `at`.
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, Bucket::Fault);
         self.mm.files[file as usize].set(index, pfn);
-        self.counters.memory.pages_zeroed += 1;
         self.counters.filemap.pagecache_fills += 1;
-        ctx.charge(Bucket::Zeroing, self.costs.memory.clear_page);
-        // The fill writes the page: it draws on the socket's DRAM as far as the LLC misses it.
-        let clear = self.costs.memory.clear_page;
-        let clear = clear + self.bulk(ctx, at + a, crate::linux::include::linux::mm_types::PAGE_SIZE, clear);
+        // The fill writes the whole page.
+        let clear = self.clear_new_page(ctx, at + a, pfn);
         let Some(fill) = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
             ctx.charge(Bucket::Fault, self.costs.memory.page_alloc);

@@ -25,6 +25,8 @@ crate::linux::vmstat::counters! {
         page_faults,
         cow_flushes,
         pages_zeroed,
+        /// Of them, pages that came from the buddy lists, cleared at the profile's DRAM rate.
+        pages_zeroed_cold,
         pages_copied,
     }
 }
@@ -104,6 +106,9 @@ pub struct Costs {
     pub page_free: Ps,
     pub zap_pte: Ps,
     pub clear_page: Ps,
+    /// Clearing a page fresh from the buddy lists (`memory.clear_dram_mbps`), where the
+    /// profile has the rate.
+    pub clear_page_cold: Option<Ps>,
     pub copy_page: Ps,
 }
 
@@ -118,12 +123,39 @@ impl crate::linux::boot::FromProfile for Costs {
             page_free: Ps::from_cycles(p.kernel.page_free_cycles.value, mhz),
             zap_pte: Ps::from_cycles(p.kernel.zap_pte_cycles.value, mhz),
             clear_page: page_time(p.memory.clear_page_mbps.value),
+            clear_page_cold: p.memory.clear_dram_mbps.as_ref().map(|c| page_time(c.value)),
             copy_page: page_time(p.memory.memcpy_mbps.value),
         }
     }
 }
 
 impl Kernel {
+    /// `clear_page` (or a fill that writes the whole page) of `pfn`, just allocated, from `at`;
+    /// charged to [`Bucket::Zeroing`]. A page warm off this CPU's per-CPU list clears at the
+    /// cache-resident rate and draws on DRAM only as far as the LLC misses the CPU's streams;
+    /// one the allocator took from the buddy lists was last written long ago, so its lines
+    /// come from DRAM: it clears at the one-core DRAM rate and all its bytes queue on the
+    /// socket's DRAM (docs/references/machine-costs.md#cold-page-clear). Returns the time.
+    pub(in crate::linux) fn clear_new_page(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64) -> Ps {
+        let cold = match self.costs.memory.clear_page_cold {
+            Some(c) if !self.mm.page_alloc.as_ref().is_some_and(|a| a.warm(pfn)) => Some(c),
+            _ => None,
+        };
+        self.counters.memory.pages_zeroed += 1;
+        match cold {
+            Some(c) => {
+                self.counters.memory.pages_zeroed_cold += 1;
+                ctx.charge(Bucket::Zeroing, c);
+                c + self.bulk_dram(ctx, at, PAGE_SIZE, c)
+            }
+            None => {
+                let c = self.costs.memory.clear_page;
+                ctx.charge(Bucket::Zeroing, c);
+                c + self.bulk(ctx, at, PAGE_SIZE, c)
+            }
+        }
+    }
+
     pub(in crate::linux) fn mm_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
         let mm = self.tasks[t].user_mm();
         match s {
@@ -310,20 +342,20 @@ impl Kernel {
             // anon_vma_prepare: the VMA has its anon_vma from its first anonymous page on.
             s.mm.mms[mm as usize].vma_mut(addr).unwrap().anon_vma = true;
             let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
-            let (c, bytes) = if copy {
-                s.counters.memory.pages_copied += 1;
-                (s.costs.memory.copy_page, 2 * PAGE_SIZE)
-            } else {
-                s.counters.memory.pages_zeroed += 1;
-                (s.costs.memory.clear_page, PAGE_SIZE)
-            };
             // What remains of the profile's page_alloc_cycles once the allocator is simulated:
             // memcg charge, rmap and LRU add.
             ctx.charge(Bucket::Fault, s.costs.memory.page_alloc);
-            ctx.charge(Bucket::Zeroing, c);
-            // The clear or copy draws on the socket's DRAM as far as the LLC misses it.
-            let w = s.bulk(ctx, at + a + s.costs.memory.page_alloc, bytes, c);
-            (pfn, a + s.costs.memory.page_alloc + c + w)
+            let at = at + a + s.costs.memory.page_alloc;
+            let c = if copy {
+                s.counters.memory.pages_copied += 1;
+                let c = s.costs.memory.copy_page;
+                ctx.charge(Bucket::Zeroing, c);
+                // The copy draws on the socket's DRAM as far as the LLC misses it.
+                c + s.bulk(ctx, at, 2 * PAGE_SIZE, c)
+            } else {
+                s.clear_new_page(ctx, at, pfn)
+            };
+            (pfn, a + s.costs.memory.page_alloc + c)
         };
         let new_pte = match (backing, pte.present, write) {
             // A write fault on a PTE that already allows it: another CPU upgraded it in place

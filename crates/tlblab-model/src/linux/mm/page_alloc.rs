@@ -316,6 +316,16 @@ impl PageAlloc {
     }
 
     /// The zone holding `pfn`.
+    /// Whether the block at `pfn` came to its owner warm: freed onto a per-CPU list and handed
+    /// out from it again, not refilled from the buddy lists or allocated from them directly.
+    pub fn warm(&self, pfn: u64) -> bool {
+        self.zone_of(pfn).is_some_and(|zi| {
+            let z = &self.zones[zi];
+            let p = z.pages.get((pfn - z.start_pfn) as u32);
+            p.warm && matches!(p.state, PageState::Pcp | PageState::Allocated)
+        })
+    }
+
     pub fn zone_of(&self, pfn: u64) -> Option<usize> {
         self.zones.iter().position(|z| pfn >= z.start_pfn && pfn < z.start_pfn + z.pages.len() as u64)
     }
@@ -439,6 +449,7 @@ impl PageAlloc {
                 let p = self.zones[zi].pages.get_mut(i);
                 p.state = PageState::Allocated;
                 p.order = order;
+                p.warm = false;
                 out.pfn = Some(self.zones[zi].start_pfn + i as u64);
                 self.stats.buddy_allocs[order as usize] += 1;
             }
@@ -466,6 +477,7 @@ impl PageAlloc {
                 let p = z.pages.get_mut(i);
                 p.state = PageState::Pcp;
                 p.order = order;
+                p.warm = false;
                 // rmqueue_bulk appends after the previous page: address order from the head.
                 let pcp = &mut z.pcp[cpu as usize];
                 pcp.lists[pindex].push_back(&mut z.pages, i);
@@ -558,6 +570,7 @@ impl PageAlloc {
         }
         z.pages.get_mut(i).state = PageState::Pcp;
         z.pages.get_mut(i).mt = mt;
+        z.pages.get_mut(i).warm = true;
         pcp.lists[pindex].push_front(&mut z.pages, i);
         pcp.count += 1 << order;
         out.to_pcp = true;

@@ -116,6 +116,54 @@ fn an_order0_miss_refills_batch_pages_under_one_lock_then_hits_lifo() {
 }
 
 #[test]
+fn a_freed_page_comes_back_warm_and_a_page_from_the_buddy_lists_cold() {
+    let mut pa = alloc(PageAllocConfig::v4_9());
+    let mt = MigrateType::Movable;
+    // The refill's pages came from the buddy lists: cold, the one handed out and the rest.
+    let a = pa.alloc_pages(0, Ps(0), 0, mt, env());
+    let b = pa.alloc_pages(0, a.done, 0, mt, env());
+    assert_eq!((a.pfn, b.pfn), (Some(0), Some(1)));
+    assert!(!pa.warm(0) && !pa.warm(1));
+    // Freed onto the list: warm, and the next allocation gets it warm.
+    let f = pa.free_pages(0, b.done, 1, 0, env()).unwrap();
+    assert!(pa.warm(1));
+    let c = pa.alloc_pages(0, f.done, 0, mt, env());
+    assert_eq!(c.pfn, Some(1));
+    assert!(pa.warm(1));
+    // Freed past `high`: the drain sends the list's oldest frees to the buddy lists; what a
+    // later refill brings back from there is cold again, whoever freed it warm.
+    let mut t = c.done;
+    let pfns: Vec<u64> = (0..400)
+        .map(|_| {
+            let o = pa.alloc_pages(0, t, 0, mt, env());
+            t = o.done;
+            o.pfn.unwrap()
+        })
+        .collect();
+    for &p in &pfns {
+        t = pa.free_pages(0, t, p, 0, env()).unwrap().done;
+    }
+    assert!(pa.stats.drains > 0);
+    let warm_now: Vec<u64> = pfns.iter().copied().filter(|&p| pa.warm(p)).collect();
+    assert!(!warm_now.is_empty() && warm_now.len() < pfns.len());
+    let mut freed_warm_back_cold = 0;
+    for _ in 0..400 {
+        let o = pa.alloc_pages(0, t, 0, mt, env());
+        t = o.done;
+        let p = o.pfn.unwrap();
+        if warm_now.contains(&p) {
+            assert!(pa.warm(p), "pfn {p} stayed on the list");
+        } else {
+            assert!(!pa.warm(p), "pfn {p} came from the buddy lists");
+            freed_warm_back_cold += pfns.contains(&p) as u32;
+        }
+    }
+    assert!(freed_warm_back_cold > 0);
+    // A pfn in no zone is not warm.
+    assert!(!pa.warm(u64::MAX));
+}
+
+#[test]
 fn freeing_to_high_drains_batch_and_everything_merges_back() {
     for cfg in [PageAllocConfig::v4_9(), PageAllocConfig::v4_9_hopcpu(), PageAllocConfig::v5_14()] {
         let mut pa = alloc(cfg);
