@@ -145,6 +145,10 @@ pub struct Zone {
     pub data_line: CacheLine,
     /// `zone->pageset`, indexed by CPU.
     pub pcp: Vec<PerCpuPages>,
+    /// A bit per page: the block was last put on a per-CPU list by a free (the kernel's hot
+    /// page, at the list head, still in the freeing CPU's caches), not brought there from the
+    /// buddy lists by a refill. Apart from `pages` to keep `PageMeta` at 11 bytes.
+    warm: Vec<u64>,
     /// `ZONE_RECLAIM_ACTIVE` (v5.14+): reclaim is running on the zone. Only v6.7's tuning reads
     /// it here (no raise on refill, lowered high and a short list on free); reclaim does not
     /// set it yet (linux/mm/vmscan.rs), so it is set by whoever models reclaim on the zone.
@@ -152,6 +156,15 @@ pub struct Zone {
 }
 
 impl Zone {
+    fn set_warm(&mut self, i: u32, warm: bool) {
+        let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
+        if warm {
+            self.warm[w] |= b;
+        } else {
+            self.warm[w] &= !b;
+        }
+    }
+
     fn new(node: u32, spec: ZoneSpec, start_pfn: u64, cpus: usize, nr_lists: usize) -> Zone {
         let nr_pages = spec.pages;
         let block = 1u64 << (MAX_ORDER - 1);
@@ -176,6 +189,7 @@ impl Zone {
             data_line: CacheLine::new(),
             pcp: vec![PerCpuPages { lists: vec![List::default(); nr_lists], ..Default::default() }; cpus],
             reclaim_active: false,
+            warm: vec![0; (nr_pages as usize).div_ceil(64)],
         };
         // Boot frees memory in MAX_ORDER-1 blocks, in address order (each added at the tail):
         // the MemMap computes those pages until something writes them.
@@ -321,8 +335,9 @@ impl PageAlloc {
     pub fn warm(&self, pfn: u64) -> bool {
         self.zone_of(pfn).is_some_and(|zi| {
             let z = &self.zones[zi];
-            let p = z.pages.get((pfn - z.start_pfn) as u32);
-            p.warm && matches!(p.state, PageState::Pcp | PageState::Allocated)
+            let i = (pfn - z.start_pfn) as u32;
+            z.warm[(i / 64) as usize] & (1 << (i % 64)) != 0
+                && matches!(z.pages.get(i).state, PageState::Pcp | PageState::Allocated)
         })
     }
 
@@ -449,7 +464,7 @@ impl PageAlloc {
                 let p = self.zones[zi].pages.get_mut(i);
                 p.state = PageState::Allocated;
                 p.order = order;
-                p.warm = false;
+                self.zones[zi].set_warm(i, false);
                 out.pfn = Some(self.zones[zi].start_pfn + i as u64);
                 self.stats.buddy_allocs[order as usize] += 1;
             }
@@ -477,7 +492,7 @@ impl PageAlloc {
                 let p = z.pages.get_mut(i);
                 p.state = PageState::Pcp;
                 p.order = order;
-                p.warm = false;
+                z.set_warm(i, false);
                 // rmqueue_bulk appends after the previous page: address order from the head.
                 let pcp = &mut z.pcp[cpu as usize];
                 pcp.lists[pindex].push_back(&mut z.pages, i);
@@ -563,6 +578,7 @@ impl PageAlloc {
         }
         let pindex = lists.pindex(mt as usize, order);
         let reclaim_active = z.reclaim_active;
+        z.set_warm(i, true);
         let pcp = &mut z.pcp[cpu as usize];
         if self.cfg.refill == PcpRefill::AllocFactor {
             // v6.7 free_unref_page_commit(): a free halves the refill's scale.
@@ -570,7 +586,6 @@ impl PageAlloc {
         }
         z.pages.get_mut(i).state = PageState::Pcp;
         z.pages.get_mut(i).mt = mt;
-        z.pages.get_mut(i).warm = true;
         pcp.lists[pindex].push_front(&mut z.pages, i);
         pcp.count += 1 << order;
         out.to_pcp = true;
