@@ -135,7 +135,9 @@ struct Task {
     program: Box<dyn Program>,
     iterations: u64,
     measured: u64,
+    /// The operations of the program's last `next`, taken in order from `taken` on.
     buf: Vec<Op>,
+    taken: usize,
 }
 
 /// Host bytes of one task's user side in the engine (its program's own state apart).
@@ -276,7 +278,7 @@ impl Simulation {
     }
 
     fn add(&mut self, program: Box<dyn Program>, mm: Option<MmId>, cpu: u32, start: Ps) {
-        self.tasks.push(Task { program, iterations: 0, measured: 0, buf: Vec::new() });
+        self.tasks.push(Task { program, iterations: 0, measured: 0, buf: Vec::new(), taken: 0 });
         if self.kernel.add_task(mm, cpu, start) {
             self.ev.run[cpu as usize].busy_until = start;
         }
@@ -497,11 +499,13 @@ impl Simulation {
             Some(s) => s,
             None => {
                 let task = &mut self.tasks[t];
-                if task.buf.is_empty() {
+                if task.taken == task.buf.len() {
+                    task.buf.clear();
+                    task.taken = 0;
                     task.program.next(&mut task.buf);
-                    task.buf.reverse();
                 }
-                let op = task.buf.pop().expect("a program always has a next operation");
+                let op = *task.buf.get(task.taken).expect("a program always has a next operation");
+                task.taken += 1;
                 if matches!(op, Op::Iteration) {
                     task.iterations += 1;
                     if now >= warmup && now < end {
@@ -567,10 +571,11 @@ impl Simulation {
                 0
             }
         };
-        let f = smt.stretch_ppm(cpu, issuing, crate::hw::smt::ppm_of(stall, work));
+        let f = smt.stretch_ppm(cpu, issuing, || crate::hw::smt::ppm_of(stall, work));
         let d = self.scale(cpu, before, d, f, scaled);
-        // What this step leaves its siblings: the core, but for its stalls and waits.
-        let work = work_of(&self.times[cpu as usize]);
+        // What this step leaves its siblings: the core, but for its stalls and waits (the
+        // buckets as scaled; unscaled, as they were).
+        let work = if f == noise::UNIT { work } else { work_of(&self.times[cpu as usize]) };
         self.ev.run[cpu as usize].idle_ppm = noise::UNIT - crate::hw::smt::ppm_of(work - stall, d.0);
         d
     }

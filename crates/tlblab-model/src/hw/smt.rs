@@ -63,13 +63,24 @@ impl Smt {
     /// stretches the factor goes linearly (a sibling issuing half the time takes half the share
     /// of one issuing all the time). Only the execution part stretches: a stall takes as long
     /// beside a busy sibling as alone.
-    pub fn stretch_ppm(&self, cpu: u32, issuing: impl Fn(u32) -> i64, stall_ppm: i64) -> i64 {
+    ///
+    /// `stall_ppm` is asked only if it matters: with no sibling issuing the factor is `PPM`
+    /// whatever the stalls (computing the share, a division, on every step was a hot spot).
+    pub fn stretch_ppm(
+        &self,
+        cpu: u32,
+        issuing: impl Fn(u32) -> i64,
+        stall_ppm: impl FnOnce() -> i64,
+    ) -> i64 {
         let busy: i64 = self.siblings[cpu as usize].iter().map(|&sib| issuing(sib).clamp(0, PPM)).sum();
         let (n, frac) = ((busy / PPM) as usize, busy % PPM);
         let lo = self.stretch_ppm[n];
         let hi = self.stretch_ppm.get(n + 1).copied().unwrap_or(lo);
         let exec = lo + (hi - lo) * frac / PPM;
-        PPM + (exec - PPM) * (PPM - stall_ppm.clamp(0, PPM)) / PPM
+        if exec == PPM {
+            return PPM; // what the line below gives for any stall share
+        }
+        PPM + (exec - PPM) * (PPM - stall_ppm().clamp(0, PPM)) / PPM
     }
 }
 
@@ -98,12 +109,12 @@ mod tests {
         let s = Smt::new(T, 1.3).unwrap();
         let on = |b: bool| if b { PPM } else { 0 };
         // CPU 1's sibling is CPU 5 (first threads 0-3, then their siblings).
-        assert_eq!(s.stretch_ppm(1, |c| on(c == 5), 0), 1_538_462); // 2 / 1.3
-        assert_eq!(s.stretch_ppm(5, |c| on(c == 1), 0), 1_538_462);
-        assert_eq!(s.stretch_ppm(1, |c| on(c != 5), 0), PPM, "busy CPUs on other cores do not count");
+        assert_eq!(s.stretch_ppm(1, |c| on(c == 5), || 0), 1_538_462); // 2 / 1.3
+        assert_eq!(s.stretch_ppm(5, |c| on(c == 1), || 0), 1_538_462);
+        assert_eq!(s.stretch_ppm(1, |c| on(c != 5), || 0), PPM, "busy CPUs on other cores do not count");
         // No gain from SMT: each of two busy threads at half speed; full gain: no slowdown.
-        assert_eq!(Smt::new(T, 1.0).unwrap().stretch_ppm(0, |_| PPM, 0), 2 * PPM);
-        assert_eq!(Smt::new(T, 2.0).unwrap().stretch_ppm(0, |_| PPM, 0), PPM);
+        assert_eq!(Smt::new(T, 1.0).unwrap().stretch_ppm(0, |_| PPM, || 0), 2 * PPM);
+        assert_eq!(Smt::new(T, 2.0).unwrap().stretch_ppm(0, |_| PPM, || 0), PPM);
         let one = Topology { threads_per_core: 1, ..T };
         assert!(Smt::new(one, 1.3).is_none());
     }
@@ -112,10 +123,10 @@ mod tests {
     fn four_way_smt_follows_the_line_through_the_two_way_figure() {
         let s = Smt::new(Topology { threads_per_core: 4, ..T }, 1.3).unwrap();
         // All four busy: T(4) = 1.9, each at 1.9 / 4 of its lone speed.
-        assert_eq!(s.stretch_ppm(2, |_| PPM, 0), (4.0 / 1.9 * 1e6_f64).round() as i64);
-        assert_eq!(s.stretch_ppm(2, |c| if c == 6 { PPM } else { 0 }, 0), 1_538_462);
+        assert_eq!(s.stretch_ppm(2, |_| PPM, || 0), (4.0 / 1.9 * 1e6_f64).round() as i64);
+        assert_eq!(s.stretch_ppm(2, |c| if c == 6 { PPM } else { 0 }, || 0), 1_538_462);
         // Two siblings each issuing half the time weigh as one issuing all of it.
-        assert_eq!(s.stretch_ppm(2, |c| if c == 6 || c == 10 { PPM / 2 } else { 0 }, 0), 1_538_462);
+        assert_eq!(s.stretch_ppm(2, |c| if c == 6 || c == 10 { PPM / 2 } else { 0 }, || 0), 1_538_462);
     }
 
     #[test]
@@ -123,17 +134,43 @@ mod tests {
         let s = Smt::new(T, 1.3).unwrap();
         let busy = |c: u32| if c == 5 { PPM } else { 0 };
         // A step all stall (a cross-socket line transfer) takes as long beside a busy sibling.
-        assert_eq!(s.stretch_ppm(1, busy, PPM), PPM);
+        assert_eq!(s.stretch_ppm(1, busy, || PPM), PPM);
         // Half stall: half the execution-only stretch.
-        assert_eq!(s.stretch_ppm(1, busy, PPM / 2), PPM + (1_538_462 - PPM) / 2);
+        assert_eq!(s.stretch_ppm(1, busy, || PPM / 2), PPM + (1_538_462 - PPM) / 2);
         // A sibling stalled half its step takes half the share of the core.
-        assert_eq!(s.stretch_ppm(1, |c| if c == 5 { PPM / 2 } else { 0 }, 0), PPM + (1_538_462 - PPM) / 2);
-        assert_eq!(s.stretch_ppm(1, |_| 0, 0), PPM, "a stalled sibling does not slow the core");
+        assert_eq!(s.stretch_ppm(1, |c| if c == 5 { PPM / 2 } else { 0 }, || 0), PPM + (1_538_462 - PPM) / 2);
+        assert_eq!(s.stretch_ppm(1, |_| 0, || 0), PPM, "a stalled sibling does not slow the core");
         assert_eq!(ppm_of(3, 4), 750_000);
         assert_eq!(ppm_of(5, 0), 0);
         // Past 64 bits the quotient is the 128-bit one.
         let big = u64::MAX / 3;
         assert_eq!(ppm_of(big - 7, big), (u128::from(big - 7) * 1_000_000 / u128::from(big)) as i64);
         assert_eq!(ppm_of(u64::MAX, u64::MAX), 1_000_000);
+    }
+
+    /// The stall share is computed only where it changes the factor, and the factor is the
+    /// same as with it given: a core whose siblings do not issue, or one gaining nothing from a
+    /// busy sibling (`smt_throughput` 2), never asks it.
+    #[test]
+    fn the_stall_share_is_asked_only_when_it_matters() {
+        let asked = std::cell::Cell::new(0);
+        let stall = |p: i64| {
+            let asked = &asked;
+            move || {
+                asked.set(asked.get() + 1);
+                p
+            }
+        };
+        let s = Smt::new(T, 1.3).unwrap();
+        for p in [0, PPM / 3, PPM] {
+            assert_eq!(s.stretch_ppm(1, |_| 0, stall(p)), PPM);
+            assert_eq!(Smt::new(T, 2.0).unwrap().stretch_ppm(1, |_| PPM, stall(p)), PPM);
+        }
+        assert_eq!(asked.get(), 0);
+        assert_eq!(
+            s.stretch_ppm(1, |c| if c == 5 { PPM } else { 0 }, stall(PPM / 2)),
+            PPM + (1_538_462 - PPM) / 2
+        );
+        assert_eq!(asked.get(), 1);
     }
 }

@@ -322,7 +322,11 @@ impl Program for Sender {
             Transport::Pipe => Op::PipeWrite { pipe: chan, len: DATASIZE },
             Transport::Socket => Op::UnixSend { pair: chan, len: DATASIZE },
         });
-        self.next = (self.next + 1) % self.chans.len();
+        // Round robin over the receivers (a compare, not a division per message).
+        self.next += 1;
+        if self.next == self.chans.len() {
+            self.next = 0;
+        }
     }
 }
 

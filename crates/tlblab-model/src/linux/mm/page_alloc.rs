@@ -216,6 +216,9 @@ pub struct PageAlloc {
     fair: bool,
     cpu_node: Vec<u32>,
     pub stats: PageAllocStats,
+    /// [`PageAlloc::alloc_pages_untimed`]'s saved clocks, kept to be reused: a workload's setup
+    /// allocates every page it caches this way (a `Vec` per page was a hot spot of start-up).
+    untimed_clocks: Vec<(LockTiming, (Ps, Ps))>,
 }
 
 impl PageAlloc {
@@ -285,8 +288,16 @@ impl PageAlloc {
         let several = node_zones.iter().any(|z| z.len() > 1);
         let fair = several && rules == Some(ZoneRules::V4_2);
         let cpu_node = (0..cpus as u32).map(|c| topo.socket_of(c)).collect();
-        let mut pa =
-            PageAlloc { cfg, costs, zones, zonelists, fair, cpu_node, stats: PageAllocStats::default() };
+        let mut pa = PageAlloc {
+            cfg,
+            costs,
+            zones,
+            zonelists,
+            fair,
+            cpu_node,
+            stats: PageAllocStats::default(),
+            untimed_clocks: Vec::new(),
+        };
         pa.setup_per_zone_wmarks(layout.lowmem_pages());
         let node_cpus = (pa.cpu_node.len() as u64 / topo.sockets as u64).max(1);
         for z in &mut pa.zones {
@@ -721,9 +732,12 @@ impl PageAlloc {
         mt: MigrateType,
         env: Env,
     ) -> Option<u64> {
-        let timing = self.timings();
+        let mut clocks = std::mem::take(&mut self.untimed_clocks);
+        clocks.clear();
+        clocks.extend(self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy())));
         let out = self.alloc_pages(cpu, at, order, mt, env);
-        self.rewind(timing);
+        self.rewind_from(&clocks);
+        self.untimed_clocks = clocks;
         out.pfn
     }
 
@@ -734,7 +748,12 @@ impl PageAlloc {
 
     /// Puts back clocks [`PageAlloc::timings`] took: the state stays, the time did not pass.
     pub fn rewind(&mut self, timing: Vec<(LockTiming, (Ps, Ps))>) {
-        for (z, (lock, data)) in self.zones.iter_mut().zip(timing) {
+        self.rewind_from(&timing);
+    }
+
+    /// [`PageAlloc::rewind`] from borrowed clocks.
+    fn rewind_from(&mut self, timing: &[(LockTiming, (Ps, Ps))]) {
+        for (z, &(lock, data)) in self.zones.iter_mut().zip(timing) {
             z.lock.rewind(lock);
             z.data_line.rewind(data);
         }

@@ -194,25 +194,43 @@ impl MemMap {
         }
     }
 
-    /// Page `i`'s `struct page`, for writing (its section made real first).
-    #[inline]
+    /// Page `i`'s `struct page`, for writing (its section made real first). Inlined whole, the
+    /// panic out of line: every list operation of the allocator goes through it.
+    #[inline(always)]
     pub fn get_mut(&mut self, i: u32) -> &mut PageMeta {
-        assert!(i < self.nr_pages, "page {i} of a {}-page zone", self.nr_pages);
+        if i >= self.nr_pages {
+            outside(i, self.nr_pages);
+        }
         let sec = (i >> SECTION_SHIFT) as usize;
         if self.sections[sec].is_none() {
-            let base = (sec as u32) << SECTION_SHIFT;
-            let end = (base + (1 << SECTION_SHIFT)).min(self.nr_pages);
-            let pages: Box<[PageMeta]> = (base..end).map(|j| self.boot_page(j)).collect();
-            self.sections[sec] = Some(pages);
+            self.make_real(sec);
         }
         let s = self.sections[sec].as_mut().expect("made real above");
         &mut s[(i & ((1 << SECTION_SHIFT) - 1)) as usize]
+    }
+
+    /// Section `sec` as boot left it, stored. Out of line: once per section, while `get_mut`
+    /// runs for every list operation of the allocator (a setup caching files makes millions).
+    #[cold]
+    #[inline(never)]
+    fn make_real(&mut self, sec: usize) {
+        let base = (sec as u32) << SECTION_SHIFT;
+        let end = (base + (1 << SECTION_SHIFT)).min(self.nr_pages);
+        let pages: Box<[PageMeta]> = (base..end).map(|j| self.boot_page(j)).collect();
+        self.sections[sec] = Some(pages);
     }
 
     /// Sections written since boot (for tests).
     pub fn sections_allocated(&self) -> usize {
         self.sections.iter().filter(|s| s.is_some()).count()
     }
+}
+
+/// The panic of a page index past a zone's end ([`MemMap::get_mut`]).
+#[cold]
+#[inline(never)]
+fn outside(i: u32, nr_pages: u32) -> ! {
+    panic!("page {i} of a {nr_pages}-page zone")
 }
 
 /// An intrusive doubly linked list over a zone's page array (`struct list_head`).
