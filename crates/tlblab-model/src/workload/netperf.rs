@@ -96,7 +96,8 @@ impl Benchmark for Netperf {
     }
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
-        stream_pair(sim, run, self.proto, self.bufs, self.size, self.side);
+        // mmtests passes `-M SIZE` too: netserver reads `-m` bytes a call.
+        stream_pair(sim, run, self.proto, self.bufs, self.size, self.size as u32, self.side);
     }
 
     /// Payload bits per second in units of 10^6, from the messages the counted side completed.
@@ -145,20 +146,23 @@ fn parse_args(words: &[&str]) -> Result<Netperf, String> {
 
 /// A sender and a receiver on a connected loopback pair: the sender on CPU 0, the receiver on
 /// CPU 1 (another core of the same socket, where an unbound run's wake-ups land them), each in
-/// its own process. `side` says whose completed calls the loop iterations count.
+/// its own process. The receiver asks for `recv_len` bytes a call ([`Op::Recv`]). `side` says
+/// whose completed calls the loop iterations count.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn stream_pair(
     sim: &mut Simulation,
     run: &Setup<'_>,
     proto: Proto,
     bufs: Option<(u64, u64)>,
     size: u64,
+    recv_len: u32,
     side: Side,
 ) {
     assert!(run.profile.topology.cpus() >= 2, "a stream test needs two CPUs (run::run checks)");
     let sock = sim.kernel.socket_pair(proto, bufs);
     let (tx, rx) = (sim.add_mm(), sim.add_mm());
     sim.add_task(Box::new(Sender { sock, len: size as u32, count: side == Side::Send }), tx, 0);
-    sim.add_task(Box::new(Receiver { sock, count: side == Side::Recv }), rx, 1);
+    sim.add_task(Box::new(Receiver { sock, len: recv_len, count: side == Side::Recv }), rx, 1);
 }
 
 /// The sending loop: `send(fd, buf, len, 0)` forever.
@@ -180,12 +184,13 @@ impl Program for Sender {
 /// The receiving loop: `recv(fd, buf, len, 0)` forever.
 pub(super) struct Receiver {
     pub sock: u16,
+    pub len: u32,
     pub count: bool,
 }
 
 impl Program for Receiver {
     fn next(&mut self, out: &mut Vec<Op>) {
-        out.push(Op::Recv { sock: self.sock });
+        out.push(Op::Recv { sock: self.sock, len: self.len });
         if self.count {
             out.push(Op::Iteration);
         }

@@ -133,8 +133,9 @@ impl Flow {
 pub enum Step {
     /// A send's body (after the entry, or after a sleep for buffer room).
     Send { sock: u16, len: u32 },
-    /// A receive's body (after the entry, or after a sleep on an empty queue).
-    Recv { sock: u16 },
+    /// A receive's body (after the entry, or after a sleep on an empty queue): `len` as in
+    /// [`Op::Recv`].
+    Recv { sock: u16, len: u32 },
     /// The loopback softirq delivering the send's skb, then the return to user space.
     Deliver { sock: u16 },
     /// The receiver's delayed-ACK timer (`tcp_delack_timer`) on its CPU, before its receive.
@@ -240,7 +241,7 @@ impl Kernel {
     pub(in crate::linux) fn socket_call(&mut self, ctx: &mut Ctx, op: Op) -> Ps {
         let step = match op {
             Op::Send { sock, len } => Step::Send { sock, len },
-            Op::Recv { sock } => Step::Recv { sock },
+            Op::Recv { sock, len } => Step::Recv { sock, len },
             _ => unreachable!("not a socket call: {op:?}"),
         };
         ctx.then(Continuation::Net(step));
@@ -252,7 +253,7 @@ impl Kernel {
     pub(in crate::linux) fn socket_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
         match s {
             Step::Send { sock, len } => self.sock_send(ctx, t, sock, len as u64),
-            Step::Recv { sock } => self.sock_recv(ctx, t, sock),
+            Step::Recv { sock, len } => self.sock_recv(ctx, t, sock, len),
             Step::Deliver { sock } => self.sock_deliver(ctx, sock),
             Step::DelAck { sock } => self.tcp_delack_timer(ctx, sock),
             Step::Release { sock } => self.tcp_release_sock(ctx, sock),
@@ -282,14 +283,18 @@ impl Kernel {
             return self.tcp_append(ctx, sock, len);
         }
         // tcp_push's Nagle test on the new skb (tcp_write_xmit -> tcp_nagle_test).
-        let hold = f.proto == Proto::Tcp && f.conn.nagle_holds(len, tcp::LOOPBACK_SIZE_GOAL);
+        let hold = f.proto == Proto::Tcp && f.conn.nagle_holds(len);
+        // v4.9 copies a send's first bytes into a 2 KB linear head; v5.10+ into frags only.
+        let linear = !self.config.net.tcp_paged_payload;
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let caches = NetCaches::lookup(slab);
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let r = match f.proto {
             Proto::Udp => skbuff::udp_alloc(slab, pa, caches, ctx.cpu, ctx.now, len, env),
-            Proto::Tcp => skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, env),
+            Proto::Tcp => {
+                skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, linear, env)
+            }
         };
         let Ok((skb, out)) = r else {
             panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
@@ -329,7 +334,7 @@ impl Kernel {
             let push = tcp::PushState {
                 tail_len: len,
                 tail_truesize: skb.truesize,
-                size_goal: tcp::LOOPBACK_SIZE_GOAL,
+                size_goal: f.conn.mss,
                 earlier_unacked: f.wmem > 0,
                 wmem_alloc: tcp::WMEM_ALLOC_BIAS + f.in_flight.as_ref().map_or(0, |q| q.truesize),
             };
@@ -337,7 +342,7 @@ impl Kernel {
                 s.counters.tcp_autocorks += 1;
             }
             f.wmem += skb.truesize;
-            f.conn.transmitted(len, tcp::LOOPBACK_SIZE_GOAL);
+            f.conn.transmitted(len);
             // Owned through the loopback softirq that follows (release_sock comes after it).
             f.owned_until = Ps(u64::MAX);
         }
@@ -392,11 +397,11 @@ impl Kernel {
     /// `udp_recvmsg` / `tcp_recvmsg` of one skb: sleep on an empty queue, else dequeue, copy
     /// out, free the skb here (and TCP's fragment pages when this was their last reference),
     /// give the sender its room back.
-    fn sock_recv(&mut self, ctx: &mut Ctx, t: usize, sock: u16) -> Ps {
+    fn sock_recv(&mut self, ctx: &mut Ctx, t: usize, sock: u16, len: u32) -> Ps {
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         if f.rx.queue.is_empty() && self.tcp_stall(sock) {
             // Nothing will come before the delayed-ACK timer: wait for it here, then receive.
-            ctx.then(Continuation::Net(Step::Recv { sock }));
+            ctx.then(Continuation::Net(Step::Recv { sock, len }));
             ctx.then(Continuation::Net(Step::DelAck { sock }));
             return Ps::ZERO;
         }
@@ -404,9 +409,12 @@ impl Kernel {
         let Some(front) = f.rx.queue.front() else {
             f.reader = Some(t);
             self.net.sockets.as_mut().expect(NO_NET).counters.net_recv_sleeps += 1;
-            ctx.then(Continuation::Net(Step::Recv { sock }));
+            ctx.then(Continuation::Net(Step::Recv { sock, len }));
             return self.deschedule(ctx, false, ctx.now);
         };
+        if f.proto == Proto::Tcp && len > 0 {
+            return self.tcp_recvmsg(ctx, sock, len as u64);
+        }
         let (objs, truesize, tcp) = ([front.skb, front.head], front.truesize, f.proto == Proto::Tcp);
         for o in objs {
             self.object_held(o, -1);
@@ -443,6 +451,56 @@ impl Kernel {
             return d;
         }
         d += self.socket_exit(ctx);
+        d
+    }
+
+    /// `tcp_recvmsg` of up to `max` bytes from a non-empty queue: copy out across the queued
+    /// segments, free those used up (a segment read in part stays queued and charged), give the
+    /// sender its room back; `tcp_cleanup_rbuf` follows as its own step.
+    fn tcp_recvmsg(&mut self, ctx: &mut Ctx, sock: u16, max: u64) -> Ps {
+        // The skbs this read uses up, released from the kernel's count before they are freed.
+        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+        let (mut left, mut off, mut objs) = (max, f.rx.front_read, Vec::new());
+        for skb in &f.rx.queue {
+            if skb.len - off > left {
+                break;
+            }
+            left -= skb.len - off;
+            off = 0;
+            objs.extend([skb.skb, skb.head]);
+            if left == 0 {
+                break;
+            }
+        }
+        for o in objs {
+            self.object_held(o, -1);
+        }
+        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let (copied, freed, out) =
+            skbuff::tcp_recv_upto(slab, pa, &mut f.frag, ctx.cpu, ctx.now, &mut f.rx, max, env)
+                .unwrap_or_else(|e| panic!("socket receive: {e:?}"))
+                .expect("a queued skb");
+        self.sync_net_pages(sock);
+        let costs = &self.net.sockets.as_ref().expect(NO_NET).costs;
+        let (path, copy) = (costs.tcp_recv, costs.copy.copy(copied));
+        let free = self.charge_net(ctx, &out, ctx.now);
+        ctx.charge(Bucket::Zeroing, copy);
+        ctx.charge(Bucket::Syscall, path);
+        let copy = copy + self.bulk(ctx, ctx.now + free, 2 * copied, copy);
+        let d = free + copy + path;
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        s.counters.net_received += 1;
+        s.counters.net_received_bytes += copied;
+        let f = &mut s.flows[sock as usize];
+        f.wmem -= freed;
+        if f.tcp_room() {
+            if let Some(w) = f.writer.take() {
+                self.wake(ctx, w, ctx.now + d);
+            }
+        }
+        ctx.then(Continuation::Net(Step::Cleanup { sock, copied: copied as u32 }));
         d
     }
 

@@ -40,6 +40,12 @@ pub struct NetKnobs {
     /// Absent from results written before it (read as off), and off in the presets before v6.6.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tcp_ack_pushed_mss: bool,
+    /// v5.10+ `tcp_sendmsg`: every payload byte goes to page fragments, the skb's head holds the
+    /// headers alone (`MAX_TCP_HEADER`), so a small segment's truesize is about 1.3 KB instead of
+    /// v4.9's 2.3 KB kmalloc-2048 head (linux/net/core/skbuff.rs; docs/references/linux-mm.md#tcp-small-windows).
+    /// Absent from results written before it (read as off), off in the presets before v5.12.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_paged_payload: bool,
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
@@ -67,6 +73,25 @@ pub fn should_autocork(k: &NetKnobs, s: &PushState) -> bool {
 /// The size goal on loopback: `lo`'s MTU of 65536 (v2.6.31+) gives an MSS above any message the
 /// workloads send, so a message never fills it (the first term always holds).
 pub const LOOPBACK_SIZE_GOAL: u64 = 65536 - 40 - 12;
+
+/// The TCP header with the timestamp option every loopback segment carries (20 + 12 bytes),
+/// `tcp_header_len` in `tcp_bound_to_half_wnd`'s floor.
+const TCP_HEADER_LEN: u64 = 32;
+
+/// `tcp_bound_to_half_wnd` (include/net/tcp.h, v2.6 .. v6.x alike): the sender's MSS
+/// (`tcp_sync_mss`) and size goal (`tcp_xmit_size_goal`) are capped at half the largest window
+/// the peer has advertised (`max_window`; all of it when that is 536 or less), and never below
+/// 68 bytes less the header. So a receiver with a small buffer (netperf's `-S`) makes the sender
+/// build segments of half its window, and a segment of that size is full-sized: Nagle no longer
+/// holds it (docs/references/linux-mm.md#tcp-small-windows).
+pub fn bound_to_half_wnd(max_window: u64, pktsize: u64) -> u64 {
+    let cutoff = if max_window > TCP_MSS_DEFAULT { max_window >> 1 } else { max_window };
+    if cutoff > 0 && pktsize > cutoff {
+        cutoff.max(68 - TCP_HEADER_LEN)
+    } else {
+        pktsize
+    }
+}
 
 /// `TCP_MSS_DEFAULT`: the receiver's first `rcv_mss` estimate (`tcp_initialize_rcv_mss`: the
 /// least of `advmss`, the MSS, half the window and 536), never below `TCP_MIN_MSS` (88).
@@ -100,6 +125,9 @@ pub struct Conn {
     pub rcv_wnd: u64,
     pub window_clamp: u64,
     pub rcv_mss: u64,
+    /// The sender's `mss_now` and size goal: loopback's MSS bounded by half the window the
+    /// receiver advertises at most (its `window_clamp`; the model's receiver never raises it).
+    pub mss: u64,
     pub pushed: bool,
     /// When the armed delayed-ACK timer fires (`icsk_ack.timeout`), if armed.
     pub delack_at: Option<Ps>,
@@ -119,23 +147,26 @@ impl Conn {
             rcv_wnd: clamp,
             window_clamp: clamp,
             rcv_mss: TCP_MSS_DEFAULT.min(clamp / 2).max(TCP_MIN_MSS),
+            mss: bound_to_half_wnd(clamp, LOOPBACK_SIZE_GOAL),
             pushed: false,
             delack_at: None,
         }
     }
 
     /// `tcp_nagle_check(partial, tp, nonagle)` with `tcp_minshall_check` (v2.4 .. v6.x
-    /// net/ipv4/tcp_output.c): a segment shorter than the size goal is held while the last small
-    /// segment sent (`snd_sml`) is unacknowledged, unless `TCP_NODELAY`.
-    pub fn nagle_holds(&self, len: u64, size_goal: u64) -> bool {
-        len < size_goal && !self.nodelay && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una
+    /// net/ipv4/tcp_output.c): a skb of `len` bytes whose last segment is shorter than the MSS
+    /// (`tcp_mss_split_point`'s partial) is held while the last small segment sent (`snd_sml`)
+    /// is unacknowledged, unless `TCP_NODELAY`. The model does not split a send longer than the
+    /// MSS into MSS-sized skbs: such a skb is held or sent whole by its partial tail.
+    pub fn nagle_holds(&self, len: u64) -> bool {
+        len % self.mss != 0 && !self.nodelay && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una
     }
 
-    /// A segment of `len` bytes transmitted: `snd_nxt` advances, and `tcp_minshall_update`
-    /// records it as the last small one when it is shorter than `mss`.
-    pub fn transmitted(&mut self, len: u64, mss: u64) {
+    /// A skb of `len` bytes transmitted: `snd_nxt` advances, and `tcp_minshall_update` records
+    /// it as the last small one when it ends in a segment shorter than the MSS.
+    pub fn transmitted(&mut self, len: u64) {
         self.snd_nxt += len;
-        if len < mss {
+        if len % self.mss != 0 {
             self.snd_sml = self.snd_nxt;
         }
     }
@@ -252,21 +283,21 @@ mod tests {
     fn nagle_holds_a_small_send_while_the_last_small_segment_is_unacknowledged() {
         let mut c = Conn::new(false, 87_380);
         // Nothing in flight: the first small send goes.
-        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
-        c.transmitted(14, LOOPBACK_SIZE_GOAL);
-        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        assert!(!c.nagle_holds(14));
+        c.transmitted(14);
+        assert!(c.nagle_holds(14));
         // TCP_NODELAY, or a segment as long as the size goal: sent.
-        assert!(!Conn { nodelay: true, ..c }.nagle_holds(14, LOOPBACK_SIZE_GOAL));
-        assert!(!c.nagle_holds(LOOPBACK_SIZE_GOAL, LOOPBACK_SIZE_GOAL));
+        assert!(!Conn { nodelay: true, ..c }.nagle_holds(14));
+        assert!(!c.nagle_holds(c.mss));
         // The ACK of everything received releases it; data still in flight keeps it held.
         let k = NetKnobs::default();
         c.received(&k, 14, Ps::ZERO);
-        c.transmitted(14, LOOPBACK_SIZE_GOAL);
+        c.transmitted(14);
         c.ack(87_380);
-        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL), "the second segment is not yet received");
+        assert!(c.nagle_holds(14), "the second segment is not yet received");
         c.received(&k, 14, Ps::ZERO);
         c.ack(87_380);
-        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        assert!(!c.nagle_holds(14));
     }
 
     #[test]
@@ -296,15 +327,15 @@ mod tests {
     fn an_ack_held_back_from_the_sender_keeps_nagle_holding_until_it_is_processed() {
         let k = NetKnobs::default();
         let mut c = Conn::new(false, 87_380);
-        c.transmitted(14, LOOPBACK_SIZE_GOAL);
+        c.transmitted(14);
         c.received(&k, 14, Ps::ZERO);
         let seq = c.ack_sent(87_380);
         // The receiver has sent it (its timer and pushed mark are clear) ...
         assert_eq!((seq, c.rcv_wup, c.delack_at), (14, 14, None));
         // ... but the sender has not processed it: a small send is still held.
-        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        assert!(c.nagle_holds(14));
         c.acked(seq);
-        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        assert!(!c.nagle_holds(14));
         c.acked(0);
         assert_eq!(c.snd_una, 14, "an older ACK moves nothing");
     }

@@ -6,7 +6,6 @@
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
 use crate::linux::net::core::skbuff;
-use crate::linux::net::ipv4::tcp;
 use crate::linux::net::socket::{Step, NO_NET};
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
@@ -27,7 +26,7 @@ impl Kernel {
             skbuff::tcp_append(pa, &mut f.frag, tail, ctx.cpu, ctx.now, len, env).unwrap_or_else(|_| {
                 panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
             });
-        let full = tail.len >= tcp::LOOPBACK_SIZE_GOAL;
+        let full = tail.len >= f.conn.mss;
         f.wmem += tail.truesize - before;
         s.counters.tcp_nagle_held += 1;
         self.sync_net_pages(sock);
@@ -41,7 +40,7 @@ impl Kernel {
         if full {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
             let tail = f.held.take().expect("the held tail");
-            f.conn.transmitted(tail.len, tcp::LOOPBACK_SIZE_GOAL);
+            f.conn.transmitted(tail.len);
             f.in_flight = Some(tail);
             // Owned through the loopback softirq that follows (release_sock comes after it).
             f.owned_until = Ps(u64::MAX);
@@ -98,13 +97,13 @@ impl Kernel {
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
         f.conn.acked(seq);
-        let go = f.held.as_ref().is_some_and(|t| !f.conn.nagle_holds(t.len, tcp::LOOPBACK_SIZE_GOAL));
+        let go = f.held.as_ref().is_some_and(|t| !f.conn.nagle_holds(t.len));
         if !go {
             return Ps::ZERO;
         }
         let tail = f.held.take().expect("the held tail");
         let len = tail.len;
-        f.conn.transmitted(len, tcp::LOOPBACK_SIZE_GOAL);
+        f.conn.transmitted(len);
         let xmit = s.costs.tcp_xmit;
         ctx.charge(Bucket::Syscall, xmit);
         let out = skbuff::deliver(slab, pa, ctx.cpu, at + xmit, tail, &mut f.rx, false, env)
