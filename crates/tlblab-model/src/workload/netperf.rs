@@ -236,6 +236,26 @@ mod tests {
     }
 
     #[test]
+    fn tcp_64_byte_sends_coalesce_into_half_window_segments_that_the_reader_takes_64_bytes_a_call() {
+        // mmtests' -s/-S 320: a 2304-byte receive buffer, a 1152-byte window, a 576-byte MSS.
+        let w = "netperf -t TCP_STREAM -s 320 -S 320 -m 64";
+        let new = netperf("haswell-ep-2698v3-2s", "6.18", w);
+        let c = &new.counters;
+        assert_eq!((new.oracle.violations, c["tcp_delayed_acks"]), (0, 0), "{c:?}");
+        // Several sends a segment, none longer than the MSS's nine messages ...
+        let segs = c["net_delivered"];
+        assert!(segs * 3 < new.operations() && c["net_delivered_bytes"] <= segs * 576, "{c:?}");
+        // ... and one read per message.
+        assert!(c["net_received_bytes"] == c["net_received"] * 64 && c["net_received"] > 3 * segs, "{c:?}");
+        // v4.9 puts the payload in a 2 KB head whose truesize fills the buffer: one segment at a
+        // time, each read at once.
+        let old = netperf("haswell-ep-2698v3-2s", "4.9", w);
+        let c = &old.counters;
+        assert!(c["net_delivered"] + 2 >= old.operations() && c["tcp_nagle_held"] <= 1, "{c:?}");
+        assert!(new.metric.value > 3.0 * old.metric.value, "{} {}", new.metric.value, old.metric.value);
+    }
+
+    #[test]
     fn a_stream_needs_two_tasks_and_the_machine_sections() {
         let mut spec = RunSpec::of("4.9", "netperf -t UDP_STREAM -m 64", 3, Ps::US * 10, Ps::US * 100);
         let e = run(&crate::profile::shipped("haswell-ep-2698v3-2s"), &spec).unwrap_err();

@@ -66,6 +66,9 @@ crate::linux::vmstat::counters! {
         /// (linux/net/core/sock.rs).
         tcp_backlog_acks,
         tcp_backlog_xmits,
+        /// TCP sends held because their skb would end beyond the window the receiver offered
+        /// (`tcp_snd_wnd_test`) where Nagle would have let them go.
+        tcp_rwnd_held,
     }
 }
 
@@ -118,7 +121,7 @@ pub struct Flow {
     /// up to its `release_sock`; `Ps(u64::MAX)` while that time is not known yet, zero outside),
     /// and the highest sequence acknowledged by the ACKs waiting on its backlog meanwhile.
     pub(in crate::linux::net) owned_until: Ps,
-    pub(in crate::linux::net) backlog: Option<u64>,
+    pub(in crate::linux::net) backlog: Option<tcp::Ack>,
 }
 
 impl Flow {
@@ -283,7 +286,9 @@ impl Kernel {
             return self.tcp_append(ctx, sock, len);
         }
         // tcp_push's Nagle test on the new skb (tcp_write_xmit -> tcp_nagle_test).
-        let hold = f.proto == Proto::Tcp && f.conn.nagle_holds(len);
+        let nagle = f.proto == Proto::Tcp && f.conn.nagle_holds(len);
+        let rwnd = f.proto == Proto::Tcp && !nagle && !f.conn.fits(len);
+        let hold = nagle || rwnd;
         // v4.9 copies a send's first bytes into a 2 KB linear head; v5.10+ into frags only.
         let linear = !self.config.net.tcp_paged_payload;
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
@@ -320,6 +325,7 @@ impl Kernel {
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
         if hold {
+            s.counters.tcp_rwnd_held += rwnd as u64;
             f.wmem += skb.truesize;
             f.held = Some(skb);
             s.counters.tcp_nagle_held += 1;

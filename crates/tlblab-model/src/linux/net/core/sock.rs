@@ -46,9 +46,9 @@ impl Kernel {
         self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps(u64::MAX);
         loop {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-            let Some(seq) = f.backlog.take() else { break };
+            let Some(ack) = f.backlog.take() else { break };
             let held = f.held.is_some();
-            d += self.tcp_ack_rcv(ctx, sock, seq, ctx.now + d);
+            d += self.tcp_ack_rcv(ctx, sock, ack, ctx.now + d);
             let s = self.net.sockets.as_mut().expect(NO_NET);
             if held && s.flows[sock as usize].held.is_none() {
                 s.counters.tcp_backlog_xmits += 1;

@@ -108,6 +108,21 @@ pub fn win_from_space(space: u64) -> u64 {
     space - (space >> 1)
 }
 
+/// What an ACK tells the sender: everything before `seq` arrived, and it may send up to `edge`
+/// (`snd_una + snd_wnd`, the window the receiver advertised in it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    pub seq: u64,
+    pub edge: u64,
+}
+
+impl Ack {
+    /// Two ACKs waiting together (cumulative; a window never shrinks): the later of each.
+    pub fn merge(self, o: Ack) -> Ack {
+        Ack { seq: self.seq.max(o.seq), edge: self.edge.max(o.edge) }
+    }
+}
+
 /// One connection's sequence state for Nagle and the delayed ACK, in payload bytes: the sender's
 /// `snd_nxt`, `snd_una` and `snd_sml` (the end of the last small segment sent), the receiver's
 /// `rcv_nxt`, `rcv_wup` (`rcv_nxt` at the last ACK), the window it advertised then, its
@@ -128,6 +143,8 @@ pub struct Conn {
     /// The sender's `mss_now` and size goal: loopback's MSS bounded by half the window the
     /// receiver advertises at most (its `window_clamp`; the model's receiver never raises it).
     pub mss: u64,
+    /// The right edge of the send window as the sender last learnt it (`snd_una + snd_wnd`).
+    pub snd_edge: u64,
     pub pushed: bool,
     /// When the armed delayed-ACK timer fires (`icsk_ack.timeout`), if armed.
     pub delack_at: Option<Ps>,
@@ -148,6 +165,7 @@ impl Conn {
             window_clamp: clamp,
             rcv_mss: TCP_MSS_DEFAULT.min(clamp / 2).max(TCP_MIN_MSS),
             mss: bound_to_half_wnd(clamp, LOOPBACK_SIZE_GOAL),
+            snd_edge: clamp,
             pushed: false,
             delack_at: None,
         }
@@ -160,6 +178,14 @@ impl Conn {
     /// MSS into MSS-sized skbs: such a skb is held or sent whole by its partial tail.
     pub fn nagle_holds(&self, len: u64) -> bool {
         len % self.mss != 0 && !self.nodelay && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una
+    }
+
+    /// `tcp_snd_wnd_test` (v2.6 .. v6.x tcp_output.c): a skb of `len` bytes may go only if it
+    /// ends inside the window the last ACK offered; a skb held by it stays the write queue's
+    /// tail until an ACK opens the window (the sender is "rwnd limited"). With nothing in flight
+    /// the model sends it whole where the kernel would send the part that fits.
+    pub fn fits(&self, len: u64) -> bool {
+        self.snd_nxt + len <= self.snd_edge || self.snd_nxt == self.snd_una
     }
 
     /// A skb of `len` bytes transmitted: `snd_nxt` advances, and `tcp_minshall_update` records
@@ -226,26 +252,27 @@ impl Conn {
     /// receive buffer unused: everything received is acknowledged, the window is advertised
     /// afresh (`tcp_select_window` never shrinks it), the pushed mark and the timer clear.
     pub fn ack(&mut self, free: u64) {
-        let seq = self.ack_sent(free);
-        self.acked(seq);
+        let a = self.ack_sent(free);
+        self.acked(a);
     }
 
     /// The receiver's half of [`Conn::ack`] (`tcp_send_ack`): the window advertised afresh, the
-    /// pushed mark and the timer cleared. Returns the sequence it acknowledges, which reaches
-    /// the sender's `tcp_ack` now or, when the sender's socket is owned by its user, at its
-    /// `release_sock` (linux/net/core/sock.rs).
-    pub fn ack_sent(&mut self, free: u64) -> u64 {
+    /// pushed mark and the timer cleared. Returns the ACK (the sequence it acknowledges and the
+    /// window's edge), which reaches the sender's `tcp_ack` now or, when the sender's socket is
+    /// owned by its user, at its `release_sock` (linux/net/core/sock.rs).
+    pub fn ack_sent(&mut self, free: u64) -> Ack {
         self.rcv_wnd = Self::window(free).max(self.receive_window());
         self.rcv_wup = self.rcv_nxt;
         self.pushed = false;
         self.delack_at = None;
-        self.rcv_nxt
+        Ack { seq: self.rcv_nxt, edge: self.rcv_wup + self.rcv_wnd }
     }
 
-    /// The sender's half (`tcp_ack`): `snd_una` advances to `seq` (an older ACK processed after
-    /// a newer one moves nothing).
-    pub fn acked(&mut self, seq: u64) {
-        self.snd_una = self.snd_una.max(seq);
+    /// The sender's half (`tcp_ack`): `snd_una` advances to the ACK's sequence and the window
+    /// edge to its (an older ACK processed after a newer one moves nothing).
+    pub fn acked(&mut self, a: Ack) {
+        self.snd_una = self.snd_una.max(a.seq);
+        self.snd_edge = self.snd_edge.max(a.edge);
     }
 }
 
@@ -329,15 +356,55 @@ mod tests {
         let mut c = Conn::new(false, 87_380);
         c.transmitted(14);
         c.received(&k, 14, Ps::ZERO);
-        let seq = c.ack_sent(87_380);
+        let a = c.ack_sent(87_380);
         // The receiver has sent it (its timer and pushed mark are clear) ...
-        assert_eq!((seq, c.rcv_wup, c.delack_at), (14, 14, None));
+        assert_eq!((a.seq, c.rcv_wup, c.delack_at), (14, 14, None));
         // ... but the sender has not processed it: a small send is still held.
         assert!(c.nagle_holds(14));
-        c.acked(seq);
+        c.acked(a);
         assert!(!c.nagle_holds(14));
-        c.acked(0);
+        c.acked(Ack { seq: 0, edge: 0 });
         assert_eq!(c.snd_una, 14, "an older ACK moves nothing");
+    }
+
+    #[test]
+    fn a_small_window_caps_the_mss_at_half_of_it() {
+        // netperf -S 320 (2304 bytes, a 1152-byte window) and -S 8448 (16896, 8448), as measured
+        // on Linux 6.18 with `ss -tmi` (mss:576); the default buffer; tiny windows whole.
+        let mss = |rcvbuf| Conn::new(false, rcvbuf).mss;
+        assert_eq!((mss(2304), mss(16_896), mss(87_380)), (576, 4224, 21_845));
+        assert_eq!((bound_to_half_wnd(400, 1000), bound_to_half_wnd(20, 1000)), (400, 36));
+        assert_eq!(bound_to_half_wnd(1152, 64), 64);
+        // 64-byte sends: a tail of nine is a full segment Nagle lets go; 8192-byte sends end in a
+        // partial segment (8192 = 4224 + 3968), which it holds.
+        let mut c = Conn::new(false, 2304);
+        c.transmitted(64);
+        assert!(c.nagle_holds(64) && !c.nagle_holds(576));
+        let mut c = Conn::new(false, 16_896);
+        c.transmitted(8192);
+        assert!(c.nagle_holds(8192) && !c.nagle_holds(8448));
+    }
+
+    #[test]
+    fn a_skb_goes_only_inside_the_window_the_last_ack_offered() {
+        let k = NetKnobs::default();
+        let mut c = Conn::new(false, 2304);
+        // Nothing in flight: anything goes (the model does not split a skb at the edge).
+        assert!(c.fits(5000) && c.snd_edge == 1152);
+        c.transmitted(576);
+        assert!(c.fits(576) && !c.fits(577));
+        // Received, and ACKed with the buffer nearly full: the edge stays where it was.
+        c.received(&k, 576, Ps::ZERO);
+        let a = c.ack_sent(300);
+        c.acked(a);
+        assert_eq!((c.snd_una, c.snd_edge), (576, 1152));
+        c.transmitted(576);
+        assert!(!c.fits(1));
+        // An ACK after the reader freed the buffer opens it again.
+        c.received(&k, 576, Ps::ZERO);
+        let a = c.ack_sent(2304);
+        c.acked(a);
+        assert_eq!(c.snd_edge, 1152 + 1152);
     }
 
     #[test]

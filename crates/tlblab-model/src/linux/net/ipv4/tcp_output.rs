@@ -6,6 +6,7 @@
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
 use crate::linux::net::core::skbuff;
+use crate::linux::net::ipv4::tcp;
 use crate::linux::net::socket::{Step, NO_NET};
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
@@ -26,7 +27,12 @@ impl Kernel {
             skbuff::tcp_append(pa, &mut f.frag, tail, ctx.cpu, ctx.now, len, env).unwrap_or_else(|_| {
                 panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
             });
+        // A full-sized tail goes unless the window is closed (then it waits for an ACK).
         let full = tail.len >= f.conn.mss;
+        if full && !f.conn.fits(tail.len) {
+            s.counters.tcp_rwnd_held += 1;
+        }
+        let full = full && f.conn.fits(tail.len);
         f.wmem += tail.truesize - before;
         s.counters.tcp_nagle_held += 1;
         self.sync_net_pages(sock);
@@ -75,29 +81,35 @@ impl Kernel {
     pub(in crate::linux::net) fn tcp_ack(&mut self, ctx: &mut Ctx, sock: u16, at: Ps) -> Ps {
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
-        let seq = f.conn.ack_sent(f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc));
+        let ack = f.conn.ack_sent(f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc));
         s.counters.tcp_acks += 1;
         if at < f.owned_until {
             // sk_add_backlog: ACKs are cumulative, so the latest covers those queued before it
             // (v5.0+'s tcp_add_backlog coalesces them into one skb alike).
-            f.backlog = Some(f.backlog.map_or(seq, |b| b.max(seq)));
+            f.backlog = Some(f.backlog.map_or(ack, |b| b.merge(ack)));
             s.counters.tcp_backlog_acks += 1;
             return Ps::ZERO;
         }
-        self.tcp_ack_rcv(ctx, sock, seq, at)
+        self.tcp_ack_rcv(ctx, sock, ack, at)
     }
 
     /// The sender's `tcp_ack` of `seq` at `at` on this CPU, whose `tcp_data_snd_check`
     /// transmits the held tail if Nagle now lets it go (what is still in flight keeps it held)
     /// and queues it at the receiver: the rest of `net.tcp_send_cycles` on this CPU. Wakes a
     /// sleeping reader. Returns the time taken.
-    pub(in crate::linux::net) fn tcp_ack_rcv(&mut self, ctx: &mut Ctx, sock: u16, seq: u64, at: Ps) -> Ps {
+    pub(in crate::linux::net) fn tcp_ack_rcv(
+        &mut self,
+        ctx: &mut Ctx,
+        sock: u16,
+        ack: tcp::Ack,
+        at: Ps,
+    ) -> Ps {
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
-        f.conn.acked(seq);
-        let go = f.held.as_ref().is_some_and(|t| !f.conn.nagle_holds(t.len));
+        f.conn.acked(ack);
+        let go = f.held.as_ref().is_some_and(|t| !f.conn.nagle_holds(t.len) && f.conn.fits(t.len));
         if !go {
             return Ps::ZERO;
         }
