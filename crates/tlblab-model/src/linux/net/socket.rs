@@ -8,8 +8,9 @@
 //! Blocking follows net/core: a receive on an empty queue sleeps (`__skb_recv_datagram` /
 //! `sk_wait_data`) until a delivery wakes it (`sk_data_ready`); a TCP send sleeps while the
 //! sender's unacknowledged data fills `sk_sndbuf` or the receiver's queue fills `sk_rcvbuf`
-//! (`sk_stream_wait_memory`; on loopback the window and the ACK clock reduce to this), woken by
-//! the receive that frees room (`sk_write_space`). UDP on loopback never blocks the sender
+//! (`sk_stream_wait_memory`), woken by the receive that frees room (`sk_write_space`); a TCP skb
+//! is transmitted only inside the window the last ACK offered, and the MSS is half the largest
+//! window (linux/net/ipv4/tcp.rs; docs/references/linux-mm.md#tcp-small-windows). UDP on loopback never blocks the sender
 //! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
 //!
 //! TCP autocorking (v3.14+) is tested at every push (linux/net/ipv4/tcp.rs) and never holds on
@@ -24,8 +25,9 @@
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
 //! connection does before the test), TCP segmentation, quick-ACK mode (the connection's first
 //! segments), the receiver's socket backlog (data that finds the reader inside `tcp_recvmsg`), buffer autotuning
-//! (`tcp_rmem`/`tcp_wmem` stay at their default), `SO_RCVLOWAT`, a receive that drains several
-//! queued skbs at once, and several readers or writers per socket.
+//! (`tcp_rmem`/`tcp_wmem` stay at their default; docs/references/linux-mm.md#the-tcp-readers-side),
+//! `SO_RCVLOWAT`, a read size for sockperf's reader (it takes the front segment whole; netperf's
+//! reads `-m` bytes a call across segments), and several readers or writers per socket.
 
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
