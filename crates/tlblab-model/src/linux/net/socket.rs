@@ -127,7 +127,9 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Room for another TCP send (`sk_stream_memory_free` and an open window).
+    /// Room for another TCP send: `sk_stream_memory_free`, and the receiver's queue under its
+    /// buffer (the model's stand-in for the receive memory limit; the window itself is
+    /// `tcp::Conn::fits`, tested at each transmission).
     fn tcp_room(&self) -> bool {
         self.wmem < self.sndbuf && self.rx.rmem_alloc < self.rx.rcvbuf
     }

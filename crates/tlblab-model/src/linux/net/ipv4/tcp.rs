@@ -177,7 +177,10 @@ impl Conn {
     /// is unacknowledged, unless `TCP_NODELAY`. The model does not split a send longer than the
     /// MSS into MSS-sized skbs: such a skb is held or sent whole by its partial tail.
     pub fn nagle_holds(&self, len: u64) -> bool {
-        len % self.mss != 0 && !self.nodelay && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una
+        !len.is_multiple_of(self.mss)
+            && !self.nodelay
+            && self.snd_nxt > self.snd_una
+            && self.snd_sml > self.snd_una
     }
 
     /// `tcp_snd_wnd_test` (v2.6 .. v6.x tcp_output.c): a skb of `len` bytes may go only if it
@@ -192,7 +195,7 @@ impl Conn {
     /// it as the last small one when it ends in a segment shorter than the MSS.
     pub fn transmitted(&mut self, len: u64) {
         self.snd_nxt += len;
-        if len % self.mss != 0 {
+        if !len.is_multiple_of(self.mss) {
             self.snd_sml = self.snd_nxt;
         }
     }
