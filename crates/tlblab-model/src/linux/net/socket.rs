@@ -24,7 +24,7 @@
 //! transmission later costs the rest of `net.tcp_send_cycles`. Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
 //! connection does before the test), TCP segmentation, quick-ACK mode (the connection's first
-//! segments), the receiver's socket backlog (data that finds the reader inside `tcp_recvmsg`), buffer autotuning
+//! segments), buffer autotuning
 //! (`tcp_rmem`/`tcp_wmem` stay at their default; docs/references/linux-mm.md#the-tcp-readers-side),
 //! `SO_RCVLOWAT`, a read size for sockperf's reader (it takes the front segment whole; netperf's
 //! reads `-m` bytes a call across segments), and several readers or writers per socket.
@@ -71,6 +71,9 @@ crate::linux::vmstat::counters! {
         /// TCP sends held because their skb would end beyond the window the receiver offered
         /// (`tcp_snd_wnd_test`) where Nagle would have let them go.
         tcp_rwnd_held,
+        /// TCP segments that found the reader inside `tcp_recvmsg` and waited on its backlog
+        /// for its `release_sock` (linux/net/core/sock.rs).
+        tcp_rx_backlog,
     }
 }
 
@@ -124,6 +127,11 @@ pub struct Flow {
     /// and the highest sequence acknowledged by the ACKs waiting on its backlog meanwhile.
     pub(in crate::linux::net) owned_until: Ps,
     pub(in crate::linux::net) backlog: Option<tcp::Ack>,
+    /// TCP: until when the reader's socket is owned by its user (`lock_sock` in `tcp_recvmsg`
+    /// to its `release_sock`, as `owned_until` for the sender), and the segments that reached
+    /// it meanwhile, waiting on its backlog (linux/net/core/sock.rs).
+    pub(in crate::linux::net) rx_owned_until: Ps,
+    pub(in crate::linux::net) rx_backlog: Vec<SkBuff>,
 }
 
 impl Flow {
@@ -224,6 +232,8 @@ impl Kernel {
             writer: None,
             owned_until: Ps::ZERO,
             backlog: None,
+            rx_owned_until: Ps::ZERO,
+            rx_backlog: Vec::new(),
         });
         (self.net.sockets.as_mut().expect(NO_NET).flows.len() - 1) as u16
     }
@@ -363,8 +373,16 @@ impl Kernel {
 
     /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
     fn sock_deliver(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
-        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        let f = &mut s.flows[sock as usize];
         let skb = f.in_flight.take().expect("a send in flight");
+        if f.proto == Proto::Tcp && ctx.now < f.rx_owned_until {
+            // tcp_v4_rcv finds the reader's socket owned: sk_add_backlog, nothing else here.
+            f.rx_backlog.push(skb);
+            s.counters.tcp_rx_backlog += 1;
+            self.tcp_release_at(ctx, sock, ctx.now);
+            return Ps::ZERO;
+        }
         let (len, objs) = (skb.len, [skb.skb, skb.head]);
         let drop = f.proto == Proto::Udp && f.rx.rmem_alloc >= f.rx.rcvbuf;
         if drop {
@@ -422,6 +440,10 @@ impl Kernel {
             ctx.then(Continuation::Net(Step::Recv { sock, len }));
             return self.deschedule(ctx, false, ctx.now);
         };
+        if f.proto == Proto::Tcp {
+            // Owned from here to the release_sock after tcp_cleanup_rbuf (its own step).
+            f.rx_owned_until = Ps(u64::MAX);
+        }
         if f.proto == Proto::Tcp && len > 0 {
             return self.tcp_recvmsg(ctx, sock, len as u64);
         }
@@ -523,6 +545,7 @@ impl Kernel {
         if f.conn.ack_after_read(copied, f.rx.rmem_alloc, free) {
             d += self.tcp_ack(ctx, sock, ctx.now);
         }
+        d += self.tcp_rx_release_sock(ctx, sock, ctx.now + d);
         d + self.socket_exit(ctx)
     }
 

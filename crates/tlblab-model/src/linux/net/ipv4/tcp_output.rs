@@ -118,6 +118,12 @@ impl Kernel {
         f.conn.transmitted(len);
         let xmit = s.costs.tcp_xmit;
         ctx.charge(Bucket::Syscall, xmit);
+        if at + xmit < f.rx_owned_until {
+            // The reader is inside tcp_recvmsg: the segment waits on its backlog.
+            f.rx_backlog.push(tail);
+            s.counters.tcp_rx_backlog += 1;
+            return xmit;
+        }
         let out = skbuff::deliver(slab, pa, ctx.cpu, at + xmit, tail, &mut f.rx, false, env)
             .unwrap_or_else(|e| panic!("socket delivery: {e:?}"));
         debug_assert!(!out.dropped && out.done == at + xmit);
@@ -137,7 +143,11 @@ impl Kernel {
     /// send buffer (linux/net/socket.rs) the tail reaches the size goal first.
     pub(in crate::linux::net) fn tcp_stall(&self, sock: u16) -> bool {
         let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
-        f.held.is_some() && f.writer.is_some() && f.in_flight.is_none() && f.rx.queue.is_empty()
+        f.held.is_some()
+            && f.writer.is_some()
+            && f.in_flight.is_none()
+            && f.rx.queue.is_empty()
+            && f.rx_backlog.is_empty()
     }
 
     /// The stall begun by a sender going to sleep while the receiver sleeps in its receive: the receiver is woken
