@@ -74,8 +74,10 @@ pub enum Op {
     UnixRecv { pair: u32, len: u32 },
     /// `send(fd, buf, len, 0)` on loopback socket pair `sock` (linux/net/socket.rs).
     Send { sock: u16, len: u32 },
-    /// `recv(fd, buf, len, 0)` of one datagram or segment from pair `sock`.
-    Recv { sock: u16 },
+    /// `recv(fd, buf, len, 0)` from pair `sock`: one datagram (UDP); TCP, up to `len` bytes
+    /// across the queued segments, or with `len` 0 the front segment whole (a reader whose buffer
+    /// is larger than any segment, as the model takes sockperf's).
+    Recv { sock: u16, len: u32 },
     /// `open(path, O_CREAT | O_RDWR | O_TRUNC, 0666)` of a new file whose name has `name_len`
     /// bytes in directory `dir` (linux/fs/namei.rs); the task holds it open until `FsClose`.
     FsCreate { dir: u32, name_len: u32 },

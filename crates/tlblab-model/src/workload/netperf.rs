@@ -96,7 +96,8 @@ impl Benchmark for Netperf {
     }
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
-        stream_pair(sim, run, self.proto, self.bufs, self.size, self.side);
+        // mmtests passes `-M SIZE` too: netserver reads `-m` bytes a call.
+        stream_pair(sim, run, self.proto, self.bufs, self.size, self.size as u32, self.side);
     }
 
     /// Payload bits per second in units of 10^6, from the messages the counted side completed.
@@ -145,20 +146,23 @@ fn parse_args(words: &[&str]) -> Result<Netperf, String> {
 
 /// A sender and a receiver on a connected loopback pair: the sender on CPU 0, the receiver on
 /// CPU 1 (another core of the same socket, where an unbound run's wake-ups land them), each in
-/// its own process. `side` says whose completed calls the loop iterations count.
+/// its own process. The receiver asks for `recv_len` bytes a call ([`Op::Recv`]). `side` says
+/// whose completed calls the loop iterations count.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn stream_pair(
     sim: &mut Simulation,
     run: &Setup<'_>,
     proto: Proto,
     bufs: Option<(u64, u64)>,
     size: u64,
+    recv_len: u32,
     side: Side,
 ) {
     assert!(run.profile.topology.cpus() >= 2, "a stream test needs two CPUs (run::run checks)");
     let sock = sim.kernel.socket_pair(proto, bufs);
     let (tx, rx) = (sim.add_mm(), sim.add_mm());
     sim.add_task(Box::new(Sender { sock, len: size as u32, count: side == Side::Send }), tx, 0);
-    sim.add_task(Box::new(Receiver { sock, count: side == Side::Recv }), rx, 1);
+    sim.add_task(Box::new(Receiver { sock, len: recv_len, count: side == Side::Recv }), rx, 1);
 }
 
 /// The sending loop: `send(fd, buf, len, 0)` forever.
@@ -180,12 +184,13 @@ impl Program for Sender {
 /// The receiving loop: `recv(fd, buf, len, 0)` forever.
 pub(super) struct Receiver {
     pub sock: u16,
+    pub len: u32,
     pub count: bool,
 }
 
 impl Program for Receiver {
     fn next(&mut self, out: &mut Vec<Op>) {
-        out.push(Op::Recv { sock: self.sock });
+        out.push(Op::Recv { sock: self.sock, len: self.len });
         if self.count {
             out.push(Op::Iteration);
         }
@@ -228,6 +233,28 @@ mod tests {
             let e = Workload::parse(w).unwrap_err();
             assert!(e.contains(want) && !e.contains('\n'), "{w}: {e}");
         }
+    }
+
+    #[test]
+    fn tcp_64_byte_sends_coalesce_into_half_window_segments_that_the_reader_takes_64_bytes_a_call() {
+        // mmtests' -s/-S 320: a 2304-byte receive buffer, a 1152-byte window, a 576-byte MSS.
+        let w = "netperf -t TCP_STREAM -s 320 -S 320 -m 64";
+        let new = netperf("haswell-ep-2698v3-2s", "6.18", w);
+        let c = &new.counters;
+        assert_eq!((new.oracle.violations, c["tcp_delayed_acks"]), (0, 0), "{c:?}");
+        // Several sends a segment, none longer than the MSS's nine messages ...
+        let segs = c["net_delivered"];
+        assert!(segs * 3 < new.operations() && c["net_delivered_bytes"] <= segs * 576, "{c:?}");
+        // ... some queued on the reader's backlog while it was inside tcp_recvmsg, and one read
+        // per message.
+        assert!(c["tcp_rx_backlog"] > 0 && c["tcp_rx_backlog"] < segs, "{c:?}");
+        assert!(c["net_received_bytes"] == c["net_received"] * 64 && c["net_received"] > 3 * segs, "{c:?}");
+        // v4.9 puts the payload in a 2 KB head whose truesize fills the buffer: one segment at a
+        // time, each read at once.
+        let old = netperf("haswell-ep-2698v3-2s", "4.9", w);
+        let c = &old.counters;
+        assert!(c["net_delivered"] + 2 >= old.operations() && c["tcp_nagle_held"] <= 1, "{c:?}");
+        assert!(new.metric.value > 3.0 * old.metric.value, "{} {}", new.metric.value, old.metric.value);
     }
 
     #[test]

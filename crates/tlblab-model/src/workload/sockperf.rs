@@ -68,7 +68,8 @@ impl Benchmark for Sockperf {
     }
 
     fn setup(&self, sim: &mut Simulation, run: &Setup<'_>) {
-        stream_pair(sim, run, self.proto, None, self.size, Side::Send);
+        // The server's read is not sized here: each recv takes the front segment whole.
+        stream_pair(sim, run, self.proto, None, self.size, 0, Side::Send);
     }
 
     /// Messages sent per second times the size, in 8 x MiB/s (sockperf's "Mbps").

@@ -21,4 +21,13 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
           and Nagle's held tail goes; before v6.6 (off) such a segment waits for the 40 ms delayed-ACK timer \
           (linux/net/ipv4/tcp.rs)",
     apply: |k, v| on_off(v).map(|b| k.net.tcp_ack_pushed_mss = b),
+}, Knob {
+    name: "tcp_paged_payload",
+    section: "net",
+    needed: Needed::Newer,
+    allowed: "on | off",
+    doc: "v5.10+ tcp_sendmsg: all of a send's payload goes to page fragments and the skb's head holds the \
+          headers alone, so a small segment's truesize is about 1.3 KB; before (off, v4.9's select_size) the \
+          first 1.4 KB go into a 2 KB linear head (linux/net/core/skbuff.rs)",
+    apply: |k, v| on_off(v).map(|b| k.net.tcp_paged_payload = b),
 }];

@@ -8,8 +8,9 @@
 //! Blocking follows net/core: a receive on an empty queue sleeps (`__skb_recv_datagram` /
 //! `sk_wait_data`) until a delivery wakes it (`sk_data_ready`); a TCP send sleeps while the
 //! sender's unacknowledged data fills `sk_sndbuf` or the receiver's queue fills `sk_rcvbuf`
-//! (`sk_stream_wait_memory`; on loopback the window and the ACK clock reduce to this), woken by
-//! the receive that frees room (`sk_write_space`). UDP on loopback never blocks the sender
+//! (`sk_stream_wait_memory`), woken by the receive that frees room (`sk_write_space`); a TCP skb
+//! is transmitted only inside the window the last ACK offered, and the MSS is half the largest
+//! window (linux/net/ipv4/tcp.rs; docs/references/linux-mm.md#tcp-small-windows). UDP on loopback never blocks the sender
 //! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
 //!
 //! TCP autocorking (v3.14+) is tested at every push (linux/net/ipv4/tcp.rs) and never holds on
@@ -23,9 +24,10 @@
 //! transmission later costs the rest of `net.tcp_send_cycles`. Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
 //! connection does before the test), TCP segmentation, quick-ACK mode (the connection's first
-//! segments), the receiver's socket backlog (data that finds the reader inside `tcp_recvmsg`), buffer autotuning
-//! (`tcp_rmem`/`tcp_wmem` stay at their default), `SO_RCVLOWAT`, a receive that drains several
-//! queued skbs at once, and several readers or writers per socket.
+//! segments), buffer autotuning
+//! (`tcp_rmem`/`tcp_wmem` stay at their default; docs/references/linux-mm.md#the-tcp-readers-side),
+//! `SO_RCVLOWAT`, a read size for sockperf's reader (it takes the front segment whole; netperf's
+//! reads `-m` bytes a call across segments), and several readers or writers per socket.
 
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
@@ -66,6 +68,12 @@ crate::linux::vmstat::counters! {
         /// (linux/net/core/sock.rs).
         tcp_backlog_acks,
         tcp_backlog_xmits,
+        /// TCP sends held because their skb would end beyond the window the receiver offered
+        /// (`tcp_snd_wnd_test`) where Nagle would have let them go.
+        tcp_rwnd_held,
+        /// TCP segments that found the reader inside `tcp_recvmsg` and waited on its backlog
+        /// for its `release_sock` (linux/net/core/sock.rs).
+        tcp_rx_backlog,
     }
 }
 
@@ -118,11 +126,18 @@ pub struct Flow {
     /// up to its `release_sock`; `Ps(u64::MAX)` while that time is not known yet, zero outside),
     /// and the highest sequence acknowledged by the ACKs waiting on its backlog meanwhile.
     pub(in crate::linux::net) owned_until: Ps,
-    pub(in crate::linux::net) backlog: Option<u64>,
+    pub(in crate::linux::net) backlog: Option<tcp::Ack>,
+    /// TCP: until when the reader's socket is owned by its user (`lock_sock` in `tcp_recvmsg`
+    /// to its `release_sock`, as `owned_until` for the sender), and the segments that reached
+    /// it meanwhile, waiting on its backlog (linux/net/core/sock.rs).
+    pub(in crate::linux::net) rx_owned_until: Ps,
+    pub(in crate::linux::net) rx_backlog: Vec<SkBuff>,
 }
 
 impl Flow {
-    /// Room for another TCP send (`sk_stream_memory_free` and an open window).
+    /// Room for another TCP send: `sk_stream_memory_free`, and the receiver's queue under its
+    /// buffer (the model's stand-in for the receive memory limit; the window itself is
+    /// `tcp::Conn::fits`, tested at each transmission).
     fn tcp_room(&self) -> bool {
         self.wmem < self.sndbuf && self.rx.rmem_alloc < self.rx.rcvbuf
     }
@@ -133,8 +148,9 @@ impl Flow {
 pub enum Step {
     /// A send's body (after the entry, or after a sleep for buffer room).
     Send { sock: u16, len: u32 },
-    /// A receive's body (after the entry, or after a sleep on an empty queue).
-    Recv { sock: u16 },
+    /// A receive's body (after the entry, or after a sleep on an empty queue): `len` as in
+    /// [`Op::Recv`].
+    Recv { sock: u16, len: u32 },
     /// The loopback softirq delivering the send's skb, then the return to user space.
     Deliver { sock: u16 },
     /// The receiver's delayed-ACK timer (`tcp_delack_timer`) on its CPU, before its receive.
@@ -216,6 +232,8 @@ impl Kernel {
             writer: None,
             owned_until: Ps::ZERO,
             backlog: None,
+            rx_owned_until: Ps::ZERO,
+            rx_backlog: Vec::new(),
         });
         (self.net.sockets.as_mut().expect(NO_NET).flows.len() - 1) as u16
     }
@@ -240,7 +258,7 @@ impl Kernel {
     pub(in crate::linux) fn socket_call(&mut self, ctx: &mut Ctx, op: Op) -> Ps {
         let step = match op {
             Op::Send { sock, len } => Step::Send { sock, len },
-            Op::Recv { sock } => Step::Recv { sock },
+            Op::Recv { sock, len } => Step::Recv { sock, len },
             _ => unreachable!("not a socket call: {op:?}"),
         };
         ctx.then(Continuation::Net(step));
@@ -252,7 +270,7 @@ impl Kernel {
     pub(in crate::linux) fn socket_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
         match s {
             Step::Send { sock, len } => self.sock_send(ctx, t, sock, len as u64),
-            Step::Recv { sock } => self.sock_recv(ctx, t, sock),
+            Step::Recv { sock, len } => self.sock_recv(ctx, t, sock, len),
             Step::Deliver { sock } => self.sock_deliver(ctx, sock),
             Step::DelAck { sock } => self.tcp_delack_timer(ctx, sock),
             Step::Release { sock } => self.tcp_release_sock(ctx, sock),
@@ -282,14 +300,20 @@ impl Kernel {
             return self.tcp_append(ctx, sock, len);
         }
         // tcp_push's Nagle test on the new skb (tcp_write_xmit -> tcp_nagle_test).
-        let hold = f.proto == Proto::Tcp && f.conn.nagle_holds(len, tcp::LOOPBACK_SIZE_GOAL);
+        let nagle = f.proto == Proto::Tcp && f.conn.nagle_holds(len);
+        let rwnd = f.proto == Proto::Tcp && !nagle && !f.conn.fits(len);
+        let hold = nagle || rwnd;
+        // v4.9 copies a send's first bytes into a 2 KB linear head; v5.10+ into frags only.
+        let linear = !self.config.net.tcp_paged_payload;
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let caches = NetCaches::lookup(slab);
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let r = match f.proto {
             Proto::Udp => skbuff::udp_alloc(slab, pa, caches, ctx.cpu, ctx.now, len, env),
-            Proto::Tcp => skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, env),
+            Proto::Tcp => {
+                skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, linear, env)
+            }
         };
         let Ok((skb, out)) = r else {
             panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
@@ -315,6 +339,7 @@ impl Kernel {
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
         if hold {
+            s.counters.tcp_rwnd_held += rwnd as u64;
             f.wmem += skb.truesize;
             f.held = Some(skb);
             s.counters.tcp_nagle_held += 1;
@@ -329,7 +354,7 @@ impl Kernel {
             let push = tcp::PushState {
                 tail_len: len,
                 tail_truesize: skb.truesize,
-                size_goal: tcp::LOOPBACK_SIZE_GOAL,
+                size_goal: f.conn.mss,
                 earlier_unacked: f.wmem > 0,
                 wmem_alloc: tcp::WMEM_ALLOC_BIAS + f.in_flight.as_ref().map_or(0, |q| q.truesize),
             };
@@ -337,7 +362,7 @@ impl Kernel {
                 s.counters.tcp_autocorks += 1;
             }
             f.wmem += skb.truesize;
-            f.conn.transmitted(len, tcp::LOOPBACK_SIZE_GOAL);
+            f.conn.transmitted(len);
             // Owned through the loopback softirq that follows (release_sock comes after it).
             f.owned_until = Ps(u64::MAX);
         }
@@ -348,8 +373,16 @@ impl Kernel {
 
     /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
     fn sock_deliver(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
-        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        let f = &mut s.flows[sock as usize];
         let skb = f.in_flight.take().expect("a send in flight");
+        if f.proto == Proto::Tcp && ctx.now < f.rx_owned_until {
+            // tcp_v4_rcv finds the reader's socket owned: sk_add_backlog, nothing else here.
+            f.rx_backlog.push(skb);
+            s.counters.tcp_rx_backlog += 1;
+            self.tcp_release_at(ctx, sock, ctx.now);
+            return Ps::ZERO;
+        }
         let (len, objs) = (skb.len, [skb.skb, skb.head]);
         let drop = f.proto == Proto::Udp && f.rx.rmem_alloc >= f.rx.rcvbuf;
         if drop {
@@ -392,11 +425,11 @@ impl Kernel {
     /// `udp_recvmsg` / `tcp_recvmsg` of one skb: sleep on an empty queue, else dequeue, copy
     /// out, free the skb here (and TCP's fragment pages when this was their last reference),
     /// give the sender its room back.
-    fn sock_recv(&mut self, ctx: &mut Ctx, t: usize, sock: u16) -> Ps {
+    fn sock_recv(&mut self, ctx: &mut Ctx, t: usize, sock: u16, len: u32) -> Ps {
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         if f.rx.queue.is_empty() && self.tcp_stall(sock) {
             // Nothing will come before the delayed-ACK timer: wait for it here, then receive.
-            ctx.then(Continuation::Net(Step::Recv { sock }));
+            ctx.then(Continuation::Net(Step::Recv { sock, len }));
             ctx.then(Continuation::Net(Step::DelAck { sock }));
             return Ps::ZERO;
         }
@@ -404,9 +437,16 @@ impl Kernel {
         let Some(front) = f.rx.queue.front() else {
             f.reader = Some(t);
             self.net.sockets.as_mut().expect(NO_NET).counters.net_recv_sleeps += 1;
-            ctx.then(Continuation::Net(Step::Recv { sock }));
+            ctx.then(Continuation::Net(Step::Recv { sock, len }));
             return self.deschedule(ctx, false, ctx.now);
         };
+        if f.proto == Proto::Tcp {
+            // Owned from here to the release_sock after tcp_cleanup_rbuf (its own step).
+            f.rx_owned_until = Ps(u64::MAX);
+        }
+        if f.proto == Proto::Tcp && len > 0 {
+            return self.tcp_recvmsg(ctx, sock, len as u64);
+        }
         let (objs, truesize, tcp) = ([front.skb, front.head], front.truesize, f.proto == Proto::Tcp);
         for o in objs {
             self.object_held(o, -1);
@@ -446,6 +486,56 @@ impl Kernel {
         d
     }
 
+    /// `tcp_recvmsg` of up to `max` bytes from a non-empty queue: copy out across the queued
+    /// segments, free those used up (a segment read in part stays queued and charged), give the
+    /// sender its room back; `tcp_cleanup_rbuf` follows as its own step.
+    fn tcp_recvmsg(&mut self, ctx: &mut Ctx, sock: u16, max: u64) -> Ps {
+        // The skbs this read uses up, released from the kernel's count before they are freed.
+        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+        let (mut left, mut off, mut objs) = (max, f.rx.front_read, Vec::new());
+        for skb in &f.rx.queue {
+            if skb.len - off > left {
+                break;
+            }
+            left -= skb.len - off;
+            off = 0;
+            objs.extend([skb.skb, skb.head]);
+            if left == 0 {
+                break;
+            }
+        }
+        for o in objs {
+            self.object_held(o, -1);
+        }
+        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let (copied, freed, out) =
+            skbuff::tcp_recv_upto(slab, pa, &mut f.frag, ctx.cpu, ctx.now, &mut f.rx, max, env)
+                .unwrap_or_else(|e| panic!("socket receive: {e:?}"))
+                .expect("a queued skb");
+        self.sync_net_pages(sock);
+        let costs = &self.net.sockets.as_ref().expect(NO_NET).costs;
+        let (path, copy) = (costs.tcp_recv, costs.copy.copy(copied));
+        let free = self.charge_net(ctx, &out, ctx.now);
+        ctx.charge(Bucket::Zeroing, copy);
+        ctx.charge(Bucket::Syscall, path);
+        let copy = copy + self.bulk(ctx, ctx.now + free, 2 * copied, copy);
+        let d = free + copy + path;
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        s.counters.net_received += 1;
+        s.counters.net_received_bytes += copied;
+        let f = &mut s.flows[sock as usize];
+        f.wmem -= freed;
+        if f.tcp_room() {
+            if let Some(w) = f.writer.take() {
+                self.wake(ctx, w, ctx.now + d);
+            }
+        }
+        ctx.then(Continuation::Net(Step::Cleanup { sock, copied: copied as u32 }));
+        d
+    }
+
     /// `tcp_cleanup_rbuf` after a read of `copied` bytes: the ACK if one is due (and what it
     /// lets the sender transmit), then the return to user space.
     fn tcp_cleanup_rbuf(&mut self, ctx: &mut Ctx, sock: u16, copied: u64) -> Ps {
@@ -455,6 +545,7 @@ impl Kernel {
         if f.conn.ack_after_read(copied, f.rx.rmem_alloc, free) {
             d += self.tcp_ack(ctx, sock, ctx.now);
         }
+        d += self.tcp_rx_release_sock(ctx, sock, ctx.now + d);
         d + self.socket_exit(ctx)
     }
 

@@ -94,6 +94,8 @@ pub struct SkBuff {
     pub frags: Vec<u64>,
     pub len: u64,
     pub truesize: u64,
+    /// Payload bytes the head may take (TCP's linear room; 0 when all payload goes to frags).
+    pub room: u64,
 }
 
 /// The allocator events of one send or receive.
@@ -127,13 +129,15 @@ impl NetOutcome {
     }
 }
 
-/// A receiving socket: `sk_rcvbuf`, `sk_rmem_alloc`, the receive queue, `sk_drops`.
+/// A receiving socket: `sk_rcvbuf`, `sk_rmem_alloc`, the receive queue, `sk_drops`, and (TCP)
+/// how much of the front skb a read has already copied out (`copied_seq` within it).
 #[derive(Debug, Clone, Default)]
 pub struct RecvSock {
     pub rcvbuf: u64,
     pub rmem_alloc: u64,
     pub queue: VecDeque<SkBuff>,
     pub drops: u64,
+    pub front_read: u64,
 }
 
 /// A sending task's `struct page_frag` (`current->task_frag`) with the page's reference count.
@@ -185,7 +189,7 @@ fn alloc_skb(
     out.objects = 2;
     out.done = b.done;
     let truesize = skb_truesize_of(slab, head);
-    Ok((SkBuff { skb, head, frags: Vec::new(), len: 0, truesize }, out))
+    Ok((SkBuff { skb, head, frags: Vec::new(), len: 0, truesize, room: 0 }, out))
 }
 
 /// `udp_sendmsg` of `msg` bytes to a loopback socket, on `cpu`: the allocation
@@ -277,6 +281,44 @@ pub fn recv(
     }
     out.then(free_skb(slab, pa, cpu, out.done, skb, env)?);
     Ok(Some((len, out)))
+}
+
+/// `tcp_recvmsg` of at most `max` bytes from `rx` on `cpu`: copies from the front skb on
+/// (`copied_seq` within it kept in `rx.front_read`), crossing into the next queued skb while the
+/// read wants more, and frees each skb it uses up ([`recv`]'s frees, `sk_eat_skb`); a skb read
+/// in part stays queued, charged to `rmem_alloc`. Returns the bytes copied, the truesize freed and
+/// the outcome; `None` when the queue is empty.
+#[allow(clippy::too_many_arguments)]
+pub fn tcp_recv_upto(
+    slab: &mut Slab,
+    pa: &mut PageAlloc,
+    frag: &mut PageFrag,
+    cpu: u32,
+    now: Ps,
+    rx: &mut RecvSock,
+    max: u64,
+    env: Env,
+) -> Result<Option<(u64, u64, NetOutcome)>, SlabError> {
+    if rx.queue.is_empty() {
+        return Ok(None);
+    }
+    let (mut copied, mut freed) = (0, 0);
+    let mut out = NetOutcome { done: now, ..Default::default() };
+    while copied < max {
+        let Some(front) = rx.queue.front() else { break };
+        let take = (front.len - rx.front_read).min(max - copied);
+        copied += take;
+        rx.front_read += take;
+        if rx.front_read < front.len {
+            break;
+        }
+        rx.front_read = 0;
+        let truesize = front.truesize;
+        let (_, o) = recv(slab, pa, Some(&mut *frag), cpu, out.done, rx, env)?.expect("the front skb");
+        out.then(o);
+        freed += truesize;
+    }
+    Ok(Some((copied, freed, out)))
 }
 
 /// `kfree_skb` / `consume_skb` of an skb without frags: head, then the `sk_buff`.
@@ -391,15 +433,17 @@ pub fn tcp_send(
     rx: &mut RecvSock,
     env: Env,
 ) -> Result<NetOutcome, SlabError> {
-    let (skb, mut out) = tcp_alloc(slab, pa, caches, frag, cpu, now, msg, env)?;
+    let (skb, mut out) = tcp_alloc(slab, pa, caches, frag, cpu, now, msg, true, env)?;
     out.then(deliver(slab, pa, cpu, out.done, skb, rx, false, env)?);
     Ok(out)
 }
 
 /// The skb `tcp_sendmsg` builds for `msg` bytes: `sk_stream_alloc_skb` from
-/// `skbuff_fclone_cache` with a kmalloc-2048 head whose linear room takes the first bytes, the
-/// rest copied into the task's page fragment (`sk_page_frag_refill`), one frag reference per
-/// page used.
+/// `skbuff_fclone_cache`. With `linear` (v4.9's `select_size`) a kmalloc-2048 head whose linear
+/// room takes the first bytes; without (`tcp_paged_payload`, v5.10+: the head is
+/// `MAX_TCP_HEADER` for the headers alone) every byte goes to the task's page fragment
+/// (`sk_page_frag_refill`), one frag reference per page used. The truesize is the head's
+/// (`SKB_TRUESIZE(skb_end_offset)`) plus the bytes copied into frags.
 #[allow(clippy::too_many_arguments)]
 pub fn tcp_alloc(
     slab: &mut Slab,
@@ -409,10 +453,12 @@ pub fn tcp_alloc(
     cpu: u32,
     now: Ps,
     msg: u64,
+    linear: bool,
     env: Env,
 ) -> Result<(SkBuff, NetOutcome), SlabError> {
-    let (mut skb, mut out) =
-        alloc_skb(slab, pa, caches.skbuff_fclone, cpu, now, tcp_linear_room() + TCP_MAX_HEADER, env)?;
+    let room = if linear { tcp_linear_room() } else { 0 };
+    let (mut skb, mut out) = alloc_skb(slab, pa, caches.skbuff_fclone, cpu, now, room + TCP_MAX_HEADER, env)?;
+    skb.room = room;
     fill(pa, frag, &mut skb, cpu, msg, env, &mut out)?;
     Ok((skb, out))
 }
@@ -445,7 +491,7 @@ fn fill(
     env: Env,
     out: &mut NetOutcome,
 ) -> Result<(), SlabError> {
-    let linear = tcp_linear_room().saturating_sub(skb.len).min(msg);
+    let linear = skb.room.saturating_sub(skb.len).min(msg);
     let mut left = msg - linear;
     while left > 0 {
         frag.refill(pa, cpu, out.done, env, out)?;

@@ -40,6 +40,12 @@ pub struct NetKnobs {
     /// Absent from results written before it (read as off), and off in the presets before v6.6.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tcp_ack_pushed_mss: bool,
+    /// v5.10+ `tcp_sendmsg`: every payload byte goes to page fragments, the skb's head holds the
+    /// headers alone (`MAX_TCP_HEADER`), so a small segment's truesize is about 1.3 KB instead of
+    /// v4.9's 2.3 KB kmalloc-2048 head (linux/net/core/skbuff.rs; docs/references/linux-mm.md#tcp-small-windows).
+    /// Absent from results written before it (read as off), off in the presets before v5.12.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_paged_payload: bool,
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
@@ -68,6 +74,25 @@ pub fn should_autocork(k: &NetKnobs, s: &PushState) -> bool {
 /// workloads send, so a message never fills it (the first term always holds).
 pub const LOOPBACK_SIZE_GOAL: u64 = 65536 - 40 - 12;
 
+/// The TCP header with the timestamp option every loopback segment carries (20 + 12 bytes),
+/// `tcp_header_len` in `tcp_bound_to_half_wnd`'s floor.
+const TCP_HEADER_LEN: u64 = 32;
+
+/// `tcp_bound_to_half_wnd` (include/net/tcp.h, v2.6 .. v6.x alike): the sender's MSS
+/// (`tcp_sync_mss`) and size goal (`tcp_xmit_size_goal`) are capped at half the largest window
+/// the peer has advertised (`max_window`; all of it when that is 536 or less), and never below
+/// 68 bytes less the header. So a receiver with a small buffer (netperf's `-S`) makes the sender
+/// build segments of half its window, and a segment of that size is full-sized: Nagle no longer
+/// holds it (docs/references/linux-mm.md#tcp-small-windows).
+pub fn bound_to_half_wnd(max_window: u64, pktsize: u64) -> u64 {
+    let cutoff = if max_window > TCP_MSS_DEFAULT { max_window >> 1 } else { max_window };
+    if cutoff > 0 && pktsize > cutoff {
+        cutoff.max(68 - TCP_HEADER_LEN)
+    } else {
+        pktsize
+    }
+}
+
 /// `TCP_MSS_DEFAULT`: the receiver's first `rcv_mss` estimate (`tcp_initialize_rcv_mss`: the
 /// least of `advmss`, the MSS, half the window and 536), never below `TCP_MIN_MSS` (88).
 pub const TCP_MSS_DEFAULT: u64 = 536;
@@ -81,6 +106,21 @@ pub const DELACK_MIN: Ps = Ps(40 * Ps::MS.0);
 /// half; not modelled.)
 pub fn win_from_space(space: u64) -> u64 {
     space - (space >> 1)
+}
+
+/// What an ACK tells the sender: everything before `seq` arrived, and it may send up to `edge`
+/// (`snd_una + snd_wnd`, the window the receiver advertised in it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    pub seq: u64,
+    pub edge: u64,
+}
+
+impl Ack {
+    /// Two ACKs waiting together (cumulative; a window never shrinks): the later of each.
+    pub fn merge(self, o: Ack) -> Ack {
+        Ack { seq: self.seq.max(o.seq), edge: self.edge.max(o.edge) }
+    }
 }
 
 /// One connection's sequence state for Nagle and the delayed ACK, in payload bytes: the sender's
@@ -100,6 +140,11 @@ pub struct Conn {
     pub rcv_wnd: u64,
     pub window_clamp: u64,
     pub rcv_mss: u64,
+    /// The sender's `mss_now` and size goal: loopback's MSS bounded by half the window the
+    /// receiver advertises at most (its `window_clamp`; the model's receiver never raises it).
+    pub mss: u64,
+    /// The right edge of the send window as the sender last learnt it (`snd_una + snd_wnd`).
+    pub snd_edge: u64,
     pub pushed: bool,
     /// When the armed delayed-ACK timer fires (`icsk_ack.timeout`), if armed.
     pub delack_at: Option<Ps>,
@@ -119,23 +164,38 @@ impl Conn {
             rcv_wnd: clamp,
             window_clamp: clamp,
             rcv_mss: TCP_MSS_DEFAULT.min(clamp / 2).max(TCP_MIN_MSS),
+            mss: bound_to_half_wnd(clamp, LOOPBACK_SIZE_GOAL),
+            snd_edge: clamp,
             pushed: false,
             delack_at: None,
         }
     }
 
     /// `tcp_nagle_check(partial, tp, nonagle)` with `tcp_minshall_check` (v2.4 .. v6.x
-    /// net/ipv4/tcp_output.c): a segment shorter than the size goal is held while the last small
-    /// segment sent (`snd_sml`) is unacknowledged, unless `TCP_NODELAY`.
-    pub fn nagle_holds(&self, len: u64, size_goal: u64) -> bool {
-        len < size_goal && !self.nodelay && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una
+    /// net/ipv4/tcp_output.c): a skb of `len` bytes whose last segment is shorter than the MSS
+    /// (`tcp_mss_split_point`'s partial) is held while the last small segment sent (`snd_sml`)
+    /// is unacknowledged, unless `TCP_NODELAY`. The model does not split a send longer than the
+    /// MSS into MSS-sized skbs: such a skb is held or sent whole by its partial tail.
+    pub fn nagle_holds(&self, len: u64) -> bool {
+        !len.is_multiple_of(self.mss)
+            && !self.nodelay
+            && self.snd_nxt > self.snd_una
+            && self.snd_sml > self.snd_una
     }
 
-    /// A segment of `len` bytes transmitted: `snd_nxt` advances, and `tcp_minshall_update`
-    /// records it as the last small one when it is shorter than `mss`.
-    pub fn transmitted(&mut self, len: u64, mss: u64) {
+    /// `tcp_snd_wnd_test` (v2.6 .. v6.x tcp_output.c): a skb of `len` bytes may go only if it
+    /// ends inside the window the last ACK offered; a skb held by it stays the write queue's
+    /// tail until an ACK opens the window (the sender is "rwnd limited"). With nothing in flight
+    /// the model sends it whole where the kernel would send the part that fits.
+    pub fn fits(&self, len: u64) -> bool {
+        self.snd_nxt + len <= self.snd_edge || self.snd_nxt == self.snd_una
+    }
+
+    /// A skb of `len` bytes transmitted: `snd_nxt` advances, and `tcp_minshall_update` records
+    /// it as the last small one when it ends in a segment shorter than the MSS.
+    pub fn transmitted(&mut self, len: u64) {
         self.snd_nxt += len;
-        if len < mss {
+        if !len.is_multiple_of(self.mss) {
             self.snd_sml = self.snd_nxt;
         }
     }
@@ -195,26 +255,27 @@ impl Conn {
     /// receive buffer unused: everything received is acknowledged, the window is advertised
     /// afresh (`tcp_select_window` never shrinks it), the pushed mark and the timer clear.
     pub fn ack(&mut self, free: u64) {
-        let seq = self.ack_sent(free);
-        self.acked(seq);
+        let a = self.ack_sent(free);
+        self.acked(a);
     }
 
     /// The receiver's half of [`Conn::ack`] (`tcp_send_ack`): the window advertised afresh, the
-    /// pushed mark and the timer cleared. Returns the sequence it acknowledges, which reaches
-    /// the sender's `tcp_ack` now or, when the sender's socket is owned by its user, at its
-    /// `release_sock` (linux/net/core/sock.rs).
-    pub fn ack_sent(&mut self, free: u64) -> u64 {
+    /// pushed mark and the timer cleared. Returns the ACK (the sequence it acknowledges and the
+    /// window's edge), which reaches the sender's `tcp_ack` now or, when the sender's socket is
+    /// owned by its user, at its `release_sock` (linux/net/core/sock.rs).
+    pub fn ack_sent(&mut self, free: u64) -> Ack {
         self.rcv_wnd = Self::window(free).max(self.receive_window());
         self.rcv_wup = self.rcv_nxt;
         self.pushed = false;
         self.delack_at = None;
-        self.rcv_nxt
+        Ack { seq: self.rcv_nxt, edge: self.rcv_wup + self.rcv_wnd }
     }
 
-    /// The sender's half (`tcp_ack`): `snd_una` advances to `seq` (an older ACK processed after
-    /// a newer one moves nothing).
-    pub fn acked(&mut self, seq: u64) {
-        self.snd_una = self.snd_una.max(seq);
+    /// The sender's half (`tcp_ack`): `snd_una` advances to the ACK's sequence and the window
+    /// edge to its (an older ACK processed after a newer one moves nothing).
+    pub fn acked(&mut self, a: Ack) {
+        self.snd_una = self.snd_una.max(a.seq);
+        self.snd_edge = self.snd_edge.max(a.edge);
     }
 }
 
@@ -252,21 +313,21 @@ mod tests {
     fn nagle_holds_a_small_send_while_the_last_small_segment_is_unacknowledged() {
         let mut c = Conn::new(false, 87_380);
         // Nothing in flight: the first small send goes.
-        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
-        c.transmitted(14, LOOPBACK_SIZE_GOAL);
-        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        assert!(!c.nagle_holds(14));
+        c.transmitted(14);
+        assert!(c.nagle_holds(14));
         // TCP_NODELAY, or a segment as long as the size goal: sent.
-        assert!(!Conn { nodelay: true, ..c }.nagle_holds(14, LOOPBACK_SIZE_GOAL));
-        assert!(!c.nagle_holds(LOOPBACK_SIZE_GOAL, LOOPBACK_SIZE_GOAL));
+        assert!(!Conn { nodelay: true, ..c }.nagle_holds(14));
+        assert!(!c.nagle_holds(c.mss));
         // The ACK of everything received releases it; data still in flight keeps it held.
         let k = NetKnobs::default();
         c.received(&k, 14, Ps::ZERO);
-        c.transmitted(14, LOOPBACK_SIZE_GOAL);
+        c.transmitted(14);
         c.ack(87_380);
-        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL), "the second segment is not yet received");
+        assert!(c.nagle_holds(14), "the second segment is not yet received");
         c.received(&k, 14, Ps::ZERO);
         c.ack(87_380);
-        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
+        assert!(!c.nagle_holds(14));
     }
 
     #[test]
@@ -296,17 +357,57 @@ mod tests {
     fn an_ack_held_back_from_the_sender_keeps_nagle_holding_until_it_is_processed() {
         let k = NetKnobs::default();
         let mut c = Conn::new(false, 87_380);
-        c.transmitted(14, LOOPBACK_SIZE_GOAL);
+        c.transmitted(14);
         c.received(&k, 14, Ps::ZERO);
-        let seq = c.ack_sent(87_380);
+        let a = c.ack_sent(87_380);
         // The receiver has sent it (its timer and pushed mark are clear) ...
-        assert_eq!((seq, c.rcv_wup, c.delack_at), (14, 14, None));
+        assert_eq!((a.seq, c.rcv_wup, c.delack_at), (14, 14, None));
         // ... but the sender has not processed it: a small send is still held.
-        assert!(c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
-        c.acked(seq);
-        assert!(!c.nagle_holds(14, LOOPBACK_SIZE_GOAL));
-        c.acked(0);
+        assert!(c.nagle_holds(14));
+        c.acked(a);
+        assert!(!c.nagle_holds(14));
+        c.acked(Ack { seq: 0, edge: 0 });
         assert_eq!(c.snd_una, 14, "an older ACK moves nothing");
+    }
+
+    #[test]
+    fn a_small_window_caps_the_mss_at_half_of_it() {
+        // netperf -S 320 (2304 bytes, a 1152-byte window) and -S 8448 (16896, 8448), as measured
+        // on Linux 6.18 with `ss -tmi` (mss:576); the default buffer; tiny windows whole.
+        let mss = |rcvbuf| Conn::new(false, rcvbuf).mss;
+        assert_eq!((mss(2304), mss(16_896), mss(87_380)), (576, 4224, 21_845));
+        assert_eq!((bound_to_half_wnd(400, 1000), bound_to_half_wnd(20, 1000)), (400, 36));
+        assert_eq!(bound_to_half_wnd(1152, 64), 64);
+        // 64-byte sends: a tail of nine is a full segment Nagle lets go; 8192-byte sends end in a
+        // partial segment (8192 = 4224 + 3968), which it holds.
+        let mut c = Conn::new(false, 2304);
+        c.transmitted(64);
+        assert!(c.nagle_holds(64) && !c.nagle_holds(576));
+        let mut c = Conn::new(false, 16_896);
+        c.transmitted(8192);
+        assert!(c.nagle_holds(8192) && !c.nagle_holds(8448));
+    }
+
+    #[test]
+    fn a_skb_goes_only_inside_the_window_the_last_ack_offered() {
+        let k = NetKnobs::default();
+        let mut c = Conn::new(false, 2304);
+        // Nothing in flight: anything goes (the model does not split a skb at the edge).
+        assert!(c.fits(5000) && c.snd_edge == 1152);
+        c.transmitted(576);
+        assert!(c.fits(576) && !c.fits(577));
+        // Received, and ACKed with the buffer nearly full: the edge stays where it was.
+        c.received(&k, 576, Ps::ZERO);
+        let a = c.ack_sent(300);
+        c.acked(a);
+        assert_eq!((c.snd_una, c.snd_edge), (576, 1152));
+        c.transmitted(576);
+        assert!(!c.fits(1));
+        // An ACK after the reader freed the buffer opens it again.
+        c.received(&k, 576, Ps::ZERO);
+        let a = c.ack_sent(2304);
+        c.acked(a);
+        assert_eq!(c.snd_edge, 1152 + 1152);
     }
 
     #[test]

@@ -27,7 +27,12 @@ impl Kernel {
             skbuff::tcp_append(pa, &mut f.frag, tail, ctx.cpu, ctx.now, len, env).unwrap_or_else(|_| {
                 panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
             });
-        let full = tail.len >= tcp::LOOPBACK_SIZE_GOAL;
+        // A full-sized tail goes unless the window is closed (then it waits for an ACK).
+        let full = tail.len >= f.conn.mss;
+        if full && !f.conn.fits(tail.len) {
+            s.counters.tcp_rwnd_held += 1;
+        }
+        let full = full && f.conn.fits(tail.len);
         f.wmem += tail.truesize - before;
         s.counters.tcp_nagle_held += 1;
         self.sync_net_pages(sock);
@@ -41,7 +46,7 @@ impl Kernel {
         if full {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
             let tail = f.held.take().expect("the held tail");
-            f.conn.transmitted(tail.len, tcp::LOOPBACK_SIZE_GOAL);
+            f.conn.transmitted(tail.len);
             f.in_flight = Some(tail);
             // Owned through the loopback softirq that follows (release_sock comes after it).
             f.owned_until = Ps(u64::MAX);
@@ -76,37 +81,49 @@ impl Kernel {
     pub(in crate::linux::net) fn tcp_ack(&mut self, ctx: &mut Ctx, sock: u16, at: Ps) -> Ps {
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
-        let seq = f.conn.ack_sent(f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc));
+        let ack = f.conn.ack_sent(f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc));
         s.counters.tcp_acks += 1;
         if at < f.owned_until {
             // sk_add_backlog: ACKs are cumulative, so the latest covers those queued before it
             // (v5.0+'s tcp_add_backlog coalesces them into one skb alike).
-            f.backlog = Some(f.backlog.map_or(seq, |b| b.max(seq)));
+            f.backlog = Some(f.backlog.map_or(ack, |b| b.merge(ack)));
             s.counters.tcp_backlog_acks += 1;
             return Ps::ZERO;
         }
-        self.tcp_ack_rcv(ctx, sock, seq, at)
+        self.tcp_ack_rcv(ctx, sock, ack, at)
     }
 
     /// The sender's `tcp_ack` of `seq` at `at` on this CPU, whose `tcp_data_snd_check`
     /// transmits the held tail if Nagle now lets it go (what is still in flight keeps it held)
     /// and queues it at the receiver: the rest of `net.tcp_send_cycles` on this CPU. Wakes a
     /// sleeping reader. Returns the time taken.
-    pub(in crate::linux::net) fn tcp_ack_rcv(&mut self, ctx: &mut Ctx, sock: u16, seq: u64, at: Ps) -> Ps {
+    pub(in crate::linux::net) fn tcp_ack_rcv(
+        &mut self,
+        ctx: &mut Ctx,
+        sock: u16,
+        ack: tcp::Ack,
+        at: Ps,
+    ) -> Ps {
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
-        f.conn.acked(seq);
-        let go = f.held.as_ref().is_some_and(|t| !f.conn.nagle_holds(t.len, tcp::LOOPBACK_SIZE_GOAL));
+        f.conn.acked(ack);
+        let go = f.held.as_ref().is_some_and(|t| !f.conn.nagle_holds(t.len) && f.conn.fits(t.len));
         if !go {
             return Ps::ZERO;
         }
         let tail = f.held.take().expect("the held tail");
         let len = tail.len;
-        f.conn.transmitted(len, tcp::LOOPBACK_SIZE_GOAL);
+        f.conn.transmitted(len);
         let xmit = s.costs.tcp_xmit;
         ctx.charge(Bucket::Syscall, xmit);
+        if at + xmit < f.rx_owned_until {
+            // The reader is inside tcp_recvmsg: the segment waits on its backlog.
+            f.rx_backlog.push(tail);
+            s.counters.tcp_rx_backlog += 1;
+            return xmit;
+        }
         let out = skbuff::deliver(slab, pa, ctx.cpu, at + xmit, tail, &mut f.rx, false, env)
             .unwrap_or_else(|e| panic!("socket delivery: {e:?}"));
         debug_assert!(!out.dropped && out.done == at + xmit);
@@ -126,7 +143,11 @@ impl Kernel {
     /// send buffer (linux/net/socket.rs) the tail reaches the size goal first.
     pub(in crate::linux::net) fn tcp_stall(&self, sock: u16) -> bool {
         let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
-        f.held.is_some() && f.writer.is_some() && f.in_flight.is_none() && f.rx.queue.is_empty()
+        f.held.is_some()
+            && f.writer.is_some()
+            && f.in_flight.is_none()
+            && f.rx.queue.is_empty()
+            && f.rx_backlog.is_empty()
     }
 
     /// The stall begun by a sender going to sleep while the receiver sleeps in its receive: the receiver is woken

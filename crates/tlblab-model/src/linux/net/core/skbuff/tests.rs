@@ -106,3 +106,54 @@ fn tcp_payload_goes_to_order3_page_frags_that_the_receiver_releases() {
     let deep = run(20);
     assert!(deep >= 100 * per_send / 32768 && deep <= 100 * per_send / 32768 + 2, "{deep}");
 }
+
+#[test]
+fn a_paged_tcp_skb_is_its_header_head_plus_the_payload_and_a_linear_one_a_2k_head() {
+    // v5.10+: MAX_TCP_HEADER's head (a kmalloc-1024 object here) and every byte in a frag;
+    // v4.9: the first 1408 bytes in a kmalloc-2048 head, nothing charged for them beyond it.
+    let (mut pa, mut slab, c) = machine();
+    let mut frag = PageFrag::default();
+    let (paged, _) = tcp_alloc(&mut slab, &mut pa, c, &mut frag, 0, Ps(0), 64, false, env()).unwrap();
+    let (linear, _) = tcp_alloc(&mut slab, &mut pa, c, &mut frag, 0, Ps(0), 64, true, env()).unwrap();
+    assert_eq!((paged.truesize, paged.frags.len(), paged.room), (skb_truesize(1024 - 320) + 64, 1, 0));
+    assert_eq!((linear.truesize, linear.frags.len()), (skb_truesize(2048 - 320), 0));
+    // Both fit mmtests' 2304-byte receive buffer once; only the paged one leaves room after it.
+    assert!(paged.truesize < sock_min_rcvbuf() && linear.truesize >= sock_min_rcvbuf());
+}
+
+#[test]
+fn a_bounded_tcp_read_takes_part_of_a_segment_and_crosses_into_the_next() {
+    let (mut pa, mut slab, c) = machine();
+    let mut frag = PageFrag::default();
+    let mut rx = RecvSock { rcvbuf: 1 << 30, ..Default::default() };
+    let mut t = Ps(0);
+    for len in [576, 100] {
+        let (skb, o) = tcp_alloc(&mut slab, &mut pa, c, &mut frag, 0, t, len, false, env()).unwrap();
+        t = deliver(&mut slab, &mut pa, 0, o.done, skb, &mut rx, false, env()).unwrap().done;
+    }
+    let queued = rx.rmem_alloc;
+    let first = rx.queue[0].truesize;
+    // Nine 64-byte reads use up the first segment; only the ninth frees it.
+    for i in 1..=9 {
+        let (copied, freed, o) =
+            tcp_recv_upto(&mut slab, &mut pa, &mut frag, 1, t, &mut rx, 64, env()).unwrap().unwrap();
+        t = o.done;
+        assert_eq!(copied, 64);
+        assert_eq!(freed, if i == 9 { first } else { 0 }, "read {i}");
+    }
+    assert_eq!((rx.queue.len(), rx.rmem_alloc, rx.front_read), (1, queued - first, 0));
+    // A read larger than what is queued takes the rest and stops at the empty queue.
+    let (copied, _, o) =
+        tcp_recv_upto(&mut slab, &mut pa, &mut frag, 1, t, &mut rx, 8192, env()).unwrap().unwrap();
+    assert_eq!((copied, rx.rmem_alloc, rx.queue.len()), (100, 0, 0));
+    assert!(tcp_recv_upto(&mut slab, &mut pa, &mut frag, 1, o.done, &mut rx, 64, env()).unwrap().is_none());
+    // And one crossing a boundary: 50 left of a segment, then 14 of the next.
+    for len in [100, 100] {
+        let (skb, o) = tcp_alloc(&mut slab, &mut pa, c, &mut frag, 0, t, len, false, env()).unwrap();
+        t = deliver(&mut slab, &mut pa, 0, o.done, skb, &mut rx, false, env()).unwrap().done;
+    }
+    tcp_recv_upto(&mut slab, &mut pa, &mut frag, 1, t, &mut rx, 50, env()).unwrap().unwrap();
+    let (copied, _, _) =
+        tcp_recv_upto(&mut slab, &mut pa, &mut frag, 1, t, &mut rx, 64, env()).unwrap().unwrap();
+    assert_eq!((copied, rx.queue.len(), rx.front_read), (64, 1, 14));
+}
