@@ -162,9 +162,8 @@ pub struct Memory {
     pub clear_page_mbps: Sourced,
     /// memcpy bandwidth of one core, DRAM to DRAM.
     pub memcpy_mbps: Sourced,
-    /// Clearing pages one core last touched long ago (past the LLC, to DRAM): what zeroing a
-    /// page fresh from the buddy allocator streams at. Absent: such a page clears at
-    /// `clear_page_mbps` like one warm off the per-CPU list.
+    /// One core clearing pages past the LLC: a page fresh from the buddy lists (absent: such a
+    /// page clears at `clear_page_mbps`, like a warm one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear_dram_mbps: Option<Sourced>,
 }
