@@ -69,13 +69,13 @@ fn path_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')
 }
 
-/// `issue 12`, `Issues 18`, `issue #3`.
+/// `issue 12`, `Issues 18`, `issue #3`, and in a name `..._issue_18_...`.
 fn cites_issue(line: &str) -> bool {
     let lower = line.to_lowercase();
     lower.match_indices("issue").any(|(i, _)| {
         let before = lower[..i].chars().next_back();
         let rest = lower[i + 5..].strip_prefix('s').unwrap_or(&lower[i + 5..]);
-        let rest = rest.strip_prefix(' ').map(|r| r.strip_prefix('#').unwrap_or(r));
+        let rest = rest.strip_prefix([' ', '_']).map(|r| r.strip_prefix('#').unwrap_or(r));
         !before.is_some_and(|c| c.is_alphanumeric())
             && rest.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
     })
@@ -211,4 +211,14 @@ fn a_citation_of_a_missing_file_anchor_or_outside_document_fails_naming_its_line
     assert!(got[6].contains("issue number") && got[7].contains("docs/no-such-folder/"), "{got:#?}");
     assert_eq!(slug(" zone->lock calibration"), "zone-lock-calibration");
     assert_eq!(slug("SWAP_CLUSTER_MAX 256"), "swap_cluster_max-256");
+}
+
+#[test]
+fn the_issue_pattern_catches_prose_and_names() {
+    for cited in ["see issue 12", "Issues 18 and 19", "(issue #3)", "fn takes_what_issue_18_allows()"] {
+        assert!(cites_issue(cited), "{cited}");
+    }
+    for clean in ["no issue here", "tissue 12", "issue_count", "the issue: 4 CPUs"] {
+        assert!(!cites_issue(clean), "{clean}");
+    }
 }

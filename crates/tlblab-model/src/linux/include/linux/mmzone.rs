@@ -407,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn lru_lists_and_page_meta_take_the_bytes_issue_18_allows() {
+    fn lru_lists_and_page_meta_stay_small() {
         let mut l = LruList::default();
         for pfn in [5, 6, (1 << 32) - 1] {
             l.push_front(pfn);
