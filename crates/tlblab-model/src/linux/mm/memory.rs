@@ -137,12 +137,9 @@ impl Kernel {
     /// come from DRAM: it clears at the one-core DRAM rate and all its bytes queue on the
     /// socket's DRAM (docs/references/machine-costs.md#cold-page-clear). Returns the time.
     pub(in crate::linux) fn clear_new_page(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64) -> Ps {
-        let cold = match self.costs.memory.clear_page_cold {
-            Some(c) if !self.mm.page_alloc.as_ref().is_some_and(|a| a.warm(pfn)) => Some(c),
-            _ => None,
-        };
+        let warm = |s: &Kernel| s.mm.page_alloc.as_ref().is_some_and(|a| a.warm(pfn));
         self.counters.memory.pages_zeroed += 1;
-        match cold {
+        match self.costs.memory.clear_page_cold.filter(|_| !warm(self)) {
             Some(c) => {
                 self.counters.memory.pages_zeroed_cold += 1;
                 ctx.charge(Bucket::Zeroing, c);

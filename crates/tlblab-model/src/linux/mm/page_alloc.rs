@@ -145,9 +145,10 @@ pub struct Zone {
     pub data_line: CacheLine,
     /// `zone->pageset`, indexed by CPU.
     pub pcp: Vec<PerCpuPages>,
-    /// A bit per page: the block was last put on a per-CPU list by a free (the kernel's hot
-    /// page, at the list head, still in the freeing CPU's caches), not brought there from the
-    /// buddy lists by a refill. Apart from `pages` to keep `PageMeta` at 11 bytes.
+    /// A bit per page: the block was put on a per-CPU list by a free (the kernel's hot page, at
+    /// the list head, still in the freeing CPU's caches) and has not gone back to the buddy
+    /// lists since (`free_one_page` clears it), so a refill never brings a warm block. Apart
+    /// from `pages` to keep `PageMeta` at 11 bytes.
     warm: Vec<u64>,
     /// `ZONE_RECLAIM_ACTIVE` (v5.14+): reclaim is running on the zone. Only v6.7's tuning reads
     /// it here (no raise on refill, lowered high and a short list on free); reclaim does not
@@ -156,6 +157,7 @@ pub struct Zone {
 }
 
 impl Zone {
+    /// Sets page `i`'s bit of [`Zone::warm`].
     fn set_warm(&mut self, i: u32, warm: bool) {
         let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
         if warm {
@@ -340,7 +342,6 @@ impl PageAlloc {
         self.zone_of(pfn).map(|zi| self.zones[zi].node)
     }
 
-    /// The zone holding `pfn`.
     /// Whether the block at `pfn` came to its owner warm: freed onto a per-CPU list and handed
     /// out from it again, not refilled from the buddy lists or allocated from them directly.
     pub fn warm(&self, pfn: u64) -> bool {
@@ -348,10 +349,10 @@ impl PageAlloc {
             let z = &self.zones[zi];
             let i = (pfn - z.start_pfn) as u32;
             z.warm[(i / 64) as usize] & (1 << (i % 64)) != 0
-                && matches!(z.pages.get(i).state, PageState::Pcp | PageState::Allocated)
         })
     }
 
+    /// The zone holding `pfn`.
     pub fn zone_of(&self, pfn: u64) -> Option<usize> {
         self.zones.iter().position(|z| pfn >= z.start_pfn && pfn < z.start_pfn + z.pages.len() as u64)
     }
@@ -475,7 +476,6 @@ impl PageAlloc {
                 let p = self.zones[zi].pages.get_mut(i);
                 p.state = PageState::Allocated;
                 p.order = order;
-                self.zones[zi].set_warm(i, false);
                 out.pfn = Some(self.zones[zi].start_pfn + i as u64);
                 self.stats.buddy_allocs[order as usize] += 1;
             }
@@ -503,7 +503,6 @@ impl PageAlloc {
                 let p = z.pages.get_mut(i);
                 p.state = PageState::Pcp;
                 p.order = order;
-                z.set_warm(i, false);
                 // rmqueue_bulk appends after the previous page: address order from the head.
                 let pcp = &mut z.pcp[cpu as usize];
                 pcp.lists[pindex].push_back(&mut z.pages, i);
@@ -734,7 +733,7 @@ impl PageAlloc {
     ) -> Option<u64> {
         let mut clocks = std::mem::take(&mut self.untimed_clocks);
         clocks.clear();
-        clocks.extend(self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy())));
+        clocks.extend(self.clocks());
         let out = self.alloc_pages(cpu, at, order, mt, env);
         self.rewind_from(&clocks);
         self.untimed_clocks = clocks;
@@ -743,7 +742,12 @@ impl PageAlloc {
 
     /// Each zone's `zone->lock` and data-line clocks (for untimed sections).
     pub fn timings(&self) -> Vec<(LockTiming, (Ps, Ps))> {
-        self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy())).collect()
+        self.clocks().collect()
+    }
+
+    /// Each zone's lock and data-line clocks, as [`PageAlloc::timings`] keeps them.
+    fn clocks(&self) -> impl Iterator<Item = (LockTiming, (Ps, Ps))> + '_ {
+        self.zones.iter().map(|z| (z.lock.timing(), z.data_line.busy()))
     }
 
     /// Puts back clocks [`PageAlloc::timings`] took: the state stays, the time did not pass.

@@ -197,6 +197,8 @@ impl Zone {
     /// `__free_one_page()` (v4.9): merge with the buddy while it is free at the same order,
     /// then add at the head, or at the tail when the next-order buddy is free too.
     pub(super) fn free_one_page(&mut self, mut i: u32, mut order: u8, mt: MigrateType, s: &mut Section) {
+        // Back on the buddy lists: what a refill takes from here is cold.
+        self.set_warm(i, false);
         self.nr_free += 1 << order;
         s.touch(i);
         while order < MAX_ORDER - 1 {
