@@ -56,6 +56,21 @@ impl LineCosts {
     }
 }
 
+/// Line fill buffers per core: how many missed lines a core's loads fetch at once
+/// (docs/references/machine-costs.md#fill-buffers: 10 on Intel's cores from Nehalem to
+/// Haswell, 12 from Skylake). A copy's loads are independent, so a copy of lines another core
+/// wrote waits for one transfer per this many lines.
+pub const FILL_BUFFERS: u64 = 10;
+
+/// What loading `lines` lines `from` another CPU's cache costs CPU `to` (a copy's loads,
+/// overlapped [`FILL_BUFFERS`] at a time); nothing when `from` is `to`.
+pub fn copy_lines_from(from: u32, to: u32, lines: u64, topo: &Topology, c: &LineCosts) -> Ps {
+    match topo.distance(from, to) {
+        Distance::Same => Ps::ZERO,
+        d => c.transfer(d) * lines.div_ceil(FILL_BUFFERS),
+    }
+}
+
 /// What happened on one line, for the counters of a RunResult.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LineStats {

@@ -22,6 +22,7 @@ use crate::linux::arch::x86::mm::tlb::{
 };
 use crate::linux::arch::x86::text::TextKnobs;
 use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs, RwsemSlowpath};
+use crate::linux::kernel::sched::SchedKnobs;
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
 use crate::linux::mm::vmscan::{ReclaimKnobs, UnmapFlush};
 use crate::linux::net::ipv4::tcp::NetKnobs;
@@ -50,6 +51,8 @@ pub struct KernelConfig {
     pub reclaim: ReclaimKnobs,
     /// Networking (linux/net/ipv4/tcp.rs): TCP autocorking.
     pub net: NetKnobs,
+    /// The scheduler's policy (linux/kernel/sched/fair.rs): CFS or EEVDF.
+    pub sched: SchedKnobs,
     /// Page frames per NUMA node (`node_mib` in `[page_alloc]`): `None` is linux/include/linux/gfp.rs's
     /// `PAGES_PER_NODE`. A reclaim workload scales memory down with it.
     pub node_pages: Option<u64>,
@@ -83,6 +86,9 @@ pub struct Knobs {
     /// `[net]`; absent from results written before it (read as off).
     #[serde(default)]
     pub net: NetKnobs,
+    /// `[sched]`; absent from results written before it and from CFS kernels' (read as CFS).
+    #[serde(default, skip_serializing_if = "SchedKnobs::is_cfs")]
+    pub sched: SchedKnobs,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pages: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,11 +142,12 @@ mod net;
 mod page_alloc;
 mod ppc8xx;
 mod reclaim;
+mod sched;
 mod text;
 
 /// Every knob, by subsystem section, in the order presets apply them (within a section, the
 /// range policy before its parameters, the allocator's era before the rules it refines).
-const TABLES: [&[Knob]; 8] = [
+const TABLES: [&[Knob]; 9] = [
     flush::KNOBS,
     mm::KNOBS,
     text::KNOBS,
@@ -149,6 +156,7 @@ const TABLES: [&[Knob]; 8] = [
     page_alloc::KNOBS,
     reclaim::KNOBS,
     net::KNOBS,
+    sched::KNOBS,
 ];
 
 /// Every knob, in the order presets apply them.
@@ -157,7 +165,8 @@ pub fn knobs() -> impl Iterator<Item = &'static Knob> {
 }
 
 /// The subsystem sections a preset file may have.
-pub const SECTIONS: &[&str] = &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64", "net"];
+pub const SECTIONS: &[&str] =
+    &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64", "net", "sched"];
 
 /// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
 fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
@@ -191,6 +200,7 @@ impl KernelConfig {
             page_alloc: self.page_alloc,
             reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
             net: self.net,
+            sched: self.sched,
             node_pages: self.node_pages,
             ram_pages: self.ram_pages,
             zones: self.zones,
@@ -356,6 +366,7 @@ fn blank() -> KernelConfig {
         page_alloc: PageAllocConfig::v4_9(),
         reclaim: ReclaimKnobs::V4_3,
         net: NetKnobs::default(),
+        sched: SchedKnobs::default(),
         node_pages: None,
         ram_pages: None,
         zones: None,

@@ -256,9 +256,11 @@ mod tests {
         assert!(e.contains("key `inherits`") && e.contains("5.18.1+patch"), "{e}");
         let e = err("[flush]\nrange_policy = \"ceiling\"\n");
         assert!(e.contains("key `flush.ceiling` is missing"), "{e}");
-        let e = err("[sched]\n");
+        let e = err("[vm]\n");
         assert!(
-            e.contains("unknown key `sched`") && e.contains("flush, mm, text, ppc8xx, page_alloc"),
+            e.contains("unknown key `vm`")
+                && e.contains("flush, mm, text, ppc8xx, page_alloc")
+                && e.contains("sched"),
             "{e}"
         );
         let e = err("inherits = \"5.18.1\"\n[flush]\nceiling = 1.5\n");

@@ -20,13 +20,24 @@
 //! `pipe->mutex` is modelled as a FIFO lock on its line (hw/lock.rs) held for the section's work:
 //! v4.9 mutexes spin on a running owner (`mutex_optimistic_spin`) and no holder here sleeps with
 //! it, so waiting for it is spinning. Departures: the fd lookup and VFS layers are one per-call
-//! cost (`[ipc]` in the profile); the data's own cache lines are charged as a copy by
-//! where its bytes live (linux/lib/iov_iter.rs), not moved between the writer's and the reader's caches; `try_to_wake_up`
-//! costs what sched.rs charges (the woken CPU's kick), nothing on the waker.
+//! cost (`[ipc]` in the profile); `try_to_wake_up` costs what sched.rs charges (the woken CPU's
+//! kick), nothing on the waker.
+//!
+//! The lines writer and reader share (docs/references/linux-mm.md#pipe-lines): `[ipc]` is timed
+//! with one thread, every line in its cache, so what a pipe used from two CPUs adds is the
+//! lines that move between them (hw/coherence.rs). Besides the mutex's word (its lock's line),
+//! the line of `pipe_inode_info` with the ring's state (`nrbufs`, `curbuf`, `tmp_page`), which
+//! a write that takes a slot and a read that releases one store to and every call reads; the
+//! `pipe_buffer` entry a call works on (16 entries of 40 bytes, ten lines, by ring slot), whose
+//! `offset` and `len` both sides store to; and the message's bytes, which the reader's copy
+//! loads from the writer's cache (its loads overlap: one transfer per
+//! [`crate::hw::coherence::FILL_BUFFERS`] lines). The writer's stores to lines the reader last
+//! read drain from its store buffer off the call's path (not charged).
 
 use std::collections::VecDeque;
 
 use crate::attribution::Bucket;
+use crate::hw::coherence::{copy_lines_from, CacheLine};
 use crate::hw::lock::SpinLock;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
@@ -39,6 +50,10 @@ use crate::time::Ps;
 
 /// `PIPE_DEF_BUFFERS` (include/linux/pipe_fs_i.h, v4.9).
 pub const PIPE_DEF_BUFFERS: usize = 16;
+/// `sizeof(struct pipe_buffer)` on 64-bit (page, offset, len, ops, flags, private: v4.9 to v6.x).
+const PIPE_BUFFER_BYTES: usize = 40;
+/// The lines the ring's `pipe_buffer` array spans.
+const SLOT_LINES: usize = (PIPE_DEF_BUFFERS * PIPE_BUFFER_BYTES).div_ceil(64);
 
 crate::linux::vmstat::counters! {
     /// Pipes, counted.
@@ -102,11 +117,19 @@ pub struct PipeBuffer {
 pub struct Pipe {
     /// The occupied slots, oldest first (`curbuf` .. `curbuf + nrbufs`).
     pub bufs: VecDeque<PipeBuffer>,
+    /// `pipe->curbuf`: the ring slot of `bufs[0]`.
+    pub curbuf: usize,
     pub tmp_page: Option<u64>,
     /// `pipe->wait`: sleeping tasks, readers and writers alike.
     pub waiters: Vec<usize>,
     /// `pipe->mutex`.
     pub mutex: SpinLock,
+    /// The line with the ring's state (`nrbufs`, `curbuf`, `tmp_page`).
+    pub ring: CacheLine,
+    /// The lines of the `pipe_buffer` array, by slot (`slot * 40 / 64`).
+    pub slots: [CacheLine; SLOT_LINES],
+    /// The unread bytes in order, as (bytes, the CPU whose write put them there).
+    pub written: VecDeque<(u64, u32)>,
 }
 
 impl Pipe {
@@ -201,6 +224,60 @@ impl Kernel {
         self.fs.pipes[pipe as usize].mutex.release_at(at);
     }
 
+    /// A load (`write` false) or store to one of `pipe`'s shared lines (`slot`: the
+    /// `pipe_buffer` entry of that ring slot; `None`: the ring's state) by this CPU at `at`:
+    /// what it costs beyond the cache hit `[ipc]` already holds, charged to the call.
+    fn pipe_line(&mut self, ctx: &mut Ctx, pipe: u32, slot: Option<usize>, write: bool, at: Ps) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let p = &mut self.fs.pipes[pipe as usize];
+        let line = match slot {
+            Some(s) => &mut p.slots[s * PIPE_BUFFER_BYTES / 64],
+            None => &mut p.ring,
+        };
+        let d = if write {
+            line.write(ctx.cpu, at, &topo, &lines)
+        } else {
+            line.read(ctx.cpu, at, &topo, &lines)
+        };
+        let w = d.saturating_sub(lines.hit);
+        ctx.charge(Bucket::Syscall, w);
+        self.stall(ctx.cpu, w)
+    }
+
+    /// The ring slot of `pipe`'s buffer `k` (0: the oldest).
+    fn pipe_slot(&self, pipe: u32, k: usize) -> usize {
+        (self.fs.pipes[pipe as usize].curbuf + k) % PIPE_DEF_BUFFERS
+    }
+
+    /// `len` bytes this CPU wrote join the end of `pipe`'s unread bytes.
+    fn pipe_note_written(&mut self, cpu: u32, pipe: u32, len: u64) {
+        let w = &mut self.fs.pipes[pipe as usize].written;
+        match w.back_mut() {
+            Some((n, c)) if *c == cpu => *n += len,
+            _ => w.push_back((len, cpu)),
+        }
+    }
+
+    /// The reader's copy of the first `len` unread bytes of `pipe` at `at`: the lines other
+    /// CPUs wrote come from their caches. Returns what they cost, charged to the call.
+    fn pipe_copy_lines(&mut self, ctx: &mut Ctx, pipe: u32, mut len: u64) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let w = &mut self.fs.pipes[pipe as usize].written;
+        let mut d = Ps::ZERO;
+        while len > 0 {
+            let Some((n, from)) = w.front_mut() else { break };
+            let take = (*n).min(len);
+            d += copy_lines_from(*from, ctx.cpu, take.div_ceil(64), &topo, &lines);
+            *n -= take;
+            len -= take;
+            if *n == 0 {
+                w.pop_front();
+            }
+        }
+        ctx.charge(Bucket::Syscall, d);
+        self.stall(ctx.cpu, d)
+    }
+
     /// `wake_up_interruptible_sync_poll(&pipe->wait, ...)`: every sleeper is woken.
     fn pipe_wake(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) {
         let waiters = std::mem::take(&mut self.fs.pipes[pipe as usize].waiters);
@@ -222,8 +299,10 @@ impl Kernel {
         let c = self.pipe_costs();
         let start = at;
         let mut now = self.pipe_lock(ctx, pipe, at);
-        let p = &self.fs.pipes[pipe as usize];
-        match room(p, len) {
+        let room = room(&self.fs.pipes[pipe as usize], len);
+        // nrbufs and curbuf: stored to when a slot is taken, else read.
+        now += self.pipe_line(ctx, pipe, None, room == Room::NewBuffer, now);
+        match room {
             Room::Full => {
                 self.pipe_unlock(pipe, now);
                 self.counters.pipe.pipe_write_sleeps += 1;
@@ -232,6 +311,9 @@ impl Kernel {
             }
             Room::Merge => {
                 self.counters.pipe.pipe_merges += 1;
+                let last = self.fs.pipes[pipe as usize].bufs.len() - 1;
+                let slot = self.pipe_slot(pipe, last);
+                now += self.pipe_line(ctx, pipe, Some(slot), true, now);
                 let last = self.fs.pipes[pipe as usize].bufs.back_mut().expect("a buffer to merge into");
                 last.len += len;
             }
@@ -249,9 +331,12 @@ impl Kernel {
                         pfn
                     }
                 };
+                let slot = self.pipe_slot(pipe, self.fs.pipes[pipe as usize].bufs.len());
+                now += self.pipe_line(ctx, pipe, Some(slot), true, now);
                 self.fs.pipes[pipe as usize].bufs.push_back(PipeBuffer { pfn, offset: 0, len });
             }
         }
+        self.pipe_note_written(ctx.cpu, pipe, len);
         self.counters.pipe.pipe_writes += 1;
         let work = c.write + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
@@ -272,6 +357,7 @@ impl Kernel {
         let c = self.pipe_costs();
         let start = at;
         let mut now = self.pipe_lock(ctx, pipe, at);
+        now += self.pipe_line(ctx, pipe, None, false, now);
         if self.fs.pipes[pipe as usize].bufs.is_empty() {
             self.pipe_unlock(pipe, now);
             self.counters.pipe.pipe_read_sleeps += 1;
@@ -282,6 +368,12 @@ impl Kernel {
         let mut released = false;
         let mut copied = 0;
         while want > 0 {
+            if self.fs.pipes[pipe as usize].bufs.is_empty() {
+                break;
+            }
+            // The entry's offset and len.
+            let slot = self.pipe_slot(pipe, 0);
+            now += self.pipe_line(ctx, pipe, Some(slot), true, now);
             let Some(buf) = self.fs.pipes[pipe as usize].bufs.front_mut() else { break };
             let chars = buf.len.min(want);
             buf.offset += chars;
@@ -290,7 +382,9 @@ impl Kernel {
             copied += chars;
             if buf.len == 0 {
                 let pfn = buf.pfn;
-                self.fs.pipes[pipe as usize].bufs.pop_front();
+                let p = &mut self.fs.pipes[pipe as usize];
+                p.bufs.pop_front();
+                p.curbuf = (p.curbuf + 1) % PIPE_DEF_BUFFERS;
                 released = true;
                 // anon_pipe_buf_release: keep the page as tmp_page if it is the only reference
                 // and none is cached, else put_page.
@@ -306,6 +400,11 @@ impl Kernel {
         // A short read returns what there was (hackbench reads again for the rest: here the
         // same call goes on after the next write, as its `goto again` would).
         self.counters.pipe.pipe_reads += 1;
+        if released {
+            // curbuf and nrbufs move.
+            now += self.pipe_line(ctx, pipe, None, true, now);
+        }
+        now += self.pipe_copy_lines(ctx, pipe, copied);
         let work = c.read + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;

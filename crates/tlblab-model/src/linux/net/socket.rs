@@ -399,6 +399,7 @@ impl Kernel {
         debug_assert_eq!(out.dropped, drop);
         self.sync_net_pages(sock);
         let mut d = self.charge_net(ctx, &out, ctx.now);
+        d += self.sk_enqueue_lines(ctx, sock, ctx.now + d, !drop);
         let c = &mut self.net.sockets.as_mut().expect(NO_NET).counters;
         if drop {
             c.net_drops += 1;
@@ -448,6 +449,7 @@ impl Kernel {
             return self.tcp_recvmsg(ctx, sock, len as u64);
         }
         let (objs, truesize, tcp) = ([front.skb, front.head], front.truesize, f.proto == Proto::Tcp);
+        let lines = [(front.cpu, front.meta_lines(), front.len)];
         for o in objs {
             self.object_held(o, -1);
         }
@@ -467,6 +469,7 @@ impl Kernel {
         ctx.charge(Bucket::Syscall, path);
         let copy = copy + self.bulk(ctx, ctx.now + free, 2 * payload, copy);
         let mut d = free + copy + path;
+        d += self.sk_dequeue_lines(ctx, sock, ctx.now + d, &lines);
         let c = &mut self.net.sockets.as_mut().expect(NO_NET).counters;
         c.net_received += 1;
         c.net_received_bytes += payload;
@@ -493,7 +496,10 @@ impl Kernel {
         // The skbs this read uses up, released from the kernel's count before they are freed.
         let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
         let (mut left, mut off, mut objs) = (max, f.rx.front_read, Vec::new());
+        // Each skb the read copies from: its writer, its own lines, the bytes taken.
+        let mut lines = Vec::new();
         for skb in &f.rx.queue {
+            lines.push((skb.cpu, skb.meta_lines(), (skb.len - off).min(left)));
             if skb.len - off > left {
                 break;
             }
@@ -521,7 +527,8 @@ impl Kernel {
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
         let copy = copy + self.bulk(ctx, ctx.now + free, 2 * copied, copy);
-        let d = free + copy + path;
+        let mut d = free + copy + path;
+        d += self.sk_dequeue_lines(ctx, sock, ctx.now + d, &lines);
         let s = self.net.sockets.as_mut().expect(NO_NET);
         s.counters.net_received += 1;
         s.counters.net_received_bytes += copied;

@@ -40,8 +40,14 @@ pub struct Task {
     pub saved: VecDeque<Continuation>,
     /// When it last got its CPU, for its time slice.
     pub on_cpu_since: Ps,
-    /// CFS's `se.vruntime` up to `on_cpu_since` (nice 0: the time it ran).
+    /// The fair class's `se.vruntime` up to `on_cpu_since` (nice 0: the time it ran, moved by
+    /// wake-up placement).
     pub vruntime: Ps,
+    /// EEVDF (linux/kernel/sched/fair.rs): `se.deadline`, the lag it slept with (`se.vlag`, in
+    /// picoseconds) and the end of its protected slice (`se.vprot`). Unused under CFS.
+    pub deadline: Ps,
+    pub vlag: i64,
+    pub vprot: Ps,
 }
 
 /// What the scheduler costs: `__schedule` between two tasks (measured on the host by `probe`;
@@ -82,6 +88,11 @@ impl Kernel {
     pub fn add_task(&mut self, mm: Option<MmId>, cpu: u32, start: Ps) -> bool {
         assert!(cpu < self.nr_cpus(), "cpu {cpu} does not exist");
         let t = self.tasks.len();
+        let (vruntime, slice) = if self.config.sched.eevdf {
+            (super::fair::ORIGIN, self.base_slice())
+        } else {
+            (Ps::ZERO, Ps::ZERO)
+        };
         self.tasks.push(Task {
             mm,
             regs: [0; NR_REGS],
@@ -89,7 +100,10 @@ impl Kernel {
             cpu,
             saved: VecDeque::new(),
             on_cpu_since: start,
-            vruntime: Ps::ZERO,
+            vruntime,
+            deadline: vruntime + slice,
+            vlag: 0,
+            vprot: vruntime + slice,
         });
         let c = &mut self.cpus[cpu as usize];
         if c.task.is_some() {
@@ -128,7 +142,7 @@ impl Kernel {
     }
 
     /// `sysctl_sched_*` scaling (`SCHED_TUNABLESCALING_LOG`): `1 + ilog2(min(cpus, 8))`.
-    fn sched_factor(&self) -> u64 {
+    pub(in crate::linux) fn sched_factor(&self) -> u64 {
         1 + (self.nr_cpus().min(8) as u64).ilog2() as u64
     }
 
@@ -151,6 +165,9 @@ impl Kernel {
         if c.runq.is_empty() {
             return None;
         }
+        if self.config.sched.eevdf {
+            return self.eevdf_resched(ctx.cpu, t, ctx.now).then(|| self.deschedule(ctx, true, ctx.now));
+        }
         // A woken kswapd preempts at once (CFS wake-up preemption: a thread that slept has the
         // smallest vruntime; check_preempt_wakeup), but only while its vruntime is below the
         // current task's: one that ran more than its CPU's task lately waits for the slice, as
@@ -170,7 +187,16 @@ impl Kernel {
     /// `cond_resched()` in a long kernel loop tests: kswapd's reclaim loop).
     pub(in crate::linux) fn need_resched(&self, ctx: &Ctx, t: usize) -> bool {
         let c = &self.cpus[ctx.cpu as usize];
-        !c.runq.is_empty() && self.slice_over(ctx.now, t, c.runq.len() + 1)
+        if c.runq.is_empty() {
+            return false;
+        }
+        if self.config.sched.eevdf {
+            // update_curr's test, then the pick schedule() would make.
+            let v = self.tasks[t].vruntime + ctx.now.saturating_sub(self.tasks[t].on_cpu_since);
+            let over = c.need_resched || v >= self.tasks[t].deadline || v >= self.tasks[t].vprot;
+            return over && self.pick_eevdf(ctx.cpu, ctx.now, true) != Some(t);
+        }
+        self.slice_over(ctx.now, t, c.runq.len() + 1)
     }
 
     /// Whether task `t`, on its CPU since `on_cpu_since`, has used up its slice at `now` with
@@ -202,6 +228,8 @@ impl Kernel {
             ctx.charge(Bucket::Sched, self.costs.tlbflush.full_flush);
         }
         self.tasks[next].on_cpu_since = now + d;
+        // set_next_entity: EEVDF protects the slice it was picked with (RUN_TO_PARITY).
+        self.tasks[next].vprot = self.tasks[next].deadline;
         d
     }
 
@@ -224,6 +252,16 @@ impl Kernel {
         ctx.swap_steps(&mut self.tasks[t].saved);
         let task = &mut self.tasks[t];
         task.vruntime += now.saturating_sub(task.on_cpu_since);
+        if self.config.sched.eevdf {
+            let v = self.tasks[t].vruntime;
+            if v >= self.tasks[t].deadline {
+                self.tasks[t].deadline = v + self.base_slice();
+            }
+            if !requeue {
+                self.save_lag(cpu, t);
+            }
+        }
+        let c = &mut self.cpus[cpu as usize];
         if requeue {
             c.runq.push_back(t);
         }
@@ -243,12 +281,20 @@ impl Kernel {
     /// current task's slice.
     pub(in crate::linux) fn wake(&mut self, ctx: &mut Ctx, t: usize, now: Ps) {
         let cpu = self.tasks[t].cpu;
+        if self.config.sched.eevdf {
+            self.place_entity(t, now);
+        }
         let Some(curr) = self.cpus[cpu as usize].task else {
             self.cpus[cpu as usize].runq.push_back(t);
             let kick = self.costs.hw.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
             ctx.kick(cpu, now + kick);
             return;
         };
+        if self.config.sched.eevdf {
+            self.cpus[cpu as usize].runq.push_back(t);
+            self.wakeup_preempt(cpu, t, now);
+            return;
+        }
         // The current task's vruntime as of now, and the queue's minimum (`cfs_rq->min_vruntime`).
         let curr_v = self.tasks[curr].vruntime + now.saturating_sub(self.tasks[curr].on_cpu_since);
         let min_v =
@@ -269,6 +315,13 @@ impl Kernel {
     /// `pick_next_entity`: takes the runnable task of `cpu` with the least vruntime off its
     /// queue (with equal vruntimes, the one queued first).
     pub(in crate::linux) fn pick_next(&mut self, cpu: u32) -> Option<usize> {
+        if self.config.sched.eevdf {
+            // The CPU has no current task here: the pick is among the queued.
+            let next = self.pick_eevdf(cpu, Ps::ZERO, false)?;
+            let q = &mut self.cpus[cpu as usize].runq;
+            let i = q.iter().position(|&x| x == next).expect("the pick is queued");
+            return q.remove(i);
+        }
         let q = &self.cpus[cpu as usize].runq;
         let i = (0..q.len()).min_by_key(|&i| self.tasks[q[i]].vruntime)?;
         self.cpus[cpu as usize].runq.remove(i)

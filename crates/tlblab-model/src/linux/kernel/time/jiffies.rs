@@ -26,6 +26,11 @@ impl Jiffies {
         Jiffies { hz: hz.round() as u64, period: Ps::from_ns(1e9 / hz), first_tick: Ps::ZERO, at_start: 0 }
     }
 
+    /// `TICK_NSEC`: one jiffy.
+    pub fn period(&self) -> Ps {
+        self.period
+    }
+
     /// Run `seed`'s start value, and the engine's tick (`(period, first tick)`) if it has one.
     pub fn seed(&mut self, seed: u64, tick: Option<(Ps, Ps)>) {
         if let Some((period, first)) = tick {

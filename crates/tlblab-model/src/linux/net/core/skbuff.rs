@@ -14,6 +14,7 @@
 
 use std::collections::VecDeque;
 
+use crate::hw::coherence::CacheLine;
 use crate::time::Ps;
 
 use crate::linux::include::linux::mmzone::MigrateType;
@@ -96,6 +97,21 @@ pub struct SkBuff {
     pub truesize: u64,
     /// Payload bytes the head may take (TCP's linear room; 0 when all payload goes to frags).
     pub room: u64,
+    /// The CPU that allocated and filled it (the sender's: loopback runs the whole send there).
+    pub cpu: u32,
+}
+
+impl SkBuff {
+    /// See [`skb_meta_lines`].
+    pub fn meta_lines(&self) -> u64 {
+        skb_meta_lines()
+    }
+}
+
+/// The lines a receive loads of an `sk_buff` and its `skb_shared_info`: all of the struct's,
+/// and the first of the shared info (`nr_frags`, `dataref`).
+pub fn skb_meta_lines() -> u64 {
+    skb_struct_aligned() / 64 + 1
 }
 
 /// The allocator events of one send or receive.
@@ -138,6 +154,11 @@ pub struct RecvSock {
     pub queue: VecDeque<SkBuff>,
     pub drops: u64,
     pub front_read: u64,
+    /// The line of `sk_receive_queue` (its lock and list head; TCP's socket lock beside it) and
+    /// the line of `sk_rmem_alloc`, which both ends of a flow store to
+    /// (docs/references/linux-mm.md#socket-lines).
+    pub queue_line: CacheLine,
+    pub rmem_line: CacheLine,
 }
 
 /// A sending task's `struct page_frag` (`current->task_frag`) with the page's reference count.
@@ -189,7 +210,7 @@ fn alloc_skb(
     out.objects = 2;
     out.done = b.done;
     let truesize = skb_truesize_of(slab, head);
-    Ok((SkBuff { skb, head, frags: Vec::new(), len: 0, truesize, room: 0 }, out))
+    Ok((SkBuff { skb, head, frags: Vec::new(), len: 0, truesize, room: 0, cpu }, out))
 }
 
 /// `udp_sendmsg` of `msg` bytes to a loopback socket, on `cpu`: the allocation

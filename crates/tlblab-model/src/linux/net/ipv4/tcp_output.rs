@@ -129,7 +129,8 @@ impl Kernel {
         debug_assert!(!out.dropped && out.done == at + xmit);
         s.counters.net_delivered += 1;
         s.counters.net_delivered_bytes += len;
-        let d = xmit + self.tcp_received(ctx, sock, len, at + xmit);
+        let d = xmit + self.sk_enqueue_lines(ctx, sock, at + xmit, true);
+        let d = d + self.tcp_received(ctx, sock, len, at + d);
         if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
             self.wake(ctx, r, at + d);
         }

@@ -21,12 +21,16 @@
 //! The receiving socket's state lock (`unix_state_lock`, with the queue's own lock folded in) is a
 //! FIFO lock on its line. Departures: `u->iolock` (one reader per socket in hackbench) and SCM
 //! credentials (`maybe_add_creds`, `unix_scm_to_skb`, `scm_destroy`) are a per-call cost in
-//! `[ipc]`; messages larger than `(sk_sndbuf >> 1) - 64` (split over several skbs, page frags
+//! `[ipc]`, timed on one thread; used from two CPUs, the lines the ends share move as a
+//! loopback socket's do (docs/references/linux-mm.md#socket-lines): the sending socket's
+//! `sk_wmem_alloc` (the sender's charge, the reader's `sock_wfree`), and the skb and its bytes,
+//! which the reader loads from the sender's cache. Messages larger than `(sk_sndbuf >> 1) - 64` (split over several skbs, page frags
 //! beyond `SKB_MAX_HEAD`) are refused, not modelled.
 
 use std::collections::VecDeque;
 
 use crate::attribution::Bucket;
+use crate::hw::coherence::{copy_lines_from, CacheLine};
 use crate::hw::lock::SpinLock;
 use crate::linux::ctx::Ctx;
 use crate::linux::lib::iov_iter::CopyRate;
@@ -84,6 +88,8 @@ pub struct UnixSkb {
     pub len: u64,
     pub consumed: u64,
     pub truesize: u64,
+    /// The sender's CPU, which allocated and filled it.
+    pub cpu: u32,
 }
 
 /// A connected stream pair as hackbench uses it.
@@ -100,6 +106,8 @@ pub struct UnixPair {
     pub readers: Vec<usize>,
     /// The receiving socket's `unix_state_lock`.
     pub lock: SpinLock,
+    /// The line of the sending socket's `sk_wmem_alloc`.
+    pub wmem_line: CacheLine,
 }
 
 /// An AF_UNIX call's continuation: the call again after its task slept.
@@ -169,6 +177,16 @@ impl Kernel {
         got
     }
 
+    /// A store by this CPU at `at` to `pair`'s `sk_wmem_alloc` line: its cost beyond a cache
+    /// hit, charged to the call.
+    fn unix_wmem_line(&mut self, ctx: &mut Ctx, pair: u32, at: Ps) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let d = self.net.unix[pair as usize].wmem_line.write(ctx.cpu, at, &topo, &lines);
+        let w = d.saturating_sub(lines.hit);
+        ctx.charge(Bucket::Syscall, w);
+        self.stall(ctx.cpu, w)
+    }
+
     fn unix_send_body(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u64, at: Ps) -> Ps {
         let c = self.unix_costs();
         let p = &mut self.net.unix[pair as usize];
@@ -197,10 +215,11 @@ impl Kernel {
         // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs).
         now += self.bulk(ctx, now - c.copy.copy(len), 2 * len, c.copy.copy(len));
         self.net.unix[pair as usize].wmem += truesize;
+        now += self.unix_wmem_line(ctx, pair, now);
         // unix_state_lock(other); skb_queue_tail; unix_state_unlock; sk_data_ready.
         now = self.unix_lock(ctx, pair, now);
         let p = &mut self.net.unix[pair as usize];
-        p.queue.push_back(UnixSkb { skb, head, len, consumed: 0, truesize });
+        p.queue.push_back(UnixSkb { skb, head, len, consumed: 0, truesize, cpu: ctx.cpu });
         p.lock.release_at(now);
         let readers = std::mem::take(&mut p.readers);
         let readers = self.unix_wake(ctx, readers, now);
@@ -227,9 +246,14 @@ impl Kernel {
         let mut copied = 0;
         // The first `drained` skbs are read whole; they leave the queue after the copy.
         let mut drained = 0;
+        // The skbs' lines and bytes the copy loads from their senders' caches.
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let mut moved = Ps::ZERO;
         while want > 0 {
             let Some(skb) = self.net.unix[pair as usize].queue.get_mut(drained) else { break };
             let chunk = (skb.len - skb.consumed).min(want);
+            moved += copy_lines_from(skb.cpu, ctx.cpu, skbuff::skb_meta_lines(), &topo, &lines);
+            moved += copy_lines_from(skb.cpu, ctx.cpu, chunk.div_ceil(64), &topo, &lines);
             skb.consumed += chunk;
             want -= chunk;
             copied += chunk;
@@ -239,6 +263,8 @@ impl Kernel {
             drained += 1;
         }
         self.net.unix[pair as usize].lock.release_at(now);
+        ctx.charge(Bucket::Syscall, moved);
+        now += self.stall(ctx.cpu, moved);
         let work = c.recv + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
@@ -248,6 +274,8 @@ impl Kernel {
             let p = &mut self.net.unix[pair as usize];
             let skb = p.queue.pop_front().expect("an skb read whole");
             p.wmem -= skb.truesize;
+            now += self.unix_wmem_line(ctx, pair, now);
+            let p = &mut self.net.unix[pair as usize];
             if unix_writable(p.wmem, p.sndbuf) && !p.writers.is_empty() {
                 let writers = std::mem::take(&mut p.writers);
                 let writers = self.unix_wake(ctx, writers, now);

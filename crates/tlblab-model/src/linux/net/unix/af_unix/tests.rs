@@ -72,3 +72,23 @@ fn every_message_is_allocated_on_the_senders_cpu_and_freed_on_the_readers() {
     assert!(slab.slab_pages_allocated > 0, "{slab:?}");
     assert_eq!(stats.counters.oracle.oracle_violations, 0);
 }
+
+/// Messages one sender on CPU 0 gets to one reader on CPU 1 in 2 ms.
+fn pair_across(coherence: bool) -> u64 {
+    let mut p = crate::profile::shipped("ivybridge-i3-3240");
+    if !coherence {
+        // Every line access a hit.
+        p.coherence = None;
+    }
+    let mut s = Simulation::new(&p, KernelConfig::preset("4.9").unwrap());
+    let (mm, pair) = (s.add_mm(), s.add_unix_pair());
+    s.add_task(Box::new(Sender(pair)), mm, 0);
+    s.add_task(Box::new(Receiver(pair)), mm, 1);
+    s.run(Ps::ZERO, Ps::MS * 2).counters.af_unix.unix_recvs
+}
+
+#[test]
+fn a_reader_on_another_core_loads_the_skbs_and_the_senders_wmem_line_from_it() {
+    let (moved, local) = (pair_across(true), pair_across(false));
+    assert!(moved * 100 < local * 98, "receives in 2 ms: {moved} with the lines moving, {local} without");
+}

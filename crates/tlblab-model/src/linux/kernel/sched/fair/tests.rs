@@ -1,0 +1,118 @@
+use crate::engine::sim::Simulation;
+use crate::linux::config::KernelConfig;
+use crate::linux::syscalls::{Op, Program};
+use crate::time::Ps;
+
+use super::ORIGIN;
+
+#[derive(Debug)]
+struct Spin;
+impl Program for Spin {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        out.push(Op::Compute(Ps::US));
+        out.push(Op::Iteration);
+    }
+}
+
+fn sim(kernel: &str) -> Simulation {
+    Simulation::new(&crate::profile::shipped("ivybridge-i3-3240"), KernelConfig::preset(kernel).unwrap())
+}
+
+/// Three tasks bound to CPU 0 of a 6.18 kernel (EEVDF): task 0 runs, 1 and 2 wait.
+fn three() -> Simulation {
+    let mut s = sim("6.18");
+    let mm = s.add_mm();
+    for _ in 0..3 {
+        s.add_task(Box::new(Spin), mm, 0);
+    }
+    s
+}
+
+#[test]
+fn the_pick_is_the_earliest_deadline_among_the_eligible() {
+    let mut s = three();
+    let k = &mut s.kernel;
+    let slice = k.base_slice();
+    assert_eq!(slice, Ps::US * 2250, "0.75 ms scaled by 1 + ilog2(4) on the 4-CPU i3-3240");
+    // V = ORIGIN + 1 ms: task 1 (vruntime ORIGIN + 2 ms) is ineligible although its deadline
+    // is the earliest; task 2 (ORIGIN + 1 ms) is eligible.
+    k.tasks[0].on_cpu_since = Ps::ZERO;
+    k.tasks[0].vruntime = ORIGIN;
+    k.tasks[0].deadline = ORIGIN + Ps::MS * 5;
+    k.tasks[0].vprot = ORIGIN;
+    k.tasks[1].vruntime = ORIGIN + Ps::MS * 2;
+    k.tasks[1].deadline = ORIGIN + Ps::MS * 2 + Ps::US;
+    k.tasks[2].vruntime = ORIGIN + Ps::MS;
+    k.tasks[2].deadline = ORIGIN + Ps::MS * 3;
+    assert_eq!(k.pick_eevdf(0, Ps::ZERO, true), Some(2));
+    // The current task, eligible and inside its protected slice, keeps the CPU.
+    k.tasks[0].vprot = ORIGIN + Ps::MS * 5;
+    assert_eq!(k.pick_eevdf(0, Ps::ZERO, true), Some(0));
+    assert_eq!(k.pick_eevdf(0, Ps::ZERO, false), Some(2), "without RUN_TO_PARITY the deadline decides");
+    // Once it has run past V it is ineligible, protected or not: at 2 ms its vruntime is
+    // ORIGIN + 2 ms against V = ORIGIN + 5/3 ms.
+    assert_eq!(k.pick_eevdf(0, Ps::MS * 2, true), Some(2));
+}
+
+#[test]
+fn a_sleeper_comes_back_with_the_lag_it_left_with() {
+    let mut s = three();
+    let k = &mut s.kernel;
+    // Task 2 has just left the CPU to sleep (the CPU has no current task until the next
+    // pick), 1 ms behind the mean of the three.
+    k.cpus[0].runq.retain(|&t| t != 2);
+    let curr = k.cpus[0].task.take().unwrap();
+    k.cpus[0].runq.push_back(curr);
+    k.tasks[0].vruntime = ORIGIN + Ps::MS * 3;
+    k.tasks[1].vruntime = ORIGIN + Ps::MS * 3;
+    k.tasks[2].vruntime = ORIGIN + Ps(Ps::MS.0 * 3 / 2);
+    k.save_lag(0, 2);
+    assert_eq!(k.tasks[2].vlag, (Ps::MS.0 as i64), "V = 2.5 ms, vruntime 1.5 ms");
+    // Later the other two have moved on; placed back, it is 1 ms behind the new mean of three.
+    k.tasks[0].vruntime = ORIGIN + Ps::MS * 9;
+    k.tasks[1].vruntime = ORIGIN + Ps::MS * 7;
+    k.place_entity(2, Ps::ZERO);
+    k.cpus[0].runq.push_back(2);
+    let mean = (k.tasks[0].vruntime.0 + k.tasks[1].vruntime.0 + k.tasks[2].vruntime.0) / 3;
+    assert_eq!(mean - k.tasks[2].vruntime.0, Ps::MS.0, "place_entity's (n + 1) / n keeps the lag");
+    assert_eq!(k.tasks[2].deadline, k.tasks[2].vruntime + k.base_slice());
+    // A lag beyond two slices (or a tick) is clamped.
+    k.cpus[0].runq.retain(|&t| t != 2);
+    k.tasks[2].vruntime = ORIGIN;
+    k.save_lag(0, 2);
+    let limit = (2 * k.base_slice().0).max(k.jiffies.period().0) as i64;
+    assert_eq!(k.tasks[2].vlag, limit);
+}
+
+#[test]
+fn a_wake_up_preempts_only_a_current_task_that_is_unprotected_or_ineligible() {
+    let mut s = three();
+    let k = &mut s.kernel;
+    // Task 2 wakes with `lag` against tasks 0 (running since 0, vruntime `v0`) and 1 (2 ms).
+    k.cpus[0].runq.retain(|&t| t != 2);
+    let slice = k.base_slice();
+    let setup = |k: &mut crate::linux::Kernel, v0: Ps, vprot: Ps, lag: Ps| {
+        k.cpus[0].need_resched = false;
+        k.cpus[0].runq.retain(|&t| t != 2);
+        k.tasks[0].on_cpu_since = Ps::ZERO;
+        k.tasks[0].vruntime = v0;
+        k.tasks[0].deadline = v0 + slice;
+        k.tasks[0].vprot = vprot;
+        k.tasks[1].vruntime = ORIGIN + Ps::MS * 2;
+        k.tasks[1].deadline = ORIGIN + Ps::MS * 2 + slice;
+        k.tasks[2].vlag = lag.0 as i64;
+        k.place_entity(2, Ps::ZERO);
+        k.cpus[0].runq.push_back(2);
+        k.wakeup_preempt(0, 2, Ps::ZERO);
+        k.cpus[0].need_resched
+    };
+    // With 0.2 ms of lag task 2 lands at 1.45 ms (V 1.75 ms less 0.2 x 3/2): task 0 at 1.5 ms is
+    // still eligible (V = 1.65 ms), inside its protected slice, and keeps the CPU.
+    let (v0, lag) = (ORIGIN + Ps(Ps::MS.0 * 3 / 2), Ps::US * 200);
+    assert!(!setup(k, v0, ORIGIN + Ps::MS * 3, lag));
+    // The same past its protected slice: task 2's deadline (0.05 ms earlier) wins.
+    assert!(setup(k, v0, ORIGIN + Ps::MS, lag));
+    // Protected but ineligible: task 0 at 3 ms, task 2 placed at 1 ms with 1 ms of lag,
+    // V = 2 ms. Protection does not hold, and task 2 has the earliest deadline.
+    assert!(setup(k, ORIGIN + Ps::MS * 3, ORIGIN + Ps::MS * 9, Ps::MS));
+}
