@@ -620,8 +620,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                     spread(&r.raw.context_switch_ns)
                 ),
             )),
-            // Not timed by the probe: the v3.x rwsem slow path (mm.rwsem_slowpath) is free here.
-            ttwu_cycles: None,
+            ttwu_cycles: r.raw.ttwu_ns.as_ref().map(|w| sections::ttwu(w, mhz, &tag)),
             rwsem_section_cycles: None,
             // PTI's per-page INVPCID of the user PCID cannot be timed from user space.
             invpcid_single_cycles: (h.pti && h.invpcid).then(|| {

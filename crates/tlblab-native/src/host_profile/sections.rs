@@ -182,3 +182,19 @@ impl Micro {
         ))
     }
 }
+
+/// `kernel.ttwu_cycles` from the probe's wake-up across CPUs (crate::probe::sched): the waker's
+/// time, in cycles at the profile's clock. The model charges it on the waker of every task a pipe,
+/// a socket or a lock wakes (linux/kernel/sched/core.rs `try_to_wake_up`).
+pub(super) fn ttwu(w: &crate::stats::Summary, mhz: f64, tag: &str) -> Sourced {
+    measured(
+        w.median * mhz / 1000.0,
+        format!(
+            "{tag}: futex wake of a thread asleep on another CPU, its CPU idle (20 us of spinning first), \
+             less a futex wake of nobody: the unlink, try_to_wake_up and the interrupt to the idle CPU, \
+             {:.0} ns at {mhz:.0} MHz (per run the median of its wake-ups; runs min {:.0} / median {:.0} / \
+             max {:.0} ns, n = {})",
+            w.median, w.min, w.median, w.max, w.n
+        ),
+    )
+}

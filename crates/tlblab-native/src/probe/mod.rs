@@ -12,6 +12,7 @@ pub mod clock;
 pub mod fault;
 pub mod ipc;
 pub mod net;
+pub mod sched;
 pub mod shootdown;
 pub mod uncore;
 
@@ -112,6 +113,10 @@ pub struct Measurements {
     pub config_hz: Option<f64>,
     /// A thread-to-thread context switch on one CPU, wake-up included.
     pub context_switch_ns: Summary,
+    /// The waker's cost of waking a thread asleep on another CPU ([`sched::remote_wake_ns`];
+    /// absent on one CPU and from reports recorded before it was measured).
+    #[serde(default)]
+    pub ttwu_ns: Option<Summary>,
     /// Pipe and AF_UNIX stream calls alone, 100 bytes each (absent in reports recorded before
     /// they were measured).
     #[serde(default)]
@@ -356,6 +361,15 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     })?;
     interference.push((name, r));
 
+    let name = part("a wake-up across CPUs");
+    let (ttwu_ns, r) = quietest(tries, ncpu, || {
+        Ok(match cpus[..] {
+            [a, b, ..] => Some(sched::remote_wake_ns(a, b, runs, if opts.quick { 200 } else { 2_000 })?),
+            _ => None,
+        })
+    })?;
+    interference.push((name, r));
+
     let name = part("loopback UDP and TCP calls");
     let (net, r) =
         quietest(tries, ncpu, || Ok(Some(net::net_calls_on(cpus[0], if opts.quick { 20 } else { 200 })?)))?;
@@ -396,6 +410,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         fault_spread,
         config_hz: crate::host::config_hz(),
         context_switch_ns,
+        ttwu_ns,
         ipc,
         net,
         stream,

@@ -439,6 +439,13 @@ pub fn render(r: &ProbeReport) -> String {
     if let Some(c) = &r.raw.clear_dram_mbps {
         out += &format!("clear_page past the LLC: {} MB/s\n", s(c, 0));
     }
+    if let Some(w) = &r.raw.ttwu_ns {
+        out += &format!(
+            "waking a thread asleep on another CPU: {} ns on the waker (spread {})\n",
+            s(w, 0),
+            pct(w)
+        );
+    }
     out += &format!(
         "null syscall {} ns; context switch {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
         s(&r.raw.syscall_ns, 0),

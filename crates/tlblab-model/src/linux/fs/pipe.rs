@@ -20,8 +20,7 @@
 //! `pipe->mutex` is modelled as a FIFO lock on its line (hw/lock.rs) held for the section's work:
 //! v4.9 mutexes spin on a running owner (`mutex_optimistic_spin`) and no holder here sleeps with
 //! it, so waiting for it is spinning. Departures: the fd lookup and VFS layers are one per-call
-//! cost (`[ipc]` in the profile); `try_to_wake_up` costs what sched.rs charges (the woken CPU's
-//! kick), nothing on the waker.
+//! cost (`[ipc]` in the profile); the waker pays `try_to_wake_up` for each sleeper it wakes.
 //!
 //! The lines writer and reader share (docs/references/linux-mm.md#pipe-lines): `[ipc]` is timed
 //! with one thread, every line in its cache, so what a pipe used from two CPUs adds is the
@@ -278,12 +277,14 @@ impl Kernel {
         self.stall(ctx.cpu, d)
     }
 
-    /// `wake_up_interruptible_sync_poll(&pipe->wait, ...)`: every sleeper is woken.
-    fn pipe_wake(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) {
+    /// `wake_up_interruptible_sync_poll(&pipe->wait, ...)`: every sleeper is woken. Returns
+    /// the waker's time.
+    fn pipe_wake(&mut self, ctx: &mut Ctx, pipe: u32, at: Ps) -> Ps {
         let waiters = std::mem::take(&mut self.fs.pipes[pipe as usize].waiters);
-        let (waiters, n) = self.wake_up_all(ctx, waiters, at);
+        let (waiters, n, d) = self.wake_up_all(ctx, waiters, at);
         self.counters.pipe.pipe_wakeups += n;
         self.fs.pipes[pipe as usize].waiters = waiters;
+        d
     }
 
     /// `pipe_wait`: task `t` joins the wait queue, drops the mutex and sleeps; it runs `retry`
@@ -345,7 +346,7 @@ impl Kernel {
         now += self.bulk(ctx, now - c.copy.copy(len), 2 * len, c.copy.copy(len));
         self.pipe_unlock(pipe, now);
         // do_wakeup: data was added.
-        self.pipe_wake(ctx, pipe, now);
+        now += self.pipe_wake(ctx, pipe, now);
         let exit = self.costs.entry.syscall_half;
         ctx.charge(Bucket::Syscall, exit);
         now + exit - start
@@ -412,7 +413,7 @@ impl Kernel {
         self.pipe_unlock(pipe, now);
         if released {
             // do_wakeup: a slot was freed for writers.
-            self.pipe_wake(ctx, pipe, now);
+            now += self.pipe_wake(ctx, pipe, now);
         }
         if want > 0 {
             let d = now - start;

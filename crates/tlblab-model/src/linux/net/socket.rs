@@ -411,7 +411,7 @@ impl Kernel {
                 d += self.tcp_received(ctx, sock, len, ctx.now + d);
             }
             if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
-                self.wake(ctx, r, ctx.now + d);
+                d += self.try_to_wake_up(ctx, r, ctx.now + d);
             }
         }
         if !may_drop {
@@ -478,7 +478,7 @@ impl Kernel {
             f.wmem -= truesize;
             if f.tcp_room() {
                 if let Some(w) = f.writer.take() {
-                    self.wake(ctx, w, ctx.now + d);
+                    d += self.try_to_wake_up(ctx, w, ctx.now + d);
                 }
             }
             // tcp_cleanup_rbuf: the ACK, and what it lets the sender transmit.
@@ -536,7 +536,7 @@ impl Kernel {
         f.wmem -= freed;
         if f.tcp_room() {
             if let Some(w) = f.writer.take() {
-                self.wake(ctx, w, ctx.now + d);
+                d += self.try_to_wake_up(ctx, w, ctx.now + d);
             }
         }
         ctx.then(Continuation::Net(Step::Cleanup { sock, copied: copied as u32 }));

@@ -275,7 +275,16 @@ impl Kernel {
         }
     }
 
-    /// `try_to_wake_up` of task `t` (which now holds what it slept for): an idle CPU is kicked
+    /// `try_to_wake_up` of task `t` from this CPU at `at`, its cost on the waker charged
+    /// (`kernel.ttwu_cycles`); the task is woken when the call ends. Returns the waker's time.
+    pub(in crate::linux) fn try_to_wake_up(&mut self, ctx: &mut Ctx, t: usize, at: Ps) -> Ps {
+        let d = self.costs.sched.ttwu;
+        ctx.charge(Bucket::Sched, d);
+        self.wake(ctx, t, at + d);
+        d
+    }
+
+    /// The wake-up of task `t` (which now holds what it slept for), as of `now`: an idle CPU is kicked
     /// (a reschedule IPI's delivery); on a busy one the woken task is placed (`place_entity`)
     /// and preempts the current task if `check_preempt_wakeup` says so, else it runs after the
     /// current task's slice.

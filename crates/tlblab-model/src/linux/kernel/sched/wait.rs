@@ -1,6 +1,7 @@
 //! Wait queues (kernel/sched/wait.c, v4.9), as pipes and AF_UNIX sockets use them: sleepers
 //! join with `prepare_to_wait` (non-exclusive), so `__wake_up` wakes every one of them, and a
 //! woken task that loses the race for what it waited for sleeps again (its call is retried).
+//! The waker pays `try_to_wake_up` for each task it wakes (linux/kernel/sched/core.rs).
 
 use crate::linux::ctx::Ctx;
 use crate::linux::Kernel;
@@ -8,19 +9,21 @@ use crate::time::Ps;
 
 impl Kernel {
     /// `__wake_up` of a non-exclusive wait queue whose sleepers were taken out as `queue`:
-    /// wakes each at `at`, in the order they slept. Returns the emptied vector (to put back, so
-    /// the queue keeps its allocation) and how many were woken.
+    /// wakes each from `at`, in the order they slept, each after the waker's `try_to_wake_up`
+    /// of it. Returns the emptied vector (to put back, so the queue keeps its allocation), how
+    /// many were woken, and the waker's time.
     pub(in crate::linux) fn wake_up_all(
         &mut self,
         ctx: &mut Ctx,
         mut queue: Vec<usize>,
         at: Ps,
-    ) -> (Vec<usize>, u64) {
+    ) -> (Vec<usize>, u64, Ps) {
         let n = queue.len() as u64;
+        let mut d = Ps::ZERO;
         for &w in &queue {
-            self.wake(ctx, w, at);
+            d += self.try_to_wake_up(ctx, w, at + d);
         }
         queue.clear();
-        (queue, n)
+        (queue, n, d)
     }
 }

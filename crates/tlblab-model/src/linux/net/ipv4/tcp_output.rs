@@ -132,7 +132,7 @@ impl Kernel {
         let d = xmit + self.sk_enqueue_lines(ctx, sock, at + xmit, true);
         let d = d + self.tcp_received(ctx, sock, len, at + d);
         if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
-            self.wake(ctx, r, at + d);
+            return d + self.try_to_wake_up(ctx, r, at + d);
         }
         d
     }

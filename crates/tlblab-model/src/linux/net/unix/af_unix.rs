@@ -163,10 +163,10 @@ impl Kernel {
     }
 
     /// Wakes every task in `who` (a non-exclusive wait queue, linux/kernel/sched/wait.rs).
-    fn unix_wake(&mut self, ctx: &mut Ctx, who: Vec<usize>, at: Ps) -> Vec<usize> {
-        let (who, n) = self.wake_up_all(ctx, who, at);
+    fn unix_wake(&mut self, ctx: &mut Ctx, who: Vec<usize>, at: Ps) -> (Vec<usize>, Ps) {
+        let (who, n, d) = self.wake_up_all(ctx, who, at);
         self.counters.af_unix.unix_wakeups += n;
-        who
+        (who, d)
     }
 
     /// Takes the receiving socket's state lock at `at`, held until `release_at`.
@@ -222,7 +222,8 @@ impl Kernel {
         p.queue.push_back(UnixSkb { skb, head, len, consumed: 0, truesize, cpu: ctx.cpu });
         p.lock.release_at(now);
         let readers = std::mem::take(&mut p.readers);
-        let readers = self.unix_wake(ctx, readers, now);
+        let (readers, d) = self.unix_wake(ctx, readers, now);
+        now += d;
         self.net.unix[pair as usize].readers = readers;
         self.counters.af_unix.unix_sends += 1;
         let exit = self.costs.entry.syscall_half;
@@ -278,7 +279,8 @@ impl Kernel {
             let p = &mut self.net.unix[pair as usize];
             if unix_writable(p.wmem, p.sndbuf) && !p.writers.is_empty() {
                 let writers = std::mem::take(&mut p.writers);
-                let writers = self.unix_wake(ctx, writers, now);
+                let (writers, d) = self.unix_wake(ctx, writers, now);
+                now += d;
                 self.net.unix[pair as usize].writers = writers;
             }
             now += self.kfree(ctx, now, skb.head, Bucket::Syscall);
