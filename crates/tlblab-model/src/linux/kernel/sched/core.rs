@@ -276,7 +276,8 @@ impl Kernel {
     }
 
     /// `try_to_wake_up` of task `t` from this CPU at `at`, its cost on the waker charged
-    /// (`kernel.ttwu_cycles`); the task is woken when the call ends. Returns the waker's time.
+    /// (`kernel.ttwu_cycles`, docs/references/linux-mm.md#wake-ups); the task is woken when the
+    /// call ends. Returns the waker's time.
     pub(in crate::linux) fn try_to_wake_up(&mut self, ctx: &mut Ctx, t: usize, at: Ps) -> Ps {
         let d = self.costs.sched.ttwu;
         ctx.charge(Bucket::Sched, d);

@@ -205,6 +205,24 @@ mod tests {
     }
 
     #[test]
+    fn the_sender_pays_try_to_wake_up_for_a_reader_it_wakes() {
+        // netperf's UDP reader drains its small queue and sleeps; the sender's delivery wakes
+        // it. Ten times the wake-up's cost on the waker slows the sender (netperf's metric).
+        let w = "netperf -t UDP_STREAM -s 320 -S 320 -m 64";
+        let at = |cycles: f64| {
+            let mut p = crate::profile::shipped("haswell-ep-2698v3-2s");
+            let t = p.kernel.ttwu_cycles.as_mut().expect("the profile's estimate");
+            t.value = cycles;
+            let spec = RunSpec::of("6.18", w, 2, Ps::US * 300, Ps::MS);
+            let r = run(&p, &spec).unwrap();
+            (r.metric.value, r.counters["net_recv_sleeps"])
+        };
+        let ((fast, sleeps), (slow, _)) = (at(600.0), at(6000.0));
+        assert!(sleeps > 0, "the reader sleeps");
+        assert!(slow < 0.95 * fast, "10x ttwu: {slow} against {fast}");
+    }
+
+    #[test]
     fn acks_that_find_the_sender_in_tcp_sendmsg_release_its_tail_at_release_sock() {
         let r = sockperf("--tcp", 14);
         let c = &r.counters;
