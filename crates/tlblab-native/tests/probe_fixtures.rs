@@ -301,6 +301,7 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
         write_empty_ns: at(sys + 150.0),
         close_ns: at(sys + 110.0),
         user_ns: at(1800.0),
+        user_touched_ns: Some(at(1000.0)),
         files: 10_550,
     });
     let b = host_profile::build(&r, "host").unwrap();
@@ -311,6 +312,11 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
     assert_eq!(fs.write_empty_cycles.value, cyc(150.0));
     assert_eq!(fs.close_cycles.value, cyc(110.0));
     assert_eq!(fs.fsmark_user_cycles.value, cyc(1800.0));
+    assert!(
+        fs.fsmark_user_cycles.source.contains("first touches are 800 ns"),
+        "{}",
+        fs.fsmark_user_cycles.source
+    );
     let lookup = host_profile::sections::MKDIR_LOOKUP_CYCLES;
     assert_eq!(fs.mkdir_walk_cycles.value, (600.0 * r.clock.mhz / 1e3 - lookup).round());
     assert_eq!(fs.mkdir_lookup_cycles.confidence, Confidence::Estimate);

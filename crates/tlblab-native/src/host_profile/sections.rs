@@ -186,8 +186,13 @@ pub(super) fn fs_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>)
             "a native re-creation of fs_mark 3.3's per-file user code (setup_file_name: gettimeofday, the \
              subdirectory and path sprintfs, 24 random() name characters, strncat; do_run's two path \
              sprintfs and three start/stop gettimeofday pairs) into a fresh calloc'd array of its \
-             2128-byte name entries, the pages' first-touch faults included as in fs_mark, {} a file",
-            call(&c.user_ns)
+             2128-byte name entries, the pages' first-touch faults included as in fs_mark, {} a file{}",
+            call(&c.user_ns),
+            c.user_touched_ns.as_ref().map_or(String::new(), |t| format!(
+                " ({:.0} ns over an array touched first: the first touches are {:.0} ns a file)",
+                t.median,
+                c.user_ns.median - t.median
+            ))
         ),
     )?;
     Some(FsProfile {

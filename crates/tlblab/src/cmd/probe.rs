@@ -449,7 +449,8 @@ pub fn render(r: &ProbeReport) -> String {
     if let Some(f) = &r.raw.fs {
         out += &format!(
             "tmpfs calls under {} ({} files): create {} ns, its walk to -EISDIR {} ns, mkdir -EEXIST {} ns, \
-             empty write {} ns, close {} ns; fs_mark's user work {} ns a file\n",
+             empty write {} ns, close {} ns; fs_mark's user work {} ns a file ({} ns over an array touched \
+             first)\n",
             f.mount,
             f.files,
             s(&f.create_ns, 0),
@@ -457,7 +458,8 @@ pub fn render(r: &ProbeReport) -> String {
             s(&f.mkdir_exists_ns, 0),
             s(&f.write_empty_ns, 0),
             s(&f.close_ns, 0),
-            s(&f.user_ns, 0)
+            s(&f.user_ns, 0),
+            f.user_touched_ns.as_ref().map_or("-".into(), |t| s(t, 0))
         );
     }
     let mut t = Table::new(["part", "seconds", "others' CPU share", "steal"]);
