@@ -38,8 +38,8 @@ pub const MAX_FILES: u64 = 1_000_000;
 
 const OPTIONS: &str = "-d DIR (repeatable, at least one), -D SUBDIRS (>= 2), -s 0 (only zero-size \
                        files are modelled), -S 0 (only no-sync), -n FILES (1..=1000000), -L LOOPS, \
-                       -p NAME_LEN (1..=128, default 40), -t THREADS (1..=64, a multiple of the -d count), --fs ext4|tmpfs \
-                       (tlblab's: the -d directories' file system, default ext4)";
+                       -p NAME_LEN (1..=128, default 40), -t THREADS (1..=64, a multiple of the -d count), \
+                       --fs ext4|tmpfs (tlblab's: the -d directories' file system, default ext4)";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fsmark {
