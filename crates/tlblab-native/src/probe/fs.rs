@@ -401,7 +401,7 @@ mod tests {
             eprintln!("no writable tmpfs here: skipped");
             return;
         };
-        let c = fs_calls_on(0, &tmpfs, 2, 1).unwrap();
+        let c = fs_calls_on(crate::sys::allowed_cpus()[0], &tmpfs, 2, 1).unwrap();
         let touched = c.user_touched_ns.as_ref().unwrap();
         for s in [
             &c.create_ns,

@@ -371,9 +371,20 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     let fs = match fs::find_tmpfs(&mounts) {
         Ok(tmpfs) => {
             let bursts = if opts.quick { 20 } else { 200 };
-            let (c, r) = quietest(tries, ncpu, || fs::fs_calls_on(cpus[0], &tmpfs, bursts, opts.seed))?;
-            interference.push((name, r));
-            Some(c)
+            // A file system that refuses the calls costs the section, not the probe.
+            match quietest(tries, ncpu, || fs::fs_calls_on(cpus[0], &tmpfs, bursts, opts.seed)) {
+                Ok((c, r)) => {
+                    interference.push((name, r));
+                    Some(c)
+                }
+                Err(e) => {
+                    notes.push(format!(
+                        "the file creation calls on {} failed ({e}): no [fs]",
+                        tmpfs.display()
+                    ));
+                    None
+                }
+            }
         }
         Err(why) => {
             notes.push(why);
