@@ -280,7 +280,7 @@ fn the_fault_path_comes_from_warm_pages_and_the_cold_clear_from_its_own_measurem
 
 /// `[fs]` from the file-creation calls on tmpfs: absent in the recorded reports (measured since),
 /// so the section is None there; given calls, each key is the call less the system call (the
-/// create's locked part: the create less the walk to -EISDIR), in cycles at the probe's clock,
+/// create's locked part: the create less an open of an existing file), in cycles at the probe's clock,
 /// naming its micro-measurement, with mkdir's locked lookup the one estimate; fs_mark's user
 /// work is its own figure; a create no slower than the walk leaves the section to a stand-in.
 #[test]
@@ -296,7 +296,8 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
     r.raw.fs = Some(FsCalls {
         mount: "/dev/shm".into(),
         create_ns: at(sys + 1500.0),
-        walk_ns: at(sys + 300.0),
+        walk_ns: at(sys + 250.0),
+        open_existing_ns: at(sys + 300.0),
         mkdir_exists_ns: at(sys + 600.0),
         write_empty_ns: at(sys + 150.0),
         close_ns: at(sys + 110.0),
@@ -328,7 +329,7 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
         fs.create_locked_cycles.source.contains("tmpfs") && fs.create_locked_cycles.source.contains("SLUB")
     );
     b.profile.validate().unwrap();
-    // A create no slower than its walk: the locked part is not resolved.
+    // A create no slower than an open of an existing file: the locked part is not resolved.
     r.raw.fs.as_mut().unwrap().create_ns = at(sys + 300.0);
     let b = host_profile::build(&r, "host").unwrap();
     assert!(b.profile.fs.is_none());

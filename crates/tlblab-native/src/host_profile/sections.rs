@@ -100,8 +100,9 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
 pub const MKDIR_LOOKUP_CYCLES: f64 = 400.0;
 
 /// `[fs]` from the probe's file-creation calls on tmpfs (crate::probe::fs): each call less the
-/// system call, which the model adds itself; the create's locked part is the create less the
-/// walk to `-EISDIR` on an existing directory (the same walk, no lock, no inode); fs_mark's user
+/// system call, which the model adds itself; the create's locked part is the create less an
+/// `open(O_RDWR)` of a file that exists (the same walk, `do_dentry_open` and `fd_install`, no
+/// lock, no inode), which is `open_walk_cycles`; fs_mark's user
 /// work is its own micro-measurement. `None` (the section is then borrowed and labelled by
 /// whoever needs it) for a report without the calls, or where a difference does not stand
 /// above [`crate::probe::ipc::FLOOR_CYCLES`].
@@ -131,25 +132,26 @@ pub(super) fn fs_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>)
     let cyc = |ns: f64| ns * mhz / 1e3;
     let burst = crate::probe::fs::BURST;
     let walk = key(
-        "open(O_CREAT) of an existing directory",
-        cyc(c.walk_ns.median - sys),
+        "open(O_RDWR) of an existing file",
+        cyc(c.open_existing_ns.median - sys),
         format!(
-            "`open(DIR, O_CREAT | O_RDWR | O_TRUNC)` of an existing directory {files}, bursts of {burst}: \
-             the create's walk without the lock, to -EISDIR, {}, less syscall_ns ({sys:.0} ns); \
-             do_dentry_open and fd_install are in create_locked_cycles",
-            call(&c.walk_ns)
+            "`open(FILE, O_RDWR)` of each file just created {files}, bursts of {burst}: the create's work \
+             outside the parent's lock (getname, the walk and the dcache hit, do_dentry_open, fd_install), \
+             {}, less syscall_ns ({sys:.0} ns); of it the walk alone, an O_CREAT open of an existing \
+             directory to -EISDIR without the lock (v6.12+), is {:.0} ns",
+            call(&c.open_existing_ns),
+            c.walk_ns.median
         ),
     )?;
     let create_locked = key(
-        "open(O_CREAT) of a new name less the walk",
-        cyc(c.create_ns.median - c.walk_ns.median),
+        "open(O_CREAT) of a new name less the open of an existing one",
+        cyc(c.create_ns.median - c.open_existing_ns.median),
         format!(
             "`open(NEW, O_CREAT | O_RDWR | O_TRUNC)` of a new 40-byte name {files}, bursts of {burst}, \
-             {}, less the same walk to -EISDIR ({:.0} ns): the parent's i_rwsem section \
-             (d_alloc_parallel, simple_lookup, shmem_mknod, simple_offset_add) and the open after it; \
-             {left_in}",
+             {}, less the open of an existing file ({:.0} ns): the parent's i_rwsem section \
+             (d_alloc_parallel, simple_lookup, shmem_mknod, simple_offset_add); {left_in}",
             call(&c.create_ns),
-            c.walk_ns.median
+            c.open_existing_ns.median
         ),
     )?;
     let mkdir_all = cyc(c.mkdir_exists_ns.median - sys);

@@ -12,7 +12,10 @@
 //! - `mkdir`: `mkdir(D/00)`, which exists: the walk to `D`, `D`'s lock and `-EEXIST`;
 //! - `walk`: `open(D/00, O_CREAT | O_RDWR | O_TRUNC)` of that existing directory: the same walk
 //!   as a create, the last component found in the dcache without the lock (v6.12+), then
-//!   `-EISDIR`: a create's work outside the lock, less `do_dentry_open` and `fd_install`.
+//!   `-EISDIR`: the walk alone;
+//! - `open`: `open(D/00/NAME, O_RDWR)` of each file just made (closed again untimed): the walk,
+//!   the dcache hit, `do_dentry_open` and `fd_install`, no lock: a create's work outside the
+//!   parent's lock, so the create less it is the locked section.
 //!
 //! Nothing is unlinked between bursts: the directory grows by a burst at a time, from
 //! [`BASE_FILES`] made untimed first, as fs_mark's subdirectory grows over its run (every child
@@ -68,6 +71,9 @@ pub struct FsCalls {
     pub mount: String,
     pub create_ns: Summary,
     pub walk_ns: Summary,
+    /// `open(O_RDWR)` of a file that exists: the walk, the dcache hit, `do_dentry_open` and
+    /// `fd_install`, no lock: what a create does outside the parent's lock.
+    pub open_existing_ns: Summary,
     pub mkdir_exists_ns: Summary,
     pub write_empty_ns: Summary,
     pub close_ns: Summary,
@@ -184,7 +190,7 @@ fn fs_calls_in(top: &Path, bursts: usize, seed: u64) -> std::io::Result<FsCalls>
     let buf = [0u8; 1];
     let mut fds = [0i32; BURST];
     let per = |t: Instant| t.elapsed().as_nanos() as f64 / BURST as f64;
-    let mut s: [Vec<f64>; 5] = Default::default();
+    let mut s: [Vec<f64>; 6] = Default::default();
     for b in 0..=bursts {
         let burst = &paths[BASE_FILES + b * BURST..BASE_FILES + (b + 1) * BURST];
         let t = Instant::now();
@@ -225,25 +231,38 @@ fn fs_calls_in(top: &Path, bursts: usize, seed: u64) -> std::io::Result<FsCalls>
                 (r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EISDIR)) as usize;
         }
         let walk = per(t);
+        // The files just made, opened again without O_CREAT: a create's work outside the lock.
+        let t = Instant::now();
+        for (fd, p) in fds.iter_mut().zip(burst) {
+            *fd = unsafe { libc::open(p.as_ptr(), libc::O_RDWR) };
+        }
+        let open = per(t);
+        for &fd in &fds {
+            bad += (fd < 0 || unsafe { libc::close(fd) } != 0) as usize;
+        }
+        if bad > 0 {
+            return Err(err("open(O_RDWR) of an existing file"));
+        }
         if eexist != BURST || eisdir != BURST {
             return Err(std::io::Error::other(format!(
-                "mkdir of an existing directory gave EEXIST {eexist} times and open(O_CREAT) of it EISDIR {eisdir} \
-                 times of {BURST}"
+                "mkdir of an existing directory gave EEXIST {eexist} times and open(O_CREAT) of it \
+                 EISDIR {eisdir} times of {BURST}"
             )));
         }
         if b > 0 {
-            for (v, x) in s.iter_mut().zip([create, write, close, mkdir, walk]) {
+            for (v, x) in s.iter_mut().zip([create, write, close, mkdir, walk, open]) {
                 v.push(x);
             }
         }
     }
     let user = user_ns(bursts, &top.display().to_string(), false)?;
     let touched = user_ns(bursts, &top.display().to_string(), true)?;
-    let [create, write, close, mkdir, walk] = s;
+    let [create, write, close, mkdir, walk, open] = s;
     Ok(FsCalls {
         mount: String::new(),
         create_ns: Summary::of(&create),
         walk_ns: Summary::of(&walk),
+        open_existing_ns: Summary::of(&open),
         mkdir_exists_ns: Summary::of(&mkdir),
         write_empty_ns: Summary::of(&write),
         close_ns: Summary::of(&close),
@@ -406,6 +425,7 @@ mod tests {
         for s in [
             &c.create_ns,
             &c.walk_ns,
+            &c.open_existing_ns,
             &c.mkdir_exists_ns,
             &c.write_empty_ns,
             &c.close_ns,

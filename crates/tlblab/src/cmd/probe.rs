@@ -448,12 +448,14 @@ pub fn render(r: &ProbeReport) -> String {
     );
     if let Some(f) = &r.raw.fs {
         out += &format!(
-            "tmpfs calls under {} ({} files): create {} ns, its walk to -EISDIR {} ns, mkdir -EEXIST {} ns, \
+            "tmpfs calls under {} ({} files): create {} ns, open of an existing file {} ns, the walk to \
+             -EISDIR {} ns, mkdir -EEXIST {} ns, \
              empty write {} ns, close {} ns; fs_mark's user work {} ns a file ({} ns over an array touched \
              first)\n",
             f.mount,
             f.files,
             s(&f.create_ns, 0),
+            s(&f.open_existing_ns, 0),
             s(&f.walk_ns, 0),
             s(&f.mkdir_exists_ns, 0),
             s(&f.write_empty_ns, 0),
