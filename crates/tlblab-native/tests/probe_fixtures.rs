@@ -277,3 +277,61 @@ fn the_fault_path_comes_from_warm_pages_and_the_cold_clear_from_its_own_measurem
     assert_eq!((c.value, c.confidence), (5000.0, Confidence::Measured));
     assert!(c.source.contains("rep stosb"), "{}", c.source);
 }
+
+/// `[fs]` from the file-creation calls on tmpfs: absent in the recorded reports (measured since),
+/// so the section is None there; given calls, each key is the call less the system call (the
+/// create's locked part: the create less an open of an existing file), in cycles at the probe's clock,
+/// naming its micro-measurement, with mkdir's locked lookup the one estimate; fs_mark's user
+/// work is its own figure; a create no slower than the walk leaves the section to a stand-in.
+#[test]
+fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
+    use tlblab_native::probe::fs::FsCalls;
+    use tlblab_native::stats::Summary;
+    let (file, text) = &fixtures()[0];
+    let mut r = ProbeReport::from_json(text).unwrap();
+    assert!(r.raw.fs.is_none(), "{file}");
+    assert!(host_profile::build(&r, "host").unwrap().profile.fs.is_none(), "{file}");
+    let sys = r.raw.syscall_ns.median;
+    let at = |ns: f64| Summary::of(&[ns, ns, ns]);
+    r.raw.fs = Some(FsCalls {
+        mount: "/dev/shm".into(),
+        create_ns: at(sys + 1500.0),
+        walk_ns: at(sys + 250.0),
+        open_existing_ns: at(sys + 300.0),
+        mkdir_exists_ns: at(sys + 600.0),
+        write_empty_ns: at(sys + 150.0),
+        close_ns: at(sys + 110.0),
+        user_ns: at(1800.0),
+        user_touched_ns: Some(at(1000.0)),
+        files: 10_550,
+    });
+    let b = host_profile::build(&r, "host").unwrap();
+    let fs = b.profile.fs.as_ref().unwrap_or_else(|| panic!("[fs] from the calls: {:?}", b.warnings));
+    let cyc = |ns: f64| (ns * r.clock.mhz / 1e3).round();
+    assert_eq!(fs.open_walk_cycles.value, cyc(300.0), "{}", fs.open_walk_cycles.source);
+    assert_eq!(fs.create_locked_cycles.value, cyc(1200.0), "{}", fs.create_locked_cycles.source);
+    assert_eq!(fs.write_empty_cycles.value, cyc(150.0));
+    assert_eq!(fs.close_cycles.value, cyc(110.0));
+    assert_eq!(fs.fsmark_user_cycles.value, cyc(1800.0));
+    assert!(
+        fs.fsmark_user_cycles.source.contains("first touches are 800 ns"),
+        "{}",
+        fs.fsmark_user_cycles.source
+    );
+    let lookup = host_profile::sections::MKDIR_LOOKUP_CYCLES;
+    assert_eq!(fs.mkdir_walk_cycles.value, (600.0 * r.clock.mhz / 1e3 - lookup).round());
+    assert_eq!(fs.mkdir_lookup_cycles.confidence, Confidence::Estimate);
+    for k in [&fs.open_walk_cycles, &fs.create_locked_cycles, &fs.close_cycles, &fs.fsmark_user_cycles] {
+        assert_eq!(k.confidence, Confidence::Measured);
+        assert!(k.source.contains("micro-measurement") && k.source.contains("never fs_mark"), "{}", k.source);
+    }
+    assert!(
+        fs.create_locked_cycles.source.contains("tmpfs") && fs.create_locked_cycles.source.contains("SLUB")
+    );
+    b.profile.validate().unwrap();
+    // A create no slower than an open of an existing file: the locked part is not resolved.
+    r.raw.fs.as_mut().unwrap().create_ns = at(sys + 300.0);
+    let b = host_profile::build(&r, "host").unwrap();
+    assert!(b.profile.fs.is_none());
+    assert!(b.warnings.iter().any(|w| w.contains("[fs]")), "{:?}", b.warnings);
+}

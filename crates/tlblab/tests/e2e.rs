@@ -7,6 +7,7 @@ mod bad_input;
 mod citations;
 mod cli;
 mod ebizzy;
+mod fsmark_tmpfs;
 mod fuzz_corpus;
 mod native;
 mod pycachesim_crosscheck;

@@ -237,6 +237,11 @@ impl Simulation {
         self.kernel.add_unix_pair()
     }
 
+    /// Puts the file system's directories on tmpfs (linux/fs/namei.rs `FsKind`); before `add_dir`.
+    pub fn mount_tmpfs(&mut self) {
+        self.kernel.mount_tmpfs()
+    }
+
     /// An empty directory (linux/fs/namei.rs); returns its id for `Op::FsCreate/FsMkdirExists`.
     pub fn add_dir(&mut self) -> u32 {
         self.kernel.add_dir()

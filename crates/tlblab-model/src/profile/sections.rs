@@ -184,7 +184,9 @@ pub struct FsProfile {
     /// of the path's components, `do_dentry_open`, `fsnotify`, `fd_install`.
     pub open_walk_cycles: Sourced,
     /// The part under the parent's `i_rwsem`: the dcache miss, `ext4_lookup`'s htree probe,
-    /// `ext4_create` (journal start/stop, `ext4_new_inode`, `ext4_add_entry`), `d_instantiate`.
+    /// `ext4_create` (journal start/stop, `ext4_new_inode`, `ext4_add_entry`), `d_instantiate`;
+    /// on tmpfs `simple_lookup` and `shmem_mknod` (a probed host profile's figure is tmpfs's:
+    /// its source says so).
     pub create_locked_cycles: Sourced,
     /// `mkdir()` of a directory that exists: the walk outside the parent's lock.
     pub mkdir_walk_cycles: Sourced,

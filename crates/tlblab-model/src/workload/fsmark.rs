@@ -13,12 +13,18 @@
 //! share its `i_rwsem` (linux/fs/namei.rs). The model's loop has no end and the window samples it:
 //! `-n` and `-L` are accepted and do not change the rate.
 //!
+//! The file system: ext4 by default (seed 004's runs, linux/fs/ext4.rs); `--fs tmpfs` (tlblab's
+//! option, not fs_mark's: fs_mark does not know what its `-d` directory is on) runs tmpfs's
+//! create path instead (linux/mm/shmem.rs; docs/references/linux-mm.md#tmpfs-create), as
+//! `tlblab validate` runs the real fs_mark in /dev/shm.
+//!
 //! Placement: fs_mark runs unbound; the model binds child k to CPU k mod CPUs, each in its own
 //! address space (they are processes). `[fs]`'s `fsmark_user_cycles` is the children's own
 //! work per file.
 
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
+use crate::linux::fs::namei::FsKind;
 use crate::linux::syscalls::{Op, Program};
 use crate::profile::{MachineProfile, Section};
 use crate::rng::Rng;
@@ -32,7 +38,8 @@ pub const MAX_FILES: u64 = 1_000_000;
 
 const OPTIONS: &str = "-d DIR (repeatable, at least one), -D SUBDIRS (>= 2), -s 0 (only zero-size \
                        files are modelled), -S 0 (only no-sync), -n FILES (1..=1000000), -L LOOPS, \
-                       -p NAME_LEN (1..=128, default 40), -t THREADS (1..=64, a multiple of the -d count)";
+                       -p NAME_LEN (1..=128, default 40), -t THREADS (1..=64, a multiple of the -d count), \
+                       --fs ext4|tmpfs (tlblab's: the -d directories' file system, default ext4)";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fsmark {
@@ -43,6 +50,8 @@ pub struct Fsmark {
     pub name_len: u32,
     /// `-t`, if given (else the run's task count).
     pub threads: Option<u32>,
+    /// `--fs`: the file system the `-d` directories are on.
+    pub fs: FsKind,
 }
 
 impl Benchmark for Fsmark {
@@ -80,6 +89,9 @@ impl Benchmark for Fsmark {
         }
         if let Some(t) = self.threads {
             s.push_str(&format!(" -t {t}"));
+        }
+        if self.fs == FsKind::Tmpfs {
+            s.push_str(" --fs tmpfs");
         }
         s
     }
@@ -119,6 +131,9 @@ impl Benchmark for Fsmark {
             .expect("run::run checks [fs]")
             .fsmark_user;
         let cpus = run.profile.topology.cpus();
+        if self.fs == FsKind::Tmpfs {
+            sim.mount_tmpfs();
+        }
         // The file system's root holds the -d directories; each -d directory holds the one
         // subdirectory its children share (see the module comment).
         let root = sim.add_dir();
@@ -175,13 +190,15 @@ fn parse_args(words: &[&str]) -> Result<Fsmark, String> {
         loops: 1,
         name_len: DEFAULT_NAME_LEN,
         threads: None,
+        fs: FsKind::Ext4,
     };
     let (mut size, mut sync) = (None, None);
     let mut i = 0;
     while i < words.len() {
         // Options take their value as the next word or glued on (`-S0`, as mmtests writes it).
         let w = words[i];
-        let (flag, glued) = if w.len() > 2 && w.starts_with('-') { w.split_at(2) } else { (w, "") };
+        let (flag, glued) =
+            if w.len() > 2 && w.starts_with('-') && !w.starts_with("--") { w.split_at(2) } else { (w, "") };
         let value = if glued.is_empty() {
             i += 1;
             words
@@ -204,6 +221,13 @@ fn parse_args(words: &[&str]) -> Result<Fsmark, String> {
             "-L" => f.loops = num(1, 1 << 32)?,
             "-p" => f.name_len = num(1, FILENAME_SIZE as u64)? as u32,
             "-t" => f.threads = Some(num(1, MAX_THREADS as u64)? as u32),
+            "--fs" => {
+                f.fs = match value {
+                    "ext4" => FsKind::Ext4,
+                    "tmpfs" => FsKind::Tmpfs,
+                    _ => return Err(bad()),
+                }
+            }
             _ => return Err(format!("fsmark: `{flag}` is not allowed; options: {OPTIONS}")),
         }
     }
@@ -238,6 +262,11 @@ mod tests {
         let again = Workload::parse(&w.name()).unwrap();
         assert_eq!(again.name(), w.name());
         assert_eq!(w.default_tasks(4), Some(4));
+        // ext4 is the default and not written out; tmpfs round-trips.
+        assert!(!w.name().contains("--fs"));
+        let t = Workload::parse("fsmark -d /dev/shm/f -D 64 -s 0 -S 0 -n 5000 --fs tmpfs").unwrap();
+        assert!(t.name().ends_with("--fs tmpfs"), "{}", t.name());
+        assert_eq!(Workload::parse(&t.name()).unwrap().name(), t.name());
     }
 
     #[test]
@@ -251,6 +280,8 @@ mod tests {
             ("fsmark -d a -s 0 -S 0 -x 1", "-x"),
             ("fsmark -d a -D 1 -s 0 -S 0", "-D 1"),
             ("fsmark -d a -s 0", "-S 0"),
+            ("fsmark -d a -s 0 -S 0 --fs xfs", "--fs xfs"),
+            ("fsmark -d a -s 0 -S 0 --fs", "--fs"),
         ] {
             let e = Workload::parse(text).unwrap_err();
             assert!(e.contains(needle) && e.contains("fsmark"), "{text}: {e}");

@@ -14,11 +14,11 @@ use tlblab_model::profile::{
 
 use crate::probe::ProbeReport;
 
-mod sections;
+pub mod sections;
 pub mod spread;
 mod tlb;
 
-use sections::{ipc_section, net_section, uncore_section};
+use sections::{fs_section, ipc_section, net_section, uncore_section};
 
 fn measured(value: f64, source: String) -> Sourced {
     Sourced { value, source, confidence: Confidence::Measured }
@@ -668,7 +668,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         swap: None,
         ipc: ipc_section(r, &tag, &mut warnings),
         net: net_section(r, &tag, &mut warnings),
-        fs: None,
+        fs: fs_section(r, &tag, &mut warnings),
         tlbi: None,
         caches: None,
         mmu8xx: None,

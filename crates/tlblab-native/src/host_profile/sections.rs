@@ -3,9 +3,9 @@
 //! the memory bandwidth). Each from a micro-measurement of its own, never the benchmark it is
 //! compared with.
 
-use tlblab_model::profile::{IpcProfile, NetProfile, Sourced, UncoreProfile};
+use tlblab_model::profile::{FsProfile, IpcProfile, NetProfile, Sourced, UncoreProfile};
 
-use super::measured;
+use super::{estimate, measured};
 use crate::probe::ProbeReport;
 
 /// `[ipc]` from the probe's pipe and socket-pair calls (crate::probe::ipc): each call's time less
@@ -92,6 +92,126 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
             ));
         }
         ok
+    })
+}
+
+/// The built-in x86 profiles' `mkdir_lookup_cycles`: the dcache hit under the parent's lock
+/// cannot be timed apart from `mkdir`'s walk from user space.
+pub const MKDIR_LOOKUP_CYCLES: f64 = 400.0;
+
+/// `[fs]` from the probe's file-creation calls on tmpfs (crate::probe::fs): each call less the
+/// system call, which the model adds itself; the create's locked part is the create less an
+/// `open(O_RDWR)` of a file that exists (the same walk, `do_dentry_open` and `fd_install`, no
+/// lock, no inode), which is `open_walk_cycles`; fs_mark's user
+/// work is its own micro-measurement. `None` (the section is then borrowed and labelled by
+/// whoever needs it) for a report without the calls, or where a difference does not stand
+/// above [`crate::probe::ipc::FLOOR_CYCLES`].
+pub(super) fn fs_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<FsProfile> {
+    let c = r.raw.fs.as_ref()?;
+    let (mhz, sys) = (r.clock.mhz, r.raw.syscall_ns.median);
+    let floor = crate::probe::ipc::FLOOR_CYCLES;
+    let files = format!(
+        "on tmpfs (a directory under {}, {} files in it at the end: nothing unlinked between bursts, as \
+         fs_mark's subdirectory grows)",
+        c.mount, c.files
+    );
+    let left_in = "the SLUB calls (names_cache, filp, dentry, its external name, shmem_inode_cache, maple \
+                   nodes) are left in (the probe measures no [slab]), so the model counts them twice";
+    let call = |s: &crate::stats::Summary| format!("{:.0} ns a call ({})", s.median, s.spread_text(0, " ns"));
+    let mut key = |what: &str, cycles: f64, how: String| -> Option<Sourced> {
+        if cycles < floor {
+            warnings.push(format!(
+                "[fs]: `{what}` came out at {cycles:.0} cycles, below {floor:.0}: the section is left to \
+                 a stand-in"
+            ));
+            return None;
+        }
+        let src = format!("{tag}: micro-measurement {how}, x {mhz:.0} MHz; never fs_mark");
+        Some(measured(cycles.round(), src))
+    };
+    let cyc = |ns: f64| ns * mhz / 1e3;
+    let burst = crate::probe::fs::BURST;
+    let walk = key(
+        "open(O_RDWR) of an existing file",
+        cyc(c.open_existing_ns.median - sys),
+        format!(
+            "`open(FILE, O_RDWR)` of each file just created {files}, bursts of {burst}: the create's work \
+             outside the parent's lock (getname, the walk and the dcache hit, do_dentry_open, fd_install), \
+             {}, less syscall_ns ({sys:.0} ns); of it the walk alone, an O_CREAT open of an existing \
+             directory to -EISDIR without the lock (v6.12+), is {:.0} ns",
+            call(&c.open_existing_ns),
+            c.walk_ns.median
+        ),
+    )?;
+    let create_locked = key(
+        "open(O_CREAT) of a new name less the open of an existing one",
+        cyc(c.create_ns.median - c.open_existing_ns.median),
+        format!(
+            "`open(NEW, O_CREAT | O_RDWR | O_TRUNC)` of a new 40-byte name {files}, bursts of {burst}, \
+             {}, less the open of an existing file ({:.0} ns): the parent's i_rwsem section \
+             (d_alloc_parallel, simple_lookup, shmem_mknod, simple_offset_add); {left_in}",
+            call(&c.create_ns),
+            c.open_existing_ns.median
+        ),
+    )?;
+    let mkdir_all = cyc(c.mkdir_exists_ns.median - sys);
+    let mkdir_walk = key(
+        "mkdir of an existing directory",
+        mkdir_all - MKDIR_LOOKUP_CYCLES,
+        format!(
+            "`mkdir(DIR)` of the existing subdirectory {files}, bursts of {burst}, -EEXIST, {}, less \
+             syscall_ns ({sys:.0} ns) and mkdir_lookup_cycles ({MKDIR_LOOKUP_CYCLES:.0}, the estimate)",
+            call(&c.mkdir_exists_ns)
+        ),
+    )?;
+    let write_empty = key(
+        "write(fd, buf, 0)",
+        cyc(c.write_empty_ns.median - sys),
+        format!(
+            "`write(fd, buf, 0)` on a new tmpfs file, bursts of {burst}, {}, less syscall_ns",
+            call(&c.write_empty_ns)
+        ),
+    )?;
+    let close = key(
+        "close",
+        cyc(c.close_ns.median - sys),
+        format!(
+            "`close(fd)` of a new tmpfs file, bursts of {burst}, {}, less syscall_ns (__fput runs on the \
+             way out); the filp free is left in",
+            call(&c.close_ns)
+        ),
+    )?;
+    let user = key(
+        "fs_mark's user work",
+        cyc(c.user_ns.median),
+        format!(
+            "a native re-creation of fs_mark 3.3's per-file user code (setup_file_name: gettimeofday, the \
+             subdirectory and path sprintfs, 24 random() name characters, strncat; do_run's two path \
+             sprintfs and three start/stop gettimeofday pairs) into a fresh calloc'd array of its \
+             2128-byte name entries, the pages' first-touch faults included as in fs_mark, {} a file{}",
+            call(&c.user_ns),
+            c.user_touched_ns.as_ref().map_or(String::new(), |t| format!(
+                " ({:.0} ns over an array touched first: the first touches are {:.0} ns a file)",
+                t.median,
+                c.user_ns.median - t.median
+            ))
+        ),
+    )?;
+    Some(FsProfile {
+        open_walk_cycles: walk,
+        create_locked_cycles: create_locked,
+        mkdir_walk_cycles: mkdir_walk,
+        mkdir_lookup_cycles: estimate(
+            MKDIR_LOOKUP_CYCLES,
+            format!(
+                "{tag}: not measurable from user space (the dcache hit under the parent's lock is one \
+                 part of mkdir's -EEXIST): the built-in x86 profiles' estimate, borrowed; \
+                 mkdir_walk_cycles is the measured call less it"
+            ),
+        ),
+        write_empty_cycles: write_empty,
+        close_cycles: close,
+        fsmark_user_cycles: user,
     })
 }
 

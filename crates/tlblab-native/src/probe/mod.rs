@@ -10,6 +10,7 @@
 pub mod chase;
 pub mod clock;
 pub mod fault;
+pub mod fs;
 pub mod ipc;
 pub mod net;
 pub mod sched;
@@ -124,6 +125,10 @@ pub struct Measurements {
     /// Loopback UDP and TCP calls alone, 64 bytes each (absent in older reports).
     #[serde(default)]
     pub net: Option<net::NetCalls>,
+    /// File creation's calls alone on tmpfs, and fs_mark's user work per file (absent in older
+    /// reports, and where no tmpfs is writable).
+    #[serde(default)]
+    pub fs: Option<fs::FsCalls>,
     /// The LLC's size and a STREAM-like copy with one CPU and with all (absent in older reports).
     #[serde(default)]
     pub stream: Option<uncore::StreamCopy>,
@@ -375,6 +380,32 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         quietest(tries, ncpu, || Ok(Some(net::net_calls_on(cpus[0], if opts.quick { 20 } else { 200 })?)))?;
     interference.push((name, r));
 
+    let name = part("file creation calls on tmpfs");
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let fs = match fs::find_tmpfs(&mounts) {
+        Ok(tmpfs) => {
+            let bursts = if opts.quick { 20 } else { 200 };
+            // A file system that refuses the calls costs the section, not the probe.
+            match quietest(tries, ncpu, || fs::fs_calls_on(cpus[0], &tmpfs, bursts, opts.seed)) {
+                Ok((c, r)) => {
+                    interference.push((name, r));
+                    Some(c)
+                }
+                Err(e) => {
+                    notes.push(format!(
+                        "the file creation calls on {} failed ({e}): no [fs]",
+                        tmpfs.display()
+                    ));
+                    None
+                }
+            }
+        }
+        Err(why) => {
+            notes.push(why);
+            None
+        }
+    };
+
     let name = part("memory bandwidth, one CPU and all");
     let (stream, r) =
         quietest(tries, ncpu, || Ok(Some(uncore::stream_copy(&cpus, if opts.quick { 3 } else { 10 })?)))?;
@@ -413,6 +444,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         ttwu_ns,
         ipc,
         net,
+        fs,
         stream,
         clear_page_mbps,
         clear_dram_mbps,

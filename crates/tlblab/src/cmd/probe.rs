@@ -453,6 +453,24 @@ pub fn render(r: &ProbeReport) -> String {
         s(&r.raw.clear_page_mbps, 0),
         s(&r.raw.memcpy_mbps, 0)
     );
+    if let Some(f) = &r.raw.fs {
+        out += &format!(
+            "tmpfs calls under {} ({} files): create {} ns, open of an existing file {} ns, the walk to \
+             -EISDIR {} ns, mkdir -EEXIST {} ns, \
+             empty write {} ns, close {} ns; fs_mark's user work {} ns a file ({} ns over an array touched \
+             first)\n",
+            f.mount,
+            f.files,
+            s(&f.create_ns, 0),
+            s(&f.open_existing_ns, 0),
+            s(&f.walk_ns, 0),
+            s(&f.mkdir_exists_ns, 0),
+            s(&f.write_empty_ns, 0),
+            s(&f.close_ns, 0),
+            s(&f.user_ns, 0),
+            f.user_touched_ns.as_ref().map_or("-".into(), |t| s(t, 0))
+        );
+    }
     let mut t = Table::new(["part", "seconds", "others' CPU share", "steal"]);
     for (name, i) in &r.interference {
         t.row([

@@ -9,7 +9,8 @@
 //! installs; one not installed is skipped with its reason. dd has no x86 twin in the model (its
 //! dd is seed 003's MPC8xx one) and says so instead of a cell. Nothing here is fitted: the
 //! profile holds the probe's primitive costs (its `[ipc]` and `[net]` from micro-measurements of
-//! single calls with nobody waiting, never the benchmarks), and sections the probe does not
+//! single calls with nobody waiting, its `[fs]` from file-creation calls on tmpfs and a
+//! re-creation of fs_mark's user code, never the benchmarks), and sections the probe does not
 //! measure are a stand-in machine's, labelled as borrowed. When the probe runs now, the host is
 //! also simulated at the slow and the fast quartile of the probe's measurements
 //! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too.
@@ -175,9 +176,9 @@ const TMPFS_DIR: &str = "/dev/shm";
 /// A cell is consistent when the medians are within this share of the real one.
 pub const CONSISTENT: f64 = 0.25;
 
-/// The stand-in whose `[slab]` and `[fs]` the host profile borrows (the probe does not measure
-/// those paths yet; it measures `[ipc]`, `[net]` and `[uncore]`, which are borrowed only from a
-/// `--machine` that lacks them): seed 004's 1-socket machine.
+/// The stand-in whose `[slab]` the host profile borrows (the probe does not measure SLUB; it
+/// measures `[ipc]`, `[net]`, `[fs]` and `[uncore]`, which are borrowed only from a `--machine`
+/// that lacks them, `[fs]` where no tmpfs was writable): seed 004's 1-socket machine.
 const STAND_IN: &str = "ivybridge-i3-3240";
 
 /// netperf's message sizes validate runs: two of the seed's nine (64 .. 16384 B), one whose
@@ -486,7 +487,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             let (workload, tasks, warm, window) = match s {
                 Subject::Native(w) => (w.sim(), point as u32, Ps::US * 500, a.duration),
                 Subject::External(e) => {
-                    let (text, tasks) = e.sim_text(point, effort);
+                    let (text, tasks) = e.sim_text(point, effort, &dir);
                     let (warm, window) = seed_window(e.experiment(), point, a.quick)?;
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, tasks, warm, window)
                 }

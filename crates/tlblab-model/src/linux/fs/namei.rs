@@ -16,6 +16,12 @@
 //! same CPU (the file at close: `file_free` goes through `call_rcu`, whose grace period is not
 //! modelled, so the free happens at close). Nothing the run keeps is freed.
 //!
+//! On tmpfs (fsmark's `--fs tmpfs`, [`FsKind::Tmpfs`]) the walk, the parent's exclusive
+//! `i_rwsem` around `lookup_open` and the `d_alloc` are the same, and `vfs_create` is
+//! `shmem_create` -> `shmem_mknod` (linux/mm/shmem.rs): an inode from `shmem_inode_cache` and
+//! nothing else the model allocates; no journal, no inode table, no directory blocks
+//! (docs/references/linux-mm.md#tmpfs-create).
+//!
 //! `i_rwsem` is modelled as a FIFO lock on its line (hw/lock.rs) held for the locked section, as
 //! `pipe->mutex` is: a v4.9 rwsem writer spins while the owner runs (`rwsem_optimistic_spin`)
 //! and no holder sleeps here (no I/O: the inode table block of a fresh group is zeroed, not
@@ -87,6 +93,16 @@ pub struct Dir {
     pub index: DirIndex,
 }
 
+/// Which file system the directories are on: what `vfs_create` allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FsKind {
+    /// ext4 as mkfs.ext4 makes it (linux/fs/ext4.rs): seed 004's fsmark.
+    #[default]
+    Ext4,
+    /// tmpfs (linux/mm/shmem.rs): a dcache-only directory, an inode per file.
+    Tmpfs,
+}
+
 /// The slab caches the paths allocate from, created at boot.
 #[derive(Debug, Clone, Copy)]
 pub struct FsCaches {
@@ -97,6 +113,8 @@ pub struct FsCaches {
     pub jbd2_handle: CacheId,
     pub journal_head: CacheId,
     pub buffer_head: CacheId,
+    /// `shmem_inode_cache`, created when tmpfs is mounted ([`Kernel::mount_tmpfs`]).
+    pub shmem_inode: Option<CacheId>,
 }
 
 /// The mounted file system: its directories, each task's open file and pending name, ext4's
@@ -111,6 +129,7 @@ pub struct Mount {
     /// Per task: the `names_cache` object of the call in progress.
     name: Vec<Option<Object>>,
     pub ext4: Ext4,
+    pub kind: FsKind,
 }
 
 impl Mount {
@@ -136,8 +155,17 @@ impl Mount {
                 super::ext4::BUFFER_HEAD_CACHE.1,
                 false,
             ),
+            shmem_inode: None,
         };
-        Mount { costs, caches, dirs: Vec::new(), open: Vec::new(), name: Vec::new(), ext4: Ext4::new(seed) }
+        Mount {
+            costs,
+            caches,
+            dirs: Vec::new(),
+            open: Vec::new(),
+            name: Vec::new(),
+            ext4: Ext4::new(seed),
+            kind: FsKind::Ext4,
+        }
     }
 
     fn slot(v: &mut Vec<Option<Object>>, t: usize) -> &mut Option<Object> {
@@ -166,6 +194,18 @@ impl Kernel {
         let fs = self.fs.mount.as_mut().expect(NO_FS);
         fs.dirs.push(Dir::default());
         (fs.dirs.len() - 1) as u32
+    }
+
+    /// Puts the directories on tmpfs (before the first `add_dir`): `shmem_inode_cache` is
+    /// created then, so an ext4 run's caches stay as they were.
+    pub fn mount_tmpfs(&mut self) {
+        let slab = self.mm.slab.as_mut().expect(NO_FS);
+        let fs = self.fs.mount.as_mut().expect(NO_FS);
+        if fs.caches.shmem_inode.is_none() {
+            let (name, size) = crate::linux::mm::shmem::SHMEM_INODE_CACHE;
+            fs.caches.shmem_inode = Some(slab.create(name, size, false));
+        }
+        fs.kind = FsKind::Tmpfs;
     }
 
     /// Seeds the file system's own stream (the names' hashes) from the run's seed.
@@ -252,7 +292,10 @@ impl Kernel {
         match s {
             Step::Create { dir, name_len } => {
                 now += self.d_alloc(ctx, now, name_len);
-                now += self.ext4_create(ctx, now, dir, name_len);
+                now += match self.fs.mount.as_ref().expect(NO_FS).kind {
+                    FsKind::Ext4 => self.ext4_create(ctx, now, dir, name_len),
+                    FsKind::Tmpfs => self.shmem_mknod(ctx, now),
+                };
                 self.counters.namei.fs_creates += 1;
             }
             Step::MkdirExists { .. } => self.counters.namei.fs_mkdir_exists += 1,
