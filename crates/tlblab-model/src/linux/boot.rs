@@ -267,7 +267,7 @@ impl Kernel {
                 migrate: None,
             },
             fs: Fs { mount: fs, pipes: Vec::new() },
-            net: Net { sockets: net, unix: Vec::new() },
+            net: Net { sockets: net, unix: Vec::new(), freed_on: Default::default() },
             arch: Arch {
                 x86: X86 {
                     policy,

@@ -333,8 +333,18 @@ impl Kernel {
         let alloc = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
-        // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs).
+        // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs), whose
+        // lines, and the sk_buff's, a receive on another CPU may hold.
         let copy = copy + self.bulk(ctx, ctx.now + alloc, 2 * len, copy);
+        // The head takes a datagram whole, a v4.9 TCP send up to its linear room, a v5.10+ TCP
+        // send only its headers (the payload goes to page fragments).
+        let head_bytes = match (tcp, linear) {
+            (false, _) => len + skbuff::UDP_IP_HEADERS,
+            (true, true) => len.min(skbuff::tcp_linear_room()),
+            (true, false) => 0,
+        };
+        let head_lines = head_bytes.div_ceil(64).max(1);
+        let copy = copy + self.skb_refill_lines(ctx, &[(skb.skb, skb.meta_lines()), (skb.head, head_lines)]);
         let net_knobs = self.config.net;
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
@@ -389,6 +399,7 @@ impl Kernel {
             for o in objs {
                 self.object_held(o, -1);
             }
+            self.skb_freed_here(ctx.cpu, &objs);
         }
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
@@ -450,6 +461,7 @@ impl Kernel {
         }
         let (objs, truesize, tcp) = ([front.skb, front.head], front.truesize, f.proto == Proto::Tcp);
         let lines = [(front.cpu, front.meta_lines(), front.len)];
+        let freed = objs;
         for o in objs {
             self.object_held(o, -1);
         }
@@ -461,6 +473,7 @@ impl Kernel {
             .unwrap_or_else(|e| panic!("socket receive: {e:?}"))
             .expect("a queued skb");
         self.sync_net_pages(sock);
+        self.skb_freed_here(ctx.cpu, &freed);
         let payload = if tcp { len } else { len - skbuff::UDP_IP_HEADERS };
         let costs = &self.net.sockets.as_ref().expect(NO_NET).costs;
         let (path, copy) = (if tcp { costs.tcp_recv } else { costs.udp_recv }, costs.copy.copy(payload));
@@ -510,9 +523,10 @@ impl Kernel {
                 break;
             }
         }
-        for o in objs {
+        for &o in &objs {
             self.object_held(o, -1);
         }
+        self.skb_freed_here(ctx.cpu, &objs);
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];

@@ -33,6 +33,7 @@
 use crate::attribution::Bucket;
 use crate::hw::coherence::copy_lines_from;
 use crate::linux::ctx::Ctx;
+use crate::linux::mm::slub::Object;
 use crate::linux::net::core::skbuff;
 use crate::linux::net::socket::{Step, NO_NET};
 use crate::linux::{Continuation, Kernel};
@@ -128,6 +129,29 @@ impl Kernel {
         let w = d.saturating_sub(lines.hit);
         ctx.charge(Bucket::Syscall, w);
         self.stall(ctx.cpu, w)
+    }
+
+    /// A send on this CPU that fills skb objects (each with the lines it writes) a receive on
+    /// another CPU last freed: the stores take those lines back from that CPU's cache, a
+    /// transfer per [`crate::hw::coherence::FILL_BUFFERS`] lines. Returns the cost, charged to
+    /// the call.
+    pub(in crate::linux) fn skb_refill_lines(&mut self, ctx: &mut Ctx, objs: &[(Object, u64)]) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let mut w = Ps::ZERO;
+        for &(o, n) in objs {
+            if let Some(&from) = self.net.freed_on.get(&o) {
+                w += copy_lines_from(from, ctx.cpu, n, &topo, &lines);
+            }
+        }
+        ctx.charge(Bucket::Syscall, w);
+        self.stall(ctx.cpu, w)
+    }
+
+    /// Notes that this CPU freed `objs` (its receive consumed their skb).
+    pub(in crate::linux) fn skb_freed_here(&mut self, cpu: u32, objs: &[Object]) {
+        for &o in objs {
+            self.net.freed_on.insert(o, cpu);
+        }
     }
 
     /// The sender's side of queueing an skb at `sock`'s receiver from `at`: the `sk_rmem_alloc`

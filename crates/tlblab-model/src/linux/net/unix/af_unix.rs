@@ -209,6 +209,8 @@ impl Kernel {
         let (head, d) = self.kmalloc(ctx, now, skbuff::skb_head_size(len), Bucket::Syscall);
         now += d;
         let truesize = skbuff::skb_truesize_of(self.mm.slab.as_ref().expect("SLUB"), head);
+        // Objects a reader on another CPU freed: the stores take their lines back.
+        now += self.skb_refill_lines(ctx, &[(skb, skbuff::skb_meta_lines()), (head, len.div_ceil(64))]);
         let work = c.send + c.copy.copy(len);
         ctx.charge(Bucket::Syscall, work);
         now += work;
@@ -285,6 +287,7 @@ impl Kernel {
             }
             now += self.kfree(ctx, now, skb.head, Bucket::Syscall);
             now += self.kfree(ctx, now, skb.skb, Bucket::Syscall);
+            self.skb_freed_here(ctx.cpu, &[skb.head, skb.skb]);
         }
         self.counters.af_unix.unix_recvs += 1;
         if want > 0 && copied == 0 {
