@@ -86,6 +86,15 @@ impl Topology {
             .sum()
     }
 
+    /// Whether any CPU of `set` is on socket `socket`: [`Self::in_socket`] `> 0` without counting.
+    pub fn any_in_socket(&self, set: &CpuMask, socket: u32) -> bool {
+        let cores = self.cores();
+        (0..self.threads_per_core).any(|t| {
+            let base = t * cores + socket * self.cores_per_socket;
+            set.any_range(base, base + self.cores_per_socket)
+        })
+    }
+
     /// How many CPUs of `set` are on `cpu`'s core: `set.and(&self.core_mask(cpu))`'s weight.
     pub fn in_core(&self, set: &CpuMask, cpu: u32) -> u32 {
         let (core, cores) = (self.core_of(cpu), self.cores());
