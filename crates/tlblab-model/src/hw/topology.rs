@@ -54,7 +54,13 @@ impl Topology {
     }
 
     pub fn socket_of(&self, cpu: u32) -> u32 {
-        let (mut core, mut socket) = (self.core_of(cpu), 0);
+        self.socket_of_core(self.core_of(cpu))
+    }
+
+    /// The socket of global core `core` (subtractions, as [`Self::core_of`]).
+    #[inline]
+    fn socket_of_core(&self, mut core: u32) -> u32 {
+        let mut socket = 0;
         while core >= self.cores_per_socket {
             core -= self.cores_per_socket;
             socket += 1;
@@ -113,10 +119,13 @@ impl Topology {
 
     pub fn distance(&self, a: u32, b: u32) -> Distance {
         if a == b {
-            Distance::Same
-        } else if self.core_of(a) == self.core_of(b) {
+            return Distance::Same;
+        }
+        // Each CPU's core once (every IPI and line transfer asks this).
+        let (ca, cb) = (self.core_of(a), self.core_of(b));
+        if ca == cb {
             Distance::SmtSibling
-        } else if self.socket_of(a) == self.socket_of(b) {
+        } else if self.socket_of_core(ca) == self.socket_of_core(cb) {
             Distance::SameSocket
         } else {
             Distance::CrossSocket
