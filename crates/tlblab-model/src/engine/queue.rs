@@ -14,31 +14,14 @@ use crate::time::Ps;
 
 const NEVER: Ps = Ps(u64::MAX);
 
-/// A CPU's place on the agenda packed in one integer: its time in the high 64 bits, its id in
-/// the low ones. Keys are distinct, and the smaller key is the earlier time, ties going to the
-/// lower CPU id: one compare decides a match, with no tie rule and no indirection.
-type Key = u128;
-
-#[inline(always)]
-fn key(t: Ps, cpu: u32) -> Key {
-    (t.0 as Key) << 64 | cpu as Key
-}
-
-/// The `(time, cpu)` of a key, `None` for a CPU with no event.
-#[inline(always)]
-fn unkey(k: Key) -> Option<(Ps, u32)> {
-    let t = (k >> 64) as u64;
-    (t != NEVER.0).then_some((Ps(t), k as u32))
-}
-
 #[derive(Debug, Clone)]
 pub struct Agenda {
     /// Leaves start at `width`; a leaf beyond the last CPU never wins.
     width: usize,
-    /// `nodes[i]`: the key of the winner of the match at node `i` (node 1 is the root); the
-    /// leaves are the CPUs' own keys, in one flat array. Sized for the largest machine, so an
-    /// index masked to it needs no bounds check.
-    nodes: Box<[Key; NODES]>,
+    /// `nodes[i]`: the winner of the match at node `i` (node 1 is the root) and its time; the
+    /// leaves are the CPUs' own times, in the same flat array. Sized for the largest machine, so
+    /// an index masked to it needs no bounds check.
+    nodes: Box<[(Ps, u32); NODES]>,
     /// Bumped by every [`Agenda::set`]: the agenda is unchanged while it is.
     version: u64,
     /// The last [`Agenda::first_excluding`] answer: `(version, cpu, answer)`. A handler asks it
@@ -57,9 +40,9 @@ impl Agenda {
     pub fn new(cpus: u32) -> Agenda {
         let width = (cpus.max(1) as usize).next_power_of_two();
         assert!(width <= NR_CPUS, "{cpus} CPUs: at most {NR_CPUS}");
-        let mut nodes = Box::new([0; NODES]);
+        let mut nodes = Box::new([(NEVER, 0u32); NODES]);
         for (i, n) in nodes[width..2 * width].iter_mut().enumerate() {
-            *n = key(NEVER, i as u32);
+            n.1 = i as u32;
         }
         for i in (1..width).rev() {
             nodes[i] = nodes[2 * i];
@@ -71,13 +54,14 @@ impl Agenda {
     pub fn set(&mut self, cpu: u32, time: Option<Ps>) {
         self.version += 1;
         let mut i = (self.width + cpu as usize) % NODES;
-        // The winner coming up from below: the changed leaf, then at each node the better of it
-        // and the sibling subtree's winner (one read per level).
-        let mut w = key(time.unwrap_or(NEVER), cpu);
-        self.nodes[i] = w;
+        self.nodes[i].0 = time.unwrap_or(NEVER);
         while i > 1 {
-            w = w.min(self.nodes[i ^ 1]);
             i /= 2;
+            let (a, b) = (self.nodes[(2 * i) % NODES], self.nodes[(2 * i + 1) % NODES]);
+            // On equal times the left (lower) CPU wins, so ties go by CPU id. One compare of
+            // times, which compiles to conditional moves (the matches are coin flips to a
+            // branch predictor).
+            let w = if b.0 < a.0 { b } else { a };
             // A node that keeps its winner leaves every node above as it was.
             if std::mem::replace(&mut self.nodes[i], w) == w {
                 break;
@@ -87,7 +71,8 @@ impl Agenda {
 
     /// `cpu`'s next event time, if any.
     pub fn get(&self, cpu: u32) -> Option<Ps> {
-        unkey(self.nodes[(self.width + cpu as usize) % NODES]).map(|(t, _)| t)
+        let t = self.nodes[(self.width + cpu as usize) % NODES].0;
+        (t != NEVER).then_some(t)
     }
 
     /// The earliest `(time, cpu)` of every CPU but `cpu`: the best of the winners `cpu`'s path
@@ -105,17 +90,21 @@ impl Agenda {
     /// [`Self::first_excluding`], computed.
     fn walk_excluding(&self, cpu: u32) -> Option<(Ps, u32)> {
         let mut i = (self.width + cpu as usize) % NODES;
-        let mut best = Key::MAX;
+        let mut best = (NEVER, u32::MAX);
         while i > 1 {
-            best = best.min(self.nodes[i ^ 1]);
+            let sib = self.nodes[i ^ 1];
+            if sib.0 < best.0 || (sib.0 == best.0 && sib.1 < best.1) {
+                best = sib;
+            }
             i /= 2;
         }
-        unkey(best)
+        (best.0 != NEVER).then_some(best)
     }
 
     /// The earliest `(time, cpu)`, if any CPU has an event.
     pub fn first(&self) -> Option<(Ps, u32)> {
-        unkey(self.nodes[1])
+        let (t, w) = self.nodes[1];
+        (t != NEVER).then_some((t, w))
     }
 }
 
