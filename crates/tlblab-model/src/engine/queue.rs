@@ -9,6 +9,7 @@
 
 use std::cell::Cell;
 
+use crate::hw::cpumask::NR_CPUS;
 use crate::time::Ps;
 
 const NEVER: Ps = Ps(u64::MAX);
@@ -17,10 +18,10 @@ const NEVER: Ps = Ps(u64::MAX);
 pub struct Agenda {
     /// Leaves start at `width`; a leaf beyond the last CPU never wins.
     width: usize,
-    times: Vec<Ps>,
-    /// `nodes[i]`: the winner of the match at node `i` (node 1 is the root) and its time, kept
-    /// side by side so a replay reads no leaf.
-    nodes: Vec<(Ps, u32)>,
+    /// `nodes[i]`: the winner of the match at node `i` (node 1 is the root) and its time; the
+    /// leaves are the CPUs' own times, in the same flat array. Sized for the largest machine, so
+    /// an index masked to it needs no bounds check.
+    nodes: Box<[(Ps, u32); NODES]>,
     /// Bumped by every [`Agenda::set`]: the agenda is unchanged while it is.
     version: u64,
     /// The last [`Agenda::first_excluding`] answer: `(version, cpu, answer)`. A handler asks it
@@ -28,47 +29,49 @@ pub struct Agenda {
     excluding: Cell<Excluding>,
 }
 
+/// Nodes of the largest tree: `2 * width` with `width` at most [`NR_CPUS`] (a power of two).
+const NODES: usize = 2 * NR_CPUS;
+const _: () = assert!(NR_CPUS.is_power_of_two());
+
 /// A kept [`Agenda::first_excluding`] answer: the version it was computed at, the CPU, the answer.
 type Excluding = (u64, u32, Option<(Ps, u32)>);
 
 impl Agenda {
     pub fn new(cpus: u32) -> Agenda {
         let width = (cpus.max(1) as usize).next_power_of_two();
-        let times = vec![NEVER; width];
-        let mut nodes = vec![(NEVER, 0u32); 2 * width];
-        for (i, n) in nodes[width..].iter_mut().enumerate() {
+        assert!(width <= NR_CPUS, "{cpus} CPUs: at most {NR_CPUS}");
+        let mut nodes = Box::new([(NEVER, 0u32); NODES]);
+        for (i, n) in nodes[width..2 * width].iter_mut().enumerate() {
             n.1 = i as u32;
         }
         for i in (1..width).rev() {
             nodes[i] = nodes[2 * i];
         }
-        Agenda { width, times, nodes, version: 0, excluding: Cell::new((u64::MAX, 0, None)) }
+        Agenda { width, nodes, version: 0, excluding: Cell::new((u64::MAX, 0, None)) }
     }
 
     /// Sets `cpu`'s next event time (`None`: nothing to do until something wakes it).
     pub fn set(&mut self, cpu: u32, time: Option<Ps>) {
-        let t = time.unwrap_or(NEVER);
         self.version += 1;
-        self.times[cpu as usize] = t;
-        let mut i = self.width + cpu as usize;
-        self.nodes[i].0 = t;
-        i /= 2;
-        while i >= 1 {
-            let (a, b) = (self.nodes[2 * i], self.nodes[2 * i + 1]);
-            // On equal times the left (lower) CPU wins, so ties go by CPU id.
+        let mut i = (self.width + cpu as usize) % NODES;
+        self.nodes[i].0 = time.unwrap_or(NEVER);
+        while i > 1 {
+            i /= 2;
+            let (a, b) = (self.nodes[(2 * i) % NODES], self.nodes[(2 * i + 1) % NODES]);
+            // On equal times the left (lower) CPU wins, so ties go by CPU id. One compare of
+            // times, which compiles to conditional moves (the matches are coin flips to a
+            // branch predictor).
             let w = if b.0 < a.0 { b } else { a };
-            let old = std::mem::replace(&mut self.nodes[i], w);
-            // The same other CPU still wins here with an unchanged time: nothing above moves.
-            if old == w && w.1 != cpu {
+            // A node that keeps its winner leaves every node above as it was.
+            if std::mem::replace(&mut self.nodes[i], w) == w {
                 break;
             }
-            i /= 2;
         }
     }
 
     /// `cpu`'s next event time, if any.
     pub fn get(&self, cpu: u32) -> Option<Ps> {
-        let t = self.times[cpu as usize];
+        let t = self.nodes[(self.width + cpu as usize) % NODES].0;
         (t != NEVER).then_some(t)
     }
 
@@ -86,7 +89,7 @@ impl Agenda {
 
     /// [`Self::first_excluding`], computed.
     fn walk_excluding(&self, cpu: u32) -> Option<(Ps, u32)> {
-        let mut i = self.width + cpu as usize;
+        let mut i = (self.width + cpu as usize) % NODES;
         let mut best = (NEVER, u32::MAX);
         while i > 1 {
             let sib = self.nodes[i ^ 1];

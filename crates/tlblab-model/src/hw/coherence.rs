@@ -271,15 +271,16 @@ fn queued_start((from, until): (Ps, Ps), at: Ps) -> Ps {
     }
 }
 
-/// Distance from `cpu` to the nearest CPU of a non-empty `set` (mask tests, no iteration).
+/// Distance from `cpu` to the nearest CPU of a non-empty `set`: mask tests, nearest first. The
+/// least `distance` over the set's CPUs at any size, without counting or visiting them (a
+/// `mm->tlb_gen` line read by every CPU of a shootdown in turn gains a holder at each read, so
+/// there is no answer to keep between two reads).
 fn nearest(set: &CpuMask, cpu: u32, topo: &Topology) -> Distance {
-    if set.weight() <= 4 {
-        set.iter().map(|s| topo.distance(s, cpu)).min().expect("a non-empty set")
-    } else if set.contains(cpu) {
+    if set.contains(cpu) {
         Distance::Same
     } else if topo.in_core(set, cpu) > 0 {
         Distance::SmtSibling
-    } else if topo.in_socket(set, topo.socket_of(cpu)) > 0 {
+    } else if topo.any_in_socket(set, topo.socket_of(cpu)) {
         Distance::SameSocket
     } else {
         Distance::CrossSocket
@@ -321,6 +322,24 @@ mod tests {
     fn later() -> Ps {
         static NOW: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ps(NOW.fetch_add(1_000_000_000, std::sync::atomic::Ordering::Relaxed) + 1_000_000_000)
+    }
+
+    /// The mask tests give the least distance over the set's CPUs, for sets of any size.
+    #[test]
+    fn nearest_is_the_closest_holder() {
+        let t = Topology { sockets: 2, cores_per_socket: 28, threads_per_core: 2 };
+        let mut x = 11u64;
+        for n in 1..40 {
+            let mut set = CpuMask::new();
+            for _ in 0..n {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                set.set((x >> 33) as u32 % t.cpus());
+            }
+            for cpu in 0..t.cpus() {
+                let want = set.iter().map(|s| t.distance(s, cpu)).min().unwrap();
+                assert_eq!(nearest(&set, cpu, &t), want, "cpu {cpu}, {} holders", set.weight());
+            }
+        }
     }
 
     #[test]

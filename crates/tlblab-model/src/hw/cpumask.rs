@@ -66,6 +66,21 @@ impl CpuMask {
         n
     }
 
+    /// Whether any of CPUs `lo..hi` is in the set, a word at a time (no count).
+    pub fn any_range(&self, lo: u32, hi: u32) -> bool {
+        let mut c = lo;
+        while c < hi {
+            let (w, b) = ((c / 64) as usize, c % 64);
+            let k = (64 - b).min(hi - c);
+            let bits = if k == 64 { u64::MAX } else { ((1u64 << k) - 1) << b };
+            if self.0[w] & bits != 0 {
+                return true;
+            }
+            c += k;
+        }
+        false
+    }
+
     /// Sets CPUs `lo..hi`, a word at a time.
     pub fn set_range(&mut self, lo: u32, hi: u32) {
         let mut c = lo;

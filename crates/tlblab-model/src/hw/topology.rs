@@ -54,7 +54,13 @@ impl Topology {
     }
 
     pub fn socket_of(&self, cpu: u32) -> u32 {
-        let (mut core, mut socket) = (self.core_of(cpu), 0);
+        self.socket_of_core(self.core_of(cpu))
+    }
+
+    /// The socket of global core `core` (subtractions, as [`Self::core_of`]).
+    #[inline]
+    fn socket_of_core(&self, mut core: u32) -> u32 {
+        let mut socket = 0;
         while core >= self.cores_per_socket {
             core -= self.cores_per_socket;
             socket += 1;
@@ -86,6 +92,15 @@ impl Topology {
             .sum()
     }
 
+    /// Whether any CPU of `set` is on socket `socket`: [`Self::in_socket`] `> 0` without counting.
+    pub fn any_in_socket(&self, set: &CpuMask, socket: u32) -> bool {
+        let cores = self.cores();
+        (0..self.threads_per_core).any(|t| {
+            let base = t * cores + socket * self.cores_per_socket;
+            set.any_range(base, base + self.cores_per_socket)
+        })
+    }
+
     /// How many CPUs of `set` are on `cpu`'s core: `set.and(&self.core_mask(cpu))`'s weight.
     pub fn in_core(&self, set: &CpuMask, cpu: u32) -> u32 {
         let (core, cores) = (self.core_of(cpu), self.cores());
@@ -104,10 +119,13 @@ impl Topology {
 
     pub fn distance(&self, a: u32, b: u32) -> Distance {
         if a == b {
-            Distance::Same
-        } else if self.core_of(a) == self.core_of(b) {
+            return Distance::Same;
+        }
+        // Each CPU's core once (every IPI and line transfer asks this).
+        let (ca, cb) = (self.core_of(a), self.core_of(b));
+        if ca == cb {
             Distance::SmtSibling
-        } else if self.socket_of(a) == self.socket_of(b) {
+        } else if self.socket_of_core(ca) == self.socket_of_core(cb) {
             Distance::SameSocket
         } else {
             Distance::CrossSocket

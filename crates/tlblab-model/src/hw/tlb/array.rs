@@ -57,12 +57,11 @@ pub(super) enum Assoc {
 /// else the least recently used. Stamps are 64-bit, so the clock never wraps. Tree-PLRU keeps
 /// one bit tree per set and entries in place, and takes invalid ways in way order.
 #[derive(Debug, Clone)]
+// One host cache line of what a probe, a fill and a replayed hit read first, in declaration
+// order (`repr(C)`): the storm visits 56 cores' arrays in turn, and each visit misses on the
+// lines it touches (docs/design.md#speed).
+#[repr(C, align(64))]
 pub struct TlbArray {
-    pub(super) geometry: Geometry,
-    pub(super) set_mask: u32,
-    pub(super) ways: usize,
-    pub(super) assoc: Assoc,
-    pub(super) replacement: Replacement,
     /// `sets * ways` ways, set-major: a set is one contiguous run (one bounds check per probe).
     pub(super) slots: Vec<Way>,
     /// LRU: the last stamp handed out.
@@ -71,9 +70,14 @@ pub struct TlbArray {
     pub(super) victim: usize,
     /// The slot of the last probe hit or write (see [`TlbHierarchy::l1_way`]).
     pub(super) last: u32,
+    pub(super) set_mask: u32,
+    pub(super) ways: usize,
+    pub(super) assoc: Assoc,
+    pub(super) replacement: Replacement,
+    pub(super) page_sizes: u8,
+    pub(super) geometry: Geometry,
     /// PLRU only: one tree per set.
     pub(super) plru: Vec<u64>,
-    pub(super) page_sizes: u8,
 }
 
 impl TlbArray {

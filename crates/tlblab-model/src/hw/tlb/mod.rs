@@ -137,16 +137,19 @@ impl L1Way {
 
 /// One core's TLBs (see the module docs for SMT): the arrays, and each logical processor's side.
 #[derive(Debug, Clone)]
+// In declaration order (`repr(C)`), line-aligned: the arrays and the ids' tables (what every
+// lookup, fill and replayed hit reads first) share the first host cache line, the sides the next.
+#[repr(C, align(64))]
 pub struct TlbHierarchy {
     /// Logical processor 0's arrays in spec order (the shared ones included), then the other
     /// logical processors' own copies of the per-thread structures.
     arrays: Vec<TlbArray>,
-    specs: Vec<StructureSpec>,
-    lps: Vec<Lp>,
-    replacement: Replacement,
-    inclusion: Inclusion,
     /// (Logical processor, architectural address-space id) to the ids the tags hold.
     ids: AsidIds,
+    lps: Vec<Lp>,
+    specs: Vec<StructureSpec>,
+    replacement: Replacement,
+    inclusion: Inclusion,
 }
 
 /// What one logical processor of a core has of its own: which arrays it uses, its plans and

@@ -92,7 +92,10 @@ pub(super) const UNOWNED: u16 = u16::MAX;
 /// one-bit thread id beside the PCID, per the optimization manual's "competitively shared"
 /// TLBs), so siblings sharing an array never hit each other's entries even with the same PCID,
 /// and each one's invalidations drop only its own. Distinct ids give exactly that.
+// In declaration order (`repr(C)`): what every lookup and fill reads first, in the line the
+// hierarchy begins with (see `TlbHierarchy`).
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(super) struct AsidIds {
     /// Per logical processor, per architectural ASID (`[lp * NR_IDS + asid]`): its id (as key
     /// bits), or [`NO_ID`]. An ASID gets an id when it fills.
@@ -102,13 +105,13 @@ pub(super) struct AsidIds {
     /// Per id: the valid non-global entries keyed by it, live or stale; kept only while
     /// `tracking`.
     pub(super) count: Box<[u32; NR_IDS]>,
+    /// Set by the first flush of an address space. Until then no entry is stale and `count` is
+    /// not kept, so fills (the trace driver's hot path) pay for neither.
+    pub(super) tracking: bool,
     /// Ids that no ASID holds and no entry uses, to hand out (a stack).
     pub(super) free: Vec<u16>,
     /// Per logical processor, a bitset of the ASIDs holding an id (`[lp * NR_IDS / 64 + word]`).
     pub(super) named: Box<[u64]>,
-    /// Set by the first flush of an address space. Until then no entry is stale and `count` is
-    /// not kept, so fills (the trace driver's hot path) pay for neither.
-    pub(super) tracking: bool,
     /// Purges so far (for tests).
     pub(super) purges: u64,
 }
