@@ -24,9 +24,9 @@ const NOT_REPRODUCED: &[&str] = &[
     "seed-004-hackbench-pipes/gains-from-7-groups",
     "seed-004-netperf-tcp/similar-to-udp",
     "seed-004-netperf-udp-1s/large-messages-gain-30-percent",
-    "seed-004-netperf-udp-2s/large-messages-gain-20-percent",
     "seed-004-netperf-udp-2s/small-messages-gain",
     "seed-004-sockperf-udp/small-messages-gain",
+    "idea-004-pcp-high-batch-netperf-udp/less-high-no-difference",
     "linux-6.15-invlpgb-milan/gain-size-at-4-threads",
     "linux-6.15-invlpgb-milan/gain-size-at-72-threads",
     "linux-6.7-pcp-auto-tune-icelake/fewer-pages-from-zone",
@@ -249,11 +249,14 @@ fn seed_004_netperf_and_sockperf() {
         "seed-004-netperf-tcp",
         "seed-004-netperf-udp-1s",
         "seed-004-netperf-udp-2s",
-        "seed-004-sockperf-tcp",
         "seed-004-sockperf-udp",
     ] {
         check(name, NET);
     }
+    // barely-moves reads a ±2% band: one 2 ms window moves a column by up to 5% at 850 B since the
+    // reader pays for the lines it takes from the writer's cache; the experiment's own 10 ms
+    // windows, two seeds (the full run: -0.1% and -0.2%).
+    check("seed-004-sockperf-tcp", Window::Short { seeds: 2, warmup: "500us", measure: "10ms" });
 }
 
 #[test]

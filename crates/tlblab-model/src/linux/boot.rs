@@ -267,7 +267,12 @@ impl Kernel {
                 migrate: None,
             },
             fs: Fs { mount: fs, pipes: Vec::new() },
-            net: Net { sockets: net, unix: Vec::new(), freed_on: Default::default() },
+            net: Net {
+                sockets: net,
+                unix: Vec::new(),
+                freed_on: Default::default(),
+                freed_bytes: Vec::new(),
+            },
             arch: Arch {
                 x86: X86 {
                     policy,

@@ -139,7 +139,8 @@ impl Kernel {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let mut w = Ps::ZERO;
         for &(o, n) in objs {
-            if let Some(&from) = self.net.freed_on.get(&o) {
+            let Some(&(from, at)) = self.net.freed_on.get(&o) else { continue };
+            if self.net.freed_bytes[from as usize] - at < crate::linux::net::FREED_IN_CACHE {
                 w += copy_lines_from(from, ctx.cpu, n, &topo, &lines);
             }
         }
@@ -147,10 +148,18 @@ impl Kernel {
         self.stall(ctx.cpu, w)
     }
 
-    /// Notes that this CPU freed `objs` (its receive consumed their skb).
+    /// Notes that `cpu` freed `objs` (its receive consumed their skb, or it dropped it).
     pub(in crate::linux) fn skb_freed_here(&mut self, cpu: u32, objs: &[Object]) {
+        let c = cpu as usize;
+        if self.net.freed_bytes.len() <= c {
+            self.net.freed_bytes.resize(c + 1, 0);
+        }
         for &o in objs {
-            self.net.freed_on.insert(o, cpu);
+            self.net.freed_bytes[c] += match o {
+                Object::Large { order, .. } => 4096 << order,
+                Object::Slab { cache, .. } => self.mm.slab.as_ref().map_or(0, |s| s.caches[cache].size),
+            };
+            self.net.freed_on.insert(o, (cpu, self.net.freed_bytes[c]));
         }
     }
 
