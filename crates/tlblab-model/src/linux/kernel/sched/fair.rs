@@ -112,10 +112,10 @@ impl Kernel {
         let (sum, n) = self.vruntime_sum(cpu, now);
         let slice = self.base_slice();
         let task = &mut self.tasks[t];
-        if n > 0 {
-            let v = (sum / n) as i128;
+        // With nothing else queued the lag is dropped and the vruntime stays.
+        if let Some(v) = sum.checked_div(n) {
             let lag = task.vlag as i128 * (n as i128 + 1) / n as i128;
-            task.vruntime = Ps((v - lag) as u64);
+            task.vruntime = Ps((v as i128 - lag) as u64);
         }
         task.deadline = task.vruntime + slice;
     }
