@@ -159,6 +159,13 @@ impl CacheLine {
         self.home[..used].iter().fold(start, |s, &w| s.max(queued_start(w, at)))
     }
 
+    /// A load (`write` false) or store by `cpu` at `at`: its latency beyond a cache hit (what a
+    /// per-call cost timed on one thread, the line in its cache, leaves out).
+    pub fn access_past_hit(&mut self, cpu: u32, at: Ps, write: bool, topo: &Topology, c: &LineCosts) -> Ps {
+        let d = if write { self.write(cpu, at, topo, c) } else { self.read(cpu, at, topo, c) };
+        d.saturating_sub(c.hit)
+    }
+
     /// A store or atomic read-modify-write by `cpu` at `at`; returns its latency, the wait for
     /// the transfers queued before it included. Every other copy is invalidated; the transfer
     /// costs the fetch from (or invalidation of) the farthest holder.

@@ -317,6 +317,13 @@ impl Kernel {
         d
     }
 
+    /// A wait on memory inside a system call on this CPU: charged to the call and recorded as a
+    /// stall ([`Kernel::stall`]). Returns it.
+    pub(in crate::linux) fn call_stall(&mut self, ctx: &mut Ctx, d: Ps) -> Ps {
+        ctx.charge(Bucket::Syscall, d);
+        self.stall(ctx.cpu, d)
+    }
+
     /// The memory stalls `cpu` recorded since the last call ([`Kernel::stall`]).
     pub fn take_stall(&mut self, cpu: u32) -> Ps {
         std::mem::take(&mut self.cpus[cpu as usize].stall)

@@ -233,14 +233,8 @@ impl Kernel {
             Some(s) => &mut p.slots[s * PIPE_BUFFER_BYTES / 64],
             None => &mut p.ring,
         };
-        let d = if write {
-            line.write(ctx.cpu, at, &topo, &lines)
-        } else {
-            line.read(ctx.cpu, at, &topo, &lines)
-        };
-        let w = d.saturating_sub(lines.hit);
-        ctx.charge(Bucket::Syscall, w);
-        self.stall(ctx.cpu, w)
+        let w = line.access_past_hit(ctx.cpu, at, write, &topo, &lines);
+        self.call_stall(ctx, w)
     }
 
     /// The ring slot of `pipe`'s buffer `k` (0: the oldest).
@@ -273,8 +267,7 @@ impl Kernel {
                 w.pop_front();
             }
         }
-        ctx.charge(Bucket::Syscall, d);
-        self.stall(ctx.cpu, d)
+        self.call_stall(ctx, d)
     }
 
     /// `wake_up_interruptible_sync_poll(&pipe->wait, ...)`: every sleeper is woken. Returns

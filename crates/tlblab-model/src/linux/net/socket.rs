@@ -344,7 +344,8 @@ impl Kernel {
             (true, false) => 0,
         };
         let head_lines = head_bytes.div_ceil(64).max(1);
-        let copy = copy + self.skb_refill_lines(ctx, &[(skb.skb, skb.meta_lines()), (skb.head, head_lines)]);
+        let copy =
+            copy + self.skb_refill_lines(ctx, &[(skb.skb, skbuff::skb_meta_lines()), (skb.head, head_lines)]);
         let net_knobs = self.config.net;
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
@@ -460,7 +461,7 @@ impl Kernel {
             return self.tcp_recvmsg(ctx, sock, len as u64);
         }
         let (objs, truesize, tcp) = ([front.skb, front.head], front.truesize, f.proto == Proto::Tcp);
-        let lines = [(front.cpu, front.meta_lines(), front.len)];
+        let lines = [(front.cpu, skbuff::skb_meta_lines(), front.len)];
         let freed = objs;
         for o in objs {
             self.object_held(o, -1);
@@ -512,7 +513,7 @@ impl Kernel {
         // Each skb the read copies from: its writer, its own lines, the bytes taken.
         let mut lines = Vec::new();
         for skb in &f.rx.queue {
-            lines.push((skb.cpu, skb.meta_lines(), (skb.len - off).min(left)));
+            lines.push((skb.cpu, skbuff::skb_meta_lines(), (skb.len - off).min(left)));
             if skb.len - off > left {
                 break;
             }

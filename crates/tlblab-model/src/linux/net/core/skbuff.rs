@@ -101,13 +101,6 @@ pub struct SkBuff {
     pub cpu: u32,
 }
 
-impl SkBuff {
-    /// See [`skb_meta_lines`].
-    pub fn meta_lines(&self) -> u64 {
-        skb_meta_lines()
-    }
-}
-
 /// The lines a receive loads of an `sk_buff` and its `skb_shared_info`: all of the struct's,
 /// and the first of the shared info (`nr_frags`, `dataref`).
 pub fn skb_meta_lines() -> u64 {

@@ -30,7 +30,6 @@
 //! them, and what the ACK sets off (the transmission and the delivery) keeps its sourced cost,
 //! moved to the CPU that runs it.
 
-use crate::attribution::Bucket;
 use crate::hw::coherence::copy_lines_from;
 use crate::linux::ctx::Ctx;
 use crate::linux::mm::slub::Object;
@@ -121,14 +120,8 @@ impl Kernel {
             SkLine::Queue => &mut rx.queue_line,
             SkLine::Rmem => &mut rx.rmem_line,
         };
-        let d = if write {
-            line.write(ctx.cpu, at, &topo, &lines)
-        } else {
-            line.read(ctx.cpu, at, &topo, &lines)
-        };
-        let w = d.saturating_sub(lines.hit);
-        ctx.charge(Bucket::Syscall, w);
-        self.stall(ctx.cpu, w)
+        let w = line.access_past_hit(ctx.cpu, at, write, &topo, &lines);
+        self.call_stall(ctx, w)
     }
 
     /// A send on this CPU that fills skb objects (each with the lines it writes) a receive on
@@ -144,8 +137,7 @@ impl Kernel {
                 w += copy_lines_from(from, ctx.cpu, n, &topo, &lines);
             }
         }
-        ctx.charge(Bucket::Syscall, w);
-        self.stall(ctx.cpu, w)
+        self.call_stall(ctx, w)
     }
 
     /// Notes that `cpu` freed `objs` (its receive consumed their skb, or it dropped it).
@@ -197,8 +189,7 @@ impl Kernel {
             w += copy_lines_from(from, ctx.cpu, meta, &topo, &lines);
             w += copy_lines_from(from, ctx.cpu, bytes.div_ceil(64), &topo, &lines);
         }
-        ctx.charge(Bucket::Syscall, w);
-        d += self.stall(ctx.cpu, w);
+        d += self.call_stall(ctx, w);
         d + self.sk_line(ctx, sock, SkLine::Rmem, true, at + d)
     }
 }

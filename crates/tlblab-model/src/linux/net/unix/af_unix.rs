@@ -181,10 +181,8 @@ impl Kernel {
     /// hit, charged to the call.
     fn unix_wmem_line(&mut self, ctx: &mut Ctx, pair: u32, at: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
-        let d = self.net.unix[pair as usize].wmem_line.write(ctx.cpu, at, &topo, &lines);
-        let w = d.saturating_sub(lines.hit);
-        ctx.charge(Bucket::Syscall, w);
-        self.stall(ctx.cpu, w)
+        let w = self.net.unix[pair as usize].wmem_line.access_past_hit(ctx.cpu, at, true, &topo, &lines);
+        self.call_stall(ctx, w)
     }
 
     fn unix_send_body(&mut self, ctx: &mut Ctx, t: usize, pair: u32, len: u64, at: Ps) -> Ps {
@@ -266,8 +264,7 @@ impl Kernel {
             drained += 1;
         }
         self.net.unix[pair as usize].lock.release_at(now);
-        ctx.charge(Bucket::Syscall, moved);
-        now += self.stall(ctx.cpu, moved);
+        now += self.call_stall(ctx, moved);
         let work = c.recv + c.copy.copy(copied);
         ctx.charge(Bucket::Syscall, work);
         now += work;
