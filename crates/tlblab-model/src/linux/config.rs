@@ -86,8 +86,8 @@ pub struct Knobs {
     /// `[net]`; absent from results written before it (read as off).
     #[serde(default)]
     pub net: NetKnobs,
-    /// `[sched]`; absent from results written before it and from CFS kernels' (read as CFS).
-    #[serde(default, skip_serializing_if = "SchedKnobs::is_cfs")]
+    /// `[sched]`; absent from results written before it and where every knob is blank.
+    #[serde(default, skip_serializing_if = "SchedKnobs::is_blank")]
     pub sched: SchedKnobs,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pages: Option<u64>,

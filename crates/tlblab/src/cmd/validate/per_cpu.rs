@@ -58,14 +58,17 @@ pub fn real_busy_cpus(r: &NativeResult) -> Option<f64> {
     (r.seconds > 0.0 && cpu > 0.0).then(|| cpu / r.seconds)
 }
 
-/// CPUs a simulated run kept busy on average over its window: the non-idle time of every CPU it
-/// attributes, over one CPU's attributed time.
+/// CPUs a simulated run kept busy on average over its window, counted as the real side counts a
+/// thread's CPU time: the non-idle time of every CPU it attributes, less its switches into the
+/// idle task (`idle_switch_ps`: Linux stops a sleeper's clock at its dequeue, so the rest of that
+/// `__schedule` is the idle task's), over one CPU's attributed time.
 pub fn sim_busy_cpus(r: &RunResult) -> Option<f64> {
-    busy_of(&r.attribution)
+    busy_of(&r.attribution, r.counters.get("idle_switch_ps").copied().unwrap_or(0))
 }
 
-/// [`sim_busy_cpus`] of an attribution (per CPU: picoseconds by bucket).
-fn busy_of(attribution: &[std::collections::BTreeMap<String, u64>]) -> Option<f64> {
+/// [`sim_busy_cpus`] of an attribution (per CPU: picoseconds by bucket) and the time of the
+/// switches into idle.
+fn busy_of(attribution: &[std::collections::BTreeMap<String, u64>], idle_switches: u64) -> Option<f64> {
     let per_cpu: Vec<(u64, u64)> = attribution
         .iter()
         .map(|b| (b.values().sum::<u64>(), b.get("idle").copied().unwrap_or(0)))
@@ -75,8 +78,8 @@ fn busy_of(attribution: &[std::collections::BTreeMap<String, u64>]) -> Option<f6
         return None;
     }
     let window = per_cpu.iter().map(|(t, _)| *t as f64).sum::<f64>() / per_cpu.len() as f64;
-    let busy: f64 = per_cpu.iter().map(|(t, idle)| t.saturating_sub(*idle) as f64).sum();
-    Some(busy / window)
+    let busy: u64 = per_cpu.iter().map(|(t, idle)| t.saturating_sub(*idle)).sum();
+    Some(busy.saturating_sub(idle_switches) as f64 / window)
 }
 
 /// `value` measured with `real_busy` CPUs, at `sim_busy` CPUs: a rate scales with the CPUs, a
@@ -126,8 +129,10 @@ mod tests {
         let cpu = |busy: u64, idle: u64| {
             BTreeMap::from([("syscall".to_string(), busy), ("idle".to_string(), idle)])
         };
-        assert_eq!(busy_of(&[cpu(100, 0), cpu(25, 75)]), Some(1.25));
-        assert_eq!(busy_of(&[]), None);
+        assert_eq!(busy_of(&[cpu(100, 0), cpu(25, 75)], 0), Some(1.25));
+        assert_eq!(busy_of(&[], 0), None);
+        // A switch into idle is the idle task's time, as the real side's thread clocks count it.
+        assert_eq!(busy_of(&[cpu(100, 0), cpu(25, 75)], 5), Some(1.2));
     }
 
     #[test]

@@ -23,6 +23,12 @@ crate::linux::vmstat::counters! {
     /// The scheduler, counted.
     Counters {
         context_switches,
+        /// Wake-ups sent to an idle CPU as a function-call IPI (`[sched] wakelist_ipi`, v5.16+).
+        wakelist_ipis,
+        /// Picoseconds of `__schedule` into the idle task. Linux charges a sleeper's runtime up
+        /// to its dequeue (`update_curr` in `dequeue_task_fair`); the switch that follows is the
+        /// idle task's, outside any thread's CPU time (what `validate` compares busy CPUs with).
+        idle_switch_ps,
     }
 }
 
@@ -270,7 +276,9 @@ impl Kernel {
             None => {
                 // The idle task is a kernel thread too.
                 self.enter_mm(cpu, None, now);
-                self.context_switch(ctx)
+                let d = self.context_switch(ctx);
+                self.counters.sched.idle_switch_ps += d.0;
+                d
             }
         }
     }
@@ -297,6 +305,11 @@ impl Kernel {
         let Some(curr) = self.cpus[cpu as usize].task else {
             self.cpus[cpu as usize].runq.push_back(t);
             let kick = self.costs.hw.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
+            // v5.16+: ttwu_queue_cond picks the wake list for an idle target (nr_running == 0),
+            // sent as CALL_FUNCTION_SINGLE; the model's idle CPU never polls, so every one is an IPI.
+            if self.config.sched.wakelist_ipi && self.costs.hw.ipi.is_some() {
+                self.counters.sched.wakelist_ipis += 1;
+            }
             ctx.kick(cpu, now + kick);
             return;
         };
@@ -337,3 +350,6 @@ impl Kernel {
         self.cpus[cpu as usize].runq.remove(i)
     }
 }
+
+#[cfg(test)]
+mod tests;

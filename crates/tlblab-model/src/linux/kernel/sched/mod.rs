@@ -12,10 +12,18 @@ pub struct SchedKnobs {
     /// before it and from CFS kernels' (read as off).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub eevdf: bool,
+    /// v5.16+ `ttwu_queue_wakelist` for an idle target: a wake-up of a task whose CPU is idle
+    /// queues it on that CPU's call-single queue and sends a function-call IPI (counted as `CAL`,
+    /// not `TLB`); before, a reschedule IPI (docs/references/linux-mm.md#wake-ups). Only the count
+    /// differs: both deliveries cost the kick's IPI. Not modelled: v5.8+'s wake list to a busy CPU
+    /// across LLCs. Absent from results written before it (read as off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wakelist_ipi: bool,
 }
 
 impl SchedKnobs {
-    pub fn is_cfs(&self) -> bool {
-        !self.eevdf
+    /// Every knob at its blank value (CFS, no wake-list IPIs): left out of results.
+    pub fn is_blank(&self) -> bool {
+        *self == SchedKnobs::default()
     }
 }

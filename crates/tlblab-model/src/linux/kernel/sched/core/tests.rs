@@ -1,0 +1,21 @@
+use crate::run::{run, RunSpec};
+use crate::time::Ps;
+
+/// ebizzy -m with two threads: each sleeps on `mmap_lock` behind the other's mmap or munmap,
+/// and its CPU idles until the release wakes it.
+fn ebizzy(kernel: &str) -> crate::run::RunResult {
+    let spec = RunSpec::of(kernel, "ebizzy -m", 2, Ps::US * 500, Ps::MS * 10);
+    run(&crate::profile::shipped("ivybridge-i3-3240"), &spec).unwrap()
+}
+
+#[test]
+fn a_wake_up_of_an_idle_cpu_is_a_function_call_ipi_from_v5_16_only() {
+    // 6.18 (v5.16+ ttwu_queue_wakelist): every wake-up of a sleeper whose CPU idles is counted.
+    let r = ebizzy("6.18");
+    let (wakes, sleeps) = (r.counters["wakelist_ipis"], r.counters["mmap_lock_sleeps"]);
+    assert!(wakes > 0 && wakes <= sleeps, "{wakes} wake-list IPIs, {sleeps} sleeps");
+    // 4.9 sends the same wake-up as a reschedule IPI: the same kick, not counted.
+    let old = ebizzy("4.9");
+    assert!(old.counters["mmap_lock_sleeps"] > 0);
+    assert_eq!(old.counters.get("wakelist_ipis").copied().unwrap_or(0), 0);
+}
