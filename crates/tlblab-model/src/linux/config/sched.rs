@@ -21,4 +21,18 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
           idle goes to that CPU's call-single queue with a function-call IPI, counted as `wakelist_ipis` (CAL in \
           /proc/interrupts); off: a reschedule IPI (before v5.16), not counted; the kick costs the same either way",
     apply: |k, v| on_off(v).map(|b| k.sched.wakelist_ipi = b),
+}, Knob {
+    name: "base_slice_us",
+    section: "sched",
+    needed: Needed::Newer,
+    allowed: "1 ..= 100000 (microseconds)",
+    doc: "EEVDF's sysctl_sched_base_slice before its 1 + ilog2(min(cpus, 8)) scaling: 750 us in v6.6 \
+          (the blank value), 700 us from v6.15 (kernel/sched/fair.c); used only with eevdf = on",
+    apply: |k, v| match v.parse::<u32>() {
+        Ok(n) if (1..=100_000).contains(&n) => {
+            k.sched.base_slice_us = n;
+            Ok(())
+        }
+        _ => Err(None),
+    },
 }];

@@ -28,9 +28,14 @@ use crate::time::Ps;
 pub const ORIGIN: Ps = Ps(1 << 50);
 
 impl Kernel {
-    /// `sysctl_sched_base_slice`: 0.75 ms scaled by `1 + ilog2(min(cpus, 8))` (v6.6+).
+    /// `sysctl_sched_base_slice`: 0.75 ms (v6.6; 0.70 ms from v6.15, `[sched] base_slice_us`)
+    /// scaled by `1 + ilog2(min(cpus, 8))`.
     pub(in crate::linux) fn base_slice(&self) -> Ps {
-        Ps::US * 750 * self.sched_factor()
+        let us = match self.config.sched.base_slice_us {
+            0 => 750,
+            us => us as u64,
+        };
+        Ps::US * us * self.sched_factor()
     }
 
     /// The current task of `cpu` and its vruntime at `now`.

@@ -19,6 +19,15 @@ pub struct SchedKnobs {
     /// across LLCs. Absent from results written before it (read as off).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wakelist_ipi: bool,
+    /// EEVDF's `sysctl_sched_base_slice` before scaling, in microseconds: 0 for v6.6's 750,
+    /// 700 from v6.15 ("sched: Reduce the default slice to avoid tasks getting an extra tick",
+    /// docs/references/linux-6x.md#eevdf). Absent from results written before it (read as 750).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub base_slice_us: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl SchedKnobs {

@@ -116,3 +116,13 @@ fn a_wake_up_preempts_only_a_current_task_that_is_unprotected_or_ineligible() {
     // V = 2 ms. Protection does not hold, and task 2 has the earliest deadline.
     assert!(setup(k, ORIGIN + Ps::MS * 3, ORIGIN + Ps::MS * 9, Ps::MS));
 }
+
+#[test]
+fn the_base_slice_is_0_75_ms_until_v6_15_and_0_70_ms_from_it() {
+    // Both scaled by the same 1 + ilog2(min(cpus, 8)) of the machine.
+    let (old, new) = (sim("6.14"), sim("6.15"));
+    let factor = old.kernel.sched_factor();
+    assert_eq!(old.kernel.base_slice(), Ps::US * 750 * factor);
+    assert_eq!(new.kernel.base_slice(), Ps::US * 700 * factor);
+    assert_eq!(sim("6.18").kernel.base_slice(), new.kernel.base_slice(), "6.18 inherits it");
+}
