@@ -33,7 +33,7 @@ fn the_pick_is_the_earliest_deadline_among_the_eligible() {
     let mut s = three();
     let k = &mut s.kernel;
     let slice = k.base_slice();
-    assert_eq!(slice, Ps::US * 2250, "0.75 ms scaled by 1 + ilog2(4) on the 4-CPU i3-3240");
+    assert_eq!(slice, Ps::US * 2100, "6.18: 0.70 ms scaled by 1 + ilog2(4) on the 4-CPU i3-3240");
     // V = ORIGIN + 1 ms: task 1 (vruntime ORIGIN + 2 ms) is ineligible although its deadline
     // is the earliest; task 2 (ORIGIN + 1 ms) is eligible.
     k.tasks[0].on_cpu_since = Ps::ZERO;
