@@ -49,20 +49,28 @@ impl Kernel {
     /// `release_sock` on the sender's CPU: the ACKs on the backlog processed (and what they
     /// set off, which may queue more), ownership given up, then the return to user space.
     pub(in crate::linux::net) fn tcp_release_sock(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
-        let mut d = Ps::ZERO;
         self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps(u64::MAX);
+        let d = self.tcp_flush_backlog(ctx, sock, ctx.now);
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps::ZERO;
+        d + self.socket_exit(ctx)
+    }
+
+    /// `__release_sock`'s loop from `at` on the sender's CPU, the socket still owned: each ACK
+    /// on the backlog processed by `tcp_ack` (what it transmits, and the ACKs that queues, in
+    /// turn). Returns the time.
+    pub(in crate::linux::net) fn tcp_flush_backlog(&mut self, ctx: &mut Ctx, sock: u16, at: Ps) -> Ps {
+        let mut d = Ps::ZERO;
         loop {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
             let Some(ack) = f.backlog.take() else { break };
-            let held = f.held.is_some();
-            d += self.tcp_ack_rcv(ctx, sock, ack, ctx.now + d);
+            let unsent = f.unsent.len();
+            d += self.tcp_ack_rcv(ctx, sock, ack, at + d);
             let s = self.net.sockets.as_mut().expect(NO_NET);
-            if held && s.flows[sock as usize].held.is_none() {
+            if s.flows[sock as usize].unsent.len() < unsent {
                 s.counters.tcp_backlog_xmits += 1;
             }
         }
-        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps::ZERO;
-        d + self.socket_exit(ctx)
+        d
     }
 
     /// The reader's `release_sock` at `at` on its CPU, after `tcp_cleanup_rbuf`: the segments
