@@ -8,10 +8,18 @@
 //! Blocking follows net/core: a receive on an empty queue sleeps (`__skb_recv_datagram` /
 //! `sk_wait_data`) until a delivery wakes it (`sk_data_ready`); a TCP send sleeps while the
 //! sender's unacknowledged data fills `sk_sndbuf` or the receiver's queue fills `sk_rcvbuf`
-//! (`sk_stream_wait_memory`), woken by the receive that frees room (`sk_write_space`); a TCP skb
-//! is transmitted only inside the window the last ACK offered, and the MSS is half the largest
-//! window (linux/net/ipv4/tcp.rs; docs/references/linux-mm.md#tcp-small-windows). UDP on loopback never blocks the sender
+//! (`sk_stream_wait_memory`; at the call's start, and before each new skb inside it), woken by
+//! the receive that frees room (`sk_write_space`); a TCP skb is transmitted only inside the
+//! window the last ACK offered, and the MSS is half the largest window (linux/net/ipv4/tcp.rs;
+//! docs/references/linux-mm.md#tcp-small-windows). UDP on loopback never blocks the sender
 //! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
+//!
+//! TCP segmentation (linux/net/ipv4/tcp_output.rs; docs/references/linux-mm.md#tcp-segmentation):
+//! `tcp_sendmsg` fills skbs up to the size goal (the MSS here), so a send longer than the MSS is
+//! several segments, each transmitted when the window (and, for the last, Nagle) lets it and
+//! delivered before the call goes on; the unsent ones wait on the write queue. The receiver's
+//! window is `__tcp_select_window`'s: whole multiples of its MSS estimate without window scaling
+//! (netperf's `-S`), the scale's with it.
 //!
 //! TCP autocorking (v3.14+) is tested at every push (linux/net/ipv4/tcp.rs) and never holds on
 //! loopback. Nagle's algorithm (netperf without `-D` and sockperf's throughput mode leave it on)
@@ -19,11 +27,11 @@
 //! tail skb, and the receiver's ACK (as `tcp_cleanup_rbuf` and the delayed-ACK timer send it,
 //! linux/net/ipv4/tcp.rs) transmits it on the CPU that processes the ACK: the receiver's, or,
 //! when the ACK finds the sender inside `tcp_sendmsg`, the sender's at its `release_sock`
-//! (linux/net/core/sock.rs). A held send costs
-//! `net.tcp_append_cycles` (`tcp_sendmsg` filling the tail, the push that Nagle stops); the
-//! transmission later costs the rest of `net.tcp_send_cycles`. Not modelled: socket creation as a
+//! (linux/net/core/sock.rs). A TCP send costs `net.tcp_append_cycles` once (`tcp_sendmsg`'s
+//! bookkeeping, the push that Nagle stops) and each segment it or a later ACK transmits the rest
+//! of `net.tcp_send_cycles`. Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
-//! connection does before the test), TCP segmentation, quick-ACK mode (the connection's first
+//! connection does before the test), quick-ACK mode (the connection's first
 //! segments), buffer autotuning
 //! (`tcp_rmem`/`tcp_wmem` stay at their default; docs/references/linux-mm.md#the-tcp-readers-side),
 //! `SO_RCVLOWAT`, a read size for sockperf's reader (it takes the front segment whole; netperf's
@@ -58,8 +66,8 @@ crate::linux::vmstat::counters! {
         /// TCP pushes `tcp_should_autocork` would hold (linux/net/ipv4/tcp.rs): none on
         /// loopback, whose transmit releases the clone before the next send.
         tcp_autocorks,
-        /// TCP sends Nagle held (a new tail, or appended to the held one); ACKs the receiver
-        /// sent, and those of them the delayed-ACK timer sent.
+        /// TCP sends that ended with data on the write queue, held by Nagle or the window; ACKs
+        /// the receiver sent, and those of them the delayed-ACK timer sent.
         tcp_nagle_held,
         tcp_acks,
         tcp_delayed_acks,
@@ -68,8 +76,8 @@ crate::linux::vmstat::counters! {
         /// (linux/net/core/sock.rs).
         tcp_backlog_acks,
         tcp_backlog_xmits,
-        /// TCP sends held because their skb would end beyond the window the receiver offered
-        /// (`tcp_snd_wnd_test`) where Nagle would have let them go.
+        /// Of those, the sends whose first unsent skb would end beyond the window the receiver
+        /// offered (`tcp_snd_wnd_test`) where Nagle would have let it go.
         tcp_rwnd_held,
         /// TCP segments that found the reader inside `tcp_recvmsg` and waited on its backlog
         /// for its `release_sock` (linux/net/core/sock.rs).
@@ -120,6 +128,9 @@ pub struct Flow {
     /// of the `tcp_sendmsg` under way not yet copied.
     pub(in crate::linux::net) unsent: std::collections::VecDeque<SkBuff>,
     pub(in crate::linux::net) send_left: u64,
+    /// TCP: the skbs that call allocated since it began or last flushed its backlog
+    /// (`process_backlog` in `tcp_sendmsg`).
+    pub(in crate::linux::net) new_skbs: u32,
     /// The skb between the sender's path and its delivery.
     pub(in crate::linux::net) in_flight: Option<SkBuff>,
     /// A task asleep in `recvfrom` / in `sendto`.
@@ -234,6 +245,7 @@ impl Kernel {
             conn: tcp::Conn::new(false, rcvbuf, bufs.is_some()),
             unsent: std::collections::VecDeque::new(),
             send_left: 0,
+            new_skbs: 0,
             in_flight: None,
             reader: None,
             writer: None,
@@ -306,7 +318,7 @@ impl Kernel {
                 let d = self.deschedule(ctx, false, ctx.now);
                 return d + self.tcp_stalled(ctx, sock);
             }
-            f.send_left = len;
+            (f.send_left, f.new_skbs) = (len, 0);
             return self.tcp_sendmsg(ctx, t, sock, true);
         }
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };

@@ -46,6 +46,17 @@ pub struct NetKnobs {
     /// Absent from results written before it (read as off), off in the presets before v5.12.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tcp_paged_payload: bool,
+    /// `tcp_sendmsg` processes the socket's backlog (`sk_flush_backlog`) before a new skb once
+    /// it has allocated this many since the call began or the last flush: 1 from "tcp: make
+    /// tcp_sendmsg() aware of socket backlog" (d41a69f1d390, 2016; v4.9 has it), 16 from v5.4
+    /// ("tcp: batch calls to sk_flush_backlog()"); 0 (never) before d41a69f1d390. Absent from results written before
+    /// it (read as 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tcp_backlog_flush_skbs: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
@@ -262,7 +273,7 @@ impl Conn {
         // Signed as the kernel's ints: `free_space - mss` may be negative.
         let (w, s, m) = (self.rcv_wnd as i64, space as i64, mss as i64);
         if w <= s - m || w > s {
-            (space / mss * mss) as u64
+            space / mss * mss
         } else if mss == full && s > w + (full as i64 >> 1) {
             space
         } else {

@@ -1,7 +1,9 @@
-//! Nagle's hold on a loopback TCP pair, in the kernel's steps (net/ipv4/tcp.c `tcp_sendmsg`
-//! appending to the held tail, tcp_output.c `tcp_push_pending_frames` when an ACK lets it go,
-//! tcp_timer.c `tcp_delack_timer`), over linux/net/socket.rs's flows and the sequence rules of
-//! linux/net/ipv4/tcp.rs (docs/references/linux-mm.md#nagle-on-loopback).
+//! A loopback TCP pair's sending side in the kernel's steps: `tcp_sendmsg` cutting a send into
+//! skbs of the size goal and pushing them (net/ipv4/tcp.c; docs/references/linux-mm.md#tcp-segmentation),
+//! Nagle's hold on the last one and the window's on any (tcp_output.c `tcp_write_xmit`, run
+//! again when an ACK comes; docs/references/linux-mm.md#nagle-on-loopback), the receiver's
+//! delayed-ACK timer (tcp_timer.c `tcp_delack_timer`), over linux/net/socket.rs's flows and the
+//! sequence rules of linux/net/ipv4/tcp.rs.
 
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
@@ -22,7 +24,9 @@ impl Kernel {
     /// path re-enables bottom halves) and the call goes on after it. A new skb needs
     /// `sk_stream_memory_free`, else the call sleeps in it ([`Kernel::tcp_wait_for_space`]).
     /// The call's bookkeeping costs `net.tcp_append_cycles` once; each transmission the rest of
-    /// `net.tcp_send_cycles` (docs/references/linux-mm.md#tcp-segmentation).
+    /// `net.tcp_send_cycles` (docs/references/linux-mm.md#tcp-segmentation). Before a new skb
+    /// the call processes the ACKs waiting on its backlog as `tcp_backlog_flush_skbs` says (v4.9:
+    /// before every skb after its first; v5.4+: every 16th).
     pub(in crate::linux::net) fn tcp_sendmsg(
         &mut self,
         ctx: &mut Ctx,
@@ -41,11 +45,19 @@ impl Kernel {
             if room == 0 && !first && !f.tcp_room() {
                 return d + self.tcp_wait_for_space(ctx, t, sock, ctx.now + d);
             }
+            let every = self.config.net.tcp_backlog_flush_skbs;
+            if room == 0 && every > 0 && f.new_skbs >= every {
+                // sk_flush_backlog, then the loop again (`goto restart`).
+                f.new_skbs = 0;
+                d += self.tcp_flush_backlog(ctx, sock, ctx.now + d);
+                continue;
+            }
             let copy = if room > 0 { room } else { mss }.min(f.send_left);
             f.send_left -= copy;
             d += if room > 0 {
                 self.tcp_fill_tail(ctx, sock, copy, ctx.now + d)
             } else {
+                self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].new_skbs += 1;
                 self.tcp_new_skb(ctx, sock, copy, ctx.now + d)
             };
             if first {
@@ -334,6 +346,31 @@ mod tests {
             assert!(c["net_delivered_bytes"] <= c["net_delivered"] * 4224, "{kernel}: {c:?}");
             assert_eq!(c["tcp_delayed_acks"], 0, "{kernel}: {c:?}");
         }
+    }
+
+    #[test]
+    fn v4_9_processes_the_senders_backlog_before_its_second_skb_and_v5_4_every_16th() {
+        // Four skbs a send, two a window: the reader's window update comes while the sender is
+        // still inside the call; v4.9 (a flush before every skb after the first) processes it
+        // there, v5.4+ (every 16th) only at release_sock: the same segments a send, a different
+        // interleaving.
+        let w = "netperf -t TCP_STREAM -s 8448 -S 8448 -m 16384";
+        let at = |every: u32| {
+            let mut spec = RunSpec::of("4.9", w, 2, Ps::US * 300, Ps::MS);
+            spec.kernel.net.tcp_backlog_flush_skbs = every;
+            run(&crate::profile::shipped("haswell-ep-2698v3-2s"), &spec).unwrap()
+        };
+        assert_eq!(crate::linux::config::KernelConfig::preset("4.9").unwrap().net.tcp_backlog_flush_skbs, 1);
+        assert_eq!(
+            crate::linux::config::KernelConfig::preset("6.18").unwrap().net.tcp_backlog_flush_skbs,
+            16
+        );
+        let (each, batched) = (at(1), at(16));
+        for r in [&each, &batched] {
+            let per_send = r.counters["net_delivered"] as f64 / r.operations() as f64;
+            assert!(r.oracle.violations == 0 && (3.8..=4.1).contains(&per_send), "{:?}", r.counters);
+        }
+        assert_ne!(each.counters, batched.counters, "the flush changes when ACKs are processed");
     }
 
     #[test]
