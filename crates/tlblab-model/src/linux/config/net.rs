@@ -30,4 +30,20 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
           headers alone, so a small segment's truesize is about 1.3 KB; before (off, v4.9's select_size) the \
           first 1.4 KB go into a 2 KB linear head (linux/net/core/skbuff.rs)",
     apply: |k, v| on_off(v).map(|b| k.net.tcp_paged_payload = b),
+}, Knob {
+    name: "tcp_backlog_flush_skbs",
+    section: "net",
+    needed: Needed::Newer,
+    allowed: "0..=1024 skbs (0 before d41a69f1d390 of 2016, 1 from it (v4.9) to v5.3, 16 from v5.4)",
+    doc: "tcp_sendmsg's sk_flush_backlog: the ACKs that waited on the sender's backlog are processed before a \
+          new skb once the call has allocated this many since it began or the last flush (d41a69f1d390, in v4.9: \
+          before every skb after the first; v5.4 'tcp: batch calls to sk_flush_backlog()': every 16); 0 never \
+          (linux/net/ipv4/tcp_output.rs)",
+    apply: |k, v| match v.parse::<u32>() {
+        Ok(n) if n <= 1024 => {
+            k.net.tcp_backlog_flush_skbs = n;
+            Ok(())
+        }
+        _ => Err(None),
+    },
 }];

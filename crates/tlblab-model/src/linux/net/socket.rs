@@ -8,10 +8,18 @@
 //! Blocking follows net/core: a receive on an empty queue sleeps (`__skb_recv_datagram` /
 //! `sk_wait_data`) until a delivery wakes it (`sk_data_ready`); a TCP send sleeps while the
 //! sender's unacknowledged data fills `sk_sndbuf` or the receiver's queue fills `sk_rcvbuf`
-//! (`sk_stream_wait_memory`), woken by the receive that frees room (`sk_write_space`); a TCP skb
-//! is transmitted only inside the window the last ACK offered, and the MSS is half the largest
-//! window (linux/net/ipv4/tcp.rs; docs/references/linux-mm.md#tcp-small-windows). UDP on loopback never blocks the sender
+//! (`sk_stream_wait_memory`; at the call's start, and before each new skb inside it), woken by
+//! the receive that frees room (`sk_write_space`); a TCP skb is transmitted only inside the
+//! window the last ACK offered, and the MSS is half the largest window (linux/net/ipv4/tcp.rs;
+//! docs/references/linux-mm.md#tcp-small-windows). UDP on loopback never blocks the sender
 //! (`loopback_xmit` orphans the skb, releasing its wmem at once); a full receive queue drops.
+//!
+//! TCP segmentation (linux/net/ipv4/tcp_output.rs; docs/references/linux-mm.md#tcp-segmentation):
+//! `tcp_sendmsg` fills skbs up to the size goal (the MSS here), so a send longer than the MSS is
+//! several segments, each transmitted when the window (and, for the last, Nagle) lets it and
+//! delivered before the call goes on; the unsent ones wait on the write queue. The receiver's
+//! window is `__tcp_select_window`'s: whole multiples of its MSS estimate without window scaling
+//! (netperf's `-S`), the scale's with it.
 //!
 //! TCP autocorking (v3.14+) is tested at every push (linux/net/ipv4/tcp.rs) and never holds on
 //! loopback. Nagle's algorithm (netperf without `-D` and sockperf's throughput mode leave it on)
@@ -19,11 +27,11 @@
 //! tail skb, and the receiver's ACK (as `tcp_cleanup_rbuf` and the delayed-ACK timer send it,
 //! linux/net/ipv4/tcp.rs) transmits it on the CPU that processes the ACK: the receiver's, or,
 //! when the ACK finds the sender inside `tcp_sendmsg`, the sender's at its `release_sock`
-//! (linux/net/core/sock.rs). A held send costs
-//! `net.tcp_append_cycles` (`tcp_sendmsg` filling the tail, the push that Nagle stops); the
-//! transmission later costs the rest of `net.tcp_send_cycles`. Not modelled: socket creation as a
+//! (linux/net/core/sock.rs). A TCP send costs `net.tcp_append_cycles` once (`tcp_sendmsg`'s
+//! bookkeeping, the push that Nagle stops) and each segment it or a later ACK transmits the rest
+//! of `net.tcp_send_cycles`. Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
-//! connection does before the test), TCP segmentation, quick-ACK mode (the connection's first
+//! connection does before the test), quick-ACK mode (the connection's first
 //! segments), buffer autotuning
 //! (`tcp_rmem`/`tcp_wmem` stay at their default; docs/references/linux-mm.md#the-tcp-readers-side),
 //! `SO_RCVLOWAT`, a read size for sockperf's reader (it takes the front segment whole; netperf's
@@ -58,8 +66,8 @@ crate::linux::vmstat::counters! {
         /// TCP pushes `tcp_should_autocork` would hold (linux/net/ipv4/tcp.rs): none on
         /// loopback, whose transmit releases the clone before the next send.
         tcp_autocorks,
-        /// TCP sends Nagle held (a new tail, or appended to the held one); ACKs the receiver
-        /// sent, and those of them the delayed-ACK timer sent.
+        /// TCP sends that ended with data on the write queue, held by Nagle or the window; ACKs
+        /// the receiver sent, and those of them the delayed-ACK timer sent.
         tcp_nagle_held,
         tcp_acks,
         tcp_delayed_acks,
@@ -68,8 +76,8 @@ crate::linux::vmstat::counters! {
         /// (linux/net/core/sock.rs).
         tcp_backlog_acks,
         tcp_backlog_xmits,
-        /// TCP sends held because their skb would end beyond the window the receiver offered
-        /// (`tcp_snd_wnd_test`) where Nagle would have let them go.
+        /// Of those, the sends whose first unsent skb would end beyond the window the receiver
+        /// offered (`tcp_snd_wnd_test`) where Nagle would have let it go.
         tcp_rwnd_held,
         /// TCP segments that found the reader inside `tcp_recvmsg` and waited on its backlog
         /// for its `release_sock` (linux/net/core/sock.rs).
@@ -115,8 +123,14 @@ pub struct Flow {
     pub frag: PageFrag,
     /// TCP: Nagle's and the delayed ACK's sequence state.
     pub conn: tcp::Conn,
-    /// TCP: the write queue's tail while Nagle holds it (built, not transmitted).
-    pub(in crate::linux::net) held: Option<SkBuff>,
+    /// TCP: the write queue from `tcp_send_head` on, the skbs built and not yet transmitted
+    /// (held by Nagle or the window), the last one the tail the next bytes fill; and the bytes
+    /// of the `tcp_sendmsg` under way not yet copied.
+    pub(in crate::linux::net) unsent: std::collections::VecDeque<SkBuff>,
+    pub(in crate::linux::net) send_left: u64,
+    /// TCP: the skbs that call allocated since it began or last flushed its backlog
+    /// (`process_backlog` in `tcp_sendmsg`).
+    pub(in crate::linux::net) new_skbs: u32,
     /// The skb between the sender's path and its delivery.
     pub(in crate::linux::net) in_flight: Option<SkBuff>,
     /// A task asleep in `recvfrom` / in `sendto`.
@@ -138,7 +152,7 @@ impl Flow {
     /// Room for another TCP send: `sk_stream_memory_free`, and the receiver's queue under its
     /// buffer (the model's stand-in for the receive memory limit; the window itself is
     /// `tcp::Conn::fits`, tested at each transmission).
-    fn tcp_room(&self) -> bool {
+    pub(in crate::linux::net) fn tcp_room(&self) -> bool {
         self.wmem < self.sndbuf && self.rx.rmem_alloc < self.rx.rcvbuf
     }
 }
@@ -155,6 +169,9 @@ pub enum Step {
     Deliver { sock: u16 },
     /// The receiver's delayed-ACK timer (`tcp_delack_timer`) on its CPU, before its receive.
     DelAck { sock: u16 },
+    /// TCP: `tcp_sendmsg` going on after a segment's delivery, or after a sleep for buffer
+    /// room inside the call (linux/net/ipv4/tcp_output.rs).
+    Sendmsg { sock: u16 },
     /// TCP: the send's `release_sock` (its backlog processed), then the return to user space.
     Release { sock: u16 },
     /// TCP: the receive's `tcp_cleanup_rbuf` after copying `copied` bytes out (the ACK, if one
@@ -225,8 +242,10 @@ impl Kernel {
             rx: RecvSock { rcvbuf, ..Default::default() },
             wmem: 0,
             frag: PageFrag::default(),
-            conn: tcp::Conn::new(false, rcvbuf),
-            held: None,
+            conn: tcp::Conn::new(false, rcvbuf, bufs.is_some()),
+            unsent: std::collections::VecDeque::new(),
+            send_left: 0,
+            new_skbs: 0,
             in_flight: None,
             reader: None,
             writer: None,
@@ -273,6 +292,7 @@ impl Kernel {
             Step::Recv { sock, len } => self.sock_recv(ctx, t, sock, len),
             Step::Deliver { sock } => self.sock_deliver(ctx, sock),
             Step::DelAck { sock } => self.tcp_delack_timer(ctx, sock),
+            Step::Sendmsg { sock } => self.tcp_sendmsg(ctx, t, sock, false),
             Step::Release { sock } => self.tcp_release_sock(ctx, sock),
             Step::Cleanup { sock, copied } => self.tcp_cleanup_rbuf(ctx, sock, copied as u64),
         }
@@ -285,37 +305,26 @@ impl Kernel {
         d + self.kernel_path(ctx, Path::SyscallExit)
     }
 
-    /// `udp_sendmsg` / `tcp_sendmsg`: sleep for room (TCP), allocate the skb, copy the payload,
-    /// run the protocol path; the delivery follows as its own step.
+    /// `udp_sendmsg` / `tcp_sendmsg`: sleep for room (TCP), then UDP allocates the datagram's
+    /// skb, copies the payload and runs the protocol path, and TCP fills its skbs
+    /// (linux/net/ipv4/tcp_output.rs); the delivery follows as its own step.
     fn sock_send(&mut self, ctx: &mut Ctx, t: usize, sock: u16, len: u64) -> Ps {
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-        if f.proto == Proto::Tcp && !f.tcp_room() {
-            f.writer = Some(t);
-            self.net.sockets.as_mut().expect(NO_NET).counters.net_send_sleeps += 1;
-            ctx.then(Continuation::Net(Step::Send { sock, len: len as u32 }));
-            let d = self.deschedule(ctx, false, ctx.now);
-            return d + self.tcp_stalled(ctx, sock);
+        if f.proto == Proto::Tcp {
+            if !f.tcp_room() {
+                f.writer = Some(t);
+                self.net.sockets.as_mut().expect(NO_NET).counters.net_send_sleeps += 1;
+                ctx.then(Continuation::Net(Step::Send { sock, len: len as u32 }));
+                let d = self.deschedule(ctx, false, ctx.now);
+                return d + self.tcp_stalled(ctx, sock);
+            }
+            (f.send_left, f.new_skbs) = (len, 0);
+            return self.tcp_sendmsg(ctx, t, sock, true);
         }
-        if f.held.is_some() {
-            return self.tcp_append(ctx, sock, len);
-        }
-        // tcp_push's Nagle test on the new skb (tcp_write_xmit -> tcp_nagle_test).
-        let nagle = f.proto == Proto::Tcp && f.conn.nagle_holds(len);
-        let rwnd = f.proto == Proto::Tcp && !nagle && !f.conn.fits(len);
-        let hold = nagle || rwnd;
-        // v4.9 copies a send's first bytes into a 2 KB linear head; v5.10+ into frags only.
-        let linear = !self.config.net.tcp_paged_payload;
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let caches = NetCaches::lookup(slab);
-        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-        let r = match f.proto {
-            Proto::Udp => skbuff::udp_alloc(slab, pa, caches, ctx.cpu, ctx.now, len, env),
-            Proto::Tcp => {
-                skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, ctx.now, len, linear, env)
-            }
-        };
-        let Ok((skb, out)) = r else {
+        let Ok((skb, out)) = skbuff::udp_alloc(slab, pa, caches, ctx.cpu, ctx.now, len, env) else {
             panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
         };
         self.sync_net_pages(sock);
@@ -323,63 +332,53 @@ impl Kernel {
             self.object_held(o, 1);
         }
         let n = self.net.sockets.as_ref().expect(NO_NET);
-        let tcp = n.flows[sock as usize].proto == Proto::Tcp;
-        let path = match (tcp, hold) {
-            (true, true) => n.costs.tcp_append,
-            (true, false) => n.costs.tcp_send,
-            (false, _) => n.costs.udp_send,
-        };
-        let copy = n.costs.copy.copy(len);
+        let (path, copy) = (n.costs.udp_send, n.costs.copy.copy(len));
         let alloc = self.charge_net(ctx, &out, ctx.now);
         ctx.charge(Bucket::Zeroing, copy);
         ctx.charge(Bucket::Syscall, path);
         // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs), whose
         // lines, and the sk_buff's, a receive on another CPU may hold.
         let copy = copy + self.bulk(ctx, ctx.now + alloc, 2 * len, copy);
-        // The head takes a datagram whole, a v4.9 TCP send up to its linear room, a v5.10+ TCP
-        // send only its headers (the payload goes to page fragments).
-        let head_bytes = match (tcp, linear) {
-            (false, _) => len + skbuff::UDP_IP_HEADERS,
-            (true, true) => len.min(skbuff::tcp_linear_room()),
-            (true, false) => 0,
-        };
-        let head_lines = head_bytes.div_ceil(64).max(1);
+        // The head takes a datagram whole.
+        let head_lines = (len + skbuff::UDP_IP_HEADERS).div_ceil(64).max(1);
         let copy =
             copy + self.skb_refill_lines(ctx, &[(skb.skb, skbuff::skb_meta_lines()), (skb.head, head_lines)]);
-        let net_knobs = self.config.net;
-        let s = self.net.sockets.as_mut().expect(NO_NET);
-        let f = &mut s.flows[sock as usize];
-        if hold {
-            s.counters.tcp_rwnd_held += rwnd as u64;
-            f.wmem += skb.truesize;
-            f.held = Some(skb);
-            s.counters.tcp_nagle_held += 1;
-            let d = alloc + copy + path + self.tcp_stalled(ctx, sock);
-            self.tcp_release_at(ctx, sock, ctx.now + d);
-            return d;
-        }
-        if f.proto == Proto::Tcp {
-            // tcp_push: the skb just filled is the write queue's tail. Earlier data is
-            // unacknowledged while the receiver has not read it; `sk_wmem_alloc` holds the clones
-            // still in a device queue: none here, loopback_xmit orphaned the last one.
-            let push = tcp::PushState {
-                tail_len: len,
-                tail_truesize: skb.truesize,
-                size_goal: f.conn.mss,
-                earlier_unacked: f.wmem > 0,
-                wmem_alloc: tcp::WMEM_ALLOC_BIAS + f.in_flight.as_ref().map_or(0, |q| q.truesize),
-            };
-            if tcp::should_autocork(&net_knobs, &push) {
-                s.counters.tcp_autocorks += 1;
-            }
-            f.wmem += skb.truesize;
-            f.conn.transmitted(len);
-            // Owned through the loopback softirq that follows (release_sock comes after it).
-            f.owned_until = Ps(u64::MAX);
-        }
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         f.in_flight = Some(skb);
         ctx.then(Continuation::Net(Step::Deliver { sock }));
         alloc + copy + path
+    }
+
+    /// `tcp_sendmsg`'s new skb of `len` bytes at `at`: allocated (v4.9 copies its first bytes
+    /// into a 2 KB linear head; v5.10+ into frags only), filled, queued unsent at the write
+    /// queue's tail and charged to `sk_wmem_queued`. Returns the allocation and copy time.
+    pub(in crate::linux::net) fn tcp_new_skb(&mut self, ctx: &mut Ctx, sock: u16, len: u64, at: Ps) -> Ps {
+        let linear = !self.config.net.tcp_paged_payload;
+        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
+        let caches = NetCaches::lookup(slab);
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let r = skbuff::tcp_alloc(slab, pa, caches, &mut f.frag, ctx.cpu, at, len, linear, env);
+        let Ok((skb, out)) = r else {
+            panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
+        };
+        self.sync_net_pages(sock);
+        for o in [skb.skb, skb.head] {
+            self.object_held(o, 1);
+        }
+        let copy = self.net.sockets.as_ref().expect(NO_NET).costs.copy.copy(len);
+        let alloc = self.charge_net(ctx, &out, at);
+        ctx.charge(Bucket::Zeroing, copy);
+        let copy = copy + self.bulk(ctx, at + alloc, 2 * len, copy);
+        // The head takes a v4.9 send up to its linear room, a v5.10+ send only its headers.
+        let head_bytes = if linear { len.min(skbuff::tcp_linear_room()) } else { 0 };
+        let head_lines = head_bytes.div_ceil(64).max(1);
+        let copy =
+            copy + self.skb_refill_lines(ctx, &[(skb.skb, skbuff::skb_meta_lines()), (skb.head, head_lines)]);
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        f.wmem += skb.truesize;
+        f.unsent.push_back(skb);
+        alloc + copy
     }
 
     /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
@@ -427,8 +426,14 @@ impl Kernel {
             }
         }
         if !may_drop {
-            // TCP: the softirq ran inside tcp_sendmsg; release_sock follows.
-            self.tcp_release_at(ctx, sock, ctx.now + d);
+            // TCP: the softirq ran inside tcp_sendmsg, which goes on with the rest of the call
+            // or the next skb it may transmit; else release_sock follows.
+            let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+            if f.send_left > 0 || !f.unsent.is_empty() {
+                ctx.then(Continuation::Net(Step::Sendmsg { sock }));
+            } else {
+                self.tcp_release_at(ctx, sock, ctx.now + d);
+            }
             return d;
         }
         d += self.socket_exit(ctx);

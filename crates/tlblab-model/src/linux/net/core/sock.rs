@@ -10,8 +10,9 @@
 //! transmitted there, on the sender's CPU, and its loopback delivery (the softirq run when the
 //! transmit path re-enables bottom halves) also runs there. Segments that arrive while the
 //! backlog is processed join it and are processed in the same call. The sender that sleeps for
-//! buffer room releases the socket while it sleeps (`sk_wait_event`), and the model's sender
-//! sleeps before it takes the lock, so no ACK waits for a sleeping sender.
+//! buffer room releases the socket while it sleeps (`sk_wait_event`): the model's sender sleeps
+//! before it takes the lock, or, inside the call, releases it (the backlog processed) first, so
+//! no ACK waits for a sleeping sender.
 //!
 //! `tcp_release_cb`'s deferred work (TSQ's `tcp_tsq_handler`, deferred timers) has nothing to
 //! do on loopback: the clone is orphaned in `loopback_xmit` before TX completion could throttle
@@ -19,8 +20,10 @@
 //! takes no such branch in the model: v4.9's `udp_queue_rcv_skb` queues on the backlog only
 //! while the receiving socket is owned, which a UDP receiver is only in `lock_sock_fast`'s
 //! contended path, and from v4.10 UDP queues to the receive queue under its own lock
-//! without a backlog. Not modelled: `sk_flush_backlog` inside `tcp_sendmsg` (only before a
-//! second new skb of one call, which no message here needs). The reader's side alike: a segment
+//! without a backlog. Inside `tcp_sendmsg` the backlog is also processed before a new skb, as
+//! the preset's `tcp_backlog_flush_skbs` says ([`Kernel::tcp_flush_backlog`];
+//! docs/references/linux-mm.md#tcp-segmentation), and while the call sleeps for buffer room. The
+//! reader's side alike: a segment
 //! that reaches the reader while it is inside `tcp_recvmsg` (from its copy to the `release_sock`
 //! after `tcp_cleanup_rbuf`) waits on its backlog and is queued, with its ACK decision, at that
 //! release on the reader's CPU ([`Kernel::tcp_rx_release_sock`];
@@ -49,20 +52,28 @@ impl Kernel {
     /// `release_sock` on the sender's CPU: the ACKs on the backlog processed (and what they
     /// set off, which may queue more), ownership given up, then the return to user space.
     pub(in crate::linux::net) fn tcp_release_sock(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
-        let mut d = Ps::ZERO;
         self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps(u64::MAX);
+        let d = self.tcp_flush_backlog(ctx, sock, ctx.now);
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps::ZERO;
+        d + self.socket_exit(ctx)
+    }
+
+    /// `__release_sock`'s loop from `at` on the sender's CPU, the socket still owned: each ACK
+    /// on the backlog processed by `tcp_ack` (what it transmits, and the ACKs that queues, in
+    /// turn). Returns the time.
+    pub(in crate::linux::net) fn tcp_flush_backlog(&mut self, ctx: &mut Ctx, sock: u16, at: Ps) -> Ps {
+        let mut d = Ps::ZERO;
         loop {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
             let Some(ack) = f.backlog.take() else { break };
-            let held = f.held.is_some();
-            d += self.tcp_ack_rcv(ctx, sock, ack, ctx.now + d);
+            let unsent = f.unsent.len();
+            d += self.tcp_ack_rcv(ctx, sock, ack, at + d);
             let s = self.net.sockets.as_mut().expect(NO_NET);
-            if held && s.flows[sock as usize].held.is_none() {
+            if s.flows[sock as usize].unsent.len() < unsent {
                 s.counters.tcp_backlog_xmits += 1;
             }
         }
-        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps::ZERO;
-        d + self.socket_exit(ctx)
+        d
     }
 
     /// The reader's `release_sock` at `at` on its CPU, after `tcp_cleanup_rbuf`: the segments

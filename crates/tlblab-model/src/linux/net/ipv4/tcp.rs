@@ -46,6 +46,17 @@ pub struct NetKnobs {
     /// Absent from results written before it (read as off), off in the presets before v5.12.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tcp_paged_payload: bool,
+    /// `tcp_sendmsg` processes the socket's backlog (`sk_flush_backlog`) before a new skb once
+    /// it has allocated this many since the call began or the last flush: 1 from "tcp: make
+    /// tcp_sendmsg() aware of socket backlog" (d41a69f1d390, 2016; v4.9 has it), 16 from v5.4
+    /// ("tcp: batch calls to sk_flush_backlog()"); 0 (never) before d41a69f1d390. Absent from results written before
+    /// it (read as 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tcp_backlog_flush_skbs: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
@@ -108,6 +119,16 @@ pub fn win_from_space(space: u64) -> u64 {
     space - (space >> 1)
 }
 
+/// `tcp_select_initial_window`'s `rcv_wscale` (v4.9 and v6.x alike): the scale that fits the
+/// largest window the receiver could offer, at least `tcp_rmem[2]` (6 MiB on any machine with
+/// enough memory, so 7) unless the application set `SO_RCVBUF`, which clamps the window to the
+/// buffer's (`tcp_connect_init` / `tcp_openreq_init_rwin`): no scale below 64 KiB.
+pub fn rcv_wscale(window_clamp: u64, locked: bool) -> u32 {
+    const TCP_RMEM_MAX: u64 = 6 << 20;
+    let space = if locked { window_clamp } else { TCP_RMEM_MAX.max(window_clamp) };
+    space.max(1).ilog2().saturating_sub(15).min(14)
+}
+
 /// What an ACK tells the sender: everything before `seq` arrived, and it may send up to `edge`
 /// (`snd_una + snd_wnd`, the window the receiver advertised in it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,7 +163,12 @@ pub struct Conn {
     pub rcv_mss: u64,
     /// The sender's `mss_now` and size goal: loopback's MSS bounded by half the window the
     /// receiver advertises at most (its `window_clamp`; the model's receiver never raises it).
+    /// `tcp_sendmsg` fills skbs up to it (linux/net/ipv4/tcp_output.rs).
     pub mss: u64,
+    /// The receiver's window scale (`rcv_wscale`): 0 for a receive buffer the application set
+    /// (`SO_RCVBUF` locks it and clamps the window to it, under 64 KiB here), else 7
+    /// ([`rcv_wscale`]).
+    pub rcv_wscale: u32,
     /// The right edge of the send window as the sender last learnt it (`snd_una + snd_wnd`).
     pub snd_edge: u64,
     pub pushed: bool,
@@ -151,8 +177,9 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// An established connection with the receiver's `sk_rcvbuf` of `rcvbuf`.
-    pub fn new(nodelay: bool, rcvbuf: u64) -> Conn {
+    /// An established connection with the receiver's `sk_rcvbuf` of `rcvbuf`, set by the
+    /// application (`locked`, `SOCK_RCVBUF_LOCK`) or the default.
+    pub fn new(nodelay: bool, rcvbuf: u64, locked: bool) -> Conn {
         let clamp = win_from_space(rcvbuf);
         Conn {
             nodelay,
@@ -165,6 +192,7 @@ impl Conn {
             window_clamp: clamp,
             rcv_mss: TCP_MSS_DEFAULT.min(clamp / 2).max(TCP_MIN_MSS),
             mss: bound_to_half_wnd(clamp, LOOPBACK_SIZE_GOAL),
+            rcv_wscale: rcv_wscale(clamp, locked),
             snd_edge: clamp,
             pushed: false,
             delack_at: None,
@@ -172,30 +200,28 @@ impl Conn {
     }
 
     /// `tcp_nagle_check(partial, tp, nonagle)` with `tcp_minshall_check` (v2.4 .. v6.x
-    /// net/ipv4/tcp_output.c): a skb of `len` bytes whose last segment is shorter than the MSS
-    /// (`tcp_mss_split_point`'s partial) is held while the last small segment sent (`snd_sml`)
-    /// is unacknowledged, unless `TCP_NODELAY`. The model does not split a send longer than the
-    /// MSS into MSS-sized skbs: such a skb is held or sent whole by its partial tail.
+    /// net/ipv4/tcp_output.c): the write queue's last skb, of `len` bytes, shorter than the MSS
+    /// is held while the last small segment sent (`snd_sml`) is unacknowledged, unless
+    /// `TCP_NODELAY`. `tcp_sendmsg` never builds a skb longer than the MSS (the size goal), and
+    /// only the last one can be shorter (linux/net/ipv4/tcp_output.rs).
     pub fn nagle_holds(&self, len: u64) -> bool {
-        !len.is_multiple_of(self.mss)
-            && !self.nodelay
-            && self.snd_nxt > self.snd_una
-            && self.snd_sml > self.snd_una
+        len < self.mss && !self.nodelay && self.snd_nxt > self.snd_una && self.snd_sml > self.snd_una
     }
 
     /// `tcp_snd_wnd_test` (v2.6 .. v6.x tcp_output.c): a skb of `len` bytes may go only if it
     /// ends inside the window the last ACK offered; a skb held by it stays the write queue's
-    /// tail until an ACK opens the window (the sender is "rwnd limited"). With nothing in flight
-    /// the model sends it whole where the kernel would send the part that fits.
+    /// tail until an ACK opens the window (the sender is "rwnd limited"). A skb is never longer
+    /// than the MSS, half the largest window, so with nothing in flight it fits; the second
+    /// term only keeps a window smaller than that from stalling the model.
     pub fn fits(&self, len: u64) -> bool {
         self.snd_nxt + len <= self.snd_edge || self.snd_nxt == self.snd_una
     }
 
     /// A skb of `len` bytes transmitted: `snd_nxt` advances, and `tcp_minshall_update` records
-    /// it as the last small one when it ends in a segment shorter than the MSS.
+    /// it as the last small one when it is shorter than the MSS.
     pub fn transmitted(&mut self, len: u64) {
         self.snd_nxt += len;
-        if !len.is_multiple_of(self.mss) {
+        if len < self.mss {
             self.snd_sml = self.snd_nxt;
         }
     }
@@ -217,10 +243,42 @@ impl Conn {
         self.delack_at.get_or_insert(now + DELACK_MIN);
     }
 
-    /// The window the receiver would advertise with `free` bytes of `sk_rcvbuf` unused
-    /// (`__tcp_select_window`; `rcv_ssthresh` and the rounding are not modelled).
-    fn window(free: u64) -> u64 {
-        win_from_space(free)
+    /// The window the receiver would advertise with `free` bytes of `sk_rcvbuf` unused:
+    /// `__tcp_select_window` (net/ipv4/tcp_output.c, v4.9 and v6.18 alike with v6.5's
+    /// `tcp_shrink_window` sysctl at its default 0; docs/references/linux-mm.md#tcp-segmentation).
+    /// Below half the full window the free space is rounded down to the scale and is a zero
+    /// window under one `rcv_mss` or 1/16 of the buffer's window; without window scaling the
+    /// window is a multiple of `rcv_mss` (the current one kept while within one `rcv_mss` of the
+    /// free space), with it the free space rounded up to the scale. (`rcv_ssthresh`, which
+    /// receive-buffer autotuning grows, is not modelled: netperf's `-S` locks the buffer, and a
+    /// host's `ss` shows it at the full window there.)
+    fn window(&self, free: u64) -> u64 {
+        // tcp_full_space: the model's window_clamp is the whole buffer's window.
+        let (allowed, full) = (self.window_clamp, self.window_clamp);
+        let mss = self.rcv_mss.min(full);
+        if mss == 0 {
+            return 0;
+        }
+        let mut space = win_from_space(free);
+        let scale = 1u64 << self.rcv_wscale;
+        if space < full >> 1 {
+            space = space / scale * scale;
+            if space < allowed >> 4 || space < mss {
+                return 0;
+            }
+        }
+        if self.rcv_wscale > 0 {
+            return space.div_ceil(scale) * scale;
+        }
+        // Signed as the kernel's ints: `free_space - mss` may be negative.
+        let (w, s, m) = (self.rcv_wnd as i64, space as i64, mss as i64);
+        if w <= s - m || w > s {
+            space / mss * mss
+        } else if mss == full && s > w + (full as i64 >> 1) {
+            space
+        } else {
+            self.rcv_wnd
+        }
     }
 
     /// `tcp_receive_window`: what is left of the window last advertised.
@@ -232,7 +290,7 @@ impl Conn {
     /// connection's first segments use up before any measured window): ACK at once when more
     /// than `rcv_mss` arrived since the last ACK and the window would not shrink.
     pub fn ack_on_receive(&self, free: u64) -> bool {
-        self.rcv_nxt - self.rcv_wup > self.rcv_mss && Self::window(free) >= self.rcv_wnd
+        self.rcv_nxt - self.rcv_wup > self.rcv_mss && self.window(free) >= self.rcv_wnd
     }
 
     /// `tcp_cleanup_rbuf` after a read of `copied` bytes that left `rmem_alloc` queued and
@@ -247,7 +305,7 @@ impl Conn {
             return true;
         }
         let now = self.receive_window();
-        let w = Self::window(free);
+        let w = self.window(free);
         copied > 0 && 2 * now <= self.window_clamp && w > 0 && w >= 2 * now
     }
 
@@ -264,7 +322,7 @@ impl Conn {
     /// window's edge), which reaches the sender's `tcp_ack` now or, when the sender's socket is
     /// owned by its user, at its `release_sock` (linux/net/core/sock.rs).
     pub fn ack_sent(&mut self, free: u64) -> Ack {
-        self.rcv_wnd = Self::window(free).max(self.receive_window());
+        self.rcv_wnd = self.window(free).max(self.receive_window());
         self.rcv_wup = self.rcv_nxt;
         self.pushed = false;
         self.delack_at = None;
@@ -311,7 +369,7 @@ mod tests {
 
     #[test]
     fn nagle_holds_a_small_send_while_the_last_small_segment_is_unacknowledged() {
-        let mut c = Conn::new(false, 87_380);
+        let mut c = Conn::new(false, 87_380, false);
         // Nothing in flight: the first small send goes.
         assert!(!c.nagle_holds(14));
         c.transmitted(14);
@@ -334,7 +392,7 @@ mod tests {
     fn the_reader_acks_a_drained_queue_of_pushed_segments_and_v6_6_also_a_full_sized_one() {
         let (old, new) = (NetKnobs::default(), NetKnobs { tcp_ack_pushed_mss: true, ..NetKnobs::default() });
         for (k, full_acked) in [(old, false), (new, true)] {
-            let mut c = Conn::new(false, 87_380);
+            let mut c = Conn::new(false, 87_380, false);
             assert_eq!(c.rcv_mss, TCP_MSS_DEFAULT);
             c.received(&k, 500, Ps::ZERO);
             assert_eq!(c.delack_at, Some(DELACK_MIN));
@@ -356,7 +414,7 @@ mod tests {
     #[test]
     fn an_ack_held_back_from_the_sender_keeps_nagle_holding_until_it_is_processed() {
         let k = NetKnobs::default();
-        let mut c = Conn::new(false, 87_380);
+        let mut c = Conn::new(false, 87_380, false);
         c.transmitted(14);
         c.received(&k, 14, Ps::ZERO);
         let a = c.ack_sent(87_380);
@@ -373,25 +431,66 @@ mod tests {
     #[test]
     fn a_small_window_caps_the_mss_at_half_of_it() {
         // netperf -S 320 (2304 bytes, a 1152-byte window) and -S 8448 (16896, 8448), as measured
-        // on Linux 6.18 with `ss -tmi` (mss:576); the default buffer; tiny windows whole.
-        let mss = |rcvbuf| Conn::new(false, rcvbuf).mss;
+        // on Linux 6.18 with `ss -tmi` (mss:576, mss:4224); the default buffer; tiny windows whole.
+        let mss = |rcvbuf| Conn::new(false, rcvbuf, true).mss;
         assert_eq!((mss(2304), mss(16_896), mss(87_380)), (576, 4224, 21_845));
         assert_eq!((bound_to_half_wnd(400, 1000), bound_to_half_wnd(20, 1000)), (400, 36));
         assert_eq!(bound_to_half_wnd(1152, 64), 64);
-        // 64-byte sends: a tail of nine is a full segment Nagle lets go; 8192-byte sends end in a
-        // partial segment (8192 = 4224 + 3968), which it holds.
-        let mut c = Conn::new(false, 2304);
+        // 64-byte sends: a tail of nine is a full segment Nagle lets go; 8192-byte sends are a
+        // full segment and a partial one (8192 = 4224 + 3968), which it holds while the last
+        // partial one is unacknowledged.
+        let mut c = Conn::new(false, 2304, true);
         c.transmitted(64);
         assert!(c.nagle_holds(64) && !c.nagle_holds(576));
-        let mut c = Conn::new(false, 16_896);
-        c.transmitted(8192);
-        assert!(c.nagle_holds(8192) && !c.nagle_holds(8448));
+        let mut c = Conn::new(false, 16_896, true);
+        c.transmitted(4224);
+        assert!(!c.nagle_holds(3968));
+        c.transmitted(3968);
+        assert!(c.nagle_holds(3968) && !c.nagle_holds(4224));
+    }
+
+    #[test]
+    fn the_window_scale_is_zero_only_for_a_buffer_the_application_set() {
+        // tcp_rmem[2]'s 6 MiB needs a scale of 7; SO_RCVBUF clamps the window to its own.
+        assert_eq!(rcv_wscale(win_from_space(87_380), false), 7);
+        assert_eq!((rcv_wscale(8448, true), rcv_wscale(1152, true), rcv_wscale(1 << 17, true)), (0, 0, 2));
+        assert_eq!(
+            (Conn::new(false, 16_896, true).rcv_wscale, Conn::new(false, 87_380, false).rcv_wscale),
+            (0, 7)
+        );
+    }
+
+    #[test]
+    fn an_unscaled_window_is_a_multiple_of_the_receivers_mss_or_zero() {
+        // netperf -S 8448: a 8448-byte window, segments of 4224 (rcv_mss once one arrived).
+        let k = NetKnobs::default();
+        let mut c = Conn::new(false, 16_896, true);
+        c.received(&k, 4224, Ps::ZERO);
+        assert_eq!(c.rcv_mss, 4224);
+        // Everything free: the whole window; a segment's truesize queued (5.5 KB of the
+        // 16.9 KB buffer): 5.7 KB of space, rounded down to one MSS.
+        assert_eq!(c.window(16_896), 8448);
+        let w = c.window(16_896 - 5504);
+        assert_eq!(w, 4224, "rounded down from {}", win_from_space(16_896 - 5504));
+        // Less than one MSS of space under half the window: a zero window (the ACK then keeps
+        // the window offered before, tcp_select_window never shrinks it).
+        assert_eq!(c.window(16_896 - 10_752), 0);
+        c.ack(16_896 - 10_752);
+        assert_eq!(c.rcv_wnd, 8448 - 4224);
+        // The window offered is kept while within one MSS of the free space.
+        let mut c = Conn::new(false, 16_896, true);
+        c.received(&k, 4224, Ps::ZERO);
+        c.rcv_wnd = 5000;
+        assert_eq!(c.window(16_896 - 5504), 5000);
+        // With window scaling (the default buffer) it is the free space rounded up to the scale.
+        let c = Conn::new(false, 87_380, false);
+        assert_eq!(c.window(87_380 - 1000), win_from_space(86_380).div_ceil(128) * 128);
     }
 
     #[test]
     fn a_skb_goes_only_inside_the_window_the_last_ack_offered() {
         let k = NetKnobs::default();
-        let mut c = Conn::new(false, 2304);
+        let mut c = Conn::new(false, 2304, true);
         // Nothing in flight: anything goes (the model does not split a skb at the edge).
         assert!(c.fits(5000) && c.snd_edge == 1152);
         c.transmitted(576);
@@ -414,7 +513,7 @@ mod tests {
     fn a_window_half_used_is_updated_when_reading_would_double_it() {
         // netperf's -S 8448 with 8192-byte messages: the window is about one message.
         let k = NetKnobs::default();
-        let mut c = Conn::new(false, 16_896);
+        let mut c = Conn::new(false, 16_896, true);
         c.received(&k, 8192, Ps::ZERO);
         c.ack(16_896 - 10_496);
         c.received(&k, 8192, Ps::ZERO);

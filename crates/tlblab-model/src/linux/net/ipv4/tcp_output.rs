@@ -1,7 +1,9 @@
-//! Nagle's hold on a loopback TCP pair, in the kernel's steps (net/ipv4/tcp.c `tcp_sendmsg`
-//! appending to the held tail, tcp_output.c `tcp_push_pending_frames` when an ACK lets it go,
-//! tcp_timer.c `tcp_delack_timer`), over linux/net/socket.rs's flows and the sequence rules of
-//! linux/net/ipv4/tcp.rs (docs/references/linux-mm.md#nagle-on-loopback).
+//! A loopback TCP pair's sending side in the kernel's steps: `tcp_sendmsg` cutting a send into
+//! skbs of the size goal and pushing them (net/ipv4/tcp.c; docs/references/linux-mm.md#tcp-segmentation),
+//! Nagle's hold on the last one and the window's on any (tcp_output.c `tcp_write_xmit`, run
+//! again when an ACK comes; docs/references/linux-mm.md#nagle-on-loopback), the receiver's
+//! delayed-ACK timer (tcp_timer.c `tcp_delack_timer`), over linux/net/socket.rs's flows and the
+//! sequence rules of linux/net/ipv4/tcp.rs.
 
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
@@ -12,51 +14,156 @@ use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
 
 impl Kernel {
-    /// `tcp_sendmsg` of `len` bytes onto the tail Nagle holds: the copy into its linear room or
-    /// the page fragment, `net.tcp_append_cycles` of bookkeeping and the push Nagle stops, then
-    /// `release_sock` and the return to user space. A tail that reaches the size goal is no partial segment any
-    /// more, so Nagle lets it go at once (its delivery follows as the send's next step).
-    pub(in crate::linux::net) fn tcp_append(&mut self, ctx: &mut Ctx, sock: u16, len: u64) -> Ps {
-        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let pa = self.mm.page_alloc.as_mut().expect(NO_NET);
-        let s = self.net.sockets.as_mut().expect(NO_NET);
-        let f = &mut s.flows[sock as usize];
-        let tail = f.held.as_mut().expect("a held tail");
-        let before = tail.truesize;
-        let out =
-            skbuff::tcp_append(pa, &mut f.frag, tail, ctx.cpu, ctx.now, len, env).unwrap_or_else(|_| {
-                panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
-            });
-        // A full-sized tail goes unless the window is closed (then it waits for an ACK).
-        let full = tail.len >= f.conn.mss;
-        if full && !f.conn.fits(tail.len) {
-            s.counters.tcp_rwnd_held += 1;
-        }
-        let full = full && f.conn.fits(tail.len);
-        f.wmem += tail.truesize - before;
-        s.counters.tcp_nagle_held += 1;
-        self.sync_net_pages(sock);
-        let costs = &self.net.sockets.as_ref().expect(NO_NET).costs;
-        let (path, copy, xmit) = (costs.tcp_append, costs.copy.copy(len), costs.tcp_xmit);
-        let alloc = self.charge_net(ctx, &out, ctx.now);
-        ctx.charge(Bucket::Zeroing, copy);
-        ctx.charge(Bucket::Syscall, path);
-        let copy = copy + self.bulk(ctx, ctx.now + alloc, 2 * len, copy);
-        let d = alloc + copy + path;
-        if full {
+    /// `tcp_sendmsg_locked` (net/ipv4/tcp.c, v4.9 .. v6.18) from where the call stands (`first`:
+    /// its start): the bytes left go into the write queue's tail while it is shorter than the
+    /// size goal, then into new skbs of the size goal each (`tcp_send_mss`; the MSS here), the
+    /// last one partial. A skb filled with more to copy goes at once if nothing is queued
+    /// before it (`tcp_push_one`) and the window lets it; at the end `tcp_push` transmits the
+    /// send head if the window and, for the last skb, Nagle let it. Each transmission is
+    /// followed by its loopback delivery (the softirq `netif_rx` raised, run when the transmit
+    /// path re-enables bottom halves) and the call goes on after it. A new skb needs
+    /// `sk_stream_memory_free`, else the call sleeps in it ([`Kernel::tcp_wait_for_space`]).
+    /// The call's bookkeeping costs `net.tcp_append_cycles` once; each transmission the rest of
+    /// `net.tcp_send_cycles` (docs/references/linux-mm.md#tcp-segmentation). Before a new skb
+    /// the call processes the ACKs waiting on its backlog as `tcp_backlog_flush_skbs` says (v4.9:
+    /// before every skb after its first; v5.4+: every 16th).
+    pub(in crate::linux::net) fn tcp_sendmsg(
+        &mut self,
+        ctx: &mut Ctx,
+        t: usize,
+        sock: u16,
+        first: bool,
+    ) -> Ps {
+        let (mut d, mut first) = (Ps::ZERO, first);
+        loop {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-            let tail = f.held.take().expect("the held tail");
-            f.conn.transmitted(tail.len);
-            f.in_flight = Some(tail);
-            // Owned through the loopback softirq that follows (release_sock comes after it).
-            f.owned_until = Ps(u64::MAX);
-            ctx.charge(Bucket::Syscall, xmit);
-            ctx.then(Continuation::Net(Step::Deliver { sock }));
-            return d + xmit;
+            if f.send_left == 0 {
+                break;
+            }
+            let mss = f.conn.mss;
+            let room = f.unsent.back().map_or(0, |tail| mss.saturating_sub(tail.len));
+            if room == 0 && !first && !f.tcp_room() {
+                return d + self.tcp_wait_for_space(ctx, t, sock, ctx.now + d);
+            }
+            let every = self.config.net.tcp_backlog_flush_skbs;
+            if room == 0 && every > 0 && f.new_skbs >= every {
+                // sk_flush_backlog, then the loop again (`goto restart`).
+                f.new_skbs = 0;
+                d += self.tcp_flush_backlog(ctx, sock, ctx.now + d);
+                continue;
+            }
+            let copy = if room > 0 { room } else { mss }.min(f.send_left);
+            f.send_left -= copy;
+            d += if room > 0 {
+                self.tcp_fill_tail(ctx, sock, copy, ctx.now + d)
+            } else {
+                self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].new_skbs += 1;
+                self.tcp_new_skb(ctx, sock, copy, ctx.now + d)
+            };
+            if first {
+                let path = self.net.sockets.as_ref().expect(NO_NET).costs.tcp_append;
+                ctx.charge(Bucket::Syscall, path);
+                d += path;
+                first = false;
+            }
+            let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+            if f.send_left > 0 && f.unsent.len() == 1 && f.conn.fits(f.unsent[0].len) {
+                return d + self.tcp_xmit_head(ctx, sock);
+            }
+        }
+        if self.tcp_head_may_go(sock) {
+            return d + self.tcp_xmit_head(ctx, sock);
+        }
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        let f = &s.flows[sock as usize];
+        if let Some(h) = f.unsent.front() {
+            // The call ends with data held: by Nagle (the last skb, partial) or by the window.
+            s.counters.tcp_nagle_held += 1;
+            let nagle = f.unsent.len() == 1 && f.conn.nagle_holds(h.len);
+            s.counters.tcp_rwnd_held += (!nagle && !f.conn.fits(h.len)) as u64;
         }
         let d = d + self.tcp_stalled(ctx, sock);
         self.tcp_release_at(ctx, sock, ctx.now + d);
         d
+    }
+
+    /// Whether `tcp_write_xmit` sends the write queue's head now: it ends inside the window
+    /// (`tcp_snd_wnd_test`) and, if it is the last skb, Nagle lets it go (`tcp_nagle_test`;
+    /// the others are full-sized).
+    pub(in crate::linux::net) fn tcp_head_may_go(&self, sock: u16) -> bool {
+        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+        let Some(h) = f.unsent.front() else { return false };
+        f.conn.fits(h.len) && !(f.unsent.len() == 1 && f.conn.nagle_holds(h.len))
+    }
+
+    /// `tcp_transmit_skb` of the write queue's head from inside `tcp_sendmsg`: the rest of
+    /// `net.tcp_send_cycles`, with the autocork test of its push (linux/net/ipv4/tcp.rs); its
+    /// delivery follows as the next step, the socket still owned.
+    fn tcp_xmit_head(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
+        let knobs = self.config.net;
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        let f = &mut s.flows[sock as usize];
+        let skb = f.unsent.pop_front().expect("an unsent skb");
+        // Earlier data is unacknowledged while the receiver has not read it; `sk_wmem_alloc`
+        // holds the clones still in a device queue: none here, loopback_xmit orphaned the last.
+        let push = tcp::PushState {
+            tail_len: skb.len,
+            tail_truesize: skb.truesize,
+            size_goal: f.conn.mss,
+            earlier_unacked: f.wmem > skb.truesize,
+            wmem_alloc: tcp::WMEM_ALLOC_BIAS + f.in_flight.as_ref().map_or(0, |q| q.truesize),
+        };
+        if tcp::should_autocork(&knobs, &push) {
+            s.counters.tcp_autocorks += 1;
+        }
+        f.conn.transmitted(skb.len);
+        f.in_flight = Some(skb);
+        // Owned through the loopback softirq that follows (release_sock comes after it).
+        f.owned_until = Ps(u64::MAX);
+        let xmit = s.costs.tcp_xmit;
+        ctx.charge(Bucket::Syscall, xmit);
+        ctx.then(Continuation::Net(Step::Deliver { sock }));
+        xmit
+    }
+
+    /// `tcp_sendmsg` copying `len` more bytes at `at` into the write queue's tail (not yet
+    /// transmitted): what fits of the linear room, the rest in the task's page fragment, as a
+    /// new skb is filled. Returns the time.
+    fn tcp_fill_tail(&mut self, ctx: &mut Ctx, sock: u16, len: u64, at: Ps) -> Ps {
+        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let pa = self.mm.page_alloc.as_mut().expect(NO_NET);
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let tail = f.unsent.back_mut().expect("a tail");
+        let before = tail.truesize;
+        let out = skbuff::tcp_append(pa, &mut f.frag, tail, ctx.cpu, at, len, env).unwrap_or_else(|_| {
+            panic!("out of memory in the socket layer (skbs are not reclaimable in the model)")
+        });
+        f.wmem += tail.truesize - before;
+        self.sync_net_pages(sock);
+        let copy = self.net.sockets.as_ref().expect(NO_NET).costs.copy.copy(len);
+        let alloc = self.charge_net(ctx, &out, at);
+        ctx.charge(Bucket::Zeroing, copy);
+        alloc + copy + self.bulk(ctx, at + alloc, 2 * len, copy)
+    }
+
+    /// `tcp_sendmsg`'s `wait_for_space` at `at`, a new skb needed and `sk_stream_memory_free`
+    /// false: `tcp_push` with `TCP_NAGLE_PUSH` (every skb queued is full here, so only the window
+    /// holds the head), else `sk_stream_wait_memory`: the socket released (its backlog
+    /// processed) while the writer sleeps until a read frees room, then the call goes on.
+    fn tcp_wait_for_space(&mut self, ctx: &mut Ctx, t: usize, sock: u16, at: Ps) -> Ps {
+        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+        if f.unsent.front().is_some_and(|h| f.conn.fits(h.len)) {
+            return self.tcp_xmit_head(ctx, sock);
+        }
+        let d = self.tcp_flush_backlog(ctx, sock, at);
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        let f = &mut s.flows[sock as usize];
+        f.owned_until = Ps::ZERO;
+        f.writer = Some(t);
+        s.counters.net_send_sleeps += 1;
+        ctx.then(Continuation::Net(Step::Sendmsg { sock }));
+        let d = d + self.deschedule(ctx, false, at + d);
+        d + self.tcp_stalled(ctx, sock)
     }
 
     /// A segment of `len` bytes just queued at the receiver at `at`: `tcp_event_data_recv`'s
@@ -93,10 +200,10 @@ impl Kernel {
         self.tcp_ack_rcv(ctx, sock, ack, at)
     }
 
-    /// The sender's `tcp_ack` of `seq` at `at` on this CPU, whose `tcp_data_snd_check`
-    /// transmits the held tail if Nagle now lets it go (what is still in flight keeps it held)
-    /// and queues it at the receiver: the rest of `net.tcp_send_cycles` on this CPU. Wakes a
-    /// sleeping reader. Returns the time taken.
+    /// The sender's `tcp_ack` of `seq` at `at` on this CPU, whose `tcp_data_snd_check` ->
+    /// `tcp_write_xmit` transmits, in order, the unsent skbs the window and (for the last) Nagle
+    /// now let go, and queues each at the receiver: the rest of `net.tcp_send_cycles` each, on
+    /// this CPU. Wakes a sleeping reader. Returns the time taken.
     pub(in crate::linux::net) fn tcp_ack_rcv(
         &mut self,
         ctx: &mut Ctx,
@@ -104,35 +211,44 @@ impl Kernel {
         ack: tcp::Ack,
         at: Ps,
     ) -> Ps {
-        let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
-        let s = self.net.sockets.as_mut().expect(NO_NET);
-        let f = &mut s.flows[sock as usize];
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         f.conn.acked(ack);
-        let go = f.held.as_ref().is_some_and(|t| !f.conn.nagle_holds(t.len) && f.conn.fits(t.len));
-        if !go {
-            return Ps::ZERO;
+        let mut sent = Vec::new();
+        while let Some(h) = f.unsent.front() {
+            if !f.conn.fits(h.len) || (f.unsent.len() == 1 && f.conn.nagle_holds(h.len)) {
+                break;
+            }
+            let skb = f.unsent.pop_front().expect("the head");
+            f.conn.transmitted(skb.len);
+            sent.push(skb);
         }
-        let tail = f.held.take().expect("the held tail");
-        let len = tail.len;
-        f.conn.transmitted(len);
-        let xmit = s.costs.tcp_xmit;
-        ctx.charge(Bucket::Syscall, xmit);
-        if at + xmit < f.rx_owned_until {
-            // The reader is inside tcp_recvmsg: the segment waits on its backlog.
-            f.rx_backlog.push(tail);
-            s.counters.tcp_rx_backlog += 1;
-            return xmit;
-        }
-        let out = skbuff::deliver(slab, pa, ctx.cpu, at + xmit, tail, &mut f.rx, false, env)
-            .unwrap_or_else(|e| panic!("socket delivery: {e:?}"));
-        debug_assert!(!out.dropped && out.done == at + xmit);
-        s.counters.net_delivered += 1;
-        s.counters.net_delivered_bytes += len;
-        let d = xmit + self.sk_enqueue_lines(ctx, sock, at + xmit, true);
-        let d = d + self.tcp_received(ctx, sock, len, at + d);
-        if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
-            return d + self.try_to_wake_up(ctx, r, at + d);
+        let mut d = Ps::ZERO;
+        for skb in sent {
+            let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
+            let (slab, pa) =
+                (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
+            let s = self.net.sockets.as_mut().expect(NO_NET);
+            let f = &mut s.flows[sock as usize];
+            let len = skb.len;
+            let xmit = s.costs.tcp_xmit;
+            ctx.charge(Bucket::Syscall, xmit);
+            d += xmit;
+            if at + d < f.rx_owned_until {
+                // The reader is inside tcp_recvmsg: the segment waits on its backlog.
+                f.rx_backlog.push(skb);
+                s.counters.tcp_rx_backlog += 1;
+                continue;
+            }
+            let out = skbuff::deliver(slab, pa, ctx.cpu, at + d, skb, &mut f.rx, false, env)
+                .unwrap_or_else(|e| panic!("socket delivery: {e:?}"));
+            debug_assert!(!out.dropped && out.done == at + d);
+            s.counters.net_delivered += 1;
+            s.counters.net_delivered_bytes += len;
+            d += self.sk_enqueue_lines(ctx, sock, at + d, true);
+            d += self.tcp_received(ctx, sock, len, at + d);
+            if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
+                d += self.try_to_wake_up(ctx, r, at + d);
+            }
         }
         d
     }
@@ -144,7 +260,7 @@ impl Kernel {
     /// send buffer (linux/net/socket.rs) the tail reaches the size goal first.
     pub(in crate::linux::net) fn tcp_stall(&self, sock: u16) -> bool {
         let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
-        f.held.is_some()
+        !f.unsent.is_empty()
             && f.writer.is_some()
             && f.in_flight.is_none()
             && f.rx.queue.is_empty()
@@ -208,6 +324,72 @@ mod tests {
         assert!(c["tcp_acks"].abs_diff(c["net_delivered"]) <= 2 && c["tcp_delayed_acks"] == 0, "{c:?}");
         // Nothing lost on the way: bytes delivered are bytes sent, up to the tail held at the edge.
         assert!(c["net_delivered_bytes"] <= (sent + 2) * 14, "{c:?}");
+    }
+
+    fn netperf(kernel: &str, buf: u64, size: u64) -> crate::run::RunResult {
+        let w = format!("netperf -t TCP_STREAM -s {buf} -S {buf} -m {size}");
+        let spec = RunSpec::of(kernel, &w, 2, Ps::US * 300, Ps::MS);
+        run(&crate::profile::shipped("haswell-ep-2698v3-2s"), &spec).unwrap()
+    }
+
+    #[test]
+    fn a_send_longer_than_the_mss_is_segments_of_the_mss() {
+        // mmtests' -s/-S 8448: a 8448-byte window, an MSS of 4224, so an 8192-byte send is a
+        // full segment and a partial one, in v4.9 and v6.18 alike (a Linux 6.18 host: 2.00 data
+        // segments a send). Every segment is at most the MSS.
+        for kernel in ["4.9", "6.18"] {
+            let r = netperf(kernel, 8448, 8192);
+            let c = &r.counters;
+            assert_eq!(r.oracle.violations, 0, "{kernel}: {:?}", r.oracle.examples);
+            let per_send = c["net_delivered"] as f64 / r.operations() as f64;
+            assert!((1.9..=2.1).contains(&per_send), "{kernel}: {per_send} segments a send, {c:?}");
+            assert!(c["net_delivered_bytes"] <= c["net_delivered"] * 4224, "{kernel}: {c:?}");
+            assert_eq!(c["tcp_delayed_acks"], 0, "{kernel}: {c:?}");
+        }
+    }
+
+    #[test]
+    fn v4_9_processes_the_senders_backlog_before_its_second_skb_and_v5_4_every_16th() {
+        // Four skbs a send, two a window: the reader's window update comes while the sender is
+        // still inside the call; v4.9 (a flush before every skb after the first) processes it
+        // there, v5.4+ (every 16th) only at release_sock: the same segments a send, a different
+        // interleaving.
+        let w = "netperf -t TCP_STREAM -s 8448 -S 8448 -m 16384";
+        let at = |every: u32| {
+            let mut spec = RunSpec::of("4.9", w, 2, Ps::US * 300, Ps::MS);
+            spec.kernel.net.tcp_backlog_flush_skbs = every;
+            run(&crate::profile::shipped("haswell-ep-2698v3-2s"), &spec).unwrap()
+        };
+        assert_eq!(crate::linux::config::KernelConfig::preset("4.9").unwrap().net.tcp_backlog_flush_skbs, 1);
+        assert_eq!(
+            crate::linux::config::KernelConfig::preset("6.18").unwrap().net.tcp_backlog_flush_skbs,
+            16
+        );
+        let (each, batched) = (at(1), at(16));
+        for r in [&each, &batched] {
+            let per_send = r.counters["net_delivered"] as f64 / r.operations() as f64;
+            assert!(r.oracle.violations == 0 && (3.8..=4.1).contains(&per_send), "{:?}", r.counters);
+        }
+        assert_ne!(each.counters, batched.counters, "the flush changes when ACKs are processed");
+    }
+
+    #[test]
+    fn a_send_within_loopbacks_mss_is_never_split() {
+        // -s/-S 256 KiB: a 256 KiB window, so the MSS is loopback's size goal and a 16 KiB send fits
+        // in one segment (Nagle may coalesce several into one, never split one).
+        let r = netperf("6.18", 1 << 18, 16_384);
+        let c = &r.counters;
+        assert!(r.operations() > 100 && r.oracle.violations == 0, "{c:?}");
+        assert!(
+            c["net_delivered"] <= r.operations() + 2,
+            "{} segments for {} sends",
+            c["net_delivered"],
+            r.operations()
+        );
+        assert!(
+            c["net_delivered_bytes"] <= c["net_delivered"] * crate::linux::net::ipv4::tcp::LOOPBACK_SIZE_GOAL,
+            "{c:?}"
+        );
     }
 
     #[test]
