@@ -335,3 +335,31 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
     assert!(b.profile.fs.is_none());
     assert!(b.warnings.iter().any(|w| w.contains("[fs]")), "{:?}", b.warnings);
 }
+
+/// `kernel.idle_exit_ns` from the wake-up loop's latency: absent without it (the recorded
+/// reports), else the latency less the waker's time, the IPI's send and delivery and a context
+/// switch, never below zero.
+#[test]
+fn the_idle_exit_is_the_wake_latency_less_what_the_model_already_charges() {
+    use tlblab_native::stats::Summary;
+    let (file, text) = &fixtures()[0];
+    let mut r = ProbeReport::from_json(text).unwrap();
+    assert!(host_profile::build(&r, "host").unwrap().profile.kernel.idle_exit_ns.is_none(), "{file}");
+    let at = |ns: f64| Summary::of(&[ns, ns, ns]);
+    let cs = r.raw.context_switch_ns.median;
+    let b = host_profile::build(&r, "host").unwrap();
+    let ipi = b.profile.ipi.as_ref().expect("the fixture measured an IPI");
+    let kick = ipi.send_ns.value + ipi.delivery_ns.value;
+    r.raw.ttwu_ns = Some(at(800.0));
+    r.raw.wake_latency_ns = Some(at(800.0 + kick + cs + 5000.0));
+    let b = host_profile::build(&r, "host").unwrap();
+    let exit = b.profile.kernel.idle_exit_ns.as_ref().expect("derived");
+    let want = 5000.0;
+    assert!((exit.value - want).abs() < 1e-6, "{} vs {want}: {}", exit.value, exit.source);
+    assert_eq!(exit.confidence, Confidence::Measured);
+    b.profile.validate().unwrap();
+    // A wake-up faster than the model's own path: none left for the exit.
+    r.raw.wake_latency_ns = Some(at(900.0));
+    let b = host_profile::build(&r, "host").unwrap();
+    assert_eq!(b.profile.kernel.idle_exit_ns.as_ref().unwrap().value, 0.0);
+}

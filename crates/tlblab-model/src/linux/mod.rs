@@ -418,6 +418,11 @@ impl Kernel {
         }
         let cpu = ctx.cpu;
         let Some(t) = self.cpus[cpu as usize].task else {
+            // Still on its way out of idle after a wake-up's interrupt: nothing runs yet.
+            let exit = self.cpus[cpu as usize].out_of_idle;
+            if ctx.now < exit {
+                return Boundary::At(exit);
+            }
             return match self.pick_next(cpu) {
                 Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
                 None => Boundary::Idle,

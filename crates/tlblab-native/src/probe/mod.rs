@@ -118,6 +118,10 @@ pub struct Measurements {
     /// absent on one CPU and from reports recorded before it was measured).
     #[serde(default)]
     pub ttwu_ns: Option<Summary>,
+    /// The same wake-up's latency: from its start until the woken thread has run
+    /// ([`sched::RemoteWake`]; absent where `ttwu_ns` is).
+    #[serde(default)]
+    pub wake_latency_ns: Option<Summary>,
     /// Pipe and AF_UNIX stream calls alone, 100 bytes each (absent in reports recorded before
     /// they were measured).
     #[serde(default)]
@@ -367,7 +371,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     interference.push((name, r));
 
     let name = part("a wake-up across CPUs");
-    let (ttwu_ns, r) = quietest(tries, ncpu, || {
+    let (wake, r) = quietest(tries, ncpu, || {
         Ok(match cpus[..] {
             [a, b, ..] => Some(sched::remote_wake_ns(a, b, runs, if opts.quick { 200 } else { 2_000 })?),
             _ => None,
@@ -441,7 +445,8 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         fault_spread,
         config_hz: crate::host::config_hz(),
         context_switch_ns,
-        ttwu_ns,
+        ttwu_ns: wake.as_ref().map(|w| w.waker_ns.clone()),
+        wake_latency_ns: wake.map(|w| w.latency_ns),
         ipc,
         net,
         fs,

@@ -446,6 +446,9 @@ pub fn render(r: &ProbeReport) -> String {
             pct(w)
         );
     }
+    if let Some(w) = &r.raw.wake_latency_ns {
+        out += &format!("  until the woken thread has run: {} ns (spread {})\n", s(w, 0), pct(w));
+    }
     out += &format!(
         "null syscall {} ns; context switch {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
         s(&r.raw.syscall_ns, 0),

@@ -65,6 +65,9 @@ pub struct Costs {
     pub ttwu: Ps,
     /// One rwsem section under `wait_lock` (kernel.rwsem_section_cycles; zero where absent).
     pub rwsem_section: Ps,
+    /// An idle CPU's way out of idle before it takes a wake-up's interrupt (kernel.idle_exit_ns;
+    /// zero where absent).
+    pub idle_exit: Ps,
 }
 
 impl crate::linux::boot::FromProfile for Costs {
@@ -77,6 +80,7 @@ impl crate::linux::boot::FromProfile for Costs {
             context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)),
             ttwu: cycles(&p.kernel.ttwu_cycles),
             rwsem_section: cycles(&p.kernel.rwsem_section_cycles),
+            idle_exit: p.kernel.idle_exit_ns.as_ref().map_or(Ps::ZERO, |c| Ps::from_ns(c.value)),
         }
     }
 }
@@ -304,7 +308,14 @@ impl Kernel {
         }
         let Some(curr) = self.cpus[cpu as usize].task else {
             self.cpus[cpu as usize].runq.push_back(t);
-            let kick = self.costs.hw.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery);
+            // The interrupt reaches the CPU once it is out of idle (a halted vCPU's exit on a
+            // guest, a C-state's exit latency on bare metal: kernel.idle_exit_ns).
+            let exit = self.costs.sched.idle_exit;
+            let kick = self.costs.hw.ipi.map_or(Ps::ZERO, |i| i.send + i.delivery) + exit;
+            let c = &mut self.cpus[cpu as usize];
+            if exit > Ps::ZERO && c.out_of_idle <= now {
+                c.out_of_idle = now + kick;
+            }
             // v5.16+: ttwu_queue_cond picks the wake list for an idle target (nr_running == 0),
             // sent as CALL_FUNCTION_SINGLE; the model's idle CPU never polls, so every one is an IPI.
             if self.config.sched.wakelist_ipi && self.costs.hw.ipi.is_some() {

@@ -19,3 +19,30 @@ fn a_wake_up_of_an_idle_cpu_is_a_function_call_ipi_from_v5_16_only() {
     assert!(old.counters["mmap_lock_sleeps"] > 0);
     assert_eq!(old.counters.get("wakelist_ipis").copied().unwrap_or(0), 0);
 }
+
+#[test]
+fn an_idle_cpu_takes_its_wake_up_only_once_out_of_idle() {
+    // ebizzy -m's sleepers wake on idle CPUs: with a 20 us way out of idle each wake-up keeps
+    // its CPU idle that much longer.
+    let spec = RunSpec::of("6.18", "ebizzy -m", 2, Ps::US * 500, Ps::MS * 10);
+    let mut p = crate::profile::shipped("ivybridge-i3-3240");
+    let base = run(&p, &spec).unwrap();
+    p.kernel.idle_exit_ns = Some(crate::profile::Sourced {
+        value: 20_000.0,
+        source: "test".into(),
+        confidence: crate::profile::Confidence::Estimate,
+    });
+    let slow = run(&p, &spec).unwrap();
+    let idle = |r: &crate::run::RunResult| -> u64 {
+        r.attribution.iter().map(|c| c.get("idle").copied().unwrap_or(0)).sum()
+    };
+    let wakes = slow.counters["wakelist_ipis"];
+    assert!(wakes > 0);
+    // Each wake-up adds up to 20 us (less where the window ends first); at least half on average.
+    assert!(
+        idle(&slow) >= idle(&base) + wakes * Ps::US.0 * 10,
+        "{} vs {}, {wakes} wake-ups",
+        idle(&slow),
+        idle(&base)
+    );
+}
