@@ -58,24 +58,28 @@ pub(super) fn lru_victim_tracking(set: &[Way], ids: &AsidIds) -> usize {
     victim
 }
 
-/// [`lru_victim`] of a `W`-way set, the liveness test branch-free (a refill after a full flush
-/// scans sets of stale and live entries alike): the same way.
+/// [`lru_victim`] of a `W`-way set: the liveness test branch-free into a mask of the ways holding
+/// no live entry (a refill after a full flush scans sets of stale and live entries alike), the
+/// first of them if any, else the smallest stamp. The same way: a live way's stamp is at least 1
+/// (each use takes the next clock value), so a dead way (stamp 0 in [`lru_victim_tracking`]) is
+/// always the oldest; and the refills nearly always find one (the flushed copy of their page).
 #[inline(always)]
 pub(super) fn lru_victim_w<const W: usize>(set: &[Way; W], ids: &AsidIds) -> usize {
     if !ids.tracking {
         return lru_oldest(set);
     }
-    let (mut victim, mut oldest) = (0, u64::MAX);
+    let mut dead = 0u32;
     for (w, way) in set.iter().enumerate() {
         let k = way.key;
         // `AsidIds::live` while tracking, without its branches (the id indexes in bounds).
         let live = (k & VALID != 0) & ((k & GLOBAL != 0) | (ids.owner[(k & ASID_MASK) as usize] != UNOWNED));
-        let stamp = if live { way.stamp } else { 0 };
-        if stamp < oldest {
-            (victim, oldest) = (w, stamp);
-        }
+        dead |= (!live as u32) << w;
     }
-    victim
+    if dead != 0 {
+        dead.trailing_zeros() as usize
+    } else {
+        lru_oldest(set)
+    }
 }
 
 /// Tree-PLRU: node bits, root at index 1; a set bit means "the next victim is in the right half".
@@ -109,4 +113,58 @@ pub(super) fn plru_victim(bits: u64, ways: usize) -> usize {
         }
     }
     lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::tlb::tag::make_tag;
+    use crate::hw::tlb::{PageSize, TlbPayload};
+    use crate::rng::Rng;
+
+    /// Random sets of invalid, stale, live and global ways, as a tracking hierarchy holds them
+    /// (a live way's stamp is distinct and at least 1; an invalid one's is 0; a stale one keeps
+    /// its stamp): the unrolled scan picks the way of the plain one, for each unrolled width.
+    fn same_victim<const W: usize>(rng: &mut Rng) {
+        let mut ids = AsidIds::new(1);
+        ids.tracking = true;
+        // Some ids held, the rest unowned (their entries stale).
+        for asid in 0..64u16 {
+            ids.name(0, asid);
+        }
+        for asid in (0..64u16).filter(|a| a % 3 == 0) {
+            ids.unbind(0, asid);
+        }
+        let mut clock = 1;
+        for _ in 0..2000 {
+            let set: [Way; W] = std::array::from_fn(|_| {
+                clock += 1 + rng.below(3);
+                let id = rng.below(70);
+                let key = make_tag(rng.below(1 << 20), PageSize::Size4K, id & ASID_MASK);
+                match rng.below(8) {
+                    0 => Way::default(),
+                    1 => Way {
+                        key: (key & !ASID_MASK) | GLOBAL,
+                        payload: TlbPayload::new(1, true),
+                        stamp: clock,
+                    },
+                    _ => Way { key, payload: TlbPayload::new(1, true), stamp: clock },
+                }
+            });
+            assert_eq!(lru_victim_w::<W>(&set, &ids), lru_victim_tracking(&set, &ids), "{set:?}");
+            // Without tracking: the smallest stamp.
+            ids.tracking = false;
+            assert_eq!(lru_victim_w::<W>(&set, &ids), lru_oldest(&set));
+            ids.tracking = true;
+        }
+    }
+
+    #[test]
+    fn the_unrolled_victim_scan_picks_the_plain_scans_way() {
+        let mut rng = Rng::stream(7, "victims");
+        same_victim::<4>(&mut rng);
+        same_victim::<6>(&mut rng);
+        same_victim::<8>(&mut rng);
+        same_victim::<12>(&mut rng);
+    }
 }
