@@ -58,28 +58,24 @@ pub(super) fn lru_victim_tracking(set: &[Way], ids: &AsidIds) -> usize {
     victim
 }
 
-/// [`lru_victim`] of a `W`-way set: the liveness test branch-free into a mask of the ways holding
-/// no live entry (a refill after a full flush scans sets of stale and live entries alike), the
-/// first of them if any, else the smallest stamp. The same way: a live way's stamp is at least 1
-/// (each use takes the next clock value), so a dead way (stamp 0 in [`lru_victim_tracking`]) is
-/// always the oldest; and the refills nearly always find one (the flushed copy of their page).
+/// [`lru_victim`] of a `W`-way set, the liveness test branch-free (a refill after a full flush
+/// scans sets of stale and live entries alike): the same way.
 #[inline(always)]
 pub(super) fn lru_victim_w<const W: usize>(set: &[Way; W], ids: &AsidIds) -> usize {
     if !ids.tracking {
         return lru_oldest(set);
     }
-    let mut dead = 0u32;
+    let (mut victim, mut oldest) = (0, u64::MAX);
     for (w, way) in set.iter().enumerate() {
         let k = way.key;
         // `AsidIds::live` while tracking, without its branches (the id indexes in bounds).
         let live = (k & VALID != 0) & ((k & GLOBAL != 0) | (ids.owner[(k & ASID_MASK) as usize] != UNOWNED));
-        dead |= (!live as u32) << w;
+        let stamp = if live { way.stamp } else { 0 };
+        if stamp < oldest {
+            (victim, oldest) = (w, stamp);
+        }
     }
-    if dead != 0 {
-        dead.trailing_zeros() as usize
-    } else {
-        lru_oldest(set)
-    }
+    victim
 }
 
 /// Tree-PLRU: node bits, root at index 1; a set bit means "the next victim is in the right half".
