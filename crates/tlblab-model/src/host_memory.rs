@@ -8,7 +8,7 @@ use std::mem::size_of;
 
 use crate::engine::sim::TASK_HOST_BYTES;
 use crate::hw::tlb::{Replacement, StructureSpec, TlbArray};
-use crate::linux::arch::x86::text::{KTouchWay, MAX_TOUCHES};
+use crate::linux::arch::x86::text::KTouches;
 use crate::linux::cpu::Cpu;
 use crate::linux::frames::Frames;
 use crate::linux::include::linux::gfp::PAGES_PER_NODE;
@@ -116,8 +116,7 @@ impl RunSpec {
         let per_cpu_tlb = tlb_host_bytes(&specs, profile.tlb.replacement);
         let nr_tasks = self.workload.tasks_created(self.tasks);
         let per_task = size_of::<Task>() + size_of::<Mm>() + size_of::<Ubc>() + size_of::<bool>();
-        let per_cpu =
-            size_of::<Cpu>() + MAX_TOUCHES * size_of::<KTouchWay>() + cpus as usize * size_of::<Csd>();
+        let per_cpu = size_of::<Cpu>() + size_of::<KTouches>() + cpus as usize * size_of::<Csd>();
         let per_cpu = per_cpu as u64 + (zones * pcp) as u64;
         HostBytes {
             memory,

@@ -17,7 +17,7 @@ use crate::hw::tlb::{AccessKind, PageSize, Serves, NR_ACCESS_KINDS};
 use crate::hw::topology::Topology;
 use crate::hw::walk::Walker;
 use crate::linux::arch::x86::mm::tlb::{flushall_shift, LazyIpis, RangeInputs, RangePolicy, TlbState};
-use crate::linux::arch::x86::text::{KernelText, Mapping, LAYOUT, MAX_TOUCHES, NO_KTOUCH};
+use crate::linux::arch::x86::text::{KTouches, KernelText, Mapping, LAYOUT, MAX_TOUCHES, NO_KTOUCH};
 use crate::linux::arch::x86::X86;
 use crate::linux::arch::Arch;
 use crate::linux::fs::Fs;
@@ -151,7 +151,7 @@ impl Kernel {
                     st: TlbState::default(),
                     pti,
                     user_flush_pending: false,
-                    ktouch: Box::new([NO_KTOUCH; MAX_TOUCHES]),
+                    ktouch: Box::new(KTouches([NO_KTOUCH; MAX_TOUCHES])),
                     flush_info_line: CacheLine::new(),
                 },
                 task: None,

@@ -133,6 +133,21 @@ pub struct L1Way {
 impl L1Way {
     /// No way (never still hits: no stored key is 0 and valid).
     pub const NONE: L1Way = L1Way { key: 0, slot: 0, array: 0, view: 0 };
+
+    /// The page bits of a way holding the translation of the page of size `size` at `va` (its
+    /// size and vpn), for [`L1Way::is_page`]; 0 only for the 4K page at 0.
+    #[inline(always)]
+    pub fn page_key(va: u64, size: PageSize) -> u64 {
+        make_tag(vpn_of(va, size), size, 0) & PAGE_BITS
+    }
+
+    /// Whether the way was found for the page whose [`L1Way::page_key`] is `page` (never for
+    /// [`L1Way::NONE`] with a page other than the 4K one at 0): the page is in the key. A caller
+    /// that remembers one way per translation asks this instead of keeping the address beside it.
+    #[inline(always)]
+    pub fn is_page(&self, page: u64) -> bool {
+        self.key & PAGE_BITS == page
+    }
 }
 
 /// One core's TLBs (see the module docs for SMT): the arrays, and each logical processor's side.

@@ -110,3 +110,57 @@ pub(super) fn plru_victim(bits: u64, ways: usize) -> usize {
     }
     lo
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw::tlb::tag::make_tag;
+    use crate::hw::tlb::{PageSize, TlbPayload};
+    use crate::rng::Rng;
+
+    /// Random sets of invalid, stale, live and global ways, as a tracking hierarchy holds them
+    /// (a live way's stamp is distinct and at least 1; an invalid one's is 0; a stale one keeps
+    /// its stamp): the unrolled scan picks the way of the plain one, for each unrolled width.
+    fn same_victim<const W: usize>(rng: &mut Rng) {
+        let mut ids = AsidIds::new(1);
+        ids.tracking = true;
+        // Some ids held, the rest unowned (their entries stale).
+        for asid in 0..64u16 {
+            ids.name(0, asid);
+        }
+        for asid in (0..64u16).filter(|a| a % 3 == 0) {
+            ids.unbind(0, asid);
+        }
+        let mut clock = 1;
+        for _ in 0..2000 {
+            let set: [Way; W] = std::array::from_fn(|_| {
+                clock += 1 + rng.below(3);
+                let id = rng.below(70);
+                let key = make_tag(rng.below(1 << 20), PageSize::Size4K, id & ASID_MASK);
+                match rng.below(8) {
+                    0 => Way::default(),
+                    1 => Way {
+                        key: (key & !ASID_MASK) | GLOBAL,
+                        payload: TlbPayload::new(1, true),
+                        stamp: clock,
+                    },
+                    _ => Way { key, payload: TlbPayload::new(1, true), stamp: clock },
+                }
+            });
+            assert_eq!(lru_victim_w::<W>(&set, &ids), lru_victim_tracking(&set, &ids), "{set:?}");
+            // Without tracking: the smallest stamp.
+            ids.tracking = false;
+            assert_eq!(lru_victim_w::<W>(&set, &ids), lru_oldest(&set));
+            ids.tracking = true;
+        }
+    }
+
+    #[test]
+    fn the_unrolled_victim_scan_picks_the_plain_scans_way() {
+        let mut rng = Rng::stream(7, "victims");
+        same_victim::<4>(&mut rng);
+        same_victim::<6>(&mut rng);
+        same_victim::<8>(&mut rng);
+        same_victim::<12>(&mut rng);
+    }
+}

@@ -17,6 +17,8 @@ pub(super) const NO_ID: u64 = 1 << 61;
 pub(super) const SIZE_SHIFT: u32 = 57;
 pub(super) const VPN_SHIFT: u32 = 12;
 pub(super) const ASID_MASK: u64 = (1 << VPN_SHIFT) - 1;
+/// The bits of a key naming the page: its size and vpn.
+pub(super) const PAGE_BITS: u64 = ((1 << 60) - 1) & !ASID_MASK;
 /// The bits of a key naming the address space.
 pub(super) const ID_BITS: u64 = ASID_MASK | NO_ID;
 pub(super) const LA_MASK: u64 = (1 << 57) - 1;

@@ -186,3 +186,21 @@ fn filling_an_uncached_address_space_without_probes_is_the_lookup() {
         }
     }
 }
+
+#[test]
+fn a_remembered_way_knows_its_page() {
+    // The way a kernel touch leaves at level 1 names its page (and only it) for its page size;
+    // no way is remembered as the page at a kernel address.
+    let mut t = split_sizes(Replacement::Lru);
+    for (va, k, size) in (0..12).map(kernel_touch) {
+        t.lookup_or_fill_sized(0, at(va, k, 1, true), to(size, va >> 12, false));
+        let way = t.l1_way(0, at(va, k, 1, true), size).expect("at level 1 after its lookup");
+        assert!(way.is_page(L1Way::page_key(va, size)), "{va:#x}");
+        for other in [va + size.bytes(), va - size.bytes()] {
+            assert!(!way.is_page(L1Way::page_key(other, size)));
+        }
+        let other_size = if size == PageSize::Size4K { PageSize::Size2M } else { PageSize::Size4K };
+        assert!(!way.is_page(L1Way::page_key(va, other_size)));
+        assert!(!L1Way::NONE.is_page(L1Way::page_key(va, size)));
+    }
+}

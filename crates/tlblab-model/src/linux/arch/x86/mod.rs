@@ -6,7 +6,7 @@ pub mod text;
 use crate::hw::coherence::CacheLine;
 use crate::hw::cpumask::CpuMask;
 use mm::tlb::{RangePolicy, TlbState};
-use text::{KTouchWay, KernelText, MAX_TOUCHES};
+use text::{KTouches, KernelText};
 
 /// x86's kernel state beside the generic kernel's: what boot resolved for the flush protocol,
 /// the lazy-mode mirror, and the kernel's own translations.
@@ -40,7 +40,7 @@ pub struct PerCpu {
     /// space (`SWITCH_TO_USER_CR3` then writes CR3 without the no-flush bit).
     pub user_flush_pending: bool,
     /// Per distinct kernel touch, where its translation sat at level 1 after its last lookup.
-    pub ktouch: Box<[KTouchWay; MAX_TOUCHES]>,
+    pub ktouch: Box<KTouches>,
     /// The line of this CPU's `flush_tlb_info` (v5.18 arch/x86/mm/tlb.c: a per-CPU variable,
     /// `get_flush_tlb_info`; older kernels kept it on the initiator's stack, the same single
     /// line): written when it sets up a flush, read by every handler of that flush.

@@ -321,6 +321,8 @@ pub struct Touch {
     pub kind: AccessKind,
     pub size: PageSize,
     pub global: bool,
+    /// A fixed page's [`L1Way::page_key`] (0 for the stack), which [`KTouchWay`] is checked against.
+    pub page: u64,
 }
 
 /// How the kernel maps itself on one machine and kernel.
@@ -373,11 +375,15 @@ impl KernelText {
             kind,
             size: PageSize::Size2M,
             global: map.image_global(),
+            page: L1Way::page_key(va, PageSize::Size2M),
         };
-        let data = if map.gbpages {
-            Touch { at: At::Fixed(DIRECT_MAP), kind: AccessKind::Load, size: PageSize::Size1G, global: false }
-        } else {
-            Touch { at: At::Fixed(DIRECT_MAP), kind: AccessKind::Load, size: PageSize::Size2M, global: false }
+        let size = if map.gbpages { PageSize::Size1G } else { PageSize::Size2M };
+        let data = Touch {
+            at: At::Fixed(DIRECT_MAP),
+            kind: AccessKind::Load,
+            size,
+            global: false,
+            page: L1Way::page_key(DIRECT_MAP, size),
         };
         let data = Touch { global: map.other_global(), ..data };
         let stack = Touch {
@@ -385,6 +391,7 @@ impl KernelText {
             kind: AccessKind::Store,
             size: PageSize::Size4K,
             global: map.other_global(),
+            page: 0,
         };
         let paths = Path::ALL.map(|p| {
             let mut v: Vec<Touch> = Vec::new();
@@ -467,20 +474,26 @@ fn on() -> bool {
 }
 
 /// Where one distinct touch's translation sat at level 1 on a CPU after its last lookup, by
-/// whichever path made it (`va`: the page it was for, 0 for none; a kernel page is never at 0).
-/// While the way still holds it for the loaded PCID ([`crate::hw::tlb::TlbHierarchy::replay_hit`]),
-/// a lookup of the touch would hit exactly that way, and replaying the hit is its exact effect
-/// without the probes. Kept per touch, not per path: after a full flush the first path refills
-/// the pages, and every later path on the same pages replays instead of probing.
+/// whichever path made it ([`L1Way::NONE`] for none). While the way still holds it for the
+/// loaded PCID ([`crate::hw::tlb::TlbHierarchy::replay_hit`]), a lookup of the touch would hit
+/// exactly that way, and replaying the hit is its exact effect without the probes. Kept per
+/// touch, not per path: after a full flush the first path refills the pages, and every later
+/// path on the same pages replays instead of probing. The page it was for is the way's key's
+/// ([`L1Way::is_page`]: a touch has one page size and no kernel page is at 0), so a touch is
+/// 16 bytes and a CPU's touches sit in few host cache lines.
 #[derive(Debug, Clone, Copy)]
 pub struct KTouchWay {
-    pub va: u64,
     pub way: L1Way,
 }
 
+/// A CPU's [`KTouchWay`]s, line-aligned: the measured layout's 8 touches in two host lines.
+#[derive(Debug, Clone)]
+#[repr(C, align(64))]
+pub struct KTouches(pub [KTouchWay; MAX_TOUCHES]);
+
 /// Distinct touches a layout may have over all paths (the measured one has 8).
 pub const MAX_TOUCHES: usize = 32;
-pub const NO_KTOUCH: KTouchWay = KTouchWay { va: 0, way: L1Way::NONE };
+pub const NO_KTOUCH: KTouchWay = KTouchWay { way: L1Way::NONE };
 
 impl Kernel {
     /// The kernel translations `path` needs on this CPU (linux/arch/x86/text.rs), in order: each a TLB
@@ -502,12 +515,15 @@ impl Kernel {
         // touch misses, as its page is none an earlier touch of this run filled.
         let fresh = !replay_off() && text.distinct_pages(path) && tlb.uncached(lp, pcid);
         for (t, &i) in text.touches(path).iter().zip(text.touch_ids(path)) {
-            let va = match t.at {
-                At::Fixed(va) => va,
-                At::Stack => KernelText::stack_page(slot),
+            let (va, page) = match t.at {
+                At::Fixed(va) => (va, t.page),
+                At::Stack => {
+                    let va = KernelText::stack_page(slot);
+                    (va, L1Way::page_key(va, t.size))
+                }
             };
-            let known = &mut c.x86.ktouch[i as usize];
-            if known.va == va && !replay_off() && tlb.replay_hit(lp, &known.way, id, t.kind, true) {
+            let known = &mut c.x86.ktouch.0[i as usize];
+            if known.way.is_page(page) && !replay_off() && tlb.replay_hit(lp, &known.way, id, t.kind, true) {
                 continue;
             }
             looked = true;
@@ -527,7 +543,7 @@ impl Kernel {
             }
             // Where the translation sits at level 1 after its lookup, for the next touch of it.
             *known = match tlb.l1_way(lp, a, t.size) {
-                Some(way) => KTouchWay { va, way },
+                Some(way) => KTouchWay { way },
                 None => NO_KTOUCH,
             };
             id = tlb.asid_key(lp, pcid);
