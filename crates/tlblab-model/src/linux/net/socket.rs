@@ -331,15 +331,11 @@ impl Kernel {
         for o in [skb.skb, skb.head] {
             self.object_held(o, 1);
         }
-        let n = self.net.sockets.as_ref().expect(NO_NET);
-        let (path, copy) = (n.costs.udp_send, n.costs.copy.copy(len));
-        let alloc = self.charge_net(ctx, &out, ctx.now);
-        ctx.charge(Bucket::Zeroing, copy);
+        let path = self.net.sockets.as_ref().expect(NO_NET).costs.udp_send;
         ctx.charge(Bucket::Syscall, path);
-        // The copy into the skb reads the user buffer and writes the head (hw/uncore.rs), whose
-        // lines, and the sk_buff's, a receive on another CPU may hold.
-        let copy = copy + self.bulk(ctx, ctx.now + alloc, 2 * len, copy);
-        // The head takes a datagram whole.
+        let (alloc, copy) = self.skb_copy_in(ctx, &out, len, ctx.now);
+        // The head takes a datagram whole; its lines and the sk_buff's a receive on another CPU
+        // may hold.
         let head_lines = (len + skbuff::UDP_IP_HEADERS).div_ceil(64).max(1);
         let copy =
             copy + self.skb_refill_lines(ctx, &[(skb.skb, skbuff::skb_meta_lines()), (skb.head, head_lines)]);
@@ -366,10 +362,7 @@ impl Kernel {
         for o in [skb.skb, skb.head] {
             self.object_held(o, 1);
         }
-        let copy = self.net.sockets.as_ref().expect(NO_NET).costs.copy.copy(len);
-        let alloc = self.charge_net(ctx, &out, at);
-        ctx.charge(Bucket::Zeroing, copy);
-        let copy = copy + self.bulk(ctx, at + alloc, 2 * len, copy);
+        let (alloc, copy) = self.skb_copy_in(ctx, &out, len, at);
         // The head takes a v4.9 send up to its linear room, a v5.10+ send only its headers.
         let head_bytes = if linear { len.min(skbuff::tcp_linear_room()) } else { 0 };
         let head_lines = head_bytes.div_ceil(64).max(1);
@@ -578,6 +571,23 @@ impl Kernel {
 
     /// Charges what an allocation or free of the network paths took from `at`: lock spin to
     /// [`Bucket::LockWait`], the rest to the system call. Returns the time.
+    /// A send's copy of `len` bytes into an skb at `at`, after the allocation `out` made for it:
+    /// the allocation charged, the copy at the profile's rate, and its read of the user buffer
+    /// and write of the skb drawn on the machine's memory (hw/uncore.rs). Returns the
+    /// allocation's and the copy's time.
+    pub(in crate::linux::net) fn skb_copy_in(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &NetOutcome,
+        len: u64,
+        at: Ps,
+    ) -> (Ps, Ps) {
+        let copy = self.net.sockets.as_ref().expect(NO_NET).costs.copy.copy(len);
+        let alloc = self.charge_net(ctx, out, at);
+        ctx.charge(Bucket::Zeroing, copy);
+        (alloc, copy + self.bulk(ctx, at + alloc, 2 * len, copy))
+    }
+
     pub(in crate::linux::net) fn charge_net(&mut self, ctx: &mut Ctx, out: &NetOutcome, at: Ps) -> Ps {
         let d = out.done - at;
         ctx.lock_wait("zone->lock, list_lock", out.lock_wait());

@@ -140,10 +140,8 @@ impl Kernel {
         });
         f.wmem += tail.truesize - before;
         self.sync_net_pages(sock);
-        let copy = self.net.sockets.as_ref().expect(NO_NET).costs.copy.copy(len);
-        let alloc = self.charge_net(ctx, &out, at);
-        ctx.charge(Bucket::Zeroing, copy);
-        alloc + copy + self.bulk(ctx, at + alloc, 2 * len, copy)
+        let (alloc, copy) = self.skb_copy_in(ctx, &out, len, at);
+        alloc + copy
     }
 
     /// `tcp_sendmsg`'s `wait_for_space` at `at`, a new skb needed and `sk_stream_memory_free`
@@ -211,13 +209,10 @@ impl Kernel {
         ack: tcp::Ack,
         at: Ps,
     ) -> Ps {
-        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-        f.conn.acked(ack);
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].conn.acked(ack);
         let mut sent = Vec::new();
-        while let Some(h) = f.unsent.front() {
-            if !f.conn.fits(h.len) || (f.unsent.len() == 1 && f.conn.nagle_holds(h.len)) {
-                break;
-            }
+        while self.tcp_head_may_go(sock) {
+            let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
             let skb = f.unsent.pop_front().expect("the head");
             f.conn.transmitted(skb.len);
             sent.push(skb);
