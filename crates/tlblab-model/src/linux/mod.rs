@@ -366,7 +366,9 @@ impl Kernel {
                 }
                 core + self.bulk(ctx, ctx.now, bytes, core)
             }
-            Op::CreateFile { pages, reg, cached } => self.create_file(ctx, t, pages, reg, cached),
+            Op::CreateFile { pages, reg, cached, tmpfs } => {
+                self.create_file(ctx, t, pages, reg, (cached, tmpfs))
+            }
             Op::Mmap { .. }
             | Op::Munmap { .. }
             | Op::MadviseDontneed { .. }
@@ -473,7 +475,7 @@ impl Kernel {
 
     /// The page allocator's counters for reports.
     pub fn vma_lock_counters(&self) -> Option<mm::memory::VmaLockCounters> {
-        (self.config.mm.fault_lock == include::linux::mm_types::FaultLock::PerVma).then_some(self.mm.vma_lock)
+        self.config.mm.fault_lock.per_vma().then_some(self.mm.vma_lock)
     }
 
     pub fn page_alloc_counters(&self) -> Option<mm::page_alloc::Counters> {

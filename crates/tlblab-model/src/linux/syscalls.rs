@@ -46,8 +46,10 @@ pub enum Op {
     Stream { core: Ps, bytes: u64, src: Addr, src_len: u64, dst: Addr, dst_len: u64 },
     /// A sparse file of `pages` pages (`open` + `ftruncate` + `unlink`); its id goes to `reg`.
     /// `cached`: every page is already in the page cache, as it is in the real benchmark's
-    /// measured interval once the warm-up has read the whole file.
-    CreateFile { pages: u64, reg: usize, cached: bool },
+    /// measured interval once the warm-up has read the whole file. `tmpfs`: the file is on tmpfs
+    /// (no `page_mkwrite`, no writeback: shared mappings of it are writable from the first
+    /// fault); else on a disk filesystem.
+    CreateFile { pages: u64, reg: usize, cached: bool, tmpfs: bool },
     /// `mmap(NULL, len, PROT_READ|PROT_WRITE, ...)`; the address goes to `reg`.
     Mmap { len: u64, kind: MapKind, reg: usize },
     /// `munmap` of the whole mapping at `addr`.

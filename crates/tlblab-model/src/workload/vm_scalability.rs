@@ -217,7 +217,7 @@ impl Program for Usemem {
     fn next(&mut self, out: &mut Vec<Op>) {
         if !self.started {
             self.started = true;
-            out.push(Op::CreateFile { pages: self.pages, reg: FILE, cached: false });
+            out.push(Op::CreateFile { pages: self.pages, reg: FILE, cached: false, tmpfs: false });
             out.push(Op::Mmap {
                 len: self.pages * PAGE,
                 kind: MapKind::FileShared { file_reg: FILE },

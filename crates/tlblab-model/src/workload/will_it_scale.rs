@@ -192,8 +192,9 @@ impl Program for WisTask {
             if matches!(self.test, Testcase::TlbFlush1 | Testcase::TlbFlush3) {
                 // Each task creates its own temp file, ftruncates it to FILESIZE, unlinks it. The
                 // harness measures after a 5 s warm-up, by when the loop has read every page of
-                // the file into the page cache: start from that steady state.
-                out.push(Op::CreateFile { pages: FILESIZE / PAGE, reg: FILE, cached: true });
+                // the file into the page cache: start from that steady state. The file is on tmpfs,
+                // as `validate` runs the real one (the model has no disk).
+                out.push(Op::CreateFile { pages: FILESIZE / PAGE, reg: FILE, cached: true, tmpfs: true });
             }
             // The user side's own translations, which a full flush of the user PCID (or a CR3
             // reload after lazy mode) takes away as well: the testcase's loop and glibc's
@@ -281,7 +282,7 @@ mod tests {
     fn file_tests_create_their_file_first() {
         let mut ops = Vec::new();
         WisTask::new(Testcase::TlbFlush1).next(&mut ops);
-        assert_eq!(ops[0], Op::CreateFile { pages: 32768, reg: FILE, cached: true });
+        assert_eq!(ops[0], Op::CreateFile { pages: 32768, reg: FILE, cached: true, tmpfs: true });
         assert_eq!(
             ops[5],
             Op::Mmap { len: 128 << 20, kind: MapKind::FilePrivate { file_reg: FILE }, reg: MAP }

@@ -440,8 +440,17 @@ fn doubled(key: &str, ops: &[Op], bucket: Bucket) -> (Ps, Ps) {
     (b[bucket as usize] - a[bucket as usize], unit)
 }
 
+/// A cached 64-page file on tmpfs, mapped.
 fn file_setup(kind: MapKind) -> Vec<Op> {
-    vec![Op::CreateFile { pages: 64, reg: 1, cached: true }, Op::Mmap { len: 64 * PAGE_SIZE, kind, reg: 0 }]
+    file_on(kind, true)
+}
+
+/// A cached 64-page file on tmpfs or on a disk filesystem, mapped.
+fn file_on(kind: MapKind, tmpfs: bool) -> Vec<Op> {
+    vec![
+        Op::CreateFile { pages: 64, reg: 1, cached: true, tmpfs },
+        Op::Mmap { len: 64 * PAGE_SIZE, kind, reg: 0 },
+    ]
 }
 
 #[test]
@@ -472,7 +481,7 @@ fn page_allocation_is_charged_per_new_page_in_fault_time() {
     assert_eq!(delta, unit);
     // A file page not yet cached is allocated for the page cache.
     let ops = vec![
-        Op::CreateFile { pages: 16, reg: 1, cached: false },
+        Op::CreateFile { pages: 16, reg: 1, cached: false, tmpfs: true },
         Op::Mmap { len: 16 * PAGE_SIZE, kind: MapKind::FileShared { file_reg: 1 }, reg: 0 },
         load(0),
         load(1),
@@ -512,35 +521,83 @@ fn flush_call_overhead_is_charged_per_flush_tlb_mm_range() {
 }
 
 #[test]
-fn tlb_flush3_write_to_a_fault_around_page_upgrades_it_in_place() {
-    // MAP_SHARED (mm/memory.c v5.18): the read fault maps the window read-only; the write to a
-    // neighbour is a write-protect fault (do_wp_page -> wp_page_shared): the same page-cache
-    // page made writable, no copy, no flush (a permission upgrade needs none on x86).
+fn a_shared_tmpfs_mapping_is_writable_from_the_read_fault_and_a_disk_one_upgrades_on_write() {
+    // MAP_SHARED: the read fault maps the fault-around window. On tmpfs (no page_mkwrite, no
+    // writeback: no write notify) the PTEs are writable and clean, so a store to a neighbour
+    // needs no fault: the walk sets the dirty bit. On a disk filesystem they are read-only and
+    // the store is a write-protect fault (do_wp_page -> wp_page_shared: no copy, no flush).
+    let p = profile("haswell-ep-2s");
+    for tmpfs in [true, false] {
+        let mut ops = file_on(MapKind::FileShared { file_reg: 1 }, tmpfs);
+        ops.extend([load(0), store(1)]);
+        let mut k = KernelConfig::preset("5.18.1").unwrap();
+        k.set("mmap_lock", "off").unwrap();
+        let mut sim = Simulation::new(&p, k);
+        let mm = sim.add_mm();
+        sim.add_task(Box::new(Script(ops)), mm, 0);
+        let c = sim.run(Ps::ZERO, Ps::MS).counters;
+        let faults = if tmpfs { 1 } else { 2 };
+        assert_eq!(
+            (c.memory.page_faults, c.tlbflush.flush_requests, c.memory.pages_copied, c.memory.pages_zeroed),
+            (faults, 0, 0, 0),
+            "tmpfs {tmpfs}: {c:?}"
+        );
+        let base = sim.kernel.tasks[0].regs[0];
+        let pte = |a| sim.kernel.mms()[mm as usize].pte(a).unwrap();
+        assert!(
+            pte(base + PAGE_SIZE).present && pte(base + PAGE_SIZE).writable && pte(base + PAGE_SIZE).dirty
+        );
+        assert_eq!(
+            sim.kernel.frames().owner(pte(base + PAGE_SIZE).pfn),
+            Owner::PageCache { file: 0, index: 1 }
+        );
+        // The page only read stays clean: writable on tmpfs, read-only on disk.
+        assert_eq!((pte(base).writable, pte(base).dirty), (tmpfs, false));
+    }
+    // The loop itself on tmpfs (will-it-scale's file): per operation one flush (the madvise)
+    // and one fault (the read back; the write lands in a page fault-around mapped, a fault only
+    // where the next page starts a new 16-page window), nothing copied or freed; tlb_flush1's
+    // private mapping needs a second flush for the COW.
+    let s = run(&mut wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true));
+    let (c, ops) = (s.counters, s.iterations[0]);
+    assert!(c.tlbflush.flush_requests.abs_diff(ops) <= 1, "{c:?} {ops}");
+    assert!(c.memory.page_faults.abs_diff(ops + ops / 16) <= 2, "{c:?} {ops}");
+    assert_eq!((c.memory.cow_flushes, c.memory.pages_copied, c.mmu_gather.pages_freed), (0, 0, 0), "{c:?}");
+}
+
+#[test]
+fn a_store_through_a_clean_writable_entry_walks_to_set_the_dirty_bit_without_a_fault() {
+    // Load first (the TLB caches the clean writable entry), then store: the CPU walks again and
+    // sets the PTE's dirty bit (x86's dirty-bit assist); the zap then sees a dirty shared PTE.
     let p = profile("haswell-ep-2s");
     let mut ops = file_setup(MapKind::FileShared { file_reg: 1 });
-    ops.extend([load(0), store(1)]);
+    ops.extend([load(0), store(0)]);
     let mut k = KernelConfig::preset("5.18.1").unwrap();
     k.set("mmap_lock", "off").unwrap();
     let mut sim = Simulation::new(&p, k);
     let mm = sim.add_mm();
     sim.add_task(Box::new(Script(ops)), mm, 0);
     let c = sim.run(Ps::ZERO, Ps::MS).counters;
-    assert_eq!(
-        (c.memory.page_faults, c.tlbflush.flush_requests, c.memory.pages_copied, c.memory.pages_zeroed),
-        (2, 0, 0, 0),
-        "{c:?}"
-    );
+    assert_eq!((c.memory.page_faults, c.memory.dirty_bit_walks), (1, 1), "{c:?}");
     let base = sim.kernel.tasks[0].regs[0];
-    let pte = sim.kernel.mms()[mm as usize].pte(base + PAGE_SIZE).unwrap();
-    assert!(pte.present && pte.writable);
-    assert_eq!(sim.kernel.frames().owner(pte.pfn), Owner::PageCache { file: 0, index: 1 });
-    // The loop itself: per operation one flush (the madvise), two faults, nothing copied or
-    // freed; tlb_flush1's private mapping needs a second flush for the COW.
-    let s = run(&mut wis(&p, "5.18.1", Testcase::TlbFlush3, 1, true));
-    let (c, ops) = (s.counters, s.iterations[0]);
-    assert!(c.tlbflush.flush_requests.abs_diff(ops) <= 1, "{c:?} {ops}");
-    assert!(c.memory.page_faults.abs_diff(2 * ops) <= 2, "{c:?} {ops}");
-    assert_eq!((c.memory.cow_flushes, c.memory.pages_copied, c.mmu_gather.pages_freed), (0, 0, 0), "{c:?}");
+    let pte = sim.kernel.mms()[mm as usize].pte(base).unwrap();
+    assert!(pte.writable && pte.dirty);
+}
+
+#[test]
+fn from_v6_7_tlb_flush3_faults_under_the_vma_lock() {
+    // v6.6's per-VMA rule is anonymous only: every fault of the shared file mapping falls back
+    // to mmap_lock; v6.7 handles them under the VMA lock.
+    let p = profile("haswell-ep-2s");
+    for (kernel, under_vma_lock) in [("6.6", false), ("6.7", true)] {
+        let s = run(&mut wis(&p, kernel, Testcase::TlbFlush3, 2, true));
+        let c = s.counters;
+        let faults = c.memory.page_faults;
+        assert!(faults > 100, "{c:?}");
+        let v = c.vma_lock.expect("6.6 and 6.7 report their per-VMA lock counters");
+        let (ok, abort) = (v.vma_lock_success, v.vma_lock_abort);
+        assert_eq!((ok == faults, abort == faults), (under_vma_lock, !under_vma_lock), "{kernel}: {c:?}");
+    }
 }
 
 #[test]

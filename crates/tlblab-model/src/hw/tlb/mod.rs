@@ -69,27 +69,43 @@ const NONE: u8 = u8::MAX;
 /// Deepest hierarchy supported (`tlblab trace --tlb` may stack this many levels).
 pub const MAX_LEVELS: usize = 8;
 
-/// What a TLB entry holds besides its tag: the frame, and whether the entry allows stores (the
-/// PTE's R/W bit as the walk found it: a store through a read-only entry faults). Packed in one
-/// `u64` (`pfn << 1 | writable`), so a way stays two words and a stamp.
+/// What a TLB entry holds besides its tag: the frame, and what a store through the entry does.
+/// The PTE's R/W and dirty bits as the walk found them: R/W and dirty, the store goes through;
+/// read-only, it faults; R/W but clean, the CPU must set the PTE's dirty bit first, by walking
+/// the page table again (x86: Intel SDM vol. 3A, 4.8 and 4.10.2.3; docs/references/linux-mm.md#write-notify).
+/// Packed in one `u64` (`pfn << 2 | clean << 1 | writable`), so a way stays two words and a stamp.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[repr(transparent)]
 pub struct TlbPayload(u64);
 
 impl TlbPayload {
+    /// An entry of a read-only PTE, or (`writable`) of a writable and dirty one.
     #[inline(always)]
     pub const fn new(pfn: u64, writable: bool) -> TlbPayload {
-        TlbPayload(pfn << 1 | writable as u64)
+        TlbPayload(pfn << 2 | writable as u64)
+    }
+
+    /// An entry of a writable PTE whose dirty bit is clear.
+    #[inline(always)]
+    pub const fn clean(pfn: u64) -> TlbPayload {
+        TlbPayload(pfn << 2 | 2)
     }
 
     #[inline(always)]
     pub const fn pfn(self) -> u64 {
-        self.0 >> 1
+        self.0 >> 2
     }
 
+    /// A store goes through without a walk.
     #[inline(always)]
     pub const fn writable(self) -> bool {
         self.0 & 1 == 1
+    }
+
+    /// The PTE is writable but clean: a store walks to set its dirty bit.
+    #[inline(always)]
+    pub const fn is_clean(self) -> bool {
+        self.0 & 2 == 2
     }
 }
 

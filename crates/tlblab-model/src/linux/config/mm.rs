@@ -15,14 +15,16 @@ pub(super) const KNOBS: &[Knob] = &[
         name: "fault_lock",
         section: "mm",
         needed: Needed::Refines,
-        allowed: "mmap-lock | per-vma",
+        allowed: "mmap-lock | per-vma | per-vma-file",
         doc: "mmap-lock: every fault takes mmap_lock for read (to v6.3); per-vma: v6.4's \
               lock_vma_under_rcu first, anonymous VMAs with an anon_vma only, mmap_lock on failure; \
-              munmap write-locks the VMA it removes (default mmap-lock)",
+              munmap write-locks the VMA it removes; per-vma-file: v6.7, file-backed VMAs too (a \
+              COW fault still needs the anon_vma) (default mmap-lock)",
         apply: |k, v| {
             k.mm.fault_lock = match v {
                 "mmap-lock" => FaultLock::MmapLock,
                 "per-vma" => FaultLock::PerVma,
+                "per-vma-file" => FaultLock::PerVmaFile,
                 _ => return Err(None),
             };
             Ok(())

@@ -36,6 +36,11 @@ pub(in crate::linux) enum FaultPage {
 pub struct FilePages {
     slots: Vec<u32>,
     pub ra: RaState,
+    /// A shared writable mapping of the file wants write notification (`vma_wants_writenotify`):
+    /// a disk filesystem's `page_mkwrite` and dirty accounting. tmpfs and shmem have neither,
+    /// so their mappings keep write permission in every PTE they install
+    /// (docs/references/linux-mm.md#write-notify).
+    pub writenotify: bool,
 }
 
 impl FilePages {
@@ -44,8 +49,8 @@ impl FilePages {
     /// Host bytes per page of a file: its slot (written at creation).
     pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u32>() as u64;
 
-    pub fn new(pages: u64) -> FilePages {
-        FilePages { slots: vec![FilePages::NONE; pages as usize], ra: RaState::default() }
+    pub fn new(pages: u64, writenotify: bool) -> FilePages {
+        FilePages { slots: vec![FilePages::NONE; pages as usize], ra: RaState::default(), writenotify }
     }
 
     /// Pages in the file (cached or not).
@@ -214,21 +219,22 @@ impl Kernel {
     }
 
     /// `open` + `ftruncate` + `unlink` of a `pages`-page file for task `t` (its id goes in
-    /// register `reg`); `cached`: every page already in the page cache, as after a read.
+    /// register `reg`); `cached`: every page already in the page cache, as after a read;
+    /// `tmpfs`: on tmpfs, else on a disk filesystem.
     pub(in crate::linux) fn create_file(
         &mut self,
         ctx: &mut Ctx,
         t: usize,
         pages: u64,
         reg: usize,
-        cached: bool,
+        (cached, tmpfs): (bool, bool),
     ) -> Ps {
         let file = self.mm.files.len() as u32;
         let d = self.costs.entry.syscall_half * 6;
         ctx.charge(Bucket::Syscall, d);
         // A `cached` file starts as the steady state its benchmark measures in, every page read
         // in: the pages come from the allocator outside simulated time.
-        let mut slots = FilePages::new(pages);
+        let mut slots = FilePages::new(pages, !tmpfs);
         if cached {
             for index in 0..pages {
                 let pfn = self.alloc_frame_untimed(ctx.cpu, ctx.now, Owner::PageCache { file, index });
@@ -248,13 +254,13 @@ mod tests {
 
     #[test]
     fn a_page_cache_slot_holds_a_frame_until_it_is_removed() {
-        let mut f = FilePages::new(4);
+        let mut f = FilePages::new(4, false);
         assert_eq!((f.len(), f.get(2)), (4, None));
         f.set(2, (1 << 32) - 2);
         assert_eq!(f.get(2), Some((1 << 32) - 2));
         f.remove(2);
         assert_eq!(f.get(2), None);
         // u32::MAX marks an empty slot, so it is no frame number either.
-        assert!(std::panic::catch_unwind(|| FilePages::new(1).set(0, u32::MAX as u64)).is_err());
+        assert!(std::panic::catch_unwind(|| FilePages::new(1, false).set(0, u32::MAX as u64)).is_err());
     }
 }

@@ -10,9 +10,7 @@ use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translati
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
-use crate::linux::include::linux::mm_types::{
-    Backing, FaultLock, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE,
-};
+use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE};
 use crate::linux::{arch::x86::mm::tlb, mm::mmap, Continuation, Kernel};
 use crate::time::Ps;
 
@@ -28,12 +26,15 @@ crate::linux::vmstat::counters! {
         /// Of them, pages that came from the buddy lists, cleared at the profile's DRAM rate.
         pages_zeroed_cold,
         pages_copied,
+        /// Stores through a clean writable TLB entry: the CPU walked again to set the PTE's
+        /// dirty bit (no fault).
+        dirty_bit_walks,
     }
 }
 
 crate::linux::vmstat::counters! {
     /// Per-VMA lock faults (v6.4, `CONFIG_PER_VMA_LOCK_STATS`' names), present only where the
-    /// kernel has them (`fault_lock = "per-vma"`).
+    /// kernel has them (`fault_lock = "per-vma"` or `"per-vma-file"`).
     VmaLockCounters {
         /// Faults handled under the VMA lock alone.
         vma_lock_success,
@@ -46,6 +47,15 @@ crate::linux::vmstat::counters! {
         vma_lock_abort_locked,
         /// `vma_start_write` calls that slept until the VMA's fault readers left.
         vma_start_write_sleeps,
+    }
+}
+
+/// The TLB entry a walk of `p` fills: a clean writable PTE gives an entry a store must walk
+/// again for (it sets the dirty bit first).
+fn tlb_payload(p: Pte) -> TlbPayload {
+    match (p.writable, p.dirty) {
+        (true, false) => TlbPayload::clean(p.pfn),
+        (w, _) => TlbPayload::new(p.pfn, w),
     }
 }
 
@@ -180,9 +190,10 @@ impl Kernel {
     fn lock_vma_fault(&mut self, ctx: &mut Ctx, mm: MmId, addr: u64, write: bool) -> Ps {
         let (topo, lines, cpu, now) = (self.topo, self.costs.hw.lines, ctx.cpu, ctx.now);
         let m = &mut self.mm.mms[mm as usize];
-        let qualifies = m.vma(addr).is_some_and(|v| v.backing == Backing::Anon && v.anon_vma);
+        let rule = self.config.mm.fault_lock;
+        let qualifies = m.vma(addr).is_some_and(|v| v.vma_lock_qualifies(rule, write).is_ok());
         let mut d = if qualifies { m.mm_lock_seq_line.read(cpu, now, &topo, &lines) } else { Ps::ZERO };
-        let got = m.lock_vma_under_rcu(addr).map(|v| v.start);
+        let got = m.lock_vma_under_rcu(addr, rule, write).map(|v| v.start);
         if matches!(got, Ok(_) | Err(VmaLockAbort::Contended)) {
             let v = m.vma_mut(addr).unwrap();
             d += v.vm_lock.line.write(cpu, now + d, &topo, &lines);
@@ -243,12 +254,18 @@ impl Kernel {
             Lookup::Hit { level, payload, .. } => {
                 let (pfn, writable) = (payload.pfn(), payload.writable());
                 self.oracle.check_access(pfn, mm, va, &self.mm.frames);
-                let d =
+                let mut d =
                     self.costs.hw.level_hit[kind as usize][level as usize - 1] + self.costs.hw.user_access;
                 if write && !writable {
-                    // A write through a read-only entry faults; the CPU drops the entry.
+                    // The CPU drops the entry; a clean writable one is walked again to set the
+                    // PTE's dirty bit, a read-only one (or one whose PTE changed) faults.
                     tlb.invlpg(lp, va, pcid);
-                    self.push_fault(ctx, va, kind, write);
+                    match self.mm.mms[mm as usize].pte(va) {
+                        Some(p) if payload.is_clean() && p.present && p.writable => {
+                            d += self.set_dirty_walk(ctx, cpu, mm, va, a, p);
+                        }
+                        _ => self.push_fault(ctx, va, kind, write),
+                    }
                 }
                 ctx.charge(Bucket::User, d);
                 d
@@ -258,14 +275,18 @@ impl Kernel {
                 let walk = self.costs.hw.miss(kind);
                 ctx.charge(Bucket::Walk, walk);
                 match self.mm.mms[mm as usize].pte(va) {
-                    Some(p) if p.present && (p.writable || !write) => {
+                    Some(mut p) if p.present && (p.writable || !write) => {
                         let c = &mut self.cpus[cpu as usize];
                         if c.take_flushed(va >> PAGE_SHIFT) {
                             self.counters.memory.tlb_misses_after_flush += 1;
                         }
-                        // The walk sets the PTE's accessed bit.
+                        // The walk sets the PTE's accessed bit, and for a store its dirty bit.
                         self.mm.vmscan.mark_young(p.pfn);
-                        let payload = TlbPayload::new(p.pfn, p.writable);
+                        if write && !p.dirty {
+                            p.dirty = true;
+                            self.mm.mms[mm as usize].set_pte(va, p);
+                        }
+                        let payload = tlb_payload(p);
                         self.tlbs[c.core].fill(
                             lp,
                             a,
@@ -290,12 +311,26 @@ impl Kernel {
         }
     }
 
+    /// A store through a clean writable entry: the CPU walks the page table again and sets the
+    /// PTE's dirty bit (an assist, not a fault), then refills the entry writable and dirty.
+    fn set_dirty_walk(&mut self, ctx: &mut Ctx, cpu: u32, mm: MmId, va: u64, a: Access, mut p: Pte) -> Ps {
+        self.counters.memory.dirty_bit_walks += 1;
+        let walk = self.costs.hw.miss(a.kind);
+        ctx.charge(Bucket::Walk, walk);
+        p.dirty = true;
+        self.mm.mms[mm as usize].set_pte(va, p);
+        let c = &self.cpus[cpu as usize];
+        let t = Translation { size: PageSize::Size4K, payload: tlb_payload(p), global: false };
+        self.tlbs[c.core].fill(c.lp, a, t);
+        walk
+    }
+
     /// Queues the fault, then the access again (the faulting instruction restarts).
     /// The handler runs under `mmap_read_lock` (v5.18), or from v6.4 under the VMA's lock if
     /// `lock_vma_under_rcu` succeeds.
     fn push_fault(&mut self, ctx: &mut Ctx, va: u64, kind: AccessKind, write: bool) {
         let lock = self.config.mm.mmap_lock;
-        if lock && self.config.mm.fault_lock == FaultLock::PerVma {
+        if lock && self.config.mm.fault_lock.per_vma() {
             ctx.then_all([
                 Continuation::Mm(Step::LockVma { addr: va, write }),
                 Continuation::Mm(Step::Access { va, kind }),
@@ -399,7 +434,7 @@ impl Kernel {
                 let (pfn, c) = self.shmem_get_folio(ctx, ctx.now + d, f, index);
                 d += c;
                 self.mm.vmscan.mark_young(pfn);
-                Pte { pfn, present: true, writable: write, dirty: write }
+                Pte { pfn, present: true, writable: write || self.shared_writable(mm, addr), dirty: write }
             }
             (Backing::Anon, false, false) => {
                 Pte { pfn: zero_pfn, present: true, writable: false, dirty: false }
@@ -436,7 +471,7 @@ impl Kernel {
                 d += c;
                 let FaultPage::Cached(pfn) = page else { return d };
                 self.mm.vmscan.mark_young(pfn);
-                Pte { pfn, present: true, writable: false, dirty: false }
+                Pte { pfn, present: true, writable: self.shared_writable(mm, addr), dirty: false }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
                 // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
@@ -451,7 +486,7 @@ impl Kernel {
                 let around = self.costs.memory.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
-                Pte { pfn, present: true, writable: false, dirty: false }
+                Pte { pfn, present: true, writable: self.shared_writable(mm, addr), dirty: false }
             }
         };
         self.mm.mms[mm as usize].set_pte(addr, new_pte);
@@ -508,15 +543,30 @@ impl Kernel {
         visited
     }
 
-    /// `do_set_pte` (v4.2) of a read fault on a file page: read-only and young, if the PTE at
-    /// `addr` is still none. Returns whether it mapped.
+    /// `do_set_pte` (v4.2) of a read fault on a file page: young, clean, read-only unless the
+    /// VMA keeps write permission ([`Kernel::shared_writable`]), if the PTE at `addr` is still
+    /// none. Returns whether it mapped.
     fn map_file_page(&mut self, mm: MmId, addr: u64, pfn: u64) -> bool {
-        let m = &mut self.mm.mms[mm as usize];
-        if m.pte(addr).unwrap().present {
+        if self.mm.mms[mm as usize].pte(addr).unwrap().present {
             return false;
         }
-        m.set_pte(addr, Pte { pfn, present: true, writable: false, dirty: false });
+        let writable = self.shared_writable(mm, addr);
+        self.mm.mms[mm as usize].set_pte(addr, Pte { pfn, present: true, writable, dirty: false });
         self.mm.vmscan.mark_young(pfn);
         true
+    }
+
+    /// Whether the VMA at `addr` keeps write permission in the PTEs a read fault installs:
+    /// `vma_set_page_prot` leaves `VM_WRITE` in `vm_page_prot` for a shared writable mapping
+    /// unless `vma_wants_writenotify` (a filesystem with `page_mkwrite` or dirty accounting). So
+    /// on tmpfs and shmem a read fault, or fault-around, maps the page writable and clean, and
+    /// the first store only sets the dirty bit; on a disk filesystem the store is a
+    /// write-protect fault (mm/mmap.c, the same rule from v2.6.x to v6.18;
+    /// docs/references/linux-mm.md#write-notify).
+    fn shared_writable(&self, mm: MmId, addr: u64) -> bool {
+        self.mm.mms[mm as usize].vma(addr).is_some_and(|v| match v.backing {
+            Backing::FileShared(f) => v.writable && !self.mm.files[f as usize].writenotify,
+            _ => false,
+        })
     }
 }

@@ -8,7 +8,7 @@
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
-use crate::linux::include::linux::mm_types::{zap_vma, Backing, FaultLock, RwsemSlowpath};
+use crate::linux::include::linux::mm_types::{zap_vma, Backing, RwsemSlowpath};
 use crate::linux::syscalls::{MapKind, Op};
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
@@ -61,7 +61,7 @@ impl Kernel {
             // under the VMA lock can install a PTE in it. mmap's new VMA is not reachable before
             // it is inserted; madvise(MADV_DONTNEED) does not change the VMA.
             let vma_write = match op {
-                Op::Munmap { addr } if self.config.mm.fault_lock == FaultLock::PerVma => {
+                Op::Munmap { addr } if self.config.mm.fault_lock.per_vma() => {
                     Some(Continuation::Sys(Step::VmaStartWrite { start: self.reg_addr(t, addr) }))
                 }
                 _ => None,
@@ -216,7 +216,7 @@ impl Kernel {
     /// `vma_end_write_all` (v6.4) at the end of a write section: `mm_lock_seq` moves on, which
     /// releases every VMA write-locked in it; a write of the line every per-VMA fault reads.
     fn vma_end_write_all(&mut self, ctx: &mut Ctx, mm: usize, at: Ps) -> Ps {
-        if self.config.mm.fault_lock != FaultLock::PerVma {
+        if !self.config.mm.fault_lock.per_vma() {
             return Ps::ZERO;
         }
         let (topo, lines) = (self.topo, self.costs.hw.lines);

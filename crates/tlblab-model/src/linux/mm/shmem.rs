@@ -111,7 +111,7 @@ impl Kernel {
     pub fn map_shmem_filled(&mut self, mm: MmId, len: u64, byte: u8) -> u64 {
         let pages = len.div_ceil(PAGE_SIZE);
         let file = self.mm.files.len() as u32;
-        let mut slots = FilePages::new(pages);
+        let mut slots = FilePages::new(pages, false);
         let start = self.mm.mms[mm as usize].mmap(pages * PAGE_SIZE, Backing::FileShared(file), true);
         for index in 0..pages {
             let pfn = self.alloc_frame_untimed(0, Ps::ZERO, Owner::PageCache { file, index });

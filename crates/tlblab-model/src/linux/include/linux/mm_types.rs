@@ -88,7 +88,7 @@ pub struct Vma {
 pub enum VmaLockAbort {
     /// No VMA covers the address (a concurrent munmap removed it).
     NoVma,
-    /// v6.4 handles only anonymous VMAs (file-backed ones from v6.6).
+    /// v6.4 handles only anonymous VMAs (file-backed ones from v6.7: `FaultLock::PerVmaFile`).
     NotAnonymous,
     /// `find_mergeable_anon_vma` would look at unlocked neighbours: the first write fault of a
     /// fresh anonymous VMA takes `mmap_lock`.
@@ -101,6 +101,20 @@ pub enum VmaLockAbort {
 }
 
 impl Vma {
+    /// Whether a fault of this VMA may run under its lock. v6.4: anonymous VMAs that have an
+    /// `anon_vma`. v6.7: file-backed ones too, but a COW fault (a store to a private file
+    /// mapping) still needs the `anon_vma`, which only `mmap_lock` may create
+    /// (`vmf_anon_prepare` retries; here the fault goes to `mmap_lock` at once).
+    pub fn vma_lock_qualifies(&self, rule: FaultLock, write: bool) -> Result<(), VmaLockAbort> {
+        match self.backing {
+            Backing::Anon if !self.anon_vma => Err(VmaLockAbort::NoAnonVma),
+            Backing::Anon => Ok(()),
+            _ if rule != FaultLock::PerVmaFile => Err(VmaLockAbort::NotAnonymous),
+            Backing::FilePrivate(_) if write && !self.anon_vma => Err(VmaLockAbort::NoAnonVma),
+            _ => Ok(()),
+        }
+    }
+
     /// Host bytes per page mapped: its packed PTE.
     pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u64>() as u64;
 
@@ -255,15 +269,15 @@ impl Mm {
     /// `lock_vma_under_rcu` (v6.4 mm/memory.c): the VMA at `addr` read-locked for a fault
     /// without `mmap_lock` if it is anonymous, has its `anon_vma` and `vma_start_read` succeeds.
     /// (userfaultfd and swap-in, the other v6.4 refusals, are not modelled.)
-    pub fn lock_vma_under_rcu(&mut self, addr: u64) -> Result<&mut Vma, VmaLockAbort> {
+    pub fn lock_vma_under_rcu(
+        &mut self,
+        addr: u64,
+        rule: FaultLock,
+        write: bool,
+    ) -> Result<&mut Vma, VmaLockAbort> {
         let seq = self.mm_lock_seq;
         let v = self.vma_mut(addr).ok_or(VmaLockAbort::NoVma)?;
-        if v.backing != Backing::Anon {
-            return Err(VmaLockAbort::NotAnonymous);
-        }
-        if !v.anon_vma {
-            return Err(VmaLockAbort::NoAnonVma);
-        }
+        v.vma_lock_qualifies(rule, write)?;
         v.start_read(seq)?;
         Ok(v)
     }
@@ -326,12 +340,21 @@ pub enum FaultLock {
     MmapLock,
     /// v6.4 (0bff0aaea03e and its series): `lock_vma_under_rcu` first, `mmap_lock` on failure;
     /// writers write-lock each VMA they change (docs/references/linux-6x.md#per-vma-locks).
+    /// Anonymous VMAs with an `anon_vma` only.
     PerVma,
+    /// v6.7 (Matthew Wilcox, "Handle more faults under the VMA lock"): file-backed VMAs too:
+    /// read faults, shared faults, and COW faults once the VMA has an `anon_vma`.
+    PerVmaFile,
 }
 
 impl FaultLock {
     fn is_mmap_lock(&self) -> bool {
         *self == FaultLock::MmapLock
+    }
+
+    /// Faults try the VMA lock first (v6.4 on).
+    pub fn per_vma(self) -> bool {
+        self != FaultLock::MmapLock
     }
 }
 
@@ -407,12 +430,40 @@ mod tests {
         let mut mm = Mm::new(0, 1);
         let a = mm.mmap(4 * PAGE_SIZE, Backing::Anon, true);
         let f = mm.mmap(4 * PAGE_SIZE, Backing::FilePrivate(0), true);
-        assert_eq!(mm.lock_vma_under_rcu(a + 4 * PAGE_SIZE).err(), Some(VmaLockAbort::NoVma));
-        assert_eq!(mm.lock_vma_under_rcu(f).err(), Some(VmaLockAbort::NotAnonymous));
-        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::NoAnonVma));
+        assert_eq!(
+            mm.lock_vma_under_rcu(a + 4 * PAGE_SIZE, FaultLock::PerVma, false).err(),
+            Some(VmaLockAbort::NoVma)
+        );
+        assert_eq!(
+            mm.lock_vma_under_rcu(f, FaultLock::PerVma, false).err(),
+            Some(VmaLockAbort::NotAnonymous)
+        );
+        assert_eq!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).err(), Some(VmaLockAbort::NoAnonVma));
         mm.vma_mut(a).unwrap().anon_vma = true;
-        assert_eq!(mm.lock_vma_under_rcu(a + PAGE_SIZE).map(|v| v.start).ok(), Some(a));
+        assert_eq!(
+            mm.lock_vma_under_rcu(a + PAGE_SIZE, FaultLock::PerVma, false).map(|v| v.start).ok(),
+            Some(a)
+        );
         assert_eq!(mm.vma(a).unwrap().vm_lock.readers(), 1);
+    }
+
+    #[test]
+    fn from_v6_7_file_backed_vmas_fault_under_their_lock_but_a_cow_needs_the_anon_vma() {
+        let mut mm = Mm::new(0, 1);
+        let sh = mm.mmap(4 * PAGE_SIZE, Backing::FileShared(0), true);
+        let pr = mm.mmap(4 * PAGE_SIZE, Backing::FilePrivate(1), true);
+        let an = mm.mmap(4 * PAGE_SIZE, Backing::Anon, true);
+        let q = |mm: &Mm, a, rule, write| mm.vma(a).unwrap().vma_lock_qualifies(rule, write);
+        for write in [false, true] {
+            assert_eq!(q(&mm, sh, FaultLock::PerVma, write), Err(VmaLockAbort::NotAnonymous));
+            assert_eq!(q(&mm, sh, FaultLock::PerVmaFile, write), Ok(()));
+            assert_eq!(q(&mm, an, FaultLock::PerVmaFile, write), Err(VmaLockAbort::NoAnonVma));
+        }
+        assert_eq!(q(&mm, pr, FaultLock::PerVmaFile, false), Ok(()));
+        assert_eq!(q(&mm, pr, FaultLock::PerVmaFile, true), Err(VmaLockAbort::NoAnonVma));
+        mm.vma_mut(pr).unwrap().anon_vma = true;
+        assert_eq!(q(&mm, pr, FaultLock::PerVmaFile, true), Ok(()));
+        assert!(mm.lock_vma_under_rcu(sh, FaultLock::PerVmaFile, true).is_ok());
     }
 
     #[test]
@@ -425,10 +476,10 @@ mod tests {
         let mut woken = Vec::new();
         // 1. The fault holds the VMA lock first: the writer sleeps until vma_end_read hands it
         //    over, so the zap cannot run under the fault.
-        assert!(mm.lock_vma_under_rcu(a).is_ok());
+        assert!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).is_ok());
         assert!(!mm.vma_mut(a).unwrap().vm_lock.acquire(7, true), "vma_start_write waits for the fault");
         // A second fault meanwhile fails the trylock (a writer waits) and falls back.
-        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::Contended));
+        assert_eq!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).err(), Some(VmaLockAbort::Contended));
         mm.vma_mut(a).unwrap().vm_lock.release(0, false, &mut woken);
         assert_eq!(woken, [7]);
         // 2. The writer marks the VMA and drops vm_lock: faults still fail, on the sequence,
@@ -437,14 +488,14 @@ mod tests {
         let v = mm.vma_mut(a).unwrap();
         v.vm_lock_seq = Some(seq);
         v.vm_lock.release(7, true, &mut woken);
-        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::WriteLocked));
+        assert_eq!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).err(), Some(VmaLockAbort::WriteLocked));
         // 3. munmap detaches it: the fault finds no VMA.
         let kept = mm.remove_vma(a).unwrap();
-        assert_eq!(mm.lock_vma_under_rcu(a).err(), Some(VmaLockAbort::NoVma));
+        assert_eq!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).err(), Some(VmaLockAbort::NoVma));
         // A VMA write-locked in a section that ended (mmap_write_unlock) is free again.
         mm.vmas.push(kept);
         mm.vma_end_write_all();
-        assert!(mm.lock_vma_under_rcu(a).is_ok());
+        assert!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).is_ok());
     }
 
     #[test]

@@ -132,7 +132,7 @@ struct ReadOnceThenSpin {
 impl Program for ReadOnceThenSpin {
     fn next(&mut self, out: &mut Vec<Op>) {
         if self.next == 0 {
-            out.push(Op::CreateFile { pages: self.pages, reg: 1, cached: false });
+            out.push(Op::CreateFile { pages: self.pages, reg: 1, cached: false, tmpfs: false });
             out.push(Op::Mmap { len: self.pages * 4096, kind: MapKind::FileShared { file_reg: 1 }, reg: 0 });
         }
         if self.next < self.pages {
@@ -154,7 +154,7 @@ struct Stream {
 impl Program for Stream {
     fn next(&mut self, out: &mut Vec<Op>) {
         if self.next == 0 {
-            out.push(Op::CreateFile { pages: self.pages, reg: 1, cached: false });
+            out.push(Op::CreateFile { pages: self.pages, reg: 1, cached: false, tmpfs: false });
             out.push(Op::Mmap { len: self.pages * 4096, kind: MapKind::FileShared { file_reg: 1 }, reg: 0 });
         }
         out.push(Op::Access {
