@@ -306,6 +306,22 @@ pub fn fs_magic(dir: &std::path::Path) -> io::Result<i64> {
 pub const TMPFS_MAGIC: i64 = 0x0102_1994;
 pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
+/// A shmem file of `len` bytes (`memfd_create`: tmpfs's pages without a mount), sparse.
+pub fn memfd(name: &str, len: u64) -> io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    let c = std::ffi::CString::new(name).map_err(|_| io::Error::other("a NUL in the memfd name"))?;
+    // SAFETY: `c` is a valid C string; on success the descriptor is ours alone.
+    let f = unsafe {
+        let fd = libc::memfd_create(c.as_ptr(), libc::MFD_CLOEXEC);
+        if fd < 0 {
+            return Err(last_error("memfd_create"));
+        }
+        std::fs::File::from_raw_fd(fd)
+    };
+    f.set_len(len)?;
+    Ok(f)
+}
+
 /// A sparse temporary file of `len` bytes in `dir`, already unlinked (will-it-scale's
 /// `mkstemp` + `ftruncate` + `unlink`).
 pub fn unlinked_temp_file(dir: &std::path::Path, len: u64) -> io::Result<std::fs::File> {

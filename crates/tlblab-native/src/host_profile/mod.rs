@@ -607,7 +607,8 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                 format!("{tag}: getppid() round trip with this kernel's mitigations, {}", spread(&r.raw.syscall_ns)),
             ),
             fault_ns,
-            fault_around_page_cycles: per_page.fault_around_page_cycles,
+            fault_around_page_cycles: sections::fault_around(r, mhz, &tag)
+                .unwrap_or(per_page.fault_around_page_cycles),
             page_alloc_cycles: per_page.page_alloc_cycles.clone(),
             page_free_cycles: paths.page_free_cycles,
             zap_pte_cycles: per_page.zap_pte_cycles,

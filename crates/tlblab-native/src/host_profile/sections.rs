@@ -346,3 +346,20 @@ pub(super) fn idle_exit(r: &ProbeReport, send_delivery_ns: Option<f64>, tag: &st
         ),
     ))
 }
+
+/// `kernel.fault_around_page_cycles` from the shmem read faults ([`crate::probe::filemap`]):
+/// a fault that maps a whole 16-page window less one that maps a single page, over 15.
+pub(super) fn fault_around(r: &ProbeReport, mhz: f64, tag: &str) -> Option<Sourced> {
+    let f = r.raw.fault_around.as_ref()?;
+    let ns = f.per_page_ns();
+    Some(measured(
+        ns * mhz / 1000.0,
+        format!(
+            "{tag}: read faults of a shared shmem mapping (memfd), one per 16-page window after MADV_DONTNEED: \
+             every page of the file cached, so fault-around maps 16 pages ({:.0} ns, blocks min {:.0} / max \
+             {:.0}), against a file whose only cached page in each window is the faulting one ({:.0} ns, blocks \
+             min {:.0} / max {:.0}); the difference over 15 = {ns:.1} ns x {mhz:.0} MHz",
+            f.dense_ns.median, f.dense_ns.min, f.dense_ns.max, f.sparse_ns.median, f.sparse_ns.min, f.sparse_ns.max
+        ),
+    ))
+}

@@ -10,6 +10,7 @@
 pub mod chase;
 pub mod clock;
 pub mod fault;
+pub mod filemap;
 pub mod fs;
 pub mod ipc;
 pub mod net;
@@ -105,6 +106,10 @@ pub struct Measurements {
     #[serde(default)]
     pub fault_warm_ns: Option<Summary>,
     pub syscall_ns: Summary,
+    /// Shared shmem read faults with and without fault-around's neighbours
+    /// ([`filemap::fault_around`]; absent from reports recorded before it was measured).
+    #[serde(default)]
+    pub fault_around: Option<filemap::FaultAround>,
     /// One minor fault's cost at `fault::SPREAD_PERCENTILES`, relative to the median (empty in
     /// reports recorded before it was measured).
     #[serde(default)]
@@ -343,12 +348,14 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     }
     interference.push((name, r));
 
-    let name = part("syscall, warm fault, context switch, pipe and socket calls, clear_page, memcpy");
+    let name =
+        part("syscall, warm fault, fault-around, context switch, pipe and socket calls, clear_page, memcpy");
     let (
         (
             syscall_ns,
             fault_spread,
             fault_warm_ns,
+            fault_around,
             context_switch_ns,
             ipc,
             clear_page_mbps,
@@ -361,6 +368,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
             fault::syscall_ns(3 * runs, if opts.quick { 10_000 } else { 60_000 }),
             fault::fault_spread(if opts.quick { 5_000 } else { 50_000 })?,
             Some(fault::warm_fault_ns(3 * runs, if opts.quick { 20 } else { 100 })?),
+            Some(filemap::fault_around(3 * runs, if opts.quick { 5 } else { 30 })?),
             fault::context_switch_ns(cpus[0], runs, if opts.quick { 2_000 } else { 20_000 })?,
             Some(ipc::ipc_calls(if opts.quick { 20 } else { 200 })?),
             fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 }),
@@ -441,6 +449,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         c2c_ns,
         faults,
         fault_warm_ns,
+        fault_around,
         syscall_ns,
         fault_spread,
         config_hz: crate::host::config_hz(),

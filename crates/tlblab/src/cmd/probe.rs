@@ -436,6 +436,14 @@ pub fn render(r: &ProbeReport) -> String {
     if let Some(w) = &r.raw.fault_warm_ns {
         out += &format!("fault+zero on a warm page (recycled): {} ns/page (spread {})\n", s(w, 0), pct(w));
     }
+    if let Some(f) = &r.raw.fault_around {
+        out += &format!(
+            "shmem read fault mapping 16 pages: {} ns, mapping 1: {} ns ({:.1} ns a page fault-around maps)\n",
+            s(&f.dense_ns, 0),
+            s(&f.sparse_ns, 0),
+            f.per_page_ns()
+        );
+    }
     if let Some(c) = &r.raw.clear_dram_mbps {
         out += &format!("clear_page past the LLC: {} MB/s\n", s(c, 0));
     }
