@@ -157,6 +157,7 @@ impl Kernel {
                 task: None,
                 runq: VecDeque::new(),
                 need_resched: false,
+                cfs_avg: Default::default(),
                 out_of_idle: Ps::ZERO,
                 taken: VecDeque::new(),
                 in_irq: false,
