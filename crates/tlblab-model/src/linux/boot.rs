@@ -158,6 +158,7 @@ impl Kernel {
                 runq: VecDeque::new(),
                 need_resched: false,
                 cfs_avg: Default::default(),
+                sd: Default::default(),
                 out_of_idle: Ps::ZERO,
                 taken: VecDeque::new(),
                 in_irq: false,

@@ -30,8 +30,9 @@
 //! created (per group: the 20 receivers, then the 20 senders, as hackbench.c forks them) to CPU k
 //! mod CPUs, and the scheduler time-slices each CPU's tasks (linux/kernel/sched/core.rs). `wake`
 //! starts them there but unbound: each wake-up places the task as `select_task_rq_fair` does,
-//! on PELT's load averages (linux/kernel/sched/fair/select.rs). It is not the default because
-//! the model has no load balancer to even out the split that wake-ups leave
+//! on PELT's load averages (linux/kernel/sched/fair/select.rs), and a busy CPU's periodic balance
+//! pulls queued tasks (fair/balance.rs). Not the default: idle balancing is missing and the
+//! split it settles in is not checked against the host's
 //! (docs/references/linux-6x.md#wake-placement). `thread` mode: every task shares one mm (a switch
 //! between them keeps CR3); `process` mode: one mm per task.
 

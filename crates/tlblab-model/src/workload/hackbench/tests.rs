@@ -61,6 +61,66 @@ fn unbound_tasks_migrate_at_wake_ups_and_bound_ones_never_do() {
     }
 }
 
+/// `start=full`: before the clock starts every socket holds its `sk_sndbuf` (every pipe its 16
+/// pages), built through the write paths on the senders' CPUs; so the first sends sleep and
+/// nothing is lost or double-owned on the way.
+#[test]
+fn a_full_start_begins_with_every_queue_at_its_limit() {
+    let profile = crate::profile::shipped("ivybridge-i3-3240");
+    let setup = |wl: &str| {
+        let mut sim = Simulation::new(&profile, KernelConfig::preset("4.9").unwrap());
+        let h = Hackbench::parse(wl).unwrap().unwrap();
+        h.setup(&mut sim, &Setup { profile: &profile, tasks: 2, seed: 1 });
+        sim
+    };
+    let sim = setup("hackbench process 20000 start=full");
+    assert_eq!(sim.kernel.unix_pairs().len(), 40);
+    for p in sim.kernel.unix_pairs() {
+        // Full: the next write sleeps (sock_alloc_send_pskb), and one skb less would not.
+        let truesize = p.queue[0].truesize;
+        assert!(p.wmem >= p.sndbuf && p.wmem - truesize < p.sndbuf, "{} of {}", p.wmem, p.sndbuf);
+        assert_eq!(p.queue.len() as u64 * truesize, p.wmem);
+    }
+    let sim = setup("hackbench -pipe process 20000 start=full");
+    for p in sim.kernel.pipes() {
+        assert_eq!(p.bufs.len(), crate::linux::fs::pipe::PIPE_DEF_BUFFERS);
+        assert!(p.bufs.iter().all(|b| b.len == 4000), "40 merged 100-byte writes a page");
+    }
+    for wl in ["hackbench process 20000 start=full", "hackbench -pipe process 20000 start=full"] {
+        // 3 ms: 80 tasks take turns on 4 CPUs whose two cores each run two busy threads
+        // (hw/smt.rs), so 2 ms no longer reached every sender's first slice.
+        let r = hackbench_w("4.9", wl, 2, 1, Ps::ZERO, Ps::MS * 3);
+        let c = &r.counters;
+        assert_eq!(r.oracle.violations, 0, "{wl}: {:?}", r.oracle.examples);
+        // A socket's senders sleep until its queue drains to a quarter (`unix_writable`): every
+        // sender finds its first receiver's queue full. A pipe's wake on each drained page.
+        let (sleeps, least) =
+            if wl.contains("-pipe") { (c["pipe_write_sleeps"], 1) } else { (c["unix_send_sleeps"], 40) };
+        assert!(sleeps >= least, "{wl}: {c:?}");
+    }
+}
+
+#[test]
+fn a_group_is_twenty_receivers_each_fed_by_twenty_senders() {
+    // 2 ms: with both threads of every core busy (hw/smt.rs), 1 ms ended before the first read.
+    let r = hackbench("4.9", "hackbench -pipe process", 2, 1, Ps::MS * 2);
+    // 80 tasks on 4 CPUs: every CPU's time is reported.
+    assert_eq!(r.attribution.len(), 4);
+    let c = &r.counters;
+    assert!(r.operations() > 1000, "{c:?}");
+    // One 100-byte read per message (up to the reads the window's edges cut).
+    assert!(c["pipe_reads"].abs_diff(r.operations()) <= 20, "{} {c:?}", r.operations());
+    assert_eq!(r.oracle.violations, 0);
+    // Too many groups for the model's task limit: refused with the allowed range.
+    let spec = RunSpec::of("4.9", "hackbench -pipe process", MAX_GROUPS + 1, Ps::US, Ps::US);
+    let e = run(&crate::profile::shipped("ivybridge-i3-3240"), &spec).unwrap_err();
+    assert!(e.contains(&format!("allowed 1 ..= {MAX_GROUPS}")), "{e}");
+    // A machine without [ipc] is refused, naming the section.
+    let spec = RunSpec { tasks: 1, ..spec };
+    let e = run(&crate::profile::shipped("ivybridge-4c8t"), &spec).unwrap_err();
+    assert!(e.contains("[ipc]"), "{e}");
+}
+
 #[test]
 fn time_is_the_full_message_count_at_the_windows_rate() {
     // The loop count only scales the reported seconds: the simulated work is the window's.

@@ -27,6 +27,8 @@ crate::linux::vmstat::counters! {
         wakelist_ipis,
         /// Wake-ups that moved a task to another CPU (`set_task_cpu`: `nr_migrations`).
         migrations,
+        /// Of those, tasks the periodic load balancer pulled (linux/kernel/sched/fair/balance.rs).
+        balance_migrations,
         /// Picoseconds of `__schedule` into the idle task. Linux charges a sleeper's runtime up
         /// to its dequeue (`update_curr` in `dequeue_task_fair`); the switch that follows is the
         /// idle task's, outside any thread's CPU time (what `validate` compares busy CPUs with).
@@ -59,6 +61,8 @@ pub struct Task {
     pub saved: VecDeque<Continuation>,
     /// When it last got its CPU, for its time slice.
     pub on_cpu_since: Ps,
+    /// When it last left its CPU (`se.exec_start` as the balancer's `task_hot` reads it).
+    pub last_ran: Ps,
     /// The fair class's `se.vruntime` up to `on_cpu_since` (nice 0: the time it ran, moved by
     /// wake-up placement).
     pub vruntime: Ps,
@@ -130,6 +134,7 @@ impl Kernel {
             recent_used_cpu: cpu,
             saved: VecDeque::new(),
             on_cpu_since: start,
+            last_ran: start,
             vruntime,
             deadline: vruntime + slice,
             vlag: 0,
@@ -286,6 +291,7 @@ impl Kernel {
         ctx.swap_steps(&mut self.tasks[t].saved);
         let task = &mut self.tasks[t];
         task.vruntime += now.saturating_sub(task.on_cpu_since);
+        task.last_ran = now;
         if self.config.sched.eevdf {
             let v = self.tasks[t].vruntime;
             if v >= self.tasks[t].deadline {

@@ -29,7 +29,7 @@ use crate::linux::Kernel;
 use crate::time::Ps;
 
 /// `sd->imbalance_pct` of the MC and PKG domains (kernel/sched/topology.c `sd_init`).
-const IMBALANCE_PCT: u64 = 117;
+pub(super) const IMBALANCE_PCT: u64 = 117;
 
 /// PELT's clock: nanoseconds.
 fn pelt_now(now: Ps) -> u64 {
@@ -38,7 +38,7 @@ fn pelt_now(now: Ps) -> u64 {
 
 impl Kernel {
     /// `cpus_share_cache`: the model's LLC is the socket.
-    fn share_cache(&self, a: u32, b: u32) -> bool {
+    pub(super) fn share_cache(&self, a: u32, b: u32) -> bool {
         self.topo.socket_of(a) == self.topo.socket_of(b)
     }
 
@@ -62,10 +62,15 @@ impl Kernel {
     }
 
     /// Both averages as `cpu` stands now (before a change to it).
-    fn pelt_cfs_now(&mut self, cpu: u32, now: Ps) {
+    pub(super) fn pelt_cfs_now(&mut self, cpu: u32, now: Ps) {
         let c = &self.cpus[cpu as usize];
         let (nr, running) = (c.runq.len() + c.task.is_some() as usize, c.task.is_some());
         self.pelt_cfs(cpu, now, nr, running);
+    }
+
+    /// A queued (not running) task `t`'s average to `now` (`dequeue_entity` for a migration).
+    pub(super) fn pelt_se_queued(&mut self, t: usize, now: Ps) {
+        self.pelt_se(t, now, true, false);
     }
 
     /// `dequeue_entity` / `put_prev_entity` of `cpu`'s current task `t` at `now`.
@@ -252,7 +257,7 @@ impl Kernel {
     }
 
     /// The least vruntime of `cpu`'s current and queued tasks at `now` (CFS).
-    fn cfs_min_vruntime(&self, cpu: u32, now: Ps) -> Option<Ps> {
+    pub(super) fn cfs_min_vruntime(&self, cpu: u32, now: Ps) -> Option<Ps> {
         let c = &self.cpus[cpu as usize];
         let curr = c.task.map(|q| self.tasks[q].vruntime + now.saturating_sub(self.tasks[q].on_cpu_since));
         c.runq.iter().map(|&q| self.tasks[q].vruntime).chain(curr).min()
