@@ -21,7 +21,8 @@
 //!   than `cache_nice_tries` (1) times; for `migrate_load` a task heavier than the imbalance
 //!   (shifted right by the failures) or lighter than 16 with no failure (`LB_MIN`) stays.
 //! - `attach_tasks`: the task leaves with its lag (EEVDF) or its distance to the minimum vruntime
-//!   (CFS), its load moves between the runqueues' averages, and `wakeup_preempt` runs.
+//!   (CFS), its load moves between the runqueues' averages, and the wake-up preemption check
+//!   runs (`check_preempt_curr`).
 //!   `nr_balance_failed` counts balances that found an imbalance and moved nothing.
 //!
 //! Left out: idle and newly-idle balancing (an idle CPU here gets no tick), active balancing
@@ -199,11 +200,13 @@ impl Kernel {
             let v = self.tasks[t].vruntime.0 as i128;
             self.tasks[t].vlag = ((sum / n) as i128 - v).clamp(-limit, limit) as i64;
         }
-        let q = &mut self.cpus[src as usize].runq;
-        q.retain(|&x| x != t);
+        // CFS: the distance to src's minimum, taken with the task still queued (v5.18
+        // dequeue_entity subtracts min_vruntime before updating it).
+        let old_min = self.cfs_min_vruntime(src, now);
+        self.cpus[src as usize].runq.retain(|&x| x != t);
         if !self.config.sched.eevdf {
             let v = self.tasks[t].vruntime;
-            let old_min = self.cfs_min_vruntime(src, now).unwrap_or(v).min(v);
+            let old_min = old_min.unwrap_or(v);
             let new_min = self.cfs_min_vruntime(dst, now).unwrap_or(old_min);
             self.tasks[t].vruntime = Ps((v.0 + new_min.0).saturating_sub(old_min.0));
         }
@@ -219,6 +222,12 @@ impl Kernel {
         self.cpus[dst as usize].runq.push_back(t);
         if self.config.sched.eevdf {
             self.wakeup_preempt(dst, t, now);
+        } else if let Some(curr) = self.cpus[dst as usize].task {
+            // v5.18 check_preempt_wakeup: no sleeper credit (not a wake-up); preempt if the
+            // current task is ahead by more than the wake-up granularity (1 ms, scaled).
+            let curr_v = self.tasks[curr].vruntime + now.saturating_sub(self.tasks[curr].on_cpu_since);
+            let gran = Ps::US * 1_000 * self.sched_factor();
+            self.cpus[dst as usize].need_resched |= curr_v > self.tasks[t].vruntime + gran;
         }
     }
 }
