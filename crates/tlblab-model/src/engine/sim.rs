@@ -274,6 +274,12 @@ impl Simulation {
         self.add(program, Some(mm), cpu, start);
     }
 
+    /// Lets task `t` run on any CPU: each wake-up places it (`select_task_rq_fair`,
+    /// linux/kernel/sched/fair/select.rs) instead of keeping it on the CPU it was added on.
+    pub fn unbind_task(&mut self, t: usize) {
+        self.kernel.tasks[t].bound = false;
+    }
+
     /// Binds a kernel thread (no mm of its own: it runs lazily on the mm it finds,
     /// linux/kernel/sched/core.rs) running `program` to `cpu`, starting at time 0. Returns its task
     /// number.

@@ -157,6 +157,8 @@ impl Kernel {
                 task: None,
                 runq: VecDeque::new(),
                 need_resched: false,
+                cfs_avg: Default::default(),
+                sd: Default::default(),
                 out_of_idle: Ps::ZERO,
                 taken: VecDeque::new(),
                 in_irq: false,

@@ -22,6 +22,10 @@ pub struct Cpu {
     /// `TIF_NEED_RESCHED`: a woken task should preempt the current one at its next return to
     /// user space (linux/kernel/sched/core.rs, `check_preempt_wakeup`).
     pub need_resched: bool,
+    /// PELT's `rq->cfs.avg` (linux/kernel/sched/pelt.rs), read by wake-up placement.
+    pub cfs_avg: crate::linux::kernel::sched::pelt::SchedAvg,
+    /// Its LLC domain's balancing state (linux/kernel/sched/fair/balance.rs).
+    pub sd: crate::linux::kernel::sched::fair::balance::Domain,
     /// An idle CPU woken by a wake-up's interrupt runs nothing before this time, its way out of
     /// idle (`kernel.idle_exit_ns`; linux/kernel/sched/core.rs `wake`). Zero where none applies.
     pub out_of_idle: crate::time::Ps,

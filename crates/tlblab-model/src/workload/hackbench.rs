@@ -26,10 +26,15 @@
 //! without sleeping; this runs outside simulated time (`Simulation::untimed`: the locks' clocks
 //! are put back). The senders' loops then start at their first receiver, as in `empty`.
 //!
-//! Placement: real hackbench runs unbound; the model binds the k-th task created (per group: the
-//! 20 receivers, then the 20 senders, as hackbench.c forks them) to CPU k mod CPUs, and the
-//! scheduler time-slices each CPU's tasks (linux/kernel/sched/core.rs). `thread` mode: every task shares one
-//! mm (a switch between them keeps CR3); `process` mode: one mm per task.
+//! Placement (`place=`): real hackbench runs unbound. `bound` (the default) binds the k-th task
+//! created (per group: the 20 receivers, then the 20 senders, as hackbench.c forks them) to CPU k
+//! mod CPUs, and the scheduler time-slices each CPU's tasks (linux/kernel/sched/core.rs). `wake`
+//! starts them there but unbound: each wake-up places the task as `select_task_rq_fair` does,
+//! on PELT's load averages (linux/kernel/sched/fair/select.rs), and a busy CPU's periodic balance
+//! pulls queued tasks (fair/balance.rs). Not the default: idle balancing is missing and the
+//! split it settles in is not checked against the host's
+//! (docs/references/linux-6x.md#wake-placement). `thread` mode: every task shares one mm (a switch
+//! between them keeps CR3); `process` mode: one mm per task.
 
 use super::{Benchmark, MetricKind, Setup};
 use crate::engine::sim::Simulation;
@@ -38,6 +43,9 @@ use crate::profile::{MachineProfile, Section};
 use crate::rng::Rng;
 use crate::run::MAX_TASKS;
 use crate::time::Ps;
+
+/// Placement when the workload text does not say.
+pub const DEFAULT_PLACE: Place = Place::Bound;
 
 /// hackbench.c: `#define DATASIZE 100`.
 pub const DATASIZE: u32 = 100;
@@ -50,9 +58,13 @@ pub const TASKS_PER_GROUP: u32 = 2 * NUM_FDS;
 /// The most groups a run may have (their tasks within `run::MAX_TASKS`).
 pub const MAX_GROUPS: u32 = MAX_TASKS / TASKS_PER_GROUP;
 
-const USAGE: &str = "hackbench [-pipe] [GROUPS] [process|thread] [LOOPS] [start=empty|full]";
+const USAGE: &str =
+    "hackbench [-pipe] [GROUPS] [process|thread] [LOOPS] [start=empty|full] [place=bound|wake]";
 
-const PARAMS: &[(&str, &str)] = &[("start", "empty | full (the senders' queues already full)")];
+const PARAMS: &[(&str, &str)] = &[
+    ("start", "empty | full (the senders' queues already full)"),
+    ("place", "bound | wake (tasks unbound, placed at each wake-up by select_task_rq_fair)"),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -64,6 +76,13 @@ pub enum Mode {
 pub enum Transport {
     Pipe,
     Socket,
+}
+
+/// Where the tasks run (see the module comment, "Placement").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Bound,
+    Wake,
 }
 
 /// What the pipes and sockets hold when the clock starts (see the module comment).
@@ -81,6 +100,7 @@ pub struct Hackbench {
     pub mode: Mode,
     pub loops: u64,
     pub start: Start,
+    pub place: Place,
 }
 
 fn parse_count(word: &str, what: &str, max: u64) -> Result<u64, String> {
@@ -104,14 +124,18 @@ impl Hackbench {
 
     fn parse_words(all: &[&str]) -> Result<Hackbench, String> {
         let mut start = Start::Empty;
+        let mut place = DEFAULT_PLACE;
         let mut words = Vec::new();
         for &w in all {
             match w.split_once('=') {
                 Some(("start", "empty")) => start = Start::Empty,
                 Some(("start", "full")) => start = Start::Full,
+                Some(("place", "bound")) => place = Place::Bound,
+                Some(("place", "wake")) => place = Place::Wake,
                 Some((k, v)) => {
                     return Err(format!(
-                        "hackbench parameter `{k}={v}` is not allowed; allowed: start=empty, start=full"
+                        "hackbench parameter `{k}={v}` is not allowed; allowed: start=empty, start=full, \
+                         place=bound, place=wake"
                     ))
                 }
                 None => words.push(w),
@@ -150,7 +174,7 @@ impl Hackbench {
         if let Some(extra) = words.get(i) {
             return Err(format!("hackbench: unexpected `{extra}` ({USAGE})"));
         }
-        Ok(Hackbench { transport, groups, mode, loops, start })
+        Ok(Hackbench { transport, groups, mode, loops, start, place })
     }
 }
 
@@ -168,8 +192,15 @@ impl Benchmark for Hackbench {
             .iter()
             .flat_map(|&transport| {
                 [Mode::Process, Mode::Thread].map(|mode| {
-                    Hackbench { transport, groups: None, mode, loops: DEFAULT_LOOPS, start: Start::Empty }
-                        .name()
+                    Hackbench {
+                        transport,
+                        groups: None,
+                        mode,
+                        loops: DEFAULT_LOOPS,
+                        start: Start::Empty,
+                        place: DEFAULT_PLACE,
+                    }
+                    .name()
                 })
             })
             .collect()
@@ -201,6 +232,12 @@ impl Benchmark for Hackbench {
         }
         if self.start == Start::Full {
             s.push_str(" start=full");
+        }
+        if self.place != DEFAULT_PLACE {
+            s.push_str(match self.place {
+                Place::Bound => " place=bound",
+                Place::Wake => " place=wake",
+            });
         }
         s
     }
@@ -256,6 +293,9 @@ impl Benchmark for Hackbench {
             };
             let (id, cpu) = (sim.task_count(), k % cpus);
             sim.add_task_at(program, mm, cpu, Ps(jitter.below(Ps::US.0)));
+            if self.place == Place::Wake {
+                sim.unbind_task(id);
+            }
             k += 1;
             (id, cpu)
         };

@@ -32,6 +32,33 @@ fn parses_hackbench_arguments_and_rejects_bad_ones_naming_the_allowed_values() {
     assert_eq!(h("hackbench process start=empty"), "hackbench process");
     let e = Workload::parse("hackbench process start=half").unwrap_err();
     assert!(e.contains("`start=half`") && e.contains("start=empty, start=full"), "{e}");
+    assert_eq!(h("hackbench -pipe place=wake"), "hackbench -pipe process place=wake");
+    assert_eq!(h("hackbench place=bound"), "hackbench process", "bound is the default");
+    let e = Workload::parse("hackbench place=numa").unwrap_err();
+    assert!(e.contains("`place=numa`") && e.contains("place=bound, place=wake"), "{e}");
+}
+
+/// `place=wake`: the tasks are unbound, so wake-ups move some of them between CPUs; the default
+/// keeps each on its CPU. On two CPUs of 20 tasks each, a sync wake-up's `wake_affine_weight`
+/// finds the waker's CPU lighter once the waker's own load is taken off it
+/// (linux/kernel/sched/fair/select.rs); on the 4-CPU i3 (10 a CPU) the previous CPU's bias keeps
+/// most wake-ups where they were.
+#[test]
+fn unbound_tasks_migrate_at_wake_ups_and_bound_ones_never_do() {
+    let mut two = crate::profile::shipped("ivybridge-i3-3240");
+    two.topology.threads_per_core = 1;
+    for kernel in ["5.18", "6.18"] {
+        let go = |wl: &str| {
+            let spec = RunSpec::of(kernel, wl, 1, Ps::US * 500, Ps::MS * 10);
+            run(&two, &spec).unwrap()
+        };
+        let bound = go("hackbench -pipe process");
+        assert_eq!(bound.counters.get("migrations").copied().unwrap_or(0), 0);
+        let wake = go("hackbench -pipe process place=wake");
+        assert!(wake.counters["migrations"] > 0, "{kernel}: {:?}", wake.counters);
+        assert!(wake.counters["pipe_reads"] > 1000, "{kernel}: {:?}", wake.counters);
+        assert_eq!(wake.oracle.violations, 0);
+    }
 }
 
 /// `start=full`: before the clock starts every socket holds its `sk_sndbuf` (every pipe its 16

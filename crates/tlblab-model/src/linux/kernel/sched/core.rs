@@ -25,6 +25,10 @@ crate::linux::vmstat::counters! {
         context_switches,
         /// Wake-ups sent to an idle CPU as a function-call IPI (`[sched] wakelist_ipi`, v5.16+).
         wakelist_ipis,
+        /// Wake-ups that moved a task to another CPU (`set_task_cpu`: `nr_migrations`).
+        migrations,
+        /// Of those, tasks the periodic load balancer pulled (linux/kernel/sched/fair/balance.rs).
+        balance_migrations,
         /// Picoseconds of `__schedule` into the idle task. Linux charges a sleeper's runtime up
         /// to its dequeue (`update_curr` in `dequeue_task_fair`); the switch that follows is the
         /// idle task's, outside any thread's CPU time (what `validate` compares busy CPUs with).
@@ -40,12 +44,25 @@ pub struct Task {
     pub mm: Option<MmId>,
     pub regs: [u64; NR_REGS],
     pub gathered: Vec<u64>,
-    /// The CPU the task is bound to (will-it-scale and the model never migrate tasks).
+    /// The task's CPU (`task_cpu`): where it runs, queues, or last ran if asleep.
     pub cpu: u32,
+    /// Bound to `cpu` (`nr_cpus_allowed == 1`, as will-it-scale and ebizzy pin theirs): a
+    /// wake-up keeps it there. Unbound tasks are placed at each wake-up
+    /// (linux/kernel/sched/fair/select.rs).
+    pub bound: bool,
+    /// PELT's `se.avg` (linux/kernel/sched/pelt.rs).
+    pub avg: super::pelt::SchedAvg,
+    /// `wakee_flips`, `wakee_flip_decay_ts` (jiffies), `last_wakee` and `recent_used_cpu`.
+    pub wakee_flips: u64,
+    pub wakee_flip_decay_ts: u64,
+    pub last_wakee: Option<usize>,
+    pub recent_used_cpu: u32,
     /// Steps of the system call or fault the task was in when it left the CPU.
     pub saved: VecDeque<Continuation>,
     /// When it last got its CPU, for its time slice.
     pub on_cpu_since: Ps,
+    /// When it last left its CPU (`se.exec_start` as the balancer's `task_hot` reads it).
+    pub last_ran: Ps,
     /// The fair class's `se.vruntime` up to `on_cpu_since` (nice 0: the time it ran, moved by
     /// wake-up placement).
     pub vruntime: Ps,
@@ -108,13 +125,22 @@ impl Kernel {
             regs: [0; NR_REGS],
             gathered: Vec::new(),
             cpu,
+            bound: true,
+            // init_entity_runnable_average: a new task starts at full load.
+            avg: super::pelt::SchedAvg { load_avg: super::pelt::NICE_0_LOAD, ..Default::default() },
+            wakee_flips: 0,
+            wakee_flip_decay_ts: self.jiffies.at(start),
+            last_wakee: None,
+            recent_used_cpu: cpu,
             saved: VecDeque::new(),
             on_cpu_since: start,
+            last_ran: start,
             vruntime,
             deadline: vruntime + slice,
             vlag: 0,
             vprot: vruntime + slice,
         });
+        self.pelt_attach_new(cpu, t, start);
         let c = &mut self.cpus[cpu as usize];
         if c.task.is_some() {
             // A second task on a busy CPU waits for a time slice.
@@ -221,8 +247,9 @@ impl Kernel {
     /// was in. The previous task must already be off the CPU. Returns the cost.
     pub(in crate::linux) fn switch_to(&mut self, ctx: &mut Ctx, next: usize, now: Ps) -> Ps {
         let cpu = ctx.cpu;
+        debug_assert!(self.cpus[cpu as usize].task.is_none() && ctx.in_user());
+        self.pelt_set_next(cpu, next, now);
         let c = &mut self.cpus[cpu as usize];
-        debug_assert!(c.task.is_none() && ctx.in_user());
         c.task = Some(next);
         ctx.swap_steps(&mut self.tasks[next].saved);
         let mut d = self.context_switch(ctx);
@@ -256,12 +283,15 @@ impl Kernel {
     /// flushers skip this CPU). Returns the cost.
     pub fn deschedule(&mut self, ctx: &mut Ctx, requeue: bool, now: Ps) -> Ps {
         let cpu = ctx.cpu;
+        let t = self.cpus[cpu as usize].task.expect("a running task");
+        self.pelt_put_prev(cpu, t, now);
         let c = &mut self.cpus[cpu as usize];
-        let t = c.task.take().expect("a running task");
+        c.task = None;
         c.need_resched = false;
         ctx.swap_steps(&mut self.tasks[t].saved);
         let task = &mut self.tasks[t];
         task.vruntime += now.saturating_sub(task.on_cpu_since);
+        task.last_ran = now;
         if self.config.sched.eevdf {
             let v = self.tasks[t].vruntime;
             if v >= self.tasks[t].deadline {
@@ -291,9 +321,15 @@ impl Kernel {
     /// (`kernel.ttwu_cycles`, docs/references/linux-mm.md#wake-ups); the task is woken when the
     /// call ends. Returns the waker's time.
     pub(in crate::linux) fn try_to_wake_up(&mut self, ctx: &mut Ctx, t: usize, at: Ps) -> Ps {
+        self.try_to_wake_up_as(ctx, t, at, false)
+    }
+
+    /// As [`Kernel::try_to_wake_up`], `sync` for `WF_SYNC` (a `wake_up_*_sync` caller: pipes
+    /// and AF_UNIX sockets), which the placement of an unbound task reads.
+    pub(in crate::linux) fn try_to_wake_up_as(&mut self, ctx: &mut Ctx, t: usize, at: Ps, sync: bool) -> Ps {
         let d = self.costs.sched.ttwu;
         ctx.charge(Bucket::Sched, d);
-        self.wake(ctx, t, at + d);
+        self.wake_as(ctx, t, at + d, sync);
         d
     }
 
@@ -302,7 +338,13 @@ impl Kernel {
     /// and preempts the current task if `check_preempt_wakeup` says so, else it runs after the
     /// current task's slice.
     pub(in crate::linux) fn wake(&mut self, ctx: &mut Ctx, t: usize, now: Ps) {
-        let cpu = self.tasks[t].cpu;
+        self.wake_as(ctx, t, now, false);
+    }
+
+    /// [`Kernel::wake`], `sync` as `WF_SYNC`; an unbound task is first placed
+    /// (`select_task_rq`, linux/kernel/sched/fair/select.rs).
+    pub(in crate::linux) fn wake_as(&mut self, ctx: &mut Ctx, t: usize, now: Ps, sync: bool) {
+        let cpu = self.ttwu_place(ctx, t, sync, now);
         if self.config.sched.eevdf {
             self.place_entity(t, now);
         }

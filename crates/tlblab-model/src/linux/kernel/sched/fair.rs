@@ -20,6 +20,9 @@
 //! Departures: `DELAY_DEQUEUE` (v6.12+: an ineligible sleeper stays queued until it would be
 //! picked) and the next-buddy hint are not modelled.
 
+pub mod balance;
+mod select;
+
 use crate::linux::Kernel;
 use crate::time::Ps;
 

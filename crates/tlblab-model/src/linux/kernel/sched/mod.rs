@@ -3,6 +3,7 @@
 
 pub mod core;
 pub mod fair;
+pub mod pelt;
 pub mod wait;
 
 /// `[sched]` knobs of a kernel preset.

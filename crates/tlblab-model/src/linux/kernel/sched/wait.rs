@@ -1,7 +1,8 @@
 //! Wait queues (kernel/sched/wait.c, v4.9), as pipes and AF_UNIX sockets use them: sleepers
 //! join with `prepare_to_wait` (non-exclusive), so `__wake_up` wakes every one of them, and a
 //! woken task that loses the race for what it waited for sleeps again (its call is retried).
-//! The waker pays `try_to_wake_up` for each task it wakes (linux/kernel/sched/core.rs).
+//! The waker pays `try_to_wake_up` for each task it wakes (linux/kernel/sched/core.rs), a sync
+//! one (`wake_up_interruptible_sync_poll`, what both callers use).
 
 use crate::linux::ctx::Ctx;
 use crate::linux::Kernel;
@@ -21,7 +22,7 @@ impl Kernel {
         let n = queue.len() as u64;
         let mut d = Ps::ZERO;
         for &w in &queue {
-            d += self.try_to_wake_up(ctx, w, at + d);
+            d += self.try_to_wake_up_as(ctx, w, at + d, true);
         }
         queue.clear();
         (queue, n, d)

@@ -44,6 +44,10 @@ impl Kernel {
     /// Takes the tick on `ctx.cpu`; returns the time it took.
     pub fn tick(&mut self, ctx: &mut Ctx) -> Ps {
         self.counters.tick_sched.ticks += 1;
+        // scheduler_tick -> entity_tick: the current task's PELT average.
+        self.pelt_tick(ctx.cpu, ctx.now);
+        // sched_balance_trigger: the periodic balance, if one is due (unbound tasks only).
+        self.sched_balance_tick(ctx.cpu, ctx.now);
         let c = self.costs.tick_sched;
         let walks = ctx.charged(Bucket::Walk);
         let d = c.entry + self.kernel_path(ctx, Path::Tick) + c.body + c.exit;
