@@ -275,6 +275,7 @@ impl Kernel {
                 unix: Vec::new(),
                 freed_on: Default::default(),
                 freed_bytes: Vec::new(),
+                frag_freed_on: Default::default(),
             },
             arch: Arch {
                 x86: X86 {

@@ -67,8 +67,8 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
         tcp_send_cycles: key(
             "tcp send (TCP_NODELAY)",
             &calls.tcp_send_ns,
-            "tcp_sendmsg of one segment through loopback and tcp_v4_rcv, with the delayed ACKs the \
-             receiver sends back, on the same CPU",
+            "tcp_sendmsg of one segment through loopback and tcp_v4_rcv on the same CPU (the \
+             burst fits the window: the receiver ACKs almost none of it)",
         )?,
         tcp_recv_cycles: key(
             "tcp recv",

@@ -14,8 +14,10 @@
 //! - `tcp_send`: one `send(2)` of a [`MSG`]-byte segment on a connected loopback TCP socket with
 //!   `TCP_NODELAY` (each send its own segment, as `net.tcp_send_cycles` counts them):
 //!   `tcp_sendmsg` .. `tcp_write_xmit` .. `tcp_transmit_skb` .. loopback, and in the softirq
-//!   `tcp_v4_rcv` .. `tcp_rcv_established`, with the ACKs the receiver sends back (every
-//!   second segment or so: delayed ACKs), processed on the same CPU.
+//!   `tcp_v4_rcv` .. `tcp_rcv_established`. Almost no ACK: a burst stays inside the window
+//!   and nobody reads meanwhile, so the receiver ACKs few of its segments (0.03 a send, and
+//!   0.04 a read in the receive phase, by `nstat` around this pattern on a Linux 6.18 guest);
+//!   a pure ACK's own path is in none of these primitives.
 //! - `tcp_recv`: one `recv(2)` of one queued segment: `tcp_recvmsg`, `tcp_cleanup_rbuf` and the
 //!   window update it may send.
 //! - `tcp_cork_send`: one `send(2)` of [`MSG`] bytes on the same socket with `TCP_CORK` set, so

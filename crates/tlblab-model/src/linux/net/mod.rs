@@ -18,6 +18,10 @@ pub struct Net {
     pub(in crate::linux) freed_on: std::collections::HashMap<crate::linux::mm::slub::Object, (u32, u64)>,
     /// Per CPU, the skb bytes its receives have freed.
     pub(in crate::linux) freed_bytes: Vec<u64>,
+    /// As `freed_on` for TCP's page-fragment pages (by pfn): the CPU whose receive last
+    /// dropped an skb's reference to the page, having read its bytes there, and whether the
+    /// page's reference count was written there since a send last took a reference.
+    pub(in crate::linux) frag_freed_on: std::collections::HashMap<u64, (u32, u64, bool)>,
 }
 
 /// How much skb memory a CPU may free after an object before that object's lines count as gone

@@ -368,10 +368,19 @@ impl Kernel {
         let head_lines = head_bytes.div_ceil(64).max(1);
         let copy =
             copy + self.skb_refill_lines(ctx, &[(skb.skb, skbuff::skb_meta_lines()), (skb.head, head_lines)]);
+        let copy = copy + self.tcp_frag_refill(ctx, sock);
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         f.wmem += skb.truesize;
         f.unsent.push_back(skb);
         alloc + copy
+    }
+
+    /// What the send's copies into the pair's page fragment since the last call take back
+    /// from a reader's cache ([`Kernel::frag_refill_lines`]).
+    pub(in crate::linux::net) fn tcp_frag_refill(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let filled = std::mem::take(&mut f.frag.filled);
+        self.frag_refill_lines(ctx, &filled)
     }
 
     /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
@@ -460,6 +469,7 @@ impl Kernel {
         }
         let (objs, truesize, tcp) = ([front.skb, front.head], front.truesize, f.proto == Proto::Tcp);
         let lines = [(front.cpu, skbuff::skb_meta_lines(), front.len)];
+        let frags = (front.frags.clone(), front.len - front.len.min(front.room));
         let freed = objs;
         for o in objs {
             self.object_held(o, -1);
@@ -473,6 +483,9 @@ impl Kernel {
             .expect("a queued skb");
         self.sync_net_pages(sock);
         self.skb_freed_here(ctx.cpu, &freed);
+        if tcp {
+            self.frag_freed_here(ctx.cpu, &frags.0, frags.1);
+        }
         let payload = if tcp { len } else { len - skbuff::UDP_IP_HEADERS };
         let costs = &self.net.sockets.as_ref().expect(NO_NET).costs;
         let (path, copy) = (if tcp { costs.tcp_recv } else { costs.udp_recv }, costs.copy.copy(payload));
@@ -510,6 +523,8 @@ impl Kernel {
         let (mut left, mut off, mut objs) = (max, f.rx.front_read, Vec::new());
         // Each skb the read copies from: its writer, its own lines, the bytes taken.
         let mut lines = Vec::new();
+        // The frag pages of the skbs it uses up, and their frag bytes.
+        let (mut pages, mut frag_bytes) = (Vec::new(), 0);
         for skb in &f.rx.queue {
             lines.push((skb.cpu, skbuff::skb_meta_lines(), (skb.len - off).min(left)));
             if skb.len - off > left {
@@ -518,6 +533,8 @@ impl Kernel {
             left -= skb.len - off;
             off = 0;
             objs.extend([skb.skb, skb.head]);
+            pages.extend_from_slice(&skb.frags);
+            frag_bytes += skb.len - skb.len.min(skb.room);
             if left == 0 {
                 break;
             }
@@ -526,6 +543,7 @@ impl Kernel {
             self.object_held(o, -1);
         }
         self.skb_freed_here(ctx.cpu, &objs);
+        self.frag_freed_here(ctx.cpu, &pages, frag_bytes);
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];

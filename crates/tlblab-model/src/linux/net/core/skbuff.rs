@@ -164,6 +164,9 @@ pub struct PageFrag {
     /// Blocks allocated (true) and freed (false) since the owner last took them, for the
     /// kernel's frame ownership map.
     pub events: Vec<(u64, u8, bool)>,
+    /// The frag bytes filled since the owner last took them: the page, the offset and length
+    /// copied into it, and whether the skb took a new reference on it (`page_ref_inc`).
+    pub filled: Vec<(u64, u64, u64, bool)>,
 }
 
 /// The network paths' caches.
@@ -510,15 +513,17 @@ fn fill(
     while left > 0 {
         frag.refill(pa, cpu, out.done, env, out)?;
         let (pfn, order) = frag.page.expect("refilled");
-        let copy = left.min((4096 << order) - frag.offset);
+        let (start, copy) = (frag.offset, left.min((4096 << order) - frag.offset));
         frag.offset += copy;
         left -= copy;
         skb.truesize += copy;
-        if skb.frags.last() != Some(&pfn) {
+        let new_ref = skb.frags.last() != Some(&pfn);
+        if new_ref {
             skb.frags.push(pfn);
             let i = frag.refs.iter().position(|r| r.0 == pfn).expect("the frag page");
             frag.refs[i].2 += 1;
         }
+        frag.filled.push((pfn, start, copy, new_ref));
     }
     skb.len += msg;
     Ok(())

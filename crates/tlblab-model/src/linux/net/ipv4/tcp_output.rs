@@ -141,7 +141,7 @@ impl Kernel {
         f.wmem += tail.truesize - before;
         self.sync_net_pages(sock);
         let (alloc, copy) = self.skb_copy_in(ctx, &out, len, at);
-        alloc + copy
+        alloc + copy + self.tcp_frag_refill(ctx, sock)
     }
 
     /// `tcp_sendmsg`'s `wait_for_space` at `at`, a new skb needed and `sk_stream_memory_free`
