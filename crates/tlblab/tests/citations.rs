@@ -193,6 +193,40 @@ fn every_cited_document_is_in_the_repository() {
     assert!(bad.is_empty(), "{} citations do not resolve:\n{}", bad.len(), bad.join("\n"));
 }
 
+/// A merge's conflict markers left in a file: `<<<<<<< `, a lone `=======`, `>>>>>>> `.
+fn conflict_markers(rel: &str, text: &str) -> Vec<String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("<<<<<<< ") || l.starts_with(">>>>>>> ") || *l == "=======")
+        .map(|(i, _)| format!("{rel}:{}: a merge conflict marker", i + 1))
+        .collect()
+}
+
+#[test]
+fn no_file_keeps_a_merge_conflict_marker() {
+    let root = root();
+    let mut files = Vec::new();
+    for top in SCANNED {
+        let p = root.join(top);
+        if p.is_file() {
+            files.push(p);
+        } else {
+            walk(&p, &mut files);
+        }
+    }
+    let bad: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let rel = f.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+            std::fs::read_to_string(f).ok().map(|t| conflict_markers(&rel, &t))
+        })
+        .flatten()
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let left = "text\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n";
+    assert_eq!(conflict_markers("x.md", left).len(), 3);
+}
+
 #[test]
 fn a_citation_of_a_missing_file_anchor_or_outside_document_fails_naming_its_line() {
     let root = root();
