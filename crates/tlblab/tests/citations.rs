@@ -166,9 +166,8 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn every_cited_document_is_in_the_repository() {
-    let root = root();
+/// Every file of [`SCANNED`] with one of [`EXTENSIONS`], in order.
+fn scanned_files(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for top in SCANNED {
         let p = root.join(top);
@@ -178,6 +177,13 @@ fn every_cited_document_is_in_the_repository() {
             walk(&p, &mut files);
         }
     }
+    files
+}
+
+#[test]
+fn every_cited_document_is_in_the_repository() {
+    let root = root();
+    let files = scanned_files(&root);
     let mut bad = Vec::new();
     let mut scanned = 0;
     for f in &files {
@@ -205,15 +211,7 @@ fn conflict_markers(rel: &str, text: &str) -> Vec<String> {
 #[test]
 fn no_file_keeps_a_merge_conflict_marker() {
     let root = root();
-    let mut files = Vec::new();
-    for top in SCANNED {
-        let p = root.join(top);
-        if p.is_file() {
-            files.push(p);
-        } else {
-            walk(&p, &mut files);
-        }
-    }
+    let files = scanned_files(&root);
     let bad: Vec<String> = files
         .iter()
         .filter_map(|f| {

@@ -391,13 +391,20 @@ fn a_cpu_switching_to_another_mm_leaves_the_old_mm_cpumask() {
 /// Runs `ops` alone on CPU 0 of `p` (mmap_lock off, so no lock time mixes in) to completion;
 /// returns CPU 0's time by bucket and the counters.
 fn script_run(p: &MachineProfile, ops: Vec<Op>) -> ([Ps; NR_BUCKETS], Counters) {
+    let (_, _, s) = script_alone(p, ops);
+    (s.attribution[0], s.counters)
+}
+
+/// As [`script_run`], for a millisecond; the simulation and the task's mm kept for a look at
+/// the page tables.
+fn script_alone(p: &MachineProfile, ops: Vec<Op>) -> (Simulation, MmId, RunStats) {
     let mut k = KernelConfig::preset("5.18.1").unwrap();
     k.set("mmap_lock", "off").unwrap();
     let mut sim = Simulation::new(p, k);
     let mm = sim.add_mm();
     sim.add_task(Box::new(Script(ops)), mm, 0);
     let s = sim.run(Ps::ZERO, Ps::MS);
-    (s.attribution[0], s.counters)
+    (sim, mm, s)
 }
 
 fn at(page: u64) -> Addr {
@@ -530,12 +537,8 @@ fn a_shared_tmpfs_mapping_is_writable_from_the_read_fault_and_a_disk_one_upgrade
     for tmpfs in [true, false] {
         let mut ops = file_on(MapKind::FileShared { file_reg: 1 }, tmpfs);
         ops.extend([load(0), store(1)]);
-        let mut k = KernelConfig::preset("5.18.1").unwrap();
-        k.set("mmap_lock", "off").unwrap();
-        let mut sim = Simulation::new(&p, k);
-        let mm = sim.add_mm();
-        sim.add_task(Box::new(Script(ops)), mm, 0);
-        let c = sim.run(Ps::ZERO, Ps::MS).counters;
+        let (sim, mm, s) = script_alone(&p, ops);
+        let c = s.counters;
         let faults = if tmpfs { 1 } else { 2 };
         assert_eq!(
             (c.memory.page_faults, c.tlbflush.flush_requests, c.memory.pages_copied, c.memory.pages_zeroed),
@@ -572,12 +575,8 @@ fn a_store_through_a_clean_writable_entry_walks_to_set_the_dirty_bit_without_a_f
     let p = profile("haswell-ep-2s");
     let mut ops = file_setup(MapKind::FileShared { file_reg: 1 });
     ops.extend([load(0), store(0)]);
-    let mut k = KernelConfig::preset("5.18.1").unwrap();
-    k.set("mmap_lock", "off").unwrap();
-    let mut sim = Simulation::new(&p, k);
-    let mm = sim.add_mm();
-    sim.add_task(Box::new(Script(ops)), mm, 0);
-    let c = sim.run(Ps::ZERO, Ps::MS).counters;
+    let (sim, mm, s) = script_alone(&p, ops);
+    let c = s.counters;
     assert_eq!((c.memory.page_faults, c.memory.dirty_bit_walks), (1, 1), "{c:?}");
     let base = sim.kernel.tasks[0].regs[0];
     let pte = sim.kernel.mms()[mm as usize].pte(base).unwrap();

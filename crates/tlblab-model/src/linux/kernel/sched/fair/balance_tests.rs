@@ -1,16 +1,8 @@
 use crate::engine::sim::Simulation;
 use crate::linux::config::KernelConfig;
-use crate::linux::syscalls::{Op, Program};
 use crate::time::Ps;
 
-#[derive(Debug)]
-struct Spin;
-impl Program for Spin {
-    fn next(&mut self, out: &mut Vec<Op>) {
-        out.push(Op::Compute(Ps::US));
-        out.push(Op::Iteration);
-    }
-}
+use super::super::tests::Spin;
 
 /// A 2-CPU machine (the i3-3240 without SMT) on `kernel` with five unbound tasks on CPU 0 and
 /// one on CPU 1, their averages built up over 100 ms.

@@ -1,16 +1,8 @@
 use crate::engine::sim::Simulation;
 use crate::linux::config::KernelConfig;
-use crate::linux::syscalls::{Op, Program};
 use crate::time::Ps;
 
-#[derive(Debug)]
-struct Spin;
-impl Program for Spin {
-    fn next(&mut self, out: &mut Vec<Op>) {
-        out.push(Op::Compute(Ps::US));
-        out.push(Op::Iteration);
-    }
-}
+use super::super::tests::Spin;
 
 /// The 4-CPU i3-3240 (one LLC) on `kernel`, with tasks added on the CPUs given; task `sleeper`
 /// (queued behind another) is taken off its queue as if it slept, unbound.

@@ -5,8 +5,9 @@ use crate::time::Ps;
 
 use super::ORIGIN;
 
+/// A task that computes forever, a microsecond a step (the select and balance tests use it too).
 #[derive(Debug)]
-struct Spin;
+pub(super) struct Spin;
 impl Program for Spin {
     fn next(&mut self, out: &mut Vec<Op>) {
         out.push(Op::Compute(Ps::US));
