@@ -319,9 +319,12 @@ impl Kernel {
         ctx.charge(Bucket::Walk, walk);
         p.dirty = true;
         self.mm.mms[mm as usize].set_pte(va, p);
-        let c = &self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu as usize];
         let t = Translation { size: PageSize::Size4K, payload: tlb_payload(p), global: false };
         self.tlbs[c.core].fill(c.lp, a, t);
+        // Recorded as any fill is, for the flush accounting and the safety oracle.
+        c.note_filled(a.asid, va >> PAGE_SHIFT);
+        self.oracle.note_fill(cpu, p.pfn);
         walk
     }
 
