@@ -17,9 +17,9 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
     section: "sched",
     needed: Needed::Newer,
     allowed: "on | off",
-    doc: "v5.16+ ttwu_queue_wakelist for an idle target (kernel/sched/core.c): a wake-up of a task whose CPU is \
+    doc: "v6.0+ ttwu_queue_wakelist for an idle target (kernel/sched/core.c): a wake-up of a task whose CPU is \
           idle goes to that CPU's call-single queue with a function-call IPI, counted as `wakelist_ipis` (CAL in \
-          /proc/interrupts); off: a reschedule IPI (before v5.16), not counted; the kick costs the same either way",
+          /proc/interrupts); off: a reschedule IPI (before v6.0), not counted; the kick costs the same either way",
     apply: |k, v| on_off(v).map(|b| k.sched.wakelist_ipi = b),
 }, Knob {
     name: "base_slice_us",

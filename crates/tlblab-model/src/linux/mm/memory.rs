@@ -175,7 +175,9 @@ impl Kernel {
             Step::ReadAhead { .. } => self.readahead_page(ctx, s),
             Step::MapPage { addr, file, index } => {
                 if let Some(pfn) = self.mm.files[file as usize].get(index) {
-                    self.map_file_page(mm, addr, pfn);
+                    let v = self.mm.mms[mm as usize].vma(addr).expect("readahead maps inside its VMA");
+                    let writable = self.vm_page_prot_writable(v.backing, v.writable);
+                    self.map_file_page(mm, addr, pfn, writable);
                 }
                 Ps::ZERO
             }
@@ -190,10 +192,11 @@ impl Kernel {
     fn lock_vma_fault(&mut self, ctx: &mut Ctx, mm: MmId, addr: u64, write: bool) -> Ps {
         let (topo, lines, cpu, now) = (self.topo, self.costs.hw.lines, ctx.cpu, ctx.now);
         let m = &mut self.mm.mms[mm as usize];
-        let rule = self.config.mm.fault_lock;
-        let qualifies = m.vma(addr).is_some_and(|v| v.vma_lock_qualifies(rule, write).is_ok());
+        let got = m.lock_vma_under_rcu(addr, self.config.mm.fault_lock, write).map(|v| v.start);
+        // The sequence is read once the VMA qualifies (then `vma_start_read` may still fail).
+        let qualifies =
+            !matches!(got, Err(VmaLockAbort::NoVma | VmaLockAbort::NotAnonymous | VmaLockAbort::NoAnonVma));
         let mut d = if qualifies { m.mm_lock_seq_line.read(cpu, now, &topo, &lines) } else { Ps::ZERO };
-        let got = m.lock_vma_under_rcu(addr, rule, write).map(|v| v.start);
         if matches!(got, Ok(_) | Err(VmaLockAbort::Contended)) {
             let v = m.vma_mut(addr).unwrap();
             d += v.vm_lock.line.write(cpu, now + d, &topo, &lines);
@@ -362,9 +365,9 @@ impl Kernel {
         self.counters.memory.page_faults += 1;
         let addr = va & !(PAGE_SIZE - 1);
         let vpn = addr >> PAGE_SHIFT;
-        let (backing, index, vstart, vend) = {
+        let (backing, index, vstart, vend, prot_w) = {
             let v = self.mm.mms[mm as usize].vma(addr).expect("fault outside a VMA");
-            (v.backing, v.file_index(addr), v.start, v.end)
+            (v.backing, v.file_index(addr), v.start, v.end, self.vm_page_prot_writable(v.backing, v.writable))
         };
         let pte = self.mm.mms[mm as usize].pte(addr).unwrap();
         let mut d = self.costs.memory.fault + self.kernel_path(ctx, Path::Fault);
@@ -428,7 +431,7 @@ impl Kernel {
                 // (filemap_map_pages maps cached pages; swap entries are skipped), then
                 // shmem_fault -> shmem_get_folio_gfp, which reads a swapped-out page back.
                 if !write {
-                    let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend));
+                    let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend), prot_w);
                     d += around;
                     if mapped {
                         return d;
@@ -437,7 +440,7 @@ impl Kernel {
                 let (pfn, c) = self.shmem_get_folio(ctx, ctx.now + d, f, index);
                 d += c;
                 self.mm.vmscan.mark_young(pfn);
-                Pte { pfn, present: true, writable: write || self.shared_writable(mm, addr), dirty: write }
+                Pte { pfn, present: true, writable: write || prot_w, dirty: write }
             }
             (Backing::Anon, false, false) => {
                 Pte { pfn: zero_pfn, present: true, writable: false, dirty: false }
@@ -465,7 +468,7 @@ impl Kernel {
                 // With reclaim, v4.2 do_read_fault: do_fault_around first; if it did not map
                 // the faulting page (not cached, or marked PG_readahead), __do_fault ->
                 // filemap_fault with readahead (linux/mm/filemap.rs), then do_set_pte (young).
-                let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend));
+                let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend), prot_w);
                 d += around;
                 if mapped {
                     return d;
@@ -474,22 +477,22 @@ impl Kernel {
                 d += c;
                 let FaultPage::Cached(pfn) = page else { return d };
                 self.mm.vmscan.mark_young(pfn);
-                Pte { pfn, present: true, writable: self.shared_writable(mm, addr), dirty: false }
+                Pte { pfn, present: true, writable: prot_w, dirty: false }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
                 // do_read_fault: do_fault_around first (filemap_map_pages visits every cached
-                // page of the 16-page aligned window, mapping read-only those whose PTE is
-                // none); a faulting page that was not cached is then read in by __do_fault.
+                // page of the 16-page aligned window, mapping those whose PTE is none); a
+                // faulting page that was not cached is then read in by __do_fault.
                 let was_cached = self.mm.files[f as usize].get(index).is_some();
                 let (pfn, c) = self.page_cache_page(ctx, ctx.now + d, f, index);
                 d += c;
                 // v4.2 installs young PTEs (do_set_pte); the accessed bit reclaim ages by.
                 self.mm.vmscan.mark_young(pfn);
-                let visited = was_cached as u64 + self.map_pages(mm, f, addr, (vstart, vend), false);
+                let visited = was_cached as u64 + self.map_pages(mm, f, addr, (vstart, vend), false, prot_w);
                 let around = self.costs.memory.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
-                Pte { pfn, present: true, writable: self.shared_writable(mm, addr), dirty: false }
+                Pte { pfn, present: true, writable: prot_w, dirty: false }
             }
         };
         self.mm.mms[mm as usize].set_pte(addr, new_pte);
@@ -497,8 +500,9 @@ impl Kernel {
     }
 
     /// `do_fault_around` (v4.2; v6.6's shmem read fault too) at `addr` in a VMA `[vstart, vend)`
-    /// of `file`: `map_pages` over the window, charged per cached page visited. Returns the time
-    /// taken and whether the faulting page is now mapped.
+    /// of `file` whose PTEs are `writable` ([`Kernel::vm_page_prot_writable`]): `map_pages` over
+    /// the window, charged per cached page visited. Returns the time taken and whether the
+    /// faulting page is now mapped.
     fn do_fault_around(
         &mut self,
         ctx: &mut Ctx,
@@ -506,16 +510,17 @@ impl Kernel {
         file: u32,
         addr: u64,
         vma: (u64, u64),
+        writable: bool,
     ) -> (Ps, bool) {
-        let visited = self.map_pages(mm, file, addr, vma, true);
+        let visited = self.map_pages(mm, file, addr, vma, true, writable);
         let around = self.costs.memory.fault_around_page * visited;
         ctx.charge(Bucket::Fault, around);
         (around, self.mm.mms[mm as usize].pte(addr).is_some_and(|p| p.present))
     }
 
     /// `filemap_map_pages` (v4.2, the same rule in v5.18) for `do_fault_around` at `addr` in a
-    /// VMA `[vstart, vend)` of `file`: over the `FAULT_AROUND_PAGES`-aligned window, maps
-    /// read-only and young (v4.2 `do_set_pte`) each cached page whose PTE is none, but not a
+    /// VMA `[vstart, vend)` of `file`: over the `FAULT_AROUND_PAGES`-aligned window, maps clean,
+    /// young (v4.2 `do_set_pte`) and `writable` each cached page whose PTE is none, but not a
     /// page marked `PG_readahead`, which is left to a fault (linux/mm/readahead.rs); `faulting`:
     /// the faulting page too (else the caller maps it). Each page mapped is a hit for the
     /// file's `mmap_miss`. Returns the cached pages visited.
@@ -526,6 +531,7 @@ impl Kernel {
         addr: u64,
         (vstart, vend): (u64, u64),
         faulting: bool,
+        writable: bool,
     ) -> u64 {
         let win = FAULT_AROUND_PAGES * PAGE_SIZE;
         let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
@@ -536,7 +542,8 @@ impl Kernel {
                 let i = (a - vstart) >> PAGE_SHIFT;
                 if let Some(cached) = self.mm.files[file as usize].get(i) {
                     visited += 1;
-                    if !self.mm.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached) {
+                    if !self.mm.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached, writable)
+                    {
                         self.mm.files[file as usize].ra.mapped_around();
                     }
                 }
@@ -546,30 +553,31 @@ impl Kernel {
         visited
     }
 
-    /// `do_set_pte` (v4.2) of a read fault on a file page: young, clean, read-only unless the
-    /// VMA keeps write permission ([`Kernel::shared_writable`]), if the PTE at `addr` is still
+    /// `do_set_pte` (v4.2) of a read fault on a file page: young, clean, `writable` as the VMA's
+    /// `vm_page_prot` says ([`Kernel::vm_page_prot_writable`]), if the PTE at `addr` is still
     /// none. Returns whether it mapped.
-    fn map_file_page(&mut self, mm: MmId, addr: u64, pfn: u64) -> bool {
-        if self.mm.mms[mm as usize].pte(addr).unwrap().present {
+    fn map_file_page(&mut self, mm: MmId, addr: u64, pfn: u64, writable: bool) -> bool {
+        let m = &mut self.mm.mms[mm as usize];
+        if m.pte(addr).unwrap().present {
             return false;
         }
-        let writable = self.shared_writable(mm, addr);
-        self.mm.mms[mm as usize].set_pte(addr, Pte { pfn, present: true, writable, dirty: false });
+        m.set_pte(addr, Pte { pfn, present: true, writable, dirty: false });
         self.mm.vmscan.mark_young(pfn);
         true
     }
 
-    /// Whether the VMA at `addr` keeps write permission in the PTEs a read fault installs:
+    /// Whether a VMA of `backing` (`writable`: mapped with `PROT_WRITE`) keeps write permission
+    /// in the PTEs a read fault installs:
     /// `vma_set_page_prot` leaves `VM_WRITE` in `vm_page_prot` for a shared writable mapping
     /// unless `vma_wants_writenotify` (a filesystem with `page_mkwrite` or dirty accounting). So
     /// on tmpfs and shmem a read fault, or fault-around, maps the page writable and clean, and
     /// the first store only sets the dirty bit; on a disk filesystem the store is a
     /// write-protect fault (mm/mmap.c, the same rule from v2.6.x to v6.18;
     /// docs/references/linux-mm.md#write-notify).
-    fn shared_writable(&self, mm: MmId, addr: u64) -> bool {
-        self.mm.mms[mm as usize].vma(addr).is_some_and(|v| match v.backing {
-            Backing::FileShared(f) => v.writable && !self.mm.files[f as usize].writenotify,
+    fn vm_page_prot_writable(&self, backing: Backing, writable: bool) -> bool {
+        match backing {
+            Backing::FileShared(f) => writable && !self.mm.files[f as usize].writenotify,
             _ => false,
-        })
+        }
     }
 }

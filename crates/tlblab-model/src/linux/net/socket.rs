@@ -379,8 +379,23 @@ impl Kernel {
     /// from a reader's cache ([`Kernel::frag_refill_lines`]).
     pub(in crate::linux::net) fn tcp_frag_refill(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-        let filled = std::mem::take(&mut f.frag.filled);
-        self.frag_refill_lines(ctx, &filled)
+        let mut filled = std::mem::take(&mut f.frag.filled);
+        let d = self.frag_refill_lines(ctx, &filled);
+        // The log goes back empty, its capacity kept (no allocation per skb).
+        filled.clear();
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].frag.filled = filled;
+        d
+    }
+
+    /// After a softirq that ran inside `tcp_sendmsg` (at `at`): the call goes on with the rest
+    /// of the send or the next skb it may transmit, else `release_sock` follows.
+    fn tcp_sendmsg_goes_on(&mut self, ctx: &mut Ctx, sock: u16, at: Ps) {
+        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
+        if f.send_left > 0 || !f.unsent.is_empty() {
+            ctx.then(Continuation::Net(Step::Sendmsg { sock }));
+        } else {
+            self.tcp_release_at(ctx, sock, at);
+        }
     }
 
     /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
@@ -428,14 +443,7 @@ impl Kernel {
             }
         }
         if !may_drop {
-            // TCP: the softirq ran inside tcp_sendmsg, which goes on with the rest of the call
-            // or the next skb it may transmit; else release_sock follows.
-            let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
-            if f.send_left > 0 || !f.unsent.is_empty() {
-                ctx.then(Continuation::Net(Step::Sendmsg { sock }));
-            } else {
-                self.tcp_release_at(ctx, sock, ctx.now + d);
-            }
+            self.tcp_sendmsg_goes_on(ctx, sock, ctx.now + d);
             return d;
         }
         d += self.socket_exit(ctx);
@@ -587,8 +595,6 @@ impl Kernel {
         d + self.socket_exit(ctx)
     }
 
-    /// Charges what an allocation or free of the network paths took from `at`: lock spin to
-    /// [`Bucket::LockWait`], the rest to the system call. Returns the time.
     /// A send's copy of `len` bytes into an skb at `at`, after the allocation `out` made for it:
     /// the allocation charged, the copy at the profile's rate, and its read of the user buffer
     /// and write of the skb drawn on the machine's memory (hw/uncore.rs). Returns the
@@ -606,6 +612,8 @@ impl Kernel {
         (alloc, copy + self.bulk(ctx, at + alloc, 2 * len, copy))
     }
 
+    /// Charges what an allocation or free of the network paths took from `at`: lock spin to
+    /// [`Bucket::LockWait`], the rest to the system call. Returns the time.
     pub(in crate::linux::net) fn charge_net(&mut self, ctx: &mut Ctx, out: &NetOutcome, at: Ps) -> Ps {
         let d = out.done - at;
         ctx.lock_wait("zone->lock, list_lock", out.lock_wait());

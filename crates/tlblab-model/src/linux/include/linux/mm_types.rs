@@ -267,7 +267,8 @@ impl Mm {
     }
 
     /// `lock_vma_under_rcu` (v6.4 mm/memory.c): the VMA at `addr` read-locked for a fault
-    /// without `mmap_lock` if it is anonymous, has its `anon_vma` and `vma_start_read` succeeds.
+    /// without `mmap_lock` if it qualifies under `rule` ([`Vma::vma_lock_qualifies`]) and
+    /// `vma_start_read` succeeds.
     /// (userfaultfd and swap-in, the other v6.4 refusals, are not modelled.)
     pub fn lock_vma_under_rcu(
         &mut self,

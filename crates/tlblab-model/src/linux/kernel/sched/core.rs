@@ -23,7 +23,7 @@ crate::linux::vmstat::counters! {
     /// The scheduler, counted.
     Counters {
         context_switches,
-        /// Wake-ups sent to an idle CPU as a function-call IPI (`[sched] wakelist_ipi`, v5.16+).
+        /// Wake-ups sent to an idle CPU as a function-call IPI (`[sched] wakelist_ipi`, v6.0+).
         wakelist_ipis,
         /// Wake-ups that moved a task to another CPU (`set_task_cpu`: `nr_migrations`).
         migrations,
@@ -358,7 +358,7 @@ impl Kernel {
             if exit > Ps::ZERO && c.out_of_idle <= now {
                 c.out_of_idle = now + kick;
             }
-            // v5.16+: ttwu_queue_cond picks the wake list for an idle target (nr_running == 0),
+            // v6.0+: ttwu_queue_cond picks the wake list for an idle target (nr_running == 0),
             // sent as CALL_FUNCTION_SINGLE; the model's idle CPU never polls, so every one is an IPI.
             if self.config.sched.wakelist_ipi && self.costs.hw.ipi.is_some() {
                 self.counters.sched.wakelist_ipis += 1;

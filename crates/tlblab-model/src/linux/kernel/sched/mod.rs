@@ -13,7 +13,7 @@ pub struct SchedKnobs {
     /// before it and from CFS kernels' (read as off).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub eevdf: bool,
-    /// v5.16+ `ttwu_queue_wakelist` for an idle target: a wake-up of a task whose CPU is idle
+    /// v6.0+ `ttwu_queue_wakelist` for an idle target: a wake-up of a task whose CPU is idle
     /// queues it on that CPU's call-single queue and sends a function-call IPI (counted as `CAL`,
     /// not `TLB`); before, a reschedule IPI (docs/references/linux-mm.md#wake-ups). Only the count
     /// differs: both deliveries cost the kick's IPI. Not modelled: v5.8+'s wake list to a busy CPU

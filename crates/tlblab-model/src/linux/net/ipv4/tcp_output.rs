@@ -54,10 +54,10 @@ impl Kernel {
             }
             let copy = if room > 0 { room } else { mss }.min(f.send_left);
             f.send_left -= copy;
+            f.new_skbs += u32::from(room == 0);
             d += if room > 0 {
                 self.tcp_fill_tail(ctx, sock, copy, ctx.now + d)
             } else {
-                self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].new_skbs += 1;
                 self.tcp_new_skb(ctx, sock, copy, ctx.now + d)
             };
             if first {
@@ -71,7 +71,7 @@ impl Kernel {
                 return d + self.tcp_xmit_head(ctx, sock);
             }
         }
-        if self.tcp_head_may_go(sock) {
+        if self.tcp_head_may_go(sock, true) {
             return d + self.tcp_xmit_head(ctx, sock);
         }
         let s = self.net.sockets.as_mut().expect(NO_NET);
@@ -89,11 +89,11 @@ impl Kernel {
 
     /// Whether `tcp_write_xmit` sends the write queue's head now: it ends inside the window
     /// (`tcp_snd_wnd_test`) and, if it is the last skb, Nagle lets it go (`tcp_nagle_test`;
-    /// the others are full-sized).
-    pub(in crate::linux::net) fn tcp_head_may_go(&self, sock: u16) -> bool {
+    /// the others are full-sized; not asked with `nagle` false: `tcp_push`'s `TCP_NAGLE_PUSH`).
+    pub(in crate::linux::net) fn tcp_head_may_go(&self, sock: u16, nagle: bool) -> bool {
         let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
         let Some(h) = f.unsent.front() else { return false };
-        f.conn.fits(h.len) && !(f.unsent.len() == 1 && f.conn.nagle_holds(h.len))
+        f.conn.fits(h.len) && !(nagle && f.unsent.len() == 1 && f.conn.nagle_holds(h.len))
     }
 
     /// `tcp_transmit_skb` of the write queue's head from inside `tcp_sendmsg`: the rest of
@@ -149,8 +149,7 @@ impl Kernel {
     /// holds the head), else `sk_stream_wait_memory`: the socket released (its backlog
     /// processed) while the writer sleeps until a read frees room, then the call goes on.
     fn tcp_wait_for_space(&mut self, ctx: &mut Ctx, t: usize, sock: u16, at: Ps) -> Ps {
-        let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
-        if f.unsent.front().is_some_and(|h| f.conn.fits(h.len)) {
+        if self.tcp_head_may_go(sock, false) {
             return self.tcp_xmit_head(ctx, sock);
         }
         let d = self.tcp_flush_backlog(ctx, sock, at);
@@ -211,7 +210,7 @@ impl Kernel {
     ) -> Ps {
         self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].conn.acked(ack);
         let mut sent = Vec::new();
-        while self.tcp_head_may_go(sock) {
+        while self.tcp_head_may_go(sock, true) {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
             let skb = f.unsent.pop_front().expect("the head");
             f.conn.transmitted(skb.len);

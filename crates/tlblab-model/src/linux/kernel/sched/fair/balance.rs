@@ -91,9 +91,9 @@ impl Kernel {
             return;
         }
         let jiffies = self.jiffies.at(now);
-        let span: Vec<u32> = (0..self.nr_cpus()).filter(|&c| self.share_cache(c, cpu)).collect();
+        let weight = (0..self.nr_cpus()).filter(|&c| self.share_cache(c, cpu)).count() as u64;
         // get_sd_balance_interval: span-weight ms, x busy_factor when busy, in jiffies.
-        let ms = span.len() as u64 * BUSY_FACTOR;
+        let ms = weight * BUSY_FACTOR;
         let interval = (ms * self.jiffies.hz).div_ceil(1000).max(1);
         let sd = &mut self.cpus[cpu as usize].sd;
         match sd.last_balance {
@@ -104,12 +104,14 @@ impl Kernel {
             Some(last) if jiffies < last + interval => return,
             Some(_) => sd.last_balance = Some(jiffies),
         }
+        let span: Vec<u32> = (0..self.nr_cpus()).filter(|&c| self.share_cache(c, cpu)).collect();
         let moved = self.sched_balance_rq(cpu, &span, now);
         let sd = &mut self.cpus[cpu as usize].sd;
+        // load_balance: a failed pull counts; a pull, or a balanced domain (`out_balanced`),
+        // clears the count.
         match moved {
             Some(0) => sd.nr_balance_failed += 1,
-            Some(_) => sd.nr_balance_failed = 0,
-            None => {}
+            _ => sd.nr_balance_failed = 0,
         }
     }
 
