@@ -526,7 +526,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     }
     notes.push(
         "CAL - TLB on the real side is other function calls; with two threads sleeping on mmap_lock or a VMA's \
-         lock (ebizzy -m) most are wake-ups of the sleeper's idle CPU (ttwu_queue_wakelist, Linux 5.16+); the \
+         lock (ebizzy -m) most are wake-ups of the sleeper's idle CPU (ttwu_queue_wakelist, Linux 6.0+); the \
          model's CAL is its flush IPIs plus those wake-ups (wakelist_ipis), without the VMA-lock sleeps it does \
          not have: docs/cal-interrupts.md"
             .into(),
