@@ -492,9 +492,17 @@ mod tests {
             "ebizzy -m",
             "ebizzy -n 4 alloc=glibc-mmap rand=seeded",
             "vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=8192",
+            "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64",
         ] {
             assert_eq!(Workload::parse(n).unwrap().name(), n);
         }
+        let e = Workload::parse("vm-scalability lru-file-mmap-read mem_mib=64 memcg_mib=48").unwrap_err();
+        assert!(e.contains("memcg_mib is above half of mem_mib") && e.contains("4..=mem_mib/2"), "{e}");
+        let e = Workload::parse("vm-scalability lru-file-mmap-read memcg_mib=6").unwrap_err();
+        assert!(
+            e.contains("`memcg_mib=6`: allowed memcg_mib =") && e.contains("4..=mem_mib/2, a multiple of 4"),
+            "{e}"
+        );
         assert!(Workload::parse("ebizzyx").is_err());
         assert!(Workload::parse("tlb_flush9_threads").unwrap_err().contains("tlb_flush1_threads"));
         let e = Workload::parse("tlb_flush1_threads alloc=mmap").unwrap_err();

@@ -267,6 +267,7 @@ impl Kernel {
                 slab,
                 slab_events: Vec::new(),
                 shmem: Default::default(),
+                memcg: None,
                 migrate: None,
             },
             fs: Fs { mount: fs, pipes: Vec::new() },

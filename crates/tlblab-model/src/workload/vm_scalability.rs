@@ -13,6 +13,9 @@
 //!   user time at the profile's L1 hit latency per load (`memory.l1d_hit_cycles`): the words
 //!   of a page share its translation, so only the first can miss in the TLB or fault (a flush
 //!   landing inside a page's 511 loads is not seen: the next page's load takes its miss).
+//! - With `memcg_mib=`, the readers run in a memory cgroup of that limit on a larger machine (as
+//!   `tlblab validate`'s real readers do): the files are ten times the limit, and the readers
+//!   reclaim when a charge would pass it (linux/mm/memcontrol.rs); kswapd stays asleep.
 //! - kswapd (one per node) is a kernel thread bound to the node's last CPU, which it shares
 //!   with that CPU's usemem (CFS wake-up preemption lets it in when woken); it has no mm and
 //!   runs on that usemem's in lazy TLB mode (linux/kernel/sched/core.rs).
@@ -53,6 +56,11 @@ pub struct VmScalability {
     /// (`SWAP_CLUSTER_MAX`, pagevecs, readahead, a CPU's allocation rate) keeps its proportion
     /// to what does.
     pub ram_mib: Option<u64>,
+    /// A memory cgroup's limit on the readers in MiB (`memcg_mib=`, default none): the files
+    /// are 10 x the limit instead of memory, and the readers reclaim their cgroup's pages
+    /// themselves when a charge would pass it (linux/mm/memcontrol.rs), as a run inside a
+    /// small cgroup on a large machine does; kswapd stays asleep.
+    pub memcg_mib: Option<u64>,
 }
 
 const CASE: &str = "lru-file-mmap-read";
@@ -63,6 +71,11 @@ const PARAMS: &[(&str, &str)] = &[
         "ram_mib",
         "MiB of the machine the simulated memory scales down, mem_mib..=1048576 (default mem_mib): \
          watermarks, per-CPU lists and reclaim's scan targets are sized for it",
+    ),
+    (
+        "memcg_mib",
+        "MiB of a memory cgroup's limit on the readers, 4..=mem_mib/2, a multiple of 4 (default none): \
+         files 10 x the limit, reclaimed by the readers when a charge passes it",
     ),
 ];
 
@@ -75,7 +88,7 @@ impl Benchmark for VmScalability {
         if words.next() != Some(CASE) {
             return Some(Err(format!("vm-scalability: only case {CASE} is modelled; `{text}`")));
         }
-        let mut w = VmScalability { case: CASE, mem_mib: DEFAULT_MEM_MIB, ram_mib: None };
+        let mut w = VmScalability { case: CASE, mem_mib: DEFAULT_MEM_MIB, ram_mib: None, memcg_mib: None };
         for kv in words {
             match kv.split_once('=') {
                 Some(("mem_mib", v)) => match v.parse::<u64>() {
@@ -96,10 +109,19 @@ impl Benchmark for VmScalability {
                         )))
                     }
                 },
+                Some(("memcg_mib", v)) => match v.parse::<u64>() {
+                    Ok(m) if m >= 4 && m % 4 == 0 => w.memcg_mib = Some(m),
+                    _ => {
+                        return Some(Err(format!(
+                            "vm-scalability: `{kv}`: allowed memcg_mib = {}",
+                            PARAMS[2].1
+                        )))
+                    }
+                },
                 _ => {
                     return Some(Err(format!(
-                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({})",
-                        PARAMS[0].1, PARAMS[1].1
+                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({}), memcg_mib ({})",
+                        PARAMS[0].1, PARAMS[1].1, PARAMS[2].1
                     )))
                 }
             }
@@ -108,6 +130,14 @@ impl Benchmark for VmScalability {
             return Some(Err(format!(
                 "vm-scalability: ram_mib is below mem_mib in `{text}`; {}",
                 PARAMS[1].1
+            )));
+        }
+        // The machine keeps at least as much free as the cgroup may charge: only the limit
+        // reclaims.
+        if w.memcg_mib.is_some_and(|m| m * 2 > w.mem_mib) {
+            return Some(Err(format!(
+                "vm-scalability: memcg_mib is above half of mem_mib in `{text}`; {}",
+                PARAMS[2].1
             )));
         }
         Some(Ok(w))
@@ -128,7 +158,7 @@ impl Benchmark for VmScalability {
 
     /// Each process maps all of its own file.
     fn mapped_pages(&self, tasks: u32) -> MappedPages {
-        let pages = tasks as u64 * file_pages(self.mem_mib << 8, tasks);
+        let pages = tasks as u64 * file_pages(self.files_sized_by() << 8, tasks);
         MappedPages { mapped: pages, file: pages }
     }
 
@@ -148,6 +178,9 @@ impl Benchmark for VmScalability {
         if let Some(r) = self.ram_mib {
             n += &format!(" ram_mib={r}");
         }
+        if let Some(m) = self.memcg_mib {
+            n += &format!(" memcg_mib={m}");
+        }
         n
     }
 
@@ -165,7 +198,13 @@ impl Benchmark for VmScalability {
         let pa = sim.kernel.page_alloc().expect("run::run checked the allocator");
         let nodes = pa.nr_nodes();
         let mem: u64 = pa.zones.iter().map(|z| z.managed).sum();
-        let pages = file_pages(mem, run.tasks);
+        let pages = match self.memcg_mib {
+            Some(m) => {
+                sim.kernel.set_memcg_limit(m << 8);
+                file_pages(m << 8, run.tasks)
+            }
+            None => file_pages(mem, run.tasks),
+        };
         let mhz = run.profile.clock_mhz();
         let word = Ps::from_cycles(run.profile.memory.l1d_hit_cycles.value, mhz);
         for i in 0..run.tasks {
@@ -189,7 +228,15 @@ impl Benchmark for VmScalability {
     /// The case's elapsed time: the files' pages (10 x memory) at the measured aggregate page
     /// rate (one iteration is one page).
     fn score(&self, iterations: u64, measured: Ps) -> f64 {
-        measured.as_secs_f64() * (FILES_X_MEM * (self.mem_mib << 8)) as f64 / iterations.max(1) as f64
+        measured.as_secs_f64() * (FILES_X_MEM * (self.files_sized_by() << 8)) as f64
+            / iterations.max(1) as f64
+    }
+}
+
+impl VmScalability {
+    /// The MiB the files are ten times: the cgroup's limit, or else memory.
+    fn files_sized_by(&self) -> u64 {
+        self.memcg_mib.unwrap_or(self.mem_mib)
     }
 }
 

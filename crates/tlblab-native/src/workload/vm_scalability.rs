@@ -53,9 +53,10 @@ pub fn elapsed(mem_mib: u64, pages: u64, seconds: f64) -> f64 {
     seconds * (FILES_X_MEM * (mem_mib << 8)) as f64 / pages.max(1) as f64
 }
 
-/// The simulated twin's workload text.
+/// The simulated twin's workload text: the same cgroup limit on a machine four times its size,
+/// so that, as on the host, only the limit reclaims (in the readers) and kswapd sleeps.
 pub fn sim_text(mem_mib: u64) -> String {
-    format!("vm-scalability {NAME} mem_mib={mem_mib}")
+    format!("vm-scalability {NAME} mem_mib={} memcg_mib={mem_mib}", 4 * mem_mib)
 }
 
 /// A directory for the sparse files: `dir` unless it is tmpfs or ramfs.

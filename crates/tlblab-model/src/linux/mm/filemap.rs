@@ -115,6 +115,7 @@ impl Kernel {
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, Bucket::Fault);
         self.mm.files[file as usize].set(index, pfn);
         self.counters.filemap.pagecache_fills += 1;
+        self.memcg_charge();
         // The fill writes the whole page.
         let clear = self.clear_new_page(ctx, at + a, pfn);
         let Some(fill) = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {

@@ -3,6 +3,7 @@
 
 pub mod filemap;
 pub mod madvise;
+pub mod memcontrol;
 pub mod memory;
 pub mod migrate;
 pub mod mmap;
@@ -38,6 +39,8 @@ pub struct Memory {
     pub(in crate::linux) slab_events: Vec<slub::PageEvent>,
     /// shmem files and the zram device their pages swap to (linux/mm/shmem.rs).
     pub(in crate::linux) shmem: shmem::Shmem,
+    /// The memory cgroup the workload runs in, where it sets a limit (linux/mm/memcontrol.rs).
+    pub(in crate::linux) memcg: Option<memcontrol::MemCgroup>,
     /// Page migration (linux/mm/migrate.rs), where a workload moves pages.
     pub(in crate::linux) migrate: Option<migrate::Migrate>,
 }

@@ -64,6 +64,9 @@ crate::linux::vmstat::counters! {
         pgref_old,
         /// Direct reclaim entries (`allocstall`).
         allocstall,
+        /// Reclaims a memory cgroup's limit started in a charging task (memory.events `max`;
+        /// linux/mm/memcontrol.rs).
+        memcg_reclaims,
         /// Wake-ups of a sleeping kswapd (`pageoutrun` counts its balance passes).
         kswapd_wakeups,
         pageoutrun,
@@ -197,6 +200,8 @@ enum Back {
 #[derive(Debug)]
 pub(in crate::linux) struct ScanControl {
     kswapd: bool,
+    /// A memory cgroup's limit reclaim (`cgroup_reclaim(sc)`; linux/mm/memcontrol.rs).
+    memcg: bool,
     node: usize,
     /// The zones this priority's walk shrinks, in order (direct reclaim: the zonelist, Normal
     /// first; kswapd: the lowest zone up to `end_zone`), and how far it got.
@@ -560,9 +565,9 @@ impl Kernel {
                 }
             }
             let sc = self.sc(t);
-            // Direct reclaim at DEF_PRIORITY scans its whole target (scan_adjusted); otherwise
-            // file-only reclaim stops once nr_to_reclaim is met.
-            let scan_adjusted = !sc.kswapd && sc.priority == DEF_PRIORITY;
+            // Global direct reclaim at DEF_PRIORITY scans its whole target (scan_adjusted, v6.x
+            // proportional_reclaim); otherwise file-only reclaim stops once nr_to_reclaim is met.
+            let scan_adjusted = !sc.kswapd && !sc.memcg && sc.priority == DEF_PRIORITY;
             if sc.pass_reclaimed >= sc.nr_to_reclaim && !scan_adjusted {
                 sc.nr = [0, 0];
             }

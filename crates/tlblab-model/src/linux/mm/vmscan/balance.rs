@@ -45,30 +45,41 @@ impl Kernel {
 
     /// Whether the `pages` allocations of a read-around on this CPU would fail the slow path's
     /// last watermark (`min` plus `lowmem_reserve` on every zone of the node, with the per-CPU
-    /// lists' refills: [`PageAlloc::min_capacity`]): it then reclaims directly first. Only with
-    /// reclaim costs.
+    /// lists' refills: [`PageAlloc::min_capacity`]), or their charges the memory cgroup's limit
+    /// (linux/mm/memcontrol.rs): it then reclaims directly first. Only with reclaim costs.
     pub(in crate::linux) fn should_direct_reclaim(&self, cpu: u32, pages: u64) -> bool {
         if self.mm.vmscan.costs.is_none() {
             return false;
+        }
+        if self.memcg_over(pages) {
+            return true;
         }
         let Some(pa) = self.mm.page_alloc.as_ref() else { return false };
         pa.min_capacity(cpu, MigrateType::Movable, pages) < pages
     }
 
-    /// `__alloc_pages_direct_reclaim` in task `t` (its allocation retries afterwards): queues
-    /// `do_try_to_free_pages`.
+    /// `__alloc_pages_direct_reclaim` in task `t` (its allocation retries afterwards), or
+    /// `try_charge_memcg`'s `try_to_free_mem_cgroup_pages` when the charge is what fails: queues
+    /// `do_try_to_free_pages`, `SWAP_CLUSTER_MAX` pages either way (a page's charge asks for one).
     pub(in crate::linux) fn direct_reclaim(&mut self, ctx: &mut Ctx, t: usize) {
         let node = self.pa().node_of_cpu(ctx.cpu) as usize;
-        self.counters.vmscan.allocstall += 1;
+        let memcg = self.memcg_over(1);
+        if memcg {
+            self.counters.vmscan.memcg_reclaims += 1;
+        } else {
+            self.counters.vmscan.allocstall += 1;
+        }
         let scm = self.config.reclaim.swap_cluster_max as u64;
-        self.start_reclaim(t, false, node, scm);
+        self.start_reclaim(t, (false, memcg), node, scm);
         ctx.then(Continuation::Reclaim(Step::Shrink));
     }
 
-    fn start_reclaim(&mut self, t: usize, kswapd: bool, node: usize, nr_to_reclaim: u64) {
+    /// `(kswapd, memcg)`: who reclaims, kswapd or a task, and for a cgroup's limit or not.
+    fn start_reclaim(&mut self, t: usize, (kswapd, memcg): (bool, bool), node: usize, nr_to_reclaim: u64) {
         self.mm.vmscan.ensure_task(t);
         self.mm.vmscan.sc[t] = Some(Box::new(ScanControl {
             kswapd,
+            memcg,
             node,
             walk: Vec::new(),
             next: 0,
@@ -184,7 +195,7 @@ impl Kernel {
         }
         self.counters.vmscan.pageoutrun += 1;
         let scm = self.config.reclaim.swap_cluster_max as u64;
-        self.start_reclaim(t, true, node, scm);
+        self.start_reclaim(t, (true, false), node, scm);
         ctx.then(Continuation::Reclaim(Step::Shrink));
         Ps::ZERO
     }

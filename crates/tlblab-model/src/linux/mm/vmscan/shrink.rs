@@ -170,6 +170,8 @@ impl Kernel {
         sc.pass_reclaimed += n;
         sc.total_reclaimed += n;
         let mut d = Ps::ZERO;
+        // mem_cgroup_uncharge_folios, then free_unref_folios (v6.x; linux/mm/memcontrol.rs).
+        self.memcg_uncharge(n);
         for page in &freed {
             d += self.free_reclaimed(ctx, ctx.now + d, page);
         }

@@ -264,3 +264,36 @@ fn with_batched_flushes_reclaim_and_page_cache_work_dominate_flush_time() {
         flush / total
     );
 }
+
+#[test]
+fn a_memory_cgroups_limit_is_reclaimed_by_the_readers_and_kswapd_sleeps() {
+    // 16 MiB of cgroup on a 64 MiB machine: the readers charge their page cache until the
+    // limit, then reclaim it themselves, 32 pages a time; the node's free pages never reach
+    // its watermarks, so kswapd is never woken and no allocation stalls.
+    let p = profile();
+    let spec = RunSpec::of(
+        "6.18",
+        "vm-scalability lru-file-mmap-read mem_mib=64 memcg_mib=16",
+        2,
+        Ps::MS * 30,
+        Ps::MS * 20,
+    );
+    let kernel = crate::run::check(&p, &spec).unwrap();
+    let mut sim = Simulation::new(&p, kernel);
+    sim.seed(1);
+    spec.workload.setup(&mut sim, &crate::workload::Setup { profile: &p, tasks: 2, seed: 1 });
+    let stats = sim.run(spec.warmup, spec.measure);
+    let c = &stats.counters;
+    let m = sim.kernel.memcg().expect("the workload set a limit");
+    assert_eq!(m.max, 16 << 8);
+    assert!(m.usage <= m.max && m.usage + 64 > m.max, "usage {} of {}", m.usage, m.max);
+    assert_eq!((c.vmscan.kswapd_wakeups, c.vmscan.allocstall, c.vmscan.pgsteal_kswapd), (0, 0, 0));
+    assert!(c.vmscan.pgsteal_direct > 1000, "{:?}", c.vmscan);
+    // At least SWAP_CLUSTER_MAX a reclaim, no global-reclaim full scan at DEF_PRIORITY: the
+    // priority ladder's targets (size >> priority) double each pass, so the last pass
+    // overshoots by up to as much again.
+    let per = c.vmscan.pgsteal_direct as f64 / c.vmscan.memcg_reclaims as f64;
+    assert!((32.0..=72.0).contains(&per), "{per:.1} pages a reclaim");
+    // Two processes each reclaim the other's pages: that process's CPU gets the batch's IPI.
+    assert!(c.smp.ipis_sent > 0);
+}
