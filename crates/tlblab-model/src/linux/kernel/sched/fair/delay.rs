@@ -13,7 +13,8 @@
 //!   turned positive meanwhile is placed again at V with zero lag, one still in debt stays where it
 //!   was (vruntime and deadline kept). Then `wakeup_preempt` as for any wake-up.
 //!
-//! Departures: PELT counts a delayed task as runnable for the runqueue's load and runnable
+//! The waker pays `kernel.ttwu_cycles` as for any wake-up (the shorter `ttwu_runnable` path is
+//! not costed apart). Departures: PELT counts a delayed task as runnable for the runqueue's load and runnable
 //! averages (v6.12's rule; v6.13 took delayed tasks out of the runnable count, 76f2f783294d,
 //! not modelled). The balancer never moves a delayed task (v6.18: it is off `cfs_tasks`).
 
