@@ -191,6 +191,8 @@ subsystems! {
     /// `mm_cpumask` upkeep (linux/arch/x86/mm/tlb.rs), where the kernel models v6.14's lazy mask
     /// or the mask's line.
     cpumask: Option<arch::x86::mm::tlb::MaskCounters> = Kernel::cpumask_counters;
+    /// EEVDF's delayed dequeue (linux/kernel/sched/fair/delay.rs), where the kernel has it (v6.12+).
+    sched_delay: Option<kernel::sched::fair::delay::Counters> = Kernel::delay_counters;
     /// Swap to zram (linux/mm/shmem.rs), where a workload maps shmem; costed where the profile
     /// has `[swap]`.
     swap: Option<mm::shmem::Counters> = Kernel::swap_counters, costs Option<mm::shmem::Costs>;
@@ -425,7 +427,7 @@ impl Kernel {
             if ctx.now < exit {
                 return Boundary::At(exit);
             }
-            return match self.pick_next(cpu) {
+            return match self.pick_next(cpu, ctx.now) {
                 Some(next) => Boundary::Ran(self.switch_to(ctx, next, ctx.now)),
                 None => Boundary::Idle,
             };

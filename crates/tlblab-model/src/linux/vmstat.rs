@@ -78,6 +78,7 @@ mod tests {
             arm64: Some(Default::default()),
             swap: Some(Default::default()),
             migrate: Some(Default::default()),
+            sched_delay: Some(Default::default()),
             ..Counters::default()
         }
     }

@@ -35,4 +35,14 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
         }
         _ => Err(None),
     },
+}, Knob {
+    name: "delay_dequeue",
+    section: "sched",
+    needed: Needed::Newer,
+    allowed: "on | off",
+    doc: "v6.12+ EEVDF DELAY_DEQUEUE with DELAY_ZERO (kernel/sched/fair.c): a task that blocks while \
+          ineligible stays queued, counted in V and the load, until a pick reaches it (dequeued then, its \
+          positive lag clipped to zero) or a wake-up requeues it where it was; off: every sleeper leaves at \
+          once with its lag (v6.6..v6.11); used only with eevdf = on (linux/kernel/sched/fair/delay.rs)",
+    apply: |k, v| on_off(v).map(|b| k.sched.delay_dequeue = b),
 }];

@@ -71,6 +71,8 @@ pub struct Task {
     pub deadline: Ps,
     pub vlag: i64,
     pub vprot: Ps,
+    /// `se.sched_delayed` (v6.12+, linux/kernel/sched/fair/delay.rs): asleep but still queued.
+    pub delayed: bool,
 }
 
 /// What the scheduler costs: `__schedule` between two tasks (measured on the host by `probe`;
@@ -139,6 +141,7 @@ impl Kernel {
             deadline: vruntime + slice,
             vlag: 0,
             vprot: vruntime + slice,
+            delayed: false,
         });
         self.pelt_attach_new(cpu, t, start);
         let c = &mut self.cpus[cpu as usize];
@@ -230,7 +233,7 @@ impl Kernel {
             // update_curr's test, then the pick schedule() would make.
             let v = self.tasks[t].vruntime + ctx.now.saturating_sub(self.tasks[t].on_cpu_since);
             let over = c.need_resched || v >= self.tasks[t].deadline || v >= self.tasks[t].vprot;
-            return over && self.pick_eevdf(ctx.cpu, ctx.now, true) != Some(t);
+            return over && self.pick_eevdf_live(ctx.cpu, ctx.now) != Some(t);
         }
         self.slice_over(ctx.now, t, c.runq.len() + 1)
     }
@@ -297,7 +300,8 @@ impl Kernel {
             if v >= self.tasks[t].deadline {
                 self.tasks[t].deadline = v + self.base_slice();
             }
-            if !requeue {
+            // v6.12+: an ineligible sleeper stays queued (fair/delay.rs), its lag taken later.
+            if !requeue && !self.delay_dequeue(cpu, t) {
                 self.save_lag(cpu, t);
             }
         }
@@ -305,7 +309,7 @@ impl Kernel {
         if requeue {
             c.runq.push_back(t);
         }
-        match self.pick_next(cpu) {
+        match self.pick_next(cpu, now) {
             Some(next) => self.switch_to(ctx, next, now),
             None => {
                 // The idle task is a kernel thread too.
@@ -344,6 +348,11 @@ impl Kernel {
     /// [`Kernel::wake`], `sync` as `WF_SYNC`; an unbound task is first placed
     /// (`select_task_rq`, linux/kernel/sched/fair/select.rs).
     pub(in crate::linux) fn wake_as(&mut self, ctx: &mut Ctx, t: usize, now: Ps, sync: bool) {
+        if self.tasks[t].delayed {
+            // v6.12+ ttwu_runnable: still queued where it slept (fair/delay.rs).
+            self.requeue_delayed(t, now);
+            return;
+        }
         let cpu = self.ttwu_place(ctx, t, sync, now);
         if self.config.sched.eevdf {
             self.place_entity(t, now);
@@ -389,11 +398,12 @@ impl Kernel {
     }
 
     /// `pick_next_entity`: takes the runnable task of `cpu` with the least vruntime off its
-    /// queue (with equal vruntimes, the one queued first).
-    pub(in crate::linux) fn pick_next(&mut self, cpu: u32) -> Option<usize> {
+    /// queue (with equal vruntimes, the one queued first); under EEVDF at `now`, delayed
+    /// sleepers it reaches dequeued on the way (v6.12+).
+    pub(in crate::linux) fn pick_next(&mut self, cpu: u32, now: Ps) -> Option<usize> {
         if self.config.sched.eevdf {
             // The CPU has no current task here: the pick is among the queued.
-            let next = self.pick_eevdf(cpu, Ps::ZERO, false)?;
+            let next = self.pick_eevdf_dequeuing(cpu, now, false)?;
             let q = &mut self.cpus[cpu as usize].runq;
             let i = q.iter().position(|&x| x == next).expect("the pick is queued");
             return q.remove(i);

@@ -17,10 +17,13 @@
 //! - A wake-up preempts when the pick with the woken task queued is the woken task
 //!   (`check_preempt_wakeup_fair`); the current task leaves at its next return to user space.
 //!
-//! Departures: `DELAY_DEQUEUE` (v6.12+: an ineligible sleeper stays queued until it would be
-//! picked) and the next-buddy hint are not modelled.
+//! - v6.12+ `DELAY_DEQUEUE` (`[sched] delay_dequeue`, linux/kernel/sched/fair/delay.rs): an
+//!   ineligible sleeper stays queued until it is picked or woken.
+//!
+//! Departures: the next-buddy hint is not modelled.
 
 pub mod balance;
+pub mod delay;
 mod select;
 
 use crate::linux::Kernel;
@@ -50,9 +53,16 @@ impl Kernel {
 
     /// The sum and number of the vruntimes queued on `cpu`, the current task's at `now` included.
     fn vruntime_sum(&self, cpu: u32, now: Ps) -> (u128, u128) {
+        self.vruntime_sum_without(cpu, now, &[])
+    }
+
+    /// [`Kernel::vruntime_sum`] with the queued tasks in `gone` left out (delayed sleepers a
+    /// pick has dequeued, linux/kernel/sched/fair/delay.rs).
+    fn vruntime_sum_without(&self, cpu: u32, now: Ps, gone: &[usize]) -> (u128, u128) {
         let c = &self.cpus[cpu as usize];
-        let mut sum: u128 = c.runq.iter().map(|&q| self.tasks[q].vruntime.0 as u128).sum();
-        let mut n = c.runq.len() as u128;
+        let queued = || c.runq.iter().filter(|q| !gone.contains(q));
+        let mut sum: u128 = queued().map(|&q| self.tasks[q].vruntime.0 as u128).sum();
+        let mut n = queued().count() as u128;
         if let Some((_, v)) = self.curr_vruntime(cpu, now) {
             sum += v.0 as u128;
             n += 1;
@@ -82,11 +92,17 @@ impl Kernel {
 
     /// `pick_eevdf` on `cpu` at `now`; `protect` applies RUN_TO_PARITY to the current task.
     pub(in crate::linux) fn pick_eevdf(&self, cpu: u32, now: Ps, protect: bool) -> Option<usize> {
+        self.pick_eevdf_without(cpu, now, protect, &[])
+    }
+
+    /// [`Kernel::pick_eevdf`] with the queued tasks in `gone` no longer on the queue.
+    fn pick_eevdf_without(&self, cpu: u32, now: Ps, protect: bool, gone: &[usize]) -> Option<usize> {
         let c = &self.cpus[cpu as usize];
-        let (sum, n) = self.vruntime_sum(cpu, now);
+        let (sum, n) = self.vruntime_sum_without(cpu, now, gone);
         let mut curr = self.curr_vruntime(cpu, now);
+        let mut queued = c.runq.iter().copied().filter(|q| !gone.contains(q));
         if n == 1 {
-            return curr.map(|(t, _)| t).or_else(|| c.runq.front().copied());
+            return curr.map(|(t, _)| t).or_else(|| queued.next());
         }
         // entity_eligible: V * n >= v * n, without the division.
         let eligible = |v: Ps| v.0 as u128 * n <= sum;
@@ -99,17 +115,15 @@ impl Kernel {
         }
         // The earliest deadline among the eligible (the first queued of equals, as the tree's
         // leftmost).
-        let best = c
-            .runq
-            .iter()
-            .copied()
+        let best = queued
+            .clone()
             .filter(|&q| eligible(self.tasks[q].vruntime))
             .min_by_key(|&q| self.tasks[q].deadline);
         match (curr, best) {
             (Some((t, v)), Some(b)) if self.deadline_at(t, v) < self.tasks[b].deadline => Some(t),
             (Some((t, _)), None) => Some(t),
             (_, Some(b)) => Some(b),
-            (None, None) => c.runq.front().copied(),
+            (None, None) => queued.next(),
         }
     }
 
@@ -157,7 +171,9 @@ impl Kernel {
             return false;
         }
         c.need_resched = false;
-        self.pick_eevdf(cpu, now, true) != Some(t)
+        // schedule(): delayed sleepers the pick reaches leave first (v6.12+); picking `t` again
+        // is no switch.
+        self.pick_eevdf_dequeuing(cpu, now, true) != Some(t)
     }
 }
 

@@ -25,6 +25,12 @@ pub struct SchedKnobs {
     /// docs/references/linux-6x.md#eevdf). Absent from results written before it (read as 750).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub base_slice_us: u32,
+    /// v6.12+ EEVDF `DELAY_DEQUEUE` with `DELAY_ZERO` (152e11f6df29): a task that blocks while
+    /// ineligible stays queued until picked or woken (linux/kernel/sched/fair/delay.rs,
+    /// docs/references/linux-6x.md#delayed-dequeue); used only with `eevdf`. Absent from results
+    /// written before it (read as off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delay_dequeue: bool,
 }
 
 fn is_zero(v: &u32) -> bool {

@@ -157,7 +157,8 @@ impl Kernel {
         let queued: Vec<usize> = self.cpus[src as usize].runq.iter().copied().take(NR_MIGRATE).collect();
         let mut moved = 0;
         for t in queued {
-            if self.tasks[t].bound {
+            // v6.18: a delayed sleeper is off cfs_tasks, out of the balancer's reach.
+            if self.tasks[t].bound || self.tasks[t].delayed {
                 continue;
             }
             let hot = now.saturating_sub(self.tasks[t].last_ran) < MIGRATION_COST;
