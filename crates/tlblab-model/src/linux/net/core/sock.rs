@@ -49,13 +49,58 @@ impl Kernel {
         ctx.then(Continuation::Net(Step::Release { sock }));
     }
 
-    /// `release_sock` on the sender's CPU: the ACKs on the backlog processed (and what they
-    /// set off, which may queue more), ownership given up, then the return to user space.
+    /// `release_sock` on the sender's CPU: `spin_lock_bh` of `sk_lock.slock`, the ACKs on the
+    /// backlog processed with it dropped (`__release_sock`, and what they set off, which may
+    /// queue more) and taken again, ownership given up, then the return to user space.
     pub(in crate::linux::net) fn tcp_release_sock(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
-        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps(u64::MAX);
-        let d = self.tcp_flush_backlog(ctx, sock, ctx.now);
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        f.owned_until = Ps(u64::MAX);
+        let backlog = f.backlog.is_some();
+        let mut d = self.sk_slock(ctx, sock, ctx.now, Ps::ZERO, false) - ctx.now;
+        if backlog {
+            d += self.tcp_flush_backlog(ctx, sock, ctx.now + d);
+            d = self.sk_slock(ctx, sock, ctx.now + d, Ps::ZERO, false) - ctx.now;
+        }
         self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps::ZERO;
         d + self.socket_exit(ctx)
+    }
+
+    /// `lock_sock` by the writer at the start of `tcp_sendmsg` (or after a sleep inside it):
+    /// `sk_lock.slock` taken (waiting while an ACK's softirq on the other CPU holds it) just to
+    /// mark the socket owned, from then until the call's `release_sock`. Returns the time.
+    pub(in crate::linux::net) fn lock_sock(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
+        let got = self.sk_slock(ctx, sock, ctx.now, Ps::ZERO, false);
+        self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].owned_until = Ps(u64::MAX);
+        got - ctx.now
+    }
+
+    /// Takes the writer's `sk_lock.slock` on this CPU at `at` for `hold` (hw/lock.rs: FIFO on
+    /// its word's line), by the writer's process context or (`softirq`) an ACK's `tcp_v4_rcv`.
+    /// The time to get it is charged as lock wait and counted. Returns when it is held.
+    pub(in crate::linux::net) fn sk_slock(
+        &mut self,
+        ctx: &mut Ctx,
+        sock: u16,
+        at: Ps,
+        hold: Ps,
+        softirq: bool,
+    ) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let s = self.net.sockets.as_mut().expect(NO_NET);
+        let l = &mut s.flows[sock as usize].slock;
+        let contended = l.stats.contended;
+        let got = l.acquire(ctx.cpu, at, hold, &topo, &lines);
+        let waited = u64::from(l.stats.contended > contended);
+        let c = &mut s.counters;
+        if softirq {
+            c.tcp_ack_slock_waits += waited;
+            c.tcp_ack_slock_wait_ps += (got - at).0;
+        } else {
+            c.tcp_slock_waits += waited;
+            c.tcp_slock_wait_ps += (got - at).0;
+        }
+        ctx.lock_wait("sk_lock.slock", got - at);
+        got
     }
 
     /// `__release_sock`'s loop from `at` on the sender's CPU, the socket still owned: each ACK
@@ -67,7 +112,12 @@ impl Kernel {
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
             let Some(ack) = f.backlog.take() else { break };
             let unsent = f.unsent.len();
-            d += self.tcp_ack_rcv(ctx, sock, ack, at + d);
+            // sk_backlog_rcv -> tcp_v4_do_rcv: the ACK's locked part, here with the lock
+            // dropped (the rest of its path ran on the CPU that queued it).
+            let locked = self.net.sockets.as_ref().expect(NO_NET).costs.tcp_ack_locked;
+            ctx.charge(crate::attribution::Bucket::Syscall, locked);
+            d += locked;
+            d += self.tcp_ack_rcv(ctx, sock, ack, at + d, None);
             let s = self.net.sockets.as_mut().expect(NO_NET);
             if s.flows[sock as usize].unsent.len() < unsent {
                 s.counters.tcp_backlog_xmits += 1;
