@@ -29,7 +29,10 @@
 //! when the ACK finds the sender inside `tcp_sendmsg`, the sender's at its `release_sock`
 //! (linux/net/core/sock.rs). A TCP send costs `net.tcp_append_cycles` once (`tcp_sendmsg`'s
 //! bookkeeping, the push that Nagle stops) and each segment it or a later ACK transmits the rest
-//! of `net.tcp_send_cycles`. Not modelled: socket creation as a
+//! of `net.tcp_send_cycles`; a pure ACK costs `net.tcp_ack_cycles` on the CPU that sends it
+//! (the reader's, or the writer's for one sent in the delivery's softirq), its locked part run
+//! under the writer's `sk_lock.slock` there or, the writer owning its socket, by the writer at
+//! `release_sock` (linux/net/core/sock.rs). Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
 //! connection does before the test), quick-ACK mode (the connection's first
 //! segments), buffer autotuning
@@ -87,13 +90,13 @@ crate::linux::vmstat::counters! {
         /// (`tcp_backlog_flush_skbs`; linux/net/ipv4/tcp_output.rs).
         tcp_backlog_flushes,
         /// Takings of the writer's `sk_lock.slock` (linux/net/core/sock.rs) that found it held,
-        /// and the time from asking to holding it (the lock word's transfer included): by the
-        /// writer at `lock_sock` / `release_sock`, and by an ACK's softirq at
+        /// and the time spun for it (ps; the lock word's transfer, charged too, not counted):
+        /// by the writer at `lock_sock` / `release_sock`, and by an ACK's softirq at
         /// `bh_lock_sock_nested`.
         tcp_slock_waits,
-        tcp_slock_wait_ps,
+        tcp_slock_spin_ps,
         tcp_ack_slock_waits,
-        tcp_ack_slock_wait_ps,
+        tcp_ack_slock_spin_ps,
     }
 }
 
@@ -583,12 +586,8 @@ impl Kernel {
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         if tcp {
             f.wmem -= truesize;
-            if f.tcp_room() {
-                if let Some(w) = f.writer.take() {
-                    d += self.try_to_wake_up(ctx, w, ctx.now + d);
-                }
-            }
-            // tcp_cleanup_rbuf: the ACK, and what it lets the sender transmit.
+            // tcp_cleanup_rbuf: the ACK, and what it lets the sender transmit; the writer
+            // asleep for room is woken where that ACK is processed (or here without one).
             ctx.then(Continuation::Net(Step::Cleanup { sock, copied: payload as u32 }));
             return d;
         }
@@ -647,11 +646,6 @@ impl Kernel {
         s.counters.net_received_bytes += copied;
         let f = &mut s.flows[sock as usize];
         f.wmem -= freed;
-        if f.tcp_room() {
-            if let Some(w) = f.writer.take() {
-                d += self.try_to_wake_up(ctx, w, ctx.now + d);
-            }
-        }
         ctx.then(Continuation::Net(Step::Cleanup { sock, copied: copied as u32 }));
         d
     }
@@ -671,7 +665,10 @@ impl Kernel {
             ctx.then(Continuation::Net(Step::AckRcv { sock }));
             return pre;
         }
-        let d = self.tcp_rx_release_sock(ctx, sock, ctx.now);
+        // No ACK now: the room the read freed wakes a writer asleep for it from here (the
+        // model's stand-in for the window update or timer that would).
+        let d = self.tcp_write_space(ctx, sock, ctx.now);
+        let d = d + self.tcp_rx_release_sock(ctx, sock, ctx.now + d);
         d + self.socket_exit(ctx)
     }
 

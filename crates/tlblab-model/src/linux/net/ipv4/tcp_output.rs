@@ -288,7 +288,22 @@ impl Kernel {
                 d += self.try_to_wake_up(ctx, r, at + d);
             }
         }
-        d
+        // tcp_check_space -> sk_stream_write_space: the ACK freed the acknowledged skbs.
+        d + self.tcp_write_space(ctx, sock, at + d)
+    }
+
+    /// `sk_stream_write_space` at `at` on this CPU: a writer asleep for buffer room is woken
+    /// once there is room (the skbs an ACK acknowledged are freed: `sk_wmem_queued` falls
+    /// below `sk_sndbuf`; the read freed room at the receiver). Returns the time.
+    pub(in crate::linux::net) fn tcp_write_space(&mut self, ctx: &mut Ctx, sock: u16, at: Ps) -> Ps {
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        if !f.tcp_room() {
+            return Ps::ZERO;
+        }
+        match f.writer.take() {
+            Some(w) => self.try_to_wake_up(ctx, w, at),
+            None => Ps::ZERO,
+        }
     }
 
     /// Whether the pair is in the state no read can end: the sender's tail held and the sender
