@@ -583,22 +583,7 @@ impl MachineProfile {
             check_sourced("uncore.dram_sustained_fraction", &u.dram_sustained_fraction, 0.05, 1.0)?;
         }
         if let Some(n) = &self.net {
-            for (key, v) in [
-                ("net.udp_send_cycles", &n.udp_send_cycles),
-                ("net.udp_recv_cycles", &n.udp_recv_cycles),
-                ("net.tcp_send_cycles", &n.tcp_send_cycles),
-                ("net.tcp_recv_cycles", &n.tcp_recv_cycles),
-                ("net.tcp_append_cycles", &n.tcp_append_cycles),
-            ] {
-                check_sourced(key, v, 0.0, 1_000_000.0)?;
-            }
-            if n.tcp_append_cycles.value > n.tcp_send_cycles.value {
-                let (a, t) = (n.tcp_append_cycles.value, n.tcp_send_cycles.value);
-                let why = format!(
-                    "{a} exceeds net.tcp_send_cycles ({t}): a held send is part of a transmitted one"
-                );
-                return Err(err("net.tcp_append_cycles", why));
-            }
+            n.check()?;
         }
         if let Some(sl) = &self.slab {
             for (key, v) in [

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{err, Confidence, MachineProfile, ProfileError, Sourced};
+use super::{check_sourced, err, Confidence, MachineProfile, ProfileError, Sourced};
 
 /// Declares [`Section`] and, per section, the accessor that returns it or an error naming it.
 macro_rules! sections {
@@ -172,6 +172,52 @@ pub struct NetProfile {
     /// `tcp_nagle_test` stops (linux/net/ipv4/tcp_output.rs); at most `tcp_send_cycles`, whose
     /// rest is the held tail's transmission when the ACK comes.
     pub tcp_append_cycles: Sourced,
+    /// A pure ACK on loopback: the reader's `tcp_send_ack` through `__tcp_transmit_skb` ..
+    /// `loopback_xmit`, and the NET_RX softirq's `ip_rcv` .. `tcp_v4_rcv` .. `tcp_ack` (with
+    /// `tcp_clean_rtx_queue` freeing what it acknowledges) on the writer's socket, on one CPU.
+    /// Absent (older profiles): an ACK costs nothing and holds no lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_ack_cycles: Option<Sourced>,
+    /// The part of `tcp_ack_cycles` run under the writer's `sk_lock.slock`
+    /// (`bh_lock_sock_nested` .. `tcp_v4_do_rcv` .. `bh_unlock_sock`; linux/net/core/sock.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_ack_locked_cycles: Option<Sourced>,
+}
+
+impl NetProfile {
+    /// The keys' ranges, and the parts no larger than their wholes.
+    pub(super) fn check(&self) -> Result<(), ProfileError> {
+        for (key, v) in [
+            ("net.udp_send_cycles", Some(&self.udp_send_cycles)),
+            ("net.udp_recv_cycles", Some(&self.udp_recv_cycles)),
+            ("net.tcp_send_cycles", Some(&self.tcp_send_cycles)),
+            ("net.tcp_recv_cycles", Some(&self.tcp_recv_cycles)),
+            ("net.tcp_append_cycles", Some(&self.tcp_append_cycles)),
+            ("net.tcp_ack_cycles", self.tcp_ack_cycles.as_ref()),
+            ("net.tcp_ack_locked_cycles", self.tcp_ack_locked_cycles.as_ref()),
+        ] {
+            if let Some(v) = v {
+                check_sourced(key, v, 0.0, 1_000_000.0)?;
+            }
+        }
+        if self.tcp_append_cycles.value > self.tcp_send_cycles.value {
+            let (a, t) = (self.tcp_append_cycles.value, self.tcp_send_cycles.value);
+            let why =
+                format!("{a} exceeds net.tcp_send_cycles ({t}): a held send is part of a transmitted one");
+            return Err(err("net.tcp_append_cycles", why));
+        }
+        match (&self.tcp_ack_cycles, &self.tcp_ack_locked_cycles) {
+            (Some(a), Some(l)) if l.value > a.value => Err(err(
+                "net.tcp_ack_locked_cycles",
+                format!(
+                    "{} exceeds net.tcp_ack_cycles ({}): the locked part is part of the ACK",
+                    l.value, a.value
+                ),
+            )),
+            (None, Some(_)) => Err(err("net.tcp_ack_locked_cycles", "needs net.tcp_ack_cycles")),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `[fs]`: the file-creation paths fsmark runs (linux/fs/namei.rs, linux/fs/ext4.rs), beyond what the

@@ -151,3 +151,19 @@ fn uncore_values_are_bounded_and_name_their_key() {
     p.uncore = None;
     p.validate().unwrap();
 }
+
+#[test]
+fn an_acks_locked_part_is_at_most_the_ack_and_needs_it() {
+    let mut p = crate::profile::shipped("haswell-ep-2698v3-2s");
+    p.validate().unwrap();
+    let n = p.net.as_mut().unwrap();
+    n.tcp_ack_locked_cycles.as_mut().unwrap().value = n.tcp_ack_cycles.as_ref().unwrap().value + 1.0;
+    let e = p.validate().unwrap_err();
+    assert_eq!(e.key, "net.tcp_ack_locked_cycles", "{e}");
+    let n = p.net.as_mut().unwrap();
+    n.tcp_ack_cycles = None;
+    assert_eq!(p.validate().unwrap_err().key, "net.tcp_ack_locked_cycles");
+    // Both absent (a profile written before them): valid, an ACK costs nothing.
+    p.net.as_mut().unwrap().tcp_ack_locked_cycles = None;
+    p.validate().unwrap();
+}

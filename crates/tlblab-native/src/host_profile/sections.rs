@@ -44,6 +44,7 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
         );
         return None;
     };
+    let (tcp_ack_cycles, tcp_ack_locked_cycles) = tcp_ack(r, tag, warnings).unzip();
     let mut key = |what: &str, s: &crate::stats::Summary, path: &str| {
         let m = Micro {
             section: "[net]",
@@ -58,6 +59,8 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
         m.key(r, tag, what, s, &tail, warnings)
     };
     Some(NetProfile {
+        tcp_ack_cycles,
+        tcp_ack_locked_cycles,
         udp_send_cycles: key(
             "udp sendto",
             &calls.udp_send_ns,
@@ -93,6 +96,55 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
         }
         ok
     })
+}
+
+/// The share of a pure loopback ACK's path run under the writer's `sk_lock.slock`
+/// (`tcp_v4_do_rcv` in `tcp_v4_rcv`), of its whole (the reader's `tcp_send_ack`, the softirq to
+/// the lock, the locked part): 3518 of 9140 samples of `perf record -g` over the probe's
+/// `tcp_acked` pattern on the Intel Xeon guest, Linux 6.18.44
+/// (docs/references/machine-costs.md#tcp-ack-path). User space cannot time the part alone.
+pub const TCP_ACK_LOCKED_SHARE: f64 = 0.385;
+
+/// `net.tcp_ack_cycles` and `net.tcp_ack_locked_cycles` from the probe's `tcp_acked` pairs: a
+/// pair less the burst pattern's send and read (which ACK 0.06 a message: left in, the ACK
+/// comes out that much short), the locked part [`TCP_ACK_LOCKED_SHARE`] of it. `None` for a
+/// report without the pairs or where the difference does not stand above
+/// [`crate::probe::ipc::FLOOR_CYCLES`].
+fn tcp_ack(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<(Sourced, Sourced)> {
+    let calls = r.raw.net.as_ref()?;
+    let pair = calls.tcp_acked_ns.as_ref()?;
+    let mhz = r.clock.mhz;
+    let (send, recv) = (calls.tcp_send_ns.median, calls.tcp_recv_ns.median);
+    let cycles = (pair.median - send - recv) * mhz / 1e3;
+    if cycles < crate::probe::ipc::FLOOR_CYCLES {
+        warnings.push(format!(
+            "[net]: a pure ACK came out at {cycles:.0} cycles (a send and its read {:.0} ns, less \
+                        {send:.0} and {recv:.0} ns): net.tcp_ack_cycles is left out",
+            pair.median
+        ));
+        return None;
+    }
+    let how = format!(
+        "{tag}: micro-measurement of a TCP_NODELAY send of {} bytes on 127.0.0.1 and at once the \
+                read of it, whose tcp_cleanup_rbuf ACKs it (one ACK a pair), {:.0} ns a pair (median over \
+                bursts, {}), less the burst pattern's send ({send:.0} ns) and read ({recv:.0} ns), x \
+                {mhz:.0} MHz: the pure ACK's tcp_send_ack through loopback and tcp_v4_rcv .. tcp_ack \
+                freeing the acknowledged skb on the writer's socket, on one CPU; never netperf or \
+                sockperf",
+        crate::probe::net::MSG,
+        pair.median,
+        pair.spread_text(0, " ns")
+    );
+    let locked = estimate(
+        (cycles * TCP_ACK_LOCKED_SHARE).round(),
+        format!(
+            "{TCP_ACK_LOCKED_SHARE} of net.tcp_ack_cycles ({cycles:.0}): the share of the ACK's \
+                        path under the writer's sk_lock.slock (tcp_v4_do_rcv) in a perf record -g of the same \
+                        pattern on the Intel Xeon guest, Linux 6.18.44 \
+                        (docs/references/machine-costs.md#tcp-ack-path)"
+        ),
+    );
+    Some((measured(cycles.round(), how), locked))
 }
 
 /// The built-in x86 profiles' `mkdir_lookup_cycles`: the dcache hit under the parent's lock

@@ -24,6 +24,13 @@
 //!   that the data is appended to the write queue's unsent tail and `tcp_push` stops at
 //!   `tcp_nagle_test`, as for a send Nagle holds (`net.tcp_append_cycles`); each burst is then
 //!   uncorked (one segment) and read back untimed.
+//! - `tcp_acked`: a `send(2)` of one segment (`TCP_NODELAY`) and at once the `recv(2)` of it,
+//!   [`TCP_BURST`] pairs a burst: each read drains a queue of one pushed segment, so its
+//!   `tcp_cleanup_rbuf` ACKs at once (`tcp_send_ack` .. loopback) and the softirq on the same
+//!   CPU brings that pure ACK to the writer's socket (`tcp_v4_rcv` .. `tcp_ack`, freeing the
+//!   acknowledged skb): one ACK a pair (1.00 by `nstat`'s `TcpOutSegs` on a Linux 6.18 guest,
+//!   against 0.06 a message in the bursts above). A pair less `tcp_send` and `tcp_recv` is the
+//!   pure ACK's path (`net.tcp_ack_cycles`; docs/references/machine-costs.md#tcp-ack-path).
 //!
 //! What the model adds on top of `[net]`'s cycles, and the derivation therefore takes off the
 //! measured call: the system-call entry and exit (`kernel.syscall_ns`) and the copy (at
@@ -55,6 +62,9 @@ pub struct NetCalls {
     /// Absent from reports written before it.
     #[serde(default)]
     pub tcp_cork_send_ns: Option<Summary>,
+    /// A send and the read of its segment, which ACKs it. Absent from reports written before it.
+    #[serde(default)]
+    pub tcp_acked_ns: Option<Summary>,
 }
 
 /// Measures the four primitives, `runs` bursts each, on a thread pinned to `cpu` (the softirq
@@ -109,12 +119,24 @@ pub fn net_calls(runs: usize) -> std::io::Result<NetCalls> {
             corked.push(per);
         }
     }
+    let mut acked = Vec::with_capacity(runs);
+    for b in 0..=runs {
+        let t = Instant::now();
+        for _ in 0..TCP_BURST {
+            tx.write_all(&msg)?;
+            rx.read_exact(&mut buf)?;
+        }
+        if b > 0 {
+            acked.push(t.elapsed().as_nanos() as f64 / TCP_BURST as f64);
+        }
+    }
     Ok(NetCalls {
         udp_send_ns: Summary::of(&udp_w),
         udp_recv_ns: Summary::of(&udp_r),
         tcp_send_ns: Summary::of(&tcp_w),
         tcp_recv_ns: Summary::of(&tcp_r),
         tcp_cork_send_ns: Some(Summary::of(&corked)),
+        tcp_acked_ns: Some(Summary::of(&acked)),
     })
 }
 
@@ -126,7 +148,8 @@ mod tests {
     fn every_primitive_is_timed_without_blocking() {
         let c = net_calls(2).unwrap();
         let cork = c.tcp_cork_send_ns.as_ref().expect("measured");
-        for s in [&c.udp_send_ns, &c.udp_recv_ns, &c.tcp_send_ns, &c.tcp_recv_ns, cork] {
+        let acked = c.tcp_acked_ns.as_ref().expect("measured");
+        for s in [&c.udp_send_ns, &c.udp_recv_ns, &c.tcp_send_ns, &c.tcp_recv_ns, cork, acked] {
             assert!(s.median > 0.0 && s.min <= s.median && s.median <= s.max, "{s:?}");
             assert_eq!(s.n, 2);
         }

@@ -29,7 +29,10 @@
 //! when the ACK finds the sender inside `tcp_sendmsg`, the sender's at its `release_sock`
 //! (linux/net/core/sock.rs). A TCP send costs `net.tcp_append_cycles` once (`tcp_sendmsg`'s
 //! bookkeeping, the push that Nagle stops) and each segment it or a later ACK transmits the rest
-//! of `net.tcp_send_cycles`. Not modelled: socket creation as a
+//! of `net.tcp_send_cycles`; a pure ACK costs `net.tcp_ack_cycles` on the CPU that sends it
+//! (the reader's, or the writer's for one sent in the delivery's softirq), its locked part run
+//! under the writer's `sk_lock.slock` there or, the writer owning its socket, by the writer at
+//! `release_sock` (linux/net/core/sock.rs). Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
 //! connection does before the test), quick-ACK mode (the connection's first
 //! segments), buffer autotuning
@@ -38,6 +41,7 @@
 //! reads `-m` bytes a call across segments), and several readers or writers per socket.
 
 use crate::attribution::Bucket;
+use crate::hw::lock::SpinLock;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::lib::iov_iter::CopyRate;
@@ -82,6 +86,17 @@ crate::linux::vmstat::counters! {
         /// TCP segments that found the reader inside `tcp_recvmsg` and waited on its backlog
         /// for its `release_sock` (linux/net/core/sock.rs).
         tcp_rx_backlog,
+        /// `sk_flush_backlog` calls inside `tcp_sendmsg`, before a new skb
+        /// (`tcp_backlog_flush_skbs`; linux/net/ipv4/tcp_output.rs).
+        tcp_backlog_flushes,
+        /// Takings of the writer's `sk_lock.slock` (linux/net/core/sock.rs) that found it held,
+        /// and the time spun for it (ps; the lock word's transfer, charged too, not counted):
+        /// by the writer at `lock_sock` / `release_sock`, and by an ACK's softirq at
+        /// `bh_lock_sock_nested`.
+        tcp_slock_waits,
+        tcp_slock_spin_ps,
+        tcp_ack_slock_waits,
+        tcp_ack_slock_spin_ps,
     }
 }
 
@@ -146,6 +161,10 @@ pub struct Flow {
     /// it meanwhile, waiting on its backlog (linux/net/core/sock.rs).
     pub(in crate::linux::net) rx_owned_until: Ps,
     pub(in crate::linux::net) rx_backlog: Vec<SkBuff>,
+    /// TCP: the writer's `sk_lock.slock`, and the ACK the reader sent that its softirq has yet
+    /// to bring to it (linux/net/core/sock.rs).
+    pub(in crate::linux::net) slock: SpinLock,
+    pub(in crate::linux::net) ack_in_flight: Option<tcp::Ack>,
 }
 
 impl Flow {
@@ -161,23 +180,57 @@ impl Flow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
     /// A send's body (after the entry, or after a sleep for buffer room).
-    Send { sock: u16, len: u32 },
+    Send {
+        sock: u16,
+        len: u32,
+    },
     /// A receive's body (after the entry, or after a sleep on an empty queue): `len` as in
     /// [`Op::Recv`].
-    Recv { sock: u16, len: u32 },
+    Recv {
+        sock: u16,
+        len: u32,
+    },
     /// The loopback softirq delivering the send's skb, then the return to user space.
-    Deliver { sock: u16 },
+    Deliver {
+        sock: u16,
+    },
     /// The receiver's delayed-ACK timer (`tcp_delack_timer`) on its CPU, before its receive.
-    DelAck { sock: u16 },
+    DelAck {
+        sock: u16,
+    },
     /// TCP: `tcp_sendmsg` going on after a segment's delivery, or after a sleep for buffer
     /// room inside the call (linux/net/ipv4/tcp_output.rs).
-    Sendmsg { sock: u16 },
+    Sendmsg {
+        sock: u16,
+    },
     /// TCP: the send's `release_sock` (its backlog processed), then the return to user space.
-    Release { sock: u16 },
+    Release {
+        sock: u16,
+    },
+    /// TCP: `tcp_sendmsg_locked` from its start, after `lock_sock`; and `lock_sock` again after
+    /// a sleep for buffer room inside the call (`sk_wait_event`).
+    Locked {
+        sock: u16,
+    },
+    LockSock {
+        sock: u16,
+    },
+    /// TCP: the reader's ACK reaching `tcp_v4_rcv`'s `bh_lock_sock_nested` of the writer's
+    /// socket in the softirq on the reader's CPU; then the reader's `release_sock` and the
+    /// return to user space.
+    AckRcv {
+        sock: u16,
+    },
+    RxRelease {
+        sock: u16,
+    },
     /// TCP: the receive's `tcp_cleanup_rbuf` after copying `copied` bytes out (the ACK, if one
     /// is due), then the return to user space. Its own step, so that the ACK meets the
     /// sender's socket as it is at that time (owned or not).
-    Cleanup { sock: u16, copied: u32 },
+    Cleanup {
+        sock: u16,
+        copied: u32,
+    },
 }
 
 /// The protocol paths' costs (`[net]`) and the payload copy (linux/lib/iov_iter.rs).
@@ -190,6 +243,11 @@ pub struct Costs {
     /// A send Nagle holds, and the transmission of a held tail (the rest of `tcp_send`).
     pub tcp_append: Ps,
     pub tcp_xmit: Ps,
+    /// A pure ACK up to the writer's `sk_lock.slock` (its transmission and the softirq's path
+    /// to `tcp_v4_rcv`'s lock), and its part under that lock (`net.tcp_ack_cycles` less and
+    /// `net.tcp_ack_locked_cycles`; zero without them).
+    pub tcp_ack_pre: Ps,
+    pub tcp_ack_locked: Ps,
     pub copy: CopyRate,
 }
 
@@ -198,6 +256,7 @@ impl Costs {
         let n = p.net()?;
         let mhz = p.clock_mhz();
         let cyc = |v: &crate::profile::Sourced| Ps::from_cycles(v.value, mhz);
+        let locked = n.tcp_ack_locked_cycles.as_ref().map_or(Ps::ZERO, cyc);
         Ok(Costs {
             udp_send: cyc(&n.udp_send_cycles),
             udp_recv: cyc(&n.udp_recv_cycles),
@@ -205,6 +264,8 @@ impl Costs {
             tcp_recv: cyc(&n.tcp_recv_cycles),
             tcp_append: cyc(&n.tcp_append_cycles),
             tcp_xmit: cyc(&n.tcp_send_cycles).saturating_sub(cyc(&n.tcp_append_cycles)),
+            tcp_ack_pre: n.tcp_ack_cycles.as_ref().map_or(Ps::ZERO, cyc).saturating_sub(locked),
+            tcp_ack_locked: locked,
             copy: CopyRate::from_profile(p),
         })
     }
@@ -253,6 +314,8 @@ impl Kernel {
             backlog: None,
             rx_owned_until: Ps::ZERO,
             rx_backlog: Vec::new(),
+            slock: SpinLock::new(),
+            ack_in_flight: None,
         });
         (self.net.sockets.as_mut().expect(NO_NET).flows.len() - 1) as u16
     }
@@ -295,6 +358,17 @@ impl Kernel {
             Step::Sendmsg { sock } => self.tcp_sendmsg(ctx, t, sock, false),
             Step::Release { sock } => self.tcp_release_sock(ctx, sock),
             Step::Cleanup { sock, copied } => self.tcp_cleanup_rbuf(ctx, sock, copied as u64),
+            Step::Locked { sock } => self.tcp_sendmsg(ctx, t, sock, true),
+            Step::LockSock { sock } => self.lock_sock(ctx, sock),
+            Step::AckRcv { sock } => {
+                let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+                let ack = f.ack_in_flight.take().expect("an ACK on its way");
+                self.tcp_ack_arrives(ctx, sock, ack, ctx.now)
+            }
+            Step::RxRelease { sock } => {
+                let d = self.tcp_rx_release_sock(ctx, sock, ctx.now);
+                d + self.socket_exit(ctx)
+            }
         }
     }
 
@@ -319,7 +393,9 @@ impl Kernel {
                 return d + self.tcp_stalled(ctx, sock);
             }
             (f.send_left, f.new_skbs) = (len, 0);
-            return self.tcp_sendmsg(ctx, t, sock, true);
+            // lock_sock, then the call's body from the time it holds the socket.
+            ctx.then(Continuation::Net(Step::Locked { sock }));
+            return self.lock_sock(ctx, sock);
         }
         let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
@@ -407,7 +483,8 @@ impl Kernel {
             // tcp_v4_rcv finds the reader's socket owned: sk_add_backlog, nothing else here.
             f.rx_backlog.push(skb);
             s.counters.tcp_rx_backlog += 1;
-            self.tcp_release_at(ctx, sock, ctx.now);
+            // The call goes on if the send has more (bytes left or skbs unsent).
+            self.tcp_sendmsg_goes_on(ctx, sock, ctx.now);
             return Ps::ZERO;
         }
         let (len, objs) = (skb.len, [skb.skb, skb.head]);
@@ -509,12 +586,8 @@ impl Kernel {
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         if tcp {
             f.wmem -= truesize;
-            if f.tcp_room() {
-                if let Some(w) = f.writer.take() {
-                    d += self.try_to_wake_up(ctx, w, ctx.now + d);
-                }
-            }
-            // tcp_cleanup_rbuf: the ACK, and what it lets the sender transmit.
+            // tcp_cleanup_rbuf: the ACK, and what it lets the sender transmit; the writer
+            // asleep for room is woken where that ACK is processed (or here without one).
             ctx.then(Continuation::Net(Step::Cleanup { sock, copied: payload as u32 }));
             return d;
         }
@@ -573,11 +646,6 @@ impl Kernel {
         s.counters.net_received_bytes += copied;
         let f = &mut s.flows[sock as usize];
         f.wmem -= freed;
-        if f.tcp_room() {
-            if let Some(w) = f.writer.take() {
-                d += self.try_to_wake_up(ctx, w, ctx.now + d);
-            }
-        }
         ctx.then(Continuation::Net(Step::Cleanup { sock, copied: copied as u32 }));
         d
     }
@@ -587,11 +655,20 @@ impl Kernel {
     fn tcp_cleanup_rbuf(&mut self, ctx: &mut Ctx, sock: u16, copied: u64) -> Ps {
         let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
         let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
-        let mut d = Ps::ZERO;
         if f.conn.ack_after_read(copied, f.rx.rmem_alloc, free) {
-            d += self.tcp_ack(ctx, sock, ctx.now);
+            // tcp_send_ack; its softirq reaches the writer's socket lock as a step of its own,
+            // so that the lock and ownership are met as they are then.
+            let (ack, pre) = self.tcp_send_ack(ctx, sock);
+            let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+            f.ack_in_flight = Some(f.ack_in_flight.map_or(ack, |a| a.merge(ack)));
+            ctx.then(Continuation::Net(Step::RxRelease { sock }));
+            ctx.then(Continuation::Net(Step::AckRcv { sock }));
+            return pre;
         }
-        d += self.tcp_rx_release_sock(ctx, sock, ctx.now + d);
+        // No ACK now: the room the read freed wakes a writer asleep for it from here (the
+        // model's stand-in for the window update or timer that would).
+        let d = self.tcp_write_space(ctx, sock, ctx.now);
+        let d = d + self.tcp_rx_release_sock(ctx, sock, ctx.now + d);
         d + self.socket_exit(ctx)
     }
 
