@@ -127,6 +127,11 @@ enum Needed {
     Newer,
 }
 
+/// serde's `skip_serializing_if` for a knob that is 0 when absent from older results.
+pub(crate) fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 fn on_off(v: &str) -> Result<bool, Refusal> {
     match v {
         "on" | "true" | "1" => Ok(true),

@@ -23,7 +23,7 @@ pub struct SchedKnobs {
     /// EEVDF's `sysctl_sched_base_slice` before scaling, in microseconds: 0 for v6.6's 750,
     /// 700 from v6.15 ("sched: Reduce the default slice to avoid tasks getting an extra tick",
     /// docs/references/linux-6x.md#eevdf). Absent from results written before it (read as 750).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::linux::config::is_zero")]
     pub base_slice_us: u32,
     /// v6.12+ EEVDF `DELAY_DEQUEUE` with `DELAY_ZERO` (152e11f6df29): a task that blocks while
     /// ineligible stays queued until picked or woken (linux/kernel/sched/fair/delay.rs,
@@ -31,10 +31,6 @@ pub struct SchedKnobs {
     /// written before it (read as off).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub delay_dequeue: bool,
-}
-
-fn is_zero(v: &u32) -> bool {
-    *v == 0
 }
 
 impl SchedKnobs {

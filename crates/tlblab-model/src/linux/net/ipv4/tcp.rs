@@ -51,12 +51,8 @@ pub struct NetKnobs {
     /// tcp_sendmsg() aware of socket backlog" (d41a69f1d390, 2016; v4.9 has it), 16 from v5.4
     /// ("tcp: batch calls to sk_flush_backlog()"); 0 (never) before d41a69f1d390. Absent from results written before
     /// it (read as 0).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::linux::config::is_zero")]
     pub tcp_backlog_flush_skbs: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
