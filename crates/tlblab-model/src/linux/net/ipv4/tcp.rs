@@ -88,6 +88,8 @@ pub const LOOPBACK_SIZE_GOAL: u64 = 65536 - 40 - 12;
 /// The TCP header with the timestamp option every loopback segment carries (20 + 12 bytes),
 /// `tcp_header_len` in `tcp_bound_to_half_wnd`'s floor.
 const TCP_HEADER_LEN: u64 = 32;
+/// `sizeof(struct tcphdr)`: the header without options.
+const TCP_HDR_MIN: u64 = 20;
 
 /// `tcp_bound_to_half_wnd` (include/net/tcp.h, v2.6 .. v6.x alike): the sender's MSS
 /// (`tcp_sync_mss`) and size goal (`tcp_xmit_size_goal`) are capped at half the largest window
@@ -172,6 +174,9 @@ pub struct Conn {
     /// The right edge of the send window as the sender last learnt it (`snd_una + snd_wnd`).
     pub snd_edge: u64,
     pub pushed: bool,
+    /// `icsk_ack.last_seg_size`: the payload of the last segment shorter than `rcv_mss` that
+    /// was at least `TCP_MSS_DEFAULT` long with its header, else 0 ([`Conn::received`]).
+    pub last_seg_size: u64,
     /// When the armed delayed-ACK timer fires (`icsk_ack.timeout`), if armed.
     pub delack_at: Option<Ps>,
 }
@@ -195,6 +200,7 @@ impl Conn {
             rcv_wscale: rcv_wscale(clamp, locked),
             snd_edge: clamp,
             pushed: false,
+            last_seg_size: 0,
             delack_at: None,
         }
     }
@@ -227,20 +233,31 @@ impl Conn {
     }
 
     /// A segment of `len` bytes (PSH set, as every `tcp_sendmsg` push marks its tail) queued at
-    /// the receiver at `now`: `tcp_event_data_recv`'s `tcp_measure_rcv_mss` (a segment at least
-    /// `rcv_mss` long raises the estimate, and only from v6.6 marks the ACK pushed; a shorter one
-    /// marks it pushed; the `last_seg_size` refinement, for segments without PSH, never applies)
-    /// and the delayed-ACK timer armed if it is not (`__tcp_send_delayed_ack` keeps an earlier
-    /// deadline).
+    /// the receiver at `now`: `tcp_event_data_recv`'s `tcp_measure_rcv_mss` (v4.9 .. v6.18
+    /// net/ipv4/tcp_input.c; docs/references/linux-mm.md#nagle-on-loopback) and the
+    /// delayed-ACK timer armed if it is not (`__tcp_send_delayed_ack` keeps an earlier deadline).
+    /// A segment at least `rcv_mss` long raises the estimate, and only from v6.6 marks the ACK
+    /// pushed. A shorter one marks it pushed, unless it is at least `TCP_MSS_DEFAULT` long with
+    /// its header and as long as the previous such segment: then it is taken for the peer's
+    /// real MSS, `rcv_mss` drops to it, and the ACK is not marked (so a reader that drains the
+    /// queue sends none; the clause for segments without PSH never applies here).
     pub fn received(&mut self, k: &NetKnobs, len: u64, now: Ps) {
         self.rcv_nxt += len;
+        self.delack_at.get_or_insert(now + DELACK_MIN);
+        let lss = std::mem::take(&mut self.last_seg_size);
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(LOOPBACK_SIZE_GOAL);
             self.pushed |= k.tcp_ack_pushed_mss;
-        } else {
-            self.pushed = true;
+            return;
         }
-        self.delack_at.get_or_insert(now + DELACK_MIN);
+        if len + TCP_HEADER_LEN >= TCP_MSS_DEFAULT + TCP_HDR_MIN {
+            self.last_seg_size = len;
+            if len == lss {
+                self.rcv_mss = len;
+                return;
+            }
+        }
+        self.pushed = true;
     }
 
     /// The window the receiver would advertise with `free` bytes of `sk_rcvbuf` unused:
@@ -386,6 +403,40 @@ mod tests {
         c.received(&k, 14, Ps::ZERO);
         c.ack(87_380);
         assert!(!c.nagle_holds(14));
+    }
+
+    #[test]
+    fn a_second_segment_as_long_as_the_last_becomes_rcv_mss_and_is_not_marked_pushed() {
+        let k = NetKnobs { tcp_ack_pushed_mss: true, ..NetKnobs::default() };
+        let mut c = Conn::new(false, 87_380, false);
+        c.received(&k, 3000, Ps::ZERO);
+        assert_eq!(c.rcv_mss, 3000);
+        c.ack(87_380);
+        // Shorter than rcv_mss and at least 536 bytes with its header: remembered, pushed.
+        c.received(&k, 1500, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.last_seg_size, c.pushed), (3000, 1500, true));
+        assert!(c.ack_after_read(1500, 0, 87_380));
+        c.ack(87_380);
+        // The same length again: taken for the peer's MSS, not pushed, so a drained read of it
+        // sends no ACK; a second one unacknowledged is more than rcv_mss and does.
+        c.received(&k, 1500, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.pushed), (1500, false));
+        assert!(!c.ack_after_read(1500, 0, 87_380));
+        c.received(&k, 1500, Ps::ZERO);
+        assert!(c.ack_after_read(1500, 0, 87_380));
+        c.ack(87_380);
+        // A different length in between forgets the last one; 523-byte payloads (555 with the
+        // header) are never remembered, and stay pushed however often they repeat.
+        c.received(&k, 1000, Ps::ZERO);
+        c.received(&k, 523, Ps::ZERO);
+        c.ack(87_380);
+        c.received(&k, 523, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.last_seg_size, c.pushed), (1500, 0, true));
+        c.ack(87_380);
+        c.received(&k, 524, Ps::ZERO);
+        c.ack(87_380);
+        c.received(&k, 524, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.pushed), (524, false));
     }
 
     #[test]
