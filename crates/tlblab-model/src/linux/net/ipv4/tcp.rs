@@ -311,14 +311,15 @@ impl Conn {
     }
 
     /// `tcp_cleanup_rbuf` after a read of `copied` bytes that left `rmem_alloc` queued and
-    /// `free` of the buffer unused: ACK when more than `rcv_mss` is unacknowledged, or the last
-    /// segments were pushed and the queue is drained (the connection is not ping-pong: nothing
-    /// flows back), or the window update would at least double a window half used up.
+    /// `free` of the buffer unused: with data unacknowledged (`inet_csk_ack_scheduled`), ACK when
+    /// more than `rcv_mss` is, or the last segments were pushed and the queue is drained (the
+    /// connection is not ping-pong: nothing flows back); and, whether or not anything is
+    /// unacknowledged (v4.9 .. v6.18 alike: the window test is outside the scheduled-ACK test),
+    /// when the window update would at least double a window half used up.
     pub fn ack_after_read(&self, copied: u64, rmem_alloc: u64, free: u64) -> bool {
-        if self.rcv_nxt == self.rcv_wup {
-            return false;
-        }
-        if self.rcv_nxt - self.rcv_wup > self.rcv_mss || (copied > 0 && self.pushed && rmem_alloc == 0) {
+        if self.rcv_nxt != self.rcv_wup
+            && (self.rcv_nxt - self.rcv_wup > self.rcv_mss || (copied > 0 && self.pushed && rmem_alloc == 0))
+        {
             return true;
         }
         let now = self.receive_window();
@@ -572,5 +573,26 @@ mod tests {
         // Not pushed and exactly rcv_mss: only the window update ACKs after the read.
         assert!(c.ack_after_read(8192, 0, 16_896));
         assert!(!c.ack_after_read(0, 0, 16_896));
+    }
+
+    #[test]
+    fn a_read_that_frees_the_window_updates_it_even_with_everything_acknowledged() {
+        // netperf's -S 320: a 2304-byte buffer, a 1152-byte window, 576-byte segments.
+        let k = NetKnobs::default();
+        let mut c = Conn::new(false, 2304, true);
+        c.received(&k, 576, Ps::ZERO);
+        c.received(&k, 128, Ps::ZERO);
+        // ACKed on arrival with most of the buffer still queued: a small window.
+        c.ack(2304 - 1856);
+        assert_eq!(c.rcv_nxt, c.rcv_wup);
+        let offered = c.rcv_wnd;
+        assert!(2 * offered <= c.window_clamp, "offered {offered}");
+        // The read that drains the queue has nothing new to acknowledge, yet the window it
+        // frees at least doubles the one offered: tcp_cleanup_rbuf sends the update.
+        assert!(c.ack_after_read(64, 0, 2304));
+        // Nothing read, or the window already open: no ACK.
+        assert!(!c.ack_after_read(0, 0, 2304));
+        c.ack(2304);
+        assert!(!c.ack_after_read(64, 0, 2304));
     }
 }
