@@ -84,6 +84,8 @@ pub const LOOPBACK_SIZE_GOAL: u64 = 65536 - 40 - 12;
 /// The TCP header with the timestamp option every loopback segment carries (20 + 12 bytes),
 /// `tcp_header_len` in `tcp_bound_to_half_wnd`'s floor.
 const TCP_HEADER_LEN: u64 = 32;
+/// `sizeof(struct tcphdr)`: the header without options.
+const TCP_HDR_MIN: u64 = 20;
 
 /// `tcp_bound_to_half_wnd` (include/net/tcp.h, v2.6 .. v6.x alike): the sender's MSS
 /// (`tcp_sync_mss`) and size goal (`tcp_xmit_size_goal`) are capped at half the largest window
@@ -168,6 +170,9 @@ pub struct Conn {
     /// The right edge of the send window as the sender last learnt it (`snd_una + snd_wnd`).
     pub snd_edge: u64,
     pub pushed: bool,
+    /// `icsk_ack.last_seg_size`: the payload of the last segment shorter than `rcv_mss` that
+    /// was at least `TCP_MSS_DEFAULT` long with its header, else 0 ([`Conn::received`]).
+    pub last_seg_size: u64,
     /// When the armed delayed-ACK timer fires (`icsk_ack.timeout`), if armed.
     pub delack_at: Option<Ps>,
 }
@@ -191,6 +196,7 @@ impl Conn {
             rcv_wscale: rcv_wscale(clamp, locked),
             snd_edge: clamp,
             pushed: false,
+            last_seg_size: 0,
             delack_at: None,
         }
     }
@@ -223,20 +229,31 @@ impl Conn {
     }
 
     /// A segment of `len` bytes (PSH set, as every `tcp_sendmsg` push marks its tail) queued at
-    /// the receiver at `now`: `tcp_event_data_recv`'s `tcp_measure_rcv_mss` (a segment at least
-    /// `rcv_mss` long raises the estimate, and only from v6.6 marks the ACK pushed; a shorter one
-    /// marks it pushed; the `last_seg_size` refinement, for segments without PSH, never applies)
-    /// and the delayed-ACK timer armed if it is not (`__tcp_send_delayed_ack` keeps an earlier
-    /// deadline).
+    /// the receiver at `now`: `tcp_event_data_recv`'s `tcp_measure_rcv_mss` (v4.9 .. v6.18
+    /// net/ipv4/tcp_input.c; docs/references/linux-mm.md#nagle-on-loopback) and the
+    /// delayed-ACK timer armed if it is not (`__tcp_send_delayed_ack` keeps an earlier deadline).
+    /// A segment at least `rcv_mss` long raises the estimate, and only from v6.6 marks the ACK
+    /// pushed. A shorter one marks it pushed, unless it is at least `TCP_MSS_DEFAULT` long with
+    /// its header and as long as the previous such segment: then it is taken for the peer's
+    /// real MSS, `rcv_mss` drops to it, and the ACK is not marked (so a reader that drains the
+    /// queue sends none; the clause for segments without PSH never applies here).
     pub fn received(&mut self, k: &NetKnobs, len: u64, now: Ps) {
         self.rcv_nxt += len;
+        self.delack_at.get_or_insert(now + DELACK_MIN);
+        let lss = std::mem::take(&mut self.last_seg_size);
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(LOOPBACK_SIZE_GOAL);
             self.pushed |= k.tcp_ack_pushed_mss;
-        } else {
-            self.pushed = true;
+            return;
         }
-        self.delack_at.get_or_insert(now + DELACK_MIN);
+        if len + TCP_HEADER_LEN >= TCP_MSS_DEFAULT + TCP_HDR_MIN {
+            self.last_seg_size = len;
+            if len == lss {
+                self.rcv_mss = len;
+                return;
+            }
+        }
+        self.pushed = true;
     }
 
     /// The window the receiver would advertise with `free` bytes of `sk_rcvbuf` unused:
@@ -290,14 +307,15 @@ impl Conn {
     }
 
     /// `tcp_cleanup_rbuf` after a read of `copied` bytes that left `rmem_alloc` queued and
-    /// `free` of the buffer unused: ACK when more than `rcv_mss` is unacknowledged, or the last
-    /// segments were pushed and the queue is drained (the connection is not ping-pong: nothing
-    /// flows back), or the window update would at least double a window half used up.
+    /// `free` of the buffer unused: with data unacknowledged (`inet_csk_ack_scheduled`), ACK when
+    /// more than `rcv_mss` is, or the last segments were pushed and the queue is drained (the
+    /// connection is not ping-pong: nothing flows back); and, whether or not anything is
+    /// unacknowledged (v4.9 .. v6.18 alike: the window test is outside the scheduled-ACK test),
+    /// when the window update would at least double a window half used up.
     pub fn ack_after_read(&self, copied: u64, rmem_alloc: u64, free: u64) -> bool {
-        if self.rcv_nxt == self.rcv_wup {
-            return false;
-        }
-        if self.rcv_nxt - self.rcv_wup > self.rcv_mss || (copied > 0 && self.pushed && rmem_alloc == 0) {
+        if self.rcv_nxt != self.rcv_wup
+            && (self.rcv_nxt - self.rcv_wup > self.rcv_mss || (copied > 0 && self.pushed && rmem_alloc == 0))
+        {
             return true;
         }
         let now = self.receive_window();
@@ -382,6 +400,40 @@ mod tests {
         c.received(&k, 14, Ps::ZERO);
         c.ack(87_380);
         assert!(!c.nagle_holds(14));
+    }
+
+    #[test]
+    fn a_second_segment_as_long_as_the_last_becomes_rcv_mss_and_is_not_marked_pushed() {
+        let k = NetKnobs { tcp_ack_pushed_mss: true, ..NetKnobs::default() };
+        let mut c = Conn::new(false, 87_380, false);
+        c.received(&k, 3000, Ps::ZERO);
+        assert_eq!(c.rcv_mss, 3000);
+        c.ack(87_380);
+        // Shorter than rcv_mss and at least 536 bytes with its header: remembered, pushed.
+        c.received(&k, 1500, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.last_seg_size, c.pushed), (3000, 1500, true));
+        assert!(c.ack_after_read(1500, 0, 87_380));
+        c.ack(87_380);
+        // The same length again: taken for the peer's MSS, not pushed, so a drained read of it
+        // sends no ACK; a second one unacknowledged is more than rcv_mss and does.
+        c.received(&k, 1500, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.pushed), (1500, false));
+        assert!(!c.ack_after_read(1500, 0, 87_380));
+        c.received(&k, 1500, Ps::ZERO);
+        assert!(c.ack_after_read(1500, 0, 87_380));
+        c.ack(87_380);
+        // A different length in between forgets the last one; 523-byte payloads (555 with the
+        // header) are never remembered, and stay pushed however often they repeat.
+        c.received(&k, 1000, Ps::ZERO);
+        c.received(&k, 523, Ps::ZERO);
+        c.ack(87_380);
+        c.received(&k, 523, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.last_seg_size, c.pushed), (1500, 0, true));
+        c.ack(87_380);
+        c.received(&k, 524, Ps::ZERO);
+        c.ack(87_380);
+        c.received(&k, 524, Ps::ZERO);
+        assert_eq!((c.rcv_mss, c.pushed), (524, false));
     }
 
     #[test]
@@ -517,5 +569,26 @@ mod tests {
         // Not pushed and exactly rcv_mss: only the window update ACKs after the read.
         assert!(c.ack_after_read(8192, 0, 16_896));
         assert!(!c.ack_after_read(0, 0, 16_896));
+    }
+
+    #[test]
+    fn a_read_that_frees_the_window_updates_it_even_with_everything_acknowledged() {
+        // netperf's -S 320: a 2304-byte buffer, a 1152-byte window, 576-byte segments.
+        let k = NetKnobs::default();
+        let mut c = Conn::new(false, 2304, true);
+        c.received(&k, 576, Ps::ZERO);
+        c.received(&k, 128, Ps::ZERO);
+        // ACKed on arrival with most of the buffer still queued: a small window.
+        c.ack(2304 - 1856);
+        assert_eq!(c.rcv_nxt, c.rcv_wup);
+        let offered = c.rcv_wnd;
+        assert!(2 * offered <= c.window_clamp, "offered {offered}");
+        // The read that drains the queue has nothing new to acknowledge, yet the window it
+        // frees at least doubles the one offered: tcp_cleanup_rbuf sends the update.
+        assert!(c.ack_after_read(64, 0, 2304));
+        // Nothing read, or the window already open: no ACK.
+        assert!(!c.ack_after_read(0, 0, 2304));
+        c.ack(2304);
+        assert!(!c.ack_after_read(64, 0, 2304));
     }
 }
