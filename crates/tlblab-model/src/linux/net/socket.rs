@@ -180,57 +180,32 @@ impl Flow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
     /// A send's body (after the entry, or after a sleep for buffer room).
-    Send {
-        sock: u16,
-        len: u32,
-    },
+    Send { sock: u16, len: u32 },
     /// A receive's body (after the entry, or after a sleep on an empty queue): `len` as in
     /// [`Op::Recv`].
-    Recv {
-        sock: u16,
-        len: u32,
-    },
+    Recv { sock: u16, len: u32 },
     /// The loopback softirq delivering the send's skb, then the return to user space.
-    Deliver {
-        sock: u16,
-    },
+    Deliver { sock: u16 },
     /// The receiver's delayed-ACK timer (`tcp_delack_timer`) on its CPU, before its receive.
-    DelAck {
-        sock: u16,
-    },
+    DelAck { sock: u16 },
     /// TCP: `tcp_sendmsg` going on after a segment's delivery, or after a sleep for buffer
     /// room inside the call (linux/net/ipv4/tcp_output.rs).
-    Sendmsg {
-        sock: u16,
-    },
+    Sendmsg { sock: u16 },
     /// TCP: the send's `release_sock` (its backlog processed), then the return to user space.
-    Release {
-        sock: u16,
-    },
-    /// TCP: `tcp_sendmsg_locked` from its start, after `lock_sock`; and `lock_sock` again after
-    /// a sleep for buffer room inside the call (`sk_wait_event`).
-    Locked {
-        sock: u16,
-    },
-    LockSock {
-        sock: u16,
-    },
+    Release { sock: u16 },
+    /// TCP: `tcp_sendmsg_locked` from its start, after `lock_sock`.
+    Locked { sock: u16 },
+    /// TCP: `lock_sock` again after a sleep for buffer room inside the call (`sk_wait_event`).
+    LockSock { sock: u16 },
     /// TCP: the reader's ACK reaching `tcp_v4_rcv`'s `bh_lock_sock_nested` of the writer's
-    /// socket in the softirq on the reader's CPU; then the reader's `release_sock` and the
-    /// return to user space.
-    AckRcv {
-        sock: u16,
-    },
-    RxRelease {
-        sock: u16,
-    },
+    /// socket in the softirq on the reader's CPU.
+    AckRcv { sock: u16 },
+    /// TCP: the reader's `release_sock` after its ACK went out, then the return to user space.
+    RxRelease { sock: u16 },
     /// TCP: the receive's `tcp_cleanup_rbuf` after copying `copied` bytes out (the ACK, if one
     /// is due), then the return to user space. Its own step, so that the ACK meets the
     /// sender's socket as it is at that time (owned or not).
-    Cleanup {
-        sock: u16,
-        copied: u32,
-    },
+    Cleanup { sock: u16, copied: u32 },
 }
 
 /// The protocol paths' costs (`[net]`) and the payload copy (linux/lib/iov_iter.rs).
@@ -660,7 +635,7 @@ impl Kernel {
             // so that the lock and ownership are met as they are then.
             let (ack, pre) = self.tcp_send_ack(ctx, sock);
             let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-            f.ack_in_flight = Some(f.ack_in_flight.map_or(ack, |a| a.merge(ack)));
+            ack.queue_on(&mut f.ack_in_flight);
             ctx.then(Continuation::Net(Step::RxRelease { sock }));
             ctx.then(Continuation::Net(Step::AckRcv { sock }));
             return pre;

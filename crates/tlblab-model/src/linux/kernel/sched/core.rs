@@ -301,8 +301,11 @@ impl Kernel {
                 self.tasks[t].deadline = v + self.base_slice();
             }
             // v6.12+: an ineligible sleeper stays queued (fair/delay.rs), its lag taken later.
-            if !requeue && !self.delay_dequeue(cpu, t) {
-                self.save_lag(cpu, t);
+            if !requeue {
+                let with_t = self.sum_with(cpu, t);
+                if !self.delay_dequeue(cpu, t, with_t) {
+                    self.tasks[t].vlag = self.entity_lag(with_t, t);
+                }
             }
         }
         let c = &mut self.cpus[cpu as usize];

@@ -60,9 +60,11 @@ impl Kernel {
     /// pick has dequeued, linux/kernel/sched/fair/delay.rs).
     fn vruntime_sum_without(&self, cpu: u32, now: Ps, gone: &[usize]) -> (u128, u128) {
         let c = &self.cpus[cpu as usize];
-        let queued = || c.runq.iter().filter(|q| !gone.contains(q));
-        let mut sum: u128 = queued().map(|&q| self.tasks[q].vruntime.0 as u128).sum();
-        let mut n = queued().count() as u128;
+        let (mut sum, mut n) = c
+            .runq
+            .iter()
+            .filter(|q| !gone.contains(q))
+            .fold((0u128, 0u128), |(s, n), &q| (s + self.tasks[q].vruntime.0 as u128, n + 1));
         if let Some((_, v)) = self.curr_vruntime(cpu, now) {
             sum += v.0 as u128;
             n += 1;
@@ -142,15 +144,19 @@ impl Kernel {
         task.deadline = task.vruntime + slice;
     }
 
-    /// `update_entity_lag` of task `t`, just taken off `cpu` to sleep (its vruntime charged):
-    /// V - vruntime with `t` still counted, clamped to `max(2 * slice, TICK_NSEC)`.
-    pub(in crate::linux) fn save_lag(&mut self, cpu: u32, t: usize) {
+    /// The vruntime sum and count of `cpu`'s queue with task `t`, which just left the CPU and
+    /// is not queued, counted back in (`avg_vruntime` as `dequeue_entity` sees it).
+    pub(in crate::linux) fn sum_with(&self, cpu: u32, t: usize) -> (u128, u128) {
         let c = &self.cpus[cpu as usize];
-        let v = self.tasks[t].vruntime.0 as i128;
-        let sum: i128 = c.runq.iter().map(|&q| self.tasks[q].vruntime.0 as i128).sum::<i128>() + v;
-        let n = c.runq.len() as i128 + 1;
+        let sum: u128 = c.runq.iter().map(|&q| self.tasks[q].vruntime.0 as u128).sum();
+        (sum + self.tasks[t].vruntime.0 as u128, c.runq.len() as u128 + 1)
+    }
+
+    /// `update_entity_lag` of task `t` against the average `sum / n` (with `t` counted): V less
+    /// its vruntime, clamped to the larger of two base slices and a tick.
+    pub(in crate::linux) fn entity_lag(&self, (sum, n): (u128, u128), t: usize) -> i64 {
         let limit = (2 * self.base_slice().0).max(self.jiffies.period().0) as i128;
-        self.tasks[t].vlag = (sum / n - v).clamp(-limit, limit) as i64;
+        ((sum / n) as i128 - self.tasks[t].vruntime.0 as i128).clamp(-limit, limit) as i64
     }
 
     /// `check_preempt_wakeup_fair` for task `t`, just queued on `cpu`'s runqueue at `now`.

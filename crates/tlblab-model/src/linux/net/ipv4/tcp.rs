@@ -140,6 +140,11 @@ impl Ack {
     pub fn merge(self, o: Ack) -> Ack {
         Ack { seq: self.seq.max(o.seq), edge: self.edge.max(o.edge) }
     }
+
+    /// Queues this ACK where ACKs wait together (a backlog, a softirq on its way): one, merged.
+    pub fn queue_on(self, waiting: &mut Option<Ack>) {
+        *waiting = Some(waiting.map_or(self, |w| w.merge(self)));
+    }
 }
 
 /// One connection's sequence state for Nagle and the delayed ACK, in payload bytes: the sender's

@@ -224,7 +224,7 @@ impl Kernel {
         if owned {
             // sk_add_backlog: ACKs are cumulative, so the latest covers those queued before it
             // (v5.0+'s tcp_add_backlog coalesces them into one skb alike).
-            f.backlog = Some(f.backlog.map_or(ack, |b| b.merge(ack)));
+            ack.queue_on(&mut f.backlog);
             s.counters.tcp_backlog_acks += 1;
             return got - at;
         }

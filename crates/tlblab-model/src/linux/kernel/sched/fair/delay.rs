@@ -46,18 +46,12 @@ impl Kernel {
     }
 
     /// `dequeue_entity` of task `t`, which just blocked and left `cpu` (its vruntime charged, not
-    /// queued): whether the dequeue is delayed, leaving it queued. Counted with `t`, it is
-    /// eligible when `v * n <= sum` (`entity_eligible`); alone it always is.
-    pub(in crate::linux) fn delay_dequeue(&mut self, cpu: u32, t: usize) -> bool {
+    /// queued; `with_t`: the queue's vruntime sum and count with it, [`Kernel::sum_with`]):
+    /// whether the dequeue is delayed, leaving it queued. It is eligible when `v * n <= sum`
+    /// (`entity_eligible`); alone it always is.
+    pub(in crate::linux) fn delay_dequeue(&mut self, cpu: u32, t: usize, (sum, n): (u128, u128)) -> bool {
         let s = &self.config.sched;
-        if !(s.eevdf && s.delay_dequeue) {
-            return false;
-        }
-        let c = &self.cpus[cpu as usize];
-        let v = self.tasks[t].vruntime.0 as u128;
-        let sum: u128 = c.runq.iter().map(|&q| self.tasks[q].vruntime.0 as u128).sum::<u128>() + v;
-        let n = c.runq.len() as u128 + 1;
-        if v * n <= sum {
+        if !(s.eevdf && s.delay_dequeue) || self.tasks[t].vruntime.0 as u128 * n <= sum {
             return false;
         }
         self.tasks[t].delayed = true;
@@ -106,11 +100,9 @@ impl Kernel {
         // PELT: queued, not running, since its last update.
         self.pelt_cfs_now(cpu, now);
         self.pelt_se_queued(t, now);
-        let (sum, n) = self.vruntime_sum(cpu, now);
-        let lag = (sum / n) as i128 - self.tasks[t].vruntime.0 as i128;
-        let limit = (2 * self.base_slice().0).max(self.jiffies.period().0) as i128;
+        let lag = self.entity_lag(self.vruntime_sum(cpu, now), t);
         // DELAY_ZERO: a positive lag is not kept through the sleep.
-        self.tasks[t].vlag = lag.clamp(-limit, limit).min(0) as i64;
+        self.tasks[t].vlag = lag.min(0);
         self.tasks[t].delayed = false;
         self.cpus[cpu as usize].runq.retain(|&q| q != t);
         self.delay_counted().delayed_picks += 1;
@@ -125,10 +117,7 @@ impl Kernel {
         self.pelt_cfs_now(cpu, now);
         self.pelt_se_queued(t, now);
         // update_entity_lag with t still queued.
-        let (sum, n) = self.vruntime_sum(cpu, now);
-        let lag = (sum / n) as i128 - self.tasks[t].vruntime.0 as i128;
-        let limit = (2 * self.base_slice().0).max(self.jiffies.period().0) as i128;
-        let lag = lag.clamp(-limit, limit) as i64;
+        let lag = self.entity_lag(self.vruntime_sum(cpu, now), t);
         self.tasks[t].delayed = false;
         if lag > 0 {
             // Out of the tree, placed at V (of the others) with zero lag, back in.

@@ -46,7 +46,10 @@ fn an_ineligible_sleeper_stays_queued_and_pays_its_debt_while_others_run() {
     // V = 2 ms: task 0 at 3 ms blocks 1 ms in debt.
     let mut s = blocked("6.18", [3, 1, 2], [6, 5, 4]);
     let k = &mut s.kernel;
-    assert!(k.delay_dequeue(0, 0));
+    assert!({
+        let w = k.sum_with(0, 0);
+        k.delay_dequeue(0, 0, w)
+    });
     assert!(k.tasks[0].delayed && k.cpus[0].runq.contains(&0));
     // The pick passes it over (ineligible): task 2, eligible at V, has the earlier deadline.
     assert_eq!(k.pick_next(0, Ps::ZERO), Some(2));
@@ -71,7 +74,10 @@ fn an_eligible_sleeper_is_dequeued_at_once() {
     // V = 2 ms: task 0 at 1 ms blocks with 1 ms of credit and leaves the queue.
     let mut s = blocked("6.18", [1, 2, 3], [4, 5, 6]);
     let k = &mut s.kernel;
-    assert!(!k.delay_dequeue(0, 0));
+    assert!(!{
+        let w = k.sum_with(0, 0);
+        k.delay_dequeue(0, 0, w)
+    });
     assert!(!k.tasks[0].delayed && !k.cpus[0].runq.contains(&0));
     assert_eq!(counted(k), [0, 0, 0]);
 }
@@ -81,7 +87,10 @@ fn a_delayed_task_picked_is_dequeued_not_run_and_its_credit_dropped() {
     // Task 0 blocked ineligible at 3 ms (V = 2 ms).
     let mut s = blocked("6.18", [3, 1, 2], [4, 8, 9]);
     let k = &mut s.kernel;
-    assert!(k.delay_dequeue(0, 0));
+    assert!({
+        let w = k.sum_with(0, 0);
+        k.delay_dequeue(0, 0, w)
+    });
     // Then the others moved on (5 ms each): V = 13/3 ms, task 0 is eligible with the earliest
     // deadline. The pick reaches it, dequeues it, and goes on to task 1.
     k.tasks[1].vruntime = ORIGIN + Ps::MS * 5;
@@ -98,7 +107,10 @@ fn a_delayed_task_picked_is_dequeued_not_run_and_its_credit_dropped() {
 fn a_delayed_task_woken_in_credit_is_placed_again_at_v() {
     let mut s = blocked("6.18", [3, 1, 2], [4, 8, 9]);
     let k = &mut s.kernel;
-    assert!(k.delay_dequeue(0, 0));
+    assert!({
+        let w = k.sum_with(0, 0);
+        k.delay_dequeue(0, 0, w)
+    });
     run_on_cpu0(k, 1);
     // The others move to 5 ms: task 0 (3 ms) is 4/3 ms ahead of V when woken.
     k.tasks[1].vruntime = ORIGIN + Ps::MS * 5;
@@ -112,7 +124,10 @@ fn a_delayed_task_woken_in_credit_is_placed_again_at_v() {
 fn before_v6_12_every_sleeper_leaves_at_once() {
     // 6.7 (EEVDF, no delayed dequeue): the same ineligible sleeper is dequeued.
     let mut s = blocked("6.7", [3, 1, 2], [6, 5, 4]);
-    assert!(!s.kernel.delay_dequeue(0, 0));
+    assert!(!{
+        let w = s.kernel.sum_with(0, 0);
+        s.kernel.delay_dequeue(0, 0, w)
+    });
     assert!(!s.kernel.cpus[0].runq.contains(&0));
     assert_eq!(s.kernel.delay_counters(), None);
     let on = |k: &str| KernelConfig::preset(k).unwrap().sched.delay_dequeue;

@@ -67,7 +67,7 @@ fn a_sleeper_comes_back_with_the_lag_it_left_with() {
     k.tasks[0].vruntime = ORIGIN + Ps::MS * 3;
     k.tasks[1].vruntime = ORIGIN + Ps::MS * 3;
     k.tasks[2].vruntime = ORIGIN + Ps(Ps::MS.0 * 3 / 2);
-    k.save_lag(0, 2);
+    k.tasks[2].vlag = k.entity_lag(k.sum_with(0, 2), 2);
     assert_eq!(k.tasks[2].vlag, (Ps::MS.0 as i64), "V = 2.5 ms, vruntime 1.5 ms");
     // Later the other two have moved on; placed back, it is 1 ms behind the new mean of three.
     k.tasks[0].vruntime = ORIGIN + Ps::MS * 9;
@@ -80,7 +80,7 @@ fn a_sleeper_comes_back_with_the_lag_it_left_with() {
     // A lag beyond two slices (or a tick) is clamped.
     k.cpus[0].runq.retain(|&t| t != 2);
     k.tasks[2].vruntime = ORIGIN;
-    k.save_lag(0, 2);
+    k.tasks[2].vlag = k.entity_lag(k.sum_with(0, 2), 2);
     let limit = (2 * k.base_slice().0).max(k.jiffies.period().0) as i64;
     assert_eq!(k.tasks[2].vlag, limit);
 }
