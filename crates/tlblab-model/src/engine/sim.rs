@@ -280,6 +280,11 @@ impl Simulation {
         self.kernel.tasks[t].bound = false;
     }
 
+    /// Gives task `t` the `SCHED_BATCH` policy (`chrt -b 0`): its wake-ups do not preempt.
+    pub fn set_batch(&mut self, t: usize) {
+        self.kernel.tasks[t].batch = true;
+    }
+
     /// Binds a kernel thread (no mm of its own: it runs lazily on the mm it finds,
     /// linux/kernel/sched/core.rs) running `program` to `cpu`, starting at time 0. Returns its task
     /// number.

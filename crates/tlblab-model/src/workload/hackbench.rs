@@ -33,7 +33,14 @@
 //! on PELT's load averages (linux/kernel/sched/fair/select.rs), and a busy CPU's periodic balance
 //! pulls queued tasks (fair/balance.rs). Not the default: idle balancing is missing and the
 //! split it settles in is not checked against the host's
-//! (docs/references/linux-6x.md#wake-placement). `thread` mode: every task shares one mm (a switch
+//! (docs/references/linux-6x.md#wake-placement).
+//!
+//! Policy (`policy=`): `normal` (the default, `SCHED_NORMAL`) or `batch`, as `chrt -b 0
+//! hackbench ...` runs it: every task `SCHED_BATCH`, so no wake-up preempts (the tick and the
+//! tasks' own sleeps still switch). The real side of `validate` runs both; the pair separates
+//! what the wake-up preemption costs from what each message costs.
+//!
+//! `thread` mode: every task shares one mm (a switch
 //! between them keeps CR3); `process` mode: one mm per task.
 
 use super::{Benchmark, MetricKind, Setup};
@@ -59,11 +66,13 @@ pub const TASKS_PER_GROUP: u32 = 2 * NUM_FDS;
 pub const MAX_GROUPS: u32 = MAX_TASKS / TASKS_PER_GROUP;
 
 const USAGE: &str =
-    "hackbench [-pipe] [GROUPS] [process|thread] [LOOPS] [start=empty|full] [place=bound|wake]";
+    "hackbench [-pipe] [GROUPS] [process|thread] [LOOPS] [start=empty|full] [place=bound|wake] \
+     [policy=normal|batch]";
 
 const PARAMS: &[(&str, &str)] = &[
     ("start", "empty | full (the senders' queues already full)"),
     ("place", "bound | wake (tasks unbound, placed at each wake-up by select_task_rq_fair)"),
+    ("policy", "normal | batch (every task SCHED_BATCH: no wake-up preemption)"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +110,8 @@ pub struct Hackbench {
     pub loops: u64,
     pub start: Start,
     pub place: Place,
+    /// Every task `SCHED_BATCH` (`policy=batch`).
+    pub batch: bool,
 }
 
 fn parse_count(word: &str, what: &str, max: u64) -> Result<u64, String> {
@@ -125,6 +136,7 @@ impl Hackbench {
     fn parse_words(all: &[&str]) -> Result<Hackbench, String> {
         let mut start = Start::Empty;
         let mut place = DEFAULT_PLACE;
+        let mut batch = false;
         let mut words = Vec::new();
         for &w in all {
             match w.split_once('=') {
@@ -132,10 +144,12 @@ impl Hackbench {
                 Some(("start", "full")) => start = Start::Full,
                 Some(("place", "bound")) => place = Place::Bound,
                 Some(("place", "wake")) => place = Place::Wake,
+                Some(("policy", "normal")) => batch = false,
+                Some(("policy", "batch")) => batch = true,
                 Some((k, v)) => {
                     return Err(format!(
                         "hackbench parameter `{k}={v}` is not allowed; allowed: start=empty, start=full, \
-                         place=bound, place=wake"
+                         place=bound, place=wake, policy=normal, policy=batch"
                     ))
                 }
                 None => words.push(w),
@@ -174,7 +188,7 @@ impl Hackbench {
         if let Some(extra) = words.get(i) {
             return Err(format!("hackbench: unexpected `{extra}` ({USAGE})"));
         }
-        Ok(Hackbench { transport, groups, mode, loops, start, place })
+        Ok(Hackbench { transport, groups, mode, loops, start, place, batch })
     }
 }
 
@@ -199,6 +213,7 @@ impl Benchmark for Hackbench {
                         loops: DEFAULT_LOOPS,
                         start: Start::Empty,
                         place: DEFAULT_PLACE,
+                        batch: false,
                     }
                     .name()
                 })
@@ -238,6 +253,9 @@ impl Benchmark for Hackbench {
                 Place::Bound => " place=bound",
                 Place::Wake => " place=wake",
             });
+        }
+        if self.batch {
+            s.push_str(" policy=batch");
         }
         s
     }
@@ -295,6 +313,9 @@ impl Benchmark for Hackbench {
             sim.add_task_at(program, mm, cpu, Ps(jitter.below(Ps::US.0)));
             if self.place == Place::Wake {
                 sim.unbind_task(id);
+            }
+            if self.batch {
+                sim.set_batch(id);
             }
             k += 1;
             (id, cpu)

@@ -36,6 +36,28 @@ fn parses_hackbench_arguments_and_rejects_bad_ones_naming_the_allowed_values() {
     assert_eq!(h("hackbench place=bound"), "hackbench process", "bound is the default");
     let e = Workload::parse("hackbench place=numa").unwrap_err();
     assert!(e.contains("`place=numa`") && e.contains("place=bound, place=wake"), "{e}");
+    assert_eq!(h("hackbench -pipe policy=batch"), "hackbench -pipe process policy=batch");
+    assert_eq!(h("hackbench policy=normal"), "hackbench process", "normal is the default");
+    let e = Workload::parse("hackbench policy=fifo").unwrap_err();
+    assert!(e.contains("`policy=fifo`") && e.contains("policy=normal, policy=batch"), "{e}");
+}
+
+/// `policy=batch` (`chrt -b 0`): every task of every group is SCHED_BATCH (whose wake-ups never
+/// preempt: linux/kernel/sched/fair/tests.rs); the default leaves them SCHED_NORMAL. The run
+/// still delivers every message.
+#[test]
+fn policy_batch_makes_every_task_sched_batch() {
+    let profile = crate::profile::shipped("ivybridge-i3-3240");
+    for (wl, batch) in [("hackbench -pipe process", false), ("hackbench -pipe process policy=batch", true)] {
+        let mut sim = Simulation::new(&profile, KernelConfig::preset("6.18").unwrap());
+        let h = Hackbench::parse(wl).unwrap().unwrap();
+        h.setup(&mut sim, &Setup { profile: &profile, tasks: 2, seed: 1 });
+        assert_eq!(sim.kernel.tasks.len(), 80);
+        assert!(sim.kernel.tasks.iter().all(|t| t.batch == batch), "{wl}");
+        let r = hackbench("6.18", wl, 1, 1, Ps::MS * 5);
+        assert_eq!(r.oracle.violations, 0);
+        assert!(r.counters["pipe_reads"].abs_diff(r.operations()) <= 20, "{wl}: {:?}", r.counters);
+    }
 }
 
 /// `place=wake`: the tasks are unbound, so wake-ups move some of them between CPUs; the default

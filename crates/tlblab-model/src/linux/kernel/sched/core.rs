@@ -50,6 +50,10 @@ pub struct Task {
     /// wake-up keeps it there. Unbound tasks are placed at each wake-up
     /// (linux/kernel/sched/fair/select.rs).
     pub bound: bool,
+    /// `SCHED_BATCH` (`task->policy`): its wake-ups never preempt the running task
+    /// (`check_preempt_wakeup[_fair]`: "their preemption is driven by the tick"; CFS and EEVDF
+    /// alike, v4.x to v6.18; docs/references/linux-6x.md#sched-batch).
+    pub batch: bool,
     /// PELT's `se.avg` (linux/kernel/sched/pelt.rs).
     pub avg: super::pelt::SchedAvg,
     /// `wakee_flips`, `wakee_flip_decay_ts` (jiffies), `last_wakee` and `recent_used_cpu`.
@@ -128,6 +132,7 @@ impl Kernel {
             gathered: Vec::new(),
             cpu,
             bound: true,
+            batch: false,
             // init_entity_runnable_average: a new task starts at full load.
             avg: super::pelt::SchedAvg { load_avg: super::pelt::NICE_0_LOAD, ..Default::default() },
             wakee_flips: 0,
@@ -388,16 +393,24 @@ impl Kernel {
         let min_v =
             self.cpus[cpu as usize].runq.iter().map(|&q| self.tasks[q].vruntime).fold(curr_v, Ps::min);
         // place_entity (GENTLE_FAIR_SLEEPERS): a sleeper gets at most half a latency of credit.
-        let factor = self.sched_factor();
-        let thresh = Ps::US * 3_000 * factor;
+        let thresh = Ps::US * 3_000 * self.sched_factor();
         let v = &mut self.tasks[t].vruntime;
         *v = (*v).max(min_v.saturating_sub(thresh));
-        // check_preempt_wakeup: preempt if curr is ahead by more than the wake-up granularity
-        // (sysctl_sched_wakeup_granularity 1 ms, scaled).
-        let gran = Ps::US * 1_000 * factor;
-        let c = &mut self.cpus[cpu as usize];
-        c.need_resched |= curr_v > self.tasks[t].vruntime + gran;
-        c.runq.push_back(t);
+        self.cpus[cpu as usize].runq.push_back(t);
+        self.check_preempt_wakeup_cfs(cpu, t, now);
+    }
+
+    /// CFS's `check_preempt_wakeup` (v5.18) for task `t`, just queued on `cpu` at `now`: a
+    /// `SCHED_BATCH` wakee never preempts; else preempt if the current task is ahead by more than
+    /// the wake-up granularity (`sysctl_sched_wakeup_granularity` 1 ms, scaled).
+    pub(in crate::linux) fn check_preempt_wakeup_cfs(&mut self, cpu: u32, t: usize, now: Ps) {
+        let Some(curr) = self.cpus[cpu as usize].task else { return };
+        if self.tasks[t].batch {
+            return;
+        }
+        let curr_v = self.tasks[curr].vruntime + now.saturating_sub(self.tasks[curr].on_cpu_since);
+        let gran = Ps::US * 1_000 * self.sched_factor();
+        self.cpus[cpu as usize].need_resched |= curr_v > self.tasks[t].vruntime + gran;
     }
 
     /// `pick_next_entity`: takes the runnable task of `cpu` with the least vruntime off its

@@ -16,6 +16,7 @@
 //!   joining n tasks keeps it (`place_entity`, `PLACE_LAG`).
 //! - A wake-up preempts when the pick with the woken task queued is the woken task
 //!   (`check_preempt_wakeup_fair`); the current task leaves at its next return to user space.
+//!   A `SCHED_BATCH` task's wake-up never preempts.
 //!
 //! - v6.12+ `DELAY_DEQUEUE` (`[sched] delay_dequeue`, linux/kernel/sched/fair/delay.rs): an
 //!   ineligible sleeper stays queued until it is picked or woken.
@@ -159,8 +160,12 @@ impl Kernel {
         ((sum / n) as i128 - self.tasks[t].vruntime.0 as i128).clamp(-limit, limit) as i64
     }
 
-    /// `check_preempt_wakeup_fair` for task `t`, just queued on `cpu`'s runqueue at `now`.
+    /// `check_preempt_wakeup_fair` for task `t`, just queued on `cpu`'s runqueue at `now`. A
+    /// `SCHED_BATCH` wakee returns before `update_curr`.
     pub(in crate::linux) fn wakeup_preempt(&mut self, cpu: u32, t: usize, now: Ps) {
+        if self.tasks[t].batch {
+            return;
+        }
         self.update_deadline(cpu, now);
         if self.pick_eevdf(cpu, now, true) == Some(t) {
             self.cpus[cpu as usize].need_resched = true;

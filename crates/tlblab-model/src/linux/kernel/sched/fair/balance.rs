@@ -225,12 +225,9 @@ impl Kernel {
         self.cpus[dst as usize].runq.push_back(t);
         if self.config.sched.eevdf {
             self.wakeup_preempt(dst, t, now);
-        } else if let Some(curr) = self.cpus[dst as usize].task {
-            // v5.18 check_preempt_wakeup: no sleeper credit (not a wake-up); preempt if the
-            // current task is ahead by more than the wake-up granularity (1 ms, scaled).
-            let curr_v = self.tasks[curr].vruntime + now.saturating_sub(self.tasks[curr].on_cpu_since);
-            let gran = Ps::US * 1_000 * self.sched_factor();
-            self.cpus[dst as usize].need_resched |= curr_v > self.tasks[t].vruntime + gran;
+        } else {
+            // No sleeper credit: not a wake-up.
+            self.check_preempt_wakeup_cfs(dst, t, now);
         }
     }
 }

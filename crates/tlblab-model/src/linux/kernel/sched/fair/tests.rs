@@ -116,6 +116,33 @@ fn a_wake_up_preempts_only_a_current_task_that_is_unprotected_or_ineligible() {
     // Protected but ineligible: task 0 at 3 ms, task 2 placed at 1 ms with 1 ms of lag,
     // V = 2 ms. Protection does not hold, and task 2 has the earliest deadline.
     assert!(setup(k, ORIGIN + Ps::MS * 3, ORIGIN + Ps::MS * 9, Ps::MS));
+    // SCHED_BATCH: the same two wake-ups that preempted do not, and the deadline is not renewed.
+    k.tasks[2].batch = true;
+    assert!(!setup(k, v0, ORIGIN + Ps::MS, lag));
+    assert!(!setup(k, ORIGIN + Ps::MS * 3, ORIGIN + Ps::MS * 9, Ps::MS));
+}
+
+#[test]
+fn under_cfs_a_batch_wakee_does_not_preempt_where_a_normal_one_does() {
+    let mut s = sim("5.18");
+    let mm = s.add_mm();
+    for _ in 0..2 {
+        s.add_task(Box::new(Spin), mm, 0);
+    }
+    let k = &mut s.kernel;
+    // Task 0 runs 2 ms ahead of task 1, past the scaled 1 ms wake-up granularity.
+    k.cpus[0].runq.retain(|&t| t != 1);
+    k.tasks[0].on_cpu_since = Ps::ZERO;
+    k.tasks[0].vruntime = Ps::MS * 20;
+    k.tasks[1].vruntime = Ps::MS * 20 - Ps::MS * k.sched_factor() - Ps::US;
+    for (batch, preempts) in [(false, true), (true, false)] {
+        k.tasks[1].batch = batch;
+        k.cpus[0].need_resched = false;
+        k.cpus[0].runq.push_back(1);
+        k.check_preempt_wakeup_cfs(0, 1, Ps::ZERO);
+        k.cpus[0].runq.retain(|&t| t != 1);
+        assert_eq!(k.cpus[0].need_resched, preempts, "batch {batch}");
+    }
 }
 
 #[test]
