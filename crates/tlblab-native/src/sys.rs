@@ -244,17 +244,43 @@ pub fn process_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
-/// CPU time (user + system) of this process's children that have been waited for, their own
-/// waited-for descendants included (`getrusage(RUSAGE_CHILDREN)`), in nanoseconds.
-pub fn children_cpu_ns() -> u64 {
+/// What `getrusage` reports: CPU time (user + system) in nanoseconds and context switches
+/// (`ru_nvcsw`: the task blocked; `ru_nivcsw`: it was preempted while runnable).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub cpu_ns: u64,
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+impl Usage {
+    /// What accrued since `before`.
+    pub fn since(self, before: Usage) -> Usage {
+        Usage {
+            cpu_ns: self.cpu_ns.saturating_sub(before.cpu_ns),
+            voluntary: self.voluntary.saturating_sub(before.voluntary),
+            involuntary: self.involuntary.saturating_sub(before.involuntary),
+        }
+    }
+}
+
+/// `getrusage` of this process, every thread (`children` false: `RUSAGE_SELF`), or of its
+/// children that have been waited for, their own waited-for descendants included
+/// (`RUSAGE_CHILDREN`). Zero where it fails.
+pub fn usage(children: bool) -> Usage {
+    let who = if children { libc::RUSAGE_CHILDREN } else { libc::RUSAGE_SELF };
     // SAFETY: getrusage fills one plain-data struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is valid for the kernel to fill.
-    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
-        return 0;
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+        return Usage::default();
     }
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    Usage {
+        cpu_ns: tv(ru.ru_utime) + tv(ru.ru_stime),
+        voluntary: ru.ru_nvcsw as u64,
+        involuntary: ru.ru_nivcsw as u64,
+    }
 }
 
 /// CPU time of the calling thread, in nanoseconds.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::NativeResult;
+use super::{NativeResult, Switches};
 use crate::host::Interference;
 use crate::interrupts::IpiCounter;
 use crate::sys;
@@ -164,7 +164,7 @@ impl External {
         let interference = Interference::start();
         // The benchmark's processes are our children, waited for before the end (the sockperf
         // server killed and reaped): their CPU time is what the workload got.
-        let children0 = sys::children_cpu_ns();
+        let children0 = sys::usage(true);
         let t = Instant::now();
         // The interval the workload wanted the CPUs for, when it is not the whole wall time.
         let mut busy_interval: Option<f64> = None;
@@ -269,7 +269,8 @@ impl External {
             }
         };
         let seconds = busy_interval.unwrap_or_else(|| t.elapsed().as_secs_f64());
-        let cpu_seconds = sys::children_cpu_ns().saturating_sub(children0) as f64 / 1e9;
+        let used = sys::usage(true).since(children0);
+        let cpu_seconds = used.cpu_ns as f64 / 1e9;
         let ipis = ipis.stop();
         let per_op = |n: Option<u64>| n.filter(|_| operations > 0).map(|n| n as f64 / operations as f64);
         Ok(NativeResult {
@@ -291,6 +292,7 @@ impl External {
             background_cal_per_s: None,
             interference: interference.stop(sys::allowed_cpus().len()),
             cpu_seconds: Some(cpu_seconds),
+            switches: Some(Switches::of(used)),
         })
     }
 }

@@ -133,6 +133,24 @@ pub struct NativeResult {
     /// (`getrusage(RUSAGE_CHILDREN)`). `None` where it could not be read.
     #[serde(default)]
     pub cpu_seconds: Option<f64>,
+    /// The workload's context switches in the measured interval, as `getrusage` counts them for
+    /// its threads (the harness's included) or its child processes. `None` where not read.
+    #[serde(default)]
+    pub switches: Option<Switches>,
+}
+
+/// Context switches out of a CPU: `voluntary` when the task blocked (a sleep), `involuntary` when
+/// it was preempted while runnable (`ru_nvcsw`, `ru_nivcsw`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Switches {
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+impl Switches {
+    pub fn of(u: sys::Usage) -> Switches {
+        Switches { voluntary: u.voluntary, involuntary: u.involuntary }
+    }
 }
 
 /// A per-task operation counter on its own 256-byte slot (will-it-scale's spacing, so
@@ -189,6 +207,8 @@ pub(crate) struct Window {
     pub seconds: f64,
     /// This process's CPU time in the interval (every task is a thread of it).
     pub cpu_seconds: f64,
+    /// This process's context switches in the interval.
+    pub switches: Switches,
 }
 
 impl Window {
@@ -212,15 +232,22 @@ pub(crate) fn measure_window<T>(
     let cpus = sys::allowed_cpus().len();
     start.wait();
     std::thread::sleep(warmup);
-    let (before, ipis, interference, t0, cpu0) =
-        (read(), IpiCounter::start(), Interference::start(), Instant::now(), sys::process_cpu_ns());
+    let (before, ipis, interference, t0, cpu0, use0) = (
+        read(),
+        IpiCounter::start(),
+        Interference::start(),
+        Instant::now(),
+        sys::process_cpu_ns(),
+        sys::usage(false),
+    );
     while t0.elapsed() < measure && !handles.iter().any(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(10).min(measure.saturating_sub(t0.elapsed())));
     }
     let (after, ipis, interference, seconds, cpu1) =
         (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64(), sys::process_cpu_ns());
     let cpu_seconds = cpu1.saturating_sub(cpu0) as f64 / 1e9;
-    Window { before, after, ipis, interference, seconds, cpu_seconds }
+    let switches = Switches::of(sys::usage(false).since(use0));
+    Window { before, after, ipis, interference, seconds, cpu_seconds, switches }
 }
 
 /// What a runner says about its workload; the rest of [`NativeResult`] comes from the window.
@@ -262,6 +289,7 @@ pub(crate) fn result(o: Outcome, w: &Window, background: (Option<f64>, Option<f6
         background_cal_per_s: background.1,
         interference: w.interference,
         cpu_seconds: Some(w.cpu_seconds),
+        switches: Some(w.switches),
     }
 }
 

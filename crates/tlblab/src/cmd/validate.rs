@@ -30,14 +30,16 @@ use tlblab_native::stats::Summary;
 use tlblab_native::workload::external::{Effort, External};
 use tlblab_native::workload::netperf::{self, NetperfSpec};
 use tlblab_native::workload::vm_scalability::{self as lru, LruSpec};
-use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload};
-use tlblab_report::table::Table;
+use tlblab_native::workload::{self, NativeResult, NativeSpec, NativeWorkload, Switches};
 
 use crate::cmd::native::secs;
 use crate::machines;
 use crate::spec::{kernel_config, parse_duration};
 
 mod per_cpu;
+mod render;
+
+pub use render::render;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
@@ -144,6 +146,11 @@ pub struct Case {
     pub ipis_per_op: Pair,
     /// Function-call (CAL) interrupts per operation.
     pub cal_per_op: Pair,
+    /// Context switches per operation of the workload's own tasks, as `getrusage` counts them
+    /// (`ru_nvcsw`: sleeps) and the model's `voluntary_switches`.
+    pub voluntary_switches_per_op: Pair,
+    /// The same for preemptions while runnable (`ru_nivcsw`; `involuntary_switches`).
+    pub involuntary_switches_per_op: Pair,
     /// Sleeps on `mmap_lock` per operation in the simulation (docs/cal-interrupts.md).
     pub sim_mmap_lock_sleeps_per_op: f64,
     /// The largest share of the machine other processes used during a real run.
@@ -651,9 +658,22 @@ fn case(
             real: med(real.iter().filter_map(|r| r.cal_per_op_net.or(r.cal_per_op)).collect()),
             sim: per_op(&|x| x.per_op("ipis_received") + x.per_op("wakelist_ipis")),
         },
+        voluntary_switches_per_op: Pair {
+            real: med(real.iter().filter_map(|r| switches_per_op(r, |s| s.voluntary)).collect()),
+            sim: per_op(&|x| x.per_op("voluntary_switches")),
+        },
+        involuntary_switches_per_op: Pair {
+            real: med(real.iter().filter_map(|r| switches_per_op(r, |s| s.involuntary)).collect()),
+            sim: per_op(&|x| x.per_op("involuntary_switches")),
+        },
         sim_mmap_lock_sleeps_per_op: per_op(&|x| x.per_op("mmap_lock_sleeps")).unwrap_or(0.0),
         others_share: real.iter().filter_map(|r| r.interference.map(|i| i.others_share)).reduce(f64::max),
     }
+}
+
+/// A real run's switches of one kind per operation.
+fn switches_per_op(r: &NativeResult, kind: fn(&Switches) -> u64) -> Option<f64> {
+    r.switches.as_ref().filter(|_| r.operations > 0).map(|s| kind(s) as f64 / r.operations as f64)
 }
 
 /// The relative error of the medians, (sim - real) / real, and the verdict: consistent within
@@ -669,82 +689,6 @@ fn judge(r: &Spread, s: &Spread) -> (f64, &'static str) {
         "model low"
     };
     (error, verdict)
-}
-
-pub fn render(v: &Validation) -> String {
-    let h = &v.host;
-    let mut out = format!(
-        "validate: this host (Linux {}, {} CPUs) vs the simulation on machine `{}`, kernel {} ({})\n\
-         (each side min / median / max over its runs; 'real per CPU got': each real run rescaled to the CPUs the \
-         simulated run kept busy, by the CPU time the workload's own threads or processes got (a rate times sim / real \
-         busy CPUs, a time the inverse); the verdict is on it for a CPU-bound workload, on the raw figure for one that \
-         blocks; the simulated range also covers seed 1 on the host at the slow \
-         and the fast quartile of the probe's measurements, when it probed now; error = (sim - real) / real of the medians; consistent = within \
-         {:.0}% or the ranges overlap; TLB/op and CAL/op: flush and function-call interrupts per operation, the real \
-         ones net of the idle background where measured)\n\n",
-        h.uname,
-        h.cpus,
-        h.machine,
-        h.kernel,
-        h.kernel_reason,
-        100.0 * CONSISTENT
-    );
-    let range = |s: &Spread| {
-        let d = if s.median.abs() >= 100.0 { 0 } else { 3 };
-        format!("{:.d$} [{:.d$}..{:.d$}]", s.median, s.min, s.max)
-    };
-    let f3 = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
-    let mut t = Table::new([
-        "workload",
-        "point",
-        "real (median [min..max])",
-        "real per CPU got",
-        "sim (median [min..max])",
-        "unit",
-        "error",
-        "error per CPU",
-        "verdict",
-        "real TLB/op",
-        "sim TLB/op",
-        "real CAL/op",
-        "sim CAL/op",
-        "others' CPU",
-    ]);
-    for c in &v.cases {
-        t.row([
-            c.workload.clone(),
-            format!("{} {}", c.tasks, c.point),
-            range(&c.real),
-            c.real_per_cpu.as_ref().map_or("-".into(), |n| {
-                format!("{}{}", range(n), if c.cpu_bound { "" } else { " (blocks: not judged)" })
-            }),
-            range(&c.sim),
-            c.unit.clone(),
-            format!("{:+.1}%", 100.0 * c.error),
-            c.error_per_cpu.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e)),
-            c.verdict.clone(),
-            f3(c.ipis_per_op.real),
-            f3(c.ipis_per_op.sim),
-            f3(c.cal_per_op.real),
-            f3(c.cal_per_op.sim),
-            c.others_share.map_or("-".into(), |i| format!("{:.0}%", 100.0 * i)),
-        ]);
-    }
-    out += &t.render();
-    let consistent = v.cases.iter().filter(|c| c.verdict == "consistent").count();
-    out += &format!(
-        "{consistent} of {} cells consistent; tools: {}\n",
-        v.cases.len(),
-        h.tools
-            .iter()
-            .map(|(t, p)| format!("{t} {}", p.as_deref().unwrap_or("(not installed)")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    for n in &v.notes {
-        out += &format!("note: {n}\n");
-    }
-    out
 }
 
 #[cfg(test)]

@@ -156,6 +156,7 @@ mod tests {
             background_cal_per_s: None,
             interference: None,
             cpu_seconds: Some(0.6),
+            switches: None,
         };
         assert_eq!(real_busy_cpus(&n), Some(0.3));
         let runs = real_runs(&[n.clone()], true, 1.2).unwrap();

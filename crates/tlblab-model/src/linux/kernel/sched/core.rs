@@ -23,6 +23,11 @@ crate::linux::vmstat::counters! {
     /// The scheduler, counted.
     Counters {
         context_switches,
+        /// A user task's switches out of its CPU, as `getrusage` counts them (`nvcsw`, `nivcsw`):
+        /// voluntary when it blocks, involuntary when it is preempted while runnable. Kernel
+        /// threads (kswapd) and the idle task are not counted.
+        voluntary_switches,
+        involuntary_switches,
         /// Wake-ups sent to an idle CPU as a function-call IPI (`[sched] wakelist_ipi`, v6.0+).
         wakelist_ipis,
         /// Wake-ups that moved a task to another CPU (`set_task_cpu`: `nr_migrations`).
@@ -292,6 +297,10 @@ impl Kernel {
     pub fn deschedule(&mut self, ctx: &mut Ctx, requeue: bool, now: Ps) -> Ps {
         let cpu = ctx.cpu;
         let t = self.cpus[cpu as usize].task.expect("a running task");
+        if self.tasks[t].mm.is_some() {
+            let s = &mut self.counters.sched;
+            *if requeue { &mut s.involuntary_switches } else { &mut s.voluntary_switches } += 1;
+        }
         self.pelt_put_prev(cpu, t, now);
         let c = &mut self.cpus[cpu as usize];
         c.task = None;
