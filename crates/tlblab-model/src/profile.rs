@@ -215,6 +215,13 @@ pub struct KernelCosts {
     /// `flush_tlb_mm_range`'s own overhead per call, beyond the INVLPGs / CR3 write and the
     /// `mm->tlb_gen` line the model charges separately.
     pub flush_call_cycles: Sourced,
+    /// madvise's own fixed path per call, beyond the system call round trip, the zap of each
+    /// PTE and any flush: `mmap_lock`, the VMA lookup, `lru_add_drain`, `tlb_gather_mmu` /
+    /// `tlb_finish_mmu` and the walk's set-up (docs/references/machine-costs.md#madvise-fixed-path).
+    /// Charged once per madvise (and munmap, whose path holds the same steps); zero where
+    /// absent, where `flush_call_cycles` holds it as measured from madvise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub madvise_call_cycles: Option<Sourced>,
     /// A context switch between two threads (`schedule()` and `switch_to`, without the simulated
     /// TLB work). Needed only when tasks outnumber CPUs or sleep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -451,6 +458,7 @@ impl MachineProfile {
             ("kernel.ttwu_cycles", &k.ttwu_cycles),
             ("kernel.rwsem_section_cycles", &k.rwsem_section_cycles),
             ("kernel.idle_exit_ns", &k.idle_exit_ns),
+            ("kernel.madvise_call_cycles", &k.madvise_call_cycles),
         ] {
             if let Some(v) = v {
                 check_sourced(key, v, 0.0, 1_000_000.0)?;

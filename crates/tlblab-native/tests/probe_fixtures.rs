@@ -120,7 +120,9 @@ fn derivations_of_recorded_probes() {
         if let Some(w) = reach.and_then(|a| a.walk.as_ref()) {
             check_key(&p, "walk", w, Some(cyc(w.value)), &file);
         }
-        // flush_call: the intercept minus the syscall round trip, block by block.
+        // flush_call: the intercept minus the syscall round trip, block by block (the recorded
+        // reports have no line over none PTEs, so no madvise_call).
+        assert!(sc.intercept_empty_ns.is_none() && p.kernel.madvise_call_cycles.is_none(), "{file}");
         let call = sc.intercept_below_ns.map(|ns| cyc(ns - r.raw.syscall_ns.median), "test");
         check_key(&p, "flush_call", &call, Some(call.value), &file);
         // The syscall and clock carry their block spread.
@@ -362,4 +364,54 @@ fn the_idle_exit_is_the_wake_latency_less_what_the_model_already_charges() {
     r.raw.wake_latency_ns = Some(at(900.0));
     let b = host_profile::build(&r, "host").unwrap();
     assert_eq!(b.profile.kernel.idle_exit_ns.as_ref().unwrap().value, 0.0);
+}
+
+/// The line over none PTEs (measured since the recorded reports): madvise's fixed path is its
+/// intercept less the system call, the flush call the written intercept less it, block by
+/// block, so the two add up to what the one key held before; the source says no flush was seen.
+#[test]
+fn madvise_fixed_path_comes_from_the_line_over_none_ptes() {
+    let (file, text) = &fixtures()[0];
+    let r = ProbeReport::from_json(text).unwrap();
+    let old = host_profile::build(&r, "host").unwrap().profile;
+    assert_eq!(old.kernel.flush_call_cycles.confidence, Confidence::Measured, "{file}");
+    // Each block's calls over none PTEs: 200 ns below its written ones at every N (a fit is
+    // shift-equivariant, so each block's intercepts differ by exactly 200 ns).
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    for b in v["shootdown"]["blocks"].as_array_mut().unwrap() {
+        let alone: Vec<f64> = b["alone_ns"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        b["empty_ns"] = serde_json::json!(alone.iter().map(|a| a - 200.0).collect::<Vec<_>>());
+        b["empty_sibling_ipis"] = serde_json::json!(0.0);
+    }
+    let r = ProbeReport::from_json(&v.to_string()).unwrap();
+    let sc = r.shootdown_costs.as_ref().unwrap();
+    let f = sc.flush_call_ns.as_ref().unwrap();
+    assert!(f.per_block.iter().all(|x| (x - 200.0).abs() < 1e-6), "{f:?}");
+    assert_eq!(sc.empty_ipis_per_call, Some(0.0));
+    let p = host_profile::build(&r, "host").unwrap().profile;
+    p.validate().unwrap();
+    let cyc = r.clock.mhz / 1000.0;
+    let (m, c) = (p.kernel.madvise_call_cycles.as_ref().expect("split"), &p.kernel.flush_call_cycles);
+    assert!((c.value - 200.0 * cyc).abs() < 1e-6, "{}", c.source);
+    assert!((m.value + c.value - old.kernel.flush_call_cycles.value).abs() < 1e-6, "{} {}", m.value, c.value);
+    assert_eq!((m.confidence, c.confidence), (Confidence::Measured, Confidence::Measured));
+    assert!(m.source.contains("none") && m.source.contains("with the sibling running: 0.00"), "{}", m.source);
+    assert!(
+        c.source.contains("less the same over none PTEs") && c.source.contains("blocks min"),
+        "{}",
+        c.source
+    );
+    // A line that does not stand apart (the same as the written one): the old single key.
+    for b in v["shootdown"]["blocks"].as_array_mut().unwrap() {
+        b["empty_ns"] = b["alone_ns"].clone();
+    }
+    let r = ProbeReport::from_json(&v.to_string()).unwrap();
+    let p = host_profile::build(&r, "host").unwrap().profile;
+    assert!(p.kernel.madvise_call_cycles.is_none());
+    assert_eq!(p.kernel.flush_call_cycles.value, old.kernel.flush_call_cycles.value);
+    assert!(
+        p.kernel.flush_call_cycles.source.contains("did not resolve"),
+        "{}",
+        p.kernel.flush_call_cycles.source
+    );
 }

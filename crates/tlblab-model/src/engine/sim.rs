@@ -661,6 +661,8 @@ mod tests_broadcast;
 #[cfg(test)]
 mod tests_lazy;
 #[cfg(test)]
+mod tests_madvise;
+#[cfg(test)]
 mod tests_smt;
 #[cfg(test)]
 mod tests_uncore;

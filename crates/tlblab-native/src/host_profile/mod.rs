@@ -14,10 +14,12 @@ use tlblab_model::profile::{
 
 use crate::probe::ProbeReport;
 
+mod kernel_paths;
 pub mod sections;
 pub mod spread;
 mod tlb;
 
+use kernel_paths::kernel_path_costs;
 use sections::{fs_section, ipc_section, net_section, uncore_section};
 
 fn measured(value: f64, source: String) -> Sourced {
@@ -26,122 +28,6 @@ fn measured(value: f64, source: String) -> Sourced {
 
 fn estimate(value: f64, source: impl Into<String>) -> Sourced {
     Sourced { value, source: source.into(), confidence: Confidence::Estimate }
-}
-
-/// Per-page kernel costs the probe cannot isolate from user space: the x86 profiles' estimates
-/// (their reasoning is in `profiles/*.toml`), borrowed and labelled as such.
-struct Borrowed {
-    fault_around_page_cycles: Sourced,
-    page_alloc_cycles: Sourced,
-    zap_pte_cycles: Sourced,
-    /// `[page_alloc]` per-operation costs (the allocator is simulated; these are its rest).
-    pcp_alloc_cycles: Sourced,
-    pcp_free_cycles: Sourced,
-    zone_lock_section_cycles: Sourced,
-    buddy_block_cycles: Sourced,
-}
-
-/// What the madvise sweep gives for the zap/free and flush-call paths.
-struct Derived {
-    page_free_cycles: Sourced,
-    flush_call_cycles: Sourced,
-}
-
-fn kernel_path_costs(
-    r: &ProbeReport,
-    sc: Option<&crate::probe::shootdown::ShootdownCosts>,
-    tag: &str,
-    sd_src: &str,
-    mhz: f64,
-) -> (Borrowed, Derived) {
-    let cyc = |ns: f64| ns * mhz / 1000.0;
-    let borrowed = |v: f64, what: &str| {
-        estimate(
-            v,
-            format!(
-                "not measurable from user space ({what}): the built-in x86 profiles' estimate, borrowed \
-                 (reasoning in profiles/haswell-ep-2s.toml)"
-            ),
-        )
-    };
-    let b = Borrowed {
-        fault_around_page_cycles: borrowed(100.0, "fault-around is one part of a read fault"),
-        page_alloc_cycles: borrowed(
-            300.0,
-            "memcg charge, rmap and LRU add are one part of the measured first-write fault",
-        ),
-        zap_pte_cycles: borrowed(60.0, "the zap is one part of the madvise per-page slope"),
-        pcp_alloc_cycles: borrowed(100.0, "a per-CPU list allocation is one part of the first-write fault"),
-        pcp_free_cycles: borrowed(100.0, "a per-CPU list free is one part of the madvise per-page slope"),
-        zone_lock_section_cycles: borrowed(60.0, "zone->lock sections are not timed from user space"),
-        buddy_block_cycles: borrowed(30.0, "buddy list moves are not timed from user space"),
-    };
-    // Above the ceiling the flush is one full flush whatever the count, so the per-page slope
-    // is the zap and the free of each page (freed in batches there: the LRU lock and the memcg
-    // uncharge are shared, so this is a lower bound for a lone page).
-    // The per-CPU list free is simulated (page_alloc.pcp_free_cycles): it leaves the slope too.
-    let zap = b.zap_pte_cycles.value;
-    let pcp_free = b.pcp_free_cycles.value;
-    let free = sc.map(|c| {
-        c.slope_above_ns.map(
-            |ns| cyc(ns) - zap - pcp_free,
-            format!(
-                "{} x {mhz:.0} MHz minus zap_pte_cycles ({zap:.0}) and page_alloc.pcp_free_cycles ({pcp_free:.0}), \
-                 borrowed estimates",
-                c.slope_above_ns.how
-            ),
-        )
-    });
-    let page_free_cycles = match free {
-        Some(f) if f.resolved => measured(
-            f.value,
-            format!(
-                "{sd_src}: per-page slope alone above the ceiling (zap + free, no INVLPG): {} cycles; batched \
-                 frees, a lower bound for a lone page",
-                f.describe(0, "")
-            ),
-        ),
-        f => estimate(
-            150.0,
-            format!(
-                "{}the x86 profiles' estimate, borrowed",
-                f.map_or("the madvise sweep gave no per-page slope above the ceiling: ".into(), |f| format!(
-                    "below resolution ({}): ",
-                    f.describe(0, " cycles")
-                ))
-            ),
-        ),
-    };
-    let sys = r.raw.syscall_ns.median;
-    let call = sc.map(|c| {
-        c.intercept_below_ns.map(
-            |ns| cyc(ns - sys),
-            format!(
-                "{} minus the measured getppid() round trip ({sys:.0} ns), x {mhz:.0} MHz",
-                c.intercept_below_ns.how
-            ),
-        )
-    });
-    let flush_call_cycles = match call {
-        Some(f) if f.resolved => measured(
-            f.value,
-            format!(
-                "{sd_src}: {} cycles; also holds madvise's own fixed path, which the model has no other key for",
-                f.describe(0, "")
-            ),
-        ),
-        f => estimate(
-            714.0,
-            format!(
-                "{tag}: {}DH14's Ivy Bridge flush_tlb_mm_range() call overhead (714 cycles), borrowed",
-                f.map_or("the madvise sweep gave no intercept: ".into(), |f| format!(
-                    "below resolution ({}): ",
-                    f.describe(0, " cycles")
-                ))
-            ),
-        ),
-    };
-    (b, Derived { page_free_cycles, flush_call_cycles })
 }
 
 /// Builds the host profile named `name` from a probe report. Whatever the host did, it gives a
@@ -613,6 +499,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
             page_free_cycles: paths.page_free_cycles,
             zap_pte_cycles: per_page.zap_pte_cycles,
             flush_call_cycles: paths.flush_call_cycles,
+            madvise_call_cycles: paths.madvise_call_cycles,
             context_switch_ns: Some(measured(
                 r.raw.context_switch_ns.median,
                 format!(

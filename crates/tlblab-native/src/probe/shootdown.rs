@@ -4,6 +4,12 @@
 //! #flush-ceiling) pages it INVLPGs page by page, beyond it flushes everything, so time over N shows a kink
 //! there. The sibling's extra time is the IPI round trip; the sibling's own lost work is what each flush
 //! IPI costs the CPU that receives it.
+//!
+//! A second line, alone, times the same madvise over PTEs that are already none (the pages
+//! written and zapped before the block): no PTE is cleared, so `tlb_flush_mmu_tlbonly` returns
+//! before `tlb_flush` and no flush is made (v6.x include/asm-generic/tlb.h;
+//! docs/references/machine-costs.md#madvise-fixed-path). Its intercept is madvise's fixed path;
+//! the written line's intercept less it is the flush call's own.
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,6 +36,12 @@ pub struct ShootdownPoint {
     pub sibling_ipis: Option<f64>,
     /// Share of the calls during which the sibling was running (only those are in `sibling_ns`).
     pub sibling_running: Option<f64>,
+    /// ns per madvise over PTEs already none, alone (absent in reports recorded before).
+    #[serde(default)]
+    pub empty_ns: Option<Summary>,
+    /// `TLB` interrupts per such call, alone, mean of blocks.
+    #[serde(default)]
+    pub empty_ipis: Option<f64>,
 }
 
 /// One block: every page count once alone and once with the sibling, the two conditions
@@ -48,6 +60,17 @@ pub struct ShootdownBlock {
     /// Median interruption of the sibling's loop during this block's 1-page calls.
     pub target_gap_ns: Option<f64>,
     pub target_gaps: usize,
+    /// Median ns per call of the same madvise, alone, over PTEs already none: the pages were
+    /// written and zapped before the block, so nothing is cleared and nothing is flushed.
+    /// Empty in reports recorded before this line was measured.
+    #[serde(default)]
+    pub empty_ns: Vec<f64>,
+    #[serde(default)]
+    pub empty_ipis: Vec<Option<f64>>,
+    /// `TLB` interrupts per 1-page call over none PTEs while the sibling ran: ~0 where the
+    /// empty call makes no flush (the written call's is ~1).
+    #[serde(default)]
+    pub empty_sibling_ipis: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -72,18 +95,29 @@ pub struct ShootdownSweep {
 /// With a sibling, only calls during which the sibling's counter advanced are kept: on a shared
 /// host the sibling is sometimes descheduled, and then its CPU has another mm loaded and gets no
 /// IPI (`should_flush_tlb` skips it), which would mix two populations.
+/// `empty`: the pages are written and zapped once before the block (untimed, before the IPI
+/// count starts) and every timed call finds their PTEs none.
 fn block(
     m: &Mapping,
     pages: usize,
     reps: usize,
     sib: Option<&AtomicU64>,
+    empty: bool,
 ) -> std::io::Result<(f64, Option<f64>, f64)> {
+    if empty {
+        for p in 0..pages {
+            m.write_byte(p * PAGE, 1);
+        }
+        m.madvise(0, pages * PAGE, Advice::DontNeed)?;
+    }
     let ipis = IpiCounter::start();
     let mut samples = Vec::with_capacity(reps);
     for _ in 0..reps {
         let ca = sib.map(|c| c.load(Ordering::Relaxed));
-        for p in 0..pages {
-            m.write_byte(p * PAGE, 1);
+        if !empty {
+            for p in 0..pages {
+                m.write_byte(p * PAGE, 1);
+            }
         }
         let cb = sib.map(|c| c.load(Ordering::Relaxed));
         let t = Instant::now();
@@ -97,7 +131,8 @@ fn block(
                 while c.load(Ordering::Relaxed) == cb && t.elapsed().as_micros() < 20 {
                     std::hint::spin_loop();
                 }
-                cb > ca && c.load(Ordering::Relaxed) > cb
+                // With no page touches between the two reads only the second test applies.
+                (empty || cb > ca) && c.load(Ordering::Relaxed) > cb
             }
             _ => true,
         };
@@ -196,6 +231,9 @@ fn run_sweep(a: usize, b: Option<usize>, reps: usize, runs: usize) -> std::io::R
             sibling_running: vec![None; k],
             target_gap_ns: None,
             target_gaps: 0,
+            empty_ns: vec![f64::NAN; k],
+            empty_ipis: vec![None; k],
+            empty_sibling_ipis: None,
         };
         // Page counts ascending in even blocks, descending in odd ones; within a count the
         // condition that goes first alternates, so neither side of a difference always runs
@@ -206,17 +244,29 @@ fn run_sweep(a: usize, b: Option<usize>, reps: usize, runs: usize) -> std::io::R
             let alone_first = (j + run) % 2 == 0;
             for side in 0..2 {
                 if (side == 0) == alone_first {
-                    let (t, ipi, _) = block(&m, n, reps, None)?;
-                    blk.alone_ns[i] = t;
-                    blk.alone_ipis[i] = ipi;
+                    // The written and the empty line back to back, their order alternating by block.
+                    for empty in if run % 2 == 0 { [false, true] } else { [true, false] } {
+                        let (t, ipi, _) = block(&m, n, reps, None, empty)?;
+                        if empty {
+                            (blk.empty_ns[i], blk.empty_ipis[i]) = (t, ipi);
+                        } else {
+                            (blk.alone_ns[i], blk.alone_ipis[i]) = (t, ipi);
+                        }
+                    }
                     continue;
                 }
                 let Some(b) = b else { continue };
                 let s = Sibling::start(b, sib_mem.clone());
                 // The gaps during the 1-page block are the target-side cost of one flush IPI each.
                 s.record.store(n == 1, Ordering::Relaxed);
-                let (t, ipi, share) = block(&m, n, reps, Some(&s.count))?;
+                let (t, ipi, share) = block(&m, n, reps, Some(&s.count), false)?;
                 s.record.store(false, Ordering::Relaxed);
+                // The check that an empty call flushes nothing: with the sibling running, a
+                // written 1-page call sends it an IPI; one over none PTEs must not.
+                if n == 1 {
+                    let (_, e_ipi, e_share) = block(&m, 1, reps, Some(&s.count), true)?;
+                    blk.empty_sibling_ipis = e_ipi.filter(|_| e_share > 0.05).map(|v| v / e_share);
+                }
                 let gaps = s.stop()?;
                 if n == 1 && !gaps.is_empty() {
                     blk.target_gap_ns = Some(Summary::of(&gaps).median);
@@ -257,6 +307,17 @@ pub fn summarise(
                 alone_ipis: mean(blocks.iter().filter_map(|b| b.alone_ipis[i]).collect()),
                 sibling_ipis: mean(blocks.iter().filter_map(|b| b.sibling_ipis[i]).collect()),
                 sibling_running: mean(blocks.iter().filter_map(|b| b.sibling_running[i]).collect()),
+                empty_ns: {
+                    let e: Vec<f64> = blocks
+                        .iter()
+                        .filter_map(|b| b.empty_ns.get(i).copied())
+                        .filter(|v| v.is_finite())
+                        .collect();
+                    (!e.is_empty()).then(|| Summary::of(&e))
+                },
+                empty_ipis: mean(
+                    blocks.iter().filter_map(|b| b.empty_ipis.get(i).copied().flatten()).collect(),
+                ),
             }
         })
         .collect();
@@ -295,6 +356,17 @@ pub struct ShootdownCosts {
     /// Alone, below the ceiling: the cost of a call with no page (syscall, madvise's fixed
     /// path, `flush_tlb_mm_range`'s own overhead).
     pub intercept_below_ns: BlockEstimate,
+    /// The empty line's intercept (N <= ceiling), per block: the system call and madvise's fixed
+    /// path, no flush. `None` in reports recorded before the line was measured.
+    #[serde(default)]
+    pub intercept_empty_ns: Option<BlockEstimate>,
+    /// Intercept below minus the empty line's intercept, per block: the flush call's own cost.
+    #[serde(default)]
+    pub flush_call_ns: Option<BlockEstimate>,
+    /// TLB interrupts per empty 1-page call while the sibling ran (median over blocks): ~0
+    /// where an empty call makes no flush.
+    #[serde(default)]
+    pub empty_ipis_per_call: Option<f64>,
     /// Sibling minus alone at 1 page, per block: the initiator's wait for one remote flush.
     pub ipi_round_trip_ns: Option<BlockEstimate>,
     /// Sibling minus alone, per block the median over the full-flush points (ceiling+1 ..= 64).
@@ -317,6 +389,18 @@ fn block_lines(s: &ShootdownSweep, b: &ShootdownBlock, ceiling: usize) -> Option
             .collect()
     };
     Some((theil_sen(&pts(&|n| n <= ceiling))?, theil_sen(&pts(&|n| n > ceiling))?))
+}
+
+/// The empty line's intercept in one block (Theil-Sen over N <= ceiling); NaN without the line.
+fn empty_intercept(s: &ShootdownSweep, b: &ShootdownBlock, ceiling: usize) -> f64 {
+    let pts: Vec<(f64, f64)> = s
+        .pages
+        .iter()
+        .zip(&b.empty_ns)
+        .filter(|(&n, v)| n <= ceiling && v.is_finite())
+        .map(|(&n, &v)| (n as f64, v))
+        .collect();
+    theil_sen(&pts).map_or(f64::NAN, |l| l.0)
 }
 
 pub fn analyse(s: &ShootdownSweep, ceiling: usize) -> Option<ShootdownCosts> {
@@ -345,6 +429,11 @@ pub fn analyse(s: &ShootdownSweep, ceiling: usize) -> Option<ShootdownCosts> {
         })
         .collect();
     let gaps: Vec<f64> = s.blocks.iter().filter_map(|b| b.target_gap_ns).collect();
+    let empty: Vec<f64> = s.blocks.iter().map(|b| empty_intercept(s, b, ceiling)).collect();
+    let has_empty = empty.iter().any(|v| v.is_finite());
+    let call: Vec<f64> =
+        lines.iter().zip(&empty).map(|(l, e)| l.map_or(f64::NAN, |(lo, _)| lo.0 - e)).collect();
+    let empty_ipis: Vec<f64> = s.blocks.iter().filter_map(|b| b.empty_sibling_ipis).collect();
     // The kink, for the record: two-segment fit of the block-median curve (sibling if it ran).
     let med: Option<Vec<(f64, f64)>> =
         s.points.iter().map(|p| p.sibling_ns.map(|v| (p.pages as f64, v.median))).collect();
@@ -371,6 +460,23 @@ pub fn analyse(s: &ShootdownSweep, ceiling: usize) -> Option<ShootdownCosts> {
             format!("{fit}: intercept above minus intercept below"),
         ),
         intercept_below_ns: est(&per(&|lo, _| lo.0), format!("{fit}: intercept below")),
+        intercept_empty_ns: has_empty.then(|| {
+            est(
+                &empty,
+                format!(
+                    "Theil-Sen line through each block's curve over none PTEs, N <= {ceiling}: intercept"
+                ),
+            )
+        }),
+        flush_call_ns: has_empty.then(|| {
+            est(
+                &call,
+                format!(
+                    "{fit}: intercept below minus the same block's intercept over none PTEs (N <= {ceiling})"
+                ),
+            )
+        }),
+        empty_ipis_per_call: (!empty_ipis.is_empty()).then(|| Summary::of(&empty_ipis).median),
         ipi_round_trip_ns: rt.filter(|v| !v.is_empty()).map(|v| {
             est(&v, "per block: median ns with the sibling minus alone, at 1 page (one INVLPG remote)".into())
         }),
@@ -410,6 +516,9 @@ mod tests {
             sibling_running: vec![Some(0.5); k],
             target_gap_ns: Some(900.0 + j as f64),
             target_gaps: 10,
+            empty_ns: vec![0.0; k],
+            empty_ipis: vec![Some(0.0); k],
+            empty_sibling_ipis: Some(0.0),
         };
         for (i, &n) in PAGES.iter().enumerate() {
             let n_ = n as f64;
@@ -417,6 +526,8 @@ mod tests {
             let remote = if n <= 33 { 20.0 * n_ } else { 300.0 };
             b.alone_ns[i] = alone;
             b.sibling_ns[i] = Some(alone + 2000.0 + remote);
+            // Over none PTEs: 450 + 1/page (the walk of an empty PTE), the same drift.
+            b.empty_ns[i] = 450.0 + n_ + 7.0 * j as f64;
         }
         if wild {
             b.alone_ns[5] += 5000.0;
@@ -436,6 +547,12 @@ mod tests {
         assert!((c.intercept_below_ns.value - 514.0).abs() < 1e-6, "{c:?}");
         assert_eq!((c.intercept_below_ns.blocks.min, c.intercept_below_ns.blocks.max), (500.0, 528.0));
         assert_eq!(c.invlpg_ns.blocks.max - c.invlpg_ns.blocks.min, 0.0);
+        // The empty line: its intercept drifts with the block, the flush call (the difference) does not.
+        let e = c.intercept_empty_ns.as_ref().unwrap();
+        assert_eq!((e.value, e.blocks.min, e.blocks.max), (464.0, 450.0, 478.0));
+        let f = c.flush_call_ns.as_ref().unwrap();
+        assert!(near(f, 50.0) && f.blocks.max - f.blocks.min < 1e-9, "{f:?}");
+        assert_eq!(c.empty_ipis_per_call, Some(0.0));
         assert_eq!((c.kink_after, c.kink_before), (33, 34));
         assert!(near(c.ipi_round_trip_ns.as_ref().unwrap(), 2020.0));
         assert!(near(c.ipi_round_trip_full_ns.as_ref().unwrap(), 2300.0));
@@ -471,6 +588,7 @@ mod tests {
         assert_eq!(s.points.len(), PAGES.len());
         assert_eq!(s.blocks.len(), 1);
         assert!(s.points.iter().all(|p| p.alone_ns.median > 0.0));
+        assert!(s.points.iter().all(|p| p.empty_ns.is_some_and(|e| e.median > 0.0)));
         // With a second CPU the share of calls the sibling ran through is always reported (on a
         // busy host it may be 0, so the sibling timings themselves may be absent).
         assert_eq!(s.points[0].sibling_running.is_some(), cpus.len() > 1);

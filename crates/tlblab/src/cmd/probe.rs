@@ -362,8 +362,16 @@ pub fn render(r: &ProbeReport) -> String {
         r.raw.shootdown.cpus.0,
         r.raw.shootdown.cpus.1.map_or("-".into(), |c| c.to_string())
     );
-    let mut t =
-        Table::new(["pages", "alone", "sibling", "sib-alone", "IPIs alone", "IPIs sibling", "sibling ran"]);
+    let mut t = Table::new([
+        "pages",
+        "alone",
+        "sibling",
+        "sib-alone",
+        "IPIs alone",
+        "IPIs sibling",
+        "sibling ran",
+        "none PTEs",
+    ]);
     for p in &r.raw.shootdown.points {
         t.row([
             p.pages.to_string(),
@@ -373,6 +381,7 @@ pub fn render(r: &ProbeReport) -> String {
             opt(p.alone_ipis, 2),
             opt(p.sibling_ipis, 2),
             p.sibling_running.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x)),
+            p.empty_ns.map_or("-".into(), |x| s(&x, 0)),
         ]);
     }
     out += &t.render();
@@ -384,6 +393,13 @@ pub fn render(r: &ProbeReport) -> String {
             c.ceiling,
             opt(c.ipis_per_call, 2)
         );
+        if c.intercept_empty_ns.is_some() {
+            out += &format!(
+                "  none PTEs: the pages written and zapped before the block (no flush); TLB interrupts per 1-page \
+                 call over them while the sibling ran {}\n",
+                opt(c.empty_ipis_per_call, 2)
+            );
+        }
         let mut t =
             Table::new(["derived (per block, then over blocks)", "median", "min", "max", "resolved", "how"]);
         let mut add = |name: &str, e: Option<&BlockEstimate>| {
@@ -403,6 +419,8 @@ pub fn render(r: &ProbeReport) -> String {
         add("INVLPG ns", Some(&c.invlpg_ns));
         add("full flush ns", Some(&c.full_flush_ns));
         add("intercept below ns", Some(&c.intercept_below_ns));
+        add("intercept over none PTEs ns", c.intercept_empty_ns.as_ref());
+        add("flush call ns", c.flush_call_ns.as_ref());
         add("IPI round trip ns (1 page)", c.ipi_round_trip_ns.as_ref());
         add("IPI round trip ns (full)", c.ipi_round_trip_full_ns.as_ref());
         add("target interrupted ns", c.target_cost_ns.as_ref());

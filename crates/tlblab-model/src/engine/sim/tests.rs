@@ -390,7 +390,7 @@ fn a_cpu_switching_to_another_mm_leaves_the_old_mm_cpumask() {
 
 /// Runs `ops` alone on CPU 0 of `p` (mmap_lock off, so no lock time mixes in) to completion;
 /// returns CPU 0's time by bucket and the counters.
-fn script_run(p: &MachineProfile, ops: Vec<Op>) -> ([Ps; NR_BUCKETS], Counters) {
+pub(super) fn script_run(p: &MachineProfile, ops: Vec<Op>) -> ([Ps; NR_BUCKETS], Counters) {
     let (_, _, s) = script_alone(p, ops);
     (s.attribution[0], s.counters)
 }
@@ -407,7 +407,7 @@ fn script_alone(p: &MachineProfile, ops: Vec<Op>) -> (Simulation, MmId, RunStats
     (sim, mm, s)
 }
 
-fn at(page: u64) -> Addr {
+pub(super) fn at(page: u64) -> Addr {
     Addr { reg: 0, offset: page * PAGE_SIZE }
 }
 
@@ -415,7 +415,7 @@ fn load(page: u64) -> Op {
     Op::Access { addr: at(page), kind: AccessKind::Load }
 }
 
-fn store(page: u64) -> Op {
+pub(super) fn store(page: u64) -> Op {
     Op::Access { addr: at(page), kind: AccessKind::Store }
 }
 

@@ -31,7 +31,8 @@ impl Kernel {
     /// unlock and the return.
     pub(in crate::linux) fn madvise_pageout(&mut self, ctx: &mut Ctx, t: usize, start: u64, len: u64) -> Ps {
         let mm = self.tasks[t].user_mm();
-        let entry = self.costs.entry.syscall_half;
+        // The entry and madvise's own fixed path (kernel.madvise_call_cycles, zero where absent).
+        let entry = self.costs.entry.syscall_half + self.costs.memory.madvise_call;
         ctx.charge(Bucket::Syscall, entry);
         let mut d = entry + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Madvise);
         d += self.lru_add_drain(ctx, ctx.now + d);

@@ -115,6 +115,9 @@ pub struct Costs {
     pub page_alloc: Ps,
     pub page_free: Ps,
     pub zap_pte: Ps,
+    /// madvise's fixed path, once per madvise or munmap (`kernel.madvise_call_cycles`, zero
+    /// where absent: docs/references/machine-costs.md#madvise-fixed-path).
+    pub madvise_call: Ps,
     pub clear_page: Ps,
     /// Clearing a page fresh from the buddy lists (`memory.clear_dram_mbps`), where the
     /// profile has the rate.
@@ -132,6 +135,11 @@ impl crate::linux::boot::FromProfile for Costs {
             page_alloc: Ps::from_cycles(p.kernel.page_alloc_cycles.value, mhz),
             page_free: Ps::from_cycles(p.kernel.page_free_cycles.value, mhz),
             zap_pte: Ps::from_cycles(p.kernel.zap_pte_cycles.value, mhz),
+            madvise_call: p
+                .kernel
+                .madvise_call_cycles
+                .as_ref()
+                .map_or(Ps::ZERO, |c| Ps::from_cycles(c.value, mhz)),
             clear_page: page_time(p.memory.clear_page_mbps.value),
             clear_page_cold: p.memory.clear_dram_mbps.as_ref().map(|c| page_time(c.value)),
             copy_page: page_time(p.memory.memcpy_mbps.value),

@@ -303,7 +303,11 @@ impl Kernel {
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
                 self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
-                let d = self.costs.entry.syscall_half + self.costs.memory.zap_pte * zapped.len() as u64;
+                // v6.x unmap_region / vms_clear_ptes take the steps madvise's fixed path measures
+                // (lock, VMA lookup, lru_add_drain, the mmu_gather bracket) and more: a lower bound.
+                let d = self.costs.entry.syscall_half
+                    + self.costs.memory.madvise_call
+                    + self.costs.memory.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 downgrade
                     + d
@@ -320,7 +324,10 @@ impl Kernel {
                 m.tlb_flush_pending += 1;
                 self.gather(t, mm, &zapped);
                 self.queue_zap_flush(ctx, start, start + len, !zapped.is_empty(), false, dirty);
-                let d = self.costs.entry.syscall_half + self.costs.memory.zap_pte * zapped.len() as u64;
+                // madvise's own fixed path, once a call, whether or not anything is flushed.
+                let d = self.costs.entry.syscall_half
+                    + self.costs.memory.madvise_call
+                    + self.costs.memory.zap_pte * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Madvise)
             }
