@@ -193,7 +193,7 @@ pub fn check(profile: &MachineProfile, spec: &RunSpec) -> Result<KernelConfig, S
         ));
     }
     let walk = |k: WalkKind| if k == WalkKind::Hardware { "hardware" } else { "software" };
-    if spec.workload.walk() != profile.walk.kind {
+    if !spec.workload.runs_on(profile.walk.kind) {
         return Err(format!(
             "workload `{}` runs on machines with walk.kind = \"{}\"; machine `{}` has \"{}\"",
             spec.workload.name(),

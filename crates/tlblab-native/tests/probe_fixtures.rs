@@ -306,6 +306,7 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
         user_ns: at(1800.0),
         user_touched_ns: Some(at(1000.0)),
         files: 10_550,
+        pwrite_page_ns: Some(at(sys + 900.0)),
     });
     let b = host_profile::build(&r, "host").unwrap();
     let fs = b.profile.fs.as_ref().unwrap_or_else(|| panic!("[fs] from the calls: {:?}", b.warnings));
@@ -315,6 +316,11 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
     assert_eq!(fs.write_empty_cycles.value, cyc(150.0));
     assert_eq!(fs.close_cycles.value, cyc(110.0));
     assert_eq!(fs.fsmark_user_cycles.value, cyc(1800.0));
+    // The pwrite of a cached page less the system call and the 4 KiB copy at the clearing rate.
+    let copy_ns = 4096.0 * 1000.0 / r.raw.clear_page_mbps.median;
+    let tw = fs.tmpfs_write_cycles.as_ref().unwrap();
+    assert_eq!(tw.value, cyc(900.0 - copy_ns), "{}", tw.source);
+    assert!(tw.source.contains("pwrite") && tw.source.contains("never dd"), "{}", tw.source);
     assert!(
         fs.fsmark_user_cycles.source.contains("first touches are 800 ns"),
         "{}",

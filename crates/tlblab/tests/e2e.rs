@@ -6,6 +6,7 @@ mod common;
 mod bad_input;
 mod citations;
 mod cli;
+mod dd_tmpfs;
 mod ebizzy;
 mod fsmark_tmpfs;
 mod fuzz_corpus;

@@ -226,6 +226,12 @@ impl Simulation {
         self.kernel.map_shmem_filled(mm, len, byte)
     }
 
+    /// A tmpfs file of `pages` pages, untimed (linux/mm/shmem.rs): `cached`, every page
+    /// written already, else none. Returns its id.
+    pub fn add_tmpfs_file(&mut self, pages: u64, cached: bool) -> u32 {
+        self.kernel.tmpfs_file_untimed(pages, cached)
+    }
+
     /// `pipe()`: a new, empty pipe (linux/fs/pipe.rs); returns its id for `Op::PipeRead/PipeWrite`.
     pub fn add_pipe(&mut self) -> u32 {
         self.kernel.add_pipe()

@@ -687,6 +687,8 @@ fn op_name(op: Op, done: bool) -> Option<&'static str> {
         Op::FsCreate { .. } => "open(O_CREAT)",
         Op::FsMkdirExists { .. } => "mkdir (EEXIST)",
         Op::FsWriteEmpty => "write",
+        Op::ReadZero => "read (/dev/zero)",
+        Op::TmpfsWrite { .. } => "write (tmpfs)",
         Op::FsClose => "close",
     })
 }

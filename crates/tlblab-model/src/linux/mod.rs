@@ -196,6 +196,10 @@ subsystems! {
     /// Swap to zram (linux/mm/shmem.rs), where a workload maps shmem; costed where the profile
     /// has `[swap]`.
     swap: Option<mm::shmem::Counters> = Kernel::swap_counters, costs Option<mm::shmem::Costs>;
+    /// Whole-page writes to tmpfs (linux/mm/shmem.rs), where a workload made a tmpfs file to
+    /// write; costed where the profile has `fs.tmpfs_write_cycles`.
+    shmem_write: Option<mm::shmem::WriteCounters> = Kernel::shmem_write_counters,
+        costs Option<mm::shmem::WriteCosts>;
     /// Page migration (linux/mm/migrate.rs), where a workload moves pages.
     migrate: Option<mm::migrate::Counters> = Kernel::migrate_counters => Migrate(mm::migrate::Step) by migrate_step;
     /// Broadcast TLBIs, DSBs and ASIDs (linux/arch/arm64), on an arm64 kernel.
@@ -387,6 +391,8 @@ impl Kernel {
             Op::FsMkdirExists { dir } => self.fs_mkdir_exists(ctx, t, dir),
             Op::FsWriteEmpty => self.fs_write_empty(ctx),
             Op::FsClose => self.fs_close(ctx, t),
+            Op::ReadZero => self.read_zero_page(ctx),
+            Op::TmpfsWrite { file, index } => self.shmem_write_page(ctx, file, index),
             Op::Iteration => unreachable!("counted by the engine"),
         }
     }

@@ -89,6 +89,10 @@ pub enum Op {
     FsWriteEmpty,
     /// `close(fd)` of the open file.
     FsClose,
+    /// `read(fd, buf, 4096)` of `/dev/zero` (linux/drivers/char/mem.rs).
+    ReadZero,
+    /// `write(fd, buf, 4096)` at page `index` of tmpfs file `file` (linux/mm/shmem.rs).
+    TmpfsWrite { file: u32, index: u64 },
 }
 
 /// A task's operation stream (its user space): called whenever the task has nothing queued.

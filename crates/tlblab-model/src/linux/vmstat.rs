@@ -77,6 +77,7 @@ mod tests {
             tlbmiss: Some(Default::default()),
             arm64: Some(Default::default()),
             swap: Some(Default::default()),
+            shmem_write: Some(Default::default()),
             migrate: Some(Default::default()),
             sched_delay: Some(Default::default()),
             ..Counters::default()

@@ -244,12 +244,19 @@ pub struct FsProfile {
     pub close_cycles: Sourced,
     /// fs_mark's own user-space work per file (`setup_file_name`, the timers).
     pub fsmark_user_cycles: Sourced,
+    /// `write(fd, buf, 4096, ...)` of a whole page of a tmpfs file that is already cached,
+    /// without entry/exit and the 4 KiB copy (`vfs_write` -> `shmem_file_write_iter` ->
+    /// `generic_perform_write`: `shmem_write_begin`'s lookup, `shmem_write_end`'s dirtying,
+    /// `i_size`, `file_update_time`; docs/references/linux-mm.md#tmpfs-write). Absent (older
+    /// profiles): dd on an x86 machine is refused, naming the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmpfs_write_cycles: Option<Sourced>,
 }
 
 impl FsProfile {
     /// `(key, value)` for validation.
-    pub fn fields(&self) -> [(&'static str, &Sourced); 7] {
-        [
+    pub fn fields(&self) -> Vec<(&'static str, &Sourced)> {
+        let mut f = vec![
             ("fs.open_walk_cycles", &self.open_walk_cycles),
             ("fs.create_locked_cycles", &self.create_locked_cycles),
             ("fs.mkdir_walk_cycles", &self.mkdir_walk_cycles),
@@ -257,7 +264,23 @@ impl FsProfile {
             ("fs.write_empty_cycles", &self.write_empty_cycles),
             ("fs.close_cycles", &self.close_cycles),
             ("fs.fsmark_user_cycles", &self.fsmark_user_cycles),
-        ]
+        ];
+        f.extend(self.tmpfs_write_cycles.as_ref().map(|v| ("fs.tmpfs_write_cycles", v)));
+        f
+    }
+}
+
+impl MachineProfile {
+    /// `fs.tmpfs_write_cycles`, or an error naming the key (dd's tmpfs write needs it).
+    pub fn tmpfs_write_cycles(&self) -> Result<&Sourced, ProfileError> {
+        self.fs.as_ref().and_then(|f| f.tmpfs_write_cycles.as_ref()).ok_or_else(|| {
+            let why = format!(
+                "profile `{}` has no key fs.tmpfs_write_cycles (needed by dd's write to a tmpfs file; \
+                 `tlblab probe --write-profile` measures it)",
+                self.name
+            );
+            err("fs.tmpfs_write_cycles", why)
+        })
     }
 }
 

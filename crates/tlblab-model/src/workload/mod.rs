@@ -110,6 +110,12 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
         WalkKind::Hardware
     }
 
+    /// Whether the benchmark runs on machines that walk in `kind` (default: its [`walk`](Self::walk);
+    /// dd has a path for each).
+    fn runs_on(&self, kind: WalkKind) -> bool {
+        self.walk() == kind
+    }
+
     /// The memory the benchmark wants the machine to have, in pages (split evenly over the
     /// nodes; `None`: linux/include/linux/gfp.rs `PAGES_PER_NODE` per node, or the kernel's `node_mib`).
     fn memory_pages(&self) -> Option<u64> {

@@ -264,7 +264,36 @@ pub(super) fn fs_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>)
         write_empty_cycles: write_empty,
         close_cycles: close,
         fsmark_user_cycles: user,
+        tmpfs_write_cycles: tmpfs_write(r, tag, warnings),
     })
+}
+
+/// `fs.tmpfs_write_cycles` from the probe's `pwrite` of a cached tmpfs page: the call less
+/// `syscall_ns` and the 4 KiB copy as the model charges it (linux/lib/iov_iter.rs: in cache, at
+/// `memory.clear_page_mbps`). `None` for a report without the measurement, or below the floor.
+fn tmpfs_write(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Option<Sourced> {
+    let p = r.raw.fs.as_ref()?.pwrite_page_ns.as_ref()?;
+    let (mhz, sys) = (r.clock.mhz, r.raw.syscall_ns.median);
+    let bytes = crate::probe::fs::PWRITE_BYTES as f64;
+    let copy_ns = bytes * 1000.0 / r.raw.clear_page_mbps.median;
+    let cycles = (p.median - sys - copy_ns) * mhz / 1e3;
+    let floor = crate::probe::ipc::FLOOR_CYCLES;
+    if cycles < floor {
+        warnings.push(format!(
+            "[fs]: `pwrite of a cached tmpfs page` came out at {cycles:.0} cycles, below {floor:.0}: \
+             fs.tmpfs_write_cycles is left out"
+        ));
+        return None;
+    }
+    let src = format!(
+        "{tag}: micro-measurement `pwrite(fd, buf, 4096, 0)` over the first page of a tmpfs file that \
+         page is cached in (no allocation), bursts of {}, {:.0} ns a call ({}), less syscall_ns ({sys:.0} \
+         ns) and the 4 KiB copy at memory.clear_page_mbps ({copy_ns:.0} ns), x {mhz:.0} MHz; never dd",
+        crate::probe::fs::BURST,
+        p.median,
+        p.spread_text(0, " ns")
+    );
+    Some(measured(cycles.round(), src))
 }
 
 /// `[uncore]` from the probe's sysfs LLC size and its STREAM-like copy (crate::probe::uncore).

@@ -17,6 +17,12 @@
 //!   the dcache hit, `do_dentry_open` and `fd_install`, no lock: a create's work outside the
 //!   parent's lock, so the create less it is the locked section.
 //!
+//! - `pwrite`: `pwrite(fd, buf, 4096, 0)` over the first page of a tmpfs file that page is
+//!   already cached in (written once untimed): `shmem_file_write_iter` -> `generic_perform_write`
+//!   with no allocation, the 4 KiB copy from a buffer in cache into a page in cache
+//!   (`fs.tmpfs_write_cycles` is this less the system call and the copy;
+//!   docs/references/linux-mm.md#tmpfs-write).
+//!
 //! Nothing is unlinked between bursts: the directory grows by a burst at a time, from
 //! [`BASE_FILES`] made untimed first, as fs_mark's subdirectory grows over its run (every child
 //! creates in one subdirectory for 180 s). Everything is removed at the end.
@@ -85,6 +91,43 @@ pub struct FsCalls {
     pub user_touched_ns: Option<Summary>,
     /// Files in the subdirectory after the last burst.
     pub files: usize,
+    /// `pwrite(fd, buf, 4096, 0)` of a page already cached (absent from reports recorded before
+    /// it was measured).
+    #[serde(default)]
+    pub pwrite_page_ns: Option<Summary>,
+}
+
+/// The bytes of one `pwrite` of [`pwrite_page_ns`](FsCalls::pwrite_page_ns): one page.
+pub const PWRITE_BYTES: usize = 4096;
+
+/// Per-call nanoseconds of `pwrite(fd, buf, 4096, 0)` in `dir`, bursts of [`BURST`] after an
+/// untimed one, on a file whose first page an untimed write allocated first.
+fn pwrite_page_ns(dir: &Path, bursts: usize) -> std::io::Result<Vec<f64>> {
+    let p = cstring(&dir.join("pwrite"))?;
+    let buf = vec![0x5au8; PWRITE_BYTES];
+    // SAFETY: a valid C path; the descriptor is ours and closed below; `buf` holds 4096 bytes.
+    let fd = unsafe { libc::open(p.as_ptr(), libc::O_CREAT | libc::O_RDWR | libc::O_TRUNC, 0o666) };
+    if fd < 0 {
+        return Err(err("open of the pwrite file"));
+    }
+    let mut out = Vec::with_capacity(bursts);
+    let mut bad = 0;
+    for b in 0..=bursts + 1 {
+        let t = Instant::now();
+        for _ in 0..BURST {
+            let n = unsafe { libc::pwrite(fd, buf.as_ptr().cast(), PWRITE_BYTES, 0) };
+            bad += (n != PWRITE_BYTES as isize) as usize;
+        }
+        // The first burst allocates the page, the second warms up: neither counts.
+        if b > 1 {
+            out.push(t.elapsed().as_nanos() as f64 / BURST as f64);
+        }
+    }
+    unsafe { libc::close(fd) };
+    if bad > 0 {
+        return Err(err("pwrite of a 4 KiB page"));
+    }
+    Ok(out)
 }
 
 /// A writable tmpfs to work under: /dev/shm if it is one, else the first read-write tmpfs in
@@ -257,6 +300,7 @@ fn fs_calls_in(top: &Path, bursts: usize, seed: u64) -> std::io::Result<FsCalls>
     }
     let user = user_ns(bursts, &top.display().to_string(), false)?;
     let touched = user_ns(bursts, &top.display().to_string(), true)?;
+    let pwrite = pwrite_page_ns(top, bursts)?;
     let [create, write, close, mkdir, walk, open] = s;
     Ok(FsCalls {
         mount: String::new(),
@@ -269,6 +313,7 @@ fn fs_calls_in(top: &Path, bursts: usize, seed: u64) -> std::io::Result<FsCalls>
         user_ns: Summary::of(&user),
         user_touched_ns: Some(Summary::of(&touched)),
         files: BASE_FILES + (bursts + 1) * BURST,
+        pwrite_page_ns: Some(Summary::of(&pwrite)),
     })
 }
 
@@ -431,6 +476,7 @@ mod tests {
             &c.close_ns,
             &c.user_ns,
             touched,
+            c.pwrite_page_ns.as_ref().unwrap(),
         ] {
             assert!(s.median > 0.0 && s.min <= s.median && s.median <= s.max && s.n == 2, "{s:?}");
         }

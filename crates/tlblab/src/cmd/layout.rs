@@ -70,6 +70,7 @@ pub fn run(args: LayoutArgs) -> Result<()> {
         let dd = Dd {
             of: "file".into(),
             count: tlblab_model::workload::dd::SEED_COUNT,
+            notrunc: false,
             text: Some(Arc::new(l.clone())),
         };
         let spec = RunSpec {

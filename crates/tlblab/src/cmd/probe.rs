@@ -487,7 +487,7 @@ pub fn render(r: &ProbeReport) -> String {
             "tmpfs calls under {} ({} files): create {} ns, open of an existing file {} ns, the walk to \
              -EISDIR {} ns, mkdir -EEXIST {} ns, \
              empty write {} ns, close {} ns; fs_mark's user work {} ns a file ({} ns over an array touched \
-             first)\n",
+             first); pwrite of a cached 4 KiB page {} ns\n",
             f.mount,
             f.files,
             s(&f.create_ns, 0),
@@ -497,7 +497,8 @@ pub fn render(r: &ProbeReport) -> String {
             s(&f.write_empty_ns, 0),
             s(&f.close_ns, 0),
             s(&f.user_ns, 0),
-            f.user_touched_ns.as_ref().map_or("-".into(), |t| s(t, 0))
+            f.user_touched_ns.as_ref().map_or("-".into(), |t| s(t, 0)),
+            f.pwrite_page_ns.as_ref().map_or("-".into(), |t| s(t, 0))
         );
     }
     let mut t = Table::new(["part", "seconds", "others' CPU share", "steal"]);

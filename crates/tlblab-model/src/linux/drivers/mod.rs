@@ -1,3 +1,4 @@
-//! Device drivers (Linux's `drivers/`): the block devices swap writes to.
+//! Device drivers (Linux's `drivers/`): the block devices swap writes to, and `/dev/zero`.
 
 pub mod block;
+pub mod char;

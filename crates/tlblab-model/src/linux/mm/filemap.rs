@@ -110,21 +110,37 @@ impl Kernel {
         if let Some(pfn) = self.mm.files[file as usize].get(index) {
             return (pfn, Ps::ZERO);
         }
+        self.counters.filemap.pagecache_fills += 1;
+        // The fill writes the whole page.
+        self.page_cache_add(ctx, at, file, index, true, Bucket::Fault)
+    }
+
+    /// A new page at `index` of `file`, which has none: allocated, charged, added to the page
+    /// cache and the LRU; `zero`: cleared (a hole read in), else left for the caller to write
+    /// whole (a tmpfs write: docs/references/linux-mm.md#tmpfs-write). Charged to `bucket`
+    /// (the clear to zeroing). `at`: when the caller gets here. Returns the page and the time.
+    pub(in crate::linux) fn page_cache_add(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        file: u32,
+        index: u64,
+        zero: bool,
+        bucket: Bucket,
+    ) -> (u64, Ps) {
         // The caller's time so far is in the CPU's buckets, not in `ctx.now`: the fault passes
         // it as `at`.
-        let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, Bucket::Fault);
+        let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket);
         self.mm.files[file as usize].set(index, pfn);
-        self.counters.filemap.pagecache_fills += 1;
         self.memcg_charge();
-        // The fill writes the whole page.
-        let clear = self.clear_new_page(ctx, at + a, pfn);
+        let clear = if zero { self.clear_new_page(ctx, at + a, pfn) } else { Ps::ZERO };
         let Some(fill) = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
-            ctx.charge(Bucket::Fault, self.costs.memory.page_alloc);
+            ctx.charge(bucket, self.costs.memory.page_alloc);
             return (pfn, a + self.costs.memory.page_alloc + clear);
         };
         // With reclaim: the fill's own path, and the LRU add through the pagevec.
-        ctx.charge(Bucket::Fault, fill);
+        ctx.charge(bucket, fill);
         let d = a + fill + clear;
         let lru = self.lru_cache_add(ctx, at + d, pfn);
         (pfn, d + lru)

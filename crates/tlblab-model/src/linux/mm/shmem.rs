@@ -16,6 +16,16 @@
 //!   read by its own fault (zram is `SWP_SYNCHRONOUS_IO`; Android sets `page-cluster` 0).
 //! - A page never written (a hole) is a new zeroed page, as a page-cache fill.
 //!
+//! A `write(2)` of a whole page to a tmpfs file (`shmem_file_write_iter` ->
+//! `generic_perform_write`, v6.18; docs/references/linux-mm.md#tmpfs-write): `shmem_write_begin`
+//! (`SGP_WRITE`) finds the page cached, or allocates one (`shmem_alloc_and_add_folio`: the page
+//! allocator, the page cache and the LRU as a page-cache fill, linux/mm/filemap.rs) and leaves it
+//! unzeroed, since `shmem_write_end` zeroes only what a short write leaves; then the 4 KiB copy
+//! from the user buffer (`copy_folio_from_iter_atomic`, linux/lib/iov_iter.rs's rate; into a
+//! new page fresh from the buddy lists, at the cold clear's DRAM rate, as linux/mm/memory.rs
+//! fills such a page), the dirtying and `i_size`. The call's fixed part is `fs.tmpfs_write_cycles`. tmpfs does no
+//! writeback (`balance_dirty_pages_ratelimited` returns at once: no writeback capability).
+//!
 //! And tmpfs's file creation (`shmem_create` -> `shmem_mknod`, v6.18;
 //! docs/references/linux-mm.md#tmpfs-create), under the parent's `i_rwsem` that
 //! linux/fs/namei.rs takes: `shmem_get_inode` takes a `shmem_inode_info` from
@@ -30,6 +40,7 @@ use crate::linux::ctx::Ctx;
 use crate::linux::drivers::block::zram::{SameWord, Zram};
 use crate::linux::frames::Owner;
 use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, PAGE_SHIFT, PAGE_SIZE};
+use crate::linux::lib::iov_iter::CopyRate;
 use crate::linux::Kernel;
 use crate::profile::{MachineProfile, ProfileError};
 use crate::time::Ps;
@@ -71,6 +82,33 @@ impl crate::linux::boot::FromSection for Costs {
     }
 }
 
+crate::linux::vmstat::counters! {
+    /// Whole-page writes to tmpfs files, on a machine with such a file (dd's).
+    WriteCounters {
+        /// `write(2)`s of a page to a tmpfs file.
+        tmpfs_writes,
+        /// Those that allocated the page (`shmem_alloc_and_add_folio`).
+        tmpfs_write_allocs,
+        /// Of those, the pages taken from the buddy lists (cold): the copy fills them from DRAM.
+        tmpfs_write_cold_pages,
+    }
+}
+
+/// A tmpfs page write's costs (`fs.tmpfs_write_cycles` and the copy rate).
+#[derive(Debug, Clone)]
+pub struct WriteCosts {
+    /// The call's fixed part, besides entry/exit, allocation and copy.
+    pub write: Ps,
+    pub copy: CopyRate,
+}
+
+impl crate::linux::boot::FromSection for WriteCosts {
+    fn from_section(p: &MachineProfile) -> Result<WriteCosts, ProfileError> {
+        let c = p.tmpfs_write_cycles()?;
+        Ok(WriteCosts { write: Ps::from_cycles(c.value, p.clock_mhz()), copy: CopyRate::from_profile(p) })
+    }
+}
+
 /// One shmem inode: the file whose page cache holds its pages, each page's content (the word
 /// it is filled with) and the swap slot of each page swapped out.
 #[derive(Debug, Clone)]
@@ -86,6 +124,9 @@ pub struct Shmem {
     inodes: Vec<Inode>,
     pub zram: Zram,
     pub counters: Counters,
+    /// Whether a workload made a tmpfs file to write ([`Kernel::tmpfs_file_untimed`]).
+    tmpfs_files: bool,
+    pub writes: WriteCounters,
 }
 
 impl Shmem {
@@ -206,5 +247,62 @@ impl Kernel {
         let cache = self.fs.mount.as_ref().and_then(|m| m.caches.shmem_inode).expect("tmpfs mounted");
         let (_inode, d) = self.kmem_cache_alloc(ctx, at, cache, Bucket::Syscall);
         d
+    }
+}
+
+impl Kernel {
+    /// A tmpfs file of `pages` pages made at no simulated time (a benchmark's untimed setup);
+    /// `cached`: every page already written (on the inactive LRU), else none. Returns its id.
+    pub fn tmpfs_file_untimed(&mut self, pages: u64, cached: bool) -> u32 {
+        let file = self.mm.files.len() as u32;
+        let mut slots = FilePages::new(pages, false);
+        for index in (0..pages).filter(|_| cached) {
+            let pfn = self.alloc_frame_untimed(0, Ps::ZERO, Owner::PageCache { file, index });
+            self.mm.vmscan.lru_add_untimed(pfn);
+            slots.set(index, pfn);
+        }
+        self.mm.files.push(slots);
+        self.mm.shmem.tmpfs_files = true;
+        file
+    }
+
+    /// `write(fd, buf, 4096)` at page `index` of tmpfs `file` (see the module comment), the
+    /// user buffer in this CPU's cache: entry, the fixed part, the page found or allocated
+    /// unzeroed, the 4 KiB copy, exit. Returns the time.
+    pub(in crate::linux) fn shmem_write_page(&mut self, ctx: &mut Ctx, file: u32, index: u64) -> Ps {
+        let c = self.costs.shmem_write.clone().expect("run::check requires fs.tmpfs_write_cycles");
+        let half = self.costs.entry.syscall_half;
+        ctx.charge(Bucket::Syscall, half + c.write);
+        let mut now = ctx.now + half + c.write;
+        self.mm.shmem.writes.tmpfs_writes += 1;
+        let mut cold = None;
+        if self.mm.files[file as usize].get(index).is_none() {
+            self.mm.shmem.writes.tmpfs_write_allocs += 1;
+            let (pfn, d) = self.page_cache_add(ctx, now, file, index, false, Bucket::Syscall);
+            now += d;
+            // A new page the allocator took from the buddy lists has its lines in DRAM: the
+            // copy's stores fill it as a cold clear would (linux/mm/memory.rs clear_new_page).
+            let warm = self.mm.page_alloc.as_ref().is_some_and(|a| a.warm(pfn));
+            cold = self.costs.memory.clear_page_cold.filter(|_| !warm);
+        }
+        // copy_folio_from_iter_atomic: reads the user buffer, writes the page (hw/uncore.rs).
+        let (copy, wait) = match cold {
+            Some(c) => {
+                self.mm.shmem.writes.tmpfs_write_cold_pages += 1;
+                (c, self.bulk_dram(ctx, now, PAGE_SIZE, c))
+            }
+            None => {
+                let c = c.copy.copy(PAGE_SIZE);
+                (c, self.bulk(ctx, now, 2 * PAGE_SIZE, c))
+            }
+        };
+        ctx.charge(Bucket::Syscall, copy + half);
+        now += copy + wait;
+        now + half - ctx.now
+    }
+
+    /// The tmpfs write counters, on a machine with a workload's tmpfs file.
+    pub fn shmem_write_counters(&self) -> Option<WriteCounters> {
+        self.mm.shmem.tmpfs_files.then_some(self.mm.shmem.writes)
     }
 }

@@ -84,3 +84,106 @@ fn dd_options_and_machines_are_checked() {
     let e = KernelConfig::preset("2.6-8xx").unwrap().set("writeback", "kupdate").unwrap_err();
     assert!(e.contains("bdflush | pdflush | in-context"), "{e}");
 }
+
+/// An x86 machine whose `[fs]` has (or lacks) `fs.tmpfs_write_cycles`; without `[noise]`, so
+/// that each cost is charged at its value (the noise's step factors have a mean above 1).
+fn x86(tmpfs_write: Option<f64>) -> MachineProfile {
+    use crate::profile::{Confidence, Sourced};
+    let mut p = crate::profile::shipped("ivybridge-i3-3240");
+    p.noise = None;
+    let fs = p.fs.as_mut().expect("the profile has [fs]");
+    fs.tmpfs_write_cycles =
+        tmpfs_write.map(|value| Sourced { value, source: "test".into(), confidence: Confidence::Estimate });
+    p
+}
+
+fn dd_x86(p: &MachineProfile, workload: &str, tasks: u32) -> RunResult {
+    // 5 ms: thousands of blocks, so that the per-CPU lists' batch refills (one per batch of
+    // blocks) fall into the window nearly in proportion.
+    run(p, &RunSpec::of("6.18", workload, tasks, Ps::US * 200, Ps::MS * 5)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+const APPEND: &str = "dd if=/dev/zero of=/dev/shm/f bs=4k count=65536";
+
+/// Seconds a block, from the metric (real seconds for `count` blocks).
+fn per_block(r: &RunResult) -> f64 {
+    r.metric.value / 65536.0
+}
+
+#[test]
+fn an_x86_block_allocates_one_unzeroed_page_and_charges_the_clear_the_copy_and_the_write() {
+    let p = x86(Some(500.0));
+    let r = dd_x86(&p, APPEND, 1);
+    assert!(r.operations() > 500, "{} blocks", r.operations());
+    assert_eq!(r.metric.unit, "seconds");
+    // One write a block, each at the file's end: a new page, never cleared.
+    assert!((r.per_op("tmpfs_writes") - 1.0).abs() < 0.01, "{:?}", r.counters);
+    assert!((r.per_op("tmpfs_write_allocs") - 1.0).abs() < 0.01, "{:?}", r.counters);
+    assert_eq!(r.counters["pages_zeroed"], 0, "{:?}", r.counters);
+    // The fixed part: 1000 cycles more a write is 1000 cycles more a block.
+    let mhz = p.clock_mhz() as f64;
+    let slower = dd_x86(&x86(Some(1500.0)), APPEND, 1);
+    let d = per_block(&slower) - per_block(&r);
+    assert!((d * 1e6 * mhz / 1000.0 - 1.0).abs() < 0.05, "{} cycles", d * 1e6 * mhz);
+    // The clear and the copy: 4 KiB each at the clearing rate; halving it adds both once more.
+    let mut half = x86(Some(500.0));
+    half.memory.clear_page_mbps.value /= 2.0;
+    let d = per_block(&dd_x86(&half, APPEND, 1)) - per_block(&r);
+    let both = 2.0 * 4096.0 / (p.memory.clear_page_mbps.value * 1e6);
+    assert!((d / both - 1.0).abs() < 0.05, "{d} s against {both} s");
+    // With a DRAM clearing rate, a new page from the buddy lists is filled from DRAM by the copy.
+    let mut dram = x86(Some(500.0));
+    let mbps = 5000.0;
+    dram.memory.clear_dram_mbps =
+        Some(crate::profile::Sourced { value: mbps, source: "test".into(), confidence: r_conf() });
+    let c = dd_x86(&dram, APPEND, 1);
+    let cold = c.per_op("tmpfs_write_cold_pages");
+    assert!(cold > 0.5, "{:?}", c.counters);
+    let d = per_block(&c) - per_block(&r);
+    let more = cold * 4096.0 * (1.0 / (mbps * 1e6) - 1.0 / (p.memory.clear_page_mbps.value * 1e6));
+    assert!(d > 0.9 * more, "{d} s against {more} s");
+    // An overwrite finds its page: no allocation, a shorter block.
+    let over = dd_x86(&p, &format!("{APPEND} conv=notrunc"), 1);
+    assert_eq!(over.counters["tmpfs_write_allocs"], 0, "{:?}", over.counters);
+    assert!(over.per_op("tmpfs_writes") > 0.99);
+    assert!(over.metric.value < r.metric.value, "{} vs {}", over.metric.value, r.metric.value);
+    // Deterministic.
+    assert_eq!(dd_x86(&p, APPEND, 1), r);
+}
+
+#[test]
+fn x86_dd_processes_each_append_to_their_own_file() {
+    let p = x86(Some(500.0));
+    let r = dd_x86(&p, APPEND, 2);
+    assert_eq!(r.iterations.len(), 2);
+    assert!(r.iterations.iter().all(|&n| n > 300), "{:?}", r.iterations);
+    // A shared file would have the second writer find the first one's pages.
+    assert!((r.per_op("tmpfs_write_allocs") - 1.0).abs() < 0.01, "{:?}", r.counters);
+    // The metric is one process's real time: two processes on two cores take about one's.
+    let one = dd_x86(&p, APPEND, 1);
+    assert!(
+        (r.metric.value / one.metric.value - 1.0).abs() < 0.2,
+        "{} vs {}",
+        r.metric.value,
+        one.metric.value
+    );
+    // A file of 8 pages is written over from its start once full: no allocation after.
+    let short = dd_x86(&p, "dd count=8", 1);
+    assert_eq!(short.counters["tmpfs_write_allocs"], 0, "{:?}", short.counters);
+}
+
+#[test]
+fn x86_dd_without_the_write_cost_says_which_key_and_the_mpc8xx_runs_one_appending_process() {
+    let e = run(&x86(None), &RunSpec::of("6.18", APPEND, 1, Ps::ZERO, Ps::MS)).unwrap_err();
+    assert!(e.contains("fs.tmpfs_write_cycles") && e.contains("ivybridge-i3-3240"), "{e}");
+    let spec = |w: &str, t| RunSpec::of("2.6-8xx", w, t, Ps::ZERO, Ps::MS);
+    let e = run(&mpc855t(), &spec("dd", 2)).unwrap_err();
+    assert!(e.contains("allowed 1 ..= 1"), "{e}");
+    let e = run(&mpc855t(), &spec("dd conv=notrunc", 1)).unwrap_err();
+    assert!(e.contains("conv=notrunc"), "{e}");
+    assert_eq!(Workload::parse("dd conv=notrunc count=5").unwrap().name(), "dd count=5 conv=notrunc");
+}
+
+fn r_conf() -> crate::profile::Confidence {
+    crate::profile::Confidence::Estimate
+}

@@ -1,0 +1,3 @@
+//! Character devices (Linux's `drivers/char/`): `/dev/zero`.
+
+pub mod mem;
