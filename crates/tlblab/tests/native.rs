@@ -220,13 +220,11 @@ fn validate_puts_real_and_simulated_side_by_side() {
 }
 
 /// netperf's stream loop is tlblab-native's own (netperf is not packaged): it runs wherever two
-/// CPUs are allowed, at the two message sizes, beside the seed experiments' netperf text; dd has
-/// no x86 twin in the model and says so instead of a cell.
+/// CPUs are allowed, at the two message sizes, beside the seed experiments' netperf text.
 #[test]
-fn validate_runs_netperf_natively_and_says_why_dd_has_no_cell() {
-    let v = validate_json(&["netperf-udp", "dd"], &["--runs", "1", "--seconds", "0.2", "--warmup", "0.1"]);
+fn validate_runs_netperf_natively() {
+    let v = validate_json(&["netperf-udp"], &["--runs", "1", "--seconds", "0.2", "--warmup", "0.1"]);
     let notes = v["notes"].to_string();
-    assert!(notes.contains("dd: skipped") && notes.contains("MPC8xx"), "{notes}");
     let cases = v["cases"].as_array().unwrap();
     if v["host"]["cpus"].as_u64().unwrap() < 2 {
         assert!(cases.is_empty() && notes.contains("netperf-udp: skipped"), "{v}");
@@ -241,6 +239,30 @@ fn validate_runs_netperf_natively_and_says_why_dd_has_no_cell() {
         assert!(c["real"]["median"].as_f64().unwrap() > 0.0, "{c}");
         assert!(c["sim"]["median"].as_f64().unwrap() > 0.0, "{c}");
     }
+}
+
+/// coreutils' dd writes its tmpfs files beside the model's x86 twin, one process per task, and
+/// leaves no file behind.
+#[test]
+fn validate_runs_dd_beside_its_x86_twin() {
+    let v = validate_json(&["dd"], &["--runs", "1"]);
+    let cases = v["cases"].as_array().unwrap();
+    let want: Vec<u64> = (1..=v["host"]["cpus"].as_u64().unwrap().min(2)).collect();
+    let got: Vec<u64> = cases.iter().map(|c| c["tasks"].as_u64().unwrap()).collect();
+    assert_eq!(got, want, "{v}");
+    for c in cases {
+        assert_eq!((c["workload"].as_str(), c["point"].as_str()), (Some("dd"), Some("processes")), "{c}");
+        assert_eq!(c["unit"], "seconds", "{c}");
+        assert!(
+            c["real"]["median"].as_f64().unwrap() > 0.0 && c["sim"]["median"].as_f64().unwrap() > 0.0,
+            "{c}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir("/dev/shm")
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().into_string().unwrap()).collect())
+        .unwrap_or_default();
+    let pid_files = left.iter().filter(|f: &&String| f.starts_with("tlblab-dd-")).count();
+    assert_eq!(pid_files, 0, "{left:?}");
 }
 
 /// lru-file-mmap-read needs a writable memory cgroup: where there is one it gives a cell per

@@ -1,6 +1,7 @@
 //! The seed workloads whose real benchmark a Linux host can run as its distribution ships it:
 //! rt-tests' `hackbench` (pipes and sockets, process mode), `sockperf` throughput over loopback
-//! (UDP and TCP) and `fs_mark` creating zero-size files on tmpfs. Each runs as a child process;
+//! (UDP and TCP), `fs_mark` creating zero-size files on tmpfs, and coreutils' `dd if=/dev/zero
+//! bs=4k` writing a tmpfs file (one process per task, each its own file). Each runs as a child process;
 //! its own summary line is the metric, and the `TLB`/`CAL` rows of `/proc/interrupts` are read
 //! around it. A tool that is not installed is a skip with its reason, never a failure: the test
 //! script installs them (Debian's `rt-tests`, `sockperf`, `fsmark`).
@@ -24,6 +25,7 @@ pub enum External {
     SockperfUdp,
     SockperfTcp,
     Fsmark,
+    Dd,
 }
 
 /// How hard a run works: the short form for `--quick`.
@@ -52,6 +54,15 @@ impl Effort {
         }
     }
 
+    /// dd's blocks per process: 256 MiB (64 MiB quick) of tmpfs, ~0.1 s at this host's rate.
+    fn dd_count(self) -> u64 {
+        if self.quick {
+            16_384
+        } else {
+            65_536
+        }
+    }
+
     fn fsmark_files(self) -> u64 {
         if self.quick {
             5_000
@@ -65,12 +76,13 @@ impl Effort {
 const FSMARK_SUBDIRS: u32 = 64;
 
 impl External {
-    pub const ALL: [External; 5] = [
+    pub const ALL: [External; 6] = [
         External::HackbenchPipes,
         External::HackbenchSockets,
         External::SockperfUdp,
         External::SockperfTcp,
         External::Fsmark,
+        External::Dd,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +92,7 @@ impl External {
             External::SockperfUdp => "sockperf-udp",
             External::SockperfTcp => "sockperf-tcp",
             External::Fsmark => "fsmark",
+            External::Dd => "dd",
         }
     }
 
@@ -88,15 +101,17 @@ impl External {
     }
 
     /// The seed experiment whose simulated warm-up and window the twin runs with (each chosen
-    /// there by the convergence rule: hackbench's start-up transient lasts ~400 ms).
-    pub fn experiment(self) -> &'static str {
-        match self {
+    /// there by the convergence rule: hackbench's start-up transient lasts ~400 ms). None for dd:
+    /// seed 003's window is sized for a 48 MHz MPC855T, and its 3 s would write gigabytes here.
+    pub fn experiment(self) -> Option<&'static str> {
+        Some(match self {
             External::HackbenchPipes => "seed-004-hackbench-pipes",
             External::HackbenchSockets => "seed-004-hackbench-sockets",
             External::SockperfUdp => "seed-004-sockperf-udp",
             External::SockperfTcp => "seed-004-sockperf-tcp",
             External::Fsmark => "seed-004-fsmark-1s",
-        }
+            External::Dd => return None,
+        })
     }
 
     /// The program and the Debian package that ships it.
@@ -105,10 +120,11 @@ impl External {
             External::HackbenchPipes | External::HackbenchSockets => ("hackbench", "rt-tests"),
             External::SockperfUdp | External::SockperfTcp => ("sockperf", "sockperf"),
             External::Fsmark => ("fs_mark", "fsmark"),
+            External::Dd => ("dd", "coreutils"),
         }
     }
 
-    /// The cells a host runs: hackbench's groups and fs_mark's threads 1 and 2 (when the host
+    /// The cells a host runs: hackbench's groups, fs_mark's threads and dd's processes 1 and 2 (when the host
     /// has 2 CPUs), sockperf's message sizes (two of the seed's five: one client and one server).
     pub fn points(self, cpus: usize) -> Vec<u64> {
         match self {
@@ -123,6 +139,7 @@ impl External {
             External::HackbenchPipes | External::HackbenchSockets => "groups",
             External::SockperfUdp | External::SockperfTcp => "msg bytes",
             External::Fsmark => "threads",
+            External::Dd => "processes",
         }
     }
 
@@ -138,6 +155,10 @@ impl External {
             }
             External::SockperfUdp => (format!("sockperf throughput --mps max --msg-size {point}"), 2),
             External::SockperfTcp => (format!("sockperf throughput --tcp --mps max --msg-size {point}"), 2),
+            External::Dd => (
+                format!("dd if=/dev/zero of={}/tlblab-dd bs=4k count={}", dir.display(), effort.dd_count()),
+                point as u32,
+            ),
             External::Fsmark => {
                 let tmpfs = sys::fs_magic(dir).ok() == Some(sys::TMPFS_MAGIC);
                 let fs = if tmpfs { " --fs tmpfs" } else { "" };
@@ -233,6 +254,32 @@ impl External {
                 busy_interval = Some(secs as f64);
                 (mbps, (rate * secs as f64) as u64, "bandwidth", "Mbps")
             }
+            External::Dd => {
+                let count = effort.dd_count();
+                let files: Vec<PathBuf> =
+                    (0..point).map(|k| dir.join(format!("tlblab-dd-{}-{k}", std::process::id()))).collect();
+                let argss: Vec<Vec<String>> = files
+                    .iter()
+                    .map(|f| {
+                        ["if=/dev/zero".to_string(), format!("of={}", f.display()), "bs=4k".into()]
+                            .into_iter()
+                            .chain([format!("count={count}")])
+                            .collect()
+                    })
+                    .collect();
+                let outs = run_all(&path, &argss, dir, Duration::from_secs(300));
+                // Removing the files is our work, not dd's.
+                busy_interval = Some(t.elapsed().as_secs_f64());
+                for f in &files {
+                    let _ = std::fs::remove_file(f);
+                }
+                // "N bytes (...) copied, S s, R GB/s": each process's time for its blocks.
+                let times = outs?
+                    .iter()
+                    .map(|o| field_after(o, "copied,").ok_or_else(|| format!("dd printed no `copied,`: {o}")))
+                    .collect::<Result<Vec<f64>, String>>()?;
+                (times.iter().sum::<f64>() / times.len() as f64, point * count, "real", "seconds")
+            }
             External::Fsmark => {
                 let files = effort.fsmark_files();
                 let base = dir.join(format!("tlblab-fsmark-{}", std::process::id()));
@@ -306,47 +353,80 @@ pub fn find_program(prog: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Runs `path args` in `cwd` (where the tool writes its own files: fs_mark's `fs_log.txt`),
-/// returns stdout and stderr together; an error on a failed exit or after `limit` (the child is
-/// killed).
+/// Runs `path args` in `cwd`, returns stdout and stderr together; an error on a failed exit or
+/// after `limit` (the child is killed).
 fn run_capture(path: &Path, args: &[String], cwd: &Path, limit: Duration) -> Result<String, String> {
-    let mut child = Command::new(path)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("running {}: {e}", path.display()))?;
+    Ok(run_all(path, std::slice::from_ref(&args.to_vec()), cwd, limit)?.remove(0))
+}
+
+/// Runs `path` once per argument list in `argss`, all at once, in `cwd` (where the tool writes
+/// its own files: fs_mark's `fs_log.txt`), with the C locale (so numbers print with a point);
+/// returns each one's stdout and stderr together, in order; an error on a failed exit or after
+/// `limit` (every child still running is killed).
+fn run_all(path: &Path, argss: &[Vec<String>], cwd: &Path, limit: Duration) -> Result<Vec<String>, String> {
+    let mut children = Vec::new();
+    for args in argss {
+        let child = Command::new(path)
+            .args(args)
+            .current_dir(cwd)
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        match child {
+            Ok(c) => children.push(c),
+            Err(e) => {
+                for mut c in children {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(format!("running {}: {e}", path.display()));
+            }
+        }
+    }
     let t = Instant::now();
     loop {
-        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+        let mut running = false;
+        for c in &mut children {
+            running |= c.try_wait().map_err(|e| e.to_string())?.is_none();
+        }
+        if !running {
             break;
         }
         if t.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
+            for c in &mut children {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
             return Err(format!(
                 "{} {} ran past {} s: killed",
                 path.display(),
-                args.join(" "),
+                argss[0].join(" "),
                 limit.as_secs()
             ));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    if !out.status.success() {
-        return Err(format!(
-            "{} {} failed ({}): {}",
-            path.display(),
-            args.join(" "),
-            out.status,
-            text.trim()
-        ));
-    }
-    Ok(text)
+    children
+        .into_iter()
+        .zip(argss)
+        .map(|(c, args)| {
+            let out = c.wait_with_output().map_err(|e| e.to_string())?;
+            let text =
+                format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            if !out.status.success() {
+                return Err(format!(
+                    "{} {} failed ({}): {}",
+                    path.display(),
+                    args.join(" "),
+                    out.status,
+                    text.trim()
+                ));
+            }
+            Ok(text)
+        })
+        .collect()
 }
 
 /// The number after `key` on the first line holding it.
@@ -389,6 +469,10 @@ mod tests {
                   \u{20}    0         5000            0      58743.5            40519\n";
         assert_eq!(fsmark_files_per_sec(fm), Some(58743.5));
         assert_eq!(fsmark_files_per_sec("no table"), None);
+        // coreutils 9.1 dd (C locale).
+        let dd = "65536+0 records in\n65536+0 records out\n\
+                  268435456 bytes (268 MB, 256 MiB) copied, 0.0804651 s, 3.3 GB/s\n";
+        assert_eq!(field_after(dd, "copied,"), Some(0.0804651));
     }
 
     #[test]

@@ -5,9 +5,8 @@
 //!
 //! Real side: tlblab-native's own loops (will-it-scale tlb_flush1/2/3 and page_fault1, ebizzy
 //! -m, netperf UDP_STREAM and TCP_STREAM on loopback with mmtests' `-s/-S size+256`) and the
-//! distributions' benchmarks (rt-tests hackbench, sockperf, fs_mark), which the test script
-//! installs; one not installed is skipped with its reason. dd has no x86 twin in the model (its
-//! dd is seed 003's MPC8xx one) and says so instead of a cell. Nothing here is fitted: the
+//! distributions' benchmarks (rt-tests hackbench, sockperf, fs_mark, coreutils dd), which the
+//! test script installs; one not installed is skipped with its reason. Nothing here is fitted: the
 //! profile holds the probe's primitive costs (its `[ipc]` and `[net]` from micro-measurements of
 //! single calls with nobody waiting, its `[fs]` from file-creation calls on tmpfs and a
 //! re-creation of fs_mark's user code, never the benchmarks), and sections the probe does not
@@ -201,12 +200,9 @@ pub const LRU_MEM_MIB: u64 = 64;
 /// machine (the probe measures no reclaim path).
 const RECLAIM_STAND_IN: &str = "ivybridge-4c8t";
 
-/// `dd if=/dev/zero of=FILE bs=4k`: its real counterpart is trivial, but the model's dd runs
-/// only the MPC8xx kernel's paths (seed 003): there is no x86 dd to compare with.
-const DD: &str = "dd";
-const DD_SKIPPED: &str =
-    "dd: skipped: the model's dd (seed 003) runs only the MPC8xx kernel's read/write paths \
-     (software TLB walk, linux/arch/ppc); it has no x86-64 dd or write(2) path to simulate beside a real run";
+/// dd's simulated warm-up and window (its seed experiment's are an MPC855T's): 1 ms, then 20 ms
+/// (5 ms quick), some 16,000 blocks of the 65,536 a real run writes.
+const DD_WINDOW: (Ps, Ps, Ps) = (Ps::MS, Ps(20 * Ps::MS.0), Ps(5 * Ps::MS.0));
 
 /// One workload of the validation: a native loop or a distribution's benchmark.
 #[derive(Debug, Clone, Copy)]
@@ -217,8 +213,6 @@ enum Subject {
     Netperf(netperf::Test),
     /// vm-scalability lru-file-mmap-read in a memory cgroup of [`LRU_MEM_MIB`].
     Lru,
-    /// Named so that `--workload dd` says why there is no cell.
-    Dd,
 }
 
 impl Subject {
@@ -228,7 +222,7 @@ impl Subject {
             .map(|(_, w)| Subject::Native(*w))
             .chain(External::ALL.into_iter().map(Subject::External))
             .chain(netperf::Test::ALL.into_iter().map(Subject::Netperf))
-            .chain([Subject::Lru, Subject::Dd])
+            .chain([Subject::Lru])
             .collect()
     }
 
@@ -239,15 +233,12 @@ impl Subject {
         if let Some(t) = netperf::Test::parse(name) {
             return Ok(Subject::Netperf(t));
         }
-        if name == DD {
-            return Ok(Subject::Dd);
-        }
         if name == lru::NAME {
             return Ok(Subject::Lru);
         }
         NativeWorkload::parse(name).map(Subject::Native).map_err(|e| {
             anyhow!(
-                "--workload: {e}; or one of {}, {DD}",
+                "--workload: {e}; or one of {}",
                 External::ALL
                     .map(|e| e.name())
                     .into_iter()
@@ -265,7 +256,6 @@ impl Subject {
             Subject::External(e) => e.name(),
             Subject::Netperf(t) => t.name(),
             Subject::Lru => lru::NAME,
-            Subject::Dd => DD,
         }
     }
 }
@@ -440,10 +430,6 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             }
             Subject::Netperf(_) => NETPERF_SIZES.to_vec(),
             Subject::Lru => vec![1, 2],
-            Subject::Dd => {
-                notes.push(DD_SKIPPED.into());
-                vec![]
-            }
         };
         for point in points {
             if matches!(s, Subject::Native(_) | Subject::Lru) && point as usize > cpus {
@@ -478,7 +464,6 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                         measure: secs("seconds", seconds)?,
                         dir: lru_dir.clone(),
                     }),
-                    Subject::Dd => unreachable!("dd has no points"),
                 };
                 match r {
                     Ok(r) => real.push(r),
@@ -495,7 +480,10 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                 Subject::Native(w) => (w.sim(), point as u32, Ps::US * 500, a.duration),
                 Subject::External(e) => {
                     let (text, tasks) = e.sim_text(point, effort, &dir);
-                    let (warm, window) = seed_window(e.experiment(), point, a.quick)?;
+                    let (warm, window) = match e.experiment() {
+                        Some(x) => seed_window(x, point, a.quick)?,
+                        None => (DD_WINDOW.0, if a.quick { DD_WINDOW.2 } else { DD_WINDOW.1 }),
+                    };
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, tasks, warm, window)
                 }
                 Subject::Netperf(t) => {
@@ -508,7 +496,6 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                     let (warm, window) = seed_window("seed-001-vmscale", point, a.quick)?;
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, point as u32, warm, window)
                 }
-                Subject::Dd => unreachable!("dd has no points"),
             };
             let spec = |seed| RunSpec {
                 kernel: kernel.clone(),
@@ -600,7 +587,6 @@ fn s_point(s: Subject) -> String {
         Subject::External(e) => e.point_name().into(),
         Subject::Netperf(_) => "msg bytes".into(),
         Subject::Lru => "readers".into(),
-        Subject::Dd => String::new(),
     }
 }
 
