@@ -202,6 +202,10 @@ pub struct Conn {
     pub scaling_ratio: u64,
     /// The receiver's `sk_rcvbuf` (`tcp_full_space` is its window).
     pub rcvbuf: u64,
+    /// `tp->rcv_ssthresh`: the most free space a window offers, the initial window until
+    /// `tcp_grow_window` raises it ([`Conn::grow_window`]). It binds only once v6.11's ratio has
+    /// raised `window_clamp` above the initial window; before, it equals the clamp throughout.
+    pub rcv_ssthresh: u64,
 }
 
 impl Conn {
@@ -243,6 +247,34 @@ impl Conn {
             delack_at: None,
             scaling_ratio,
             rcvbuf,
+            rcv_ssthresh: clamp,
+        }
+    }
+
+    /// `tcp_set_window_clamp` (v6.14+ net/ipv4/tcp.c, which v6.14's `tcp_measure_rcv_mss` calls
+    /// after a new ratio): the clamp is at least `SOCK_MIN_RCVBUF / 2`; a smaller one caps
+    /// `rcv_ssthresh` (`__tcp_adjust_rcv_ssthresh`, no reserved memory here), a larger one raises
+    /// it to the window last offered if that is more.
+    fn set_window_clamp(&mut self, val: u64) {
+        let new = val.max(crate::linux::net::core::skbuff::sock_min_rcvbuf() / 2);
+        if new < self.window_clamp {
+            self.rcv_ssthresh = self.rcv_ssthresh.min(new);
+        } else {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new));
+        }
+        self.window_clamp = new;
+    }
+
+    /// `tcp_grow_window` (v6.x net/ipv4/tcp_input.c), which `tcp_event_data_recv` runs after a
+    /// segment of at least 128 bytes is queued, `free` bytes of the buffer then unused: with room
+    /// (the lesser of `window_clamp` and the free space's window, above `rcv_ssthresh`),
+    /// `rcv_ssthresh` grows by at most `max(2 * advmss, 2 * len)`. Its truesize test passes for
+    /// the paged skbs of v5.10+ (`truesize_adjust` leaves the payload alone); with the v4.9 rule
+    /// `rcv_ssthresh` is the clamp and there is never room.
+    pub fn grow_window(&mut self, len: u64, free: u64) {
+        let room = self.window_clamp.min(self.win_from_space(free)).saturating_sub(self.rcv_ssthresh);
+        if len >= 128 && room > 0 {
+            self.rcv_ssthresh += room.min((2 * LOOPBACK_SIZE_GOAL).max(2 * len));
         }
     }
 
@@ -304,8 +336,7 @@ impl Conn {
                 let ratio = ((len << TCP_RMEM_TO_WIN_SCALE) / truesize.max(1)).max(1);
                 if ratio != self.scaling_ratio {
                     self.scaling_ratio = ratio;
-                    let min_clamp = crate::linux::net::core::skbuff::sock_min_rcvbuf() / 2;
-                    self.window_clamp = self.win_from_space(self.rcvbuf).max(min_clamp);
+                    self.set_window_clamp(self.win_from_space(self.rcvbuf));
                 }
             }
             self.rcv_mss = len.min(LOOPBACK_SIZE_GOAL);
@@ -353,6 +384,8 @@ impl Conn {
                 return 0;
             }
         }
+        // The free space offered is at most rcv_ssthresh (v4.9 .. v6.18).
+        let space = space.min(self.rcv_ssthresh);
         if self.rcv_wscale > 0 {
             return space.div_ceil(scale) * scale;
         }
@@ -724,10 +757,30 @@ mod tests {
         let mut c = Conn::with_knobs(&k, false, 16_896, true);
         c.received(&k, 4224, 5504, Ps::ZERO);
         assert_eq!(c.window(16_896), 8448);
-        // With the knob, that segment's ratio (4224 / 5504) gives 12,966 bytes: three of them.
+        assert_eq!(c.rcv_ssthresh, 8448);
+        c.grow_window(4224, 16_896 - 5504);
+        assert_eq!(c.rcv_ssthresh, 8448, "v4.9: rcv_ssthresh is the clamp, no room to grow");
+    }
+
+    #[test]
+    fn a_larger_ratio_raises_the_clamp_but_rcv_ssthresh_keeps_netperfs_8448_byte_window() {
+        // netperf -S 8448 (16,896 bytes) on v6.11+: a 4224-byte segment of truesize 5504 gives a
+        // ratio of 196, a clamp of 12,936 (three segments' worth) ...
         let on = NetKnobs { tcp_scaling_ratio: true, ..NetKnobs::default() };
         let mut c = Conn::with_knobs(&on, false, 16_896, true);
+        assert_eq!(c.rcv_ssthresh, 8448);
         c.received(&on, 4224, 5504, Ps::ZERO);
-        assert_eq!((c.scaling_ratio, c.window(16_896)), (196, 3 * 4224));
+        // ... and tcp_grow_window, run with the segment queued, raises rcv_ssthresh only to the
+        // window of what is left free: 11,392 * 196 / 256.
+        c.grow_window(4224, 16_896 - 5504);
+        assert_eq!((c.scaling_ratio, c.window_clamp, c.rcv_ssthresh), (196, 12_936, 8722));
+        // An empty buffer would be a 12,936-byte window; rcv_ssthresh leaves two segments, as a
+        // host's ss shows (rcv_ssthresh:8448 snd_wnd:8448 on Linux 6.18).
+        assert_eq!(c.window(16_896), 2 * 4224);
+        // Short segments (under 128 bytes) grow nothing; a smaller ratio caps rcv_ssthresh.
+        c.grow_window(100, 16_896);
+        assert_eq!(c.rcv_ssthresh, 8722);
+        c.received(&on, 8000, 64_000, Ps::ZERO);
+        assert_eq!((c.scaling_ratio, c.window_clamp, c.rcv_ssthresh), (32, 2112, 2112));
     }
 }

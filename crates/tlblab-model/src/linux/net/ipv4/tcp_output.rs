@@ -180,7 +180,9 @@ impl Kernel {
         let k = self.config.net;
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         f.conn.received(&k, len, truesize, at);
-        if f.conn.ack_on_receive(f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc)) {
+        let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
+        f.conn.grow_window(len, free);
+        if f.conn.ack_on_receive(free) {
             self.tcp_ack(ctx, sock, at)
         } else {
             Ps::ZERO
