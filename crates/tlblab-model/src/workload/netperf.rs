@@ -260,6 +260,31 @@ mod tests {
     }
 
     #[test]
+    fn v6_11s_scaling_ratio_gives_netperfs_320_byte_buffer_a_one_segment_window_of_fuller_segments() {
+        // The same pair on 6.7 (v4.9's half of the space: a 1152-byte window, two segments) and
+        // 6.18 (the ratio measured from a 576-byte segment: a 711-byte full space, one segment;
+        // docs/references/linux-mm.md#tcp-scaling-ratio).
+        let w = "netperf -t TCP_STREAM -s 320 -S 320 -m 64";
+        let (new, old) =
+            (netperf("haswell-ep-2698v3-2s", "6.18", w), netperf("haswell-ep-2698v3-2s", "6.7", w));
+        let per_segment = |c: &std::collections::BTreeMap<String, u64>| {
+            c["net_received"] as f64 / c["net_delivered"] as f64
+        };
+        let (n, o) = (&new.counters, &old.counters);
+        assert_eq!((new.oracle.violations, old.oracle.violations), (0, 0));
+        // With one segment in flight the sender's tail waits for the window, and more sends go
+        // into each segment (still none longer than the MSS).
+        assert!(
+            n["tcp_rwnd_held"] > 0 && n["tcp_rwnd_held"] > 2 * o["tcp_rwnd_held"],
+            "{} {}",
+            n["tcp_rwnd_held"],
+            o["tcp_rwnd_held"]
+        );
+        assert!(per_segment(n) > 1.5 * per_segment(o), "{} {}", per_segment(n), per_segment(o));
+        assert!(n["net_delivered_bytes"] <= n["net_delivered"] * 576, "{n:?}");
+    }
+
+    #[test]
     fn a_stream_needs_two_tasks_and_the_machine_sections() {
         let mut spec = RunSpec::of("4.9", "netperf -t UDP_STREAM -m 64", 3, Ps::US * 10, Ps::US * 100);
         let e = run(&crate::profile::shipped("haswell-ep-2698v3-2s"), &spec).unwrap_err();

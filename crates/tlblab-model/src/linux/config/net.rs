@@ -46,4 +46,14 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
         }
         _ => Err(None),
     },
+}, Knob {
+    name: "tcp_scaling_ratio",
+    section: "net",
+    needed: Needed::Newer,
+    allowed: "on | off",
+    doc: "v6.11+ receive window (dfa2f0483360 of v6.5, with v6.10's 50% start and v6.11's window_clamp that \
+          follows): the window is the buffer's space times skb->len / skb->truesize of a received segment that \
+          changed rcv_mss, starting at one half; off is v4.9's tcp_adv_win_scale of 1, half the space \
+          (linux/net/ipv4/tcp.rs)",
+    apply: |k, v| on_off(v).map(|b| k.net.tcp_scaling_ratio = b),
 }];

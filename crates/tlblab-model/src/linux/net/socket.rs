@@ -267,6 +267,7 @@ impl Kernel {
     /// Connects a loopback pair of `proto` in the workload's untimed setup, with `SO_SNDBUF` /
     /// `SO_RCVBUF` set to `bufs` (as netperf's `-s` / `-S` do) or the defaults. Returns its id.
     pub fn socket_pair(&mut self, proto: Proto, bufs: Option<(u64, u64)>) -> u16 {
+        let knobs = self.config.net;
         let (sndbuf, rcvbuf) = match (bufs, proto) {
             (Some((s, r)), _) => skbuff::setsockopt_bufs(s, r),
             (None, Proto::Udp) => udp_default_bufs(),
@@ -278,7 +279,7 @@ impl Kernel {
             rx: RecvSock { rcvbuf, ..Default::default() },
             wmem: 0,
             frag: PageFrag::default(),
-            conn: tcp::Conn::new(false, rcvbuf, bufs.is_some()),
+            conn: tcp::Conn::with_knobs(&knobs, false, rcvbuf, bufs.is_some()),
             unsent: std::collections::VecDeque::new(),
             send_left: 0,
             new_skbs: 0,
@@ -462,7 +463,7 @@ impl Kernel {
             self.tcp_sendmsg_goes_on(ctx, sock, ctx.now);
             return Ps::ZERO;
         }
-        let (len, objs) = (skb.len, [skb.skb, skb.head]);
+        let (len, truesize, objs) = (skb.len, skb.truesize, [skb.skb, skb.head]);
         let drop = f.proto == Proto::Udp && f.rx.rmem_alloc >= f.rx.rcvbuf;
         if drop {
             for o in objs {
@@ -488,7 +489,7 @@ impl Kernel {
             // The payload (TCP: all of it; UDP: without the headers the skb's length counts).
             c.net_delivered_bytes += if may_drop { len - skbuff::UDP_IP_HEADERS } else { len };
             if !may_drop {
-                d += self.tcp_received(ctx, sock, len, ctx.now + d);
+                d += self.tcp_received(ctx, sock, (len, truesize), ctx.now + d);
             }
             if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
                 d += self.try_to_wake_up(ctx, r, ctx.now + d);

@@ -145,7 +145,7 @@ impl Kernel {
                 break;
             }
             let skb = f.rx_backlog.remove(0);
-            let len = skb.len;
+            let (len, truesize) = (skb.len, skb.truesize);
             let env = crate::linux::mm::page_alloc::Env { topo: &self.topo, lines: &self.costs.hw.lines };
             let (slab, pa) =
                 (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
@@ -156,7 +156,7 @@ impl Kernel {
             s.counters.net_delivered += 1;
             s.counters.net_delivered_bytes += len;
             d += self.sk_enqueue_lines(ctx, sock, at + d, true);
-            d += self.tcp_received(ctx, sock, len, at + d);
+            d += self.tcp_received(ctx, sock, (len, truesize), at + d);
         }
         self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].rx_owned_until = Ps::ZERO;
         d

@@ -53,6 +53,13 @@ pub struct NetKnobs {
     /// it (read as 0).
     #[serde(default, skip_serializing_if = "crate::linux::config::is_zero")]
     pub tcp_backlog_flush_skbs: u32,
+    /// v6.11+ receive window from a measured `scaling_ratio` ([`Conn::scaling_ratio`];
+    /// docs/references/linux-mm.md#tcp-scaling-ratio): the window is the buffer's space times
+    /// `skb->len / skb->truesize` of a received segment, starting at one half, and `window_clamp`
+    /// follows each new ratio. Off: v4.9's `tcp_adv_win_scale` of 1 (half the space). Absent from
+    /// results written before it (read as off); on from the 6.13 preset.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_scaling_ratio: bool,
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
@@ -111,10 +118,20 @@ const TCP_MIN_MSS: u64 = 88;
 pub const DELACK_MIN: Ps = Ps(40 * Ps::MS.0);
 
 /// `tcp_win_from_space` with v4.9's `tcp_adv_win_scale` of 1: half the buffer space is window.
-/// (v6.5+ scales by a payload/truesize ratio measured from received skbs, starting at the same
-/// half; not modelled.)
+/// (v6.5+ scales by a payload/truesize ratio measured from received skbs: [`Conn::scaling_ratio`].)
 pub fn win_from_space(space: u64) -> u64 {
     space - (space >> 1)
+}
+
+/// `TCP_RMEM_TO_WIN_SCALE` (v6.5+ include/net/tcp.h): `scaling_ratio` is in 1/256ths.
+pub const TCP_RMEM_TO_WIN_SCALE: u32 = 8;
+/// `TCP_DEFAULT_SCALING_RATIO` (v6.10+, 697a6c8cec03 "tcp: increase the default TCP scaling
+/// ratio"): one half until a segment is measured.
+pub const TCP_DEFAULT_SCALING_RATIO: u64 = 1 << (TCP_RMEM_TO_WIN_SCALE - 1);
+
+/// `__tcp_win_from_space(scaling_ratio, space)` (v6.5+): `space * ratio >> 8`.
+pub fn win_from_space_ratio(ratio: u64, space: u64) -> u64 {
+    (space * ratio) >> TCP_RMEM_TO_WIN_SCALE
 }
 
 /// `tcp_select_initial_window`'s `rcv_wscale` (v4.9 and v6.x alike): the scale that fits the
@@ -180,13 +197,38 @@ pub struct Conn {
     pub last_seg_size: u64,
     /// When the armed delayed-ACK timer fires (`icsk_ack.timeout`), if armed.
     pub delack_at: Option<Ps>,
+    /// `tp->scaling_ratio` in 1/256ths (v6.11+ rules, [`NetKnobs::tcp_scaling_ratio`]): payload
+    /// over truesize of the last segment that changed `rcv_mss`; 0 for v4.9's half of the space.
+    pub scaling_ratio: u64,
+    /// The receiver's `sk_rcvbuf` (`tcp_full_space` is its window).
+    pub rcvbuf: u64,
+    /// `tp->rcv_ssthresh`: the most free space a window offers, the initial window until
+    /// `tcp_grow_window` raises it ([`Conn::grow_window`]). It binds only once v6.11's ratio has
+    /// raised `window_clamp` above the initial window; before, it equals the clamp throughout.
+    pub rcv_ssthresh: u64,
 }
 
 impl Conn {
     /// An established connection with the receiver's `sk_rcvbuf` of `rcvbuf`, set by the
     /// application (`locked`, `SOCK_RCVBUF_LOCK`) or the default.
     pub fn new(nodelay: bool, rcvbuf: u64, locked: bool) -> Conn {
-        let clamp = win_from_space(rcvbuf);
+        Conn::with_ratio(nodelay, rcvbuf, locked, 0)
+    }
+
+    /// [`Conn::new`] under a kernel's `[net]` knobs: from v6.11 the window starts at
+    /// `TCP_DEFAULT_SCALING_RATIO` of the buffer (`tcp_full_space`, for `tcp_select_initial_window`
+    /// and `tcp_openreq_init_rwin`'s clamp of a locked buffer), which is v4.9's half.
+    pub fn with_knobs(k: &NetKnobs, nodelay: bool, rcvbuf: u64, locked: bool) -> Conn {
+        let ratio = if k.tcp_scaling_ratio { TCP_DEFAULT_SCALING_RATIO } else { 0 };
+        Conn::with_ratio(nodelay, rcvbuf, locked, ratio)
+    }
+
+    fn with_ratio(nodelay: bool, rcvbuf: u64, locked: bool, scaling_ratio: u64) -> Conn {
+        let clamp = if scaling_ratio == 0 {
+            win_from_space(rcvbuf)
+        } else {
+            win_from_space_ratio(scaling_ratio, rcvbuf)
+        };
         Conn {
             nodelay,
             snd_nxt: 0,
@@ -203,6 +245,45 @@ impl Conn {
             pushed: false,
             last_seg_size: 0,
             delack_at: None,
+            scaling_ratio,
+            rcvbuf,
+            rcv_ssthresh: clamp,
+        }
+    }
+
+    /// `tcp_set_window_clamp` (v6.14+ net/ipv4/tcp.c, which v6.14's `tcp_measure_rcv_mss` calls
+    /// after a new ratio): the clamp is at least `SOCK_MIN_RCVBUF / 2`; a smaller one caps
+    /// `rcv_ssthresh` (`__tcp_adjust_rcv_ssthresh`, no reserved memory here), a larger one raises
+    /// it to the window last offered if that is more.
+    fn set_window_clamp(&mut self, val: u64) {
+        let new = val.max(crate::linux::net::core::skbuff::sock_min_rcvbuf() / 2);
+        if new < self.window_clamp {
+            self.rcv_ssthresh = self.rcv_ssthresh.min(new);
+        } else {
+            self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(new));
+        }
+        self.window_clamp = new;
+    }
+
+    /// `tcp_grow_window` (v6.x net/ipv4/tcp_input.c), which `tcp_event_data_recv` runs after a
+    /// segment of at least 128 bytes is queued, `free` bytes of the buffer then unused: with room
+    /// (the lesser of `window_clamp` and the free space's window, above `rcv_ssthresh`),
+    /// `rcv_ssthresh` grows by at most `max(2 * advmss, 2 * len)`. Its truesize test passes for
+    /// the paged skbs of v5.10+ (`truesize_adjust` leaves the payload alone); with the v4.9 rule
+    /// `rcv_ssthresh` is the clamp and there is never room.
+    pub fn grow_window(&mut self, len: u64, free: u64) {
+        let room = self.window_clamp.min(self.win_from_space(free)).saturating_sub(self.rcv_ssthresh);
+        if len >= 128 && room > 0 {
+            self.rcv_ssthresh += room.min((2 * LOOPBACK_SIZE_GOAL).max(2 * len));
+        }
+    }
+
+    /// `tcp_win_from_space` for this connection: v4.9's half, or the measured ratio.
+    fn win_from_space(&self, space: u64) -> u64 {
+        if self.scaling_ratio == 0 {
+            win_from_space(space)
+        } else {
+            win_from_space_ratio(self.scaling_ratio, space)
         }
     }
 
@@ -242,11 +323,22 @@ impl Conn {
     /// its header and as long as the previous such segment: then it is taken for the peer's
     /// real MSS, `rcv_mss` drops to it, and the ACK is not marked (so a reader that drains the
     /// queue sends none; the clause for segments without PSH never applies here).
-    pub fn received(&mut self, k: &NetKnobs, len: u64, now: Ps) {
+    ///
+    /// With v6.11+'s `scaling_ratio` (`truesize` is the skb's), a segment that changes `rcv_mss`
+    /// upward also measures `len * 256 / truesize` (at least 1); a new ratio re-clamps the window
+    /// to the buffer's space at it (`tcp_set_window_clamp`, never below `SOCK_MIN_RCVBUF / 2`).
+    pub fn received(&mut self, k: &NetKnobs, len: u64, truesize: u64, now: Ps) {
         self.rcv_nxt += len;
         self.delack_at.get_or_insert(now + DELACK_MIN);
         let lss = std::mem::take(&mut self.last_seg_size);
         if len >= self.rcv_mss {
+            if self.scaling_ratio != 0 && len != self.rcv_mss {
+                let ratio = ((len << TCP_RMEM_TO_WIN_SCALE) / truesize.max(1)).max(1);
+                if ratio != self.scaling_ratio {
+                    self.scaling_ratio = ratio;
+                    self.set_window_clamp(self.win_from_space(self.rcvbuf));
+                }
+            }
             self.rcv_mss = len.min(LOOPBACK_SIZE_GOAL);
             self.pushed |= k.tcp_ack_pushed_mss;
             return;
@@ -269,15 +361,22 @@ impl Conn {
     /// window is a multiple of `rcv_mss` (the current one kept while within one `rcv_mss` of the
     /// free space), with it the free space rounded up to the scale. (`rcv_ssthresh`, which
     /// receive-buffer autotuning grows, is not modelled: netperf's `-S` locks the buffer, and a
-    /// host's `ss` shows it at the full window there.)
+    /// host's `ss` shows it at the full window there.) With v6.11+'s ratio `tcp_full_space` is
+    /// the buffer's window at the current ratio and the full space the lesser of it and
+    /// `window_clamp` (which `SOCK_MIN_RCVBUF / 2` floors); before, both are `window_clamp`.
     fn window(&self, free: u64) -> u64 {
-        // tcp_full_space: the model's window_clamp is the whole buffer's window.
-        let (allowed, full) = (self.window_clamp, self.window_clamp);
+        let (allowed, full) = if self.scaling_ratio == 0 {
+            // tcp_full_space: the model's window_clamp is the whole buffer's window.
+            (self.window_clamp, self.window_clamp)
+        } else {
+            let allowed = self.win_from_space(self.rcvbuf);
+            (allowed, allowed.min(self.window_clamp))
+        };
         let mss = self.rcv_mss.min(full);
         if mss == 0 {
             return 0;
         }
-        let mut space = win_from_space(free);
+        let mut space = self.win_from_space(free);
         let scale = 1u64 << self.rcv_wscale;
         if space < full >> 1 {
             space = space / scale * scale;
@@ -285,6 +384,8 @@ impl Conn {
                 return 0;
             }
         }
+        // The free space offered is at most rcv_ssthresh (v4.9 .. v6.18).
+        let space = space.min(self.rcv_ssthresh);
         if self.rcv_wscale > 0 {
             return space.div_ceil(scale) * scale;
         }
@@ -360,6 +461,9 @@ impl Conn {
 mod tests {
     use super::*;
 
+    /// A truesize for tests that do not measure the ratio (the v4.9 rule ignores it).
+    const TS: u64 = 4096;
+
     fn state(wmem_alloc: u64) -> PushState {
         PushState {
             tail_len: 64,
@@ -398,11 +502,11 @@ mod tests {
         assert!(!c.nagle_holds(c.mss));
         // The ACK of everything received releases it; data still in flight keeps it held.
         let k = NetKnobs::default();
-        c.received(&k, 14, Ps::ZERO);
+        c.received(&k, 14, TS, Ps::ZERO);
         c.transmitted(14);
         c.ack(87_380);
         assert!(c.nagle_holds(14), "the second segment is not yet received");
-        c.received(&k, 14, Ps::ZERO);
+        c.received(&k, 14, TS, Ps::ZERO);
         c.ack(87_380);
         assert!(!c.nagle_holds(14));
     }
@@ -411,33 +515,33 @@ mod tests {
     fn a_second_segment_as_long_as_the_last_becomes_rcv_mss_and_is_not_marked_pushed() {
         let k = NetKnobs { tcp_ack_pushed_mss: true, ..NetKnobs::default() };
         let mut c = Conn::new(false, 87_380, false);
-        c.received(&k, 3000, Ps::ZERO);
+        c.received(&k, 3000, TS, Ps::ZERO);
         assert_eq!(c.rcv_mss, 3000);
         c.ack(87_380);
         // Shorter than rcv_mss and at least 536 bytes with its header: remembered, pushed.
-        c.received(&k, 1500, Ps::ZERO);
+        c.received(&k, 1500, TS, Ps::ZERO);
         assert_eq!((c.rcv_mss, c.last_seg_size, c.pushed), (3000, 1500, true));
         assert!(c.ack_after_read(1500, 0, 87_380));
         c.ack(87_380);
         // The same length again: taken for the peer's MSS, not pushed, so a drained read of it
         // sends no ACK; a second one unacknowledged is more than rcv_mss and does.
-        c.received(&k, 1500, Ps::ZERO);
+        c.received(&k, 1500, TS, Ps::ZERO);
         assert_eq!((c.rcv_mss, c.pushed), (1500, false));
         assert!(!c.ack_after_read(1500, 0, 87_380));
-        c.received(&k, 1500, Ps::ZERO);
+        c.received(&k, 1500, TS, Ps::ZERO);
         assert!(c.ack_after_read(1500, 0, 87_380));
         c.ack(87_380);
         // A different length in between forgets the last one; 523-byte payloads (555 with the
         // header) are never remembered, and stay pushed however often they repeat.
-        c.received(&k, 1000, Ps::ZERO);
-        c.received(&k, 523, Ps::ZERO);
+        c.received(&k, 1000, TS, Ps::ZERO);
+        c.received(&k, 523, TS, Ps::ZERO);
         c.ack(87_380);
-        c.received(&k, 523, Ps::ZERO);
+        c.received(&k, 523, TS, Ps::ZERO);
         assert_eq!((c.rcv_mss, c.last_seg_size, c.pushed), (1500, 0, true));
         c.ack(87_380);
-        c.received(&k, 524, Ps::ZERO);
+        c.received(&k, 524, TS, Ps::ZERO);
         c.ack(87_380);
-        c.received(&k, 524, Ps::ZERO);
+        c.received(&k, 524, TS, Ps::ZERO);
         assert_eq!((c.rcv_mss, c.pushed), (524, false));
     }
 
@@ -447,7 +551,7 @@ mod tests {
         for (k, full_acked) in [(old, false), (new, true)] {
             let mut c = Conn::new(false, 87_380, false);
             assert_eq!(c.rcv_mss, TCP_MSS_DEFAULT);
-            c.received(&k, 500, Ps::ZERO);
+            c.received(&k, 500, TS, Ps::ZERO);
             assert_eq!(c.delack_at, Some(DELACK_MIN));
             // Shorter than rcv_mss: pushed; ACKed once the queue is drained, not before.
             assert!(!c.ack_after_read(500, 768, 87_380 - 768));
@@ -455,11 +559,11 @@ mod tests {
             c.ack(87_380);
             assert_eq!(c.delack_at, None);
             // A longer coalesced segment becomes the new rcv_mss: exactly one rcv_mss read.
-            c.received(&k, 2500, Ps::US);
+            c.received(&k, 2500, TS, Ps::US);
             assert_eq!(c.rcv_mss, 2500);
             assert_eq!(c.ack_after_read(2500, 0, 87_380), full_acked);
             // More than rcv_mss unacknowledged: ACKed whatever the queue holds.
-            c.received(&k, 100, Ps::US);
+            c.received(&k, 100, TS, Ps::US);
             assert!(c.ack_after_read(100, 768, 87_380 - 768));
         }
     }
@@ -469,7 +573,7 @@ mod tests {
         let k = NetKnobs::default();
         let mut c = Conn::new(false, 87_380, false);
         c.transmitted(14);
-        c.received(&k, 14, Ps::ZERO);
+        c.received(&k, 14, TS, Ps::ZERO);
         let a = c.ack_sent(87_380);
         // The receiver has sent it (its timer and pushed mark are clear) ...
         assert_eq!((a.seq, c.rcv_wup, c.delack_at), (14, 14, None));
@@ -518,7 +622,7 @@ mod tests {
         // netperf -S 8448: a 8448-byte window, segments of 4224 (rcv_mss once one arrived).
         let k = NetKnobs::default();
         let mut c = Conn::new(false, 16_896, true);
-        c.received(&k, 4224, Ps::ZERO);
+        c.received(&k, 4224, TS, Ps::ZERO);
         assert_eq!(c.rcv_mss, 4224);
         // Everything free: the whole window; a segment's truesize queued (5.5 KB of the
         // 16.9 KB buffer): 5.7 KB of space, rounded down to one MSS.
@@ -532,7 +636,7 @@ mod tests {
         assert_eq!(c.rcv_wnd, 8448 - 4224);
         // The window offered is kept while within one MSS of the free space.
         let mut c = Conn::new(false, 16_896, true);
-        c.received(&k, 4224, Ps::ZERO);
+        c.received(&k, 4224, TS, Ps::ZERO);
         c.rcv_wnd = 5000;
         assert_eq!(c.window(16_896 - 5504), 5000);
         // With window scaling (the default buffer) it is the free space rounded up to the scale.
@@ -549,14 +653,14 @@ mod tests {
         c.transmitted(576);
         assert!(c.fits(576) && !c.fits(577));
         // Received, and ACKed with the buffer nearly full: the edge stays where it was.
-        c.received(&k, 576, Ps::ZERO);
+        c.received(&k, 576, TS, Ps::ZERO);
         let a = c.ack_sent(300);
         c.acked(a);
         assert_eq!((c.snd_una, c.snd_edge), (576, 1152));
         c.transmitted(576);
         assert!(!c.fits(1));
         // An ACK after the reader freed the buffer opens it again.
-        c.received(&k, 576, Ps::ZERO);
+        c.received(&k, 576, TS, Ps::ZERO);
         let a = c.ack_sent(2304);
         c.acked(a);
         assert_eq!(c.snd_edge, 1152 + 1152);
@@ -567,9 +671,9 @@ mod tests {
         // netperf's -S 8448 with 8192-byte messages: the window is about one message.
         let k = NetKnobs::default();
         let mut c = Conn::new(false, 16_896, true);
-        c.received(&k, 8192, Ps::ZERO);
+        c.received(&k, 8192, TS, Ps::ZERO);
         c.ack(16_896 - 10_496);
-        c.received(&k, 8192, Ps::ZERO);
+        c.received(&k, 8192, TS, Ps::ZERO);
         assert_eq!(c.rcv_mss, 8192);
         // Not pushed and exactly rcv_mss: only the window update ACKs after the read.
         assert!(c.ack_after_read(8192, 0, 16_896));
@@ -581,8 +685,8 @@ mod tests {
         // netperf's -S 320: a 2304-byte buffer, a 1152-byte window, 576-byte segments.
         let k = NetKnobs::default();
         let mut c = Conn::new(false, 2304, true);
-        c.received(&k, 576, Ps::ZERO);
-        c.received(&k, 128, Ps::ZERO);
+        c.received(&k, 576, TS, Ps::ZERO);
+        c.received(&k, 128, TS, Ps::ZERO);
         // ACKed on arrival with most of the buffer still queued: a small window.
         c.ack(2304 - 1856);
         assert_eq!(c.rcv_nxt, c.rcv_wup);
@@ -595,5 +699,88 @@ mod tests {
         assert!(!c.ack_after_read(0, 0, 2304));
         c.ack(2304);
         assert!(!c.ack_after_read(64, 0, 2304));
+    }
+
+    #[test]
+    fn v6_11_measures_the_scaling_ratio_from_a_segment_and_netperfs_320_byte_buffer_offers_one_mss() {
+        use crate::linux::net::core::skbuff::{
+            skb_data_align, skb_truesize, SKB_SHARED_INFO, TCP_MAX_HEADER,
+        };
+        // netperf -S 320: a 2304-byte buffer. A 576-byte segment whose headers-only head is the
+        // model's kmalloc-1024 object (v5.10+), its payload in page fragments.
+        let truesize = skb_truesize(1024 - skb_data_align(SKB_SHARED_INFO)) + 576;
+        assert!(skb_data_align(TCP_MAX_HEADER) + skb_data_align(SKB_SHARED_INFO) <= 1024);
+        let on = NetKnobs { tcp_scaling_ratio: true, ..NetKnobs::default() };
+        let mut c = Conn::with_knobs(&on, false, 2304, true);
+        // Before any segment: the 50% start, v4.9's window, MSS and first rcv_mss.
+        let old = Conn::new(false, 2304, true);
+        assert_eq!((c.scaling_ratio, c.window_clamp, c.mss, c.rcv_mss), (128, 1152, 576, 536));
+        assert_eq!((old.window_clamp, old.mss, old.rcv_mss), (1152, 576, 536));
+        assert_eq!(c.window(2304), old.window(2304));
+        // A 64-byte segment is under rcv_mss: nothing measured.
+        c.received(&on, 64, 1344, Ps::ZERO);
+        assert_eq!(c.scaling_ratio, 128);
+        c.ack(2304);
+        // The first full 576-byte segment changes rcv_mss: the ratio is its payload over truesize.
+        c.received(&on, 576, truesize, Ps::ZERO);
+        assert_eq!(c.scaling_ratio, (576 << 8) / truesize);
+        assert_eq!(c.rcv_mss, 576);
+        // The clamp keeps SOCK_MIN_RCVBUF / 2 (1152); the full space is the buffer at the ratio,
+        // 2304 * 79 / 256 = 711 bytes, and the window a whole rcv_mss of it: one segment.
+        assert_eq!(c.window_clamp, 1152);
+        assert_eq!(win_from_space_ratio(c.scaling_ratio, 2304), 711);
+        assert_eq!(c.window(2304), 576);
+        // With that segment queued (its truesize charged), the free space is a zero window.
+        assert_eq!(c.window(2304 - truesize), 0);
+        // A host's skb (Linux 6.18's small head: truesize 1408, as `ss` shows it): the same one MSS.
+        let mut h = Conn::with_knobs(&on, false, 2304, true);
+        h.received(&on, 576, 1408, Ps::ZERO);
+        assert_eq!(
+            (h.scaling_ratio, win_from_space_ratio(h.scaling_ratio, 2304), h.window(2304)),
+            (104, 936, 576)
+        );
+        // A segment of the same length measures nothing again.
+        h.received(&on, 576, 4096, Ps::ZERO);
+        assert_eq!(h.scaling_ratio, 104);
+    }
+
+    #[test]
+    fn without_the_knob_the_window_is_half_the_space_whatever_the_truesize() {
+        let k = NetKnobs::default();
+        let mut c = Conn::with_knobs(&k, false, 2304, true);
+        assert_eq!(c, Conn::new(false, 2304, true));
+        c.received(&k, 576, 1856, Ps::ZERO);
+        assert_eq!((c.scaling_ratio, c.window_clamp, c.rcv_mss), (0, 1152, 576));
+        // v4.9: 2304 free is a 1152-byte window, two 576-byte segments.
+        assert_eq!(c.window(2304), 1152);
+        // netperf -S 8448 alike: 8448, two 4224-byte segments.
+        let mut c = Conn::with_knobs(&k, false, 16_896, true);
+        c.received(&k, 4224, 5504, Ps::ZERO);
+        assert_eq!(c.window(16_896), 8448);
+        assert_eq!(c.rcv_ssthresh, 8448);
+        c.grow_window(4224, 16_896 - 5504);
+        assert_eq!(c.rcv_ssthresh, 8448, "v4.9: rcv_ssthresh is the clamp, no room to grow");
+    }
+
+    #[test]
+    fn a_larger_ratio_raises_the_clamp_but_rcv_ssthresh_keeps_netperfs_8448_byte_window() {
+        // netperf -S 8448 (16,896 bytes) on v6.11+: a 4224-byte segment of truesize 5504 gives a
+        // ratio of 196, a clamp of 12,936 (three segments' worth) ...
+        let on = NetKnobs { tcp_scaling_ratio: true, ..NetKnobs::default() };
+        let mut c = Conn::with_knobs(&on, false, 16_896, true);
+        assert_eq!(c.rcv_ssthresh, 8448);
+        c.received(&on, 4224, 5504, Ps::ZERO);
+        // ... and tcp_grow_window, run with the segment queued, raises rcv_ssthresh only to the
+        // window of what is left free: 11,392 * 196 / 256.
+        c.grow_window(4224, 16_896 - 5504);
+        assert_eq!((c.scaling_ratio, c.window_clamp, c.rcv_ssthresh), (196, 12_936, 8722));
+        // An empty buffer would be a 12,936-byte window; rcv_ssthresh leaves two segments, as a
+        // host's ss shows (rcv_ssthresh:8448 snd_wnd:8448 on Linux 6.18).
+        assert_eq!(c.window(16_896), 2 * 4224);
+        // Short segments (under 128 bytes) grow nothing; a smaller ratio caps rcv_ssthresh.
+        c.grow_window(100, 16_896);
+        assert_eq!(c.rcv_ssthresh, 8722);
+        c.received(&on, 8000, 64_000, Ps::ZERO);
+        assert_eq!((c.scaling_ratio, c.window_clamp, c.rcv_ssthresh), (32, 2112, 2112));
     }
 }

@@ -168,12 +168,21 @@ impl Kernel {
 
     /// A segment of `len` bytes just queued at the receiver at `at`: `tcp_event_data_recv`'s
     /// bookkeeping and `__tcp_ack_snd_check`, which may ACK at once (on this CPU, in the same
-    /// softirq). Returns the time the ACK and what it released took.
-    pub(in crate::linux::net) fn tcp_received(&mut self, ctx: &mut Ctx, sock: u16, len: u64, at: Ps) -> Ps {
+    /// softirq). `truesize` is the skb's (v6.11+ measures its `scaling_ratio` from it). Returns
+    /// the time the ACK and what it released took.
+    pub(in crate::linux::net) fn tcp_received(
+        &mut self,
+        ctx: &mut Ctx,
+        sock: u16,
+        (len, truesize): (u64, u64),
+        at: Ps,
+    ) -> Ps {
         let k = self.config.net;
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
-        f.conn.received(&k, len, at);
-        if f.conn.ack_on_receive(f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc)) {
+        f.conn.received(&k, len, truesize, at);
+        let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
+        f.conn.grow_window(len, free);
+        if f.conn.ack_on_receive(free) {
             self.tcp_ack(ctx, sock, at)
         } else {
             Ps::ZERO
@@ -267,7 +276,7 @@ impl Kernel {
                 (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
             let s = self.net.sockets.as_mut().expect(NO_NET);
             let f = &mut s.flows[sock as usize];
-            let len = skb.len;
+            let (len, truesize) = (skb.len, skb.truesize);
             let xmit = s.costs.tcp_xmit;
             ctx.charge(Bucket::Syscall, xmit);
             d += xmit;
@@ -283,7 +292,7 @@ impl Kernel {
             s.counters.net_delivered += 1;
             s.counters.net_delivered_bytes += len;
             d += self.sk_enqueue_lines(ctx, sock, at + d, true);
-            d += self.tcp_received(ctx, sock, len, at + d);
+            d += self.tcp_received(ctx, sock, (len, truesize), at + d);
             if let Some(r) = self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize].reader.take() {
                 d += self.try_to_wake_up(ctx, r, at + d);
             }
