@@ -245,7 +245,34 @@ fn validate_runs_netperf_natively() {
 /// leaves no file behind.
 #[test]
 fn validate_runs_dd_beside_its_x86_twin() {
+    // No built-in profile has the tmpfs write path's cost (the probe measures it): on one
+    // without it the cell is skipped with the key's name; with it (a test value) it runs.
     let v = validate_json(&["dd"], &["--runs", "1"]);
+    assert!(v["cases"].as_array().unwrap().is_empty(), "{v}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("dd at 1 skipped") && notes.contains("fs.tmpfs_write_cycles"), "{notes}");
+    let dir = tmp_dir();
+    let profile = dir.join("i3-tmpfs.toml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles/ivybridge-i3-3240.toml"))
+        .unwrap()
+        .replacen(
+            "[fs]\n",
+            "[fs]\ntmpfs_write_cycles = { value = 550, source = \"a test value, not a measurement\", confidence = \"estimate\" }\n",
+            1,
+        );
+    std::fs::write(&profile, text).unwrap();
+    let o = tlblab(&[
+        "validate",
+        "--machine",
+        profile.to_str().unwrap(),
+        "--quick",
+        "--json",
+        "--workload",
+        "dd",
+        "--runs",
+        "1",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let cases = v["cases"].as_array().unwrap();
     let want: Vec<u64> = (1..=v["host"]["cpus"].as_u64().unwrap().min(2)).collect();
     let got: Vec<u64> = cases.iter().map(|c| c["tasks"].as_u64().unwrap()).collect();

@@ -278,7 +278,10 @@ impl External {
                     .iter()
                     .map(|o| field_after(o, "copied,").ok_or_else(|| format!("dd printed no `copied,`: {o}")))
                     .collect::<Result<Vec<f64>, String>>()?;
-                (times.iter().sum::<f64>() / times.len() as f64, point * count, "real", "seconds")
+                // The model's metric: `count` blocks at the processes' mean block rate, so the
+                // harmonic mean of their times.
+                let mean_rate = times.iter().map(|t| 1.0 / t).sum::<f64>() / times.len() as f64;
+                (1.0 / mean_rate, point * count, "real", "seconds")
             }
             External::Fsmark => {
                 let files = effort.fsmark_files();

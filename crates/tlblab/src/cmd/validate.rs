@@ -439,6 +439,45 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                 ));
                 continue;
             }
+            let (workload, tasks, warm, window) = match s {
+                Subject::Native(w) => (w.sim(), point as u32, Ps::US * 500, a.duration),
+                Subject::External(e) => {
+                    let (text, tasks) = e.sim_text(point, effort, &dir);
+                    let (warm, window) = match e.experiment() {
+                        Some(x) => seed_window(x, point, a.quick)?,
+                        None => (DD_WINDOW.0, if a.quick { DD_WINDOW.2 } else { DD_WINDOW.1 }),
+                    };
+                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, tasks, warm, window)
+                }
+                Subject::Netperf(t) => {
+                    let text = t.sim_text(point);
+                    let (warm, window) = seed_window(t.experiment(), point, a.quick)?;
+                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, 2, warm, window)
+                }
+                Subject::Lru => {
+                    let text = lru::sim_text(LRU_MEM_MIB);
+                    let (warm, window) = seed_window("seed-001-vmscale", point, a.quick)?;
+                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, point as u32, warm, window)
+                }
+            };
+            let spec = |seed| RunSpec {
+                kernel: kernel.clone(),
+                workload: workload.clone(),
+                tasks,
+                seed,
+                warmup: warm,
+                measure: window,
+            };
+            // A twin the model cannot run on this profile (a key it lacks) is a skip with the
+            // reason, before any real run.
+            if let Err(e) = tlblab_model::run::check(&profile, &spec(1)) {
+                notes.push(format!(
+                    "{} at {point} skipped: the model cannot run `{}` here: {e}",
+                    s.name(),
+                    workload.name()
+                ));
+                continue;
+            }
             eprintln!("validate: {} at {point} ...", s.name());
             let mut real = Vec::new();
             for _ in 0..runs {
@@ -476,35 +515,6 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             if real.len() < runs {
                 continue;
             }
-            let (workload, tasks, warm, window) = match s {
-                Subject::Native(w) => (w.sim(), point as u32, Ps::US * 500, a.duration),
-                Subject::External(e) => {
-                    let (text, tasks) = e.sim_text(point, effort, &dir);
-                    let (warm, window) = match e.experiment() {
-                        Some(x) => seed_window(x, point, a.quick)?,
-                        None => (DD_WINDOW.0, if a.quick { DD_WINDOW.2 } else { DD_WINDOW.1 }),
-                    };
-                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, tasks, warm, window)
-                }
-                Subject::Netperf(t) => {
-                    let text = t.sim_text(point);
-                    let (warm, window) = seed_window(t.experiment(), point, a.quick)?;
-                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, 2, warm, window)
-                }
-                Subject::Lru => {
-                    let text = lru::sim_text(LRU_MEM_MIB);
-                    let (warm, window) = seed_window("seed-001-vmscale", point, a.quick)?;
-                    (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, point as u32, warm, window)
-                }
-            };
-            let spec = |seed| RunSpec {
-                kernel: kernel.clone(),
-                workload: workload.clone(),
-                tasks,
-                seed,
-                warmup: warm,
-                measure: window,
-            };
             // The runs go one after another: one run's estimate against the host's memory.
             crate::host::check_run(&profile, &spec(1), 1)
                 .map_err(|e| anyhow!("simulating {}: {e:#}", workload.name()))?;

@@ -117,7 +117,8 @@ impl Kernel {
 
     /// A new page at `index` of `file`, which has none: allocated, charged, added to the page
     /// cache and the LRU; `zero`: cleared (a hole read in), else left for the caller to write
-    /// whole (a tmpfs write: docs/references/linux-mm.md#tmpfs-write). Charged to `bucket`
+    /// whole (a tmpfs write: docs/references/linux-mm.md#tmpfs-write), at the anonymous page's
+    /// cost whether or not the profile has `[reclaim]`. Charged to `bucket`
     /// (the clear to zeroing). `at`: when the caller gets here. Returns the page and the time.
     pub(in crate::linux) fn page_cache_add(
         &mut self,
@@ -134,7 +135,10 @@ impl Kernel {
         self.mm.files[file as usize].set(index, pfn);
         self.memcg_charge();
         let clear = if zero { self.clear_new_page(ctx, at + a, pfn) } else { Ps::ZERO };
-        let Some(fill) = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page) else {
+        // `[reclaim]`'s fill is a hole read's path; a tmpfs write's insertion is the anonymous
+        // page's, and without swap its page is not reclaimable, so it stays off the model's LRU.
+        let read_fill = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page).filter(|_| zero);
+        let Some(fill) = read_fill else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
             ctx.charge(bucket, self.costs.memory.page_alloc);
             return (pfn, a + self.costs.memory.page_alloc + clear);
