@@ -359,7 +359,7 @@ pub fn find_program(prog: &str) -> Option<PathBuf> {
 /// Runs `path args` in `cwd`, returns stdout and stderr together; an error on a failed exit or
 /// after `limit` (the child is killed).
 fn run_capture(path: &Path, args: &[String], cwd: &Path, limit: Duration) -> Result<String, String> {
-    Ok(run_all(path, std::slice::from_ref(&args.to_vec()), cwd, limit)?.remove(0))
+    Ok(run_all(path, &[args.to_vec()], cwd, limit)?.remove(0))
 }
 
 /// Runs `path` once per argument list in `argss`, all at once, in `cwd` (where the tool writes

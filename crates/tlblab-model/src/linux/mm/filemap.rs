@@ -27,6 +27,19 @@ pub(in crate::linux) enum FaultPage {
     Retry,
 }
 
+/// How a new page-cache page gets its content ([`Kernel::page_cache_add`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::linux) enum Fill {
+    /// Read in from a sparse file's hole: cleared, at `[reclaim]`'s fill path where the profile
+    /// has one (then onto the model's reclaim lists), else the anonymous page's cost.
+    HoleRead,
+    /// Written whole by the caller (a tmpfs write, docs/references/linux-mm.md#tmpfs-write): not
+    /// cleared, at the anonymous page's cost whatever the profile, and kept off the model's
+    /// reclaim lists, which would drop it as a clean file page: without swap tmpfs pages are
+    /// unevictable.
+    Write,
+}
+
 /// A file's page cache (`mapping->i_pages`): the frame cached at each page index, or none.
 /// Frames are stored in 4 bytes (the model's frame numbers are below 2^32: `PAGES_PER_NODE`
 /// per node), half what a `u64` per index took: seed 002's 56 tlb_flush1 tasks cache 1.8 M
@@ -112,21 +125,19 @@ impl Kernel {
         }
         self.counters.filemap.pagecache_fills += 1;
         // The fill writes the whole page.
-        self.page_cache_add(ctx, at, file, index, true, Bucket::Fault)
+        self.page_cache_add(ctx, at, file, index, Fill::HoleRead, Bucket::Fault)
     }
 
-    /// A new page at `index` of `file`, which has none: allocated, charged, added to the page
-    /// cache and the LRU; `zero`: cleared (a hole read in), else left for the caller to write
-    /// whole (a tmpfs write: docs/references/linux-mm.md#tmpfs-write), at the anonymous page's
-    /// cost whether or not the profile has `[reclaim]`. Charged to `bucket`
-    /// (the clear to zeroing). `at`: when the caller gets here. Returns the page and the time.
+    /// A new page at `index` of `file`, which has none: allocated, charged and added to the page
+    /// cache, its content as `fill` says. Charged to `bucket` (a hole's clear to zeroing). `at`:
+    /// when the caller gets here. Returns the page and the time.
     pub(in crate::linux) fn page_cache_add(
         &mut self,
         ctx: &mut Ctx,
         at: Ps,
         file: u32,
         index: u64,
-        zero: bool,
+        fill: Fill,
         bucket: Bucket,
     ) -> (u64, Ps) {
         // The caller's time so far is in the CPU's buckets, not in `ctx.now`: the fault passes
@@ -134,18 +145,19 @@ impl Kernel {
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket);
         self.mm.files[file as usize].set(index, pfn);
         self.memcg_charge();
-        let clear = if zero { self.clear_new_page(ctx, at + a, pfn) } else { Ps::ZERO };
-        // `[reclaim]`'s fill is a hole read's path; a tmpfs write's insertion is the anonymous
-        // page's, and without swap its page is not reclaimable, so it stays off the model's LRU.
-        let read_fill = self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page).filter(|_| zero);
-        let Some(fill) = read_fill else {
+        let read = match fill {
+            Fill::HoleRead => self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page),
+            Fill::Write => None,
+        };
+        let clear = if fill == Fill::HoleRead { self.clear_new_page(ctx, at + a, pfn) } else { Ps::ZERO };
+        let Some(read) = read else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
             ctx.charge(bucket, self.costs.memory.page_alloc);
             return (pfn, a + self.costs.memory.page_alloc + clear);
         };
         // With reclaim: the fill's own path, and the LRU add through the pagevec.
-        ctx.charge(bucket, fill);
-        let d = a + fill + clear;
+        ctx.charge(bucket, read);
+        let d = a + read + clear;
         let lru = self.lru_cache_add(ctx, at + d, pfn);
         (pfn, d + lru)
     }

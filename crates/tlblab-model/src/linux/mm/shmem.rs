@@ -19,8 +19,8 @@
 //! A `write(2)` of a whole page to a tmpfs file (`shmem_file_write_iter` ->
 //! `generic_perform_write`, v6.18; docs/references/linux-mm.md#tmpfs-write): `shmem_write_begin`
 //! (`SGP_WRITE`) finds the page cached, or allocates one (`shmem_alloc_and_add_folio`: the page
-//! allocator, the page cache and the LRU as a page-cache fill, linux/mm/filemap.rs) and leaves it
-//! unzeroed, since `shmem_write_end` zeroes only what a short write leaves; then the 4 KiB copy
+//! allocator and the page cache at the anonymous page's cost, off the model's reclaim lists:
+//! linux/mm/filemap.rs `Fill::Write`) and leaves it unzeroed, since `shmem_write_end` zeroes only what a short write leaves; then the 4 KiB copy
 //! from the user buffer (`copy_folio_from_iter_atomic`, linux/lib/iov_iter.rs's rate; into a
 //! new page fresh from the buddy lists, at the cold clear's DRAM rate, as linux/mm/memory.rs
 //! fills such a page), the dirtying and `i_size`. The call's fixed part is `fs.tmpfs_write_cycles`. tmpfs does no
@@ -34,7 +34,7 @@
 //! inode table is touched. The directory's offset map (`simple_offset_add`, a maple tree in
 //! v6.18) is part of `[fs]`'s locked-section cost, its occasional node included.
 
-use super::filemap::FilePages;
+use super::filemap::{FilePages, Fill};
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
 use crate::linux::drivers::block::zram::{SameWord, Zram};
@@ -252,14 +252,13 @@ impl Kernel {
 
 impl Kernel {
     /// A tmpfs file of `pages` pages made at no simulated time (a benchmark's untimed setup);
-    /// `cached`: every page already written (on the inactive LRU), else none. Returns its id.
+    /// `cached`: every page already written (off the reclaim lists, as [`Fill::Write`] leaves
+    /// them), else none. Returns its id.
     pub fn tmpfs_file_untimed(&mut self, pages: u64, cached: bool) -> u32 {
         let file = self.mm.files.len() as u32;
         let mut slots = FilePages::new(pages, false);
         for index in (0..pages).filter(|_| cached) {
-            let pfn = self.alloc_frame_untimed(0, Ps::ZERO, Owner::PageCache { file, index });
-            self.mm.vmscan.lru_add_untimed(pfn);
-            slots.set(index, pfn);
+            slots.set(index, self.alloc_frame_untimed(0, Ps::ZERO, Owner::PageCache { file, index }));
         }
         self.mm.files.push(slots);
         self.mm.shmem.tmpfs_files = true;
@@ -270,15 +269,16 @@ impl Kernel {
     /// user buffer in this CPU's cache: entry, the fixed part, the page found or allocated
     /// unzeroed, the 4 KiB copy, exit. Returns the time.
     pub(in crate::linux) fn shmem_write_page(&mut self, ctx: &mut Ctx, file: u32, index: u64) -> Ps {
-        let c = self.costs.shmem_write.clone().expect("run::check requires fs.tmpfs_write_cycles");
+        let c = self.costs.shmem_write.as_ref().expect("run::check requires fs.tmpfs_write_cycles");
+        let (write, warm_copy) = (c.write, c.copy.copy(PAGE_SIZE));
         let half = self.costs.entry.syscall_half;
-        ctx.charge(Bucket::Syscall, half + c.write);
-        let mut now = ctx.now + half + c.write;
+        ctx.charge(Bucket::Syscall, half + write);
+        let mut now = ctx.now + half + write;
         self.mm.shmem.writes.tmpfs_writes += 1;
         let mut cold = None;
         if self.mm.files[file as usize].get(index).is_none() {
             self.mm.shmem.writes.tmpfs_write_allocs += 1;
-            let (pfn, d) = self.page_cache_add(ctx, now, file, index, false, Bucket::Syscall);
+            let (pfn, d) = self.page_cache_add(ctx, now, file, index, Fill::Write, Bucket::Syscall);
             now += d;
             // A new page the allocator took from the buddy lists has its lines in DRAM: the
             // copy's stores fill it as a cold clear would (linux/mm/memory.rs clear_new_page).
@@ -291,10 +291,7 @@ impl Kernel {
                 self.mm.shmem.writes.tmpfs_write_cold_pages += 1;
                 (c, self.bulk_dram(ctx, now, PAGE_SIZE, c))
             }
-            None => {
-                let c = c.copy.copy(PAGE_SIZE);
-                (c, self.bulk(ctx, now, 2 * PAGE_SIZE, c))
-            }
+            None => (warm_copy, self.bulk(ctx, now, 2 * PAGE_SIZE, warm_copy)),
         };
         ctx.charge(Bucket::Syscall, copy + half);
         now += copy + wait;

@@ -1,6 +1,7 @@
 //! `validate`'s text report: the table of cells, the count of consistent ones, and under it each
 //! miss with the rates that tell where the two sides part (switches, interrupts, busy CPUs).
 
+use tlblab_native::stats::Summary;
 use tlblab_report::table::Table;
 
 use super::{Case, Spread, Validation, CONSISTENT};
@@ -88,11 +89,8 @@ fn misses(cases: &[Case]) -> String {
     let f = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.4}"));
     let mut out = String::new();
     for c in cases.iter().filter(|c| c.verdict != "consistent") {
-        let real_busy = {
-            let mut b: Vec<f64> = c.real_runs.iter().map(|r| r.busy_cpus).collect();
-            b.sort_by(f64::total_cmp);
-            b.get(b.len() / 2).copied()
-        };
+        let busy: Vec<f64> = c.real_runs.iter().map(|r| r.busy_cpus).collect();
+        let real_busy = (!busy.is_empty()).then(|| Summary::of(&busy).median);
         let mut line = format!(
             "{} {} {} {}: a operation, real / sim: sleeps (voluntary switches) {} / {}, preemptions \
              (involuntary) {} / {}; busy CPUs {} / {}",
