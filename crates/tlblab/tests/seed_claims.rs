@@ -297,7 +297,10 @@ fn idea_000_flush_ceiling() {
     // The quick run: each column's flushes per record are fixed by the rule (129 INVLPGs or one
     // full flush), the no-difference claims compare identical flush sequences (+0.0%).
     check("idea-000-flush-ceiling-ebizzy-ivybridge", Window::Quick);
-    check("idea-000-flush-ceiling-tlb-flush1-ivybridge", Window::Quick);
+    // tlb_flush1's columns flush the same pages, but the interleaving of its threads' zaps
+    // differs by a few cycles (one ceiling -1.0% at 4 threads in the one-seed quick run): the
+    // experiment's own windows and seeds (-0.4%).
+    check("idea-000-flush-ceiling-tlb-flush1-ivybridge", Window::Full { seeds: 3 });
     // Sapphire Rapids: one seed; ebizzy at 1 and 8 threads only (its claims read 56 too: the
     // rows it keeps are the claims' rows, all three, in 3 ms).
     check(

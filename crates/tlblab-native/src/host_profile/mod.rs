@@ -333,17 +333,46 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         };
         let target_e = sc.and_then(|c| c.target_cost_ns.as_ref()).filter(|_| rest_measured);
         let target = target_e.map(|t| t.value - inv - 2.0 * c2c).filter(|&t| t > 0.0 && t < rest);
-        let (entry, exit, handler_conf, handler_src) = match target {
-            Some(t) => (
-                t * 2.0 / 3.0,
-                t / 3.0,
-                Confidence::Measured,
+        // The split around the acknowledgement, from membarrier's IPIs where measured
+        // (docs/references/machine-costs.md#ipi-entry-and-exit).
+        let split = r.raw.irq_split.as_ref().and_then(|m| {
+            let share = crate::probe::irq::exit_share(m, r.raw.syscall_ns.median / 2.0, c2c)?;
+            Some((
+                share,
                 format!(
-                    "the sibling's lost time per flush IPI ({}) minus the remote INVLPG and 2 line transfers = \
-                     {t:.0} ns of interrupt entry + exit, split 2:1 (assumed, as every profile: exit = half of entry)",
-                    target_e.map_or(String::new(), |e| e.describe(0, " ns"))
+                    "split {:.0}:{:.0} as membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)'s IPIs to a sibling \
+                     spinning in user space fall (per run the median of its matched calls; {} calls): the \
+                     sibling stops {:.0} ns after the call, loses {:.0} ns, and the call returns {:.0} ns after \
+                     it resumes, so after the acknowledgement the sibling spends the caller's exit path \
+                     (getppid()'s half, {:.0} ns) and a line transfer less that: {:.0} of {:.0} ns",
+                    100.0 * (1.0 - share),
+                    100.0 * share,
+                    m.matched,
+                    m.to_stop_ns.median,
+                    m.lost_ns.median,
+                    m.after_ns.median,
+                    r.raw.syscall_ns.median / 2.0,
+                    share * (m.lost_ns.median - 2.0 * c2c),
+                    m.lost_ns.median - 2.0 * c2c
                 ),
-            ),
+            ))
+        });
+        let (entry, exit, handler_conf, handler_src) = match target {
+            Some(t) => {
+                let (share, how) = split.unwrap_or_else(|| {
+                    (1.0 / 3.0, "split 2:1 (assumed, as every profile: exit = half of entry)".to_string())
+                });
+                (
+                    t * (1.0 - share),
+                    t * share,
+                    Confidence::Measured,
+                    format!(
+                        "the sibling's lost time per flush IPI ({}) minus the remote INVLPG and 2 line transfers \
+                         = {t:.0} ns of interrupt entry + exit, {how}",
+                        target_e.map_or(String::new(), |e| e.describe(0, " ns"))
+                    ),
+                )
+            }
             None => (
                 rest * 0.5,
                 rest * 0.25,

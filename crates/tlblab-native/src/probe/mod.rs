@@ -13,6 +13,7 @@ pub mod fault;
 pub mod filemap;
 pub mod fs;
 pub mod ipc;
+pub mod irq;
 pub mod net;
 pub mod sched;
 pub mod shootdown;
@@ -119,6 +120,10 @@ pub struct Measurements {
     pub config_hz: Option<f64>,
     /// A thread-to-thread context switch on one CPU, wake-up included.
     pub context_switch_ns: Summary,
+    /// An IPI's timing around its acknowledgement, from membarrier's ([`irq::membarrier_split`];
+    /// absent on one CPU, without expedited membarrier, and from reports recorded before it).
+    #[serde(default)]
+    pub irq_split: Option<irq::IrqSplit>,
     /// The waker's cost of waking a thread asleep on another CPU ([`sched::remote_wake_ns`];
     /// absent on one CPU and from reports recorded before it was measured).
     #[serde(default)]
@@ -387,6 +392,20 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     })?;
     interference.push((name, r));
 
+    let name = part("an IPI's entry and exit (membarrier)");
+    let (irq_split, r) = quietest(tries, ncpu, || match cpus[..] {
+        [a, b, ..] => irq::membarrier_split(a, b, runs, if opts.quick { 500 } else { 5_000 }),
+        _ => Ok(None),
+    })?;
+    interference.push((name, r));
+    if irq_split.is_none() && ncpu > 1 {
+        notes.push(
+            "no membarrier IPI measured (no expedited private membarrier, or the sibling never ran): the IPI \
+             handler's entry and exit are split 2:1 by assumption"
+                .into(),
+        );
+    }
+
     let name = part("loopback UDP and TCP calls");
     let (net, r) =
         quietest(tries, ncpu, || Ok(Some(net::net_calls_on(cpus[0], if opts.quick { 20 } else { 200 })?)))?;
@@ -454,6 +473,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         fault_spread,
         config_hz: crate::host::config_hz(),
         context_switch_ns,
+        irq_split,
         ttwu_ns: wake.as_ref().map(|w| w.waker_ns.clone()),
         wake_latency_ns: wake.map(|w| w.latency_ns),
         ipc,

@@ -46,6 +46,11 @@ pub enum Step {
     },
     /// A system call's body, once `mmap_lock` is held.
     Locked(Op),
+    /// madvise(MADV_DONTNEED)'s gather and zap of `[start, end)`, after the call's fixed path.
+    DontneedZap {
+        start: u64,
+        end: u64,
+    },
     /// The return to user space.
     Exit,
 }
@@ -85,6 +90,7 @@ impl Kernel {
             Step::VmaStartWrite { start } => self.vma_start_write(ctx, t, start),
             Step::VmaWriteLocked { start } => self.vma_write_locked(ctx, t, start),
             Step::Locked(op) => self.syscall_body(ctx, t, op),
+            Step::DontneedZap { start, end } => self.dontneed_zap(ctx, t, start, end),
             Step::Exit => {
                 ctx.charge(Bucket::Syscall, self.costs.entry.syscall_half);
                 self.costs.entry.syscall_half + self.kernel_path(ctx, Path::SyscallExit)
@@ -262,6 +268,24 @@ impl Kernel {
         d
     }
 
+    /// madvise(MADV_DONTNEED)'s `tlb_gather_mmu` and zap of `[start, end)`, with interrupts
+    /// enabled (the page-table lock is a plain spinlock), then the flush and free queued.
+    fn dontneed_zap(&mut self, ctx: &mut Ctx, t: usize, start: u64, end: u64) -> Ps {
+        ctx.irqs_on();
+        let mm = self.tasks[t].user_mm();
+        let m = &mut self.mm.mms[mm as usize];
+        let zapped = m.zap_range(start, end);
+        let dirty = zapped
+            .iter()
+            .any(|&(a, p)| p.dirty && m.vma(a).is_some_and(|v| matches!(v.backing, Backing::FileShared(_))));
+        m.tlb_flush_pending += 1;
+        self.gather(t, mm, &zapped);
+        self.queue_zap_flush(ctx, start, end, !zapped.is_empty(), false, dirty);
+        let d = self.costs.memory.zap_pte * zapped.len() as u64;
+        ctx.charge(Bucket::Syscall, d);
+        d
+    }
+
     fn syscall_body(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
         // System calls run with interrupts enabled.
         ctx.irqs_on();
@@ -315,19 +339,13 @@ impl Kernel {
                     + self.kernel_path(ctx, Path::Munmap)
             }
             Op::MadviseDontneed { addr, len } => {
+                // The call's fixed path (entry, the VMA's lookup and lock) runs before
+                // `tlb_gather_mmu` raises `tlb_flush_pending` (v5.18 zap_page_range; v6.16+
+                // madvise_init_tlb after madvise_lock): an interrupt taken there finds no gather
+                // of this call in flight. The gather and zap are the next step.
                 let start = self.reg_addr(t, addr);
-                let m = &mut self.mm.mms[mm as usize];
-                let zapped = m.zap_range(start, start + len);
-                let dirty = zapped.iter().any(|&(a, p)| {
-                    p.dirty && m.vma(a).is_some_and(|v| matches!(v.backing, Backing::FileShared(_)))
-                });
-                m.tlb_flush_pending += 1;
-                self.gather(t, mm, &zapped);
-                self.queue_zap_flush(ctx, start, start + len, !zapped.is_empty(), false, dirty);
-                // madvise's own fixed path, once a call, whether or not anything is flushed.
-                let d = self.costs.entry.syscall_half
-                    + self.costs.memory.madvise_call
-                    + self.costs.memory.zap_pte * zapped.len() as u64;
+                ctx.then(Continuation::Sys(Step::DontneedZap { start, end: start + len }));
+                let d = self.costs.entry.syscall_half + self.costs.memory.madvise_call;
                 ctx.charge(Bucket::Syscall, d);
                 d + self.kernel_path(ctx, Path::SyscallEntry) + self.kernel_path(ctx, Path::Madvise)
             }
