@@ -458,4 +458,18 @@ mod tests {
         c.rcv_rtt_sample(65_536, TcpClock { us: 11, ts: 0 }, true);
         assert_eq!(c.rcvq.rtt8, 56 - 7 + 1000);
     }
+
+    #[test]
+    fn each_preset_autotunes_by_its_kernels_rule_and_the_older_ones_not_at_all() {
+        let rule = |p: &str| crate::linux::config::KernelConfig::preset(p).unwrap().net.tcp_rcvbuf_autotune;
+        assert_eq!((rule("4.9"), rule("4.9-hopcpu")), (RcvbufAutotune::V4_9, RcvbufAutotune::V4_9));
+        for p in ["5.12", "5.14", "5.18.1", "6.3", "6.13", "6.15"] {
+            assert_eq!(rule(p), RcvbufAutotune::V4_19, "{p}");
+        }
+        assert_eq!((rule("6.18"), rule("6.18+drain")), (RcvbufAutotune::V6_18, RcvbufAutotune::V6_18));
+        assert_eq!((rule("3.17"), rule("4.1")), (RcvbufAutotune::Off, RcvbufAutotune::Off));
+        // Off serializes as before (absent), so older results read back unchanged.
+        let k = NetKnobs::default();
+        assert!(!toml::to_string(&k).unwrap().contains("autotune"));
+    }
 }
