@@ -254,11 +254,7 @@ impl Conn {
 
     /// `tcp_space_from_win`: the buffer a window needs (v4.9's half, or v6.5+'s ratio).
     fn space_from_win(&self, win: u64) -> u64 {
-        if self.scaling_ratio == 0 {
-            2 * win
-        } else {
-            (win << super::tcp::TCP_RMEM_TO_WIN_SCALE) / self.scaling_ratio
-        }
+        (win << super::tcp::TCP_RMEM_TO_WIN_SCALE).checked_div(self.scaling_ratio).unwrap_or(2 * win)
     }
 
     /// A segment of `len` bytes (PSH set, as every `tcp_sendmsg` push marks its tail) queued at
