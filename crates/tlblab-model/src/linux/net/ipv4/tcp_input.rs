@@ -167,8 +167,8 @@ impl Conn {
     /// `rcv_nxt` passes the start's `rcv_nxt + rcv_wnd` (at least one unit), kept only when it is
     /// lower. The timestamp sample, for a segment of at least `rcv_mss`, is the time since the
     /// ACK whose timestamp the segment echoes: on loopback zero but at a tick; v4.9 and v4.19 ..
-    /// v6.15 count zero as one unit (1 jiffy, 1 ms), v6.16+ drops it. From v4.19 a timestamp
-    /// already used gives no second sample.
+    /// v6.15 count zero as one unit (1 jiffy, 1 ms), v6.16+ drops it. Past v4.9 a timestamp
+    /// already used gives no second sample (`rcv_rtt_last_tsecr`, read in v5.3 and v6.x).
     pub fn rcv_rtt_sample(&mut self, len: u64, clock: TcpClock, rcv_queue_empty: bool) {
         let r = &mut self.rcvq;
         if r.rule.is_off() {
