@@ -161,7 +161,8 @@ impl Conn {
         (self.rcvq.time, self.rcvq.tsval) = (clock.us, clock.ts);
     }
 
-    /// The receiver's RTT samples from a segment of `len` bytes just queued at `clock`
+    /// The receiver's RTT samples from a segment just queued at `clock` (`full`: it was at least
+    /// the `rcv_mss` of before it arrived)
     /// (`tcp_rcv_established` -> `tcp_rcv_rtt_measure_ts`, then `tcp_event_data_recv` ->
     /// `tcp_rcv_rtt_measure`). The window sample is the time from one measure's start until
     /// `rcv_nxt` passes the start's `rcv_nxt + rcv_wnd` (at least one unit), kept only when it is
@@ -169,12 +170,12 @@ impl Conn {
     /// ACK whose timestamp the segment echoes: on loopback zero but at a tick; v4.9 and v4.19 ..
     /// v6.15 count zero as one unit (1 jiffy, 1 ms), v6.16+ drops it. Past v4.9 a timestamp
     /// already used gives no second sample (`rcv_rtt_last_tsecr`, read in v5.3 and v6.x).
-    pub fn rcv_rtt_sample(&mut self, len: u64, clock: TcpClock, rcv_queue_empty: bool) {
+    pub fn rcv_rtt_sample(&mut self, full: bool, clock: TcpClock, rcv_queue_empty: bool) {
         let r = &mut self.rcvq;
         if r.rule.is_off() {
             return;
         }
-        if len >= self.rcv_mss && r.last_tsecr != Some(r.tsval) {
+        if full && r.last_tsecr != Some(r.tsval) {
             if r.rule != RcvbufAutotune::V4_9 {
                 r.last_tsecr = Some(r.tsval);
             }
@@ -392,7 +393,7 @@ mod tests {
         let mut c = conn(RcvbufAutotune::Off, false);
         assert_eq!(c, Conn::new(false, 87_380, false));
         c.rcv_nxt = 200_000;
-        c.rcv_rtt_sample(100_000, TcpClock { us: 50, ts: 0 }, true);
+        c.rcv_rtt_sample(true, TcpClock { us: 50, ts: 0 }, true);
         assert_eq!(c.rcv_space_adjust(200_000, TcpClock { us: 5000, ts: 5 }), None);
         assert_eq!((c.rcvq.rtt8, c.rcvbuf), (0, 87_380));
     }
@@ -435,23 +436,22 @@ mod tests {
     #[test]
     fn the_rtt_is_the_least_window_sample_and_v6_18_drops_zero_timestamp_samples() {
         let mut c = conn(RcvbufAutotune::V6_18, false);
-        c.rcv_rtt_sample(32_768, TcpClock { us: 100, ts: 0 }, true);
+        c.rcv_rtt_sample(true, TcpClock { us: 100, ts: 0 }, true);
         assert_eq!(c.rcvq.rtt8, 0, "the first segment only starts the window measure");
         c.rcv_nxt = 65_536 + 10;
-        c.rcv_rtt_sample(65_536, TcpClock { us: 107, ts: 0 }, true);
+        c.rcv_rtt_sample(true, TcpClock { us: 107, ts: 0 }, true);
         assert_eq!(c.rcvq.rtt8, 7 << 3);
         // A larger window sample is ignored; a 1 ms timestamp sample (a tick) with data queued too.
         c.rcv_nxt += 200_000;
-        c.rcv_rtt_sample(65_536, TcpClock { us: 1200, ts: 1 }, false);
+        c.rcv_rtt_sample(true, TcpClock { us: 1200, ts: 1 }, false);
         assert_eq!(c.rcvq.rtt8, 7 << 3);
         // v4.19 .. v6.15: a zero timestamp sample counts as 1 ms and pulls the average up.
         let mut c = conn(RcvbufAutotune::V4_19, false);
         c.rcvq.rtt8 = 7 << 3;
-        c.rcv_mss = 536;
-        c.rcv_rtt_sample(65_536, TcpClock { us: 10, ts: 0 }, true);
+        c.rcv_rtt_sample(true, TcpClock { us: 10, ts: 0 }, true);
         assert_eq!(c.rcvq.rtt8, 56 - 7 + 1000);
         // The same echoed timestamp gives no second sample.
-        c.rcv_rtt_sample(65_536, TcpClock { us: 11, ts: 0 }, true);
+        c.rcv_rtt_sample(true, TcpClock { us: 11, ts: 0 }, true);
         assert_eq!(c.rcvq.rtt8, 56 - 7 + 1000);
     }
 

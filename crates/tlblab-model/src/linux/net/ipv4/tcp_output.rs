@@ -188,9 +188,11 @@ impl Kernel {
     ) -> Ps {
         let (k, clock) = (self.config.net, self.tcp_clock(at));
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let full = len >= f.conn.rcv_mss;
         f.conn.received(&k, len, truesize, at);
-        // tcp_rcv_established's timestamp sample, then tcp_event_data_recv's window sample.
-        f.conn.rcv_rtt_sample(len, clock, f.rx.queue.len() <= 1);
+        // tcp_rcv_established's timestamp sample (against the rcv_mss before this segment), then
+        // tcp_event_data_recv's window sample.
+        f.conn.rcv_rtt_sample(full, clock, f.rx.queue.len() <= 1);
         let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
         f.conn.grow_window(len, free);
         if f.conn.ack_on_receive(free) {
