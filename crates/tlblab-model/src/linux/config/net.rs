@@ -56,4 +56,19 @@ pub(super) const KNOBS: &[Knob] = &[Knob {
           changed rcv_mss, starting at one half; off is v4.9's tcp_adv_win_scale of 1, half the space \
           (linux/net/ipv4/tcp.rs)",
     apply: |k, v| on_off(v).map(|b| k.net.tcp_scaling_ratio = b),
+}, Knob {
+    name: "tcp_rcvbuf_autotune",
+    section: "net",
+    needed: Needed::Newer,
+    allowed: crate::linux::net::ipv4::tcp_input::RcvbufAutotune::ALLOWED,
+    doc: "receive-buffer autotuning (tcp_rcv_space_adjust) of a socket without SO_RCVBUF, by the kernel whose \
+          rule it follows: 4.9 (RTT in jiffies, 2 * copied + 16 * advmss in advmss blocks, tcp_rmem[1] 87380), \
+          4.19 (v4.19 .. v6.15: RTT in us with 1 ms timestamp samples, tcp_rmem[1] 131072), 6.18 (v6.16's \
+          2 * copied less the queued bytes, aa251c84636c's growth term, tcp_rmem[2] 32 MiB); off keeps the \
+          buffer at 87380 (linux/net/ipv4/tcp_input.rs)",
+    apply: |k, v| {
+        crate::linux::net::ipv4::tcp_input::RcvbufAutotune::parse(v)
+            .map(|r| k.net.tcp_rcvbuf_autotune = r)
+            .ok_or(None)
+    },
 }];

@@ -35,8 +35,8 @@
 //! `release_sock` (linux/net/core/sock.rs). Not modelled: socket creation as a
 //! system call (the workloads connect their pair in their untimed setup, as netperf's control
 //! connection does before the test), quick-ACK mode (the connection's first
-//! segments), buffer autotuning
-//! (`tcp_rmem`/`tcp_wmem` stay at their default; docs/references/linux-mm.md#the-tcp-readers-side),
+//! segments), the send buffer's growth (`tcp_wmem` stays at its default; the receive buffer
+//! autotunes: linux/net/ipv4/tcp_input.rs, docs/references/linux-mm.md#tcp-rcvbuf-autotuning),
 //! `SO_RCVLOWAT`, a read size for sockperf's reader (it takes the front segment whole; netperf's
 //! reads `-m` bytes a call across segments), and several readers or writers per socket.
 
@@ -47,7 +47,7 @@ use crate::linux::ctx::Ctx;
 use crate::linux::lib::iov_iter::CopyRate;
 use crate::linux::mm::slub::Object;
 use crate::linux::net::core::skbuff::{self, NetCaches, NetOutcome, PageFrag, RecvSock, SkBuff};
-use crate::linux::net::ipv4::tcp;
+use crate::linux::net::ipv4::{tcp, tcp_input};
 use crate::linux::syscalls::Op;
 use crate::linux::{Continuation, Kernel};
 use crate::profile::{MachineProfile, ProfileError};
@@ -113,16 +113,16 @@ fn udp_default_bufs() -> (u64, u64) {
     (skbuff::sk_mem_max(), skbuff::sk_mem_max())
 }
 
-/// A TCP socket's buffers without `SO_SNDBUF` / `SO_RCVBUF`: `tcp_rmem[1]` (v4.9 default 87380;
-/// the growth that receive-buffer autotuning gives it is not modelled) and the send buffer
+/// A TCP socket's buffers without `SO_SNDBUF` / `SO_RCVBUF`: `tcp_rmem[1]` (87380 in v4.9, 131072
+/// from v4.19; linux/net/ipv4/tcp_input.rs grows it as the kernel's rule does) and the send buffer
 /// `tcp_init_buffer_space` sets once the connection is established: v4.9's `tcp_fixup_sndbuf`,
 /// `SKB_TRUESIZE(mss_clamp + MAX_TCP_HEADER)` for `TCP_INIT_CWND` (10) segments, under
 /// `tcp_wmem[2]` (4 MiB): with loopback's MSS about 650 KiB, room for a held tail to reach the
 /// size goal (v6.x's `tcp_sndbuf_expand` gives more still; the later growth is not modelled).
-fn tcp_default_bufs() -> (u64, u64) {
+fn tcp_default_bufs(rule: tcp_input::RcvbufAutotune) -> (u64, u64) {
     const LOOPBACK_MSS_CLAMP: u64 = 65_536 - 40;
     let sndbuf = (skbuff::skb_truesize(LOOPBACK_MSS_CLAMP + skbuff::TCP_MAX_HEADER) * 10).min(4 << 20);
-    (sndbuf, 87_380)
+    (sndbuf, rule.rmem_default())
 }
 
 /// A connected loopback pair: the sender's side and the receiver's queue.
@@ -267,19 +267,25 @@ impl Kernel {
     /// Connects a loopback pair of `proto` in the workload's untimed setup, with `SO_SNDBUF` /
     /// `SO_RCVBUF` set to `bufs` (as netperf's `-s` / `-S` do) or the defaults. Returns its id.
     pub fn socket_pair(&mut self, proto: Proto, bufs: Option<(u64, u64)>) -> u16 {
-        let knobs = self.config.net;
+        let (knobs, clock) = (self.config.net, self.tcp_clock(Ps::ZERO));
         let (sndbuf, rcvbuf) = match (bufs, proto) {
             (Some((s, r)), _) => skbuff::setsockopt_bufs(s, r),
             (None, Proto::Udp) => udp_default_bufs(),
-            (None, Proto::Tcp) => tcp_default_bufs(),
+            (None, Proto::Tcp) => tcp_default_bufs(knobs.tcp_rcvbuf_autotune),
         };
+        let mut conn = tcp::Conn::with_knobs(&knobs, false, rcvbuf, bufs.is_some());
+        conn.established_at(clock);
         self.net.sockets.as_mut().expect(NO_NET).flows.push(Flow {
             proto,
             sndbuf,
-            rx: RecvSock { rcvbuf, ..Default::default() },
+            // v4.9's tcp_fixup_rcvbuf may have raised it at establishment.
+            rx: RecvSock {
+                rcvbuf: if proto == Proto::Tcp { conn.rcvbuf } else { rcvbuf },
+                ..Default::default()
+            },
             wmem: 0,
             frag: PageFrag::default(),
-            conn: tcp::Conn::with_knobs(&knobs, false, rcvbuf, bufs.is_some()),
+            conn,
             unsent: std::collections::VecDeque::new(),
             send_left: 0,
             new_skbs: 0,
@@ -629,6 +635,12 @@ impl Kernel {
     /// `tcp_cleanup_rbuf` after a read of `copied` bytes: the ACK if one is due (and what it
     /// lets the sender transmit), then the return to user space.
     fn tcp_cleanup_rbuf(&mut self, ctx: &mut Ctx, sock: u16, copied: u64) -> Ps {
+        // tcp_recvmsg's tcp_rcv_space_adjust comes first: the window update sees the new buffer.
+        let clock = self.tcp_clock(ctx.now);
+        let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        if let Some(rcvbuf) = f.conn.rcv_space_adjust(copied, clock) {
+            f.rx.rcvbuf = rcvbuf;
+        }
         let f = &self.net.sockets.as_ref().expect(NO_NET).flows[sock as usize];
         let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
         if f.conn.ack_after_read(copied, f.rx.rmem_alloc, free) {

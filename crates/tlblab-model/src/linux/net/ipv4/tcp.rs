@@ -1,8 +1,9 @@
 //! TCP's send-side coalescing and the receiver's ACKs on loopback: autocorking (net/ipv4/tcp.c
 //! `tcp_push` -> `tcp_should_autocork`, v3.14+), Nagle's algorithm as Linux runs it (`tcp_nagle_check`
 //! with Minshall's variant, `tcp_minshall_check`), and the receiver's delayed-ACK rules that release
-//! what Nagle holds (`tcp_measure_rcv_mss`, `__tcp_ack_snd_check`, `tcp_cleanup_rbuf`, the
-//! delayed-ACK timer); docs/references/seeds-001-003-004.md#tcp-autocorking and
+//! what Nagle holds (`__tcp_ack_snd_check`, `tcp_cleanup_rbuf`, the delayed-ACK timer;
+//! `tcp_measure_rcv_mss` and autotuning are in linux/net/ipv4/tcp_input.rs);
+//! docs/references/seeds-001-003-004.md#tcp-autocorking and
 //! docs/references/linux-mm.md#nagle-on-loopback.
 //!
 //! Autocorking.
@@ -27,6 +28,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::tcp_input::{RcvSpace, RcvbufAutotune};
 use crate::time::Ps;
 
 /// `[net]` knobs of a kernel preset.
@@ -60,6 +62,11 @@ pub struct NetKnobs {
     /// results written before it (read as off); on from the 6.13 preset.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tcp_scaling_ratio: bool,
+    /// Receive-buffer autotuning's rule (`tcp_rcv_space_adjust`, linux/net/ipv4/tcp_input.rs;
+    /// docs/references/linux-mm.md#tcp-rcvbuf-autotuning) and the `tcp_rmem` defaults that go
+    /// with it. Absent from results written before it (read as off).
+    #[serde(default, skip_serializing_if = "RcvbufAutotune::is_off")]
+    pub tcp_rcvbuf_autotune: RcvbufAutotune,
 }
 
 /// `sk_wmem_alloc`'s bias: a socket's count starts at 1 (`sk_alloc`; `SK_WMEM_ALLOC_BIAS`).
@@ -90,9 +97,9 @@ pub const LOOPBACK_SIZE_GOAL: u64 = 65536 - 40 - 12;
 
 /// The TCP header with the timestamp option every loopback segment carries (20 + 12 bytes),
 /// `tcp_header_len` in `tcp_bound_to_half_wnd`'s floor.
-const TCP_HEADER_LEN: u64 = 32;
+pub(super) const TCP_HEADER_LEN: u64 = 32;
 /// `sizeof(struct tcphdr)`: the header without options.
-const TCP_HDR_MIN: u64 = 20;
+pub(super) const TCP_HDR_MIN: u64 = 20;
 
 /// `tcp_bound_to_half_wnd` (include/net/tcp.h, v2.6 .. v6.x alike): the sender's MSS
 /// (`tcp_sync_mss`) and size goal (`tcp_xmit_size_goal`) are capped at half the largest window
@@ -139,8 +146,12 @@ pub fn win_from_space_ratio(ratio: u64, space: u64) -> u64 {
 /// enough memory, so 7) unless the application set `SO_RCVBUF`, which clamps the window to the
 /// buffer's (`tcp_connect_init` / `tcp_openreq_init_rwin`): no scale below 64 KiB.
 pub fn rcv_wscale(window_clamp: u64, locked: bool) -> u32 {
-    const TCP_RMEM_MAX: u64 = 6 << 20;
-    let space = if locked { window_clamp } else { TCP_RMEM_MAX.max(window_clamp) };
+    rcv_wscale_max(window_clamp, locked, 6 << 20)
+}
+
+/// [`rcv_wscale`] with a kernel's `tcp_rmem[2]` (32 MiB from v6.16: scale 10).
+pub fn rcv_wscale_max(window_clamp: u64, locked: bool, rmem_max: u64) -> u32 {
+    let space = if locked { window_clamp } else { rmem_max.max(window_clamp) };
     space.max(1).ilog2().saturating_sub(15).min(14)
 }
 
@@ -181,10 +192,13 @@ pub struct Conn {
     pub rcv_wnd: u64,
     pub window_clamp: u64,
     pub rcv_mss: u64,
-    /// The sender's `mss_now` and size goal: loopback's MSS bounded by half the window the
-    /// receiver advertises at most (its `window_clamp`; the model's receiver never raises it).
-    /// `tcp_sendmsg` fills skbs up to it (linux/net/ipv4/tcp_output.rs).
+    /// The sender's `mss_now` and size goal: loopback's MSS bounded by half the largest window
+    /// the receiver advertised (`max_window`; at first its `window_clamp`, raised by an ACK that
+    /// offers more once autotuning grew the buffer). `tcp_sendmsg` fills skbs up to it
+    /// (linux/net/ipv4/tcp_output.rs).
     pub mss: u64,
+    /// `tp->max_window`: at first the largest window the initial buffer offers.
+    pub max_window: u64,
     /// The receiver's window scale (`rcv_wscale`): 0 for a receive buffer the application set
     /// (`SO_RCVBUF` locks it and clamps the window to it, under 64 KiB here), else 7
     /// ([`rcv_wscale`]).
@@ -204,8 +218,10 @@ pub struct Conn {
     pub rcvbuf: u64,
     /// `tp->rcv_ssthresh`: the most free space a window offers, the initial window until
     /// `tcp_grow_window` raises it ([`Conn::grow_window`]). It binds only once v6.11's ratio has
-    /// raised `window_clamp` above the initial window; before, it equals the clamp throughout.
+    /// raised `window_clamp` above the initial window, or autotuning has.
     pub rcv_ssthresh: u64,
+    /// Receive-buffer autotuning's state (linux/net/ipv4/tcp_input.rs).
+    pub rcvq: RcvSpace,
 }
 
 impl Conn {
@@ -220,7 +236,14 @@ impl Conn {
     /// and `tcp_openreq_init_rwin`'s clamp of a locked buffer), which is v4.9's half.
     pub fn with_knobs(k: &NetKnobs, nodelay: bool, rcvbuf: u64, locked: bool) -> Conn {
         let ratio = if k.tcp_scaling_ratio { TCP_DEFAULT_SCALING_RATIO } else { 0 };
-        Conn::with_ratio(nodelay, rcvbuf, locked, ratio)
+        let mut c = Conn::with_ratio(nodelay, rcvbuf, locked, ratio);
+        if !k.tcp_rcvbuf_autotune.is_off() {
+            let rmem_max = k.tcp_rcvbuf_autotune.rmem_max();
+            c.rcv_wscale = rcv_wscale_max(c.window_clamp, locked, rmem_max);
+            c.max_window = c.window_clamp.div_ceil(1 << c.rcv_wscale) << c.rcv_wscale;
+            c.init_buffer_space(k, locked);
+        }
+        c
     }
 
     fn with_ratio(nodelay: bool, rcvbuf: u64, locked: bool, scaling_ratio: u64) -> Conn {
@@ -229,6 +252,7 @@ impl Conn {
         } else {
             win_from_space_ratio(scaling_ratio, rcvbuf)
         };
+        let wscale = rcv_wscale(clamp, locked);
         Conn {
             nodelay,
             snd_nxt: 0,
@@ -240,7 +264,8 @@ impl Conn {
             window_clamp: clamp,
             rcv_mss: TCP_MSS_DEFAULT.min(clamp / 2).max(TCP_MIN_MSS),
             mss: bound_to_half_wnd(clamp, LOOPBACK_SIZE_GOAL),
-            rcv_wscale: rcv_wscale(clamp, locked),
+            max_window: clamp.div_ceil(1 << wscale) << wscale,
+            rcv_wscale: wscale,
             snd_edge: clamp,
             pushed: false,
             last_seg_size: 0,
@@ -248,6 +273,7 @@ impl Conn {
             scaling_ratio,
             rcvbuf,
             rcv_ssthresh: clamp,
+            rcvq: RcvSpace::default(),
         }
     }
 
@@ -255,7 +281,7 @@ impl Conn {
     /// after a new ratio): the clamp is at least `SOCK_MIN_RCVBUF / 2`; a smaller one caps
     /// `rcv_ssthresh` (`__tcp_adjust_rcv_ssthresh`, no reserved memory here), a larger one raises
     /// it to the window last offered if that is more.
-    fn set_window_clamp(&mut self, val: u64) {
+    pub(super) fn set_window_clamp(&mut self, val: u64) {
         let new = val.max(crate::linux::net::core::skbuff::sock_min_rcvbuf() / 2);
         if new < self.window_clamp {
             self.rcv_ssthresh = self.rcv_ssthresh.min(new);
@@ -265,21 +291,8 @@ impl Conn {
         self.window_clamp = new;
     }
 
-    /// `tcp_grow_window` (v6.x net/ipv4/tcp_input.c), which `tcp_event_data_recv` runs after a
-    /// segment of at least 128 bytes is queued, `free` bytes of the buffer then unused: with room
-    /// (the lesser of `window_clamp` and the free space's window, above `rcv_ssthresh`),
-    /// `rcv_ssthresh` grows by at most `max(2 * advmss, 2 * len)`. Its truesize test passes for
-    /// the paged skbs of v5.10+ (`truesize_adjust` leaves the payload alone); with the v4.9 rule
-    /// `rcv_ssthresh` is the clamp and there is never room.
-    pub fn grow_window(&mut self, len: u64, free: u64) {
-        let room = self.window_clamp.min(self.win_from_space(free)).saturating_sub(self.rcv_ssthresh);
-        if len >= 128 && room > 0 {
-            self.rcv_ssthresh += room.min((2 * LOOPBACK_SIZE_GOAL).max(2 * len));
-        }
-    }
-
     /// `tcp_win_from_space` for this connection: v4.9's half, or the measured ratio.
-    fn win_from_space(&self, space: u64) -> u64 {
+    pub(super) fn win_from_space(&self, space: u64) -> u64 {
         if self.scaling_ratio == 0 {
             win_from_space(space)
         } else {
@@ -314,54 +327,15 @@ impl Conn {
         }
     }
 
-    /// A segment of `len` bytes (PSH set, as every `tcp_sendmsg` push marks its tail) queued at
-    /// the receiver at `now`: `tcp_event_data_recv`'s `tcp_measure_rcv_mss` (v4.9 .. v6.18
-    /// net/ipv4/tcp_input.c; docs/references/linux-mm.md#nagle-on-loopback) and the
-    /// delayed-ACK timer armed if it is not (`__tcp_send_delayed_ack` keeps an earlier deadline).
-    /// A segment at least `rcv_mss` long raises the estimate, and only from v6.6 marks the ACK
-    /// pushed. A shorter one marks it pushed, unless it is at least `TCP_MSS_DEFAULT` long with
-    /// its header and as long as the previous such segment: then it is taken for the peer's
-    /// real MSS, `rcv_mss` drops to it, and the ACK is not marked (so a reader that drains the
-    /// queue sends none; the clause for segments without PSH never applies here).
-    ///
-    /// With v6.11+'s `scaling_ratio` (`truesize` is the skb's), a segment that changes `rcv_mss`
-    /// upward also measures `len * 256 / truesize` (at least 1); a new ratio re-clamps the window
-    /// to the buffer's space at it (`tcp_set_window_clamp`, never below `SOCK_MIN_RCVBUF / 2`).
-    pub fn received(&mut self, k: &NetKnobs, len: u64, truesize: u64, now: Ps) {
-        self.rcv_nxt += len;
-        self.delack_at.get_or_insert(now + DELACK_MIN);
-        let lss = std::mem::take(&mut self.last_seg_size);
-        if len >= self.rcv_mss {
-            if self.scaling_ratio != 0 && len != self.rcv_mss {
-                let ratio = ((len << TCP_RMEM_TO_WIN_SCALE) / truesize.max(1)).max(1);
-                if ratio != self.scaling_ratio {
-                    self.scaling_ratio = ratio;
-                    self.set_window_clamp(self.win_from_space(self.rcvbuf));
-                }
-            }
-            self.rcv_mss = len.min(LOOPBACK_SIZE_GOAL);
-            self.pushed |= k.tcp_ack_pushed_mss;
-            return;
-        }
-        if len + TCP_HEADER_LEN >= TCP_MSS_DEFAULT + TCP_HDR_MIN {
-            self.last_seg_size = len;
-            if len == lss {
-                self.rcv_mss = len;
-                return;
-            }
-        }
-        self.pushed = true;
-    }
-
     /// The window the receiver would advertise with `free` bytes of `sk_rcvbuf` unused:
     /// `__tcp_select_window` (net/ipv4/tcp_output.c, v4.9 and v6.18 alike with v6.5's
     /// `tcp_shrink_window` sysctl at its default 0; docs/references/linux-mm.md#tcp-segmentation).
     /// Below half the full window the free space is rounded down to the scale and is a zero
     /// window under one `rcv_mss` or 1/16 of the buffer's window; without window scaling the
     /// window is a multiple of `rcv_mss` (the current one kept while within one `rcv_mss` of the
-    /// free space), with it the free space rounded up to the scale. (`rcv_ssthresh`, which
-    /// receive-buffer autotuning grows, is not modelled: netperf's `-S` locks the buffer, and a
-    /// host's `ss` shows it at the full window there.) With v6.11+'s ratio `tcp_full_space` is
+    /// free space), with it the free space rounded up to the scale; the free space offered is
+    /// at most `rcv_ssthresh`, which `tcp_grow_window` raises once autotuning (or v6.11's
+    /// ratio) lifts the clamp (linux/net/ipv4/tcp_input.rs). With v6.11+'s ratio `tcp_full_space` is
     /// the buffer's window at the current ratio and the full space the lesser of it and
     /// `window_clamp` (which `SOCK_MIN_RCVBUF / 2` floors); before, both are `window_clamp`.
     fn window(&self, free: u64) -> u64 {
@@ -451,9 +425,15 @@ impl Conn {
 
     /// The sender's half (`tcp_ack`): `snd_una` advances to the ACK's sequence and the window
     /// edge to its (an older ACK processed after a newer one moves nothing).
+    /// A window larger than any before raises `max_window`, and the MSS follows it
+    /// (`tcp_ack_update_window` -> `tcp_sync_mss`, v2.6 .. v6.18 alike).
     pub fn acked(&mut self, a: Ack) {
         self.snd_una = self.snd_una.max(a.seq);
         self.snd_edge = self.snd_edge.max(a.edge);
+        if a.edge - a.seq > self.max_window {
+            self.max_window = a.edge - a.seq;
+            self.mss = bound_to_half_wnd(self.max_window, LOOPBACK_SIZE_GOAL);
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 use crate::attribution::Bucket;
 use crate::linux::ctx::Ctx;
 use crate::linux::net::core::skbuff;
-use crate::linux::net::ipv4::tcp;
+use crate::linux::net::ipv4::{tcp, tcp_input};
 use crate::linux::net::socket::{Step, NO_NET};
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
@@ -86,6 +86,15 @@ impl Kernel {
         let d = d + self.tcp_stalled(ctx, sock);
         self.tcp_release_at(ctx, sock, ctx.now + d);
         d
+    }
+
+    /// The receiver's clocks at `now` for its kernel's autotuning rule (v4.9: `jiffies`).
+    pub(in crate::linux::net) fn tcp_clock(&self, now: Ps) -> tcp_input::TcpClock {
+        if self.config.net.tcp_rcvbuf_autotune == tcp_input::RcvbufAutotune::V4_9 {
+            tcp_input::TcpClock::jiffies(self.jiffies.at(now))
+        } else {
+            tcp_input::TcpClock::at(now)
+        }
     }
 
     /// Whether `tcp_write_xmit` sends the write queue's head now: it ends inside the window
@@ -177,9 +186,13 @@ impl Kernel {
         (len, truesize): (u64, u64),
         at: Ps,
     ) -> Ps {
-        let k = self.config.net;
+        let (k, clock) = (self.config.net, self.tcp_clock(at));
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
+        let full = len >= f.conn.rcv_mss;
         f.conn.received(&k, len, truesize, at);
+        // tcp_rcv_established's timestamp sample (against the rcv_mss before this segment), then
+        // tcp_event_data_recv's window sample.
+        f.conn.rcv_rtt_sample(full, clock, f.rx.queue.len() <= 1);
         let free = f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc);
         f.conn.grow_window(len, free);
         if f.conn.ack_on_receive(free) {
@@ -201,9 +214,12 @@ impl Kernel {
     /// `tcp_v4_rcv`'s `bh_lock_sock_nested` of the writer's socket: `net.tcp_ack_cycles` less
     /// its locked part, charged. Returns the ACK and that time.
     pub(in crate::linux::net) fn tcp_send_ack(&mut self, ctx: &mut Ctx, sock: u16) -> (tcp::Ack, Ps) {
+        let clock = self.tcp_clock(ctx.now);
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
         let ack = f.conn.ack_sent(f.rx.rcvbuf.saturating_sub(f.rx.rmem_alloc));
+        // Its timestamp, which the sender's next segments echo (`rcv_tsecr`).
+        f.conn.rcvq.tsval = clock.ts;
         s.counters.tcp_acks += 1;
         let pre = s.costs.tcp_ack_pre;
         ctx.charge(Bucket::Syscall, pre);
