@@ -569,16 +569,7 @@ impl MachineProfile {
             }
         }
         if let Some(r) = &self.reclaim {
-            for (key, v) in [
-                ("reclaim.lru_lock_section_cycles", &r.lru_lock_section_cycles),
-                ("reclaim.lru_page_cycles", &r.lru_page_cycles),
-                ("reclaim.shrink_page_cycles", &r.shrink_page_cycles),
-                ("reclaim.rmap_vma_cycles", &r.rmap_vma_cycles),
-                ("reclaim.remove_mapping_cycles", &r.remove_mapping_cycles),
-                ("reclaim.pagecache_fill_page_cycles", &r.pagecache_fill_page_cycles),
-            ] {
-                check_sourced(key, v, 0.0, 100_000.0)?;
-            }
+            r.check()?;
         }
         if let Some(w) = &self.swap {
             check_sourced("swap.swap_out_cycles", &w.swap_out_cycles, 0.0, 100_000.0)?;

@@ -297,3 +297,23 @@ fn a_memory_cgroups_limit_is_reclaimed_by_the_readers_and_kswapd_sleeps() {
     // Two processes each reclaim the other's pages: that process's CPU gets the batch's IPI.
     assert!(c.smp.ipis_sent > 0);
 }
+
+/// Two readers under a 64 MiB cgroup: each one's limit reclaim removes the other's pages from
+/// the other's file while that reader adds to it, so the files' `i_pages` locks are contended;
+/// one reader alone never finds its file's lock held.
+#[test]
+fn the_mappings_i_pages_lock_is_contended_only_across_readers() {
+    let workload = "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64";
+    let counts = |threads| {
+        let r = run(&profile(), &RunSpec::of("6.18", workload, threads, Ps::MS * 20, Ps::MS * 20)).unwrap();
+        let c = |k: &str| r.counters[k];
+        // A section per page added and per page removed (the window's edges cut a batch).
+        let sections = c("pagecache_fills") + c("pgsteal_direct");
+        let taken = c("i_pages_lock_acquisitions");
+        assert!(taken.abs_diff(sections) <= 64 * threads as u64, "{taken} sections, {sections} pages");
+        (c("i_pages_lock_contended"), taken)
+    };
+    assert_eq!(counts(1).0, 0);
+    let (contended, taken) = counts(2);
+    assert!(contended * 100 > taken, "{contended} of {taken} sections found the lock held");
+}
