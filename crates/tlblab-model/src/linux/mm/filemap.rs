@@ -157,7 +157,9 @@ impl Kernel {
         // it as `at`.
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket);
         self.mm.files[file as usize].set(index, pfn);
-        self.memcg_charge();
+        let charge = self.memcg_charge(ctx, at + a);
+        ctx.charge(bucket, charge);
+        let a = a + charge;
         let read = match fill {
             Fill::HoleRead => self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page),
             Fill::Write => None,

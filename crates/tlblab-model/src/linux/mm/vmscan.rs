@@ -67,6 +67,8 @@ crate::linux::vmstat::counters! {
         /// Reclaims a memory cgroup's limit started in a charging task (memory.events `max`;
         /// linux/mm/memcontrol.rs).
         memcg_reclaims,
+        /// Time in the memory cgroup's page-counter atomics, charges and uncharges (ps).
+        memcg_counter_ps,
         /// Wake-ups of a sleeping kswapd (`pageoutrun` counts its balance passes).
         kswapd_wakeups,
         pageoutrun,

@@ -286,7 +286,10 @@ fn a_memory_cgroups_limit_is_reclaimed_by_the_readers_and_kswapd_sleeps() {
     let c = &stats.counters;
     let m = sim.kernel.memcg().expect("the workload set a limit");
     assert_eq!(m.max, 16 << 8);
-    assert!(m.usage <= m.max && m.usage + 64 > m.max, "usage {} of {}", m.usage, m.max);
+    // At most a reclaim's overshoot below the limit: a reclaim frees up to twice
+    // SWAP_CLUSTER_MAX (below), and the CPUs' stocks count as charged.
+    assert!(m.usage <= m.max && m.usage + 2 * 64 > m.max, "usage {} of {}", m.usage, m.max);
+    assert!(m.stock.iter().all(|&s| s < 64), "stocks {:?}", m.stock);
     assert_eq!((c.vmscan.kswapd_wakeups, c.vmscan.allocstall, c.vmscan.pgsteal_kswapd), (0, 0, 0));
     assert!(c.vmscan.pgsteal_direct > 1000, "{:?}", c.vmscan);
     // At least SWAP_CLUSTER_MAX a reclaim, no global-reclaim full scan at DEF_PRIORITY: the
