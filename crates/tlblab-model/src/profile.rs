@@ -166,6 +166,11 @@ pub struct Memory {
     /// page clears at `clear_page_mbps`, like a warm one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear_dram_mbps: Option<Sourced>,
+    /// One core reading a cache-resident 4 KiB page a 64-bit word at a time into a running
+    /// sum: independent loads at the core's load throughput (absent: a program's word reads are
+    /// charged at `l1d_hit_cycles` each, a chain of dependent loads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_page_mbps: Option<Sourced>,
 }
 
 /// How the local APIC fans an IPI out to a set of targets.
@@ -438,6 +443,9 @@ impl MachineProfile {
         check_sourced("memory.memcpy_mbps", &m.memcpy_mbps, 1.0, 1_000_000.0)?;
         if let Some(c) = &m.clear_dram_mbps {
             check_sourced("memory.clear_dram_mbps", c, 1.0, 1_000_000.0)?;
+        }
+        if let Some(r) = &m.read_page_mbps {
+            check_sourced("memory.read_page_mbps", r, 1.0, 1_000_000.0)?;
         }
         let k = &self.kernel;
         check_sourced("kernel.invlpg_cycles", &k.invlpg_cycles, 0.0, 100_000.0)?;

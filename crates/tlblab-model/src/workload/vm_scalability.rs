@@ -10,7 +10,8 @@
 //!   linux/include/linux/gfp.rs `PAGES_PER_NODE`); the files keep the ratio: `10 * mem / nr_cpu` each.
 //! - Each page is read as one load through the TLB (which faults it in: read-around and
 //!   fault-around, linux/mm/filemap.rs and memory.rs) followed by the page's other 511 words as
-//!   user time at the profile's L1 hit latency per load (`memory.l1d_hit_cycles`): the words
+//!   user time at the profile's read rate of a cache-resident page (`memory.read_page_mbps`;
+//!   absent, the L1 hit latency per load, `memory.l1d_hit_cycles`): the words
 //!   of a page share its translation, so only the first can miss in the TLB or fault (a flush
 //!   landing inside a page's 511 loads is not seen: the next page's load takes its miss).
 //! - With `memcg_mib=`, the readers run in a memory cgroup of that limit on a larger machine (as
@@ -249,14 +250,16 @@ impl Benchmark for VmScalability {
             None => file_pages(mem, run.tasks),
         };
         let mhz = run.profile.clock_mhz();
-        let word = Ps::from_cycles(run.profile.memory.l1d_hit_cycles.value, mhz);
+        // The page's other words: at the measured read rate of a cache-resident page where the
+        // profile has it (usemem's loads are independent: the sum is one add a word), else as
+        // a chain of L1 hits.
+        let rest = match &run.profile.memory.read_page_mbps {
+            Some(r) => Ps::from_ns((WORDS - 1) as f64 * 8.0 * 1000.0 / r.value),
+            None => Ps::from_cycles(run.profile.memory.l1d_hit_cycles.value, mhz) * (WORDS - 1),
+        };
         for i in 0..run.tasks {
             let mm = sim.add_mm();
-            sim.add_task(
-                Box::new(Usemem { pages, page: 0, started: false, rest: word * (WORDS - 1) }),
-                mm,
-                i % cpus,
-            );
+            sim.add_task(Box::new(Usemem { pages, page: 0, started: false, rest }), mm, i % cpus);
         }
         // kswapd after the processes (their task numbers are the benchmark's): it waits on its
         // CPU's runqueue, preempts there at once (a kernel thread just woken), finds the node

@@ -320,3 +320,32 @@ fn the_mappings_i_pages_lock_is_contended_only_across_readers() {
     let (contended, taken) = counts(2);
     assert!(contended * 100 > taken, "{contended} of {taken} sections found the lock held");
 }
+
+/// usemem's other 511 words of a page: a chain of L1 hits without `memory.read_page_mbps`, at
+/// the measured read rate of a cache-resident page with it.
+#[test]
+fn usemems_word_reads_take_the_measured_read_rate() {
+    let mut p = profile();
+    let spec = RunSpec::of(
+        "6.18",
+        "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64",
+        1,
+        Ps::MS * 10,
+        Ps::MS * 10,
+    );
+    let user_a_page = |p: &MachineProfile| {
+        let r = run(p, &spec).unwrap();
+        r.attribution[0]["user"] as f64 / r.iterations[0] as f64
+    };
+    let chained = user_a_page(&p);
+    let l1 = Ps::from_cycles(p.memory.l1d_hit_cycles.value, p.clock_mhz()).0 as f64;
+    p.memory.read_page_mbps = Some(crate::profile::Sourced {
+        value: 20_000.0,
+        source: "test".into(),
+        confidence: crate::profile::Confidence::Estimate,
+    });
+    let read = user_a_page(&p);
+    // 511 L1 hits against 511 x 8 bytes at 20,000 MB/s (204 ns); the step noise scales both.
+    let (ratio, expected) = (chained / read, 511.0 * l1 / 204_400.0);
+    assert!((ratio / expected - 1.0).abs() < 0.03, "{chained} -> {read} ps a page, L1 hit {l1} ps");
+}
