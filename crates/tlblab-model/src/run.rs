@@ -493,6 +493,7 @@ mod tests {
             "ebizzy -n 4 alloc=glibc-mmap rand=seeded",
             "vm-scalability lru-file-mmap-read mem_mib=256 ram_mib=8192",
             "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64",
+            "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64 memcg_depth=4 memcg_memsw=1",
         ] {
             assert_eq!(Workload::parse(n).unwrap().name(), n);
         }
@@ -503,6 +504,10 @@ mod tests {
             e.contains("`memcg_mib=6`: allowed memcg_mib =") && e.contains("4..=mem_mib/2, a multiple of 4"),
             "{e}"
         );
+        for (bad, key) in [("memcg_depth=9", "memcg_depth"), ("memcg_memsw=2", "memcg_memsw")] {
+            let e = Workload::parse(&format!("vm-scalability lru-file-mmap-read {bad}")).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`: allowed {key} =")), "{e}");
+        }
         assert!(Workload::parse("ebizzyx").is_err());
         assert!(Workload::parse("tlb_flush9_threads").unwrap_err().contains("tlb_flush1_threads"));
         let e = Workload::parse("tlb_flush1_threads alloc=mmap").unwrap_err();

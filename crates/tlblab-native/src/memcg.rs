@@ -74,6 +74,26 @@ pub fn hierarchies(
     out
 }
 
+/// The page counters a charge in our child cgroup of `h` walks (mm/page_counter.c: the child's,
+/// its ancestors' and the root's) and whether cgroup v1's swap accounting doubles them (a
+/// `memsw` counter at each level: `memory.memsw.limit_in_bytes` exists), given whether that file
+/// exists in this process's cgroup (docs/references/linux-mm.md#page-counter).
+pub fn counters(h: &Hierarchy, memsw_file: bool) -> (usize, bool) {
+    let ancestors = h.own.split('/').filter(|c| !c.is_empty()).count();
+    (ancestors + 2, !h.v2 && memsw_file)
+}
+
+/// [`counters`] of the hierarchy [`MemCgroup::create`] tries first, if any.
+pub fn host_counters() -> Option<(usize, bool)> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let found = hierarchies(&mounts, &cgroup, &|m| {
+        std::fs::read_to_string(m.join("cgroup.controllers")).unwrap_or_default()
+    });
+    let h = found.first()?;
+    Some(counters(h, h.own_dir().join("memory.memsw.limit_in_bytes").exists()))
+}
+
 /// Our child cgroup with its limit; dropping it moves this process back and removes it.
 #[derive(Debug)]
 pub struct MemCgroup {
@@ -192,6 +212,12 @@ mod tests {
         assert_eq!(h.len(), 1);
         assert!(h[0].v2 && h[0].limit_file() == "memory.max");
         assert_eq!(h[0].own_dir(), PathBuf::from("/sys/fs/cgroup/user.slice/s-1.scope"));
+        // Our child, two ancestors and the root; v2 has no memsw counters whatever the file.
+        assert_eq!(counters(&h[0], true), (4, false));
+        let v1 = Hierarchy { mount: "/m".into(), v2: false, own: "/jobs/a1".into() };
+        assert_eq!((counters(&v1, true), counters(&v1, false)), ((4, true), (4, false)));
+        let root = Hierarchy { mount: "/m".into(), v2: true, own: "/".into() };
+        assert_eq!(counters(&root, false), (2, false));
         // Read-only, or v2 without the memory controller: nothing.
         assert!(
             hierarchies("cgroup2 /sys/fs/cgroup cgroup2 ro 0 0\n", "0::/\n", &|_| "memory".into()).is_empty()

@@ -254,12 +254,15 @@ fn the_fault_path_comes_from_warm_pages_and_the_cold_clear_from_its_own_measurem
     let (file, text) = &fixtures()[0];
     let mut r = ProbeReport::from_json(text).unwrap();
     assert!(r.raw.fault_warm_ns.is_none() && r.raw.clear_dram_mbps.is_none(), "{file}");
+    assert!(r.raw.read_page_mbps.is_none(), "{file}");
     let old = host_profile::build(&r, "host").unwrap().profile;
+    assert!(old.memory.read_page_mbps.is_none());
     assert!(old.kernel.fault_ns.source.contains("fresh anonymous"), "{}", old.kernel.fault_ns.source);
     assert!(old.memory.clear_dram_mbps.is_none());
     let cold = r.raw.faults[0].fault_ns.median;
     r.raw.fault_warm_ns = Some(Summary::of(&[cold / 2.0; 3]));
     r.raw.clear_dram_mbps = Some(Summary::of(&[5000.0; 3]));
+    r.raw.read_page_mbps = Some(Summary::of(&[20000.0; 3]));
     let p = host_profile::build(&r, "host").unwrap().profile;
     p.validate().unwrap();
     let f = &p.kernel.fault_ns;
@@ -278,6 +281,9 @@ fn the_fault_path_comes_from_warm_pages_and_the_cold_clear_from_its_own_measurem
     let c = p.memory.clear_dram_mbps.as_ref().expect("measured");
     assert_eq!((c.value, c.confidence), (5000.0, Confidence::Measured));
     assert!(c.source.contains("rep stosb"), "{}", c.source);
+    let w = p.memory.read_page_mbps.as_ref().expect("measured");
+    assert_eq!((w.value, w.confidence), (20000.0, Confidence::Measured));
+    assert!(w.source.contains("64-bit word"), "{}", w.source);
 }
 
 /// `[fs]` from the file-creation calls on tmpfs: absent in the recorded reports (measured since),

@@ -344,6 +344,54 @@ pub struct ReclaimProfile {
     /// charge, `add_to_page_cache_lru` (radix insert under `tree_lock`), the filesystem's
     /// `readpages` mapping a hole (no I/O), `SetPageUptodate`, `unlock_page`.
     pub pagecache_fill_page_cycles: Sourced,
+    /// The part of `remove_mapping_cycles` run under the mapping's `i_pages` lock
+    /// (`xa_lock_irq` .. `xa_unlock_irq` of `__remove_mapping`; linux/mm/filemap.rs). Absent
+    /// (older profiles): the mapping has no lock and the whole cost is plain work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_mapping_locked_cycles: Option<Sourced>,
+    /// The part of `pagecache_fill_page_cycles` run under the mapping's `i_pages` lock
+    /// (`__filemap_add_folio`'s `xas_lock_irq` .. `xas_unlock_irq`). Absent: as above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pagecache_add_locked_cycles: Option<Sourced>,
+}
+
+impl ReclaimProfile {
+    /// The keys' ranges, and the locked parts no larger than their wholes.
+    pub(super) fn check(&self) -> Result<(), ProfileError> {
+        for (key, v) in [
+            ("reclaim.lru_lock_section_cycles", &self.lru_lock_section_cycles),
+            ("reclaim.lru_page_cycles", &self.lru_page_cycles),
+            ("reclaim.shrink_page_cycles", &self.shrink_page_cycles),
+            ("reclaim.rmap_vma_cycles", &self.rmap_vma_cycles),
+            ("reclaim.remove_mapping_cycles", &self.remove_mapping_cycles),
+            ("reclaim.pagecache_fill_page_cycles", &self.pagecache_fill_page_cycles),
+        ] {
+            check_sourced(key, v, 0.0, 100_000.0)?;
+        }
+        for (key, part, whole, wkey) in [
+            (
+                "reclaim.remove_mapping_locked_cycles",
+                &self.remove_mapping_locked_cycles,
+                &self.remove_mapping_cycles,
+                "reclaim.remove_mapping_cycles",
+            ),
+            (
+                "reclaim.pagecache_add_locked_cycles",
+                &self.pagecache_add_locked_cycles,
+                &self.pagecache_fill_page_cycles,
+                "reclaim.pagecache_fill_page_cycles",
+            ),
+        ] {
+            let Some(part) = part else { continue };
+            check_sourced(key, part, 0.0, 100_000.0)?;
+            if part.value > whole.value {
+                let why =
+                    format!("{} exceeds {wkey} ({}): the locked part is part of it", part.value, whole.value);
+                return Err(err(key, why));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One-way cache-line transfer latencies between CPUs (half a CAS ping-pong round trip).

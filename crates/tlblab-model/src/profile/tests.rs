@@ -167,3 +167,19 @@ fn an_acks_locked_part_is_at_most_the_ack_and_needs_it() {
     p.net.as_mut().unwrap().tcp_ack_locked_cycles = None;
     p.validate().unwrap();
 }
+
+#[test]
+fn a_mappings_locked_parts_are_at_most_their_wholes() {
+    let mut p = crate::profile::shipped("ivybridge-4c8t");
+    p.validate().unwrap();
+    let r = p.reclaim.as_mut().unwrap();
+    r.remove_mapping_locked_cycles.as_mut().unwrap().value = r.remove_mapping_cycles.value + 1.0;
+    assert_eq!(p.validate().unwrap_err().key, "reclaim.remove_mapping_locked_cycles");
+    let r = p.reclaim.as_mut().unwrap();
+    r.remove_mapping_locked_cycles = None;
+    r.pagecache_add_locked_cycles.as_mut().unwrap().value = r.pagecache_fill_page_cycles.value + 1.0;
+    assert_eq!(p.validate().unwrap_err().key, "reclaim.pagecache_add_locked_cycles");
+    // Absent (a profile written before them): valid, the mapping has no lock.
+    p.reclaim.as_mut().unwrap().pagecache_add_locked_cycles = None;
+    p.validate().unwrap();
+}

@@ -10,7 +10,8 @@
 //!   linux/include/linux/gfp.rs `PAGES_PER_NODE`); the files keep the ratio: `10 * mem / nr_cpu` each.
 //! - Each page is read as one load through the TLB (which faults it in: read-around and
 //!   fault-around, linux/mm/filemap.rs and memory.rs) followed by the page's other 511 words as
-//!   user time at the profile's L1 hit latency per load (`memory.l1d_hit_cycles`): the words
+//!   user time at the profile's read rate of a cache-resident page (`memory.read_page_mbps`;
+//!   absent, the L1 hit latency per load, `memory.l1d_hit_cycles`): the words
 //!   of a page share its translation, so only the first can miss in the TLB or fault (a flush
 //!   landing inside a page's 511 loads is not seen: the next page's load takes its miss).
 //! - With `memcg_mib=`, the readers run in a memory cgroup of that limit on a larger machine (as
@@ -31,6 +32,7 @@
 use super::{Benchmark, MappedPages, MetricKind, Setup};
 use crate::engine::sim::Simulation;
 use crate::hw::tlb::AccessKind;
+use crate::linux::mm::memcontrol::Hierarchy;
 use crate::linux::mm::vmscan::KswapdLoop;
 use crate::linux::syscalls::{Addr, MapKind, Op, Program};
 use crate::time::Ps;
@@ -61,6 +63,10 @@ pub struct VmScalability {
     /// themselves when a charge would pass it (linux/mm/memcontrol.rs), as a run inside a
     /// small cgroup on a large machine does; kswapd stays asleep.
     pub memcg_mib: Option<u64>,
+    /// The cgroup's page counters a charge walks (`memcg_depth=`: the cgroup up to the root,
+    /// default 2, a child of the root) and v1's swap accounting (`memcg_memsw=1`: a `memsw`
+    /// counter at each level too; default 0, cgroup v2) (linux/mm/memcontrol.rs).
+    pub memcg_hierarchy: Hierarchy,
 }
 
 const CASE: &str = "lru-file-mmap-read";
@@ -77,7 +83,15 @@ const PARAMS: &[(&str, &str)] = &[
         "MiB of a memory cgroup's limit on the readers, 4..=mem_mib/2, a multiple of 4 (default none): \
          files 10 x the limit, reclaimed by the readers when a charge passes it",
     ),
+    (
+        "memcg_depth",
+        "the cgroup's page counters from it up to the root, 1..=8 (default 2: a child of the root)",
+    ),
+    ("memcg_memsw", "0 or 1: cgroup v1's swap accounting, a memsw counter at each level too (default 0)"),
 ];
+
+/// A child of the root cgroup under cgroup v2.
+const DEFAULT_HIERARCHY: Hierarchy = Hierarchy { depth: 2, memsw: false };
 
 impl Benchmark for VmScalability {
     fn parse(text: &str) -> Option<Result<Self, String>> {
@@ -88,7 +102,13 @@ impl Benchmark for VmScalability {
         if words.next() != Some(CASE) {
             return Some(Err(format!("vm-scalability: only case {CASE} is modelled; `{text}`")));
         }
-        let mut w = VmScalability { case: CASE, mem_mib: DEFAULT_MEM_MIB, ram_mib: None, memcg_mib: None };
+        let mut w = VmScalability {
+            case: CASE,
+            mem_mib: DEFAULT_MEM_MIB,
+            ram_mib: None,
+            memcg_mib: None,
+            memcg_hierarchy: DEFAULT_HIERARCHY,
+        };
         for kv in words {
             match kv.split_once('=') {
                 Some(("mem_mib", v)) => match v.parse::<u64>() {
@@ -118,10 +138,28 @@ impl Benchmark for VmScalability {
                         )))
                     }
                 },
+                Some(("memcg_depth", v)) => match v.parse::<usize>() {
+                    Ok(d) if (1..=8).contains(&d) => w.memcg_hierarchy.depth = d,
+                    _ => {
+                        return Some(Err(format!(
+                            "vm-scalability: `{kv}`: allowed memcg_depth = {}",
+                            PARAMS[3].1
+                        )))
+                    }
+                },
+                Some(("memcg_memsw", v)) => match v {
+                    "0" | "1" => w.memcg_hierarchy.memsw = v == "1",
+                    _ => {
+                        return Some(Err(format!(
+                            "vm-scalability: `{kv}`: allowed memcg_memsw = {}",
+                            PARAMS[4].1
+                        )))
+                    }
+                },
                 _ => {
                     return Some(Err(format!(
-                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({}), memcg_mib ({})",
-                        PARAMS[0].1, PARAMS[1].1, PARAMS[2].1
+                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({}), memcg_mib ({}), memcg_depth ({}), memcg_memsw ({})",
+                        PARAMS[0].1, PARAMS[1].1, PARAMS[2].1, PARAMS[3].1, PARAMS[4].1
                     )))
                 }
             }
@@ -181,6 +219,12 @@ impl Benchmark for VmScalability {
         if let Some(m) = self.memcg_mib {
             n += &format!(" memcg_mib={m}");
         }
+        if self.memcg_hierarchy.depth != DEFAULT_HIERARCHY.depth {
+            n += &format!(" memcg_depth={}", self.memcg_hierarchy.depth);
+        }
+        if self.memcg_hierarchy.memsw {
+            n += " memcg_memsw=1";
+        }
         n
     }
 
@@ -200,20 +244,22 @@ impl Benchmark for VmScalability {
         let mem: u64 = pa.zones.iter().map(|z| z.managed).sum();
         let pages = match self.memcg_mib {
             Some(m) => {
-                sim.kernel.set_memcg_limit(m << 8);
+                sim.kernel.set_memcg_limit(m << 8, self.memcg_hierarchy);
                 file_pages(m << 8, run.tasks)
             }
             None => file_pages(mem, run.tasks),
         };
         let mhz = run.profile.clock_mhz();
-        let word = Ps::from_cycles(run.profile.memory.l1d_hit_cycles.value, mhz);
+        // The page's other words: at the measured read rate of a cache-resident page where the
+        // profile has it (usemem's loads are independent: the sum is one add a word), else as
+        // a chain of L1 hits.
+        let rest = match &run.profile.memory.read_page_mbps {
+            Some(r) => Ps::from_ns((WORDS - 1) as f64 * 8.0 * 1000.0 / r.value),
+            None => Ps::from_cycles(run.profile.memory.l1d_hit_cycles.value, mhz) * (WORDS - 1),
+        };
         for i in 0..run.tasks {
             let mm = sim.add_mm();
-            sim.add_task(
-                Box::new(Usemem { pages, page: 0, started: false, rest: word * (WORDS - 1) }),
-                mm,
-                i % cpus,
-            );
+            sim.add_task(Box::new(Usemem { pages, page: 0, started: false, rest }), mm, i % cpus);
         }
         // kswapd after the processes (their task numbers are the benchmark's): it waits on its
         // CPU's runqueue, preempts there at once (a kernel thread just woken), finds the node

@@ -513,6 +513,16 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                     ),
                 )
             }),
+            read_page_mbps: r.raw.read_page_mbps.as_ref().map(|c| {
+                measured(
+                    c.median,
+                    format!(
+                        "{tag}: one core summing a cache-resident 4 KiB page a 64-bit word at a time, each word \
+                         a volatile load of its own, repeated, {}",
+                        spread(c)
+                    ),
+                )
+            }),
         },
         kernel: KernelCosts {
             invlpg_cycles,

@@ -235,6 +235,30 @@ pub fn clear_page_mbps(runs: usize, clears: u64) -> Summary {
     Summary::of(&samples)
 }
 
+/// Reading one cache-resident 4 KiB page a 64-bit word at a time into a running sum, as MB/s:
+/// each word a load of its own (volatile, so neither combined nor vectorised), independent of
+/// the others, the sum one add a word. A strided read loop's rate, the profile's
+/// `memory.read_page_mbps` (docs/references/machine-costs.md#read-page).
+pub fn read_page_mbps(runs: usize, reads: u64) -> Summary {
+    let page = vec![1u64; PAGE / 8];
+    let samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for _ in 0..reads {
+                let p = std::hint::black_box(page.as_ptr());
+                for i in 0..PAGE / 8 {
+                    // SAFETY: i < PAGE / 8, the length of `page`, which outlives the loop.
+                    sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(p.add(i)) });
+                }
+            }
+            std::hint::black_box(sum);
+            (reads as f64 * PAGE as f64) / (t.elapsed().as_nanos() as f64 / 1000.0)
+        })
+        .collect();
+    Summary::of(&samples)
+}
+
 /// Zeroes one 4 KiB page as the kernel's `clear_page_erms` does (x86-64 since v4.x: one
 /// `rep stosb`), elsewhere with a memset.
 fn clear_one_page(page: &mut [u8]) {
@@ -305,6 +329,7 @@ mod tests {
         let q = fault_spread(2000).unwrap();
         assert!(q.len() == 9 && q[4] == 1.0 && q.windows(2).all(|w| w[0] <= w[1]), "{q:?}");
         assert!(clear_page_mbps(1, 1000).median > 10.0);
+        assert!(read_page_mbps(1, 1000).median > 10.0);
         assert!(memcpy_mbps(1, 1 << 20).median > 10.0);
         assert!(clear_dram_mbps(1, 4 << 20).median > 10.0);
         // The recycled pages still fault: entry, allocation, zeroing, exit.

@@ -152,6 +152,10 @@ pub struct Measurements {
     #[serde(default)]
     pub clear_dram_mbps: Option<Summary>,
     pub memcpy_mbps: Summary,
+    /// Reading a cache-resident page a word at a time ([`fault::read_page_mbps`]; absent from
+    /// older reports).
+    #[serde(default)]
+    pub read_page_mbps: Option<Summary>,
 }
 
 /// The analyses of the two sweeps, from the raw measurements alone.
@@ -366,6 +370,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
             clear_page_mbps,
             clear_dram_mbps,
             memcpy_mbps,
+            read_page_mbps,
         ),
         r,
     ) = quietest(tries, ncpu, || {
@@ -379,6 +384,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
             fault::clear_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 }),
             Some(fault::clear_dram_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 })),
             fault::memcpy_mbps(runs, if opts.quick { 64 << 20 } else { 256 << 20 }),
+            Some(fault::read_page_mbps(runs, if opts.quick { 20_000 } else { 200_000 })),
         ))
     })?;
     interference.push((name, r));
@@ -483,6 +489,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         clear_page_mbps,
         clear_dram_mbps,
         memcpy_mbps,
+        read_page_mbps,
     };
     let (reach_analysis, shootdown_costs) = derive(&raw);
     let clock = clock_of(&raw, &host, &cpuid);

@@ -54,9 +54,17 @@ pub fn elapsed(mem_mib: u64, pages: u64, seconds: f64) -> f64 {
 }
 
 /// The simulated twin's workload text: the same cgroup limit on a machine four times its size,
-/// so that, as on the host, only the limit reclaims (in the readers) and kswapd sleeps.
-pub fn sim_text(mem_mib: u64) -> String {
-    format!("vm-scalability {NAME} mem_mib={} memcg_mib={mem_mib}", 4 * mem_mib)
+/// so that, as on the host, only the limit reclaims (in the readers) and kswapd sleeps; with
+/// `counters`, the page counters a charge walks on the host ([`crate::memcg::host_counters`]).
+pub fn sim_text(mem_mib: u64, counters: Option<(usize, bool)>) -> String {
+    let mut t = format!("vm-scalability {NAME} mem_mib={} memcg_mib={mem_mib}", 4 * mem_mib);
+    if let Some((depth, memsw)) = counters {
+        t += &format!(" memcg_depth={}", depth.min(8));
+        if memsw {
+            t += " memcg_memsw=1";
+        }
+    }
+    t
 }
 
 /// A directory for the sparse files: `dir` unless it is tmpfs or ramfs.
@@ -162,9 +170,15 @@ mod tests {
 
     #[test]
     fn the_twin_parses_and_scores_the_same_way() {
-        let w = tlblab_model::workload::Workload::parse(&sim_text(64)).unwrap();
-        assert_eq!(w.metric().name, "elapsed");
-        assert_eq!(w.metric().unit, "seconds");
+        for counters in [None, Some((2, false)), Some((4, true))] {
+            let text = sim_text(64, counters);
+            let w = tlblab_model::workload::Workload::parse(&text).unwrap();
+            assert_eq!(w.metric().name, "elapsed");
+            assert_eq!(w.metric().unit, "seconds");
+            // The name keeps what differs from the defaults (depth 2, no memsw).
+            assert_eq!(w.name().contains("memcg_memsw=1"), counters.is_some_and(|c| c.1), "{text}");
+            assert_eq!(w.name().contains("memcg_depth=4"), counters.is_some_and(|c| c.0 == 4), "{text}");
+        }
     }
 
     #[test]

@@ -465,6 +465,9 @@ pub fn render(r: &ProbeReport) -> String {
     if let Some(c) = &r.raw.clear_dram_mbps {
         out += &format!("clear_page past the LLC: {} MB/s\n", s(c, 0));
     }
+    if let Some(c) = &r.raw.read_page_mbps {
+        out += &format!("reading a cache-resident page a word at a time: {} MB/s\n", s(c, 0));
+    }
     if let Some(w) = &r.raw.ttwu_ns {
         out += &format!(
             "waking a thread asleep on another CPU: {} ns on the waker (spread {})\n",

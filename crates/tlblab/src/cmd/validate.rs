@@ -455,7 +455,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, 2, warm, window)
                 }
                 Subject::Lru => {
-                    let text = lru::sim_text(LRU_MEM_MIB);
+                    let text = lru::sim_text(LRU_MEM_MIB, tlblab_native::memcg::host_counters());
                     let (warm, window) = seed_window("seed-001-vmscale", point, a.quick)?;
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, point as u32, warm, window)
                 }

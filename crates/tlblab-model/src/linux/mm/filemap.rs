@@ -11,6 +11,7 @@
 
 use super::readahead::RaState;
 use crate::attribution::Bucket;
+use crate::hw::lock::SpinLock;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
 use crate::linux::{mm::memory, Continuation, Kernel};
@@ -54,6 +55,8 @@ pub struct FilePages {
     /// so their mappings keep write permission in every PTE they install
     /// (docs/references/linux-mm.md#write-notify).
     pub writenotify: bool,
+    /// `mapping->i_pages`' `xa_lock` (docs/references/linux-mm.md#i-pages-lock).
+    pub i_pages: SpinLock,
 }
 
 impl FilePages {
@@ -63,7 +66,12 @@ impl FilePages {
     pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u32>() as u64;
 
     pub fn new(pages: u64, writenotify: bool) -> FilePages {
-        FilePages { slots: vec![FilePages::NONE; pages as usize], ra: RaState::default(), writenotify }
+        FilePages {
+            slots: vec![FilePages::NONE; pages as usize],
+            ra: RaState::default(),
+            writenotify,
+            i_pages: SpinLock::new(),
+        }
     }
 
     /// Pages in the file (cached or not).
@@ -107,6 +115,11 @@ crate::linux::vmstat::counters! {
         pagecache_fills,
         /// Readahead reads (`ra_submit`: read-around or a window pushed forward at a marker).
         readahead_calls,
+        /// Sections under a mapping's `i_pages` lock (`__filemap_add_folio`, `__remove_mapping`),
+        /// those that found it held, and the time from asking to holding it (ps).
+        i_pages_lock_acquisitions,
+        i_pages_lock_contended,
+        i_pages_lock_wait_ps,
     }
 }
 
@@ -144,7 +157,9 @@ impl Kernel {
         // it as `at`.
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket);
         self.mm.files[file as usize].set(index, pfn);
-        self.memcg_charge();
+        let charge = self.memcg_charge(ctx, at + a);
+        ctx.charge(bucket, charge);
+        let a = a + charge;
         let read = match fill {
             Fill::HoleRead => self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page),
             Fill::Write => None,
@@ -155,9 +170,18 @@ impl Kernel {
             ctx.charge(bucket, self.costs.memory.page_alloc);
             return (pfn, a + self.costs.memory.page_alloc + clear);
         };
-        // With reclaim: the fill's own path, and the LRU add through the pagevec.
-        ctx.charge(bucket, read);
-        let d = a + read + clear;
+        // With reclaim: the fill's own path, its `__filemap_add_folio` section under the
+        // mapping's `i_pages` lock where the profile has it, and the LRU add through the
+        // pagevec.
+        let c = self.reclaim_costs();
+        let locked = c.pagecache_add_locked.map(|l| l.min(read));
+        let rest = read - locked.unwrap_or(Ps::ZERO);
+        ctx.charge(bucket, rest);
+        let mut d = a + rest;
+        if let Some(l) = locked {
+            d += self.i_pages_locked(ctx, at + d, file, l, bucket);
+        }
+        d += clear;
         let lru = self.lru_cache_add(ctx, at + d, pfn);
         (pfn, d + lru)
     }
@@ -249,6 +273,33 @@ impl Kernel {
             ctx.then(Continuation::Mm(next));
         }
         d
+    }
+
+    /// A section of `hold` under `file`'s `i_pages` lock (`xa_lock_irq`: interrupts off, so
+    /// the spin is charged as a lock wait and nothing else runs on the CPU meanwhile) asked for
+    /// at `at`; the hold is charged to `bucket`. The lock's word is a line the CPUs' sections
+    /// hand over (hw/lock.rs): reclaim on one CPU removing pages of a file another CPU is adding
+    /// to (docs/references/linux-mm.md#i-pages-lock). Returns the time from `at` to the unlock.
+    pub(in crate::linux) fn i_pages_locked(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        file: u32,
+        hold: Ps,
+        bucket: Bucket,
+    ) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let l = &mut self.mm.files[file as usize].i_pages;
+        let before = l.stats.contended;
+        let grant = l.acquire(ctx.cpu, at, hold, &topo, &lines);
+        let contended = l.stats.contended > before;
+        let c = &mut self.counters.filemap;
+        c.i_pages_lock_acquisitions += 1;
+        c.i_pages_lock_contended += contended as u64;
+        c.i_pages_lock_wait_ps += (grant - at).0;
+        ctx.lock_wait("i_pages", grant - at);
+        ctx.charge(bucket, hold);
+        grant - at + hold
     }
 
     /// `open` + `ftruncate` + `unlink` of a `pages`-page file for task `t` (its id goes in

@@ -14,63 +14,178 @@
 //! Linux charges too, are a few pages. The cgroup's LRU is the zones' LRU: every page on it is
 //! the cgroup's.
 
+//! - Charges come from a per-CPU stock (`consume_stock`); an empty stock charges
+//!   `MEMCG_CHARGE_BATCH` pages to the page counters and keeps the surplus (`refill_stock`). A
+//!   batch the limit refuses falls back to the page itself. Each `page_counter_try_charge`,
+//!   `_cancel` and `_uncharge` is an atomic on each counter from the cgroup up to the root (and,
+//!   with v1's swap accounting, first on the `memsw` counters): lines the CPUs that charge and
+//!   the CPUs that reclaim hand over (docs/references/linux-mm.md#page-counter).
+
+use crate::hw::coherence::CacheLine;
+use crate::linux::ctx::Ctx;
 use crate::linux::Kernel;
+use crate::time::Ps;
+
+/// `MEMCG_CHARGE_BATCH` (v5.x-v6.18: 64 pages).
+pub const CHARGE_BATCH: u64 = 64;
 
 /// The cgroup's limit and usage, in pages (`memory.max` / `memory.limit_in_bytes`, and the
-/// page counter's `usage`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// page counter's `usage`, which counts the CPUs' stocks), its per-CPU stocks, and its page
+/// counters' lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemCgroup {
     pub max: u64,
     pub usage: u64,
+    /// Per CPU: pages charged and not yet used (`memcg_stock_pcp`).
+    pub stock: Vec<u64>,
+    /// The `memory` counters from the cgroup up to the root (`page_counter.parent`), then, with
+    /// v1's swap accounting, the `memsw` ones: one `usage` line each.
+    lines: Vec<CacheLine>,
+    pub depth: usize,
+    pub memsw: bool,
+}
+
+/// The hierarchy a charge walks: `depth` counters from the cgroup to the root, and whether v1's
+/// swap accounting (`do_memsw_account`) doubles them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hierarchy {
+    pub depth: usize,
+    pub memsw: bool,
 }
 
 impl MemCgroup {
-    /// Whether charging `pages` more would pass the limit (`page_counter_try_charge` fails).
-    pub fn over(&self, pages: u64) -> bool {
-        self.usage + pages > self.max
+    pub fn new(max: u64, cpus: usize, h: Hierarchy) -> MemCgroup {
+        let n = h.depth * if h.memsw { 2 } else { 1 };
+        MemCgroup {
+            max,
+            usage: 0,
+            stock: vec![0; cpus],
+            lines: vec![CacheLine::new(); n],
+            depth: h.depth,
+            memsw: h.memsw,
+        }
+    }
+
+    /// Whether charging `pages` on `cpu` would pass the limit: its stock is short and the
+    /// counter would go over (`consume_stock` and `page_counter_try_charge` both fail).
+    pub fn over(&self, cpu: u32, pages: u64) -> bool {
+        self.stock.get(cpu as usize).is_none_or(|&s| s < pages) && self.usage + pages > self.max
+    }
+
+    /// The counters' lines one `try_charge_memcg` of a page on `cpu` writes, in order (memsw
+    /// index `depth + i`), with its effect on the usage and the stock.
+    fn charge_walk(&mut self, cpu: u32) -> Vec<usize> {
+        let c = cpu as usize;
+        if self.stock[c] > 0 {
+            self.stock[c] -= 1;
+            return Vec::new();
+        }
+        let (d, memory) = (self.depth, 0..self.depth);
+        let memsw: Vec<usize> = if self.memsw { (d..2 * d).collect() } else { Vec::new() };
+        let mut walk = Vec::new();
+        // The batch: memsw (unlimited) charged at every level, then memory's levels.
+        walk.extend(&memsw);
+        if self.usage + CHARGE_BATCH <= self.max {
+            walk.extend(memory);
+            self.usage += CHARGE_BATCH;
+            self.stock[c] += CHARGE_BATCH - 1;
+            return walk;
+        }
+        // The cgroup's own counter refuses it (add, then cancel); memsw's charge is undone at
+        // every level; then the page alone.
+        walk.extend([0, 0]);
+        walk.extend(&memsw);
+        walk.extend(&memsw);
+        walk.extend(0..d);
+        self.usage += 1;
+        walk
     }
 }
 
 impl Kernel {
-    /// Puts the workload in a memory cgroup limited to `pages` (set before it runs).
-    pub fn set_memcg_limit(&mut self, pages: u64) {
-        self.mm.memcg = Some(MemCgroup { max: pages, usage: 0 });
+    /// Puts the workload in a memory cgroup limited to `pages` with hierarchy `h` (set before
+    /// it runs).
+    pub fn set_memcg_limit(&mut self, pages: u64, h: Hierarchy) {
+        self.mm.memcg = Some(MemCgroup::new(pages, self.cpus.len(), h));
     }
 
-    /// Whether a charge of `pages` would pass the cgroup's limit (no cgroup: never).
-    pub(in crate::linux) fn memcg_over(&self, pages: u64) -> bool {
-        self.mm.memcg.is_some_and(|m| m.over(pages))
+    /// Whether a charge of `pages` on `cpu` would pass the cgroup's limit (no cgroup: never).
+    pub(in crate::linux) fn memcg_over(&self, cpu: u32, pages: u64) -> bool {
+        self.mm.memcg.as_ref().is_some_and(|m| m.over(cpu, pages))
     }
 
-    /// `mem_cgroup_charge` of a new page-cache page (its reclaim, if any, came first).
-    pub(in crate::linux) fn memcg_charge(&mut self) {
-        if let Some(m) = &mut self.mm.memcg {
-            m.usage += 1;
+    /// `mem_cgroup_charge` of a new page-cache page on this CPU at `at` (its reclaim, if any,
+    /// came first): the counters' atomics in turn. Returns the time taken.
+    pub(in crate::linux) fn memcg_charge(&mut self, ctx: &Ctx, at: Ps) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let Some(m) = &mut self.mm.memcg else { return Ps::ZERO };
+        let mut d = Ps::ZERO;
+        for i in m.charge_walk(ctx.cpu) {
+            d += m.lines[i].write(ctx.cpu, at + d, &topo, &lines);
         }
+        self.counters.vmscan.memcg_counter_ps += d.0;
+        d
     }
 
-    /// `mem_cgroup_uncharge_folios` of `pages` page-cache pages reclaim frees.
-    pub(in crate::linux) fn memcg_uncharge(&mut self, pages: u64) {
-        if let Some(m) = &mut self.mm.memcg {
-            m.usage = m.usage.saturating_sub(pages);
+    /// `mem_cgroup_uncharge_folios` of `pages` page-cache pages reclaim frees on this CPU at
+    /// `at`: one `page_counter_uncharge` of the batch (memory, then memsw), an atomic a level.
+    /// Returns the time taken.
+    pub(in crate::linux) fn memcg_uncharge(&mut self, ctx: &Ctx, at: Ps, pages: u64) -> Ps {
+        let (topo, lines) = (self.topo, self.costs.hw.lines);
+        let Some(m) = &mut self.mm.memcg else { return Ps::ZERO };
+        m.usage = m.usage.saturating_sub(pages);
+        let mut d = Ps::ZERO;
+        if pages > 0 {
+            for l in &mut m.lines {
+                d += l.write(ctx.cpu, at + d, &topo, &lines);
+            }
         }
+        self.counters.vmscan.memcg_counter_ps += d.0;
+        d
     }
 
     /// The cgroup's usage and limit, in pages, where the workload has one.
-    pub fn memcg(&self) -> Option<MemCgroup> {
-        self.mm.memcg
+    pub fn memcg(&self) -> Option<&MemCgroup> {
+        self.mm.memcg.as_ref()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::MemCgroup;
+    use super::{Hierarchy, MemCgroup, CHARGE_BATCH};
+
+    const V2: Hierarchy = Hierarchy { depth: 2, memsw: false };
 
     #[test]
-    fn a_charge_fails_only_past_the_limit() {
-        let m = MemCgroup { max: 32, usage: 31 };
-        assert!(!m.over(1));
-        assert!(m.over(2));
-        assert!(MemCgroup { max: 32, usage: 32 }.over(1));
+    fn a_charge_fails_only_past_the_limit_and_the_stock() {
+        let mut m = MemCgroup::new(32, 2, V2);
+        m.usage = 31;
+        assert!(!m.over(0, 1));
+        assert!(m.over(0, 2));
+        m.usage = 32;
+        assert!(m.over(0, 1));
+        // Pages in CPU 1's stock are charged already: it may use them, CPU 0 may not.
+        m.stock[1] = 5;
+        assert!(!m.over(1, 1) && m.over(0, 1));
+    }
+
+    #[test]
+    fn a_charge_takes_a_batch_when_it_fits_and_the_page_alone_at_the_limit() {
+        let mut m = MemCgroup::new(1000, 1, V2);
+        // A batch: both levels once, 63 pages stocked; the next 63 touch no counter.
+        assert_eq!(m.charge_walk(0), vec![0, 1]);
+        assert_eq!((m.usage, m.stock[0]), (CHARGE_BATCH, CHARGE_BATCH - 1));
+        for _ in 1..CHARGE_BATCH {
+            assert!(m.charge_walk(0).is_empty());
+        }
+        // Near the limit: the cgroup's counter refuses the batch (add and cancel), then the
+        // page is charged at every level.
+        m.usage = m.max - 10;
+        assert_eq!(m.charge_walk(0), vec![0, 0, 0, 1]);
+        assert_eq!((m.usage, m.stock[0]), (m.max - 9, 0));
+        // v1 with swap accounting: memsw charged first at every level and undone.
+        let mut v1 = MemCgroup::new(100, 1, Hierarchy { depth: 2, memsw: true });
+        v1.usage = 90;
+        assert_eq!(v1.charge_walk(0), vec![2, 3, 0, 0, 2, 3, 2, 3, 0, 1]);
     }
 }

@@ -67,6 +67,8 @@ crate::linux::vmstat::counters! {
         /// Reclaims a memory cgroup's limit started in a charging task (memory.events `max`;
         /// linux/mm/memcontrol.rs).
         memcg_reclaims,
+        /// Time in the memory cgroup's page-counter atomics, charges and uncharges (ps).
+        memcg_counter_ps,
         /// Wake-ups of a sleeping kswapd (`pageoutrun` counts its balance passes).
         kswapd_wakeups,
         pageoutrun,
@@ -127,6 +129,10 @@ pub struct Costs {
     pub rmap_vma: Ps,
     pub remove_mapping: Ps,
     pub pagecache_fill_page: Ps,
+    /// The parts of `remove_mapping` and `pagecache_fill_page` under the mapping's `i_pages`
+    /// lock; none: the mapping's lock is not modelled (a profile without the keys).
+    pub remove_mapping_locked: Option<Ps>,
+    pub pagecache_add_locked: Option<Ps>,
 }
 
 impl Costs {
@@ -145,6 +151,8 @@ impl Costs {
             rmap_vma: c(&r.rmap_vma_cycles),
             remove_mapping: c(&r.remove_mapping_cycles),
             pagecache_fill_page: c(&r.pagecache_fill_page_cycles),
+            remove_mapping_locked: r.remove_mapping_locked_cycles.as_ref().map(c),
+            pagecache_add_locked: r.pagecache_add_locked_cycles.as_ref().map(c),
         })
     }
 }

@@ -51,7 +51,7 @@ impl Kernel {
         if self.mm.vmscan.costs.is_none() {
             return false;
         }
-        if self.memcg_over(pages) {
+        if self.memcg_over(cpu, pages) {
             return true;
         }
         let Some(pa) = self.mm.page_alloc.as_ref() else { return false };
@@ -63,7 +63,7 @@ impl Kernel {
     /// `do_try_to_free_pages`, `SWAP_CLUSTER_MAX` pages either way (a page's charge asks for one).
     pub(in crate::linux) fn direct_reclaim(&mut self, ctx: &mut Ctx, t: usize) {
         let node = self.pa().node_of_cpu(ctx.cpu) as usize;
-        let memcg = self.memcg_over(1);
+        let memcg = self.memcg_over(ctx.cpu, 1);
         if memcg {
             self.counters.vmscan.memcg_reclaims += 1;
         } else {

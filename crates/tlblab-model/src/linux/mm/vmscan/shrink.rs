@@ -142,8 +142,14 @@ impl Kernel {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
             self.mm.files[file as usize].remove(index);
-            d += c.remove_mapping;
-            ctx.charge(Bucket::Reclaim, c.remove_mapping);
+            // The part outside `xa_lock_irq`, then the section (docs/references/linux-mm.md#i-pages-lock).
+            let locked = c.remove_mapping_locked.unwrap_or(Ps::ZERO).min(c.remove_mapping);
+            let rest = c.remove_mapping - locked;
+            ctx.charge(Bucket::Reclaim, rest);
+            d += rest;
+            if c.remove_mapping_locked.is_some() {
+                d += self.i_pages_locked(ctx, ctx.now + d, file, locked, Bucket::Reclaim);
+            }
             let sc = self.sc(t);
             let page = std::mem::replace(
                 &mut sc.list[i],
@@ -151,6 +157,13 @@ impl Kernel {
             );
             sc.freed.push(page);
             sc.pos += 1;
+            if c.remove_mapping_locked.is_some() {
+                // One page a step from here: the next page's `i_pages` section is asked for in
+                // time order with the other CPUs' (hw/lock.rs needs requests in time order; a
+                // batch's 32 sections in one step would hold the locks ahead of them).
+                ctx.then(Continuation::Reclaim(Step::Pages));
+                return d;
+            }
         }
     }
 
@@ -169,9 +182,9 @@ impl Kernel {
         let n = freed.len() as u64;
         sc.pass_reclaimed += n;
         sc.total_reclaimed += n;
-        let mut d = Ps::ZERO;
         // mem_cgroup_uncharge_folios, then free_unref_folios (v6.x; linux/mm/memcontrol.rs).
-        self.memcg_uncharge(n);
+        let mut d = self.memcg_uncharge(ctx, ctx.now, n);
+        ctx.charge(Bucket::Reclaim, d);
         for page in &freed {
             d += self.free_reclaimed(ctx, ctx.now + d, page);
         }
