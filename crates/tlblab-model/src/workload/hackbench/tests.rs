@@ -54,7 +54,7 @@ fn policy_batch_makes_every_task_sched_batch() {
         h.setup(&mut sim, &Setup { profile: &profile, tasks: 2, seed: 1 });
         assert_eq!(sim.kernel.tasks.len(), 80);
         assert!(sim.kernel.tasks.iter().all(|t| t.batch == batch), "{wl}");
-        let r = hackbench("6.18", wl, 1, 1, Ps::MS * 5);
+        let r = hackbench_w("6.18", wl, 1, 1, Ps::MS * 5, Ps::MS * 20);
         assert_eq!(r.oracle.violations, 0);
         assert!(r.counters["pipe_reads"].abs_diff(r.operations()) <= 20, "{wl}: {:?}", r.counters);
     }
@@ -258,5 +258,23 @@ fn explore() {
                     .collect::<Vec<_>>()
             );
         }
+    }
+}
+
+/// Every wake-up is counted once, local or remote (schedstat's `nr_wakeups_local` and
+/// `nr_wakeups_remote`): one group of bound tasks (each CPU has receivers and senders) wakes
+/// both ways; a wake-up preempts only under SCHED_NORMAL, never a SCHED_BATCH wakee.
+#[test]
+fn wake_ups_are_counted_local_or_remote_and_only_normal_ones_preempt() {
+    for (wl, batch) in [("hackbench -pipe process", false), ("hackbench -pipe process policy=batch", true)] {
+        let r = hackbench_w("6.18", wl, 1, 1, Ps::MS * 5, Ps::MS * 20);
+        let c = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+        let (local, remote) = (c("wakeups_local"), c("wakeups_remote"));
+        assert!(local > 0 && remote > 0, "{wl}: {local} local, {remote} remote");
+        // Pipes are the only wakers here; a delayed sleeper's requeue is a wake-up too.
+        assert_eq!(local + remote, c("pipe_wakeups"), "{wl}");
+        let preempts = c("wakeup_preempts");
+        assert_eq!(preempts == 0, batch, "{wl}: {preempts} wake-up preemptions");
+        assert!(preempts <= local + remote, "{wl}");
     }
 }

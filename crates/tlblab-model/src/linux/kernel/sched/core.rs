@@ -30,6 +30,16 @@ crate::linux::vmstat::counters! {
         involuntary_switches,
         /// Wake-ups sent to an idle CPU as a function-call IPI (`[sched] wakelist_ipi`, v6.0+).
         wakelist_ipis,
+        /// Wake-ups by where the woken task is queued against the waker's CPU, as v6.18's
+        /// `ttwu_stat` counts them into schedstat's `nr_wakeups_local` and `nr_wakeups_remote`
+        /// (a still-queued delayed sleeper's on its own CPU;
+        /// docs/references/linux-6x.md#wake-up-statistics).
+        wakeups_local,
+        wakeups_remote,
+        /// Wake-ups whose wakee is to preempt the running task (`check_preempt_wakeup` /
+        /// `wakeup_preempt` set `need_resched`), the wake-up preemptions a trace of
+        /// `sched_wakeup` and `sched_switch` shows as a runnable task switched out for the wakee.
+        wakeup_preempts,
         /// Wake-ups that moved a task to another CPU (`set_task_cpu`: `nr_migrations`).
         migrations,
         /// Of those, tasks the periodic load balancer pulled (linux/kernel/sched/fair/balance.rs).
@@ -367,10 +377,12 @@ impl Kernel {
     pub(in crate::linux) fn wake_as(&mut self, ctx: &mut Ctx, t: usize, now: Ps, sync: bool) {
         if self.tasks[t].delayed {
             // v6.12+ ttwu_runnable: still queued where it slept (fair/delay.rs).
+            self.count_wakeup(ctx.cpu, self.tasks[t].cpu);
             self.requeue_delayed(t, now);
             return;
         }
         let cpu = self.ttwu_place(ctx, t, sync, now);
+        self.count_wakeup(ctx.cpu, cpu);
         if self.config.sched.eevdf {
             self.place_entity(t, now);
         }
@@ -409,6 +421,12 @@ impl Kernel {
         self.check_preempt_wakeup_cfs(cpu, t, now);
     }
 
+    /// `ttwu_stat`'s local or remote count of a wake-up from `waker`'s CPU onto `target`.
+    fn count_wakeup(&mut self, waker: u32, target: u32) {
+        let s = &mut self.counters.sched;
+        *if waker == target { &mut s.wakeups_local } else { &mut s.wakeups_remote } += 1;
+    }
+
     /// CFS's `check_preempt_wakeup` (v5.18) for task `t`, just queued on `cpu` at `now`: a
     /// `SCHED_BATCH` wakee never preempts; else preempt if the current task is ahead by more than
     /// the wake-up granularity (`sysctl_sched_wakeup_granularity` 1 ms, scaled).
@@ -419,7 +437,11 @@ impl Kernel {
         }
         let curr_v = self.tasks[curr].vruntime + now.saturating_sub(self.tasks[curr].on_cpu_since);
         let gran = Ps::US * 1_000 * self.sched_factor();
-        self.cpus[cpu as usize].need_resched |= curr_v > self.tasks[t].vruntime + gran;
+        let c = &mut self.cpus[cpu as usize];
+        if curr_v > self.tasks[t].vruntime + gran && !c.need_resched {
+            c.need_resched = true;
+            self.counters.sched.wakeup_preempts += 1;
+        }
     }
 
     /// `pick_next_entity`: takes the runnable task of `cpu` with the least vruntime off its

@@ -167,8 +167,9 @@ impl Kernel {
             return;
         }
         self.update_deadline(cpu, now);
-        if self.pick_eevdf(cpu, now, true) == Some(t) {
+        if self.pick_eevdf(cpu, now, true) == Some(t) && !self.cpus[cpu as usize].need_resched {
             self.cpus[cpu as usize].need_resched = true;
+            self.counters.sched.wakeup_preempts += 1;
         }
     }
 
