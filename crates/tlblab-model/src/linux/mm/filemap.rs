@@ -55,7 +55,7 @@ pub struct FilePages {
     /// so their mappings keep write permission in every PTE they install
     /// (docs/references/linux-mm.md#write-notify).
     pub writenotify: bool,
-    /// `mapping->i_pages`' `xa_lock` (docs/references/linux-mm.md#i-pages-lock).
+    /// `mapping->i_pages`' `xa_lock` (docs/references/linux-mm.md#i_pages-lock).
     pub i_pages: SpinLock,
 }
 
@@ -279,7 +279,7 @@ impl Kernel {
     /// the spin is charged as a lock wait and nothing else runs on the CPU meanwhile) asked for
     /// at `at`; the hold is charged to `bucket`. The lock's word is a line the CPUs' sections
     /// hand over (hw/lock.rs): reclaim on one CPU removing pages of a file another CPU is adding
-    /// to (docs/references/linux-mm.md#i-pages-lock). Returns the time from `at` to the unlock.
+    /// to (docs/references/linux-mm.md#i_pages-lock). Returns the time from `at` to the unlock.
     pub(in crate::linux) fn i_pages_locked(
         &mut self,
         ctx: &mut Ctx,

@@ -142,7 +142,7 @@ impl Kernel {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
             self.mm.files[file as usize].remove(index);
-            // The part outside `xa_lock_irq`, then the section (docs/references/linux-mm.md#i-pages-lock).
+            // The part outside `xa_lock_irq`, then the section (docs/references/linux-mm.md#i_pages-lock).
             let locked = c.remove_mapping_locked.unwrap_or(Ps::ZERO).min(c.remove_mapping);
             let rest = c.remove_mapping - locked;
             ctx.charge(Bucket::Reclaim, rest);
