@@ -173,15 +173,8 @@ impl Kernel {
         // With reclaim: the fill's own path, its `__filemap_add_folio` section under the
         // mapping's `i_pages` lock where the profile has it, and the LRU add through the
         // pagevec.
-        let c = self.reclaim_costs();
-        let locked = c.pagecache_add_locked.map(|l| l.min(read));
-        let rest = read - locked.unwrap_or(Ps::ZERO);
-        ctx.charge(bucket, rest);
-        let mut d = a + rest;
-        if let Some(l) = locked {
-            d += self.i_pages_locked(ctx, at + d, file, l, bucket);
-        }
-        d += clear;
+        let locked = self.reclaim_costs().pagecache_add_locked;
+        let d = a + self.i_pages_path(ctx, at + a, file, read, locked, bucket) + clear;
         let lru = self.lru_cache_add(ctx, at + d, pfn);
         (pfn, d + lru)
     }
@@ -275,19 +268,29 @@ impl Kernel {
         d
     }
 
-    /// A section of `hold` under `file`'s `i_pages` lock (`xa_lock_irq`: interrupts off, so
-    /// the spin is charged as a lock wait and nothing else runs on the CPU meanwhile) asked for
-    /// at `at`; the hold is charged to `bucket`. The lock's word is a line the CPUs' sections
-    /// hand over (hw/lock.rs): reclaim on one CPU removing pages of a file another CPU is adding
-    /// to (docs/references/linux-mm.md#i_pages-lock). Returns the time from `at` to the unlock.
-    pub(in crate::linux) fn i_pages_locked(
+    /// A path of `path` asked for at `at` whose last `locked` (at most all of it) runs under
+    /// `file`'s `i_pages` lock: the part outside it, then the section, both charged to `bucket`.
+    /// `xa_lock_irq` turns interrupts off, so the spin is charged as a lock wait and nothing else
+    /// runs on the CPU meanwhile. The lock's word is a line the CPUs' sections hand over
+    /// (hw/lock.rs): reclaim on one CPU removing pages of a file another CPU is adding to
+    /// (docs/references/linux-mm.md#i_pages-lock). `locked` none: the profile does not split the
+    /// path, and no lock is taken. Returns the time from `at` to the unlock.
+    pub(in crate::linux) fn i_pages_path(
         &mut self,
         ctx: &mut Ctx,
         at: Ps,
         file: u32,
-        hold: Ps,
+        path: Ps,
+        locked: Option<Ps>,
         bucket: Bucket,
     ) -> Ps {
+        let hold = locked.map_or(Ps::ZERO, |l| l.min(path));
+        let rest = path - hold;
+        ctx.charge(bucket, rest);
+        if locked.is_none() {
+            return rest;
+        }
+        let at = at + rest;
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let l = &mut self.mm.files[file as usize].i_pages;
         let before = l.stats.contended;
@@ -299,7 +302,7 @@ impl Kernel {
         c.i_pages_lock_wait_ps += (grant - at).0;
         ctx.lock_wait("i_pages", grant - at);
         ctx.charge(bucket, hold);
-        grant - at + hold
+        rest + grant - at + hold
     }
 
     /// `open` + `ftruncate` + `unlink` of a `pages`-page file for task `t` (its id goes in

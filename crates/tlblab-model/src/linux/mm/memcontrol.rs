@@ -41,6 +41,8 @@ pub struct MemCgroup {
     /// The `memory` counters from the cgroup up to the root (`page_counter.parent`), then, with
     /// v1's swap accounting, the `memsw` ones: one `usage` line each.
     lines: Vec<CacheLine>,
+    /// The last charge's walk over `lines` (a buffer kept between charges).
+    walk: Vec<usize>,
     pub depth: usize,
     pub memsw: bool,
 }
@@ -61,6 +63,7 @@ impl MemCgroup {
             usage: 0,
             stock: vec![0; cpus],
             lines: vec![CacheLine::new(); n],
+            walk: Vec::with_capacity(4 * h.depth + 2),
             depth: h.depth,
             memsw: h.memsw,
         }
@@ -74,31 +77,31 @@ impl MemCgroup {
 
     /// The counters' lines one `try_charge_memcg` of a page on `cpu` writes, in order (memsw
     /// index `depth + i`), with its effect on the usage and the stock.
-    fn charge_walk(&mut self, cpu: u32) -> Vec<usize> {
+    fn charge_walk(&mut self, cpu: u32) -> &[usize] {
         let c = cpu as usize;
+        self.walk.clear();
         if self.stock[c] > 0 {
             self.stock[c] -= 1;
-            return Vec::new();
+            return &self.walk;
         }
-        let (d, memory) = (self.depth, 0..self.depth);
-        let memsw: Vec<usize> = if self.memsw { (d..2 * d).collect() } else { Vec::new() };
-        let mut walk = Vec::new();
+        let d = self.depth;
+        let memsw = if self.memsw { d..2 * d } else { 0..0 };
         // The batch: memsw (unlimited) charged at every level, then memory's levels.
-        walk.extend(&memsw);
+        self.walk.extend(memsw.clone());
         if self.usage + CHARGE_BATCH <= self.max {
-            walk.extend(memory);
+            self.walk.extend(0..d);
             self.usage += CHARGE_BATCH;
             self.stock[c] += CHARGE_BATCH - 1;
-            return walk;
+            return &self.walk;
         }
         // The cgroup's own counter refuses it (add, then cancel); memsw's charge is undone at
         // every level; then the page alone.
-        walk.extend([0, 0]);
-        walk.extend(&memsw);
-        walk.extend(&memsw);
-        walk.extend(0..d);
+        self.walk.extend([0, 0]);
+        self.walk.extend(memsw.clone());
+        self.walk.extend(memsw);
+        self.walk.extend(0..d);
         self.usage += 1;
-        walk
+        &self.walk
     }
 }
 
@@ -119,8 +122,9 @@ impl Kernel {
     pub(in crate::linux) fn memcg_charge(&mut self, ctx: &Ctx, at: Ps) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let Some(m) = &mut self.mm.memcg else { return Ps::ZERO };
+        m.charge_walk(ctx.cpu);
         let mut d = Ps::ZERO;
-        for i in m.charge_walk(ctx.cpu) {
+        for &i in &m.walk {
             d += m.lines[i].write(ctx.cpu, at + d, &topo, &lines);
         }
         self.counters.vmscan.memcg_counter_ps += d.0;

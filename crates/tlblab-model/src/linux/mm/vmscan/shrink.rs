@@ -142,14 +142,14 @@ impl Kernel {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
             self.mm.files[file as usize].remove(index);
-            // The part outside `xa_lock_irq`, then the section (docs/references/linux-mm.md#i_pages-lock).
-            let locked = c.remove_mapping_locked.unwrap_or(Ps::ZERO).min(c.remove_mapping);
-            let rest = c.remove_mapping - locked;
-            ctx.charge(Bucket::Reclaim, rest);
-            d += rest;
-            if c.remove_mapping_locked.is_some() {
-                d += self.i_pages_locked(ctx, ctx.now + d, file, locked, Bucket::Reclaim);
-            }
+            d += self.i_pages_path(
+                ctx,
+                ctx.now + d,
+                file,
+                c.remove_mapping,
+                c.remove_mapping_locked,
+                Bucket::Reclaim,
+            );
             let sc = self.sc(t);
             let page = std::mem::replace(
                 &mut sc.list[i],

@@ -137,7 +137,7 @@ impl Conn {
     /// untimed setup): `rcvq_space.space` is the first window (v4.9: `rcv_wnd`; from
     /// 041a14d26715, v4.19: the least of `rcv_ssthresh`, `rcv_wnd` and ten `advmss`).
     pub(super) fn init_buffer_space(&mut self, k: &NetKnobs, locked: bool) {
-        let rule = if k.tcp_rcvbuf_autotune.is_off() { RcvbufAutotune::Off } else { k.tcp_rcvbuf_autotune };
+        let rule = k.tcp_rcvbuf_autotune;
         let space = match rule {
             RcvbufAutotune::V4_9 => self.rcv_wnd,
             _ => self.rcv_ssthresh.min(self.rcv_wnd).min(TCP_INIT_CWND * LOOPBACK_ADVMSS),
