@@ -548,6 +548,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                 ),
             )),
             ttwu_cycles: r.raw.ttwu_ns.as_ref().map(|w| sections::ttwu(w, mhz, &tag)),
+            ttwu_local_cycles: r.raw.ttwu_local_ns.as_ref().map(|w| sections::ttwu_local(w, mhz, &tag)),
             idle_exit_ns: sections::idle_exit(r, ipi.as_ref().map(|i| i.send_ns.value + i.delivery_ns.value), &tag),
             rwsem_section_cycles: None,
             // PTI's per-page INVPCID of the user PCID cannot be timed from user space.

@@ -400,6 +400,22 @@ pub(super) fn ttwu(w: &crate::stats::Summary, mhz: f64, tag: &str) -> Sourced {
     )
 }
 
+/// `kernel.ttwu_local_cycles` from the probe's wake-up on the waker's own CPU
+/// (crate::probe::sched::local_wake_ns): the same path with no interrupt, charged where a task
+/// wakes on its waker's CPU.
+pub(super) fn ttwu_local(w: &crate::stats::Summary, mhz: f64, tag: &str) -> Sourced {
+    measured(
+        w.median * mhz / 1000.0,
+        format!(
+            "{tag}: futex wake of a SCHED_BATCH thread asleep on the waker's own CPU (both pinned there; a batch \
+             task never preempts on wake-up), less a futex wake of nobody: the unlink and try_to_wake_up's \
+             local enqueue, no interrupt, {:.0} ns at {mhz:.0} MHz (per run the median of its wake-ups; runs \
+             min {:.0} / median {:.0} / max {:.0} ns, n = {})",
+            w.median, w.min, w.median, w.max, w.n
+        ),
+    )
+}
+
 /// `kernel.idle_exit_ns` from the same wake-up's latency (crate::probe::sched): the time until
 /// the woken thread has run, less what the model already puts on that path (the waker's
 /// `try_to_wake_up`, the IPI's send and delivery, the context switch into the task). The rest is
