@@ -6,7 +6,8 @@
 //! cell's real runs; where the slowest or the fastest lies beyond the rate of every profile
 //! the cell is simulated on (the central one, the ends of the probe's spread), seed 1 also runs
 //! on the central profile at that rate, so the simulated range covers the machine the real runs
-//! had. Nothing here reads the benchmark's own runs (issue 33's rule).
+//! had. Nothing here reads the benchmark's own runs: no cost is fitted to the benchmark it is
+//! compared with.
 
 use serde::Serialize;
 use tlblab_model::profile::{Confidence, MachineProfile, Sourced};
