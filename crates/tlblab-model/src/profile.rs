@@ -235,6 +235,10 @@ pub struct KernelCosts {
     /// and the preemption check (zero where absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttwu_cycles: Option<Sourced>,
+    /// `try_to_wake_up` onto the waker's own CPU: the same path with no interrupt to send
+    /// (absent: a wake-up costs `ttwu_cycles` wherever the task wakes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttwu_local_cycles: Option<Sourced>,
     /// An idle CPU's way out of idle on a wake-up, beyond the IPI and the switch (zero where absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_exit_ns: Option<Sourced>,
@@ -464,6 +468,7 @@ impl MachineProfile {
         for (key, v) in [
             ("kernel.context_switch_ns", &k.context_switch_ns),
             ("kernel.ttwu_cycles", &k.ttwu_cycles),
+            ("kernel.ttwu_local_cycles", &k.ttwu_local_cycles),
             ("kernel.rwsem_section_cycles", &k.rwsem_section_cycles),
             ("kernel.idle_exit_ns", &k.idle_exit_ns),
             ("kernel.madvise_call_cycles", &k.madvise_call_cycles),

@@ -206,6 +206,17 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes the calling thread `SCHED_BATCH` (nice unchanged): CFS and EEVDF never let a batch
+/// task preempt the running one when it wakes (check_preempt_wakeup_fair, Linux 6.18).
+pub fn set_batch() -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread and `p` a valid sched_param for the call.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &p) } != 0 {
+        return Err(last_error("sched_setscheduler(SCHED_BATCH)"));
+    }
+    Ok(())
+}
+
 /// `setsockopt(fd, IPPROTO_TCP, TCP_CORK, on)`: while corked, every send appends to the write
 /// queue's tail and the push stops where Nagle's would; uncorking transmits it.
 pub fn set_tcp_cork(s: &std::net::TcpStream, on: bool) -> io::Result<()> {

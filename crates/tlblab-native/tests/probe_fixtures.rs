@@ -427,3 +427,36 @@ fn madvise_fixed_path_comes_from_the_line_over_none_ptes() {
         p.kernel.flush_call_cycles.source
     );
 }
+
+/// `kernel.context_switch_ns` is the switch loop less what the model charges apart on its path:
+/// the AF_UNIX send and receive measured alone and the local wake-up; the whole loop where they
+/// are not measured (older reports) or leave nothing, with a warning.
+#[test]
+fn the_switch_is_the_loop_less_its_write_read_and_local_wake_up() {
+    use tlblab_native::probe::ipc::IpcCalls;
+    use tlblab_native::stats::Summary;
+    let (file, text) = &fixtures()[0];
+    let mut r = ProbeReport::from_json(text).unwrap();
+    let cs = r.raw.context_switch_ns.median;
+    let b = host_profile::build(&r, "host").unwrap();
+    assert_eq!(b.profile.kernel.context_switch_ns.as_ref().unwrap().value, cs, "{file}");
+    assert!(b.warnings.iter().any(|w| w.contains("kernel.context_switch_ns")), "{:?}", b.warnings);
+    let at = |ns: f64| Summary::of(&[ns, ns, ns]);
+    let sys = r.raw.syscall_ns.median;
+    r.raw.ipc = Some(IpcCalls {
+        pipe_write_ns: at(sys + 300.0),
+        pipe_read_ns: at(sys + 250.0),
+        unix_send_ns: at(cs * 0.2),
+        unix_recv_ns: at(cs * 0.1),
+    });
+    r.raw.ttwu_local_ns = Some(at(cs * 0.1));
+    let b = host_profile::build(&r, "host").unwrap();
+    let k = b.profile.kernel.context_switch_ns.as_ref().unwrap();
+    assert!((k.value - cs * 0.6).abs() < 1e-6, "{} vs {}: {}", k.value, cs * 0.6, k.source);
+    assert!(k.source.contains("local wake-up"), "{}", k.source);
+    b.profile.validate().unwrap();
+    // Calls that take longer than the loop: the whole loop stands.
+    r.raw.ttwu_local_ns = Some(at(cs));
+    let b = host_profile::build(&r, "host").unwrap();
+    assert_eq!(b.profile.kernel.context_switch_ns.as_ref().unwrap().value, cs);
+}

@@ -407,6 +407,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         None
     };
 
+    let switch = sections::context_switch(r, &tag, &mut warnings);
     let features_src = format!(
         "{tag}: CPUID.1:ECX[17] PCID, CPUID.7:EBX[10] INVPCID, CPUID 0x80000008 EBX[3] INVLPGB; PTI from \
          /sys/devices/system/cpu/vulnerabilities/meltdown"
@@ -539,16 +540,15 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
             zap_pte_cycles: per_page.zap_pte_cycles,
             flush_call_cycles: paths.flush_call_cycles,
             madvise_call_cycles: paths.madvise_call_cycles,
-            context_switch_ns: Some(measured(
-                r.raw.context_switch_ns.median,
-                format!(
-                    "{tag}: two threads pinned to one CPU passing a byte over a socket pair, per switch (the \
-                     blocking read, the write that wakes the other thread, schedule()), {}",
-                    spread(&r.raw.context_switch_ns)
-                ),
-            )),
+            context_switch_ns: Some(switch.clone()),
             ttwu_cycles: r.raw.ttwu_ns.as_ref().map(|w| sections::ttwu(w, mhz, &tag)),
-            idle_exit_ns: sections::idle_exit(r, ipi.as_ref().map(|i| i.send_ns.value + i.delivery_ns.value), &tag),
+            ttwu_local_cycles: r.raw.ttwu_local_ns.as_ref().map(|w| sections::ttwu_local(w, mhz, &tag)),
+            idle_exit_ns: sections::idle_exit(
+                r,
+                ipi.as_ref().map(|i| i.send_ns.value + i.delivery_ns.value),
+                switch.value,
+                &tag,
+            ),
             rwsem_section_cycles: None,
             // PTI's per-page INVPCID of the user PCID cannot be timed from user space.
             invpcid_single_cycles: (h.pti && h.invpcid).then(|| {

@@ -384,6 +384,54 @@ impl Micro {
     }
 }
 
+/// `kernel.context_switch_ns`: the probe's switch between two threads on one CPU over a socket
+/// pair, less what the model charges apart on the same path (the AF_UNIX write that wakes the
+/// other thread and the read that finds its byte, each a system call, measured alone with nobody
+/// waiting; the local wake-up, `kernel.ttwu_local_cycles`): the switch itself, `schedule()` and
+/// `switch_to`, which the key stands for. Where those are not measured, or the rest is not
+/// positive, the whole time, and a warning says so.
+pub(super) fn context_switch(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>) -> Sourced {
+    let cs = &r.raw.context_switch_ns;
+    let whole = format!(
+        "{tag}: two threads pinned to one CPU passing a byte over a socket pair, per switch (the blocking \
+         read, the write that wakes the other thread, schedule()), median over blocks, {}",
+        cs.spread_text(2, "")
+    );
+    let apart = r
+        .raw
+        .ipc
+        .as_ref()
+        .zip(r.raw.ttwu_local_ns.as_ref())
+        .map(|(c, w)| (c.unix_send_ns.median, c.unix_recv_ns.median, w.median));
+    match apart {
+        Some((send, recv, wake)) if cs.median - send - recv - wake > 0.0 => {
+            let rest = cs.median - send - recv - wake;
+            measured(
+                rest,
+                format!(
+                    "{whole}; less what the model charges apart on that path: the AF_UNIX send ({send:.0} ns) \
+                     and receive ({recv:.0} ns) measured alone, system calls included (100-byte calls: their \
+                     copies, some 10 ns, stay in), and the local wake-up ({wake:.0} ns, ttwu_local_cycles) \
+                     = {rest:.0} ns"
+                ),
+            )
+        }
+        other => {
+            warnings.push(format!(
+                "kernel.context_switch_ns: {}: the whole switch loop ({:.0} ns) stands, its write, read and wake-up \
+                 counted again where the model charges them",
+                if other.is_some() {
+                    "the write, read and wake-up measured alone take longer than the switch loop"
+                } else {
+                    "no AF_UNIX calls or local wake-up measured"
+                },
+                cs.median
+            ));
+            measured(cs.median, whole)
+        }
+    }
+}
+
 /// `kernel.ttwu_cycles` from the probe's wake-up across CPUs (crate::probe::sched): the waker's
 /// time, in cycles at the profile's clock. The model charges it on the waker of every task a pipe,
 /// a socket or a lock wakes (linux/kernel/sched/core.rs `try_to_wake_up`).
@@ -400,16 +448,36 @@ pub(super) fn ttwu(w: &crate::stats::Summary, mhz: f64, tag: &str) -> Sourced {
     )
 }
 
+/// `kernel.ttwu_local_cycles` from the probe's wake-up on the waker's own CPU
+/// (crate::probe::sched::local_wake_ns): the same path with no interrupt, charged where a task
+/// wakes on its waker's CPU.
+pub(super) fn ttwu_local(w: &crate::stats::Summary, mhz: f64, tag: &str) -> Sourced {
+    measured(
+        w.median * mhz / 1000.0,
+        format!(
+            "{tag}: futex wake of a SCHED_BATCH thread asleep on the waker's own CPU (both pinned there; a batch \
+             task never preempts on wake-up), less a futex wake of nobody: the unlink and try_to_wake_up's \
+             local enqueue, no interrupt, {:.0} ns at {mhz:.0} MHz (per run the median of its wake-ups; runs \
+             min {:.0} / median {:.0} / max {:.0} ns, n = {})",
+            w.median, w.min, w.median, w.max, w.n
+        ),
+    )
+}
+
 /// `kernel.idle_exit_ns` from the same wake-up's latency (crate::probe::sched): the time until
 /// the woken thread has run, less what the model already puts on that path (the waker's
 /// `try_to_wake_up`, the IPI's send and delivery, the context switch into the task). The rest is
 /// the idle CPU's way out of idle (on a guest without polling idle: the halted vCPU's exit and
 /// the injection of its interrupt), which the model adds to a wake-up of an idle CPU
 /// (linux/kernel/sched/core.rs `wake`). None without the wake-up or the IPI measured.
-pub(super) fn idle_exit(r: &ProbeReport, send_delivery_ns: Option<f64>, tag: &str) -> Option<Sourced> {
+pub(super) fn idle_exit(
+    r: &ProbeReport,
+    send_delivery_ns: Option<f64>,
+    cs: f64,
+    tag: &str,
+) -> Option<Sourced> {
     let (lat, waker) = (r.raw.wake_latency_ns.as_ref()?, r.raw.ttwu_ns.as_ref()?);
     let ipi = send_delivery_ns?;
-    let cs = r.raw.context_switch_ns.median;
     let rest = lat.median - waker.median - ipi - cs;
     Some(measured(
         rest.max(0.0),

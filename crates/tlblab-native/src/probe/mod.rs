@@ -128,6 +128,10 @@ pub struct Measurements {
     /// absent on one CPU and from reports recorded before it was measured).
     #[serde(default)]
     pub ttwu_ns: Option<Summary>,
+    /// The waker's cost of waking a thread asleep on its own CPU ([`sched::local_wake_ns`]; absent
+    /// from reports recorded before it was measured).
+    #[serde(default)]
+    pub ttwu_local_ns: Option<Summary>,
     /// The same wake-up's latency: from its start until the woken thread has run
     /// ([`sched::RemoteWake`]; absent where `ttwu_ns` is).
     #[serde(default)]
@@ -398,6 +402,12 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     })?;
     interference.push((name, r));
 
+    let name = part("a wake-up on the waker's CPU");
+    let (local_wake, r) = quietest(tries, ncpu, || {
+        Ok(Some(sched::local_wake_ns(cpus[0], runs, if opts.quick { 200 } else { 2_000 })?))
+    })?;
+    interference.push((name, r));
+
     let name = part("an IPI's entry and exit (membarrier)");
     let (irq_split, r) = quietest(tries, ncpu, || match cpus[..] {
         [a, b, ..] => irq::membarrier_split(a, b, runs, if opts.quick { 500 } else { 5_000 }),
@@ -481,6 +491,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         context_switch_ns,
         irq_split,
         ttwu_ns: wake.as_ref().map(|w| w.waker_ns.clone()),
+        ttwu_local_ns: local_wake,
         wake_latency_ns: wake.map(|w| w.latency_ns),
         ipc,
         net,

@@ -11,6 +11,13 @@
 //! latency: from the start of the wake-up until the waker sees the word the woken thread clears,
 //! which adds the idle CPU's way out of idle (on a guest without polling idle: the halted vCPU's
 //! exit and the interrupt's injection), the switch to the task and its return to user space.
+//!
+//! A second loop wakes the same waiter while its CPU is busy ([`busy_wake_ns`]): a spinner runs
+//! there, so `try_to_wake_up` enqueues the task on the remote runqueue under its lock instead of
+//! handing it to the CPU's wake list (ttwu_queue_cond, Linux 6.0+: the wake list is for an idle
+//! target or another LLC), and no interrupt goes out, since the waiter is `SCHED_BATCH` and
+//! a batch task never preempts on wake-up (check_preempt_wakeup_fair, 6.18). What the idle
+//! target costs the waker beyond it is the interrupt that rouses the idle CPU.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -109,6 +116,48 @@ pub fn remote_wake_ns(a: usize, b: usize, runs: usize, wakes: u32) -> std::io::R
     Ok(RemoteWake { waker_ns: Summary::of(&samples), latency_ns: Summary::of(&latencies) })
 }
 
+/// The waker's time of a wake-up on its own CPU, less a wake of nobody, one median per run,
+/// `wakes` per run: waker and waiter both pinned to `cpu`, the waiter `SCHED_BATCH` so it never
+/// preempts the waker; the waker then yields until the woken waiter has run and slept again.
+pub fn local_wake_ns(cpu: usize, runs: usize, wakes: u32) -> std::io::Result<Summary> {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let word = Arc::new(AtomicU32::new(0));
+        let w = Arc::clone(&word);
+        let waiter = std::thread::spawn(move || -> std::io::Result<()> {
+            sys::pin_to_cpu(cpu)?;
+            sys::set_batch()?;
+            for _ in 0..wakes {
+                while w.load(Ordering::Acquire) == 0 {
+                    futex(&w, libc::FUTEX_WAIT, 0);
+                }
+                w.store(0, Ordering::Release);
+            }
+            Ok(())
+        });
+        let waker = std::thread::spawn(move || -> std::io::Result<f64> {
+            sys::pin_to_cpu(cpu)?;
+            let mut ns = Vec::with_capacity(wakes as usize);
+            for _ in 0..wakes {
+                let t = Instant::now();
+                word.store(1, Ordering::Release);
+                futex(&word, libc::FUTEX_WAKE, 1);
+                ns.push(t.elapsed().as_nanos() as f64);
+                while word.load(Ordering::Acquire) != 0 {
+                    // SAFETY: sched_yield takes no arguments.
+                    unsafe { libc::sched_yield() };
+                }
+            }
+            ns.sort_by(f64::total_cmp);
+            Ok(ns[ns.len() / 2] - wake_nobody_ns(wakes.max(1000)))
+        });
+        let ns = waker.join().expect("wake-up timer thread panicked");
+        waiter.join().expect("wake-up waiter thread panicked")?;
+        samples.push(ns?.max(0.0));
+    }
+    Ok(Summary::of(&samples))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +175,7 @@ mod tests {
         assert!(s.n == 3 && s.max > 0.0 && s.median.is_finite(), "{s:?}");
         // The woken thread runs only after the waker's call has begun (its clock includes it).
         assert!(w.latency_ns.n == 3 && w.latency_ns.min > 0.0, "{w:?}");
+        let b = local_wake_ns(cpus[0], 3, 50).unwrap();
+        assert!(b.n == 3 && b.median.is_finite() && b.min >= 0.0, "{b:?}");
     }
 }

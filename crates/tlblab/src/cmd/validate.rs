@@ -12,7 +12,9 @@
 //! re-creation of fs_mark's user code, never the benchmarks), and sections the probe does not
 //! measure are a stand-in machine's, labelled as borrowed. When the probe runs now, the host is
 //! also simulated at the slow and the fast quartile of the probe's measurements
-//! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too.
+//! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too; and
+//! where the host's memory bandwidth, measured again just before and after a cell's real runs,
+//! lay beyond every profile's, at that bandwidth as well (validate/memory.rs).
 //! Each real run records the CPU time the workload itself got; a CPU-bound workload is judged
 //! on its real figure at the simulated run's busy CPUs (validate/per_cpu.rs), since CPU time
 //! other tenants take is lost to the real side alone.
@@ -35,6 +37,7 @@ use crate::cmd::native::secs;
 use crate::machines;
 use crate::spec::{kernel_config, parse_duration};
 
+mod memory;
 mod per_cpu;
 mod render;
 
@@ -154,6 +157,8 @@ pub struct Case {
     pub sim_mmap_lock_sleeps_per_op: f64,
     /// The largest share of the machine other processes used during a real run.
     pub others_share: Option<f64>,
+    /// The host's memory rates just before and after the real runs (validate/memory.rs).
+    pub memory: Option<memory::Around>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -479,6 +484,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                 continue;
             }
             eprintln!("validate: {} at {point} ...", s.name());
+            let mut around = vec![memory::sample(a.quick)];
             let mut real = Vec::new();
             for _ in 0..runs {
                 let r = match s {
@@ -515,6 +521,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             if real.len() < runs {
                 continue;
             }
+            around.push(memory::sample(a.quick));
             // The runs go one after another: one run's estimate against the host's memory.
             crate::host::check_run(&profile, &spec(1), 1)
                 .map_err(|e| anyhow!("simulating {}: {e:#}", workload.name()))?;
@@ -524,8 +531,24 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             let sims: Vec<RunResult> =
                 (1..=runs as u64).map(|seed| sim(&profile, seed)).collect::<Result<_>>()?;
             // The probe's spread: seed 1 on the host at each end of it.
-            let end_sims: Vec<RunResult> = ends.iter().map(|p| sim(p, 1)).collect::<Result<_>>()?;
-            cases.push(case(s.name(), point, &s_point(*s), &real, &sims, &end_sims));
+            let mut end_sims: Vec<RunResult> = ends.iter().map(|p| sim(p, 1)).collect::<Result<_>>()?;
+            // The host's memory rates around the runs, where beyond every profile above.
+            let simulated: Vec<&MachineProfile> = std::iter::once(&profile).chain(&ends).collect();
+            let added: Vec<MachineProfile> = [End::Slow, End::Fast]
+                .into_iter()
+                .filter_map(|e| memory::beyond(&profile, e, &around, &simulated))
+                .collect();
+            for p in &added {
+                end_sims.push(sim(p, 1)?);
+            }
+            let mut c = case(s.name(), point, &s_point(*s), &real, &sims, &end_sims);
+            c.memory = Some(memory::Around {
+                samples: around,
+                profile_memcpy_mbps: profile.memory.memcpy_mbps.value,
+                profile_clear_dram_mbps: profile.memory.clear_dram_mbps.as_ref().map(|c| c.value),
+                profiles_added: added.len(),
+            });
+            cases.push(c);
         }
     }
     notes.push(
@@ -664,6 +687,7 @@ fn case(
         },
         sim_mmap_lock_sleeps_per_op: per_op(&|x| x.per_op("mmap_lock_sleeps")).unwrap_or(0.0),
         others_share: real.iter().filter_map(|r| r.interference.map(|i| i.others_share)).reduce(f64::max),
+        memory: None,
     }
 }
 

@@ -14,7 +14,8 @@ pub fn render(v: &Validation) -> String {
          simulated run kept busy, by the CPU time the workload's own threads or processes got (a rate times sim / real \
          busy CPUs, a time the inverse); the verdict is on it for a CPU-bound workload, on the raw figure for one that \
          blocks; the simulated range also covers seed 1 on the host at the slow \
-         and the fast quartile of the probe's measurements, when it probed now; error = (sim - real) / real of the medians; consistent = within \
+         and the fast quartile of the probe's measurements, when it probed now, and at the host's memory rates \
+         measured just before and after the real runs where they lay beyond those; error = (sim - real) / real of the medians; consistent = within \
          {:.0}% or the ranges overlap; TLB/op and CAL/op: flush and function-call interrupts per operation, the real \
          ones net of the idle background where measured)\n\n",
         h.uname,
@@ -108,6 +109,18 @@ fn misses(cases: &[Case]) -> String {
         if c.ipis_per_op.real.unwrap_or(0.0) > 0.01 || c.ipis_per_op.sim.unwrap_or(0.0) > 0.01 {
             line += &format!("; TLB IPIs {} / {}", f(c.ipis_per_op.real), f(c.ipis_per_op.sim));
         }
+        if let Some(m) = &c.memory {
+            let seen = |g: fn(&super::memory::Rates) -> f64| {
+                m.samples.iter().map(|s| format!("{:.0}", g(s))).collect::<Vec<_>>().join(", ")
+            };
+            line += &format!(
+                "; host memory MB/s before, after the runs (profile): copy {} ({:.0}), DRAM clear {} ({})",
+                seen(|s| s.memcpy_mbps),
+                m.profile_memcpy_mbps,
+                seen(|s| s.clear_dram_mbps),
+                m.profile_clear_dram_mbps.map_or("-".into(), |v| format!("{v:.0}"))
+            );
+        }
         out += &format!("miss: {line}\n");
     }
     out
@@ -144,6 +157,7 @@ mod tests {
             involuntary_switches_per_op: pair(0.03, 0.002),
             sim_mmap_lock_sleeps_per_op: 0.0,
             others_share: None,
+            memory: None,
         };
         let text = misses(&[case("consistent", pair(0.0, 0.0)), case("model low", pair(0.0, 0.0))]);
         assert_eq!(text.lines().count(), 1, "{text}");
@@ -153,5 +167,15 @@ mod tests {
         assert!(text.contains("busy CPUs - / 1.98") && !text.contains("TLB"), "{text}");
         let text = misses(&[case("model high", pair(1.7, 1.9))]);
         assert!(text.contains("TLB IPIs 1.7000 / 1.9000"), "{text}");
+        let mut c = case("model low", pair(0.0, 0.0));
+        let r = |copy| super::super::memory::Rates { clear_dram_mbps: 9000.0, memcpy_mbps: copy };
+        c.memory = Some(super::super::memory::Around {
+            samples: vec![r(14000.0), r(18000.0)],
+            profile_memcpy_mbps: 15000.0,
+            profile_clear_dram_mbps: None,
+            profiles_added: 1,
+        });
+        let text = misses(&[c]);
+        assert!(text.contains("copy 14000, 18000 (15000), DRAM clear 9000, 9000 (-)"), "{text}");
     }
 }

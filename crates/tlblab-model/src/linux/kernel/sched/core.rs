@@ -101,6 +101,9 @@ pub struct Costs {
     pub context_switch: Option<Ps>,
     /// `try_to_wake_up` on the waker (kernel.ttwu_cycles; zero where the profile has none).
     pub ttwu: Ps,
+    /// The same onto the waker's own CPU, no interrupt (kernel.ttwu_local_cycles; `None`: as
+    /// `ttwu`).
+    pub ttwu_local: Option<Ps>,
     /// One rwsem section under `wait_lock` (kernel.rwsem_section_cycles; zero where absent).
     pub rwsem_section: Ps,
     /// An idle CPU's way out of idle before it takes a wake-up's interrupt (kernel.idle_exit_ns;
@@ -117,6 +120,7 @@ impl crate::linux::boot::FromProfile for Costs {
         Costs {
             context_switch: p.kernel.context_switch_ns.as_ref().map(|c| Ps::from_ns(c.value)),
             ttwu: cycles(&p.kernel.ttwu_cycles),
+            ttwu_local: p.kernel.ttwu_local_cycles.as_ref().map(|c| Ps::from_cycles(c.value, mhz)),
             rwsem_section: cycles(&p.kernel.rwsem_section_cycles),
             idle_exit: p.kernel.idle_exit_ns.as_ref().map_or(Ps::ZERO, |c| Ps::from_ns(c.value)),
         }
@@ -358,10 +362,7 @@ impl Kernel {
     /// As [`Kernel::try_to_wake_up`], `sync` for `WF_SYNC` (a `wake_up_*_sync` caller: pipes
     /// and AF_UNIX sockets), which the placement of an unbound task reads.
     pub(in crate::linux) fn try_to_wake_up_as(&mut self, ctx: &mut Ctx, t: usize, at: Ps, sync: bool) -> Ps {
-        let d = self.costs.sched.ttwu;
-        ctx.charge(Bucket::Sched, d);
-        self.wake_as(ctx, t, at + d, sync);
-        d
+        self.wake_from(ctx, t, at, sync, true)
     }
 
     /// The wake-up of task `t` (which now holds what it slept for), as of `now`: an idle CPU is kicked
@@ -375,13 +376,41 @@ impl Kernel {
     /// [`Kernel::wake`], `sync` as `WF_SYNC`; an unbound task is first placed
     /// (`select_task_rq`, linux/kernel/sched/fair/select.rs).
     pub(in crate::linux) fn wake_as(&mut self, ctx: &mut Ctx, t: usize, now: Ps, sync: bool) {
+        self.wake_from(ctx, t, now, sync, false);
+    }
+
+    /// The waker's cost of a wake-up onto `cpu`: on its own CPU no interrupt goes out
+    /// (`kernel.ttwu_local_cycles` where the profile has it), elsewhere the measured wake-up
+    /// across CPUs, its interrupt included (`kernel.ttwu_cycles`).
+    fn ttwu_cost(&self, ctx: &Ctx, cpu: u32) -> Ps {
+        let s = &self.costs.sched;
+        match s.ttwu_local {
+            Some(local) if cpu == ctx.cpu => local,
+            _ => s.ttwu,
+        }
+    }
+
+    /// A wake-up from `at`: placed first, as `select_task_rq` runs at the start of
+    /// `try_to_wake_up`; the enqueue once the waker's cost (`charged`) is spent. Returns it.
+    fn wake_from(&mut self, ctx: &mut Ctx, t: usize, at: Ps, sync: bool, charged: bool) -> Ps {
         if self.tasks[t].delayed {
             // v6.12+ ttwu_runnable: still queued where it slept (fair/delay.rs).
-            self.count_wakeup(ctx.cpu, self.tasks[t].cpu);
-            self.requeue_delayed(t, now);
-            return;
+            let cpu = self.tasks[t].cpu;
+            let d = if charged { self.ttwu_cost(ctx, cpu) } else { Ps::ZERO };
+            ctx.charge(Bucket::Sched, d);
+            self.count_wakeup(ctx.cpu, cpu);
+            self.requeue_delayed(t, at + d);
+            return d;
         }
-        let cpu = self.ttwu_place(ctx, t, sync, now);
+        let cpu = self.ttwu_place(ctx, t, sync, at);
+        let d = if charged { self.ttwu_cost(ctx, cpu) } else { Ps::ZERO };
+        ctx.charge(Bucket::Sched, d);
+        self.enqueue_woken(ctx, t, cpu, at + d);
+        d
+    }
+
+    /// The woken task `t` queued on `cpu` at `now`.
+    fn enqueue_woken(&mut self, ctx: &mut Ctx, t: usize, cpu: u32, now: Ps) {
         self.count_wakeup(ctx.cpu, cpu);
         if self.config.sched.eevdf {
             self.place_entity(t, now);

@@ -48,3 +48,29 @@ fn an_idle_cpu_takes_its_wake_up_only_once_out_of_idle() {
         idle(&base)
     );
 }
+
+#[test]
+fn a_wake_up_on_the_wakers_own_cpu_costs_the_local_path_only() {
+    let at = |local: Option<f64>| {
+        let mut p = crate::profile::shipped("ivybridge-i3-3240");
+        let key = |v: f64| crate::profile::Sourced {
+            value: v,
+            source: "test".into(),
+            confidence: crate::profile::Confidence::Estimate,
+        };
+        p.kernel.ttwu_cycles = Some(key(20_000.0));
+        p.kernel.ttwu_local_cycles = local.map(key);
+        let config = crate::linux::config::KernelConfig::preset("6.18").unwrap();
+        let mut s = crate::engine::sim::Simulation::new(&p, config);
+        // From CPU 1: onto itself, then onto CPU 0.
+        s.untimed(|k, ctx| {
+            ctx.cpu = 1;
+            (k.ttwu_cost(ctx, 1), k.ttwu_cost(ctx, 0))
+        })
+    };
+    let mhz = crate::profile::shipped("ivybridge-i3-3240").clock_mhz();
+    let (remote, local) = (Ps::from_cycles(20_000.0, mhz), Ps::from_cycles(200.0, mhz));
+    // Without the key a wake-up costs the measured one across CPUs wherever it lands.
+    assert_eq!(at(None), (remote, remote));
+    assert_eq!(at(Some(200.0)), (local, remote));
+}
