@@ -278,3 +278,33 @@ fn wake_ups_are_counted_local_or_remote_and_only_normal_ones_preempt() {
         assert!(preempts <= local + remote, "{wl}");
     }
 }
+
+/// One group of sockets on a 2-CPU 6.18 machine whose switches and wake-ups are slow (4.7 us a
+/// switch, 8.5 us a `try_to_wake_up`, as on a KVM guest): each window stays batched, a receiver
+/// draining what queued while it waited, not woken to preempt its sender at every message. With
+/// the switch left out of the next task's vruntime, receivers kept a lag of hundreds of
+/// microseconds (their run, a read, was ~1 us a wake-up) and windows fell into a regime of ~0.9
+/// voluntary switches and ~0.5 wake-up preemptions a message.
+#[test]
+fn one_group_on_slow_switches_stays_batched_across_windows() {
+    let mut p = crate::profile::shipped("ivybridge-i3-3240");
+    p.topology.threads_per_core = 1;
+    p.topology.smt_throughput = None;
+    let sourced = |value: f64| crate::profile::Sourced {
+        value,
+        source: "test".into(),
+        confidence: crate::profile::Confidence::Estimate,
+    };
+    p.kernel.context_switch_ns = Some(sourced(4700.0));
+    p.kernel.ttwu_cycles = Some(sourced(29_000.0));
+    p.kernel.idle_exit_ns = Some(sourced(4700.0));
+    for warmup_ms in [100, 200, 300] {
+        let spec = RunSpec::of("6.18", "hackbench process 5000", 1, Ps::MS * warmup_ms, Ps::MS * 20);
+        let r = run(&p, &spec).unwrap();
+        let (vol, pre) = (r.per_op("voluntary_switches"), r.per_op("wakeup_preempts"));
+        assert!(
+            vol < 0.1 && pre < 0.05,
+            "warm-up {warmup_ms} ms: {vol:.3} voluntary, {pre:.3} preempting a message"
+        );
+    }
+}

@@ -291,7 +291,10 @@ impl Kernel {
             d += self.costs.tlbflush.full_flush;
             ctx.charge(Bucket::Sched, self.costs.tlbflush.full_flush);
         }
-        self.tasks[next].on_cpu_since = now + d;
+        // set_next_entity's exec_start is the rq clock __schedule read before the pick (v2.6.23
+        // through v6.18): the switch itself runs on the next task's runtime and vruntime
+        // (docs/references/linux-6x.md#eevdf).
+        self.tasks[next].on_cpu_since = now;
         // set_next_entity: EEVDF protects the slice it was picked with (RUN_TO_PARITY).
         self.tasks[next].vprot = self.tasks[next].deadline;
         d

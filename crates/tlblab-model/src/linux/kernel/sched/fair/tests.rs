@@ -154,3 +154,32 @@ fn the_base_slice_is_0_75_ms_until_v6_15_and_0_70_ms_from_it() {
     assert_eq!(new.kernel.base_slice(), Ps::US * 700 * factor);
     assert_eq!(sim("6.18").kernel.base_slice(), new.kernel.base_slice(), "6.18 inherits it");
 }
+
+/// `__schedule` reads the runqueue clock before the pick and `set_next_entity` starts the next
+/// task's `exec_start` there (v2.6.23 through v6.18), so the switch runs on the next task's
+/// vruntime: with three tasks spinning on one CPU, the vruntimes add up to all of the CPU's
+/// time, the switches' included (a 50 us switch makes a lost one plain).
+#[test]
+fn the_switch_is_charged_to_the_next_tasks_vruntime() {
+    let mut p = crate::profile::shipped("ivybridge-i3-3240");
+    p.kernel.context_switch_ns = Some(crate::profile::Sourced {
+        value: 50_000.0,
+        source: "test".into(),
+        confidence: crate::profile::Confidence::Estimate,
+    });
+    let mut s = Simulation::new(&p, KernelConfig::preset("6.18").unwrap());
+    let mm = s.add_mm();
+    for _ in 0..3 {
+        s.add_task(Box::new(Spin), mm, 0);
+    }
+    let end = Ps::MS * 30;
+    s.run(Ps::ZERO, end);
+    let k = &s.kernel;
+    let switches = k.counters.sched.context_switches;
+    assert!(switches >= 5, "{switches} switches");
+    let curr = k.cpus[0].task.expect("a spinning task runs");
+    let ran: u64 = (0..3).map(|t| (k.tasks[t].vruntime - ORIGIN).0).sum::<u64>()
+        + end.0.saturating_sub(k.tasks[curr].on_cpu_since.0);
+    // Within a step or two of the end, far below one switch.
+    assert!(ran.abs_diff(end.0) < (Ps::US * 5).0, "{ran} ps run of {} ps, {switches} switches", end.0);
+}
