@@ -622,7 +622,7 @@ const SECOND_LEVEL_MIN_NS: f64 = 10.0;
 /// said so, where the fresh regions have no slow pages beyond the recycled ones (bare metal).
 fn second_level(s: &crate::probe::fault::SecondLevel, r: &ProbeReport, clear_ns: f64, tag: &str) -> Sourced {
     let extra = s.extra_ns();
-    let spread = |x: &crate::stats::Summary| format!("runs {}", x.spread_text(1, ""));
+    let spread = |x: &crate::stats::Summary| x.spread_text(1, "");
     let cold = r.raw.clear_dram_mbps.as_ref().map(|c| 4096.0 * 1000.0 / c.median);
     let check = match (&r.raw.fault_warm_ns, cold) {
         (Some(w), Some(c)) => format!(
@@ -637,8 +637,8 @@ fn second_level(s: &crate::probe::fault::SecondLevel, r: &ProbeReport, clear_ns:
     };
     let what = format!(
         "{tag}: first writes to {} fresh anonymous pages a page at a time, each region after a {} s pause \
-         (free page reporting's delay), against as many pages recycled through this CPU's free list; a slow \
-         page is a first write over {:.0} x its region's median: fresh {:.1} slow pages a 2 MiB block ({}), \
+         (free page reporting's delay), against as many pages recycled through this CPU's free list, each run a block; a \
+         slow page is a first write over {:.0} x its region's median: fresh {:.1} slow pages a 2 MiB block ({}), \
          their time {:.0} ns a page ({}), recycled {:.0} ns a page ({})",
         s.pages,
         crate::probe::fault::REPORT_PAUSE_S,
