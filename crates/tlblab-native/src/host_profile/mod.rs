@@ -638,7 +638,8 @@ fn second_level(s: &crate::probe::fault::SecondLevel, r: &ProbeReport, clear_ns:
     let what = format!(
         "{tag}: first writes to {} fresh anonymous pages a page at a time, each region after a {} s pause \
          (free page reporting's delay), against as many pages recycled through this CPU's free list, each run a block; a \
-         slow page is a first write over {:.0} x its region's median: fresh {:.1} slow pages a 2 MiB block ({}), \
+         slow page is a first write over {:.0} x its region's median, its time net of the probe thread's \
+         waits for its CPU (scheduler statistics): fresh {:.1} slow pages a 2 MiB block ({}), \
          their time {:.0} ns a page ({}), recycled {:.0} ns a page ({})",
         s.pages,
         crate::probe::fault::REPORT_PAUSE_S,

@@ -124,7 +124,7 @@ pub struct SecondLevel {
     /// Pages per fresh region.
     pub pages: usize,
     /// Per fresh region (written a page at a time after [`REPORT_PAUSE_S`]): time in slow
-    /// pages over all its pages, ns a page.
+    /// pages over all its pages, ns a page, net of the waits for the CPU ([`slow_time_net`]).
     pub fresh_slow_ns: Summary,
     /// Slow pages per 512 pages (a 2 MiB block) of a fresh region.
     pub fresh_slow_per_2m: Summary,
@@ -152,12 +152,32 @@ fn slow_time(ns: &[f64]) -> (f64, usize) {
     (slow.iter().sum::<f64>() / ns.len() as f64, slow.len())
 }
 
+/// This thread's time runnable but waiting for its CPU so far, ns: the second field of
+/// `/proc/thread-self/schedstat` (CONFIG_SCHED_INFO); 0 where the file is missing.
+fn run_delay_ns() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|f| f.parse::<f64>().ok()))
+        .unwrap_or(0.0)
+}
+
+/// Slow pages' time a page (see [`slow_time`]) less the share of the thread's wait for its CPU
+/// (another task ran: such a page is slow too) that fell inside the timed writes, taken in
+/// proportion to their share of the `wall` time; with the number of slow pages.
+fn slow_time_net(ns: &[f64], wall_ns: f64, run_delay_ns: f64) -> (f64, usize) {
+    let (per_page, n) = slow_time(ns);
+    let timed: f64 = ns.iter().sum();
+    let waited = run_delay_ns * (timed / wall_ns.max(1.0)).min(1.0);
+    (((per_page * ns.len() as f64) - waited).max(0.0) / ns.len() as f64, n)
+}
+
 /// First writes to `pages` fresh pages a page at a time, each timed, `runs` times, each after
 /// [`REPORT_PAUSE_S`]; then as many first writes to pages recycled through this CPU's free list.
 /// In a guest whose free pages the host took back (free page reporting, virtio-balloon), the
 /// first touch of such a page faults in the host too, which backs it again: rare, long first
 /// writes, once per host page. On bare metal the fresh pages only clear at DRAM rate (no
-/// slow pages).
+/// slow pages). Both sides' slow time is net of the probe thread's waits for its CPU while
+/// other tasks ran (a busy guest), from its scheduler statistics.
 pub fn second_level_faults(pages: usize, runs: usize) -> std::io::Result<SecondLevel> {
     let timed = |m: &Mapping, out: &mut Vec<f64>| {
         for p in 0..m.len() / PAGE {
@@ -172,14 +192,20 @@ pub fn second_level_faults(pages: usize, runs: usize) -> std::io::Result<SecondL
         let m = Mapping::new(pages * PAGE, Backing::Anon)?;
         m.madvise(0, m.len(), Advice::NoHugePage)?;
         let mut ns = Vec::with_capacity(pages);
+        let (t, d) = (Instant::now(), run_delay_ns());
         timed(&m, &mut ns);
+        let (wall, waited) = (t.elapsed().as_nanos() as f64, run_delay_ns() - d);
         drop(m);
-        let (s, n) = slow_time(&ns);
+        let (s, n) = slow_time_net(&ns, wall, waited);
         slow.push(s);
         per_2m.push(n as f64 * 512.0 / pages as f64);
         all.push(ns.iter().sum::<f64>() / pages as f64);
         let mut ns = Vec::with_capacity(pages);
+        let mut t = (Instant::now(), run_delay_ns());
         for round in 0..WARM_SKIP + pages.div_ceil(WARM_PAGES) {
+            if round == WARM_SKIP {
+                t = (Instant::now(), run_delay_ns());
+            }
             let m = Mapping::new(WARM_PAGES * PAGE, Backing::Anon)?;
             m.madvise(0, m.len(), Advice::NoHugePage)?;
             if round < WARM_SKIP {
@@ -190,7 +216,8 @@ pub fn second_level_faults(pages: usize, runs: usize) -> std::io::Result<SecondL
                 timed(&m, &mut ns);
             }
         }
-        recycled.push(slow_time(&ns).0);
+        let (wall, waited) = (t.0.elapsed().as_nanos() as f64, run_delay_ns() - t.1);
+        recycled.push(slow_time_net(&ns, wall, waited).0);
     }
     Ok(SecondLevel {
         pages,
@@ -445,6 +472,15 @@ mod tests {
         assert!((per_page - 1000.0).abs() < 1e-9, "{per_page}");
         // None slow: nothing charged.
         assert_eq!(slow_time(&[1000.0; 64]), (0.0, 0));
+        // 0.4 ms of the two slow pages was another task's turn on the CPU, the timed writes
+        // half the wall time: 0.2 ms of it falls inside them.
+        let timed: f64 = ns.iter().sum();
+        let (net, n) = slow_time_net(&ns, 2.0 * timed, 400_000.0);
+        assert_eq!(n, 2);
+        assert!((net - 800.0).abs() < 1e-9, "{net}");
+        // Never below 0, and no wait, no change.
+        assert_eq!(slow_time_net(&ns, timed, 1e12).0, 0.0);
+        assert_eq!(slow_time_net(&ns, timed, 0.0).0, per_page);
     }
 
     #[test]
