@@ -171,6 +171,12 @@ pub struct Memory {
     /// charged at `l1d_hit_cycles` each, a chain of dependent loads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_page_mbps: Option<Sourced>,
+    /// A guest's first touch of a page its host took back (free page reporting), per 4 KiB
+    /// page the buddy lists hand out: the host's second-level (NPT/EPT) fault and the host page
+    /// it allocates and clears, amortised (docs/references/machine-costs.md#second-level-faults).
+    /// Absent on bare metal and on the built-in machines: no such cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_level_fault_ns: Option<Sourced>,
 }
 
 /// How the local APIC fans an IPI out to a set of targets.
@@ -450,6 +456,9 @@ impl MachineProfile {
         }
         if let Some(r) = &m.read_page_mbps {
             check_sourced("memory.read_page_mbps", r, 1.0, 1_000_000.0)?;
+        }
+        if let Some(f) = &m.second_level_fault_ns {
+            check_sourced("memory.second_level_fault_ns", f, 0.0, 1_000_000.0)?;
         }
         let k = &self.kernel;
         check_sourced("kernel.invlpg_cycles", &k.invlpg_cycles, 0.0, 100_000.0)?;

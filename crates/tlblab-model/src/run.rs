@@ -471,6 +471,51 @@ mod tests {
     }
 
     #[test]
+    fn the_hosts_second_level_fault_lands_on_pages_from_the_buddy_lists_only() {
+        let spec = |w| RunSpec::of("5.18.1", w, 1, Ps::US * 100, Ps::US * 500);
+        let sourced = |value| crate::profile::Sourced {
+            value,
+            source: "test".into(),
+            confidence: crate::profile::Confidence::Estimate,
+        };
+        let mut p = profile("haswell-ep-2s");
+        p.noise = None;
+        // With a DRAM rate the cold pages are counted (pages_zeroed_cold).
+        p.memory.clear_dram_mbps = Some(sourced(4000.0));
+        assert!(p.memory.second_level_fault_ns.is_none());
+        let base = |w| run(&p, &spec(w)).unwrap();
+        let (pf, t2) = (base("page_fault1_threads"), base("tlb_flush2_threads"));
+        // A key of 0 (a probe that found no second-level faults) changes nothing.
+        let mut zero = p.clone();
+        zero.memory.second_level_fault_ns = Some(sourced(0.0));
+        let z = run(&zero, &spec("page_fault1_threads")).unwrap();
+        assert_eq!(
+            (&z.metric, &z.iterations, &z.counters, &z.attribution),
+            (&pf.metric, &pf.iterations, &pf.counters, &pf.attribution)
+        );
+        let mut guest = p.clone();
+        guest.memory.second_level_fault_ns = Some(sourced(2000.0));
+        let fault_ps = |r: &RunResult| {
+            r.attribution.iter().map(|m| m["fault"]).sum::<u64>() as f64 / r.operations() as f64
+        };
+        // page_fault1: every page comes from the buddy lists, and each pays 2 us more as fault time.
+        let g = run(&guest, &spec("page_fault1_threads")).unwrap();
+        let cold = g.per_op("pages_zeroed_cold");
+        assert!(cold > 0.99 && (g.per_op("pages_zeroed") - cold).abs() < 0.01, "{:?}", g.counters);
+        let extra = (fault_ps(&g) - fault_ps(&pf)) / cold;
+        assert!((extra / 2e6 - 1.0).abs() < 0.02, "{extra} ps a cold page");
+        assert!(g.metric.value < 0.8 * pf.metric.value, "{} {}", g.metric.value, pf.metric.value);
+        // tlb_flush2 faults back the pages its madvise freed onto the per-CPU list: those pay
+        // nothing, so only its few buddy pages add (2 us each).
+        let g2 = run(&guest, &spec("tlb_flush2_threads")).unwrap();
+        let cold2 = g2.per_op("pages_zeroed_cold");
+        assert!(cold2 * 10.0 < g2.per_op("pages_zeroed"), "{:?}", g2.counters);
+        let extra2 = fault_ps(&g2) - fault_ps(&t2);
+        assert!(extra2 <= cold2 * 2e6 * 1.05 + 1.0, "{extra2} ps an op, {cold2} cold pages an op");
+        assert!(g2.metric.value > 0.9 * t2.metric.value, "{} {}", g2.metric.value, t2.metric.value);
+    }
+
+    #[test]
     fn slub_counters_are_reported_where_the_machine_boots_slub() {
         let spec = RunSpec::of("4.9", "tlb_flush2_threads", 2, Ps::US * 100, Ps::US * 300);
         let with = run(&profile("haswell-ep-2698v3-2s"), &spec).unwrap();

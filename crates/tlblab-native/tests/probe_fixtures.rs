@@ -459,4 +459,37 @@ fn the_switch_is_the_loop_less_its_write_read_and_local_wake_up() {
     r.raw.ttwu_local_ns = Some(at(cs));
     let b = host_profile::build(&r, "host").unwrap();
     assert_eq!(b.profile.kernel.context_switch_ns.as_ref().unwrap().value, cs);
+
+/// `memory.second_level_fault_ns`: absent where the report has no fresh-region measurement (the
+/// recorded fixtures); the fresh regions' slow pages' time beyond the recycled pages' where
+/// they have slow pages; 0, said so, where they have none (bare metal).
+#[test]
+fn the_second_level_fault_is_the_fresh_regions_slow_pages_beyond_the_recycled_ones() {
+    use tlblab_native::probe::fault::SecondLevel;
+    use tlblab_native::stats::Summary;
+    let (file, text) = &fixtures()[0];
+    let mut r = ProbeReport::from_json(text).unwrap();
+    assert!(r.raw.second_level.is_none(), "{file}");
+    assert!(host_profile::build(&r, "host").unwrap().profile.memory.second_level_fault_ns.is_none());
+    let level = |per_2m: f64, fresh: f64, recycled: f64| SecondLevel {
+        pages: 32_768,
+        fresh_slow_ns: Summary::of(&[fresh; 3]),
+        fresh_slow_per_2m: Summary::of(&[per_2m; 3]),
+        fresh_ns: Summary::of(&[2000.0; 3]),
+        recycled_slow_ns: Summary::of(&[recycled; 3]),
+    };
+    r.raw.second_level = Some(level(0.6, 900.0, 60.0));
+    let p = host_profile::build(&r, "host").unwrap().profile;
+    p.validate().unwrap();
+    let k = p.memory.second_level_fault_ns.as_ref().expect("measured");
+    assert_eq!((k.value, k.confidence), (840.0, Confidence::Measured));
+    assert!(k.source.contains("840 ns a page"), "{}", k.source);
+    // A guest fault never takes 16 x the median: no slow pages beyond the recycled ones' share.
+    for (per_2m, fresh) in [(0.0, 60.0), (0.05, 65.0), (0.6, 65.0)] {
+        r.raw.second_level = Some(level(per_2m, fresh, 60.0));
+        let p = host_profile::build(&r, "host").unwrap().profile;
+        let k = p.memory.second_level_fault_ns.as_ref().expect("measured");
+        assert_eq!(k.value, 0.0, "{per_2m} {fresh}");
+        assert!(k.source.contains("no second-level faults"), "{}", k.source);
+    }
 }

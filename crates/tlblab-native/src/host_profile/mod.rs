@@ -235,6 +235,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         }
     };
 
+    let second_level_fault_ns = r.raw.second_level.as_ref().map(|s| second_level(s, r, clear_ns, &tag));
     let smp = h.cpus.len() > 1;
     // Each ping-pong block is already the median of its batches of round trips (a batch during
     // which either thread was descheduled is an outlier of its block): the median block is
@@ -514,6 +515,7 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
                     ),
                 )
             }),
+            second_level_fault_ns,
             read_page_mbps: r.raw.read_page_mbps.as_ref().map(|c| {
                 measured(
                     c.median,
@@ -606,6 +608,60 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
     };
     let profile = settle(profile, &tag, &mut warnings)?;
     Ok(Built { profile, warnings })
+}
+
+/// Slow first writes per page below which a fresh region shows no second-level faults: a
+/// tenth of a slow page per 2 MiB block, or 10 ns a page.
+const SECOND_LEVEL_MIN_PER_2M: f64 = 0.1;
+const SECOND_LEVEL_MIN_NS: f64 = 10.0;
+
+/// `memory.second_level_fault_ns` from the probe's fresh regions: the time their slow first
+/// writes take a page beyond the recycled pages' (docs/references/machine-costs.md#second-level-faults).
+/// A guest fault with a clear at DRAM rate is never a slow page, so the figure holds none of
+/// what the model charges a cold page (`memory.clear_dram_mbps`, `page_alloc`'s refill); 0,
+/// said so, where the fresh regions have no slow pages beyond the recycled ones (bare metal).
+fn second_level(s: &crate::probe::fault::SecondLevel, r: &ProbeReport, clear_ns: f64, tag: &str) -> Sourced {
+    let extra = s.extra_ns();
+    let spread = |x: &crate::stats::Summary| x.spread_text(1, "");
+    let cold = r.raw.clear_dram_mbps.as_ref().map(|c| 4096.0 * 1000.0 / c.median);
+    let check = match (&r.raw.fault_warm_ns, cold) {
+        (Some(w), Some(c)) => format!(
+            "; cross-check: the fresh first writes' mean {:.0} ns less the recycled fault {:.0} ns and the \
+             cold clear's extra {:.0} ns leaves {:.0} ns (it also holds what else a cold page costs)",
+            s.fresh_ns.median,
+            w.median,
+            c - clear_ns,
+            s.fresh_ns.median - w.median - (c - clear_ns)
+        ),
+        _ => String::new(),
+    };
+    let what = format!(
+        "{tag}: first writes to {} fresh anonymous pages a page at a time, each region after a {} s pause \
+         (free page reporting's delay), against as many pages recycled through this CPU's free list, each run a block; a \
+         slow page is a first write over {:.0} x its region's median, its time net of the probe thread's \
+         waits for its CPU (scheduler statistics): fresh {:.1} slow pages a 2 MiB block ({}), \
+         their time {:.0} ns a page ({}), recycled {:.0} ns a page ({})",
+        s.pages,
+        crate::probe::fault::REPORT_PAUSE_S,
+        crate::probe::fault::SLOW_FACTOR,
+        s.fresh_slow_per_2m.median,
+        spread(&s.fresh_slow_per_2m),
+        s.fresh_slow_ns.median,
+        spread(&s.fresh_slow_ns),
+        s.recycled_slow_ns.median,
+        spread(&s.recycled_slow_ns),
+    );
+    if s.fresh_slow_per_2m.median < SECOND_LEVEL_MIN_PER_2M || extra < SECOND_LEVEL_MIN_NS {
+        measured(
+            0.0,
+            format!(
+                "{what}: no second-level faults (under {SECOND_LEVEL_MIN_PER_2M} slow pages a 2 MiB block or \
+                 {SECOND_LEVEL_MIN_NS:.0} ns a page; bare metal, or a host that keeps a guest's free pages), 0{check}"
+            ),
+        )
+    } else {
+        measured(extra, format!("{what}: the difference, {extra:.0} ns a page{check}"))
+    }
 }
 
 /// A profile built from a probe, and what surprised the build (each a labelled fallback in the

@@ -105,6 +105,129 @@ pub fn warm_fault_ns(runs: usize, rounds: usize) -> std::io::Result<Summary> {
     Ok(Summary::of(&blocks))
 }
 
+/// A page whose first write took this many times its region's median is a slow page: a
+/// guest fault (entry, allocation, a clear at DRAM rate, exit) stays within a few times its
+/// median, a hypervisor's fault that allocates and clears a host huge page takes hundreds of
+/// microseconds (docs/references/machine-costs.md#second-level-faults).
+pub const SLOW_FACTOR: f64 = 16.0;
+
+/// Seconds [`second_level_faults`] waits before each fresh region: longer than free page
+/// reporting's 2 s delay (mm/page_reporting.c `PAGE_REPORTING_DELAY`), so that the blocks the
+/// probe's earlier parts freed have been reported to a host that takes them.
+pub const REPORT_PAUSE_S: u64 = 3;
+
+/// What the first writes to pages fresh from the buddy lists cost beyond the guest's own
+/// fault, as the time in slow pages (a first write over [`SLOW_FACTOR`] x its region's
+/// median), per page.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SecondLevel {
+    /// Pages per fresh region.
+    pub pages: usize,
+    /// Per fresh region (written a page at a time after [`REPORT_PAUSE_S`]): time in slow
+    /// pages over all its pages, ns a page, net of the waits for the CPU ([`slow_time_net`]).
+    pub fresh_slow_ns: Summary,
+    /// Slow pages per 512 pages (a 2 MiB block) of a fresh region.
+    pub fresh_slow_per_2m: Summary,
+    /// The same pages' first writes in all, ns a page.
+    pub fresh_ns: Summary,
+    /// Per block of as many pages recycled through this CPU's free list ([`warm_fault_ns`]'s
+    /// loop, timed a page at a time): time in slow pages, ns a page (interrupts and ticks,
+    /// which land on fresh pages alike).
+    pub recycled_slow_ns: Summary,
+}
+
+impl SecondLevel {
+    /// The slow pages' time a fresh page pays beyond a recycled one, ns a page (never below 0).
+    pub fn extra_ns(&self) -> f64 {
+        (self.fresh_slow_ns.median - self.recycled_slow_ns.median).max(0.0)
+    }
+}
+
+/// Time in slow pages (over `SLOW_FACTOR` x the median) over all pages, and how many.
+fn slow_time(ns: &[f64]) -> (f64, usize) {
+    let mut v = ns.to_vec();
+    v.sort_by(f64::total_cmp);
+    let cut = SLOW_FACTOR * v[v.len() / 2];
+    let slow: Vec<f64> = ns.iter().copied().filter(|&t| t > cut).collect();
+    (slow.iter().sum::<f64>() / ns.len() as f64, slow.len())
+}
+
+/// This thread's time runnable but waiting for its CPU so far, ns: the second field of
+/// `/proc/thread-self/schedstat` (CONFIG_SCHED_INFO); 0 where the file is missing.
+fn run_delay_ns() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|f| f.parse::<f64>().ok()))
+        .unwrap_or(0.0)
+}
+
+/// Slow pages' time a page (see [`slow_time`]) less the share of the thread's wait for its CPU
+/// (another task ran: such a page is slow too) that fell inside the timed writes, taken in
+/// proportion to their share of the `wall` time; with the number of slow pages.
+fn slow_time_net(ns: &[f64], wall_ns: f64, run_delay_ns: f64) -> (f64, usize) {
+    let (per_page, n) = slow_time(ns);
+    let timed: f64 = ns.iter().sum();
+    let waited = run_delay_ns * (timed / wall_ns.max(1.0)).min(1.0);
+    (((per_page * ns.len() as f64) - waited).max(0.0) / ns.len() as f64, n)
+}
+
+/// First writes to `pages` fresh pages a page at a time, each timed, `runs` times, each after
+/// [`REPORT_PAUSE_S`]; then as many first writes to pages recycled through this CPU's free list.
+/// In a guest whose free pages the host took back (free page reporting, virtio-balloon), the
+/// first touch of such a page faults in the host too, which backs it again: rare, long first
+/// writes, once per host page. On bare metal the fresh pages only clear at DRAM rate (no
+/// slow pages). Both sides' slow time is net of the probe thread's waits for its CPU while
+/// other tasks ran (a busy guest), from its scheduler statistics.
+pub fn second_level_faults(pages: usize, runs: usize) -> std::io::Result<SecondLevel> {
+    let timed = |m: &Mapping, out: &mut Vec<f64>| {
+        for p in 0..m.len() / PAGE {
+            let t = Instant::now();
+            m.write_byte(p * PAGE, 1);
+            out.push(t.elapsed().as_nanos() as f64);
+        }
+    };
+    let (mut slow, mut per_2m, mut all, mut recycled) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        std::thread::sleep(std::time::Duration::from_secs(REPORT_PAUSE_S));
+        let m = Mapping::new(pages * PAGE, Backing::Anon)?;
+        m.madvise(0, m.len(), Advice::NoHugePage)?;
+        let mut ns = Vec::with_capacity(pages);
+        let (t, d) = (Instant::now(), run_delay_ns());
+        timed(&m, &mut ns);
+        let (wall, waited) = (t.elapsed().as_nanos() as f64, run_delay_ns() - d);
+        drop(m);
+        let (s, n) = slow_time_net(&ns, wall, waited);
+        slow.push(s);
+        per_2m.push(n as f64 * 512.0 / pages as f64);
+        all.push(ns.iter().sum::<f64>() / pages as f64);
+        let mut ns = Vec::with_capacity(pages);
+        let mut t = (Instant::now(), run_delay_ns());
+        for round in 0..WARM_SKIP + pages.div_ceil(WARM_PAGES) {
+            if round == WARM_SKIP {
+                t = (Instant::now(), run_delay_ns());
+            }
+            let m = Mapping::new(WARM_PAGES * PAGE, Backing::Anon)?;
+            m.madvise(0, m.len(), Advice::NoHugePage)?;
+            if round < WARM_SKIP {
+                for p in 0..WARM_PAGES {
+                    m.write_byte(p * PAGE, 1);
+                }
+            } else {
+                timed(&m, &mut ns);
+            }
+        }
+        let (wall, waited) = (t.0.elapsed().as_nanos() as f64, run_delay_ns() - t.1);
+        recycled.push(slow_time_net(&ns, wall, waited).0);
+    }
+    Ok(SecondLevel {
+        pages,
+        fresh_slow_ns: Summary::of(&slow),
+        fresh_slow_per_2m: Summary::of(&per_2m),
+        fresh_ns: Summary::of(&all),
+        recycled_slow_ns: Summary::of(&recycled),
+    })
+}
+
 /// Calls timed together inside a block of the null-syscall loop.
 const SYSCALL_BATCH: u64 = 1000;
 
@@ -335,5 +458,35 @@ mod tests {
         // The recycled pages still fault: entry, allocation, zeroing, exit.
         let w = warm_fault_ns(2, 3).unwrap();
         assert!(w.n == 2 && w.median > 50.0, "{w:?}");
+    }
+
+    #[test]
+    fn slow_pages_are_those_far_above_the_median() {
+        // 1000 faults of 1 us, two of them 500 us (a host huge page each), one of 10 us.
+        let mut ns = vec![1000.0; 1000];
+        ns[10] = 500_000.0;
+        ns[600] = 500_000.0;
+        ns[700] = 10_000.0;
+        let (per_page, n) = slow_time(&ns);
+        assert_eq!(n, 2);
+        assert!((per_page - 1000.0).abs() < 1e-9, "{per_page}");
+        // None slow: nothing charged.
+        assert_eq!(slow_time(&[1000.0; 64]), (0.0, 0));
+        // 0.4 ms of the two slow pages was another task's turn on the CPU, the timed writes
+        // half the wall time: 0.2 ms of it falls inside them.
+        let timed: f64 = ns.iter().sum();
+        let (net, n) = slow_time_net(&ns, 2.0 * timed, 400_000.0);
+        assert_eq!(n, 2);
+        assert!((net - 800.0).abs() < 1e-9, "{net}");
+        // Never below 0, and no wait, no change.
+        assert_eq!(slow_time_net(&ns, timed, 1e12).0, 0.0);
+        assert_eq!(slow_time_net(&ns, timed, 0.0).0, per_page);
+    }
+
+    #[test]
+    fn second_level_probe_runs_and_never_goes_negative() {
+        let s = second_level_faults(1024, 1).unwrap();
+        assert_eq!((s.pages, s.fresh_slow_ns.n, s.recycled_slow_ns.n), (1024, 1, 1));
+        assert!(s.fresh_ns.median > 50.0 && s.extra_ns() >= 0.0, "{s:?}");
     }
 }

@@ -160,6 +160,10 @@ pub struct Measurements {
     /// older reports).
     #[serde(default)]
     pub read_page_mbps: Option<Summary>,
+    /// First writes to pages fresh from the buddy lists after a pause, against recycled ones
+    /// ([`fault::second_level_faults`]; absent from older reports).
+    #[serde(default)]
+    pub second_level: Option<fault::SecondLevel>,
 }
 
 /// The analyses of the two sweeps, from the raw measurements alone.
@@ -393,6 +397,16 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     })?;
     interference.push((name, r));
 
+    // Last of the memory parts: it pauses before each fresh region (free page reporting's delay).
+    let name = part("first writes to fresh pages after a pause (a guest's second-level faults)");
+    let (second_level, r) = quietest(tries, ncpu, || {
+        Ok(Some(fault::second_level_faults(
+            if opts.quick { 8192 } else { 32_768 },
+            if opts.quick { 1 } else { 3 },
+        )?))
+    })?;
+    interference.push((name, r));
+
     let name = part("a wake-up across CPUs");
     let (wake, r) = quietest(tries, ncpu, || {
         Ok(match cpus[..] {
@@ -501,6 +515,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         clear_dram_mbps,
         memcpy_mbps,
         read_page_mbps,
+        second_level,
     };
     let (reach_analysis, shootdown_costs) = derive(&raw);
     let clock = clock_of(&raw, &host, &cpuid);

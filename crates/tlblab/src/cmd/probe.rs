@@ -465,6 +465,16 @@ pub fn render(r: &ProbeReport) -> String {
     if let Some(c) = &r.raw.clear_dram_mbps {
         out += &format!("clear_page past the LLC: {} MB/s\n", s(c, 0));
     }
+    if let Some(l) = &r.raw.second_level {
+        out += &format!(
+            "first writes to fresh pages after a pause: {} ns/page, slow ones {} ns/page ({} a 2 MiB block); \
+             recycled pages' slow ones {} ns/page\n",
+            s(&l.fresh_ns, 0),
+            s(&l.fresh_slow_ns, 0),
+            s(&l.fresh_slow_per_2m, 1),
+            s(&l.recycled_slow_ns, 0)
+        );
+    }
     if let Some(c) = &r.raw.read_page_mbps {
         out += &format!("reading a cache-resident page a word at a time: {} MB/s\n", s(c, 0));
     }

@@ -123,6 +123,9 @@ pub struct Costs {
     /// profile has the rate.
     pub clear_page_cold: Option<Ps>,
     pub copy_page: Ps,
+    /// A guest's first touch of a page fresh from the buddy lists, which its host may have
+    /// taken back (`memory.second_level_fault_ns`; zero where absent).
+    pub second_level: Ps,
 }
 
 impl crate::linux::boot::FromProfile for Costs {
@@ -143,6 +146,7 @@ impl crate::linux::boot::FromProfile for Costs {
             clear_page: page_time(p.memory.clear_page_mbps.value),
             clear_page_cold: p.memory.clear_dram_mbps.as_ref().map(|c| page_time(c.value)),
             copy_page: page_time(p.memory.memcpy_mbps.value),
+            second_level: p.memory.second_level_fault_ns.as_ref().map_or(Ps::ZERO, |f| Ps::from_ns(f.value)),
         }
     }
 }
@@ -153,11 +157,15 @@ impl Kernel {
     /// cache-resident rate and draws on DRAM only as far as the LLC misses the CPU's streams;
     /// one the allocator took from the buddy lists was last written long ago, so its lines
     /// come from DRAM: it clears at the one-core DRAM rate and all its bytes queue on the
-    /// socket's DRAM (docs/references/machine-costs.md#cold-page-clear). Returns the time.
+    /// socket's DRAM (docs/references/machine-costs.md#cold-page-clear). In a guest whose host
+    /// takes free pages back, a page from the buddy lists first takes the host's second-level
+    /// fault (`second_level`, charged as fault time before the clear). Returns the time.
     pub(in crate::linux) fn clear_new_page(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64) -> Ps {
-        let warm = |s: &Kernel| s.mm.page_alloc.as_ref().is_some_and(|a| a.warm(pfn));
+        let warm = self.mm.page_alloc.as_ref().is_some_and(|a| a.warm(pfn));
         self.counters.memory.pages_zeroed += 1;
-        match self.costs.memory.clear_page_cold.filter(|_| !warm(self)) {
+        let host = self.second_level_fault(ctx, warm, Bucket::Fault);
+        let at = at + host;
+        host + match self.costs.memory.clear_page_cold.filter(|_| !warm) {
             Some(c) => {
                 self.counters.memory.pages_zeroed_cold += 1;
                 ctx.charge(Bucket::Zeroing, c);
@@ -169,6 +177,21 @@ impl Kernel {
                 c + self.bulk(ctx, at, PAGE_SIZE, c)
             }
         }
+    }
+
+    /// The host's share of a guest's first touch of a page just allocated: a page the buddy
+    /// lists handed out (not `warm` off this CPU's per-CPU list) may be one free page reporting
+    /// gave the host, which discarded it, so the touch takes a second-level fault that backs it
+    /// again (docs/references/machine-costs.md#second-level-faults; mm/page_reporting.c,
+    /// v5.7+). Charged to `bucket` on the task's CPU; zero for a warm page or where the
+    /// profile has no `memory.second_level_fault_ns` (bare metal, the built-in machines).
+    pub(in crate::linux) fn second_level_fault(&mut self, ctx: &mut Ctx, warm: bool, bucket: Bucket) -> Ps {
+        let c = self.costs.memory.second_level;
+        if warm || c == Ps::ZERO {
+            return Ps::ZERO;
+        }
+        ctx.charge(bucket, c);
+        c
     }
 
     pub(in crate::linux) fn mm_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {

@@ -284,6 +284,9 @@ impl Kernel {
             // copy's stores fill it as a cold clear would (linux/mm/memory.rs clear_new_page).
             let warm = self.mm.page_alloc.as_ref().is_some_and(|a| a.warm(pfn));
             cold = self.costs.memory.clear_page_cold.filter(|_| !warm);
+            // The copy is the page's first touch: in a guest, the host's second-level fault
+            // on a page it took back comes first (linux/mm/memory.rs second_level_fault).
+            now += self.second_level_fault(ctx, warm, Bucket::Syscall);
         }
         // copy_folio_from_iter_atomic: reads the user buffer, writes the page (hw/uncore.rs).
         let (copy, wait) = match cold {
