@@ -459,6 +459,7 @@ fn the_switch_is_the_loop_less_its_write_read_and_local_wake_up() {
     r.raw.ttwu_local_ns = Some(at(cs));
     let b = host_profile::build(&r, "host").unwrap();
     assert_eq!(b.profile.kernel.context_switch_ns.as_ref().unwrap().value, cs);
+}
 
 /// `memory.second_level_fault_ns`: absent where the report has no fresh-region measurement (the
 /// recorded fixtures); the fresh regions' slow pages' time beyond the recycled pages' where
