@@ -45,6 +45,17 @@ fn futex(word: &AtomicU32, op: libc::c_int, val: u32) -> libc::c_long {
     }
 }
 
+/// The waiter's side of both loops: `wakes` times, sleep in `FUTEX_WAIT` until the word is set,
+/// then clear it.
+fn sleep_until_woken(w: &AtomicU32, wakes: u32) {
+    for _ in 0..wakes {
+        while w.load(Ordering::Acquire) == 0 {
+            futex(w, libc::FUTEX_WAIT, 0);
+        }
+        w.store(0, Ordering::Release);
+    }
+}
+
 /// Median ns of `FUTEX_WAKE` with nobody waiting, over `calls`.
 fn wake_nobody_ns(calls: u32) -> f64 {
     let word = AtomicU32::new(0);
@@ -78,12 +89,7 @@ pub fn remote_wake_ns(a: usize, b: usize, runs: usize, wakes: u32) -> std::io::R
         let w = Arc::clone(&word);
         let waiter = std::thread::spawn(move || -> std::io::Result<()> {
             sys::pin_to_cpu(b)?;
-            for _ in 0..wakes {
-                while w.load(Ordering::Acquire) == 0 {
-                    futex(&w, libc::FUTEX_WAIT, 0);
-                }
-                w.store(0, Ordering::Release);
-            }
+            sleep_until_woken(&w, wakes);
             Ok(())
         });
         let waker = std::thread::spawn(move || -> std::io::Result<(f64, f64)> {
@@ -127,12 +133,7 @@ pub fn local_wake_ns(cpu: usize, runs: usize, wakes: u32) -> std::io::Result<Sum
         let waiter = std::thread::spawn(move || -> std::io::Result<()> {
             sys::pin_to_cpu(cpu)?;
             sys::set_batch()?;
-            for _ in 0..wakes {
-                while w.load(Ordering::Acquire) == 0 {
-                    futex(&w, libc::FUTEX_WAIT, 0);
-                }
-                w.store(0, Ordering::Release);
-            }
+            sleep_until_woken(&w, wakes);
             Ok(())
         });
         let waker = std::thread::spawn(move || -> std::io::Result<f64> {
