@@ -15,6 +15,7 @@ pub mod fs;
 pub mod ipc;
 pub mod irq;
 pub mod net;
+pub mod phase;
 pub mod sched;
 pub mod shootdown;
 pub mod uncore;

@@ -74,7 +74,7 @@ fn wake_nobody_ns(calls: u32) -> f64 {
 
 /// A wake-up across CPUs, one median per run: the waker's time less a wake of nobody, and the
 /// time until the woken thread has run (its store seen by the waker).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RemoteWake {
     pub waker_ns: Summary,
     pub latency_ns: Summary,

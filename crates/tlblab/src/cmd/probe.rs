@@ -23,7 +23,9 @@ pub struct ProbeArgs {
     pub json: bool,
     /// Write a machine profile of this host, every number citing its measurement; beside FILE
     /// the host at the slow and fast quartile of every measurement (FILE-slow.toml,
-    /// FILE-fast.toml), which `validate --machine FILE` simulates too.
+    /// FILE-fast.toml), which `validate --machine FILE` simulates too, and the probe's report
+    /// (FILE-probe.json), from which it builds the host again as its primitives measure around
+    /// each cell.
     #[arg(long, value_name = "FILE")]
     pub write_profile: Option<PathBuf>,
     /// The profile's `name` (what `--machine` shows in results).
@@ -65,8 +67,8 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         print!("{}", render(&r));
     }
     if let Some(path) = &a.write_profile {
-        write_profile(&r, &a.name, path)?;
-        eprintln!("probe: wrote {}", path.display());
+        write_profile_and_report(&r, &a.name, path)?;
+        eprintln!("probe: wrote {} and its report {}", path.display(), report_beside(path).display());
         // The host at the slow and fast quartile of every measurement beside it (`host-slow.toml`,
         // `host-fast.toml`): `validate --machine host.toml` simulates on them too.
         let stem = path.file_stem().map_or("host".into(), |s| s.to_string_lossy().into_owned());
@@ -85,6 +87,20 @@ pub fn run(a: ProbeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The probe's report written beside the host profile `path` (`host.toml` -> `host-probe.json`):
+/// `validate --machine` builds the host from it again as the primitives measure around each cell.
+pub fn report_beside(path: &std::path::Path) -> PathBuf {
+    let stem = path.file_stem().map_or("host".into(), |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-probe.json"))
+}
+
+/// Writes the profile built from `r` to `path` and `r` itself beside it ([`report_beside`]).
+fn write_profile_and_report(r: &ProbeReport, name: &str, path: &std::path::Path) -> Result<()> {
+    write_profile(r, name, path)?;
+    let text = serde_json::to_string_pretty(r).context("serialising the probe report")?;
+    write_atomic(&report_beside(path), text.as_bytes())
 }
 
 /// Which spread files a probe of the profile `path` (`host.toml`) writes beside it.
@@ -207,8 +223,13 @@ fn run_repeated(a: &ProbeArgs) -> Result<()> {
     }
     if let Some(path) = &a.write_profile {
         let i = central.ok_or_else(|| anyhow!("no run of the probe gave a profile: nothing to write"))?;
-        write_profile(&reports[i], &a.name, path)?;
-        eprintln!("probe: wrote {} (run {}, the nearest every key's median)", path.display(), i + 1);
+        write_profile_and_report(&reports[i], &a.name, path)?;
+        eprintln!(
+            "probe: wrote {} and its report {} (run {}, the nearest every key's median)",
+            path.display(),
+            report_beside(path).display(),
+            i + 1
+        );
         // Every run's own profile beside it (`host-run1.toml`, ...), to validate on each.
         let stem = path.file_stem().map_or("host".into(), |s| s.to_string_lossy().into_owned());
         remove_spread(path, SpreadKind::Ends)?;

@@ -13,8 +13,9 @@
 //! measure are a stand-in machine's, labelled as borrowed. When the probe runs now, the host is
 //! also simulated at the slow and the fast quartile of the probe's measurements
 //! (tlblab_native::host_profile::spread), so the simulated range is the probe's spread too; and
-//! where the host's memory bandwidth, measured again just before and after a cell's real runs,
-//! lay beyond every profile's, at that bandwidth as well (validate/memory.rs).
+//! where the probe's report is at hand, on the host as its cheap primitives (a system call, the
+//! socket and file calls, the flush call, the memory rates) measured again just before and just
+//! after each cell's real runs (validate/phase.rs).
 //! Each real run records the CPU time the workload itself got; a CPU-bound workload is judged
 //! on its real figure at the simulated run's busy CPUs (validate/per_cpu.rs), since CPU time
 //! other tenants take is lost to the real side alone.
@@ -27,6 +28,7 @@ use tlblab_model::run::{run as run_sim, RunResult, RunSpec};
 use tlblab_model::time::Ps;
 use tlblab_model::workload::Workload;
 use tlblab_native::host_profile::spread::{self, End};
+use tlblab_native::probe::ProbeReport;
 use tlblab_native::stats::Summary;
 use tlblab_native::workload::external::{Effort, External};
 use tlblab_native::workload::netperf::{self, NetperfSpec};
@@ -37,8 +39,8 @@ use crate::cmd::native::secs;
 use crate::machines;
 use crate::spec::{kernel_config, parse_duration};
 
-mod memory;
 mod per_cpu;
+mod phase;
 mod render;
 
 pub use render::render;
@@ -157,8 +159,9 @@ pub struct Case {
     pub sim_mmap_lock_sleeps_per_op: f64,
     /// The largest share of the machine other processes used during a real run.
     pub others_share: Option<f64>,
-    /// The host's memory rates just before and after the real runs (validate/memory.rs).
-    pub memory: Option<memory::Around>,
+    /// The host's primitives just before and after the real runs, where they moved
+    /// (validate/phase.rs); `None` without the probe's report.
+    pub phase: Option<phase::Around>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -364,12 +367,28 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     // The host at the slow and fast ends of the probe's measured spread, when it probes now
     // (host_profile::spread): simulated beside the central profile's seeds.
     let mut ends: Vec<MachineProfile> = Vec::new();
+    // The probe's report, to build the host as its primitives measure around each cell.
+    let mut report = None;
     let mut profile = match &a.machine {
         Some(m) => {
-            // A profile `probe --write-profile` wrote has its spread beside it.
-            let (found, note) = crate::cmd::probe::spread_beside(std::path::Path::new(m))?;
+            // A profile `probe --write-profile` wrote has its spread and its report beside it.
+            let path = std::path::Path::new(m);
+            let (found, note) = crate::cmd::probe::spread_beside(path)?;
             ends = found;
             notes.extend(note);
+            let beside = crate::cmd::probe::report_beside(path);
+            if path.is_file() && beside.is_file() {
+                let text = std::fs::read_to_string(&beside)
+                    .with_context(|| format!("reading {}", beside.display()))?;
+                report =
+                    Some(ProbeReport::from_json(&text).map_err(|e| anyhow!("{}: {e}", beside.display()))?);
+            } else {
+                notes.push(format!(
+                    "no probe report beside the profile ({}): the host's primitives are not measured again \
+                     around each cell",
+                    beside.display()
+                ));
+            }
             machines::load(m)?
         }
         None => {
@@ -388,15 +407,22 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                     Err(e) => notes.push(format!("no {end:?} end of the probe's spread: {e}")),
                 }
             }
+            report = Some(r);
             b.profile
         }
     };
-    for stand_in in [STAND_IN, RECLAIM_STAND_IN] {
-        let from = machines::load(stand_in)?;
-        for e in &mut ends {
-            borrow_sections(e, &from)?;
+    let stand_ins = [machines::load(STAND_IN)?, machines::load(RECLAIM_STAND_IN)?];
+    let finish = |p: &mut MachineProfile| -> Result<()> {
+        for from in &stand_ins {
+            borrow_sections(p, from)?;
         }
-        let borrowed = borrow_sections(&mut profile, &from)?;
+        Ok(())
+    };
+    for (stand_in, from) in [STAND_IN, RECLAIM_STAND_IN].into_iter().zip(&stand_ins) {
+        for e in &mut ends {
+            borrow_sections(e, from)?;
+        }
+        let borrowed = borrow_sections(&mut profile, from)?;
         if !borrowed.is_empty() {
             notes.push(format!(
                 "the profile has no [{}] of its own (the probe does not measure those paths yet): borrowed from \
@@ -421,6 +447,8 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     let (seconds, warmup) =
         if a.quick { (a.seconds.min(0.5), a.warmup.min(0.3)) } else { (a.seconds, a.warmup) };
     let effort = Effort { quick: a.quick };
+    let central = profile.clone();
+    let mut sampler = report.as_ref().map(|r| phase::Sampler::new(r, &central, &finish));
     let mut cases = Vec::new();
     for s in &subjects {
         let points: Vec<u64> = match s {
@@ -484,7 +512,10 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                 continue;
             }
             eprintln!("validate: {} at {point} ...", s.name());
-            let mut around = vec![memory::sample(a.quick)];
+            let mut around = Vec::new();
+            if let Some(s) = &mut sampler {
+                around.push(s.sample("before")?);
+            }
             let mut real = Vec::new();
             for _ in 0..runs {
                 let r = match s {
@@ -521,7 +552,9 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             if real.len() < runs {
                 continue;
             }
-            around.push(memory::sample(a.quick));
+            if let Some(s) = &mut sampler {
+                around.push(s.sample("after")?);
+            }
             // The runs go one after another: one run's estimate against the host's memory.
             crate::host::check_run(&profile, &spec(1), 1)
                 .map_err(|e| anyhow!("simulating {}: {e:#}", workload.name()))?;
@@ -530,24 +563,14 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             };
             let sims: Vec<RunResult> =
                 (1..=runs as u64).map(|seed| sim(&profile, seed)).collect::<Result<_>>()?;
-            // The probe's spread: seed 1 on the host at each end of it.
-            let mut end_sims: Vec<RunResult> = ends.iter().map(|p| sim(p, 1)).collect::<Result<_>>()?;
-            // The host's memory rates around the runs, where beyond every profile above.
-            let simulated: Vec<&MachineProfile> = std::iter::once(&profile).chain(&ends).collect();
-            let added: Vec<MachineProfile> = [End::Slow, End::Fast]
-                .into_iter()
-                .filter_map(|e| memory::beyond(&profile, e, &around, &simulated))
-                .collect();
-            for p in &added {
-                end_sims.push(sim(p, 1)?);
-            }
+            // The probe's spread, and the host as measured just before and after the runs: seed
+            // 1 on each.
+            let end_sims: Vec<RunResult> =
+                ends.iter().chain(around.iter().map(|(p, _)| p)).map(|p| sim(p, 1)).collect::<Result<_>>()?;
             let mut c = case(s.name(), point, &s_point(*s), &real, &sims, &end_sims);
-            c.memory = Some(memory::Around {
-                samples: around,
-                profile_memcpy_mbps: profile.memory.memcpy_mbps.value,
-                profile_clear_dram_mbps: profile.memory.clear_dram_mbps.as_ref().map(|c| c.value),
-                profiles_added: added.len(),
-            });
+            c.phase = sampler
+                .is_some()
+                .then(|| phase::Around { samples: around.into_iter().map(|(_, s)| s).collect() });
             cases.push(c);
         }
     }
@@ -687,7 +710,7 @@ fn case(
         },
         sim_mmap_lock_sleeps_per_op: per_op(&|x| x.per_op("mmap_lock_sleeps")).unwrap_or(0.0),
         others_share: real.iter().filter_map(|r| r.interference.map(|i| i.others_share)).reduce(f64::max),
-        memory: None,
+        phase: None,
     }
 }
 

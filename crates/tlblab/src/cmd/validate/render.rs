@@ -6,6 +6,21 @@ use tlblab_report::table::Table;
 
 use super::{Case, Spread, Validation, CONSISTENT};
 
+/// The moved keys a miss line names (validate/phase.rs lists them all in the JSON).
+const MOVED_SHOWN: usize = 4;
+
+/// Three significant figures.
+fn sig(x: f64) -> String {
+    let d = if x.abs() >= 100.0 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.d$}")
+}
+
 pub fn render(v: &Validation) -> String {
     let h = &v.host;
     let mut out = format!(
@@ -14,8 +29,8 @@ pub fn render(v: &Validation) -> String {
          simulated run kept busy, by the CPU time the workload's own threads or processes got (a rate times sim / real \
          busy CPUs, a time the inverse); the verdict is on it for a CPU-bound workload, on the raw figure for one that \
          blocks; the simulated range also covers seed 1 on the host at the slow \
-         and the fast quartile of the probe's measurements, when it probed now, and at the host's memory rates \
-         measured just before and after the real runs where they lay beyond those; error = (sim - real) / real of the medians; consistent = within \
+         and the fast quartile of the probe's measurements, and on the host as its cheap primitives measured just \
+         before and just after the real runs, where the probe's report is at hand; error = (sim - real) / real of the medians; consistent = within \
          {:.0}% or the ranges overlap; TLB/op and CAL/op: flush and function-call interrupts per operation, the real \
          ones net of the idle background where measured)\n\n",
         h.uname,
@@ -109,17 +124,32 @@ fn misses(cases: &[Case]) -> String {
         if c.ipis_per_op.real.unwrap_or(0.0) > 0.01 || c.ipis_per_op.sim.unwrap_or(0.0) > 0.01 {
             line += &format!("; TLB IPIs {} / {}", f(c.ipis_per_op.real), f(c.ipis_per_op.sim));
         }
-        if let Some(m) = &c.memory {
-            let seen = |g: fn(&super::memory::Rates) -> f64| {
-                m.samples.iter().map(|s| format!("{:.0}", g(s))).collect::<Vec<_>>().join(", ")
+        if let Some(m) = &c.phase {
+            // The keys that moved most, before and after the runs, against the probe's.
+            let mut keys: Vec<&str> = Vec::new();
+            for s in &m.samples {
+                for k in s.moved.iter().take(MOVED_SHOWN) {
+                    if !keys.contains(&k.key.as_str()) {
+                        keys.push(&k.key);
+                    }
+                }
+            }
+            let seen = |key: &str| {
+                let v: Vec<String> = m
+                    .samples
+                    .iter()
+                    .map(|s| s.moved.iter().find(|k| k.key == key).map_or("~".into(), |k| sig(k.sampled)))
+                    .collect();
+                let probe =
+                    m.samples.iter().flat_map(|s| &s.moved).find(|k| k.key == key).map_or(0.0, |k| k.probe);
+                format!("{key} {} ({})", v.join(", "), sig(probe))
             };
-            line += &format!(
-                "; host memory MB/s before, after the runs (profile): copy {} ({:.0}), DRAM clear {} ({})",
-                seen(|s| s.memcpy_mbps),
-                m.profile_memcpy_mbps,
-                seen(|s| s.clear_dram_mbps),
-                m.profile_clear_dram_mbps.map_or("-".into(), |v| format!("{v:.0}"))
-            );
+            if !keys.is_empty() {
+                line += &format!(
+                    "; host primitives moved before, after the runs (probe): {}",
+                    keys.iter().take(MOVED_SHOWN).map(|k| seen(k)).collect::<Vec<_>>().join(", ")
+                );
+            }
         }
         out += &format!("miss: {line}\n");
     }
@@ -157,7 +187,7 @@ mod tests {
             involuntary_switches_per_op: pair(0.03, 0.002),
             sim_mmap_lock_sleeps_per_op: 0.0,
             others_share: None,
-            memory: None,
+            phase: None,
         };
         let text = misses(&[case("consistent", pair(0.0, 0.0)), case("model low", pair(0.0, 0.0))]);
         assert_eq!(text.lines().count(), 1, "{text}");
@@ -168,14 +198,28 @@ mod tests {
         let text = misses(&[case("model high", pair(1.7, 1.9))]);
         assert!(text.contains("TLB IPIs 1.7000 / 1.9000"), "{text}");
         let mut c = case("model low", pair(0.0, 0.0));
-        let r = |copy| super::super::memory::Rates { clear_dram_mbps: 9000.0, memcpy_mbps: copy };
-        c.memory = Some(super::super::memory::Around {
-            samples: vec![r(14000.0), r(18000.0)],
-            profile_memcpy_mbps: 15000.0,
-            profile_clear_dram_mbps: None,
-            profiles_added: 1,
+        let moved = |key: &str, probe: f64, sampled: f64| super::super::phase::Moved {
+            key: key.into(),
+            probe,
+            sampled,
+        };
+        let sample = |when, moved| super::super::phase::Sample { when, at_s: 1.0, moved };
+        c.phase = Some(super::super::phase::Around {
+            samples: vec![
+                sample("before", vec![moved("kernel.syscall_ns", 150.0, 210.0)]),
+                sample(
+                    "after",
+                    vec![
+                        moved("memory.memcpy_mbps", 15000.0, 9000.0),
+                        moved("kernel.syscall_ns", 150.0, 190.0),
+                    ],
+                ),
+            ],
         });
         let text = misses(&[c]);
-        assert!(text.contains("copy 14000, 18000 (15000), DRAM clear 9000, 9000 (-)"), "{text}");
+        assert!(
+            text.contains("(probe): kernel.syscall_ns 210, 190 (150), memory.memcpy_mbps ~, 9000 (15000)"),
+            "{text}"
+        );
     }
 }
