@@ -510,3 +510,62 @@ fn the_second_level_fault_is_the_fresh_regions_slow_pages_beyond_the_recycled_on
         assert!(k.source.contains("no second-level faults"), "{}", k.source);
     }
 }
+
+/// `fs.shmem_alloc_and_add_folio_cycles`: absent where the report has no new-page measurement
+/// (every recorded fixture reads back without one); else the fallocate of a hole less that of a
+/// written page, in cycles, less the model's own allocator charge for the page, naming the
+/// measurement; below the floor, left out with a warning.
+#[test]
+fn the_new_tmpfs_page_is_fallocate_of_a_hole_less_a_lookup_and_the_simulated_allocator() {
+    use tlblab_native::probe::{fs::FsCalls, shmem::NewFolio};
+    use tlblab_native::stats::Summary;
+    for (file, text) in fixtures() {
+        let r = ProbeReport::from_json(&text).unwrap();
+        assert!(r.raw.shmem_new_folio.is_none(), "{file}");
+        let p = host_profile::build(&r, "host").unwrap().profile;
+        assert!(p.fs.as_ref().is_none_or(|f| f.shmem_alloc_and_add_folio_cycles.is_none()), "{file}");
+    }
+    let (_, text) = &fixtures()[0];
+    let mut r = ProbeReport::from_json(text).unwrap();
+    let sys = r.raw.syscall_ns.median;
+    let at = |ns: f64| Summary::of(&[ns, ns, ns]);
+    r.raw.fs = Some(FsCalls {
+        mount: "/dev/shm".into(),
+        create_ns: at(sys + 1500.0),
+        walk_ns: at(sys + 250.0),
+        open_existing_ns: at(sys + 300.0),
+        mkdir_exists_ns: at(sys + 600.0),
+        write_empty_ns: at(sys + 150.0),
+        close_ns: at(sys + 110.0),
+        user_ns: at(1800.0),
+        user_touched_ns: None,
+        files: 10_550,
+        pwrite_page_ns: Some(at(sys + 900.0)),
+    });
+    let folio = |extra: f64| NewFolio {
+        mount: "/dev/shm".into(),
+        pages: 1024,
+        new_ns: at(800.0 + extra),
+        cached_ns: at(800.0),
+        extra_ns: at(extra),
+        punch_ns: at(2500.0),
+        punch_empty_ns: at(1000.0),
+        remove_extra_ns: at(1500.0),
+    };
+    r.raw.shmem_new_folio = Some(folio(1200.0));
+    let b = host_profile::build(&r, "host").unwrap();
+    b.profile.validate().unwrap();
+    let pa = b.profile.page_alloc.as_ref().unwrap();
+    let mhz = r.clock.mhz;
+    let share =
+        pa.pcp_alloc_cycles.value + pa.buddy_block_cycles.value + pa.struct_page_miss_ns.value * mhz / 1e3;
+    let k = b.profile.fs.as_ref().unwrap().shmem_alloc_and_add_folio_cycles.as_ref().expect("measured");
+    assert_eq!(k.value, (1200.0 * mhz / 1e3 - share).round(), "{}", k.source);
+    assert_eq!(k.confidence, Confidence::Measured);
+    assert!(k.source.contains("fallocate") && k.source.contains("never dd"), "{}", k.source);
+    // The same page through the allocator alone: nothing above the simulated charge.
+    r.raw.shmem_new_folio = Some(folio(share * 1e3 / mhz));
+    let b = host_profile::build(&r, "host").unwrap();
+    assert!(b.profile.fs.as_ref().unwrap().shmem_alloc_and_add_folio_cycles.is_none());
+    assert!(b.warnings.iter().any(|w| w.contains("shmem_alloc_and_add_folio_cycles")), "{:?}", b.warnings);
+}

@@ -251,6 +251,12 @@ pub struct FsProfile {
     /// profiles): dd on an x86 machine is refused, naming the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmpfs_write_cycles: Option<Sourced>,
+    /// A tmpfs write's new page besides the page allocator the model simulates:
+    /// `shmem_alloc_and_add_folio`'s memory cgroup charge, `i_pages` insertion, LRU add and
+    /// inode and mount block accounting (linux/mm/shmem.rs; docs/references/machine-costs.md#shmem-new-folio).
+    /// Absent: the new page costs `kernel.page_alloc_cycles`, the anonymous page's estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shmem_alloc_and_add_folio_cycles: Option<Sourced>,
 }
 
 impl FsProfile {
@@ -266,6 +272,11 @@ impl FsProfile {
             ("fs.fsmark_user_cycles", &self.fsmark_user_cycles),
         ];
         f.extend(self.tmpfs_write_cycles.as_ref().map(|v| ("fs.tmpfs_write_cycles", v)));
+        f.extend(
+            self.shmem_alloc_and_add_folio_cycles
+                .as_ref()
+                .map(|v| ("fs.shmem_alloc_and_add_folio_cycles", v)),
+        );
         f
     }
 }

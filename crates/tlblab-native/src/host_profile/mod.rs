@@ -186,6 +186,13 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
 
     let clear_ns = 4096.0 * 1000.0 / r.raw.clear_page_mbps.median;
     let (per_page, paths) = kernel_path_costs(r, sc, &tag, &sd_src, mhz);
+    // What the model's simulated allocator charges a fresh page, which the measured new tmpfs
+    // page holds too: the per-CPU list and the refill's share (a buddy list move, a struct page).
+    let alloc_share = sections::AllocShare {
+        pcp_alloc_cycles: per_page.pcp_alloc_cycles.value,
+        buddy_block_cycles: per_page.buddy_block_cycles.value,
+        struct_page_ns: llc_ns,
+    };
     // The probe's first write to an anonymous page pays the fault, the allocation and the
     // clearing: the allocation's share (the per-CPU list and the rest of page_alloc_cycles) is
     // the borrowed estimate, the clearing is measured. The key is the path with a warm page
@@ -598,7 +605,10 @@ pub fn build(r: &ProbeReport, name: &str) -> Result<Built, String> {
         swap: None,
         ipc: ipc_section(r, &tag, &mut warnings),
         net: net_section(r, &tag, &mut warnings),
-        fs: fs_section(r, &tag, &mut warnings),
+        fs: fs_section(r, &tag, &mut warnings).map(|mut f| {
+            f.shmem_alloc_and_add_folio_cycles = sections::shmem_new_folio(r, &tag, &alloc_share, &mut warnings);
+            f
+        }),
         tlbi: None,
         caches: None,
         mmu8xx: None,

@@ -265,7 +265,62 @@ pub(super) fn fs_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>)
         close_cycles: close,
         fsmark_user_cycles: user,
         tmpfs_write_cycles: tmpfs_write(r, tag, warnings),
+        shmem_alloc_and_add_folio_cycles: None,
     })
+}
+
+/// What the model's simulated page allocator charges each fresh order-0 page, from the
+/// profile's own `[page_alloc]` figures: `pcp_alloc_cycles` on every allocation, and the
+/// refill's share, one buddy list move and one `struct page` line a page (the `zone->lock`
+/// section, one a batch of 63 and more, is under a cycle a page and stays in).
+pub(super) struct AllocShare {
+    pub(super) pcp_alloc_cycles: f64,
+    pub(super) buddy_block_cycles: f64,
+    pub(super) struct_page_ns: f64,
+}
+
+/// `fs.shmem_alloc_and_add_folio_cycles` from the probe's `fallocate` of a tmpfs hole against a
+/// written page (crate::probe::shmem): the difference per call (the entry and `shmem_fallocate`'s
+/// fixed part cancel) less what the model's allocator charges the page itself ([`AllocShare`]).
+/// Nothing of the page's content is in it (an fallocated folio is not cleared), so the model's
+/// clear or copy and a guest's first touch are not counted twice. `None` for a report without
+/// the measurement, or below the floor.
+pub(super) fn shmem_new_folio(
+    r: &ProbeReport,
+    tag: &str,
+    alloc: &AllocShare,
+    warnings: &mut Vec<String>,
+) -> Option<Sourced> {
+    let n = r.raw.shmem_new_folio.as_ref()?;
+    let mhz = r.clock.mhz;
+    let share = alloc.pcp_alloc_cycles + alloc.buddy_block_cycles + alloc.struct_page_ns * mhz / 1e3;
+    let cycles = n.extra_ns.median * mhz / 1e3 - share;
+    let floor = crate::probe::ipc::FLOOR_CYCLES;
+    if cycles < floor {
+        warnings.push(format!(
+            "[fs]: a tmpfs file's new page came out at {cycles:.0} cycles, below {floor:.0}: \
+             fs.shmem_alloc_and_add_folio_cycles is left out"
+        ));
+        return None;
+    }
+    let src = format!(
+        "{tag}: micro-measurement `fallocate(fd, 0, off, 4096)` of a hole of a tmpfs file ({}) against the \
+         same call over a page written before (the lookup alone), {} calls each a block: {:.0} ns against \
+         {:.0} ns a call, the difference {:.0} ns ({}); x {mhz:.0} MHz less what the model's page allocator \
+         charges the page itself ({share:.0} cycles: page_alloc.pcp_alloc_cycles {:.0}, buddy_block_cycles \
+         {:.0}, one struct page line at page_alloc.struct_page_miss_ns {:.1} ns); the fallocated page is \
+         not cleared, so memory.clear_* and second_level_fault_ns are not in it; never dd",
+        n.mount,
+        n.pages,
+        n.new_ns.median,
+        n.cached_ns.median,
+        n.extra_ns.median,
+        n.extra_ns.spread_text(0, " ns"),
+        alloc.pcp_alloc_cycles,
+        alloc.buddy_block_cycles,
+        alloc.struct_page_ns
+    );
+    Some(measured(cycles.round(), src))
 }
 
 /// `fs.tmpfs_write_cycles` from the probe's `pwrite` of a cached tmpfs page: the call less

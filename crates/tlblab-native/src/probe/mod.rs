@@ -17,6 +17,7 @@ pub mod irq;
 pub mod net;
 pub mod phase;
 pub mod sched;
+pub mod shmem;
 pub mod shootdown;
 pub mod uncore;
 
@@ -148,6 +149,10 @@ pub struct Measurements {
     /// reports, and where no tmpfs is writable).
     #[serde(default)]
     pub fs: Option<fs::FsCalls>,
+    /// A tmpfs file's new page alone, `fallocate` of a hole against a written page, and its
+    /// removal ([`shmem::new_folio_on`]; absent in older reports and where no tmpfs is writable).
+    #[serde(default)]
+    pub shmem_new_folio: Option<shmem::NewFolio>,
     /// The LLC's size and a STREAM-like copy with one CPU and with all (absent in older reports).
     #[serde(default)]
     pub stream: Option<uncore::StreamCopy>,
@@ -468,6 +473,25 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         }
     };
 
+    let name = part("a tmpfs file's new page (fallocate of a hole against a written page)");
+    let shmem_new_folio = match fs::find_tmpfs(&mounts) {
+        Ok(tmpfs) => match quietest(tries, ncpu, || shmem::new_folio_on(cpus[0], &tmpfs, runs, opts.quick)) {
+            Ok((n, r)) => {
+                interference.push((name, r));
+                Some(n)
+            }
+            Err(e) => {
+                notes.push(format!(
+                    "fallocate of tmpfs pages on {} failed ({e}): no new-page figure",
+                    tmpfs.display()
+                ));
+                None
+            }
+        },
+        // Said once, for [fs].
+        Err(_) => None,
+    };
+
     let name = part("memory bandwidth, one CPU and all");
     let (stream, r) =
         quietest(tries, ncpu, || Ok(Some(uncore::stream_copy(&cpus, if opts.quick { 3 } else { 10 })?)))?;
@@ -511,6 +535,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         ipc,
         net,
         fs,
+        shmem_new_folio,
         stream,
         clear_page_mbps,
         clear_dram_mbps,

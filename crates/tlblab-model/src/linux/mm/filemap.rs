@@ -166,9 +166,13 @@ impl Kernel {
         };
         let clear = if fill == Fill::HoleRead { self.clear_new_page(ctx, at + a, pfn) } else { Ps::ZERO };
         let Some(read) = read else {
-            // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be.
-            ctx.charge(bucket, self.costs.memory.page_alloc);
-            return (pfn, a + self.costs.memory.page_alloc + clear);
+            // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be;
+            // a tmpfs write's, at shmem_alloc_and_add_folio's measured cost where the profile has
+            // it (linux/mm/shmem.rs).
+            let measured = self.costs.shmem_write.as_ref().and_then(|c| c.new_folio);
+            let rest = measured.filter(|_| fill == Fill::Write).unwrap_or(self.costs.memory.page_alloc);
+            ctx.charge(bucket, rest);
+            return (pfn, a + rest + clear);
         };
         // With reclaim: the fill's own path, its `__filemap_add_folio` section under the
         // mapping's `i_pages` lock where the profile has it, and the LRU add through the

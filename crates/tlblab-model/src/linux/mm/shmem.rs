@@ -25,6 +25,11 @@
 //! new page fresh from the buddy lists, at the cold clear's DRAM rate, as linux/mm/memory.rs
 //! fills such a page), the dirtying and `i_size`. The call's fixed part is `fs.tmpfs_write_cycles`. tmpfs does no
 //! writeback (`balance_dirty_pages_ratelimited` returns at once: no writeback capability).
+//! The new page's path besides the simulated allocator (the memory cgroup charge from the
+//! per-CPU stock, the `i_pages` insertion, the LRU add, the inode's and the mount's block
+//! accounting) is `fs.shmem_alloc_and_add_folio_cycles` where the probe measured it (a tmpfs
+//! `fallocate` of a hole against a written page, docs/references/machine-costs.md#shmem-new-folio),
+//! else the anonymous page's `kernel.page_alloc_cycles`.
 //!
 //! And tmpfs's file creation (`shmem_create` -> `shmem_mknod`, v6.18;
 //! docs/references/linux-mm.md#tmpfs-create), under the parent's `i_rwsem` that
@@ -94,18 +99,28 @@ crate::linux::vmstat::counters! {
     }
 }
 
-/// A tmpfs page write's costs (`fs.tmpfs_write_cycles` and the copy rate).
+/// A tmpfs page write's costs (`fs.tmpfs_write_cycles`, the copy rate and, where the profile
+/// measured it, `fs.shmem_alloc_and_add_folio_cycles`).
 #[derive(Debug, Clone)]
 pub struct WriteCosts {
     /// The call's fixed part, besides entry/exit, allocation and copy.
     pub write: Ps,
     pub copy: CopyRate,
+    /// A new page's path besides the simulated allocator (`shmem_alloc_and_add_folio`); none:
+    /// `kernel.page_alloc_cycles`, as an anonymous page.
+    pub new_folio: Option<Ps>,
 }
 
 impl crate::linux::boot::FromSection for WriteCosts {
     fn from_section(p: &MachineProfile) -> Result<WriteCosts, ProfileError> {
         let c = p.tmpfs_write_cycles()?;
-        Ok(WriteCosts { write: Ps::from_cycles(c.value, p.clock_mhz()), copy: CopyRate::from_profile(p) })
+        let mhz = p.clock_mhz();
+        let new_folio = p.fs.as_ref().and_then(|f| f.shmem_alloc_and_add_folio_cycles.as_ref());
+        Ok(WriteCosts {
+            write: Ps::from_cycles(c.value, mhz),
+            copy: CopyRate::from_profile(p),
+            new_folio: new_folio.map(|n| Ps::from_cycles(n.value, mhz)),
+        })
     }
 }
 

@@ -167,6 +167,29 @@ fn an_x86_block_allocates_one_unzeroed_page_and_charges_the_clear_the_copy_and_t
 }
 
 #[test]
+fn the_measured_new_tmpfs_page_replaces_the_anonymous_estimate_on_appends_only() {
+    let p = x86(Some(500.0));
+    let with = |cycles: f64| {
+        let mut q = p.clone();
+        q.fs.as_mut().unwrap().shmem_alloc_and_add_folio_cycles =
+            Some(crate::profile::Sourced { value: cycles, source: "test".into(), confidence: r_conf() });
+        q
+    };
+    let base = p.kernel.page_alloc_cycles.value;
+    let r = dd_x86(&p, APPEND, 1);
+    // The key at kernel.page_alloc_cycles' value is the same charge.
+    assert_eq!(dd_x86(&with(base), APPEND, 1).metric, r.metric);
+    // 1000 cycles above it: 1000 cycles more a new page, one a block.
+    let m = dd_x86(&with(base + 1000.0), APPEND, 1);
+    let mhz = p.clock_mhz() as f64;
+    let d = (per_block(&m) - per_block(&r)) * 1e6 * mhz / 1000.0 / m.per_op("tmpfs_write_allocs");
+    assert!((d - 1.0).abs() < 0.05, "{d} x 1000 cycles a new page");
+    // An overwrite allocates nothing: the key does not touch it.
+    let over = format!("{APPEND} conv=notrunc");
+    assert_eq!(dd_x86(&with(base + 1000.0), &over, 1).metric, dd_x86(&p, &over, 1).metric);
+}
+
+#[test]
 fn x86_dd_processes_each_append_to_their_own_file() {
     let p = x86(Some(500.0));
     let r = dd_x86(&p, APPEND, 2);
