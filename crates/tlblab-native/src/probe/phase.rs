@@ -1,7 +1,8 @@
 //! The probe's cheap primitives measured again, at the quick probe's sizes, in a few seconds:
 //! the core clock, the flush sweep, the fault points, a system call, the warm fault and
-//! fault-around, the context switch, the pipe, socket and file calls, the wake-ups, an IPI's
-//! entry and exit, the cache-line transfer and the one-core memory rates. On a shared guest these
+//! fault-around, the context switch, the pipe, socket and file calls, a new tmpfs folio, the
+//! wake-ups, an IPI's entry and exit, the cache-line transfer and the one-core memory rates. On
+//! a shared guest these
 //! moved 20-45% between probes minutes apart (docs/validate.md, "Where it stands"), so
 //! `validate` measures them just before and just after each cell's real runs and simulates the
 //! host as it was then ([`Phase::apply`] onto the full probe's report, every derivation redone).
@@ -10,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{clock, fault, filemap, fs, ipc, irq, net, sched, shootdown, Measurements, ProbeReport};
+use super::{clock, fault, filemap, fs, ipc, irq, net, sched, shmem, shootdown, Measurements, ProbeReport};
 use crate::stats::Summary;
 
 /// Blocks per part (the quick probe's).
@@ -31,6 +32,7 @@ pub struct Phase {
     pub ipc: ipc::IpcCalls,
     pub net: net::NetCalls,
     pub fs: Option<fs::FsCalls>,
+    pub shmem_new_folio: Option<shmem::NewFolio>,
     pub wake: Option<sched::RemoteWake>,
     pub ttwu_local_ns: Summary,
     pub irq_split: Option<irq::IrqSplit>,
@@ -54,6 +56,7 @@ pub fn measure(cpus: &[usize], seed: u64) -> std::io::Result<Phase> {
         faults.push(fault::fault_point(cpus, 2, 2048, RUNS)?);
     }
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let tmpfs = fs::find_tmpfs(&mounts).ok();
     Ok(Phase {
         clock_mhz: clock::chain_mhz(clock::Chain::Add, RUNS, 5),
         clock_imul_mhz: clock::chain_mhz(clock::Chain::Imul, RUNS, 5),
@@ -66,7 +69,8 @@ pub fn measure(cpus: &[usize], seed: u64) -> std::io::Result<Phase> {
         ipc: ipc::ipc_calls(20)?,
         net: net::net_calls_on(cpu, 20)?,
         // A file system that refuses the calls keeps the full probe's figures.
-        fs: fs::find_tmpfs(&mounts).ok().and_then(|t| fs::fs_calls_on(cpu, &t, 20, seed).ok()),
+        fs: tmpfs.as_ref().and_then(|t| fs::fs_calls_on(cpu, t, 20, seed).ok()),
+        shmem_new_folio: tmpfs.as_ref().and_then(|t| shmem::new_folio_on(cpu, t, RUNS, true).ok()),
         wake: pair.map(|(a, b)| sched::remote_wake_ns(a, b, RUNS, 200)).transpose()?,
         ttwu_local_ns: sched::local_wake_ns(cpu, RUNS, 200)?,
         irq_split: match pair {
@@ -104,6 +108,9 @@ impl Phase {
         m.net = Some(self.net.clone());
         if let Some(fs) = &self.fs {
             m.fs = Some(fs.clone());
+        }
+        if let Some(n) = &self.shmem_new_folio {
+            m.shmem_new_folio = Some(n.clone());
         }
         if let Some(w) = &self.wake {
             m.ttwu_ns = Some(w.waker_ns.clone());
@@ -150,6 +157,7 @@ mod tests {
             ipc: m.ipc.clone().unwrap(),
             net: m.net.clone().unwrap(),
             fs: m.fs.clone(),
+            shmem_new_folio: None,
             wake: None,
             ttwu_local_ns: m.ttwu_local_ns.clone().unwrap_or_else(|| m.syscall_ns.clone()),
             irq_split: None,
