@@ -409,7 +409,7 @@ impl Kernel {
         // `at`: the fault's time so far (its charges are in the buckets, not in `ctx.now`).
         let anon_page = |s: &mut Kernel, ctx: &mut Ctx, at: Ps, copy: bool| {
             // anon_vma_prepare: the VMA has its anon_vma from its first anonymous page on.
-            s.mm.mms[mm as usize].vma_mut(addr).unwrap().anon_vma = true;
+            s.mm.mms[mm as usize].anon_vma_prepare(addr);
             let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
             // What remains of the profile's page_alloc_cycles once the allocator is simulated:
             // memcg charge, rmap and LRU add.
