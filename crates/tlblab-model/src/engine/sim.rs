@@ -672,3 +672,5 @@ mod tests_madvise;
 mod tests_smt;
 #[cfg(test)]
 mod tests_uncore;
+#[cfg(test)]
+mod tests_vma;

@@ -264,6 +264,8 @@ impl Kernel {
     /// its chunks before it lets the workers go). Returns the start address.
     pub fn map_populated(&mut self, mm: MmId, len: u64) -> u64 {
         let start = self.mm.mms[mm as usize].mmap(len, Backing::Anon, true);
+        // The faults that filled it gave it its anon_vma.
+        self.mm.mms[mm as usize].anon_vma_prepare(start);
         let mut a = start;
         while a < start + len {
             let pfn = self.alloc_frame_untimed(0, Ps::ZERO, Owner::Anon { mm, vpn: a >> PAGE_SHIFT });

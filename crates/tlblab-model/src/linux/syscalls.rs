@@ -52,8 +52,8 @@ pub enum Op {
     CreateFile { pages: u64, reg: usize, cached: bool, tmpfs: bool },
     /// `mmap(NULL, len, PROT_READ|PROT_WRITE, ...)`; the address goes to `reg`.
     Mmap { len: u64, kind: MapKind, reg: usize },
-    /// `munmap` of the whole mapping at `addr`.
-    Munmap { addr: Addr },
+    /// `munmap(addr, len)`: splits the VMAs an end falls inside (linux/mm/vma.rs).
+    Munmap { addr: Addr, len: u64 },
     /// `madvise(addr, len, MADV_DONTNEED)`.
     MadviseDontneed { addr: Addr, len: u64 },
     /// `madvise(addr, len, MADV_PAGEOUT)` (linux/mm/madvise.rs).

@@ -590,7 +590,7 @@ impl EbizzyTask {
                         g.trim_threshold = 2 * len;
                     }
                 }
-                out.push(Op::Munmap { addr: Addr { reg: BUF, offset: 0 } });
+                out.push(Op::Munmap { addr: Addr { reg: BUF, offset: 0 }, len });
             }
             Buffer::Heap { chunk, nb } => {
                 // The chunk borders top: it merges into it.

@@ -229,7 +229,7 @@ impl Program for WisTask {
             }
             Testcase::Mmap1 => {
                 out.extend(syscall_stub);
-                out.push(Op::Munmap { addr: Addr { reg: MAP, offset: 0 } });
+                out.push(Op::Munmap { addr: Addr { reg: MAP, offset: 0 }, len });
                 out.push(Op::Iteration);
                 out.extend(syscall_stub);
                 out.push(Op::Mmap { len, kind, reg: MAP });
@@ -240,7 +240,7 @@ impl Program for WisTask {
         if self.page == len / PAGE {
             self.page = 0;
             out.extend(syscall_stub);
-            out.push(Op::Munmap { addr: Addr { reg: MAP, offset: 0 } });
+            out.push(Op::Munmap { addr: Addr { reg: MAP, offset: 0 }, len });
             out.extend(syscall_stub);
             out.push(Op::Mmap { len, kind, reg: MAP });
         }

@@ -157,6 +157,9 @@ pub struct Case {
     pub involuntary_switches_per_op: Pair,
     /// Sleeps on `mmap_lock` per operation in the simulation (docs/cal-interrupts.md).
     pub sim_mmap_lock_sleeps_per_op: f64,
+    /// Sleeps in `vma_start_write` per operation in the simulation (v6.4+: an mmap or munmap
+    /// waiting for faults in the VMA it merges or splits, docs/references/linux-mm.md#vma-merging).
+    pub sim_vma_start_write_sleeps_per_op: f64,
     /// The largest share of the machine other processes used during a real run.
     pub others_share: Option<f64>,
     /// The host's primitives just before and after the real runs, where they moved
@@ -709,6 +712,7 @@ fn case(
             sim: per_op(&|x| x.per_op("involuntary_switches")),
         },
         sim_mmap_lock_sleeps_per_op: per_op(&|x| x.per_op("mmap_lock_sleeps")).unwrap_or(0.0),
+        sim_vma_start_write_sleeps_per_op: per_op(&|x| x.per_op("vma_start_write_sleeps")).unwrap_or(0.0),
         others_share: real.iter().filter_map(|r| r.interference.map(|i| i.others_share)).reduce(f64::max),
         phase: None,
     }

@@ -821,26 +821,3 @@ fn send_loops_take_interrupts_in_a_storm_and_stay_safe() {
     assert!(s.counters.smp.send_loops_interrupted > 0, "{:?}", s.counters.smp);
     assert_eq!(sim.oracle_report().0, 0);
 }
-
-#[test]
-fn per_vma_faults_take_mmap_lock_only_for_a_fresh_vmas_first_fault() {
-    // v6.4 on page_fault1 from the start: each task's first store to its text mapping and to
-    // its 128 MiB mapping finds no anon_vma and falls back to mmap_lock; every later fault
-    // runs under the VMA lock alone, and the oracle stays clean.
-    let p = profile("skylake-sp-2s");
-    let tasks = 4;
-    let mut sim = wis(&p, "6.4", Testcase::PageFault1, tasks, true);
-    let c = sim.run(Ps::ZERO, Ps::MS * 2).counters;
-    let v = c.vma_lock.expect("6.4 reports its per-VMA lock counters");
-    assert_eq!(
-        (v.vma_lock_abort, v.vma_lock_abort_no_anon_vma),
-        (2 * tasks as u64, 2 * tasks as u64),
-        "{v:?}"
-    );
-    assert_eq!(v.vma_lock_success + v.vma_lock_abort, c.memory.page_faults, "{v:?} {c:?}");
-    assert!(v.vma_lock_success > 1000, "{v:?}");
-    assert_eq!(c.oracle.oracle_violations, 0);
-    // 6.3 has no per-VMA locks and reports no such counters.
-    let mut sim = wis(&p, "6.3", Testcase::PageFault1, tasks, true);
-    assert_eq!(sim.run(Ps::ZERO, Ps::MS * 2).counters.vma_lock, None);
-}

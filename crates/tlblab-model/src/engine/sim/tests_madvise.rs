@@ -22,7 +22,7 @@ fn madvise_call_is_charged_once_per_call_and_only_as_syscall_time() {
         store(8),
         Op::MadviseDontneed { addr: at(0), len: 4 * PAGE_SIZE },
         Op::MadviseDontneed { addr: at(0), len: 4 * PAGE_SIZE },
-        Op::Munmap { addr: at(0) },
+        Op::Munmap { addr: at(0), len: 16 * PAGE_SIZE },
     ];
     let p = profile("haswell-ep-2s");
     assert!(p.kernel.madvise_call_cycles.is_none(), "the built-in profiles have no such key");

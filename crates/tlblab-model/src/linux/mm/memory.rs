@@ -409,7 +409,7 @@ impl Kernel {
         // `at`: the fault's time so far (its charges are in the buckets, not in `ctx.now`).
         let anon_page = |s: &mut Kernel, ctx: &mut Ctx, at: Ps, copy: bool| {
             // anon_vma_prepare: the VMA has its anon_vma from its first anonymous page on.
-            s.mm.mms[mm as usize].vma_mut(addr).unwrap().anon_vma = true;
+            s.mm.mms[mm as usize].anon_vma_prepare(addr);
             let (pfn, a) = s.alloc_frame(ctx, at, Owner::Anon { mm, vpn }, Bucket::Fault);
             // What remains of the profile's page_alloc_cycles once the allocator is simulated:
             // memcg charge, rmap and LRU add.
@@ -566,11 +566,13 @@ impl Kernel {
     ) -> u64 {
         let win = FAULT_AROUND_PAGES * PAGE_SIZE;
         let (ws, we) = ((addr & !(win - 1)).max(vstart), ((addr & !(win - 1)) + win).min(vend));
+        // The file page at vstart: vm_pgoff (not 0 for the upper part of a split VMA).
+        let pgoff = self.mm.mms[mm as usize].vma(addr).map_or(0, |v| v.pgoff);
         let mut visited = 0;
         let mut a = ws;
         while a < we {
             if a != addr || faulting {
-                let i = (a - vstart) >> PAGE_SHIFT;
+                let i = pgoff + ((a - vstart) >> PAGE_SHIFT);
                 if let Some(cached) = self.mm.files[file as usize].get(i) {
                     visited += 1;
                     if !self.mm.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached, writable)

@@ -3,12 +3,15 @@
 //! exit. The zap's flush-then-free is mmu_gather.rs's. From v4.20 munmap may downgrade
 //! `mmap_lock` to read for the zap (`munmap_downgrade`); from v6.4 (`fault_lock = "per-vma"`)
 //! munmap write-locks the VMA it removes and each write section's end releases every VMA it
-//! write-locked (docs/references/linux-6x.md#per-vma-locks).
+//! write-locked (docs/references/linux-6x.md#per-vma-locks). mmap merges a new mapping into a
+//! compatible neighbour and munmap splits the VMAs an end falls inside (linux/mm/vma.rs); from
+//! v6.4 both write-lock the VMAs they change first (docs/references/linux-mm.md#vma-merging).
 
+use super::vma::Merge;
 use crate::attribution::Bucket;
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
-use crate::linux::include::linux::mm_types::{zap_vma, Backing, RwsemSlowpath};
+use crate::linux::include::linux::mm_types::{zap_vma, Backing, RwsemSlowpath, PAGE_SIZE};
 use crate::linux::syscalls::{MapKind, Op};
 use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
@@ -18,6 +21,10 @@ crate::linux::vmstat::counters! {
     Counters {
         /// Tasks that slept on `mmap_lock`.
         mmap_lock_sleeps,
+        /// mmaps that expanded a neighbouring VMA instead of inserting one (`vma_expand`).
+        vma_merges,
+        /// `__split_vma` calls of munmap.
+        vma_splits,
     }
 }
 
@@ -62,21 +69,7 @@ impl Kernel {
         if self.config.mm.mmap_lock {
             let write =
                 !matches!(op, Op::MadviseDontneed { .. } | Op::MadvisePageout { .. } | Op::MovePages { .. });
-            // v6.4: munmap write-locks the VMA before detaching and zapping it, so that no fault
-            // under the VMA lock can install a PTE in it. mmap's new VMA is not reachable before
-            // it is inserted; madvise(MADV_DONTNEED) does not change the VMA.
-            let vma_write = match op {
-                Op::Munmap { addr } if self.config.mm.fault_lock.per_vma() => {
-                    Some(Continuation::Sys(Step::VmaStartWrite { start: self.reg_addr(t, addr) }))
-                }
-                _ => None,
-            };
-            ctx.then_all(
-                [Continuation::Sys(Step::Lock { write })]
-                    .into_iter()
-                    .chain(vma_write)
-                    .chain([Continuation::Sys(Step::Locked(op))]),
-            );
+            ctx.then_all([Continuation::Sys(Step::Lock { write }), Continuation::Sys(Step::Locked(op))]);
             return Ps::ZERO;
         }
         self.syscall_body(ctx, t, op)
@@ -180,6 +173,39 @@ impl Kernel {
         d
     }
 
+    /// What an mmap of `kind` by task `t` maps.
+    fn map_backing(&self, t: usize, kind: MapKind) -> Backing {
+        match kind {
+            MapKind::Anon => Backing::Anon,
+            MapKind::FilePrivate { file_reg } => Backing::FilePrivate(self.tasks[t].regs[file_reg] as u32),
+            MapKind::FileShared { file_reg } => Backing::FileShared(self.tasks[t].regs[file_reg] as u32),
+        }
+    }
+
+    /// The first VMA `op`'s body will change that is not yet write-locked in this section, in
+    /// the order the kernel locks them: mmap's `vma_expand` the VMA it expands, then the one it
+    /// removes (v6.12 mm/vma.c; v6.4's `vma_merge` the same ones); munmap's
+    /// `vms_gather_munmap_vmas` the first VMA (split or not), then each one in the range. A new
+    /// VMA is not reachable before it is inserted; madvise(MADV_DONTNEED) changes no VMA. The
+    /// state they are chosen from cannot change under the body: this task holds `mmap_lock`
+    /// for write.
+    fn vma_write_pending(&self, t: usize, op: Op) -> Option<u64> {
+        let m = &self.mm.mms[self.tasks[t].user_mm() as usize];
+        let starts = match op {
+            Op::Mmap { len, kind, .. } => {
+                let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+                let start = m.get_unmapped_area(len);
+                m.merge_new_range(start, start + len, self.map_backing(t, kind), true).write_locks()
+            }
+            Op::Munmap { addr, len } => {
+                let start = self.reg_addr(t, addr);
+                m.vmas_overlapping(start, start + len)
+            }
+            _ => return None,
+        };
+        starts.into_iter().find(|&s| m.vma(s).unwrap().vm_lock_seq != Some(m.mm_lock_seq))
+    }
+
     /// `vma_start_write` (v6.4 include/linux/mm.h) by task `t`, which holds `mmap_lock` for
     /// write: nothing if the VMA is write-locked in this section already, else `down_write` of
     /// its `vm_lock` (sleeping until the faults that hold it for read leave).
@@ -187,7 +213,7 @@ impl Kernel {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let m = &mut self.mm.mms[self.tasks[t].user_mm() as usize];
         let seq = m.mm_lock_seq;
-        let v = m.vma_mut(start).expect("munmap of an unmapped address");
+        let v = m.vma_mut(start).expect("vma_start_write of an unmapped address");
         if v.vm_lock_seq == Some(seq) {
             return Ps::ZERO;
         }
@@ -208,7 +234,7 @@ impl Kernel {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let m = &mut self.mm.mms[self.tasks[t].user_mm() as usize];
         let seq = m.mm_lock_seq;
-        let v = m.vma_mut(start).expect("munmap of an unmapped address");
+        let v = m.vma_mut(start).expect("vma_start_write of an unmapped address");
         v.vm_lock_seq = Some(seq);
         let d = v.vm_lock.line.write(ctx.cpu, ctx.now, &topo, &lines);
         let mut woken = Vec::new();
@@ -287,21 +313,27 @@ impl Kernel {
     }
 
     fn syscall_body(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
+        // v6.4: munmap write-locks each VMA before splitting or detaching it, so that no fault
+        // under the VMA lock can install a PTE in it, and mmap the neighbour it expands; the
+        // body runs again once each is locked.
+        if self.config.mm.mmap_lock && self.config.mm.fault_lock.per_vma() {
+            if let Some(start) = self.vma_write_pending(t, op) {
+                ctx.then(Continuation::Sys(Step::Locked(op)));
+                return self.vma_start_write(ctx, t, start);
+            }
+        }
         // System calls run with interrupts enabled.
         ctx.irqs_on();
         let mm = self.tasks[t].user_mm();
         match op {
             Op::Mmap { len, kind, reg } => {
-                let backing = match kind {
-                    MapKind::Anon => Backing::Anon,
-                    MapKind::FilePrivate { file_reg } => {
-                        Backing::FilePrivate(self.tasks[t].regs[file_reg] as u32)
-                    }
-                    MapKind::FileShared { file_reg } => {
-                        Backing::FileShared(self.tasks[t].regs[file_reg] as u32)
-                    }
-                };
-                self.tasks[t].regs[reg] = self.mm.mms[mm as usize].mmap(len, backing, true);
+                let backing = self.map_backing(t, kind);
+                let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+                let m = &mut self.mm.mms[mm as usize];
+                let start = m.get_unmapped_area(len);
+                let merge = m.mmap_region(start, len, backing, true);
+                self.counters.mmap.vma_merges += (merge != Merge::None) as u64;
+                self.tasks[t].regs[reg] = start;
                 if self.config.mm.mmap_lock {
                     ctx.then(Continuation::Sys(Step::Unlock { write: true }));
                 }
@@ -311,22 +343,30 @@ impl Kernel {
                     + self.kernel_path(ctx, Path::Mmap)
                     + self.kernel_path(ctx, Path::SyscallExit)
             }
-            Op::Munmap { addr } => {
+            Op::Munmap { addr, len } => {
                 let start = self.reg_addr(t, addr);
-                let vma = self.mm.mms[mm as usize].remove_vma(start).expect("munmap of an unmapped address");
-                // The VMA is detached: the zap, flush and free need mmap_lock only for read.
+                let end = start + len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+                let unmapped = self.mm.mms[mm as usize].munmap(start, len);
+                assert!(!unmapped.vmas.is_empty(), "munmap of an unmapped address");
+                self.counters.mmap.vma_splits += unmapped.splits as u64;
+                // The VMAs are detached: the zap, flush and free need mmap_lock only for read.
                 let downgrade = if self.config.mm.mmap_lock && self.config.mm.munmap_downgrade {
                     self.mmap_write_downgrade(ctx, t)
                 } else {
                     Ps::ZERO
                 };
-                let zapped = zap_vma(&vma);
+                let mut zapped = Vec::new();
+                let mut dirty = false;
+                for vma in &unmapped.vmas {
+                    let z = zap_vma(vma);
+                    dirty |= matches!(vma.backing, Backing::FileShared(_)) && z.iter().any(|z| z.1.dirty);
+                    zapped.extend(z);
+                }
                 self.gather(t, mm, &zapped);
-                let dirty = matches!(vma.backing, Backing::FileShared(_)) && zapped.iter().any(|z| z.1.dirty);
                 self.mm.mms[mm as usize].tlb_flush_pending += 1;
                 // Page tables existed only if something was mapped: then free_pgtables sets
                 // freed_tables and the flush must reach lazy CPUs too.
-                self.queue_zap_flush(ctx, vma.start, vma.end, !zapped.is_empty(), true, dirty);
+                self.queue_zap_flush(ctx, start, end, !zapped.is_empty(), true, dirty);
                 // v6.x unmap_region / vms_clear_ptes take the steps madvise's fixed path measures
                 // (lock, VMA lookup, lru_add_drain, the mmu_gather bracket) and more: a lower bound.
                 let d = self.costs.entry.syscall_half

@@ -13,6 +13,7 @@ pub mod readahead;
 pub mod rmap;
 pub mod shmem;
 pub mod slub;
+pub mod vma;
 pub mod vmscan;
 
 /// Memory management's global state, as Linux keeps it in `mem_map`, the nodes' `pglist_data`

@@ -19,9 +19,25 @@ use crate::hw::cpumask::CpuMask;
 use crate::linux::arch::x86::mm::tlb::{flush_targets, FlushInfo, FlushKnobs, TLB_FLUSH_ALL};
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
-use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, PAGE_SHIFT};
+use crate::linux::include::linux::mm_types::{Backing, Mm, MmId, Pte, PAGE_SHIFT};
 use crate::linux::Kernel;
 use crate::time::Ps;
+
+impl Mm {
+    /// `anon_vma_prepare` for the VMA holding `addr`: nothing if it has its `anon_vma`, else a
+    /// compatible neighbour's (`find_mergeable_anon_vma`, linux/mm/vma.rs) or a new one.
+    pub(in crate::linux) fn anon_vma_prepare(&mut self, addr: u64) {
+        let i = self.vmas.partition_point(|v| v.end <= addr);
+        if self.vmas[i].anon_vma.is_some() {
+            return;
+        }
+        let id = self.find_mergeable_anon_vma(i).unwrap_or_else(|| {
+            self.next_anon_vma += 1;
+            self.next_anon_vma - 1
+        });
+        self.vmas[i].anon_vma = Some(id);
+    }
+}
 
 /// `should_defer_flush` (v4.3): with `TTU_BATCH_FLUSH` (`batched`), the flush of a PTE
 /// `try_to_unmap_one` clears on `cpu` is deferred to the batch when `mm_cpumask` holds another
@@ -87,8 +103,8 @@ impl Kernel {
         for m in &self.mm.mms {
             for v in m.vmas() {
                 let same = matches!(v.backing, Backing::FileShared(f) | Backing::FilePrivate(f) if f == file);
-                if same && index < v.pages() {
-                    out.push((m.id, v.start + (index << PAGE_SHIFT)));
+                if same && (v.pgoff..v.pgoff + v.pages()).contains(&index) {
+                    out.push((m.id, v.start + ((index - v.pgoff) << PAGE_SHIFT)));
                 }
             }
         }

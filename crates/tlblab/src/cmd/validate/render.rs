@@ -186,6 +186,7 @@ mod tests {
             voluntary_switches_per_op: pair(0.157, 0.06),
             involuntary_switches_per_op: pair(0.03, 0.002),
             sim_mmap_lock_sleeps_per_op: 0.0,
+            sim_vma_start_write_sleeps_per_op: 0.0,
             others_share: None,
             phase: None,
         };

@@ -16,7 +16,7 @@ pub const PAGE_SIZE: u64 = 1 << PAGE_SHIFT;
 /// x86-64's `HPAGE_SIZE` (= `PMD_SIZE`): what one PMD entry maps.
 pub const HPAGE_SIZE: u64 = PAGE_SIZE << super::mmzone::HPAGE_PMD_ORDER;
 /// Top-down mmap starts below this address (a typical x86-64 `mmap_base`).
-const MMAP_TOP: u64 = 0x7f00_0000_0000;
+pub(in crate::linux) const MMAP_TOP: u64 = 0x7f00_0000_0000;
 
 /// What backs a mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,8 +71,12 @@ pub struct Vma {
     pub end: u64,
     pub backing: Backing,
     pub writable: bool,
-    /// `vma->anon_vma` is set: the first write fault (or COW) of the VMA ran `anon_vma_prepare`.
-    pub anon_vma: bool,
+    /// `vma->vm_pgoff`: the file page at `start`; for an anonymous mapping `start >> PAGE_SHIFT`
+    /// (do_mmap), so address-adjacent anonymous VMAs are also offset-linear and may merge.
+    pub pgoff: u64,
+    /// `vma->anon_vma`, by identity: set by the VMA's first anonymous page (`anon_vma_prepare`,
+    /// linux/mm/rmap.rs), shared by the halves of a split and taken over by a merge.
+    pub anon_vma: Option<AnonVmaId>,
     /// `vma->vm_lock_seq` (v6.4): the `mm_lock_seq` of the `mmap_lock` write section that
     /// write-locked this VMA; `None` for the initial -1.
     pub vm_lock_seq: Option<u64>,
@@ -80,8 +84,11 @@ pub struct Vma {
     /// of its own that every per-VMA fault does two atomic RMWs on.
     pub vm_lock: RwSem,
     /// Packed PTEs ([`Pte::pack`]).
-    ptes: Vec<u64>,
+    pub(in crate::linux) ptes: Vec<u64>,
 }
+
+/// Which `struct anon_vma` a VMA points to.
+pub type AnonVmaId = u32;
 
 /// Why `lock_vma_under_rcu` (v6.4 mm/memory.c) gave the fault back to `mmap_lock`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,10 +114,10 @@ impl Vma {
     /// (`vmf_anon_prepare` retries; here the fault goes to `mmap_lock` at once).
     pub fn vma_lock_qualifies(&self, rule: FaultLock, write: bool) -> Result<(), VmaLockAbort> {
         match self.backing {
-            Backing::Anon if !self.anon_vma => Err(VmaLockAbort::NoAnonVma),
+            Backing::Anon if self.anon_vma.is_none() => Err(VmaLockAbort::NoAnonVma),
             Backing::Anon => Ok(()),
             _ if rule != FaultLock::PerVmaFile => Err(VmaLockAbort::NotAnonymous),
-            Backing::FilePrivate(_) if write && !self.anon_vma => Err(VmaLockAbort::NoAnonVma),
+            Backing::FilePrivate(_) if write && self.anon_vma.is_none() => Err(VmaLockAbort::NoAnonVma),
             _ => Ok(()),
         }
     }
@@ -126,7 +133,6 @@ impl Vma {
         (self.start..self.end).contains(&addr)
     }
 
-    /// The file page index backing `addr` (mappings start at file offset 0 here).
     /// `vma_start_read` (v6.4 include/linux/mm.h): fails if the VMA is write-locked in the
     /// current write section of `mmap_lock` or its `vm_lock` cannot be read-locked at once;
     /// on success the caller holds `vm_lock` for read until `vma_end_read`.
@@ -139,12 +145,12 @@ impl Vma {
         self.vm_lock.try_read().then_some(()).ok_or(VmaLockAbort::Contended)
     }
 
-    /// The file page index backing `addr` (mappings start at file offset 0 here).
+    /// The file page index backing `addr` (`linear_page_index`).
     pub fn file_index(&self, addr: u64) -> u64 {
-        (addr - self.start) >> PAGE_SHIFT
+        self.pgoff + ((addr - self.start) >> PAGE_SHIFT)
     }
 
-    fn slot(&self, addr: u64) -> usize {
+    pub(in crate::linux) fn slot(&self, addr: u64) -> usize {
         ((addr - self.start) >> PAGE_SHIFT) as usize
     }
 }
@@ -185,7 +191,10 @@ pub struct Mm {
     /// write section (placed on a line of its own: an estimate, the v6.4 `mm_struct` layout
     /// was not read).
     pub mm_lock_seq_line: CacheLine,
-    vmas: Vec<Vma>,
+    /// The VMAs, sorted by start (the maple tree `mm->mm_mt`).
+    pub(in crate::linux) vmas: Vec<Vma>,
+    /// The next `anon_vma` to create (identities only; no fork shares them across mms).
+    pub(in crate::linux) next_anon_vma: AnonVmaId,
     /// `mm->context.global_asid` (x86 v6.15): one ASID on every CPU, flushed by broadcast.
     pub global_asid: Option<u16>,
     /// `mm->context.asid_transition`: some CPU may still run the mm on a per-CPU ASID.
@@ -209,6 +218,7 @@ impl Mm {
             tlb_flush_pending: 0,
             tlb_flush_batched: false,
             vmas: Vec::new(),
+            next_anon_vma: 1,
             global_asid: None,
             asid_transition: false,
         }
@@ -223,10 +233,19 @@ impl Mm {
         self.vmas.iter().map(Vma::pages).sum()
     }
 
-    /// Maps `len` bytes (rounded up to pages) top-down in the highest gap that fits.
+    /// Maps `len` bytes (rounded up to pages) top-down in the highest gap that fits, merged
+    /// with a compatible neighbour where Linux merges it (linux/mm/vma.rs). Returns the start.
     pub fn mmap(&mut self, len: u64, backing: Backing, writable: bool) -> u64 {
         let len = len.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         assert!(len > 0, "mmap of zero length");
+        let start = self.get_unmapped_area(len);
+        self.mmap_region(start, len, backing, writable);
+        start
+    }
+
+    /// `get_unmapped_area` (top-down, `unmapped_area_topdown`): the highest gap under
+    /// `MMAP_TOP` that holds `len` bytes.
+    pub fn get_unmapped_area(&self, len: u64) -> u64 {
         let mut start = MMAP_TOP - len;
         // VMAs are sorted by start; walk down from the top until the candidate fits.
         for v in self.vmas.iter().rev() {
@@ -234,26 +253,7 @@ impl Mm {
                 start = v.start - len;
             }
         }
-        let vma = Vma {
-            start,
-            end: start + len,
-            backing,
-            writable,
-            anon_vma: false,
-            vm_lock_seq: None,
-            vm_lock: RwSem::default(),
-            ptes: vec![0; (len >> PAGE_SHIFT) as usize],
-        };
-        let at = self.vmas.partition_point(|v| v.start < start);
-        self.vmas.insert(at, vma);
         start
-    }
-
-    /// Removes the VMA starting at `start` (whole-VMA munmap) and returns it, PTEs included, so
-    /// the caller can zap and gather them.
-    pub fn remove_vma(&mut self, start: u64) -> Option<Vma> {
-        let i = self.vmas.iter().position(|v| v.start == start)?;
-        Some(self.vmas.remove(i))
     }
 
     pub fn vma(&self, addr: u64) -> Option<&Vma> {
@@ -417,11 +417,11 @@ mod tests {
     fn mmap_is_top_down_and_reuses_holes() {
         let mut mm = Mm::new(0, 1);
         let a = mm.mmap(128 << 20, Backing::Anon, true);
-        let b = mm.mmap(1 << 20, Backing::Anon, true);
+        let b = mm.mmap(1 << 20, Backing::FileShared(0), true);
         assert_eq!(a, MMAP_TOP - (128 << 20));
         assert_eq!(b, a - (1 << 20));
         assert_eq!(mm.total_vm(), 32768 + 256);
-        mm.remove_vma(a).unwrap();
+        assert_eq!(mm.munmap(a, 128 << 20).vmas.len(), 1);
         // The hole at the top is found again, as munmap-then-mmap loops rely on.
         assert_eq!(mm.mmap(128 << 20, Backing::Anon, true), a);
     }
@@ -440,7 +440,7 @@ mod tests {
             Some(VmaLockAbort::NotAnonymous)
         );
         assert_eq!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).err(), Some(VmaLockAbort::NoAnonVma));
-        mm.vma_mut(a).unwrap().anon_vma = true;
+        mm.vma_mut(a).unwrap().anon_vma = Some(1);
         assert_eq!(
             mm.lock_vma_under_rcu(a + PAGE_SIZE, FaultLock::PerVma, false).map(|v| v.start).ok(),
             Some(a)
@@ -462,7 +462,7 @@ mod tests {
         }
         assert_eq!(q(&mm, pr, FaultLock::PerVmaFile, false), Ok(()));
         assert_eq!(q(&mm, pr, FaultLock::PerVmaFile, true), Err(VmaLockAbort::NoAnonVma));
-        mm.vma_mut(pr).unwrap().anon_vma = true;
+        mm.vma_mut(pr).unwrap().anon_vma = Some(1);
         assert_eq!(q(&mm, pr, FaultLock::PerVmaFile, true), Ok(()));
         assert!(mm.lock_vma_under_rcu(sh, FaultLock::PerVmaFile, true).is_ok());
     }
@@ -473,7 +473,7 @@ mod tests {
         // munmap's vma_start_write (down_write, vm_lock_seq = mm_lock_seq, up_write) on one VMA.
         let mut mm = Mm::new(0, 1);
         let a = mm.mmap(4 * PAGE_SIZE, Backing::Anon, true);
-        mm.vma_mut(a).unwrap().anon_vma = true;
+        mm.vma_mut(a).unwrap().anon_vma = Some(1);
         let mut woken = Vec::new();
         // 1. The fault holds the VMA lock first: the writer sleeps until vma_end_read hands it
         //    over, so the zap cannot run under the fault.
@@ -491,7 +491,7 @@ mod tests {
         v.vm_lock.release(7, true, &mut woken);
         assert_eq!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).err(), Some(VmaLockAbort::WriteLocked));
         // 3. munmap detaches it: the fault finds no VMA.
-        let kept = mm.remove_vma(a).unwrap();
+        let kept = mm.munmap(a, 4 * PAGE_SIZE).vmas.pop().unwrap();
         assert_eq!(mm.lock_vma_under_rcu(a, FaultLock::PerVma, false).err(), Some(VmaLockAbort::NoVma));
         // A VMA write-locked in a section that ended (mmap_write_unlock) is free again.
         mm.vmas.push(kept);
@@ -510,7 +510,7 @@ mod tests {
         let z = mm.zap_range(a, a + 2 * PAGE_SIZE);
         assert_eq!(z, [(a + PAGE_SIZE, Pte { pfn: 7, present: true, writable: true, dirty: true })]);
         assert!(!mm.pte(a + PAGE_SIZE).unwrap().present);
-        let v = mm.remove_vma(a).unwrap();
+        let v = mm.munmap(a, 4 * PAGE_SIZE).vmas.pop().unwrap();
         assert_eq!(
             zap_vma(&v),
             [(a + 3 * PAGE_SIZE, Pte { pfn: 9, present: true, writable: false, dirty: false })]

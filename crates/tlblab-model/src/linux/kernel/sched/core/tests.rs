@@ -1,8 +1,9 @@
 use crate::run::{run, RunSpec};
 use crate::time::Ps;
 
-/// ebizzy -m with two threads: each sleeps on `mmap_lock` behind the other's mmap or munmap,
-/// and its CPU idles until the release wakes it.
+/// ebizzy -m with two threads: each sleeps on `mmap_lock` behind the other's mmap or munmap
+/// (and, with per-VMA locks, in `vma_start_write` behind the other's faults in their merged
+/// VMA), and its CPU idles until the release wakes it.
 fn ebizzy(kernel: &str) -> crate::run::RunResult {
     let spec = RunSpec::of(kernel, "ebizzy -m", 2, Ps::US * 500, Ps::MS * 10);
     run(&crate::profile::shipped("ivybridge-i3-3240"), &spec).unwrap()
@@ -12,7 +13,8 @@ fn ebizzy(kernel: &str) -> crate::run::RunResult {
 fn a_wake_up_of_an_idle_cpu_is_a_function_call_ipi_from_v6_0_only() {
     // 6.18 (v6.0+ ttwu_queue_wakelist): every wake-up of a sleeper whose CPU idles is counted.
     let r = ebizzy("6.18");
-    let (wakes, sleeps) = (r.counters["wakelist_ipis"], r.counters["mmap_lock_sleeps"]);
+    let (wakes, sleeps) =
+        (r.counters["wakelist_ipis"], r.counters["mmap_lock_sleeps"] + r.counters["vma_start_write_sleeps"]);
     assert!(wakes > 0 && wakes <= sleeps, "{wakes} wake-list IPIs, {sleeps} sleeps");
     // 4.9 and 5.18 send the same wake-up as a reschedule IPI: the same kick, not counted.
     for k in ["4.9", "5.18.1"] {
