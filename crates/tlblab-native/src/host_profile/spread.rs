@@ -60,7 +60,10 @@ pub fn at_end(r: &ProbeReport, end: End) -> Result<ProbeReport, String> {
     if let Value::Object(o) = &mut v {
         for (k, x) in o.iter_mut() {
             // Only the raw measurements move; the host's facts and the notes stay.
-            if !matches!(k.as_str(), "host" | "cpuid_dump" | "interference" | "notes" | "date") {
+            if !matches!(
+                k.as_str(),
+                "host" | "cpuid_dump" | "interference" | "notes" | "date" | "phase_baseline"
+            ) {
                 walk(x, is_rate(k), end);
             }
         }

@@ -81,6 +81,11 @@ pub struct ProbeReport {
     pub interference: Vec<(String, Option<InterferenceReport>)>,
     /// Skipped parts and caveats, in words.
     pub notes: Vec<String>,
+    /// The cheap primitives again at the quick probe's sizes, right after the full probe
+    /// ([`phase::measure`]): what `validate`'s later samples are read against, so that a quick
+    /// measurement's own bias against the full one cancels (absent from older reports).
+    #[serde(default)]
+    pub phase_baseline: Option<phase::Phase>,
 }
 
 /// The raw measurements, every one kept per block: what the derivations read.
@@ -497,6 +502,10 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         quietest(tries, ncpu, || Ok(Some(uncore::stream_copy(&cpus, if opts.quick { 3 } else { 10 })?)))?;
     interference.push((name, r));
 
+    let name = part("the cheap primitives again at the quick sizes (validate's baseline)");
+    let (phase_baseline, r) = quietest(1, ncpu, || phase::measure(&cpus, opts.seed))?;
+    interference.push((name, r));
+
     for (name, r) in &interference {
         if let Some(r) = r {
             if r.others_share > 0.10 {
@@ -559,6 +568,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         clock,
         interference,
         notes,
+        phase_baseline: Some(phase_baseline),
     })
 }
 

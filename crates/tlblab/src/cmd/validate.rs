@@ -414,18 +414,12 @@ pub fn run(a: ValidateArgs) -> Result<()> {
             b.profile
         }
     };
-    let stand_ins = [machines::load(STAND_IN)?, machines::load(RECLAIM_STAND_IN)?];
-    let finish = |p: &mut MachineProfile| -> Result<()> {
-        for from in &stand_ins {
-            borrow_sections(p, from)?;
-        }
-        Ok(())
-    };
-    for (stand_in, from) in [STAND_IN, RECLAIM_STAND_IN].into_iter().zip(&stand_ins) {
+    for stand_in in [STAND_IN, RECLAIM_STAND_IN] {
+        let from = machines::load(stand_in)?;
         for e in &mut ends {
-            borrow_sections(e, from)?;
+            borrow_sections(e, &from)?;
         }
-        let borrowed = borrow_sections(&mut profile, from)?;
+        let borrowed = borrow_sections(&mut profile, &from)?;
         if !borrowed.is_empty() {
             notes.push(format!(
                 "the profile has no [{}] of its own (the probe does not measure those paths yet): borrowed from \
@@ -451,7 +445,10 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         if a.quick { (a.seconds.min(0.5), a.warmup.min(0.3)) } else { (a.seconds, a.warmup) };
     let effort = Effort { quick: a.quick };
     let central = profile.clone();
-    let mut sampler = report.as_ref().map(|r| phase::Sampler::new(r, &central, &finish));
+    let mut sampler = match &report {
+        Some(r) => Some(phase::Sampler::new(r, &central, &mut notes)?),
+        None => None,
+    };
     let mut cases = Vec::new();
     for s in &subjects {
         let points: Vec<u64> = match s {

@@ -2,17 +2,20 @@
 //! probe's primitives (a system call, the socket and file calls, the flush call, the memory
 //! rates) moved 20-45% between probes minutes apart, and each validation's misses followed its
 //! probe (docs/validate.md, "Where it stands"). So `validate` measures them again around each
-//! cell (tlblab_native::probe::phase, the quick probe's sizes, a few seconds), puts them in the
-//! full probe's report, builds the profile from it exactly as `probe --write-profile` does, and
-//! simulates seed 1 on the host as measured before and after: the simulated range covers the
-//! machine the real runs had. Nothing here reads the benchmark's own runs: no cost is fitted to
-//! the benchmark it is compared with.
+//! cell (tlblab_native::probe::phase, the quick probe's sizes, a few seconds) and simulates seed
+//! 1 on the host as measured before and after: the simulated range covers the machine the real
+//! runs had. A quick sample is read against the same quick sample the probe took just after its
+//! full measurements (`phase_baseline`): each key of the full probe's profile moves by the ratio
+//! of the two profiles built from them, so what the quick sizes measure differently from the
+//! full ones (fs_mark's user work, the flush sweep's intercept) cancels and only the host's drift
+//! remains. Nothing here reads the benchmark's own runs: no cost is fitted to the benchmark it is
+//! compared with.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use serde::Serialize;
-use tlblab_model::profile::MachineProfile;
+use tlblab_model::profile::{sourced_value, MachineProfile};
 use tlblab_native::probe::phase::{self, Phase};
 use tlblab_native::probe::ProbeReport;
 
@@ -52,27 +55,36 @@ pub struct Around {
 pub struct Sampler<'a> {
     report: &'a ProbeReport,
     central: &'a MachineProfile,
-    /// What turns a built profile into the one the cells run on (the borrowed sections).
-    finish: &'a dyn Fn(&mut MachineProfile) -> Result<()>,
+    /// The profile built from the quick sample taken just after the full probe: a later
+    /// sample's keys are read against it.
+    baseline: MachineProfile,
     cpus: Vec<usize>,
     start: Instant,
     last: Option<(Instant, MachineProfile, Sample)>,
 }
 
 impl<'a> Sampler<'a> {
+    /// With the report's baseline sample, or (a report recorded before the probe took one) one
+    /// taken now, which `notes` then says.
     pub fn new(
         report: &'a ProbeReport,
         central: &'a MachineProfile,
-        finish: &'a dyn Fn(&mut MachineProfile) -> Result<()>,
-    ) -> Sampler<'a> {
-        Sampler {
-            report,
-            central,
-            finish,
-            cpus: tlblab_native::sys::allowed_cpus(),
-            start: Instant::now(),
-            last: None,
-        }
+        notes: &mut Vec<String>,
+    ) -> Result<Sampler<'a>> {
+        let cpus = tlblab_native::sys::allowed_cpus();
+        let first = match &report.phase_baseline {
+            Some(b) => b.clone(),
+            None => {
+                notes.push(
+                    "the probe's report has no baseline sample of its primitives (recorded before it took one): \
+                     the first sample, at validate's start, stands in for it"
+                        .into(),
+                );
+                phase::measure(&cpus, 1).map_err(|e| anyhow!("measuring the host's primitives: {e}"))?
+            }
+        };
+        let baseline = build(report, &first, &central.name)?;
+        Ok(Sampler { report, central, baseline, cpus, start: Instant::now(), last: None })
     }
 
     /// The host now (`when`: before or after a cell's runs); a "before" reuses the last sample
@@ -87,42 +99,66 @@ impl<'a> Sampler<'a> {
         }
         let ph =
             phase::measure(&self.cpus, 1).map_err(|e| anyhow!("measuring the host's primitives: {e}"))?;
-        let p = self.profile_of(&ph)?;
+        let now = build(self.report, &ph, &self.central.name)?;
+        let p = drifted(self.central, &self.baseline, &now)?;
         let s = Sample { when, at_s: self.start.elapsed().as_secs_f64(), moved: moved(self.central, &p) };
         self.last = Some((Instant::now(), p.clone(), s.clone()));
         Ok((p, s))
     }
-
-    fn profile_of(&self, ph: &Phase) -> Result<MachineProfile> {
-        let r = ph.apply(self.report);
-        let p = tlblab_native::host_profile::build(&r, &self.central.name)
-            .map_err(|e| anyhow!("the host profile at a sample of its primitives: {e}"))?
-            .profile;
-        let mut p = keep_resolved(self.central, &p)?;
-        (self.finish)(&mut p)?;
-        Ok(p)
-    }
 }
 
-/// `sampled` with every key the full probe measured but the quick sample could not resolve (a
-/// labelled fallback: a slope below its blocks' resolution, say) back at the full probe's value
-/// and source: a sample's own estimates are not the host moving.
-fn keep_resolved(central: &MachineProfile, sampled: &MachineProfile) -> Result<MachineProfile> {
-    let base: Vec<(String, toml::Table)> = {
+/// The profile built from the report with the sample's measurements in place of its own.
+fn build(report: &ProbeReport, ph: &Phase, name: &str) -> Result<MachineProfile> {
+    Ok(tlblab_native::host_profile::build(&ph.apply(report), name)
+        .map_err(|e| anyhow!("the host profile at a sample of its primitives: {e}"))?
+        .profile)
+}
+
+/// `central` with each key moved by the drift the quick samples saw: times `now / baseline`,
+/// where the full probe, the baseline and this sample all measured it (a key a quick sample
+/// left unresolved, a labelled fallback, keeps the full probe's figure: its estimate is not the
+/// host moving). A quick sample's own bias against the full probe's sizes cancels in the ratio.
+fn drifted(
+    central: &MachineProfile,
+    baseline: &MachineProfile,
+    now: &MachineProfile,
+) -> Result<MachineProfile> {
+    let tables = |p: &MachineProfile| -> Result<Vec<(String, toml::Table)>> {
         let mut v = Vec::new();
-        central
-            .map_sourced(&mut |k, t| v.push((k.path.clone(), t.clone())))
-            .map_err(|e| anyhow!("the probe's profile: {e}"))?;
-        v
+        p.map_sourced(&mut |k, t| v.push((k.path.clone(), t.clone())))
+            .map_err(|e| anyhow!("the host profile: {e}"))?;
+        Ok(v)
     };
+    let (base, now) = (tables(baseline)?, tables(now)?);
     let measured = |t: &toml::Table| t.get("confidence").and_then(|c| c.as_str()) == Some("measured");
-    sampled
+    let find =
+        |v: &[(String, toml::Table)], path: &str| v.iter().find(|(p, _)| p == path).map(|(_, t)| t.clone());
+    central
         .map_sourced(&mut |k, t| {
-            if let Some((_, b)) = base.iter().find(|(p, _)| *p == k.path) {
-                if measured(b) && !measured(t) {
-                    *t = b.clone();
-                }
+            let (Some(b), Some(n)) = (find(&base, &k.path), find(&now, &k.path)) else { return };
+            let (Some(c), Some(bv), Some(nv)) = (sourced_value(t), sourced_value(&b), sourced_value(&n))
+            else {
+                return;
+            };
+            if !(measured(t) && measured(&b) && measured(&n)) || bv == 0.0 {
+                return;
             }
+            let v = c * nv / bv;
+            // An integer key stays an integer.
+            let value = match t.get("value") {
+                Some(toml::Value::Integer(_)) => toml::Value::Integer(v.round() as i64),
+                _ => toml::Value::Float(v),
+            };
+            t.insert("value".into(), value);
+            let src = t.get("source").and_then(|s| s.as_str()).unwrap_or_default().to_string();
+            t.insert(
+                "source".into(),
+                toml::Value::String(format!(
+                    "{src}; x {:.3}: validate's quick sample of the host's primitives just before or after a \
+                     cell's real runs ({nv:.4}) against the same quick sample just after the probe ({bv:.4})",
+                    nv / bv
+                )),
+            );
         })
         .map_err(|e| anyhow!("the host profile at a sample of its primitives: {e}"))
 }
@@ -149,18 +185,29 @@ mod tests {
     use tlblab_model::profile::{Confidence, Sourced};
 
     #[test]
-    fn a_key_the_sample_could_not_resolve_keeps_the_probes() {
+    fn keys_move_by_the_samples_drift_and_unresolved_ones_stay() {
         let p = crate::machines::load("milan-1s").unwrap();
-        let mut measured = p.clone();
-        measured.kernel.syscall_ns.confidence = Confidence::Measured;
-        measured.memory.memcpy_mbps.confidence = Confidence::Measured;
-        let mut sampled = measured.clone();
-        sampled.kernel.syscall_ns =
+        let mut central = p.clone();
+        central.kernel.syscall_ns.confidence = Confidence::Measured;
+        central.memory.memcpy_mbps.confidence = Confidence::Measured;
+        let mut base = central.clone();
+        // The quick sample's own bias: it reads the system call 10% dearer than the full probe.
+        base.kernel.syscall_ns.value *= 1.1;
+        let mut now = base.clone();
+        now.kernel.syscall_ns.value *= 1.5;
+        now.memory.memcpy_mbps =
             Sourced { value: 1.0, source: "fallback".into(), confidence: Confidence::Estimate };
-        sampled.memory.memcpy_mbps.value *= 2.0;
-        let kept = keep_resolved(&measured, &sampled).unwrap();
-        assert_eq!(kept.kernel.syscall_ns, measured.kernel.syscall_ns);
-        assert_eq!(kept.memory.memcpy_mbps.value, 2.0 * measured.memory.memcpy_mbps.value);
+        let d = drifted(&central, &base, &now).unwrap();
+        let want = central.kernel.syscall_ns.value * 1.5;
+        assert!((d.kernel.syscall_ns.value - want).abs() < 1e-9 * want, "{}", d.kernel.syscall_ns.value);
+        assert!(d.kernel.syscall_ns.source.contains("x 1.500"), "{}", d.kernel.syscall_ns.source);
+        assert_eq!(d.memory.memcpy_mbps, central.memory.memcpy_mbps);
+        // A key the full probe did not measure (an estimate) does not move.
+        let mut est = now.clone();
+        est.kernel.syscall_ns.value = 1.0;
+        let mut c2 = central.clone();
+        c2.kernel.syscall_ns.confidence = Confidence::Estimate;
+        assert_eq!(drifted(&c2, &base, &est).unwrap().kernel.syscall_ns, c2.kernel.syscall_ns);
     }
 
     #[test]
