@@ -669,6 +669,8 @@ mod tests_lazy;
 #[cfg(test)]
 mod tests_madvise;
 #[cfg(test)]
+mod tests_noise;
+#[cfg(test)]
 mod tests_smt;
 #[cfg(test)]
 mod tests_uncore;
