@@ -7,6 +7,28 @@ use tlblab_native::host_profile;
 use tlblab_native::probe::ProbeReport;
 use tlblab_native::stats::BlockEstimate;
 
+/// File-creation calls on tmpfs with fixed costs above a system call of `sys` ns (every block
+/// alike), fs_mark's user work touched or not.
+fn fs_calls(
+    sys: f64,
+    user_touched_ns: Option<tlblab_native::stats::Summary>,
+) -> tlblab_native::probe::fs::FsCalls {
+    let at = |ns: f64| tlblab_native::stats::Summary::of(&[ns, ns, ns]);
+    tlblab_native::probe::fs::FsCalls {
+        mount: "/dev/shm".into(),
+        create_ns: at(sys + 1500.0),
+        walk_ns: at(sys + 250.0),
+        open_existing_ns: at(sys + 300.0),
+        mkdir_exists_ns: at(sys + 600.0),
+        write_empty_ns: at(sys + 150.0),
+        close_ns: at(sys + 110.0),
+        user_ns: at(1800.0),
+        user_touched_ns,
+        files: 10_550,
+        pwrite_page_ns: Some(at(sys + 900.0)),
+    }
+}
+
 fn fixtures() -> Vec<(String, String)> {
     let dir = format!("{}/tests/data", env!("CARGO_MANIFEST_DIR"));
     let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
@@ -309,7 +331,6 @@ fn the_fault_path_comes_from_warm_pages_and_the_cold_clear_from_its_own_measurem
 /// work is its own figure; a create no slower than the walk leaves the section to a stand-in.
 #[test]
 fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
-    use tlblab_native::probe::fs::FsCalls;
     use tlblab_native::stats::Summary;
     let (file, text) = &fixtures()[0];
     let mut r = ProbeReport::from_json(text).unwrap();
@@ -317,19 +338,7 @@ fn fs_comes_from_the_probes_own_calls_on_tmpfs() {
     assert!(host_profile::build(&r, "host").unwrap().profile.fs.is_none(), "{file}");
     let sys = r.raw.syscall_ns.median;
     let at = |ns: f64| Summary::of(&[ns, ns, ns]);
-    r.raw.fs = Some(FsCalls {
-        mount: "/dev/shm".into(),
-        create_ns: at(sys + 1500.0),
-        walk_ns: at(sys + 250.0),
-        open_existing_ns: at(sys + 300.0),
-        mkdir_exists_ns: at(sys + 600.0),
-        write_empty_ns: at(sys + 150.0),
-        close_ns: at(sys + 110.0),
-        user_ns: at(1800.0),
-        user_touched_ns: Some(at(1000.0)),
-        files: 10_550,
-        pwrite_page_ns: Some(at(sys + 900.0)),
-    });
+    r.raw.fs = Some(fs_calls(sys, Some(at(1000.0))));
     let b = host_profile::build(&r, "host").unwrap();
     let fs = b.profile.fs.as_ref().unwrap_or_else(|| panic!("[fs] from the calls: {:?}", b.warnings));
     let cyc = |ns: f64| (ns * r.clock.mhz / 1e3).round();
@@ -517,7 +526,7 @@ fn the_second_level_fault_is_the_fresh_regions_slow_pages_beyond_the_recycled_on
 /// measurement; below the floor, left out with a warning.
 #[test]
 fn the_new_tmpfs_page_is_fallocate_of_a_hole_less_a_lookup_and_the_simulated_allocator() {
-    use tlblab_native::probe::{fs::FsCalls, shmem::NewFolio};
+    use tlblab_native::probe::shmem::NewFolio;
     use tlblab_native::stats::Summary;
     for (file, text) in fixtures() {
         let r = ProbeReport::from_json(&text).unwrap();
@@ -529,19 +538,7 @@ fn the_new_tmpfs_page_is_fallocate_of_a_hole_less_a_lookup_and_the_simulated_all
     let mut r = ProbeReport::from_json(text).unwrap();
     let sys = r.raw.syscall_ns.median;
     let at = |ns: f64| Summary::of(&[ns, ns, ns]);
-    r.raw.fs = Some(FsCalls {
-        mount: "/dev/shm".into(),
-        create_ns: at(sys + 1500.0),
-        walk_ns: at(sys + 250.0),
-        open_existing_ns: at(sys + 300.0),
-        mkdir_exists_ns: at(sys + 600.0),
-        write_empty_ns: at(sys + 150.0),
-        close_ns: at(sys + 110.0),
-        user_ns: at(1800.0),
-        user_touched_ns: None,
-        files: 10_550,
-        pwrite_page_ns: Some(at(sys + 900.0)),
-    });
+    r.raw.fs = Some(fs_calls(sys, None));
     let folio = |extra: f64| NewFolio {
         mount: "/dev/shm".into(),
         pages: 1024,

@@ -21,6 +21,15 @@ fn validate_json(workloads: &[&str], extra: &[&str]) -> serde_json::Value {
     serde_json::from_str(&stdout(&tlblab(&args))).unwrap()
 }
 
+/// `tlblab validate --quick` of one short tlb_flush2 run on the profile file `machine`, its JSON.
+fn validate_tlb_flush2_on(machine: &std::path::Path) -> serde_json::Value {
+    let m = machine.to_str().unwrap();
+    let args = ["--runs", "1", "--seconds", "0.2", "--warmup", "0.05"];
+    let mut all = vec!["validate", "--machine", m, "--quick", "--json", "--workload", "tlb_flush2"];
+    all.extend(args);
+    serde_json::from_str(&stdout(&tlblab(&all))).unwrap()
+}
+
 #[test]
 fn quick_probe_writes_a_profile_that_loads_and_runs() {
     let dir = tmp_dir();
@@ -66,22 +75,7 @@ fn quick_probe_writes_a_profile_that_loads_and_runs() {
     // The report beside it: validate builds the host again from it as the primitives measure
     // just before and after each cell's runs, and simulates seed 1 on both (validate/phase.rs).
     assert!(left.iter().any(|f| f == "host-probe.json"), "{left:?}");
-    let o = tlblab(&[
-        "validate",
-        "--machine",
-        profile.to_str().unwrap(),
-        "--quick",
-        "--json",
-        "--workload",
-        "tlb_flush2",
-        "--runs",
-        "1",
-        "--seconds",
-        "0.2",
-        "--warmup",
-        "0.05",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = validate_tlb_flush2_on(&profile);
     let ends = left.iter().filter(|f| f.ends_with("-fast.toml") || f.ends_with("-slow.toml")).count() as u64;
     for c in v["cases"].as_array().unwrap() {
         let samples = c["phase"]["samples"].as_array().unwrap();
@@ -104,25 +98,7 @@ fn validate_simulates_on_the_spread_written_beside_the_profile() {
     let slow = text.replacen("clock_mhz = { value = 2450,", "clock_mhz = { value = 1225,", 1);
     assert_ne!(slow, text, "the stand-in's clock changed: update this test");
     std::fs::write(dir.join("host-run2.toml"), &slow).unwrap();
-    let args = |m: &std::path::Path| {
-        let m = m.to_str().unwrap().to_string();
-        tlblab(&[
-            "validate",
-            "--machine",
-            &m,
-            "--quick",
-            "--json",
-            "--workload",
-            "tlb_flush2",
-            "--runs",
-            "1",
-            "--seconds",
-            "0.2",
-            "--warmup",
-            "0.05",
-        ])
-    };
-    let v: serde_json::Value = serde_json::from_str(&stdout(&args(&dir.join("host.toml")))).unwrap();
+    let v: serde_json::Value = validate_tlb_flush2_on(&dir.join("host.toml"));
     let notes = v["notes"].to_string();
     assert!(notes.contains("host-run1.toml") && notes.contains("host-run2.toml"), "{notes}");
     let sim = &v["cases"][0]["sim"];
@@ -133,7 +109,7 @@ fn validate_simulates_on_the_spread_written_beside_the_profile() {
     // One probe's quartile ends, when present, are taken instead of older runs.
     std::fs::write(dir.join("host-slow.toml"), &text).unwrap();
     std::fs::write(dir.join("host-fast.toml"), &text).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&stdout(&args(&dir.join("host.toml")))).unwrap();
+    let v: serde_json::Value = validate_tlb_flush2_on(&dir.join("host.toml"));
     let notes = v["notes"].to_string();
     assert!(notes.contains("host-slow.toml") && !notes.contains("host-run1.toml"), "{notes}");
     std::fs::remove_dir_all(&dir).ok();
