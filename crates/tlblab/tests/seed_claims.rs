@@ -14,7 +14,6 @@ const NOT_REPRODUCED: &[&str] = &[
     "seed-000-ebizzy-glibc218/altershift-gains",
     "seed-000-ebizzy-glibc218/3.4-behind-at-1-thread",
     "seed-000-ebizzy/full-flush-wins-by-10-percent",
-    "seed-001-vmscale/time-range-worse",
     "seed-002-skylake/patch-wins-24-percent",
     "seed-002-tlb-gen/patch-wins",
     "seed-002-tlb-gen/touch-between",

@@ -82,3 +82,19 @@ fn per_vma_faults_take_mmap_lock_only_for_a_fresh_vmas_first_fault() {
     let mut sim = wis(&p, "6.3", Testcase::PageFault1, tasks, true);
     assert_eq!(sim.run(Ps::ZERO, Ps::MS * 2).counters.vma_lock, None);
 }
+
+#[test]
+fn ebizzy_threads_wait_on_the_split_lock_of_the_page_tables_their_buffers_share() {
+    // ebizzy -m on v6.18: the two threads' merged buffers lie in the same 2 MiB page tables, and
+    // from v4.20 munmap zaps under a table's lock with mmap_lock downgraded to read while the
+    // other thread faults on it (linux/mm/pgtable_generic.rs). Alone, a thread never waits.
+    let p = profile("skylake-sp-2s");
+    let waits = |threads| {
+        let spec = crate::run::RunSpec::of("6.18", "ebizzy -m", threads, Ps::US * 500, Ps::MS * 5);
+        let r = crate::run::run(&p, &spec).unwrap();
+        (r.counters.get("pte_lock_waits").copied().unwrap_or(0), r.operations())
+    };
+    let (two, records) = waits(2);
+    assert!(two > records, "{two} waits in {records} records");
+    assert_eq!(waits(1).0, 0);
+}

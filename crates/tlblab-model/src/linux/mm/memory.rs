@@ -11,7 +11,7 @@ use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
 use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE};
-use crate::linux::{arch::x86::mm::tlb, mm::mmap, Continuation, Kernel};
+use crate::linux::{arch::x86::mm::tlb, mm::mmap, mm::pgtable_generic, Continuation, Kernel};
 use crate::time::Ps;
 
 crate::linux::vmstat::counters! {
@@ -29,6 +29,9 @@ crate::linux::vmstat::counters! {
         /// Stores through a clean writable TLB entry: the CPU walked again to set the PTE's
         /// dirty bit (no fault).
         dirty_bit_walks,
+        /// Takings of a page table's split lock that cost more than a cache hit: it was held
+        /// by another CPU, or its word's line was in another CPU's cache.
+        pte_lock_waits,
     }
 }
 
@@ -388,8 +391,21 @@ impl Kernel {
     }
 
     /// The page-fault handler (mm/memory.c, v5.18): anonymous, zero page, file read with
-    /// fault-around, COW of private file pages, shared-file write notify.
+    /// fault-around, COW of private file pages, shared-file write notify. Every path that
+    /// looks at or installs the PTE does so under its page table's split lock
+    /// (linux/mm/pgtable_generic.rs), for the part of the work that runs under it.
     pub fn fault(&mut self, ctx: &mut Ctx, mm: MmId, va: u64, write: bool) -> Ps {
+        let (d, locked) = self.handle_fault(ctx, mm, va, write);
+        match locked {
+            // The section is the last `hold` of the work already charged.
+            Some(hold) => d + self.pte_lock(ctx, mm, va, ctx.now + d - hold, hold),
+            None => d,
+        }
+    }
+
+    /// The handler's work: its time, and how much of its end ran under the PTE lock (`None`:
+    /// the PTE is set by a later step, a page its readahead reads in).
+    fn handle_fault(&mut self, ctx: &mut Ctx, mm: MmId, va: u64, write: bool) -> (Ps, Option<Ps>) {
         // exc_page_fault re-enables interrupts once CR2 is read (v5.18 do_user_addr_fault):
         // an IPI is taken inside the handler, not after it.
         ctx.irqs_on();
@@ -426,11 +442,14 @@ impl Kernel {
             };
             (pfn, a + s.costs.memory.page_alloc + c)
         };
+        // Of the work below, what ends under the PTE lock: a new page's rmap and LRU add, or
+        // the pages fault-around maps; else only the PTE's store.
+        let mut hold = Ps::ZERO;
         let new_pte = match (backing, pte.present, write) {
             // A write fault on a PTE that already allows it: another CPU upgraded it in place
             // while this one held the old read-only entry (handle_pte_fault's spurious-fault
             // path; flush_tlb_fix_spurious_fault is a no-op on x86). The retry refills.
-            (_, true, true) if pte.writable => return d,
+            (_, true, true) if pte.writable => return (d, Some(Ps::ZERO)),
             // Permission upgrade of a present PTE.
             (Backing::FileShared(_), true, true) => {
                 // do_wp_page -> wp_page_shared: page_mkwrite, make writable and dirty; no flush
@@ -454,9 +473,9 @@ impl Kernel {
                         pte: Pte { pfn, present: true, writable: true, dirty: true },
                     }),
                 ]);
-                return d;
+                return (d, Some(Ps::ZERO));
             }
-            (_, true, false) => return d, // raced with another fault: nothing to do
+            (_, true, false) => return (d, Some(Ps::ZERO)), // raced with another fault: nothing to do
             (Backing::FileShared(f), false, _) if self.mm.shmem.is_shmem(f) => {
                 // shmem (v6.6, linux/mm/shmem.rs): a read fault tries fault-around first
                 // (filemap_map_pages maps cached pages; swap entries are skipped), then
@@ -465,7 +484,7 @@ impl Kernel {
                     let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend), prot_w);
                     d += around;
                     if mapped {
-                        return d;
+                        return (d, Some(around));
                     }
                 }
                 let (pfn, c) = self.shmem_get_folio(ctx, ctx.now + d, f, index);
@@ -479,6 +498,7 @@ impl Kernel {
             (Backing::Anon, false, true) => {
                 let (pfn, c) = anon_page(self, ctx, ctx.now + d, false);
                 d += c;
+                hold = self.new_page_locked();
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FilePrivate(f), false, true) => {
@@ -486,6 +506,7 @@ impl Kernel {
                 let (_, c0) = self.page_cache_page(ctx, ctx.now + d, f, index);
                 let (pfn, c) = anon_page(self, ctx, ctx.now + d + c0, true);
                 d += c0 + c;
+                hold = self.new_page_locked();
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FileShared(f), false, true) => {
@@ -502,11 +523,11 @@ impl Kernel {
                 let (around, mapped) = self.do_fault_around(ctx, mm, f, addr, (vstart, vend), prot_w);
                 d += around;
                 if mapped {
-                    return d;
+                    return (d, Some(around));
                 }
                 let (page, c) = self.filemap_fault(ctx, ctx.now + d, f, index, addr);
                 d += c;
-                let FaultPage::Cached(pfn) = page else { return d };
+                let FaultPage::Cached(pfn) = page else { return (d, None) };
                 self.mm.vmscan.mark_young(pfn);
                 Pte { pfn, present: true, writable: prot_w, dirty: false }
             }
@@ -523,11 +544,19 @@ impl Kernel {
                 let around = self.costs.memory.fault_around_page * visited;
                 ctx.charge(Bucket::Fault, around);
                 d += around;
+                hold = around;
                 Pte { pfn, present: true, writable: prot_w, dirty: false }
             }
         };
         self.mm.mms[mm as usize].set_pte(addr, new_pte);
-        d
+        (d, Some(hold))
+    }
+
+    /// The part of a new anonymous page's cost (`kernel.page_alloc_cycles`) spent under the
+    /// PTE lock ([`pgtable_generic::NEW_PAGE_LOCKED_SHARE`]).
+    fn new_page_locked(&self) -> Ps {
+        let (num, den) = pgtable_generic::NEW_PAGE_LOCKED_SHARE;
+        Ps(self.costs.memory.page_alloc.0 * num / den)
     }
 
     /// `do_fault_around` (v4.2; v6.6's shmem read fault too) at `addr` in a VMA `[vstart, vend)`

@@ -307,9 +307,10 @@ impl Kernel {
         m.tlb_flush_pending += 1;
         self.gather(t, mm, &zapped);
         self.queue_zap_flush(ctx, start, end, !zapped.is_empty(), false, dirty);
-        let d = self.costs.memory.zap_pte * zapped.len() as u64;
+        let zap = self.costs.memory.zap_pte;
+        let d = zap * zapped.len() as u64;
         ctx.charge(Bucket::Syscall, d);
-        d
+        d + self.zap_pte_locks(ctx, mm, zapped.iter().map(|z| z.0), ctx.now, zap)
     }
 
     fn syscall_body(&mut self, ctx: &mut Ctx, t: usize, op: Op) -> Ps {
@@ -369,12 +370,15 @@ impl Kernel {
                 self.queue_zap_flush(ctx, start, end, !zapped.is_empty(), true, dirty);
                 // v6.x unmap_region / vms_clear_ptes take the steps madvise's fixed path measures
                 // (lock, VMA lookup, lru_add_drain, the mmu_gather bracket) and more: a lower bound.
-                let d = self.costs.entry.syscall_half
-                    + self.costs.memory.madvise_call
-                    + self.costs.memory.zap_pte * zapped.len() as u64;
+                let fixed = self.costs.entry.syscall_half + self.costs.memory.madvise_call;
+                let zap = self.costs.memory.zap_pte;
+                let d = fixed + zap * zapped.len() as u64;
                 ctx.charge(Bucket::Syscall, d);
+                let at = ctx.now + downgrade + fixed;
+                let waited = self.zap_pte_locks(ctx, mm, zapped.iter().map(|z| z.0), at, zap);
                 downgrade
                     + d
+                    + waited
                     + self.kernel_path(ctx, Path::SyscallEntry)
                     + self.kernel_path(ctx, Path::Munmap)
             }

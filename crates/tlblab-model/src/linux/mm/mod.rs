@@ -9,6 +9,7 @@ pub mod migrate;
 pub mod mmap;
 pub mod mmu_gather;
 pub mod page_alloc;
+pub mod pgtable_generic;
 pub mod readahead;
 pub mod rmap;
 pub mod shmem;

@@ -199,6 +199,8 @@ pub struct Mm {
     pub global_asid: Option<u16>,
     /// `mm->context.asid_transition`: some CPU may still run the mm on a per-CPU ASID.
     pub asid_transition: bool,
+    /// Each page-table page's split PTE lock (linux/mm/pgtable_generic.rs).
+    pub ptlocks: crate::linux::mm::pgtable_generic::PtLocks,
 }
 
 impl Mm {
@@ -221,6 +223,7 @@ impl Mm {
             next_anon_vma: 1,
             global_asid: None,
             asid_transition: false,
+            ptlocks: Default::default(),
         }
     }
 
