@@ -343,10 +343,6 @@ impl Kernel {
         d
     }
 
-    fn pipe_wait_rule(&self) -> PipeWait {
-        self.config.fs.pipe_wait
-    }
-
     /// `pipe_wait` (v4.9) or `wait_event_interruptible_exclusive` on `rd_wait` / `wr_wait`
     /// (v5.6+): task `t` joins the wait queue, drops the mutex and sleeps; it runs `retry` when
     /// woken. Returns the cost of going to sleep.
@@ -414,7 +410,7 @@ impl Kernel {
         // copy_page_from_iter reads the user buffer and writes the pipe page (hw/uncore.rs).
         now += self.bulk(ctx, now - c.copy.copy(len), 2 * len, c.copy.copy(len));
         self.pipe_unlock(pipe, now);
-        match self.pipe_wait_rule() {
+        match self.config.fs.pipe_wait {
             // do_wakeup: data was added.
             PipeWait::V4_9 => now += self.pipe_wake(ctx, pipe, now),
             PipeWait::V5_6 => {
@@ -497,7 +493,7 @@ impl Kernel {
         now += work;
         now += self.bulk(ctx, now - c.copy.copy(copied), 2 * copied, c.copy.copy(copied));
         self.pipe_unlock(pipe, now);
-        match self.pipe_wait_rule() {
+        match self.config.fs.pipe_wait {
             // do_wakeup: a slot was freed for writers.
             PipeWait::V4_9 if released => now += self.pipe_wake(ctx, pipe, now),
             PipeWait::V4_9 => {}
