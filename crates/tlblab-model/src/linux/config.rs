@@ -21,6 +21,7 @@ use crate::linux::arch::x86::mm::tlb::{
     CoalesceIpis, CpumaskUpdate, FlushKnobs, LazyIpis, LazyTest, RangePolicy, ReadTlbGen, RemoteDrain,
 };
 use crate::linux::arch::x86::text::TextKnobs;
+use crate::linux::fs::pipe::FsKnobs;
 use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs, RwsemSlowpath};
 use crate::linux::kernel::sched::SchedKnobs;
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
@@ -53,6 +54,8 @@ pub struct KernelConfig {
     pub net: NetKnobs,
     /// The scheduler's policy (linux/kernel/sched/fair.rs): CFS or EEVDF.
     pub sched: SchedKnobs,
+    /// File systems (linux/fs/pipe.rs): how pipe sleepers are woken.
+    pub fs: FsKnobs,
     /// Page frames per NUMA node (`node_mib` in `[page_alloc]`): `None` is linux/include/linux/gfp.rs's
     /// `PAGES_PER_NODE`. A reclaim workload scales memory down with it.
     pub node_pages: Option<u64>,
@@ -89,6 +92,9 @@ pub struct Knobs {
     /// `[sched]`; absent from results written before it and where every knob is blank.
     #[serde(default, skip_serializing_if = "SchedKnobs::is_blank")]
     pub sched: SchedKnobs,
+    /// `[fs]`; absent from results written before it and where every knob is blank (v4.9's pipes).
+    #[serde(default, skip_serializing_if = "FsKnobs::is_blank")]
+    pub fs: FsKnobs,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_pages: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -142,6 +148,7 @@ fn on_off(v: &str) -> Result<bool, Refusal> {
 
 mod arm64;
 mod flush;
+mod fs;
 mod mm;
 mod net;
 mod page_alloc;
@@ -152,7 +159,7 @@ mod text;
 
 /// Every knob, by subsystem section, in the order presets apply them (within a section, the
 /// range policy before its parameters, the allocator's era before the rules it refines).
-const TABLES: [&[Knob]; 9] = [
+const TABLES: [&[Knob]; 10] = [
     flush::KNOBS,
     mm::KNOBS,
     text::KNOBS,
@@ -162,6 +169,7 @@ const TABLES: [&[Knob]; 9] = [
     reclaim::KNOBS,
     net::KNOBS,
     sched::KNOBS,
+    fs::KNOBS,
 ];
 
 /// Every knob, in the order presets apply them.
@@ -171,7 +179,7 @@ pub fn knobs() -> impl Iterator<Item = &'static Knob> {
 
 /// The subsystem sections a preset file may have.
 pub const SECTIONS: &[&str] =
-    &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64", "net", "sched"];
+    &["flush", "mm", "text", "ppc8xx", "page_alloc", "reclaim", "arm64", "net", "sched", "fs"];
 
 /// The 8xx knobs, created blank by the first one set (a complete preset sets them all).
 fn ppc(k: &mut KernelConfig) -> &mut Ppc8xxKnobs {
@@ -206,6 +214,7 @@ impl KernelConfig {
             reclaim: self.ppc8xx.is_none().then_some(self.reclaim),
             net: self.net,
             sched: self.sched,
+            fs: self.fs,
             node_pages: self.node_pages,
             ram_pages: self.ram_pages,
             zones: self.zones,
@@ -372,6 +381,7 @@ fn blank() -> KernelConfig {
         reclaim: ReclaimKnobs::V4_3,
         net: NetKnobs::default(),
         sched: SchedKnobs::default(),
+        fs: FsKnobs::default(),
         node_pages: None,
         ram_pages: None,
         zones: None,

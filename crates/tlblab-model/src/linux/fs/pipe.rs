@@ -11,11 +11,17 @@
 //! reader that keeps up recycles one page forever; a pipe that fills allocates on the writer's
 //! CPU and frees on the reader's: the producer/consumer pattern seed 004 is about, at order 0.
 //!
-//! Blocking follows `pipe_wait` (v4.9): one wait queue per pipe (`pipe->wait`) for readers and
-//! writers alike, entered with `prepare_to_wait` (non-exclusive), so every wake-up
-//! (`wake_up_interruptible_sync_poll`) wakes every sleeper, reader or writer; a writer that loses
-//! the race for the freed slot sleeps again. A writer wakes the queue after every write that
-//! added data (merge or new buffer); a reader after it released a buffer.
+//! Blocking, by `[fs] pipe_wait` (docs/references/linux-6x.md#pipe-wake-ups):
+//! - `4.9` follows `pipe_wait` (v4.9): one wait queue per pipe (`pipe->wait`) for readers and
+//!   writers alike, entered with `prepare_to_wait` (non-exclusive), so every wake-up
+//!   (`wake_up_interruptible_sync_poll`) wakes every sleeper, reader or writer; a writer that
+//!   loses the race for the freed slot sleeps again. A writer wakes the queue after every write
+//!   that added data (merge or new buffer); a reader after it released a buffer.
+//! - `5.6` (v5.6..v6.18): readers sleep on `rd_wait`, writers on `wr_wait`, both exclusive, so a
+//!   wake-up wakes the first sleeper only. A write wakes a reader only if the pipe was empty when
+//!   it took the mutex (`was_empty`); a read wakes a writer only if a buffer it released left a
+//!   full pipe (`wake_writer`). A task woken there passes the wake-up on when it leaves what it
+//!   came for behind (`wake_next_reader` if data remains, `wake_next_writer` if room remains).
 //!
 //! `pipe->mutex` is modelled as a FIFO lock on its line (hw/lock.rs) held for the section's work:
 //! v4.9 mutexes spin on a running owner (`mutex_optimistic_spin`) and no holder here sleeps with
@@ -46,6 +52,43 @@ use crate::linux::Continuation;
 use crate::linux::Kernel;
 use crate::profile::{MachineProfile, ProfileError};
 use crate::time::Ps;
+
+/// How pipe sleepers are woken (`[fs] pipe_wait`; see the module comment).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum PipeWait {
+    /// One non-exclusive queue, every event wakes everyone (v2.6..v5.4).
+    #[default]
+    #[serde(rename = "4.9")]
+    V4_9,
+    /// Split exclusive queues, woken on the empty and full edges (v5.6..v6.18).
+    #[serde(rename = "5.6")]
+    V5_6,
+}
+
+impl PipeWait {
+    pub fn parse(v: &str) -> Option<PipeWait> {
+        match v {
+            "4.9" => Some(PipeWait::V4_9),
+            "5.6" => Some(PipeWait::V5_6),
+            _ => None,
+        }
+    }
+}
+
+/// `[fs]` knobs of a kernel preset.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FsKnobs {
+    /// Absent from results written before it (read as v4.9's rule).
+    #[serde(default)]
+    pub pipe_wait: PipeWait,
+}
+
+impl FsKnobs {
+    /// Every knob at its blank value: left out of results.
+    pub fn is_blank(&self) -> bool {
+        *self == FsKnobs::default()
+    }
+}
 
 /// `PIPE_DEF_BUFFERS` (include/linux/pipe_fs_i.h, v4.9).
 pub const PIPE_DEF_BUFFERS: usize = 16;
@@ -119,8 +162,11 @@ pub struct Pipe {
     /// `pipe->curbuf`: the ring slot of `bufs[0]`.
     pub curbuf: usize,
     pub tmp_page: Option<u64>,
-    /// `pipe->wait`: sleeping tasks, readers and writers alike.
+    /// `pipe->wait` (v4.9): sleeping tasks, readers and writers alike; `pipe->rd_wait` (v5.6+):
+    /// sleeping readers, in the order they slept.
     pub waiters: Vec<usize>,
+    /// `pipe->wr_wait` (v5.6+): sleeping writers, in the order they slept.
+    pub wr_waiters: Vec<usize>,
     /// `pipe->mutex`.
     pub mutex: SpinLock,
     /// The line with the ring's state (`nrbufs`, `curbuf`, `tmp_page`).
@@ -140,9 +186,10 @@ impl Pipe {
 
 /// A pipe call's continuation: the call again after its task slept in `pipe_wait`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `woken`: the call slept and was woken (v5.6+: it then passes the wake-up on).
 pub enum Step {
-    Write { pipe: u32, len: u32 },
-    Read { pipe: u32, len: u32 },
+    Write { pipe: u32, len: u32, woken: bool },
+    Read { pipe: u32, len: u32, woken: bool },
 }
 
 /// How a write finds its room (the decision of `pipe_write`, v4.9, for one write of `len`).
@@ -195,18 +242,20 @@ impl Kernel {
 
     /// `write(fd, buf, len)` on a pipe, from task `t`: the system call entry, then the body.
     pub(in crate::linux) fn pipe_write(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> Ps {
-        self.enter_syscall(ctx, |k, ctx, at| k.pipe_write_body(ctx, t, pipe, len as u64, at))
+        self.enter_syscall(ctx, |k, ctx, at| k.pipe_write_body(ctx, t, pipe, len as u64, false, at))
     }
 
     /// `read(fd, buf, len)` on a pipe, from task `t`.
     pub(in crate::linux) fn pipe_read(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u32) -> Ps {
-        self.enter_syscall(ctx, |k, ctx, at| k.pipe_read_body(ctx, t, pipe, len as u64, at))
+        self.enter_syscall(ctx, |k, ctx, at| k.pipe_read_body(ctx, t, pipe, len as u64, false, at))
     }
 
     pub(in crate::linux) fn pipe_step(&mut self, ctx: &mut Ctx, t: usize, s: Step) -> Ps {
         match s {
-            Step::Write { pipe, len } => self.pipe_write_body(ctx, t, pipe, len as u64, ctx.now),
-            Step::Read { pipe, len } => self.pipe_read_body(ctx, t, pipe, len as u64, ctx.now),
+            Step::Write { pipe, len, woken } => {
+                self.pipe_write_body(ctx, t, pipe, len as u64, woken, ctx.now)
+            }
+            Step::Read { pipe, len, woken } => self.pipe_read_body(ctx, t, pipe, len as u64, woken, ctx.now),
         }
     }
 
@@ -280,20 +329,42 @@ impl Kernel {
         d
     }
 
-    /// `pipe_wait`: task `t` joins the wait queue, drops the mutex and sleeps; it runs `retry`
-    /// when woken. Returns the cost of going to sleep.
+    /// v5.6+ `wake_up_interruptible_sync_poll` of `rd_wait` (`writers` false) or `wr_wait`:
+    /// every sleeper there is exclusive, so the first one is woken. Returns the waker's time.
+    fn pipe_wake_one(&mut self, ctx: &mut Ctx, pipe: u32, writers: bool, at: Ps) -> Ps {
+        let p = &mut self.fs.pipes[pipe as usize];
+        let q = if writers { &mut p.wr_waiters } else { &mut p.waiters };
+        if q.is_empty() {
+            return Ps::ZERO;
+        }
+        let first = vec![q.remove(0)];
+        let (_, n, d) = self.wake_up_all(ctx, first, at);
+        self.counters.pipe.pipe_wakeups += n;
+        d
+    }
+
+    /// `pipe_wait` (v4.9) or `wait_event_interruptible_exclusive` on `rd_wait` / `wr_wait`
+    /// (v5.6+): task `t` joins the wait queue, drops the mutex and sleeps; it runs `retry` when
+    /// woken. Returns the cost of going to sleep.
     fn pipe_sleep(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, retry: Step, at: Ps) -> Ps {
-        self.fs.pipes[pipe as usize].waiters.push(t);
+        let p = &mut self.fs.pipes[pipe as usize];
+        match (self.config.fs.pipe_wait, retry) {
+            (PipeWait::V5_6, Step::Write { .. }) => p.wr_waiters.push(t),
+            _ => p.waiters.push(t),
+        }
         ctx.then(Continuation::Pipe(retry));
         self.deschedule(ctx, false, at)
     }
 
-    /// `pipe_write` (v4.9) of `len` bytes, from `at`: merge, or a new buffer, or sleep while full.
-    fn pipe_write_body(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u64, at: Ps) -> Ps {
+    /// `pipe_write` (v4.9; v5.6+'s wake-ups by `[fs] pipe_wait`) of `len` bytes, from `at`:
+    /// merge, or a new buffer, or sleep while full. `woken`: the call slept and was woken.
+    fn pipe_write_body(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u64, woken: bool, at: Ps) -> Ps {
         let c = self.pipe_costs();
         let start = at;
         let mut now = self.pipe_lock(ctx, pipe, at);
         let room = room(&self.fs.pipes[pipe as usize], len);
+        // v5.5+: readers are woken only on the empty -> non-empty edge.
+        let was_empty = self.fs.pipes[pipe as usize].bufs.is_empty();
         // nrbufs and curbuf: stored to when a slot is taken, else read.
         now += self.pipe_line(ctx, pipe, None, room == Room::NewBuffer, now);
         match room {
@@ -301,7 +372,8 @@ impl Kernel {
                 self.pipe_unlock(pipe, now);
                 self.counters.pipe.pipe_write_sleeps += 1;
                 let d = now - start;
-                return d + self.pipe_sleep(ctx, t, pipe, Step::Write { pipe, len: len as u32 }, now);
+                let retry = Step::Write { pipe, len: len as u32, woken: true };
+                return d + self.pipe_sleep(ctx, t, pipe, retry, now);
             }
             Room::Merge => {
                 self.counters.pipe.pipe_merges += 1;
@@ -338,16 +410,29 @@ impl Kernel {
         // copy_page_from_iter reads the user buffer and writes the pipe page (hw/uncore.rs).
         now += self.bulk(ctx, now - c.copy.copy(len), 2 * len, c.copy.copy(len));
         self.pipe_unlock(pipe, now);
-        // do_wakeup: data was added.
-        now += self.pipe_wake(ctx, pipe, now);
+        match self.config.fs.pipe_wait {
+            // do_wakeup: data was added.
+            PipeWait::V4_9 => now += self.pipe_wake(ctx, pipe, now),
+            PipeWait::V5_6 => {
+                if was_empty {
+                    now += self.pipe_wake_one(ctx, pipe, false, now);
+                }
+                // wake_next_writer: a woken writer leaves room behind it for the next.
+                let full = self.fs.pipes[pipe as usize].bufs.len() >= PIPE_DEF_BUFFERS;
+                if woken && !full {
+                    now += self.pipe_wake_one(ctx, pipe, true, now);
+                }
+            }
+        }
         let exit = self.costs.entry.syscall_half;
         ctx.charge(Bucket::Syscall, exit);
         now + exit - start
     }
 
-    /// `pipe_read` (v4.9) of up to `len` bytes from `at`: copy out of the oldest buffers,
-    /// release drained ones, or sleep while the pipe is empty.
-    fn pipe_read_body(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u64, at: Ps) -> Ps {
+    /// `pipe_read` (v4.9; v5.6+'s wake-ups by `[fs] pipe_wait`) of up to `len` bytes from `at`:
+    /// copy out of the oldest buffers, release drained ones, or sleep while the pipe is empty.
+    /// `woken`: the call slept and was woken.
+    fn pipe_read_body(&mut self, ctx: &mut Ctx, t: usize, pipe: u32, len: u64, woken: bool, at: Ps) -> Ps {
         let c = self.pipe_costs();
         let start = at;
         let mut now = self.pipe_lock(ctx, pipe, at);
@@ -356,10 +441,13 @@ impl Kernel {
             self.pipe_unlock(pipe, now);
             self.counters.pipe.pipe_read_sleeps += 1;
             let d = now - start;
-            return d + self.pipe_sleep(ctx, t, pipe, Step::Read { pipe, len: len as u32 }, now);
+            let retry = Step::Read { pipe, len: len as u32, woken: true };
+            return d + self.pipe_sleep(ctx, t, pipe, retry, now);
         }
         let mut want = len;
         let mut released = false;
+        // v5.5+ wake_writer: a buffer was released from a full pipe.
+        let mut was_full = false;
         let mut copied = 0;
         while want > 0 {
             if self.fs.pipes[pipe as usize].bufs.is_empty() {
@@ -377,6 +465,7 @@ impl Kernel {
             if buf.len == 0 {
                 let pfn = buf.pfn;
                 let p = &mut self.fs.pipes[pipe as usize];
+                was_full |= p.bufs.len() >= PIPE_DEF_BUFFERS;
                 p.bufs.pop_front();
                 p.curbuf = (p.curbuf + 1) % PIPE_DEF_BUFFERS;
                 released = true;
@@ -404,14 +493,25 @@ impl Kernel {
         now += work;
         now += self.bulk(ctx, now - c.copy.copy(copied), 2 * copied, c.copy.copy(copied));
         self.pipe_unlock(pipe, now);
-        if released {
+        match self.config.fs.pipe_wait {
             // do_wakeup: a slot was freed for writers.
-            now += self.pipe_wake(ctx, pipe, now);
+            PipeWait::V4_9 if released => now += self.pipe_wake(ctx, pipe, now),
+            PipeWait::V4_9 => {}
+            PipeWait::V5_6 => {
+                if was_full {
+                    now += self.pipe_wake_one(ctx, pipe, true, now);
+                }
+                // wake_next_reader: a woken reader leaves data behind it for the next.
+                if woken && !self.fs.pipes[pipe as usize].bufs.is_empty() {
+                    now += self.pipe_wake_one(ctx, pipe, false, now);
+                }
+            }
         }
         if want > 0 {
             let d = now - start;
             self.counters.pipe.pipe_read_sleeps += 1;
-            return d + self.pipe_sleep(ctx, t, pipe, Step::Read { pipe, len: want as u32 }, now);
+            let retry = Step::Read { pipe, len: want as u32, woken: true };
+            return d + self.pipe_sleep(ctx, t, pipe, retry, now);
         }
         let exit = self.costs.entry.syscall_half;
         ctx.charge(Bucket::Syscall, exit);

@@ -145,3 +145,83 @@ fn a_pipe_used_from_two_cores_moves_its_ring_entry_and_bytes_between_them() {
     // The bytes not yet read are the writers' record of them, byte for byte.
     assert_eq!(p.written.iter().map(|&(n, _)| n).sum::<u64>(), p.bytes());
 }
+
+/// The 4.9 preset with pipes' wake-ups as `rule` (`[fs] pipe_wait`).
+fn sim_with(rule: &str) -> Simulation {
+    let mut k = KernelConfig::preset("4.9").unwrap();
+    k.set("pipe_wait", rule).unwrap();
+    Simulation::new(&crate::profile::shipped("ivybridge-i3-3240"), k)
+}
+
+/// Writes `n` messages after 100 us, then computes.
+#[derive(Debug)]
+struct WriteLater(u32, u32);
+impl Program for WriteLater {
+    fn next(&mut self, out: &mut Vec<Op>) {
+        if self.1 == 0 {
+            out.push(Op::Compute(Ps::MS));
+            return;
+        }
+        if self.1 == u32::MAX {
+            self.1 = 1;
+        }
+        out.push(Op::Compute(Ps::US * 100));
+        out.push(Op::PipeWrite { pipe: self.0, len: 100 });
+        self.1 -= 1;
+    }
+}
+
+/// Three readers asleep on an empty pipe, one message written: (wake-ups, reader sleeps, reads).
+fn three_readers_one_message(rule: &str) -> (u64, u64, u64) {
+    let mut s = sim_with(rule);
+    let mm = s.add_mm();
+    let p = s.add_pipe();
+    s.add_task(Box::new(WriteLater(p, u32::MAX)), mm, 0);
+    for cpu in 1..4 {
+        s.add_task(Box::new(Reader(p)), mm, cpu);
+    }
+    let c = s.run(Ps::ZERO, Ps::MS).counters.pipe;
+    (c.pipe_wakeups, c.pipe_read_sleeps, c.pipe_reads)
+}
+
+#[test]
+fn from_v5_6_a_write_wakes_one_exclusive_reader_not_the_whole_queue() {
+    // v4.9: pipe->wait is non-exclusive, so the write wakes all three; two find the pipe empty
+    // again and sleep a second time, as does the winner on its next read.
+    assert_eq!(three_readers_one_message("4.9"), (3, 6, 1));
+    // v5.6+ (0ddad21d3e99): readers wait exclusively on rd_wait; the write wakes the first one,
+    // which takes the message and leaves nothing to pass on.
+    assert_eq!(three_readers_one_message("5.6"), (1, 4, 1));
+}
+
+#[test]
+fn from_v5_6_a_freed_slot_of_a_full_pipe_wakes_one_writer() {
+    // The scenario of `one_wake_up_wakes_every_sleeper_and_the_losers_sleep_again` under the
+    // v5.6 rule: each buffer the reader releases from the full pipe wakes one writer (wr_wait
+    // is exclusive); a woken writer that leaves room behind (a second slot freed before it ran,
+    // or its write merged) passes the wake-up to the next (wake_next_writer). No 3 per buffer.
+    let mut s = sim_with("5.6");
+    let mm = s.add_mm();
+    let p = s.add_pipe();
+    for cpu in 0..3 {
+        s.add_task(Box::new(Writer(p)), mm, cpu);
+    }
+    s.add_task_at(Box::new(Reader(p)), mm, 3, Ps::US * 300);
+    let stats = s.run(Ps::ZERO, Ps::MS * 2);
+    let c = stats.counters.pipe;
+    assert!(c.pipe_reads > 1000, "{c:?}");
+    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + s.kernel.fs.pipes[p as usize].bytes(), "{c:?}");
+    let released = c.pipe_tmp_page_caches + c.pipe_page_frees;
+    assert!(c.pipe_wakeups >= released && c.pipe_wakeups * 2 < released * 3, "{c:?}");
+    assert!(c.pipe_write_sleeps * 2 < released * 3, "few losers sleep again: {c:?}");
+    assert_eq!(stats.counters.oracle.oracle_violations, 0);
+}
+
+#[test]
+fn presets_from_5_12_wake_pipes_as_v5_6_and_4_9_keeps_the_shared_queue() {
+    use crate::linux::fs::pipe::PipeWait;
+    for (preset, rule) in [("4.9", PipeWait::V4_9), ("5.12", PipeWait::V5_6), ("5.18.1", PipeWait::V5_6)] {
+        assert_eq!(KernelConfig::preset(preset).unwrap().fs.pipe_wait, rule, "{preset}");
+    }
+    assert_eq!(KernelConfig::preset("6.18").unwrap().fs.pipe_wait, PipeWait::V5_6);
+}
