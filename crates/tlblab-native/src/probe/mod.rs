@@ -143,6 +143,10 @@ pub struct Measurements {
     /// ([`sched::RemoteWake`]; absent where `ttwu_ns` is).
     #[serde(default)]
     pub wake_latency_ns: Option<Summary>,
+    /// The same latency after the target CPU idled 2 us to 1 ms ([`sched::wake_latency_by_idle`];
+    /// reported, not yet read by the model; absent on one CPU and from older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_latency_by_idle: Option<Vec<sched::IdleLatency>>,
     /// Pipe and AF_UNIX stream calls alone, 100 bytes each (absent in reports recorded before
     /// they were measured).
     #[serde(default)]
@@ -427,6 +431,15 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     })?;
     interference.push((name, r));
 
+    let name = part("a wake-up across CPUs after idling 2 us to 1 ms");
+    let (wake_by_idle, r) = quietest(tries, ncpu, || {
+        Ok(match cpus[..] {
+            [a, b, ..] => Some(sched::wake_latency_by_idle(a, b, runs, if opts.quick { 50 } else { 200 })?),
+            _ => None,
+        })
+    })?;
+    interference.push((name, r));
+
     let name = part("a wake-up on the waker's CPU");
     let (local_wake, r) = quietest(tries, ncpu, || {
         Ok(Some(sched::local_wake_ns(cpus[0], runs, if opts.quick { 200 } else { 2_000 })?))
@@ -541,6 +554,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         ttwu_ns: wake.as_ref().map(|w| w.waker_ns.clone()),
         ttwu_local_ns: local_wake,
         wake_latency_ns: wake.map(|w| w.latency_ns),
+        wake_latency_by_idle: wake_by_idle,
         ipc,
         net,
         fs,

@@ -80,8 +80,47 @@ pub struct RemoteWake {
     pub latency_ns: Summary,
 }
 
+/// The idle times before a wake-up [`wake_latency_by_idle`] measures, in us.
+pub const IDLE_POINTS_US: [u64; 5] = [2, 5, 20, 100, 1000];
+
+/// A wake-up's latency after the target CPU idled `idle_us` (the waker spinning meanwhile).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct IdleLatency {
+    pub idle_us: u64,
+    pub latency_ns: Summary,
+}
+
+/// [`RemoteWake`]'s latency at each of [`IDLE_POINTS_US`]: how the way out of idle grows with
+/// the time idle (deeper C-states on bare metal; on a KVM guest, the host's adaptive halt
+/// polling, which catches a wake-up soon after the halt and not one long after).
+pub fn wake_latency_by_idle(
+    a: usize,
+    b: usize,
+    runs: usize,
+    wakes: u32,
+) -> std::io::Result<Vec<IdleLatency>> {
+    IDLE_POINTS_US
+        .iter()
+        .map(|&idle_us| {
+            let w = remote_wake_after(a, b, runs, wakes, Duration::from_micros(idle_us))?;
+            Ok(IdleLatency { idle_us, latency_ns: w.latency_ns })
+        })
+        .collect()
+}
+
 /// [`RemoteWake`] of a thread asleep on CPU `b`, woken from CPU `a`, `wakes` per run.
 pub fn remote_wake_ns(a: usize, b: usize, runs: usize, wakes: u32) -> std::io::Result<RemoteWake> {
+    remote_wake_after(a, b, runs, wakes, IDLE_FIRST)
+}
+
+/// [`remote_wake_ns`] with the waker spinning `idle` before each wake-up.
+fn remote_wake_after(
+    a: usize,
+    b: usize,
+    runs: usize,
+    wakes: u32,
+    idle: Duration,
+) -> std::io::Result<RemoteWake> {
     let mut samples = Vec::with_capacity(runs);
     let mut latencies = Vec::with_capacity(runs);
     for _ in 0..runs {
@@ -98,7 +137,7 @@ pub fn remote_wake_ns(a: usize, b: usize, runs: usize, wakes: u32) -> std::io::R
             let mut lat = Vec::with_capacity(wakes as usize);
             for _ in 0..wakes {
                 let t = Instant::now();
-                while t.elapsed() < IDLE_FIRST {
+                while t.elapsed() < idle {
                     std::hint::spin_loop();
                 }
                 let t = Instant::now();
@@ -176,6 +215,9 @@ mod tests {
         assert!(s.n == 3 && s.max > 0.0 && s.median.is_finite(), "{s:?}");
         // The woken thread runs only after the waker's call has begun (its clock includes it).
         assert!(w.latency_ns.n == 3 && w.latency_ns.min > 0.0, "{w:?}");
+        let by_idle = wake_latency_by_idle(cpus[0], cpus[1], 2, 20).unwrap();
+        assert_eq!(by_idle.iter().map(|p| p.idle_us).collect::<Vec<_>>(), IDLE_POINTS_US);
+        assert!(by_idle.iter().all(|p| p.latency_ns.n == 2 && p.latency_ns.min > 0.0), "{by_idle:?}");
         let b = local_wake_ns(cpus[0], 3, 50).unwrap();
         assert!(b.n == 3 && b.median.is_finite() && b.min >= 0.0, "{b:?}");
     }

@@ -509,6 +509,11 @@ pub fn render(r: &ProbeReport) -> String {
     if let Some(w) = &r.raw.wake_latency_ns {
         out += &format!("  until the woken thread has run: {} ns (spread {})\n", s(w, 0), pct(w));
     }
+    if let Some(points) = &r.raw.wake_latency_by_idle {
+        let p: Vec<String> =
+            points.iter().map(|p| format!("{} us idle {} ns", p.idle_us, s(&p.latency_ns, 0))).collect();
+        out += &format!("  the same latency by the time its CPU idled: {}\n", p.join(", "));
+    }
     out += &format!(
         "null syscall {} ns; context switch {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
         s(&r.raw.syscall_ns, 0),
