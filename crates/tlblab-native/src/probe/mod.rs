@@ -422,22 +422,17 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     })?;
     interference.push((name, r));
 
-    let name = part("a wake-up across CPUs");
+    let name = part("a wake-up across CPUs, and its latency after idling 2 us to 1 ms");
     let (wake, r) = quietest(tries, ncpu, || {
         Ok(match cpus[..] {
-            [a, b, ..] => Some(sched::remote_wake_ns(a, b, runs, if opts.quick { 200 } else { 2_000 })?),
+            [a, b, ..] => Some((
+                sched::remote_wake_ns(a, b, runs, if opts.quick { 200 } else { 2_000 })?,
+                sched::wake_latency_by_idle(a, b, runs, if opts.quick { 50 } else { 200 })?,
+            )),
             _ => None,
         })
     })?;
-    interference.push((name, r));
-
-    let name = part("a wake-up across CPUs after idling 2 us to 1 ms");
-    let (wake_by_idle, r) = quietest(tries, ncpu, || {
-        Ok(match cpus[..] {
-            [a, b, ..] => Some(sched::wake_latency_by_idle(a, b, runs, if opts.quick { 50 } else { 200 })?),
-            _ => None,
-        })
-    })?;
+    let (wake, wake_by_idle) = wake.unzip();
     interference.push((name, r));
 
     let name = part("a wake-up on the waker's CPU");

@@ -116,6 +116,9 @@ pub struct Costs {
     pub fault: Ps,
     pub fault_around_page: Ps,
     pub page_alloc: Ps,
+    /// Of `page_alloc`, the part a fault spends under the PTE lock
+    /// ([`pgtable_generic::NEW_PAGE_LOCKED_SHARE`]).
+    pub page_alloc_locked: Ps,
     pub page_free: Ps,
     pub zap_pte: Ps,
     /// madvise's fixed path, once per madvise or munmap (`kernel.madvise_call_cycles`, zero
@@ -139,6 +142,10 @@ impl crate::linux::boot::FromProfile for Costs {
             fault: Ps::from_ns(p.kernel.fault_ns.value),
             fault_around_page: Ps::from_cycles(p.kernel.fault_around_page_cycles.value, mhz),
             page_alloc: Ps::from_cycles(p.kernel.page_alloc_cycles.value, mhz),
+            page_alloc_locked: {
+                let (num, den) = pgtable_generic::NEW_PAGE_LOCKED_SHARE;
+                Ps(Ps::from_cycles(p.kernel.page_alloc_cycles.value, mhz).0 * num / den)
+            },
             page_free: Ps::from_cycles(p.kernel.page_free_cycles.value, mhz),
             zap_pte: Ps::from_cycles(p.kernel.zap_pte_cycles.value, mhz),
             madvise_call: p
@@ -498,7 +505,7 @@ impl Kernel {
             (Backing::Anon, false, true) => {
                 let (pfn, c) = anon_page(self, ctx, ctx.now + d, false);
                 d += c;
-                hold = self.new_page_locked();
+                hold = self.costs.memory.page_alloc_locked;
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FilePrivate(f), false, true) => {
@@ -506,7 +513,7 @@ impl Kernel {
                 let (_, c0) = self.page_cache_page(ctx, ctx.now + d, f, index);
                 let (pfn, c) = anon_page(self, ctx, ctx.now + d + c0, true);
                 d += c0 + c;
-                hold = self.new_page_locked();
+                hold = self.costs.memory.page_alloc_locked;
                 Pte { pfn, present: true, writable: true, dirty: true }
             }
             (Backing::FileShared(f), false, true) => {
@@ -550,13 +557,6 @@ impl Kernel {
         };
         self.mm.mms[mm as usize].set_pte(addr, new_pte);
         (d, Some(hold))
-    }
-
-    /// The part of a new anonymous page's cost (`kernel.page_alloc_cycles`) spent under the
-    /// PTE lock ([`pgtable_generic::NEW_PAGE_LOCKED_SHARE`]).
-    fn new_page_locked(&self) -> Ps {
-        let (num, den) = pgtable_generic::NEW_PAGE_LOCKED_SHARE;
-        Ps(self.costs.memory.page_alloc.0 * num / den)
     }
 
     /// `do_fault_around` (v4.2; v6.6's shmem read fault too) at `addr` in a VMA `[vstart, vend)`

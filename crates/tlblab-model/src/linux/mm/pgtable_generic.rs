@@ -52,8 +52,8 @@ impl Kernel {
         d
     }
 
-    /// A zap of `pages` present PTEs at `addrs` (sorted) from `at`, `per` each: each page
-    /// table's run under its lock in turn (`zap_pte_range` per PMD). Returns the waits.
+    /// A zap of the present PTEs at `addrs` (sorted) from `at`, `per` each: each page table's
+    /// run under its lock in turn (`zap_pte_range` per PMD). Returns the waits.
     pub(in crate::linux) fn zap_pte_locks(
         &mut self,
         ctx: &mut Ctx,
@@ -62,19 +62,21 @@ impl Kernel {
         at: Ps,
         per: Ps,
     ) -> Ps {
-        let mut runs: Vec<(u64, u64)> = Vec::new();
-        for a in addrs {
-            match runs.last_mut() {
-                Some((pmd, n)) if *pmd == a >> PMD_SHIFT => *n += 1,
-                _ => runs.push((a >> PMD_SHIFT, 1)),
+        let (mut t, mut waited) = (at, Ps::ZERO);
+        let mut run: Option<(u64, u64)> = None;
+        // A table's section is known once its run ends: at the next table, or after the last.
+        for pmd in addrs.into_iter().map(|a| Some(a >> PMD_SHIFT)).chain([None]) {
+            match run {
+                Some((cur, n)) if Some(cur) == pmd => run = Some((cur, n + 1)),
+                _ => {
+                    if let Some((cur, n)) = run {
+                        let w = self.pte_lock(ctx, mm, cur << PMD_SHIFT, t, per * n);
+                        waited += w;
+                        t += w + per * n;
+                    }
+                    run = pmd.map(|p| (p, 1));
+                }
             }
-        }
-        let mut t = at;
-        let mut waited = Ps::ZERO;
-        for (pmd, n) in runs {
-            let w = self.pte_lock(ctx, mm, pmd << PMD_SHIFT, t, per * n);
-            waited += w;
-            t += w + per * n;
         }
         waited
     }

@@ -69,7 +69,22 @@ fn one_wake_up_wakes_every_sleeper_and_the_losers_sleep_again() {
     // Three writers on CPU 0..2 fill the pipe and sleep; a reader on CPU 3 starts later and
     // drains it. Each buffer it releases wakes all three writers (pipe->wait is one
     // non-exclusive queue in v4.9), so writers sleep many more times than there are buffers.
-    let mut s = sim();
+    let (c, left, violations) = writers_then_a_reader(sim());
+    assert!(c.pipe_reads > 1000, "{c:?}");
+    // Every message written was read or is still in the pipe.
+    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + left, "{c:?}");
+    // The reader never waits (the pipe stays full), so every wake-up is a released buffer's,
+    // and each woke all three writers, not one.
+    let released = c.pipe_tmp_page_caches + c.pipe_page_frees;
+    assert!(c.pipe_wakeups.abs_diff(3 * released) <= 3, "{c:?}");
+    assert!(c.pipe_write_sleeps >= 2 * released, "the losers sleep again: {c:?}");
+    assert_eq!(violations, 0);
+}
+
+/// Three writers on CPUs 0..2 fill `s`'s one pipe and sleep; a reader on CPU 3 starts at 300 us
+/// and drains it, 2 ms in all. Returns the pipe counters, the bytes left in the pipe and the
+/// oracle's violations.
+fn writers_then_a_reader(mut s: Simulation) -> (Counters, u64, u64) {
     let mm = s.add_mm();
     let p = s.add_pipe();
     for cpu in 0..3 {
@@ -77,16 +92,7 @@ fn one_wake_up_wakes_every_sleeper_and_the_losers_sleep_again() {
     }
     s.add_task_at(Box::new(Reader(p)), mm, 3, Ps::US * 300);
     let stats = s.run(Ps::ZERO, Ps::MS * 2);
-    let c = stats.counters.pipe;
-    assert!(c.pipe_reads > 1000, "{c:?}");
-    // Every message written was read or is still in the pipe.
-    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + s.kernel.fs.pipes[p as usize].bytes(), "{c:?}");
-    // The reader never waits (the pipe stays full), so every wake-up is a released buffer's,
-    // and each woke all three writers, not one.
-    let released = c.pipe_tmp_page_caches + c.pipe_page_frees;
-    assert!(c.pipe_wakeups.abs_diff(3 * released) <= 3, "{c:?}");
-    assert!(c.pipe_write_sleeps >= 2 * released, "the losers sleep again: {c:?}");
-    assert_eq!(stats.counters.oracle.oracle_violations, 0);
+    (stats.counters.pipe, s.kernel.fs.pipes[p as usize].bytes(), stats.counters.oracle.oracle_violations)
 }
 
 #[test]
@@ -200,21 +206,13 @@ fn from_v5_6_a_freed_slot_of_a_full_pipe_wakes_one_writer() {
     // v5.6 rule: each buffer the reader releases from the full pipe wakes one writer (wr_wait
     // is exclusive); a woken writer that leaves room behind (a second slot freed before it ran,
     // or its write merged) passes the wake-up to the next (wake_next_writer). No 3 per buffer.
-    let mut s = sim_with("5.6");
-    let mm = s.add_mm();
-    let p = s.add_pipe();
-    for cpu in 0..3 {
-        s.add_task(Box::new(Writer(p)), mm, cpu);
-    }
-    s.add_task_at(Box::new(Reader(p)), mm, 3, Ps::US * 300);
-    let stats = s.run(Ps::ZERO, Ps::MS * 2);
-    let c = stats.counters.pipe;
+    let (c, left, violations) = writers_then_a_reader(sim_with("5.6"));
     assert!(c.pipe_reads > 1000, "{c:?}");
-    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + s.kernel.fs.pipes[p as usize].bytes(), "{c:?}");
+    assert_eq!(c.pipe_writes * 100, c.pipe_reads * 100 + left, "{c:?}");
     let released = c.pipe_tmp_page_caches + c.pipe_page_frees;
     assert!(c.pipe_wakeups >= released && c.pipe_wakeups * 2 < released * 3, "{c:?}");
     assert!(c.pipe_write_sleeps * 2 < released * 3, "few losers sleep again: {c:?}");
-    assert_eq!(stats.counters.oracle.oracle_violations, 0);
+    assert_eq!(violations, 0);
 }
 
 #[test]
