@@ -182,6 +182,13 @@ pub struct NetProfile {
     /// (`bh_lock_sock_nested` .. `tcp_v4_do_rcv` .. `bh_unlock_sock`; linux/net/core/sock.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_ack_locked_cycles: Option<Sourced>,
+    /// The part of `tcp_send_cycles` that is the segment's loopback receive: the NET_RX
+    /// softirq's `process_backlog` .. `ip_rcv` .. `tcp_v4_rcv` and its queueing, which runs after
+    /// whatever queued the segment has finished (an ACK's `tcp_write_space` wake-up first;
+    /// linux/net/ipv4/tcp_output.rs). Absent (older profiles): none of the send path is split
+    /// off, and a segment an ACK releases is received before that wake-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_deliver_cycles: Option<Sourced>,
 }
 
 impl NetProfile {
@@ -195,6 +202,7 @@ impl NetProfile {
             ("net.tcp_append_cycles", Some(&self.tcp_append_cycles)),
             ("net.tcp_ack_cycles", self.tcp_ack_cycles.as_ref()),
             ("net.tcp_ack_locked_cycles", self.tcp_ack_locked_cycles.as_ref()),
+            ("net.tcp_deliver_cycles", self.tcp_deliver_cycles.as_ref()),
         ] {
             if let Some(v) = v {
                 check_sourced(key, v, 0.0, 1_000_000.0)?;
@@ -205,6 +213,17 @@ impl NetProfile {
             let why =
                 format!("{a} exceeds net.tcp_send_cycles ({t}): a held send is part of a transmitted one");
             return Err(err("net.tcp_append_cycles", why));
+        }
+        if let Some(d) = &self.tcp_deliver_cycles {
+            let left = self.tcp_send_cycles.value - self.tcp_append_cycles.value;
+            if d.value > left {
+                let why = format!(
+                    "{} exceeds net.tcp_send_cycles less net.tcp_append_cycles ({left}): the receive is part \
+                     of a transmission",
+                    d.value
+                );
+                return Err(err("net.tcp_deliver_cycles", why));
+            }
         }
         match (&self.tcp_ack_cycles, &self.tcp_ack_locked_cycles) {
             (Some(a), Some(l)) if l.value > a.value => Err(err(

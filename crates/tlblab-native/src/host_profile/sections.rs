@@ -58,9 +58,11 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
         );
         m.key(r, tag, what, s, &tail, warnings)
     };
+    let tcp_deliver_cycles = Some(tcp_deliver(r, calls.tcp_send_ns.median));
     Some(NetProfile {
         tcp_ack_cycles,
         tcp_ack_locked_cycles,
+        tcp_deliver_cycles,
         udp_send_cycles: key(
             "udp sendto",
             &calls.udp_send_ns,
@@ -85,6 +87,18 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
              Nagle holds; the burst's one skb allocation is spread over its sends",
         )?,
     })
+    .map(|mut n| {
+        // The receive is part of the transmission: never more than the send less its append.
+        let left = n.tcp_send_cycles.value - n.tcp_append_cycles.value;
+        if n.tcp_deliver_cycles.as_ref().is_some_and(|d| d.value > left) {
+            warnings.push(format!(
+                "[net]: the segment's receive ({TCP_DELIVER_SHARE} of the send call) came out above the send \
+                 less its append ({left:.0} cycles): net.tcp_deliver_cycles is left out"
+            ));
+            n.tcp_deliver_cycles = None;
+        }
+        n
+    })
     .filter(|n| {
         let ok = n.tcp_append_cycles.value <= n.tcp_send_cycles.value;
         if !ok {
@@ -104,6 +118,28 @@ pub(super) fn net_section(r: &ProbeReport, tag: &str, warnings: &mut Vec<String>
 /// `tcp_acked` pattern on the Intel Xeon guest, Linux 6.18.44
 /// (docs/references/machine-costs.md#tcp-ack-path). User space cannot time the part alone.
 pub const TCP_ACK_LOCKED_SHARE: f64 = 0.385;
+
+/// The share of a `TCP_NODELAY` loopback send's time (the whole call) spent receiving its
+/// segment in the NET_RX softirq on the same CPU (`net_rx_action` .. `process_backlog` ..
+/// `ip_rcv` .. `tcp_v4_rcv` and the queueing): 0.325-0.382 over four `perf record -g` runs of the
+/// probe's burst pattern on the AMD EPYC guest, Linux 6.18.44
+/// (docs/references/machine-costs.md#tcp-deliver-path). User space cannot time the part alone.
+pub const TCP_DELIVER_SHARE: f64 = 0.34;
+
+/// `net.tcp_deliver_cycles`: [`TCP_DELIVER_SHARE`] of the probe's measured send call (`send_ns`).
+fn tcp_deliver(r: &ProbeReport, send_ns: f64) -> Sourced {
+    let mhz = r.clock.mhz;
+    let cycles = (TCP_DELIVER_SHARE * send_ns * mhz / 1e3).round();
+    estimate(
+        cycles,
+        format!(
+            "{TCP_DELIVER_SHARE} of the probe's TCP_NODELAY send call ({send_ns:.0} ns) x {mhz:.0} MHz: the share \
+             of that call spent receiving its segment in the NET_RX softirq (net_rx_action .. tcp_v4_rcv), in \
+             perf record -g runs of the same pattern on the AMD EPYC guest, Linux 6.18.44 \
+             (docs/references/machine-costs.md#tcp-deliver-path)"
+        ),
+    )
+}
 
 /// `net.tcp_ack_cycles` and `net.tcp_ack_locked_cycles` from the probe's `tcp_acked` pairs: a
 /// pair less the burst pattern's send and read (which ACK 0.06 a message: left in, the ACK

@@ -215,9 +215,13 @@ pub struct Costs {
     pub udp_recv: Ps,
     pub tcp_send: Ps,
     pub tcp_recv: Ps,
-    /// A send Nagle holds, and the transmission of a held tail (the rest of `tcp_send`).
+    /// A send Nagle holds, and the transmission of a held tail (the rest of `tcp_send`, less
+    /// its loopback receive).
     pub tcp_append: Ps,
     pub tcp_xmit: Ps,
+    /// A segment's loopback receive (`net.tcp_deliver_cycles`; zero without it): the NET_RX
+    /// softirq's part of `tcp_send`, run after whatever queued the segment.
+    pub tcp_deliver: Ps,
     /// A pure ACK up to the writer's `sk_lock.slock` (its transmission and the softirq's path
     /// to `tcp_v4_rcv`'s lock), and its part under that lock (`net.tcp_ack_cycles` less and
     /// `net.tcp_ack_locked_cycles`; zero without them).
@@ -232,13 +236,17 @@ impl Costs {
         let mhz = p.clock_mhz();
         let cyc = |v: &crate::profile::Sourced| Ps::from_cycles(v.value, mhz);
         let locked = n.tcp_ack_locked_cycles.as_ref().map_or(Ps::ZERO, cyc);
+        let deliver = n.tcp_deliver_cycles.as_ref().map_or(Ps::ZERO, cyc);
         Ok(Costs {
             udp_send: cyc(&n.udp_send_cycles),
             udp_recv: cyc(&n.udp_recv_cycles),
             tcp_send: cyc(&n.tcp_send_cycles),
             tcp_recv: cyc(&n.tcp_recv_cycles),
             tcp_append: cyc(&n.tcp_append_cycles),
-            tcp_xmit: cyc(&n.tcp_send_cycles).saturating_sub(cyc(&n.tcp_append_cycles)),
+            tcp_xmit: cyc(&n.tcp_send_cycles)
+                .saturating_sub(cyc(&n.tcp_append_cycles))
+                .saturating_sub(deliver),
+            tcp_deliver: deliver,
             tcp_ack_pre: n.tcp_ack_cycles.as_ref().map_or(Ps::ZERO, cyc).saturating_sub(locked),
             tcp_ack_locked: locked,
             copy: CopyRate::from_profile(p),
@@ -456,18 +464,22 @@ impl Kernel {
         }
     }
 
-    /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver.
+    /// The NET_RX softirq on the sender's CPU: queue (or drop) the skb, wake the receiver. A
+    /// TCP segment's receive path (`tcp_deliver`) is charged here, after its transmission.
     fn sock_deliver(&mut self, ctx: &mut Ctx, sock: u16) -> Ps {
         let s = self.net.sockets.as_mut().expect(NO_NET);
         let f = &mut s.flows[sock as usize];
         let skb = f.in_flight.take().expect("a send in flight");
-        if f.proto == Proto::Tcp && ctx.now < f.rx_owned_until {
+        let rx = if f.proto == Proto::Tcp { s.costs.tcp_deliver } else { Ps::ZERO };
+        ctx.charge(Bucket::Syscall, rx);
+        let now = ctx.now + rx;
+        if f.proto == Proto::Tcp && now < f.rx_owned_until {
             // tcp_v4_rcv finds the reader's socket owned: sk_add_backlog, nothing else here.
             f.rx_backlog.push(skb);
             s.counters.tcp_rx_backlog += 1;
             // The call goes on if the send has more (bytes left or skbs unsent).
-            self.tcp_sendmsg_goes_on(ctx, sock, ctx.now);
-            return Ps::ZERO;
+            self.tcp_sendmsg_goes_on(ctx, sock, now);
+            return rx;
         }
         let (len, truesize, objs) = (skb.len, skb.truesize, [skb.skb, skb.head]);
         let drop = f.proto == Proto::Udp && f.rx.rmem_alloc >= f.rx.rcvbuf;
@@ -481,11 +493,11 @@ impl Kernel {
         let (slab, pa) = (self.mm.slab.as_mut().expect(NO_NET), self.mm.page_alloc.as_mut().expect(NO_NET));
         let f = &mut self.net.sockets.as_mut().expect(NO_NET).flows[sock as usize];
         let may_drop = f.proto == Proto::Udp;
-        let out = skbuff::deliver(slab, pa, ctx.cpu, ctx.now, skb, &mut f.rx, may_drop, env)
+        let out = skbuff::deliver(slab, pa, ctx.cpu, now, skb, &mut f.rx, may_drop, env)
             .unwrap_or_else(|e| panic!("socket delivery: {e:?}"));
         debug_assert_eq!(out.dropped, drop);
         self.sync_net_pages(sock);
-        let mut d = self.charge_net(ctx, &out, ctx.now);
+        let mut d = rx + self.charge_net(ctx, &out, now);
         d += self.sk_enqueue_lines(ctx, sock, ctx.now + d, !drop);
         let c = &mut self.net.sockets.as_mut().expect(NO_NET).counters;
         if drop {
