@@ -19,6 +19,7 @@ pub mod phase;
 pub mod sched;
 pub mod shmem;
 pub mod shootdown;
+pub mod smt;
 pub mod uncore;
 
 use serde::{Deserialize, Serialize};
@@ -147,6 +148,11 @@ pub struct Measurements {
     /// reported, not yet read by the model; absent on one CPU and from older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake_latency_by_idle: Option<Vec<sched::IdleLatency>>,
+    /// Whether the first two CPUs share a core's issue resources, whatever sysfs says
+    /// ([`smt::core_sharing`]; reported, not read by the model; absent on one CPU and from
+    /// older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_sharing: Option<smt::CoreSharing>,
     /// Pipe and AF_UNIX stream calls alone, 100 bytes each (absent in reports recorded before
     /// they were measured).
     #[serde(default)]
@@ -435,6 +441,15 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
     let (wake, wake_by_idle) = wake.unzip();
     interference.push((name, r));
 
+    let name = part("one CPU's store-bound loop with the other CPU asleep and busy (a shared core)");
+    let (core_sharing, r) = quietest(tries, ncpu, || {
+        Ok(match cpus[..] {
+            [a, b, ..] => Some(smt::core_sharing(a, b, if opts.quick { 5 } else { 15 }, 4_000_000)?),
+            _ => None,
+        })
+    })?;
+    interference.push((name, r));
+
     let name = part("a wake-up on the waker's CPU");
     let (local_wake, r) = quietest(tries, ncpu, || {
         Ok(Some(sched::local_wake_ns(cpus[0], runs, if opts.quick { 200 } else { 2_000 })?))
@@ -550,6 +565,7 @@ pub fn run(opts: ProbeOptions, mut progress: impl FnMut(&str)) -> std::io::Resul
         ttwu_local_ns: local_wake,
         wake_latency_ns: wake.map(|w| w.latency_ns),
         wake_latency_by_idle: wake_by_idle,
+        core_sharing,
         ipc,
         net,
         fs,

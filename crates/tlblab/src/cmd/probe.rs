@@ -514,6 +514,23 @@ pub fn render(r: &ProbeReport) -> String {
             points.iter().map(|p| format!("{} us idle {} ns", p.idle_us, s(&p.latency_ns, 0))).collect();
         out += &format!("  the same latency by the time its CPU idled: {}\n", p.join(", "));
     }
+    if let Some(c) = &r.raw.core_sharing {
+        out += &format!(
+            "one CPU with the other busy: a store-bound loop {:.3} -> {:.3} ns an iteration (x{:.2}), a multiply \
+             chain {:.3} -> {:.3} (x{:.2}): {}\n",
+            c.store_alone_ns.median,
+            c.store_busy_ns.median,
+            c.store_slowdown(),
+            c.chain_alone_ns.median,
+            c.chain_busy_ns.median,
+            c.chain_slowdown(),
+            if c.shared() {
+                "they share a core's issue slots (not in the profile: docs/validate.md#shared-core)"
+            } else {
+                "separate cores"
+            }
+        );
+    }
     out += &format!(
         "null syscall {} ns; context switch {} ns; clear_page {} MB/s; memcpy {} MB/s\n",
         s(&r.raw.syscall_ns, 0),

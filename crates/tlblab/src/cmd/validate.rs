@@ -445,6 +445,16 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         if a.quick { (a.seconds.min(0.5), a.warmup.min(0.3)) } else { (a.seconds, a.warmup) };
     let effort = Effort { quick: a.quick };
     let central = profile.clone();
+    if let Some(c) = report.as_ref().and_then(|r| r.raw.core_sharing.as_ref()).filter(|c| c.shared()) {
+        notes.push(format!(
+            "the probe found this host's CPUs sharing a core's issue slots, though sysfs shows separate cores: \
+             a store-bound loop took x{:.2} as long with the other CPU busy (a multiply chain x{:.2}); the \
+             host profile keeps sysfs's topology, so a cell that keeps both CPUs busy pays it on the real side \
+             only (docs/validate.md#shared-core)",
+            c.store_slowdown(),
+            c.chain_slowdown()
+        ));
+    }
     let mut sampler = match &report {
         Some(r) => Some(phase::Sampler::new(r, &central, &mut notes)?),
         None => None,
