@@ -145,6 +145,27 @@ pub fn core_sharing(a: usize, b: usize, blocks: usize, iters: u64) -> std::io::R
 mod tests {
     use super::*;
 
+    fn sharing(store: (f64, f64), chain: (f64, f64)) -> CoreSharing {
+        let one = |v: f64| Summary::of(&[v, v, v]);
+        CoreSharing {
+            store_alone_ns: one(store.0),
+            store_busy_ns: one(store.1),
+            chain_alone_ns: one(chain.0),
+            chain_busy_ns: one(chain.1),
+        }
+    }
+
+    #[test]
+    fn a_store_bound_loop_slowed_a_fifth_or_more_by_the_other_cpu_marks_a_shared_core() {
+        // The AMD EPYC guest's two readings of 2026-12-07: the loop halved beside a busy
+        // sibling, the chain unmoved; and a run where neither moved.
+        let siblings = sharing((0.306, 0.585), (1.21, 1.21));
+        assert!(siblings.shared() && (siblings.store_slowdown() - 1.912).abs() < 0.01);
+        assert!((siblings.chain_slowdown() - 1.0).abs() < 1e-9);
+        assert!(!sharing((0.2707, 0.2707), (1.150, 1.154)).shared());
+        assert!(!sharing((0.30, 0.35), (1.2, 1.2)).shared());
+    }
+
     #[test]
     fn each_loop_is_timed_in_every_block_with_the_other_cpu_asleep_and_busy() {
         let cpus = sys::allowed_cpus();
