@@ -12,6 +12,8 @@ pub const HUGE_PAGE: usize = 2 << 20;
 #[derive(Debug, Clone, Copy)]
 pub enum Backing<'a> {
     Anon,
+    /// `MAP_SHARED | MAP_ANONYMOUS`: memory a process shares with the children it forks.
+    SharedAnon,
     /// `MAP_PRIVATE` of a file: writes are copied on write.
     FilePrivate(&'a std::fs::File),
     /// `MAP_SHARED` of a file.
@@ -39,6 +41,7 @@ impl Mapping {
     pub fn new(len: usize, backing: Backing) -> io::Result<Mapping> {
         let (flags, fd) = match backing {
             Backing::Anon => (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1),
+            Backing::SharedAnon => (libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1),
             Backing::FilePrivate(f) => (libc::MAP_PRIVATE, f.as_raw_fd()),
             Backing::FileShared(f) => (libc::MAP_SHARED, f.as_raw_fd()),
         };

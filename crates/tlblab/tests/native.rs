@@ -319,6 +319,9 @@ fn validate_runs_lru_file_mmap_read_in_a_memory_cgroup_or_says_why_not() {
             assert_eq!(c["point"], "readers", "{c}");
             assert_eq!(c["unit"], "seconds", "{c}");
             assert!(c["real"]["median"].as_f64().unwrap() > 0.0, "{c}");
+            // The readers are processes: their CPU time comes from /proc, not this process's.
+            let per_cpu = c["real_per_cpu"]["median"].as_f64();
+            assert!(per_cpu.is_some_and(|x| x.is_finite() && x > 0.0), "{c}");
         }
         assert!(notes.contains("borrowed from `ivybridge-4c8t`"), "{notes}");
     }

@@ -4,7 +4,8 @@
 //! in the faulting task) unmaps the pages the other readers still map, with its batched flush
 //! (docs/references/seeds-001-003-004.md#vm-scalability).
 //!
-//! As the case does: one reader per CPU, each over its own sparse file (`truncate -s`) of
+//! As the case does: one reader process per CPU (forked, each its own mm, as vm-scalability
+//! starts one `usemem` each), each over its own sparse file (`truncate -s`) of
 //! `10 * limit / readers` bytes, `usemem -f FILE --readonly`: `mmap(PROT_READ, MAP_SHARED)` and
 //! every 8-byte word read once, in order; a reader that reaches its file's end starts over (the
 //! model's readers do the same: its first pages were reclaimed long before). The files are on
@@ -15,13 +16,12 @@
 //! rate measured after the warm-up has filled the cgroup.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use super::{
-    background_rates, measure_window, pin_and_wait, read_counters, result, Counter, NativeResult, Outcome,
-};
+use super::{background_rates, result, NativeResult, Outcome, Switches, Window};
+use crate::host::Interference;
+use crate::interrupts::IpiCounter;
 use crate::memcg::MemCgroup;
 use crate::sys::{self, Mapping, PAGE};
 
@@ -85,59 +85,71 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
     if spec.readers == 0 || spec.mem_mib == 0 {
         return Err("lru-file-mmap-read: readers and mem_mib must be at least 1".into());
     }
+    if spec.readers > MAX_READERS {
+        return Err(format!("lru-file-mmap-read: at most {MAX_READERS} readers"));
+    }
     check_dir(&spec.dir)?;
     let cpus = sys::allowed_cpus();
     let background = background_rates(200);
     let mut cg = MemCgroup::create(spec.mem_mib << 20).map_err(|e| format!("no memory cgroup: {e}"))?;
     let pages = file_pages(spec.mem_mib, spec.readers);
     let len = (pages as usize) * PAGE;
-    let files = (0..spec.readers)
-        .map(|_| sys::unlinked_temp_file(&spec.dir, len as u64).map_err(|e| e.to_string()))
-        .collect::<Result<Vec<_>, String>>()?;
-    cg.enter()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let counters: Arc<Vec<Counter>> = Arc::new((0..spec.readers).map(|_| Counter::default()).collect());
-    let start = Arc::new(Barrier::new(spec.readers + 1));
-    let handles: Vec<_> = files
-        .into_iter()
-        .enumerate()
-        .map(|(i, file)| {
-            let (stop, counters, start, cpu) =
-                (stop.clone(), counters.clone(), start.clone(), cpus[i % cpus.len()]);
-            std::thread::spawn(move || -> Result<u64, String> {
-                let m = Mapping::shared_read_only(len, &file).map_err(|e| e.to_string());
-                pin_and_wait(cpu, &start)?;
-                let m = m?;
-                let (mut n, mut sum) = (0u64, 0u64);
-                'pass: loop {
-                    for off in (0..len).step_by(PAGE) {
-                        if stop.load(Ordering::Relaxed) {
-                            break 'pass;
-                        }
-                        sum = sum.wrapping_add(m.read_page_words(off));
-                        n += 1;
-                        counters[i].0.store(n, Ordering::Relaxed);
-                    }
-                }
-                Ok(sum)
-            })
+    let maps = (0..spec.readers)
+        .map(|_| {
+            let file = sys::unlinked_temp_file(&spec.dir, len as u64).map_err(|e| e.to_string())?;
+            Mapping::shared_read_only(len, &file).map_err(|e| e.to_string())
         })
-        .collect();
-    let window = measure_window(&start, spec.warmup, spec.measure, &handles, || read_counters(&counters));
-    stop.store(true, Ordering::Relaxed);
+        .collect::<Result<Vec<_>, String>>()?;
+    let shared = Mapping::new(PAGE, sys::Backing::SharedAnon).map_err(|e| format!("{NAME}: {e}"))?;
+    // SAFETY: the page is zeroed, page-aligned and lives until the children are reaped below;
+    // `Shared` is atomics only, which any bit pattern of zeroes initialises.
+    let sh = unsafe { &*(shared.as_ptr() as *const Shared) };
+    cg.enter()?;
+    let mut pids = Vec::with_capacity(spec.readers);
     let mut failed = None;
-    for h in handles {
-        match h.join() {
-            Ok(Ok(sum)) => debug_assert_eq!(sum, 0, "holes read as zeroes"),
-            Ok(Err(e)) => failed = Some(e),
-            Err(_) => failed = Some("a reader panicked".into()),
+    for (i, m) in maps.iter().enumerate() {
+        let cpu = cpus[i % cpus.len()];
+        // SAFETY: the child only makes system calls, reads its mapping and stores to the
+        // shared page, then leaves with _exit: nothing that allocates or takes a lock another
+        // thread of this process may have held at the fork.
+        match unsafe { libc::fork() } {
+            0 => unsafe { reader(m, cpu, sh, i) },
+            -1 => {
+                failed = Some(format!("{NAME}: fork: {}", std::io::Error::last_os_error()));
+                break;
+            }
+            pid => pids.push(pid),
+        }
+    }
+    let window = if failed.is_none() {
+        let t = Instant::now();
+        while (sh.ready.load(Ordering::Acquire) as usize) < pids.len()
+            && t.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        sh.start.store(1, Ordering::Release);
+        Some(measure_processes(&pids, spec.warmup, spec.measure, || {
+            sh.counters[..pids.len()].iter().map(|c| c.load(Ordering::Relaxed)).collect()
+        }))
+    } else {
+        None
+    };
+    sh.stop.store(1, Ordering::Release);
+    for &pid in &pids {
+        let mut status = 0;
+        // SAFETY: reaps our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) && failed.is_none() {
+            failed = Some(format!("{NAME}: a reader process ended with status {status:#x}"));
         }
     }
     cg.leave()?;
     drop(cg);
     if let Some(e) = failed {
-        return Err(format!("{NAME}: {e}"));
+        return Err(e);
     }
+    let window = window.expect("measured when every reader started");
     let per_thread = window.per_task();
     let read_pages: u64 = per_thread.iter().sum();
     if read_pages == 0 {
@@ -153,6 +165,111 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
         per_thread,
     };
     Ok(result(outcome, &window, background))
+}
+
+/// Readers one page of shared counters holds.
+const MAX_READERS: usize = 500;
+const _: () = assert!(std::mem::size_of::<Shared>() <= PAGE);
+
+/// The page the parent and its reader processes share: the start and stop flags, how many
+/// readers are ready, and each reader's pages read.
+#[repr(C)]
+struct Shared {
+    start: AtomicU32,
+    stop: AtomicU32,
+    ready: AtomicU32,
+    counters: [AtomicU64; MAX_READERS],
+}
+
+/// One reader process (`usemem -f FILE --readonly`): pinned to `cpu`, it reads every word of
+/// its file's mapping in order, over and over, counting pages in `sh`, until told to stop.
+/// System calls, loads and atomic stores only: it runs in a fork of a threaded process.
+unsafe fn reader(m: &Mapping, cpu: usize, sh: &Shared, i: usize) -> ! {
+    let mut set: libc::cpu_set_t = std::mem::zeroed();
+    libc::CPU_SET(cpu, &mut set);
+    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    sh.ready.fetch_add(1, Ordering::AcqRel);
+    while sh.start.load(Ordering::Acquire) == 0 && sh.stop.load(Ordering::Acquire) == 0 {
+        libc::sched_yield();
+    }
+    let (mut n, mut sum) = (0u64, 0u64);
+    'pass: loop {
+        let mut off = 0;
+        while off < m.len() {
+            if sh.stop.load(Ordering::Relaxed) != 0 {
+                break 'pass;
+            }
+            sum = sum.wrapping_add(m.read_page_words(off));
+            n += 1;
+            sh.counters[i].store(n, Ordering::Relaxed);
+            off += PAGE;
+        }
+    }
+    // Holes read as zeroes; a non-zero sum is a failed run.
+    libc::_exit(i32::from(sum != 0))
+}
+
+/// [`super::measure_window`] for reader processes: their counters at the start and end of the
+/// measured interval, after `warmup`; their CPU time and context switches from
+/// `/proc/PID/stat` and `/proc/PID/status`, since this process's own usage leaves children out.
+fn measure_processes(
+    pids: &[libc::pid_t],
+    warmup: Duration,
+    measure: Duration,
+    read: impl Fn() -> Vec<u64>,
+) -> Window {
+    let cpus = sys::allowed_cpus().len();
+    std::thread::sleep(warmup);
+    let (before, ipis, interference, t0, use0) =
+        (read(), IpiCounter::start(), Interference::start(), Instant::now(), children_usage(pids));
+    while t0.elapsed() < measure {
+        std::thread::sleep(Duration::from_millis(10).min(measure.saturating_sub(t0.elapsed())));
+    }
+    let (after, ipis, interference, seconds) =
+        (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64());
+    let used = children_usage(pids).since(use0);
+    // Interference counts this process's CPU time as its own; the readers' is theirs too.
+    let interference = interference.map(|mut r| {
+        let cap = r.seconds * cpus.max(1) as f64;
+        if cap > 0.0 {
+            r.others_share = (r.others_share - used.cpu_ns as f64 / 1e9 / cap).clamp(0.0, 1.0);
+        }
+        r
+    });
+    Window {
+        before,
+        after,
+        ipis,
+        interference,
+        seconds,
+        cpu_seconds: used.cpu_ns as f64 / 1e9,
+        switches: Switches::of(used),
+    }
+}
+
+/// The processes' CPU time (user and system, `/proc/PID/stat`) and context switches
+/// (`/proc/PID/status`), summed.
+fn children_usage(pids: &[libc::pid_t]) -> sys::Usage {
+    // SAFETY: sysconf reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let mut u = sys::Usage::default();
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the command's closing parenthesis: state is the first, utime the 12th.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<u64> = rest.split_whitespace().skip(11).take(2).filter_map(|v| v.parse().ok()).collect();
+        u.cpu_ns += f.iter().sum::<u64>() * 1_000_000_000 / hz;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        for line in status.lines() {
+            let v = |l: &str| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            if line.starts_with("voluntary_ctxt_switches:") {
+                u.voluntary += v(line);
+            } else if line.starts_with("nonvoluntary_ctxt_switches:") {
+                u.involuntary += v(line);
+            }
+        }
+    }
+    u
 }
 
 #[cfg(test)]
