@@ -109,16 +109,30 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
     let mut failed = None;
     for (i, m) in maps.iter().enumerate() {
         let cpu = cpus[i % cpus.len()];
-        // SAFETY: the child only makes system calls, reads its mapping and stores to the
-        // shared page, then leaves with _exit: nothing that allocates or takes a lock another
-        // thread of this process may have held at the fork.
-        match unsafe { libc::fork() } {
-            0 => unsafe { reader(m, cpu, sh, i) },
-            -1 => {
-                failed = Some(format!("{NAME}: fork: {}", std::io::Error::last_os_error()));
+        // Forked from a thread pinned to the reader's CPU, so the new process starts there and
+        // its mm never runs on another CPU (a CPU it once ran on would stay in its mm_cpumask:
+        // v6.14+ clears it lazily, and reclaim's batched flush, which names no mm, never does).
+        let forked = std::thread::scope(|sc| {
+            sc.spawn(|| -> Result<libc::pid_t, String> {
+                sys::pin_to_cpu(cpu).map_err(|e| e.to_string())?;
+                // SAFETY: the child only makes system calls, reads its mapping and stores to
+                // the shared page, then leaves with _exit: nothing that allocates or takes a
+                // lock another thread of this process may have held at the fork.
+                match unsafe { libc::fork() } {
+                    0 => unsafe { reader(m, cpu, sh, i) },
+                    -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
+                    pid => Ok(pid),
+                }
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the forking thread panicked".into()))
+        });
+        match forked {
+            Ok(pid) => pids.push(pid),
+            Err(e) => {
+                failed = Some(format!("{NAME}: {e}"));
                 break;
             }
-            pid => pids.push(pid),
         }
     }
     let window = if failed.is_none() {
