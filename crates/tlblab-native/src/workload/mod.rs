@@ -219,9 +219,9 @@ impl Window {
 }
 
 /// will-it-scale's harness around tasks already spawned and waiting at `start`: releases them,
-/// warms up for `warmup`, then reads their counters (`read`), `/proc/interrupts` and the
-/// others' share at the start and end of `measure`. Ends early if a task has finished (failed),
-/// which would otherwise leave the others measuring alone. The caller stops and joins them.
+/// then [`measure_after`] with this process's usage. Ends early if a task has finished
+/// (failed), which would otherwise leave the others measuring alone. The caller stops and joins
+/// them.
 pub(crate) fn measure_window<T>(
     start: &Barrier,
     warmup: Duration,
@@ -229,25 +229,49 @@ pub(crate) fn measure_window<T>(
     handles: &[std::thread::JoinHandle<T>],
     read: impl Fn() -> Vec<u64>,
 ) -> Window {
-    let cpus = sys::allowed_cpus().len();
     start.wait();
+    let own = || sys::Usage { cpu_ns: sys::process_cpu_ns(), ..sys::usage(false) };
+    measure_after(warmup, measure, read, own, || handles.iter().any(|h| h.is_finished()))
+}
+
+/// The measured interval of tasks already running: warms up for `warmup`, then reads their
+/// counters (`read`), their CPU time and switches (`usage`), `/proc/interrupts` and the others'
+/// share at the start and end of `measure`, or until `ended`. CPU time `usage` counts beyond
+/// this process's own (child processes') is taken off the others' share too.
+pub(crate) fn measure_after(
+    warmup: Duration,
+    measure: Duration,
+    read: impl Fn() -> Vec<u64>,
+    usage: impl Fn() -> sys::Usage,
+    ended: impl Fn() -> bool,
+) -> Window {
+    let cpus = sys::allowed_cpus().len();
     std::thread::sleep(warmup);
-    let (before, ipis, interference, t0, cpu0, use0) = (
-        read(),
-        IpiCounter::start(),
-        Interference::start(),
-        Instant::now(),
-        sys::process_cpu_ns(),
-        sys::usage(false),
-    );
-    while t0.elapsed() < measure && !handles.iter().any(|h| h.is_finished()) {
+    let (before, ipis, interference, t0, own0, use0) =
+        (read(), IpiCounter::start(), Interference::start(), Instant::now(), sys::process_cpu_ns(), usage());
+    while t0.elapsed() < measure && !ended() {
         std::thread::sleep(Duration::from_millis(10).min(measure.saturating_sub(t0.elapsed())));
     }
-    let (after, ipis, interference, seconds, cpu1) =
-        (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64(), sys::process_cpu_ns());
-    let cpu_seconds = cpu1.saturating_sub(cpu0) as f64 / 1e9;
-    let switches = Switches::of(sys::usage(false).since(use0));
-    Window { before, after, ipis, interference, seconds, cpu_seconds, switches }
+    let (after, ipis, interference, seconds) =
+        (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64());
+    let used = usage().since(use0);
+    let beyond = used.cpu_ns.saturating_sub(sys::process_cpu_ns().saturating_sub(own0)) as f64 / 1e9;
+    let interference = interference.map(|mut r| {
+        let cap = r.seconds * cpus.max(1) as f64;
+        if cap > 0.0 && beyond > 0.0 {
+            r.others_share = (r.others_share - beyond / cap).clamp(0.0, 1.0);
+        }
+        r
+    });
+    Window {
+        before,
+        after,
+        ipis,
+        interference,
+        seconds,
+        cpu_seconds: used.cpu_ns as f64 / 1e9,
+        switches: Switches::of(used),
+    }
 }
 
 /// What a runner says about its workload; the rest of [`NativeResult`] comes from the window.

@@ -19,9 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{background_rates, result, NativeResult, Outcome, Switches, Window};
-use crate::host::Interference;
-use crate::interrupts::IpiCounter;
+use super::{background_rates, measure_after, result, NativeResult, Outcome};
 use crate::memcg::MemCgroup;
 use crate::sys::{self, Mapping, PAGE};
 
@@ -119,7 +117,7 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
                 // the shared page, then leaves with _exit: nothing that allocates or takes a
                 // lock another thread of this process may have held at the fork.
                 match unsafe { libc::fork() } {
-                    0 => unsafe { reader(m, cpu, sh, i) },
+                    0 => unsafe { reader(m, sh, i) },
                     -1 => Err(format!("fork: {}", std::io::Error::last_os_error())),
                     pid => Ok(pid),
                 }
@@ -143,9 +141,9 @@ pub fn run(spec: &LruSpec) -> Result<NativeResult, String> {
             std::thread::sleep(Duration::from_millis(1));
         }
         sh.start.store(1, Ordering::Release);
-        Some(measure_processes(&pids, spec.warmup, spec.measure, || {
-            sh.counters[..pids.len()].iter().map(|c| c.load(Ordering::Relaxed)).collect()
-        }))
+        // This process's own usage leaves the children out: theirs comes from /proc.
+        let read = || sh.counters[..pids.len()].iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        Some(measure_after(spec.warmup, spec.measure, read, || children_usage(&pids), || false))
     } else {
         None
     };
@@ -195,13 +193,11 @@ struct Shared {
     counters: [AtomicU64; MAX_READERS],
 }
 
-/// One reader process (`usemem -f FILE --readonly`): pinned to `cpu`, it reads every word of
-/// its file's mapping in order, over and over, counting pages in `sh`, until told to stop.
-/// System calls, loads and atomic stores only: it runs in a fork of a threaded process.
-unsafe fn reader(m: &Mapping, cpu: usize, sh: &Shared, i: usize) -> ! {
-    let mut set: libc::cpu_set_t = std::mem::zeroed();
-    libc::CPU_SET(cpu, &mut set);
-    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+/// One reader process (`usemem -f FILE --readonly`), pinned where it was forked (a child
+/// inherits the forking thread's affinity): it reads every word of its file's mapping in order,
+/// over and over, counting pages in `sh`, until told to stop. System calls, loads and atomic
+/// stores only: it runs in a fork of a threaded process.
+unsafe fn reader(m: &Mapping, sh: &Shared, i: usize) -> ! {
     sh.ready.fetch_add(1, Ordering::AcqRel);
     while sh.start.load(Ordering::Acquire) == 0 && sh.stop.load(Ordering::Acquire) == 0 {
         libc::sched_yield();
@@ -223,49 +219,10 @@ unsafe fn reader(m: &Mapping, cpu: usize, sh: &Shared, i: usize) -> ! {
     libc::_exit(i32::from(sum != 0))
 }
 
-/// [`super::measure_window`] for reader processes: their counters at the start and end of the
-/// measured interval, after `warmup`; their CPU time and context switches from
-/// `/proc/PID/stat` and `/proc/PID/status`, since this process's own usage leaves children out.
-fn measure_processes(
-    pids: &[libc::pid_t],
-    warmup: Duration,
-    measure: Duration,
-    read: impl Fn() -> Vec<u64>,
-) -> Window {
-    let cpus = sys::allowed_cpus().len();
-    std::thread::sleep(warmup);
-    let (before, ipis, interference, t0, use0) =
-        (read(), IpiCounter::start(), Interference::start(), Instant::now(), children_usage(pids));
-    while t0.elapsed() < measure {
-        std::thread::sleep(Duration::from_millis(10).min(measure.saturating_sub(t0.elapsed())));
-    }
-    let (after, ipis, interference, seconds) =
-        (read(), ipis.stop(), interference.stop(cpus), t0.elapsed().as_secs_f64());
-    let used = children_usage(pids).since(use0);
-    // Interference counts this process's CPU time as its own; the readers' is theirs too.
-    let interference = interference.map(|mut r| {
-        let cap = r.seconds * cpus.max(1) as f64;
-        if cap > 0.0 {
-            r.others_share = (r.others_share - used.cpu_ns as f64 / 1e9 / cap).clamp(0.0, 1.0);
-        }
-        r
-    });
-    Window {
-        before,
-        after,
-        ipis,
-        interference,
-        seconds,
-        cpu_seconds: used.cpu_ns as f64 / 1e9,
-        switches: Switches::of(used),
-    }
-}
-
 /// The processes' CPU time (user and system, `/proc/PID/stat`) and context switches
 /// (`/proc/PID/status`), summed.
 fn children_usage(pids: &[libc::pid_t]) -> sys::Usage {
-    // SAFETY: sysconf reads a constant.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let hz = sys::clock_ticks_per_second().max(1);
     let mut u = sys::Usage::default();
     for pid in pids {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

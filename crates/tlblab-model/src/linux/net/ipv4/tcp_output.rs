@@ -282,15 +282,13 @@ impl Kernel {
             sent.push(skb);
         }
         let s = self.net.sockets.as_mut().expect(NO_NET);
-        let (xmit, rx) = (s.costs.tcp_xmit, s.costs.tcp_deliver);
+        let (xmits, rx) = (s.costs.tcp_xmit * sent.len() as u64, s.costs.tcp_deliver);
         if let Some(got) = slock {
-            let xmits = xmit * sent.len() as u64;
             s.flows[sock as usize].slock.release_at(got + s.costs.tcp_ack_locked + xmits);
         }
         // Each transmission ends at `netif_rx`, queueing the segment on this CPU's backlog;
         // tcp_data_snd_check's `tcp_check_space` then wakes the writer, and only after this
         // ACK's processing does `process_backlog` receive the segments (v4.9 .. v6.18).
-        let xmits = xmit * sent.len() as u64;
         ctx.charge(Bucket::Syscall, xmits);
         let mut d = xmits;
         d += self.tcp_write_space(ctx, sock, at + d);
