@@ -118,7 +118,7 @@ pub fn reclaim_knob_variants(base: &KernelConfig) -> Vec<ReclaimVariant> {
         for swap_cluster_max in [1, 2, 32] {
             for pcid in if base.flush.generations { &[false, true][..] } else { &[false][..] } {
                 let mut k = base.clone();
-                k.reclaim = ReclaimKnobs { unmap_flush, swap_cluster_max };
+                k.reclaim = ReclaimKnobs { unmap_flush, swap_cluster_max, ..base.reclaim };
                 out.push(ReclaimVariant::of(&k, *pcid));
             }
         }

@@ -261,6 +261,7 @@ impl Kernel {
                 woken: Vec::new(),
                 vma_lock: Default::default(),
                 files: Vec::new(),
+                disk_ra_pages: crate::linux::mm::readahead::RA_PAGES,
                 frames: Frames::new(node_pages * topo.sockets as u64),
                 page_alloc,
                 vmscan: crate::linux::mm::vmscan::Vmscan::new(profile, &layout, topo.cpus()),

@@ -67,6 +67,10 @@ pub struct VmScalability {
     /// default 2, a child of the root) and v1's swap accounting (`memcg_memsw=1`: a `memsw`
     /// counter at each level too; default 0, cgroup v2) (linux/mm/memcontrol.rs).
     pub memcg_hierarchy: Hierarchy,
+    /// The `read_ahead_kb` of the disk the files are on (`read_ahead_kb=`, default 128, the
+    /// kernel's `VM_READAHEAD_PAGES`; a driver or `blockdev --setra` may set another): the most
+    /// a fault's readahead reads (linux/mm/readahead.rs).
+    pub read_ahead_kb: u64,
 }
 
 const CASE: &str = "lru-file-mmap-read";
@@ -88,7 +92,13 @@ const PARAMS: &[(&str, &str)] = &[
         "the cgroup's page counters from it up to the root, 1..=8 (default 2: a child of the root)",
     ),
     ("memcg_memsw", "0 or 1: cgroup v1's swap accounting, a memsw counter at each level too (default 0)"),
+    (
+        "read_ahead_kb",
+        "the files' disk's read_ahead_kb, 0..=65536, a multiple of 4 (default 128): the most a fault reads ahead",
+    ),
 ];
+/// The kernel's default `read_ahead_kb` (`VM_READAHEAD_PAGES`, 128 KiB).
+const DEFAULT_READ_AHEAD_KB: u64 = 4 * crate::linux::mm::readahead::RA_PAGES;
 
 /// A child of the root cgroup under cgroup v2.
 const DEFAULT_HIERARCHY: Hierarchy = Hierarchy { depth: 2, memsw: false };
@@ -108,6 +118,7 @@ impl Benchmark for VmScalability {
             ram_mib: None,
             memcg_mib: None,
             memcg_hierarchy: DEFAULT_HIERARCHY,
+            read_ahead_kb: DEFAULT_READ_AHEAD_KB,
         };
         for kv in words {
             match kv.split_once('=') {
@@ -156,10 +167,19 @@ impl Benchmark for VmScalability {
                         )))
                     }
                 },
+                Some(("read_ahead_kb", v)) => match v.parse::<u64>() {
+                    Ok(k) if k <= 65536 && k % 4 == 0 => w.read_ahead_kb = k,
+                    _ => {
+                        return Some(Err(format!(
+                            "vm-scalability: `{kv}`: allowed read_ahead_kb = {}",
+                            PARAMS[5].1
+                        )))
+                    }
+                },
                 _ => {
                     return Some(Err(format!(
-                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({}), memcg_mib ({}), memcg_depth ({}), memcg_memsw ({})",
-                        PARAMS[0].1, PARAMS[1].1, PARAMS[2].1, PARAMS[3].1, PARAMS[4].1
+                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({}), memcg_mib ({}), memcg_depth ({}), memcg_memsw ({}), read_ahead_kb ({})",
+                        PARAMS[0].1, PARAMS[1].1, PARAMS[2].1, PARAMS[3].1, PARAMS[4].1, PARAMS[5].1
                     )))
                 }
             }
@@ -225,6 +245,9 @@ impl Benchmark for VmScalability {
         if self.memcg_hierarchy.memsw {
             n += " memcg_memsw=1";
         }
+        if self.read_ahead_kb != DEFAULT_READ_AHEAD_KB {
+            n += &format!(" read_ahead_kb={}", self.read_ahead_kb);
+        }
         n
     }
 
@@ -242,6 +265,7 @@ impl Benchmark for VmScalability {
         let pa = sim.kernel.page_alloc().expect("run::run checked the allocator");
         let nodes = pa.nr_nodes();
         let mem: u64 = pa.zones.iter().map(|z| z.managed).sum();
+        sim.kernel.set_disk_read_ahead(self.read_ahead_kb / 4);
         let pages = match self.memcg_mib {
             Some(m) => {
                 sim.kernel.set_memcg_limit(m << 8, self.memcg_hierarchy);

@@ -53,8 +53,9 @@ pub fn elapsed(mem_mib: u64, pages: u64, seconds: f64) -> f64 {
 
 /// The simulated twin's workload text: the same cgroup limit on a machine four times its size,
 /// so that, as on the host, only the limit reclaims (in the readers) and kswapd sleeps; with
-/// `counters`, the page counters a charge walks on the host ([`crate::memcg::host_counters`]).
-pub fn sim_text(mem_mib: u64, counters: Option<(usize, bool)>) -> String {
+/// `counters`, the page counters a charge walks on the host ([`crate::memcg::host_counters`]);
+/// with `read_ahead_kb`, the readahead of the disk the files are on ([`read_ahead_kb`]).
+pub fn sim_text(mem_mib: u64, counters: Option<(usize, bool)>, read_ahead_kb: Option<u64>) -> String {
     let mut t = format!("vm-scalability {NAME} mem_mib={} memcg_mib={mem_mib}", 4 * mem_mib);
     if let Some((depth, memsw)) = counters {
         t += &format!(" memcg_depth={}", depth.min(8));
@@ -62,7 +63,26 @@ pub fn sim_text(mem_mib: u64, counters: Option<(usize, bool)>) -> String {
             t += " memcg_memsw=1";
         }
     }
+    if let Some(kb) = read_ahead_kb {
+        // The twin takes 0..=65536 KiB in 4-KiB pages.
+        t += &format!(" read_ahead_kb={}", (kb / 4 * 4).min(65536));
+    }
     t
+}
+
+/// The `read_ahead_kb` of the block device `dir` is on (its backing device's `ra_pages`, which
+/// each file opened there starts its readahead with): the disk's queue setting, or for a
+/// partition its disk's. None where `dir`'s device is no block device sysfs names (a btrfs or
+/// overlay anonymous device, a network filesystem).
+pub fn read_ahead_kb(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    // A partition's directory sits inside its disk's, which has the queue.
+    [base.join("queue/read_ahead_kb"), base.join("../queue/read_ahead_kb")]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok()?.trim().parse().ok())
 }
 
 /// A directory for the sparse files: `dir` unless it is tmpfs or ramfs.
@@ -258,15 +278,26 @@ mod tests {
 
     #[test]
     fn the_twin_parses_and_scores_the_same_way() {
-        for counters in [None, Some((2, false)), Some((4, true))] {
-            let text = sim_text(64, counters);
+        for (counters, ra) in [(None, None), (Some((2, false)), Some(128)), (Some((4, true)), Some(8192))] {
+            let text = sim_text(64, counters, ra);
             let w = tlblab_model::workload::Workload::parse(&text).unwrap();
             assert_eq!(w.metric().name, "elapsed");
             assert_eq!(w.metric().unit, "seconds");
             // The name keeps what differs from the defaults (depth 2, no memsw).
             assert_eq!(w.name().contains("memcg_memsw=1"), counters.is_some_and(|c| c.1), "{text}");
             assert_eq!(w.name().contains("memcg_depth=4"), counters.is_some_and(|c| c.0 == 4), "{text}");
+            // and the readahead where it is not the kernel's default 128 KiB.
+            assert_eq!(w.name().contains("read_ahead_kb=8192"), ra == Some(8192), "{text}");
         }
+    }
+
+    #[test]
+    fn the_disk_s_readahead_is_read_where_sysfs_has_it() {
+        // /dev/shm is tmpfs, an anonymous device with no block queue.
+        assert_eq!(read_ahead_kb(Path::new("/dev/shm")), None);
+        assert!(sim_text(64, None, Some(8192)).ends_with(" read_ahead_kb=8192"));
+        assert!(sim_text(64, None, Some(131_073)).ends_with(" read_ahead_kb=65536"));
+        assert!(!sim_text(64, None, None).contains("read_ahead_kb"));
     }
 
     #[test]

@@ -215,6 +215,12 @@ const RECLAIM_STAND_IN: &str = "ivybridge-4c8t";
 /// (5 ms quick), some 16,000 blocks of the 65,536 a real run writes.
 const DD_WINDOW: (Ps, Ps, Ps) = (Ps::MS, Ps(20 * Ps::MS.0), Ps(5 * Ps::MS.0));
 
+/// lru-file-mmap-read's simulated warm-up and window: 300 ms, then 500 ms (200 ms quick). Seed
+/// 001's 40 + 80 ms end before the cgroup's LRU settles where the disk reads ahead megabytes
+/// at a time (a 64-MiB cgroup holds eight 8-MiB windows): the real runs measure after a
+/// second's warm-up, so the twin measures the steady state too.
+const LRU_WINDOW: (Ps, Ps, Ps) = (Ps(300 * Ps::MS.0), Ps(500 * Ps::MS.0), Ps(200 * Ps::MS.0));
+
 /// One workload of the validation: a native loop or a distribution's benchmark.
 #[derive(Debug, Clone, Copy)]
 enum Subject {
@@ -367,6 +373,9 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     // lru-file-mmap-read's files must be reclaimable without swap: not on tmpfs.
     let lru_dir = if lru::check_dir(&dir).is_ok() { dir.clone() } else { std::env::temp_dir() };
     let mut notes = Vec::new();
+    // Their disk's readahead, which the twin reads ahead with (the kernel's default where it is
+    // unknown).
+    let lru_read_ahead = lru::read_ahead_kb(&lru_dir);
     // The host at the slow and fast ends of the probe's measured spread, when it probes now
     // (host_profile::spread): simulated beside the central profile's seeds.
     let mut ends: Vec<MachineProfile> = Vec::new();
@@ -498,8 +507,16 @@ pub fn run(a: ValidateArgs) -> Result<()> {
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, 2, warm, window)
                 }
                 Subject::Lru => {
-                    let text = lru::sim_text(LRU_MEM_MIB, tlblab_native::memcg::host_counters());
-                    let (warm, window) = seed_window("seed-001-vmscale", point, a.quick)?;
+                    if lru_read_ahead.is_none() && point == 1 {
+                        notes.push(format!(
+                            "{}: the read_ahead_kb of {}'s disk is unknown; the twin reads ahead the kernel's default 128 KiB",
+                            lru::NAME,
+                            lru_dir.display()
+                        ));
+                    }
+                    let text =
+                        lru::sim_text(LRU_MEM_MIB, tlblab_native::memcg::host_counters(), lru_read_ahead);
+                    let (warm, window) = (LRU_WINDOW.0, if a.quick { LRU_WINDOW.2 } else { LRU_WINDOW.1 });
                     (Workload::parse(&text).map_err(|e| anyhow!("{text}: {e}"))?, point as u32, warm, window)
                 }
             };

@@ -1,4 +1,5 @@
-//! Reclaim's knobs (mm/vmscan.c, mm/rmap.c): the unmap flush and SWAP_CLUSTER_MAX.
+//! Reclaim's knobs (mm/vmscan.c, mm/rmap.c, mm/workingset.c): the unmap flush, SWAP_CLUSTER_MAX and
+//! workingset detection.
 
 use super::*;
 
@@ -33,6 +34,25 @@ pub(super) const KNOBS: &[Knob] = &[
                 Ok(())
             }
             _ => Err(None),
+        },
+    },
+    Knob {
+        name: "workingset",
+        section: "reclaim",
+        needed: Needed::Newer,
+        allowed: "none | activate | activate-and-deactivate",
+        doc: "workingset detection (mm/workingset.c): none (before v3.15), activate (v3.15+: reclaim \
+              leaves shadow entries and a refault closer than the active file list's size starts \
+              active), activate-and-deactivate (v4.20+: also, a reclaim that finds activating \
+              refaults since the last one deactivates the active file list whatever its size)",
+        apply: |k, v| {
+            k.reclaim.workingset = match v {
+                "none" => Workingset::None,
+                "activate" => Workingset::Activate,
+                "activate-and-deactivate" => Workingset::ActivateAndDeactivate,
+                _ => return Err(None),
+            };
+            Ok(())
         },
     },
 ];

@@ -49,6 +49,9 @@ pub(in crate::linux) enum Fill {
 #[derive(Debug, Clone)]
 pub struct FilePages {
     slots: Vec<u32>,
+    /// The shadow entry reclaim left at each index it evicted (linux/mm/workingset.rs), or
+    /// none; allocated at the file's first eviction.
+    shadows: Vec<u32>,
     pub ra: RaState,
     /// A shared writable mapping of the file wants write notification (`vma_wants_writenotify`):
     /// a disk filesystem's `page_mkwrite` and dirty accounting. tmpfs and shmem have neither,
@@ -62,12 +65,14 @@ pub struct FilePages {
 impl FilePages {
     /// A slot with no page.
     const NONE: u32 = u32::MAX;
-    /// Host bytes per page of a file: its slot (written at creation).
-    pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u32>() as u64;
+    /// Host bytes per page of a file: its slot (written at creation) and, once reclaim evicts
+    /// one of its pages, its shadow.
+    pub const HOST_BYTES_PER_PAGE: u64 = 2 * std::mem::size_of::<u32>() as u64;
 
     pub fn new(pages: u64, writenotify: bool) -> FilePages {
         FilePages {
             slots: vec![FilePages::NONE; pages as usize],
+            shadows: Vec::new(),
             ra: RaState::default(),
             writenotify,
             i_pages: SpinLock::new(),
@@ -99,6 +104,24 @@ impl FilePages {
     /// The page at `index` leaves the page cache (`__delete_from_page_cache`).
     pub fn remove(&mut self, index: u64) {
         self.slots[index as usize] = FilePages::NONE;
+    }
+
+    /// Reclaim evicts the page at `index`, leaving `shadow` in its slot (`__remove_mapping`
+    /// with `workingset_eviction`'s entry).
+    pub fn evict(&mut self, index: u64, shadow: u32) {
+        self.remove(index);
+        if self.shadows.is_empty() {
+            self.shadows = vec![FilePages::NONE; self.slots.len()];
+        }
+        self.shadows[index as usize] = shadow;
+    }
+
+    /// The shadow entry at `index`, if reclaim left one, taken: the page is being read in
+    /// again (a refault).
+    pub fn take_shadow(&mut self, index: u64) -> Option<u32> {
+        let s = self.shadows.get_mut(index as usize)?;
+        let shadow = std::mem::replace(s, FilePages::NONE);
+        (shadow != FilePages::NONE).then_some(shadow)
     }
 
     /// `page_cache_next_hole` (v4.2): the first index from `index` with no page, scanning at
@@ -157,6 +180,9 @@ impl Kernel {
         // it as `at`.
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket);
         self.mm.files[file as usize].set(index, pfn);
+        if let Some(shadow) = self.mm.files[file as usize].take_shadow(index) {
+            self.workingset_refault(pfn, shadow);
+        }
         let charge = self.memcg_charge(ctx, at + a);
         ctx.charge(bucket, charge);
         let a = a + charge;
@@ -309,6 +335,12 @@ impl Kernel {
         rest + grant - at + hold
     }
 
+    /// The disk the workload's files are on reads ahead `pages` at most (`read_ahead_kb` / 4;
+    /// by default the kernel's 128 KiB): files created from now on are opened with it.
+    pub fn set_disk_read_ahead(&mut self, pages: u64) {
+        self.mm.disk_ra_pages = pages;
+    }
+
     /// `open` + `ftruncate` + `unlink` of a `pages`-page file for task `t` (its id goes in
     /// register `reg`); `cached`: every page already in the page cache, as after a read;
     /// `tmpfs`: on tmpfs, else on a disk filesystem.
@@ -326,6 +358,9 @@ impl Kernel {
         // A `cached` file starts as the steady state its benchmark measures in, every page read
         // in: the pages come from the allocator outside simulated time.
         let mut slots = FilePages::new(pages, !tmpfs);
+        if !tmpfs {
+            slots.ra = RaState::new(self.mm.disk_ra_pages);
+        }
         if cached {
             for index in 0..pages {
                 let pfn = self.alloc_frame_untimed(ctx.cpu, ctx.now, Owner::PageCache { file, index });

@@ -16,6 +16,7 @@ pub mod shmem;
 pub mod slub;
 pub mod vma;
 pub mod vmscan;
+pub mod workingset;
 
 /// Memory management's global state, as Linux keeps it in `mem_map`, the nodes' `pglist_data`
 /// and the slab caches: the address spaces, the page cache, who owns each frame, the page
@@ -29,6 +30,9 @@ pub struct Memory {
     /// Per-VMA lock events (v6.4; linux/mm/memory.rs), reported where the kernel has them.
     pub(in crate::linux) vma_lock: memory::VmaLockCounters,
     pub(in crate::linux) files: Vec<filemap::FilePages>,
+    /// The `ra_pages` of the disk the workload's files are on (its `read_ahead_kb` / 4), which
+    /// each file opened there copies into its readahead state (linux/mm/readahead.rs).
+    pub(in crate::linux) disk_ra_pages: u64,
     pub(in crate::linux) frames: crate::linux::frames::Frames,
     /// The zoned buddy allocator and its per-CPU lists, in the preset's era.
     /// `None` on the MPC8xx machine (its dd paths allocate no pages).

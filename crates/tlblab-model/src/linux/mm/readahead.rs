@@ -16,18 +16,28 @@
 //! `filemap_map_pages` (fault-around) decrements `mmap_miss` for each page it maps and skips a
 //! marked page, so the marker is met by a real fault.
 
-/// `VM_MAX_READAHEAD` (128 KiB) in pages: the default `ra_pages` (v4.2).
+/// `VM_MAX_READAHEAD` (128 KiB; `VM_READAHEAD_PAGES` in 6.x) in pages: a block device's
+/// default `ra_pages` (its `read_ahead_kb`), unless its driver or the administrator set another.
 pub const RA_PAGES: u64 = 32;
 /// `MMAP_LOTSAMISS` (v4.2 mm/filemap.c).
 const MMAP_LOTSAMISS: u32 = 100;
 
 /// `struct file_ra_state` (v4.2), as far as mmap reads use it: the current window `[start,
-/// start + size)`, of which the last `async_size` pages are read ahead asynchronously, and
-/// `mmap_miss`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// start + size)`, of which the last `async_size` pages are read ahead asynchronously,
+/// `mmap_miss`, and `ra_pages`, the most a read reads ahead (`file_ra_state_init` copies the
+/// device's `read_ahead_kb` / 4 at open; 0: no readahead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RaState {
     pub win: Window,
     pub mmap_miss: u32,
+    pub ra_pages: u64,
+}
+
+impl Default for RaState {
+    /// A file on a device with the default `read_ahead_kb`.
+    fn default() -> RaState {
+        RaState::new(RA_PAGES)
+    }
 }
 
 /// A read to submit (`ra_submit` -> `__do_page_cache_readahead`): pages `[start, start + size)`
@@ -66,18 +76,26 @@ fn next_ra_size(cur: u64, max: u64) -> u64 {
 }
 
 impl RaState {
+    /// A file opened on a device whose `read_ahead_kb` is `ra_pages * 4`.
+    pub fn new(ra_pages: u64) -> RaState {
+        RaState { win: Window::default(), mmap_miss: 0, ra_pages }
+    }
+
     /// `do_sync_mmap_readahead` (v4.2) for a fault at `offset` whose page is not cached (a VMA
     /// with neither `VM_SEQ_READ` nor `VM_RAND_READ`): count the miss; read around unless the
-    /// file misses much more than it hits.
+    /// file misses much more than it hits; none with readahead off (`!ra->ra_pages`).
     pub fn sync_mmap(&mut self, offset: u64) -> Option<Window> {
+        if self.ra_pages == 0 {
+            return None;
+        }
         if self.mmap_miss < MMAP_LOTSAMISS * 10 {
             self.mmap_miss += 1;
         }
         if self.mmap_miss > MMAP_LOTSAMISS {
             return None;
         }
-        self.win =
-            Window { start: offset.saturating_sub(RA_PAGES / 2), size: RA_PAGES, async_size: RA_PAGES / 4 };
+        let ra = self.ra_pages;
+        self.win = Window { start: offset.saturating_sub(ra / 2), size: ra, async_size: ra / 4 };
         Some(self.win)
     }
 
@@ -93,10 +111,10 @@ impl RaState {
         next_hole: impl Fn(u64, u64) -> u64,
     ) -> Option<Window> {
         self.mmap_miss = self.mmap_miss.saturating_sub(1);
-        if !marked {
+        if !marked || self.ra_pages == 0 {
             return None;
         }
-        self.ondemand(offset, RA_PAGES, next_hole)
+        self.ondemand(offset, self.ra_pages, next_hole)
     }
 
     /// `filemap_map_pages` (v4.2) mapped a page: one hit.
@@ -106,7 +124,7 @@ impl RaState {
 
     /// `ondemand_readahead` (v4.2) with `hit_readahead_marker` set (its only mmap caller).
     fn ondemand(&mut self, offset: u64, req: u64, next_hole: impl Fn(u64, u64) -> u64) -> Option<Window> {
-        let max = RA_PAGES;
+        let max = self.ra_pages;
         let w = &mut self.win;
         if offset == 0 {
             // Start of file: initial_readahead.
@@ -165,6 +183,21 @@ mod tests {
         let w = lost.async_mmap(100, true, |_, _| 110).unwrap();
         assert_eq!((w.start, w.size), (110, 32));
         assert_eq!(lost.async_mmap(100, true, |i, max| i + max), None, "cached beyond ra_pages");
+    }
+
+    #[test]
+    fn the_disk_s_read_ahead_kb_sizes_the_windows() {
+        // 8 MiB (2048 pages): the read-around reaches 1024 pages back, marked 512 before its end.
+        let mut ra = RaState::new(2048);
+        let w = ra.sync_mmap(5000).unwrap();
+        assert_eq!((w, w.marker()), (Window { start: 3976, size: 2048, async_size: 512 }, 5512));
+        let w = ra.async_mmap(5512, true, |i, _| i).unwrap();
+        assert_eq!((w.start, w.size), (6024, 2048));
+        // 0: no readahead at all; the fault reads its own page.
+        let mut off = RaState::new(0);
+        assert_eq!(off.sync_mmap(5000), None);
+        assert_eq!(off.async_mmap(5000, true, |i, _| i), None);
+        assert_eq!(RaState::default().ra_pages, RA_PAGES);
     }
 
     #[test]

@@ -9,8 +9,12 @@
 //!   `SCAN_FILE`): each file list's target is `size >> priority`.
 //! - `shrink_lruvec`: while targets remain, per round `min(target, SWAP_CLUSTER_MAX)` from the
 //!   inactive list (`shrink_inactive_list`), then as many from the active list if the inactive
-//!   one is low (`active > inactive`, `inactive_file_is_low`); stop once `nr_to_reclaim` is met
-//!   (file-only reclaim has nothing to rebalance), except direct reclaim at `DEF_PRIORITY`.
+//!   one is low (`active > inactive`, `inactive_file_is_low`) or (v4.20+, `workingset =
+//!   activate-and-deactivate`) the zone activated refaults since its last reclaim ended; stop
+//!   once `nr_to_reclaim` is met (file-only reclaim has nothing to rebalance), except direct
+//!   reclaim at `DEF_PRIORITY`.
+//! - Evictions leave shadow entries and refaults close enough start active (v3.15+,
+//!   linux/mm/workingset.rs).
 //! - `shrink_inactive_list`: `lru_add_drain`, isolate up to `nr_to_scan` pages from the tail
 //!   under `lru_lock`, `shrink_page_list` outside it, then (v4.3) `try_to_unmap_flush` before the
 //!   survivors go back and the rest are freed.
@@ -87,6 +91,10 @@ crate::linux::vmstat::counters! {
         lru_lock_wait_ps,
         /// Direct reclaimers that found `too_many_isolated` (Linux would stall HZ/10).
         too_many_isolated,
+        /// File pages read in again where reclaim had left a shadow entry, and those of them
+        /// activated at once (linux/mm/workingset.rs).
+        workingset_refault_file,
+        workingset_activate_file,
     }
 }
 
@@ -105,17 +113,43 @@ pub enum UnmapFlush {
     Batched,
 }
 
+/// What reclaim learns from refaults (linux/mm/workingset.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workingset {
+    /// Nothing: an evicted page leaves no trace (before v3.15).
+    #[default]
+    None,
+    /// Shadow entries; a refault closer than the active file list's size starts active
+    /// (v3.15, a528910e12ec, to v4.19).
+    Activate,
+    /// As `Activate`, and a reclaim that finds activating refaults since the last one ended
+    /// deactivates the active file list whatever its size (v4.20, 2a2e48854d70; from v5.5
+    /// `sc->may_deactivate`, b91ac374346b; 6.18 unchanged).
+    ActivateAndDeactivate,
+}
+
+impl Workingset {
+    pub fn is_none(&self) -> bool {
+        *self == Workingset::None
+    }
+}
+
 /// The reclaim knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReclaimKnobs {
     pub unmap_flush: UnmapFlush,
     /// `SWAP_CLUSTER_MAX` (and `COMPACT_CLUSTER_MAX`, which is defined as it).
     pub swap_cluster_max: u32,
+    /// Workingset detection. Not written into a result's configuration while none.
+    #[serde(default, skip_serializing_if = "Workingset::is_none")]
+    pub workingset: Workingset,
 }
 
 impl ReclaimKnobs {
     /// v4.3+.
-    pub const V4_3: ReclaimKnobs = ReclaimKnobs { unmap_flush: UnmapFlush::Batched, swap_cluster_max: 32 };
+    pub const V4_3: ReclaimKnobs =
+        ReclaimKnobs { unmap_flush: UnmapFlush::Batched, swap_cluster_max: 32, workingset: Workingset::None };
 }
 
 /// Unit costs from the profile's `[reclaim]` section (and `struct page` misses from
@@ -174,6 +208,12 @@ pub struct Lruvec {
     pub inactive_file: LruList,
     pub active_file: LruList,
     pub nr_isolated: u64,
+    /// The age shadow entries are measured in, the refaults activated here, and their count
+    /// when the last reclaim of the lruvec ended (`lruvec->refaults`, `snapshot_refaults`)
+    /// (linux/mm/workingset.rs).
+    pub nonresident_age: u64,
+    pub workingset_activations: u64,
+    pub refaults_snapshot: u64,
     pub lock: SpinLock,
 }
 
@@ -235,6 +275,9 @@ pub(in crate::linux) struct ScanControl {
     started: bool,
     /// The round's inactive chunk was taken; the active chunk is next.
     active_next: bool,
+    /// The zone's lruvec activated refaults since its last reclaim ended: its active list is
+    /// aged whatever its size (`workingset = activate-and-deactivate`).
+    refaults_seen: bool,
     list: Vec<Isolated>,
     pos: usize,
     kept: Vec<(u64, Back)>,
@@ -350,6 +393,11 @@ impl Vmscan {
     }
 
     /// `SetPageReadahead`, `PageReadahead`, `ClearPageReadahead`.
+    /// `folio_set_active` on a page not yet on an LRU list (a refault; linux/mm/workingset.rs).
+    pub(in crate::linux) fn set_active(&mut self, pfn: u64) {
+        self.flags[pfn as usize] |= PG_ACTIVE;
+    }
+
     pub fn set_readahead(&mut self, pfn: u64) {
         self.flags[pfn as usize] |= PG_READAHEAD;
     }
@@ -434,7 +482,8 @@ impl Kernel {
         self.lru_add_drain(ctx, at)
     }
 
-    /// `lru_add_drain` on this CPU: its pagevec onto the inactive lists, one `lru_lock`
+    /// `lru_add_drain` on this CPU: its pagevec onto the inactive lists (an activated refault
+    /// onto the active one), one `lru_lock`
     /// section per run of pages of one zone (`pagevec_lru_move_fn` (v4.2) takes the next page's
     /// zone's lock when the zone changes). Returns the time taken.
     pub(in crate::linux) fn lru_add_drain(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
@@ -451,8 +500,11 @@ impl Kernel {
             let n = pv[i..].iter().take_while(|&&p| self.mm.vmscan.zone_of(p) == zone).count();
             d += self.lru_locked(ctx, at + d, zone, per * n as u64);
             for &pfn in &pv[i..i + n] {
-                self.mm.vmscan.flags[pfn as usize] |= PG_LRU;
-                self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+                let f = &mut self.mm.vmscan.flags[pfn as usize];
+                *f |= PG_LRU;
+                // A refault that `workingset_refault` activated goes to the active list.
+                let l = &mut self.mm.vmscan.lruvecs[zone];
+                if *f & PG_ACTIVE != 0 { &mut l.active_file } else { &mut l.inactive_file }.push_front(pfn);
             }
             i += n;
         }
@@ -529,6 +581,7 @@ impl Kernel {
                 }
                 let Some(zi) = self.next_zone(t) else {
                     if self.end_of_walk(t) {
+                        self.snapshot_refaults(t);
                         self.mm.vmscan.sc[t] = None;
                         return d;
                     }
@@ -542,8 +595,12 @@ impl Kernel {
                     self.mm.vmscan.scan_target(zi, inactive, priority),
                     self.mm.vmscan.scan_target(zi, active, priority),
                 ];
+                let l = &self.mm.vmscan.lruvecs[zi];
+                let refaults_seen = self.config.reclaim.workingset == Workingset::ActivateAndDeactivate
+                    && l.workingset_activations != l.refaults_snapshot;
                 let sc = self.sc(t);
                 sc.zone = zi;
+                sc.refaults_seen = refaults_seen;
                 sc.started = true;
                 sc.pass_reclaimed = 0;
                 sc.pass_scanned = 0;
@@ -567,8 +624,9 @@ impl Kernel {
             if sc.nr[1] > 0 {
                 let n = scan_chunk(sc.nr[1], scm);
                 sc.nr[1] -= n;
-                // shrink_list: the active list is aged only while the inactive one is low.
-                if active > inactive {
+                // shrink_list: the active list is aged only while the inactive one is low, or
+                // (v4.20+) while refaults are being activated.
+                if active > inactive || self.sc(t).refaults_seen {
                     d += self.shrink_active_list(ctx, t, n, ctx.now + d);
                 }
             }
@@ -578,6 +636,18 @@ impl Kernel {
             let scan_adjusted = !sc.kswapd && !sc.memcg && sc.priority == DEF_PRIORITY;
             if sc.pass_reclaimed >= sc.nr_to_reclaim && !scan_adjusted {
                 sc.nr = [0, 0];
+            }
+        }
+    }
+
+    /// `snapshot_refaults` as task `t`'s reclaim ends: each zone of its node remembers how many
+    /// refaults it had activated.
+    fn snapshot_refaults(&mut self, t: usize) {
+        let node = self.sc(t).node;
+        for (zi, z) in self.mm.vmscan.zones.iter().enumerate() {
+            if z.node == node {
+                let l = &mut self.mm.vmscan.lruvecs[zi];
+                l.refaults_snapshot = l.workingset_activations;
             }
         }
     }

@@ -94,6 +94,7 @@ impl Kernel {
             nr: [0; 2],
             started: false,
             active_next: false,
+            refaults_seen: false,
             list: Vec::new(),
             pos: 0,
             kept: Vec::new(),

@@ -141,7 +141,10 @@ impl Kernel {
             let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
-            self.mm.files[file as usize].remove(index);
+            match self.workingset_eviction(pfn) {
+                Some(shadow) => self.mm.files[file as usize].evict(index, shadow),
+                None => self.mm.files[file as usize].remove(index),
+            }
             d += self.i_pages_path(
                 ctx,
                 ctx.now + d,

@@ -349,3 +349,52 @@ fn usemems_word_reads_take_the_measured_read_rate() {
     let (ratio, expected) = (chained / read, 511.0 * l1 / 204_400.0);
     assert!((ratio / expected - 1.0).abs() < 0.03, "{chained} -> {read} ps a page, L1 hit {l1} ps");
 }
+
+/// Two readers in one 64-MiB cgroup (each its own file) on 6.18, its disk reading ahead
+/// `read_ahead_kb`, and workingset detection as `workingset` sets it; 300 ms to settle, 300
+/// measured.
+fn shared_cgroup(read_ahead_kb: u64, workingset: Workingset) -> RunResult {
+    let workload =
+        format!("vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64 read_ahead_kb={read_ahead_kb}");
+    let mut spec = RunSpec::of("6.18", &workload, 2, Ps::MS * 300, Ps::MS * 300);
+    spec.kernel.reclaim.workingset = workingset;
+    run(&profile(), &spec).unwrap()
+}
+
+#[test]
+fn a_window_of_megabytes_is_evicted_unread_in_a_shared_cgroup_and_its_refaults_activated() {
+    // 128 KiB windows: every page is read in once (the files wrap long after reclaim took
+    // their first pages, so a refault's distance is the whole file, beyond any active list).
+    let small = shared_cgroup(128, Workingset::ActivateAndDeactivate);
+    let fills =
+        |r: &RunResult| r.counters["pagecache_fills"] as f64 / r.iterations.iter().sum::<u64>() as f64;
+    assert!(fills(&small) < 1.05, "128 KiB: {:.3} fills a page read", fills(&small));
+    // 8 MiB windows (the validation host's disk): two readers keep four windows, half the
+    // cgroup, between reading in and reading, and reclaim takes some before their reader does;
+    // each comes back within the active list's size and is activated, and the active list is
+    // aged while that goes on (v4.20+).
+    let large = shared_cgroup(8192, Workingset::ActivateAndDeactivate);
+    assert!(fills(&large) > 1.2, "8 MiB: {:.3} fills a page read", fills(&large));
+    let c = &large.counters;
+    assert!(c["workingset_activate_file"] * 10 > c["pagecache_fills"], "{c:?}");
+    assert!(c["pgdeactivate"] * 2 > c["workingset_activate_file"], "{c:?}");
+    assert!(c["workingset_refault_file"] >= c["workingset_activate_file"]);
+    // Before v4.20 the active list is aged only once it outgrows the inactive one: the
+    // activated refaults crowd the inactive list further, and more windows are lost.
+    let before = shared_cgroup(8192, Workingset::Activate);
+    let activated =
+        |r: &RunResult| r.counters["workingset_activate_file"] as f64 / r.counters["pagecache_fills"] as f64;
+    assert!(
+        activated(&before) > 1.3 * activated(&large),
+        "{:.3} {:.3}",
+        activated(&before),
+        activated(&large)
+    );
+    assert!(fills(&before) > fills(&large), "{:.3} {:.3}", fills(&before), fills(&large));
+    // Without workingset detection no refault is seen, and nothing is activated that way.
+    let none = shared_cgroup(8192, Workingset::None);
+    assert_eq!(none.counters.get("workingset_refault_file").copied().unwrap_or(0), 0);
+    for r in [&small, &large, &before, &none] {
+        assert_eq!(r.oracle.violations, 0, "{:?}", r.oracle.examples);
+    }
+}
