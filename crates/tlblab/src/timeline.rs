@@ -172,6 +172,10 @@ pub fn write(rec: &Recording, about: Value, out: &mut impl Write) -> Result<()> 
             Sample::CallQueue { cpu, at, len } => {
                 (*cpu, *at, json!({ "requests": len }), format!("cpu {cpu} call queue"))
             }
+            // The machine's lists, on the first CPU's process.
+            Sample::FileLru { at, inactive, active } => {
+                (0, *at, json!({ "inactive": inactive, "active": active }), "file LRU pages".to_string())
+            }
         };
         put(out, &Event { ts: Some(us(ns(at))), args: Some(args), ..Event::new("C", &name, pid(cpu)) })?;
     }

@@ -12,7 +12,9 @@
 //!   the call-function interrupt from entry to exit, lazy TLB mode; each IPI's send is joined to
 //!   the interrupt that takes it (several arrivals before it is taken merge into one, as the
 //!   APIC merges them).
-//! - Counters: each CPU's valid TLB entries per structure and its call-queue length.
+//! - Counters: each CPU's valid TLB entries per structure and its call-queue length; with reclaim
+//!   modelled, the machine's file LRU lists (inactive, active), sampled once they moved by
+//!   [`LRU_SAMPLE_PAGES`].
 //!
 //! Recording reads the kernel and the engine and changes neither: a run prints the same numbers
 //! with and without it. Without it nothing is allocated; `Ctx` pays one branch a charge.
@@ -25,6 +27,10 @@ use crate::time::Ps;
 /// The most events (slices, flows, counter samples) a timeline keeps unless told otherwise
 /// (about 60 MB of JSON): past it the recording stops at the time it was reached.
 pub const DEFAULT_MAX_EVENTS: usize = 500_000;
+
+/// The file LRU lists are sampled again once their sizes moved by this many pages since the last
+/// sample: a reclaim run changes them at every page, far past any event budget.
+pub const LRU_SAMPLE_PAGES: u64 = 64;
 
 /// One step's charges in the order the kernel made them, and the IPIs it sent.
 #[derive(Debug, Default)]
@@ -146,6 +152,8 @@ pub enum Sample {
     TlbEntries { cpu: u32, at: Ps, per_structure: Vec<u64> },
     /// Requests on the CPU's `call_single_queue`.
     CallQueue { cpu: u32, at: Ps, len: u64 },
+    /// Pages on the machine's inactive and active file LRU lists (every zone's).
+    FileLru { at: Ps, inactive: u64, active: u64 },
 }
 
 /// Where a CPU sits.
@@ -297,6 +305,8 @@ pub struct Recorder {
     /// The time of the step being recorded.
     clock: Ps,
     scratch: Vec<u64>,
+    /// The file LRU sizes last sampled.
+    lru: Option<(u64, u64)>,
 }
 
 impl Recorder {
@@ -312,6 +322,7 @@ impl Recorder {
             events: 0,
             clock: Ps::ZERO,
             scratch: Vec::new(),
+            lru: None,
         }
     }
 
@@ -506,6 +517,14 @@ impl Recorder {
                 self.push_sample(Sample::CallQueue { cpu: c, at: now, len });
             }
         }
+        if let Some((inactive, active)) = k.trace_file_lru() {
+            let moved =
+                self.lru.is_none_or(|(i, a)| i.abs_diff(inactive) + a.abs_diff(active) >= LRU_SAMPLE_PAGES);
+            if moved && self.inside(end) {
+                self.lru = Some((inactive, active));
+                self.push_sample(Sample::FileLru { at: end, inactive, active });
+            }
+        }
     }
 
     fn inside(&self, at: Ps) -> bool {
@@ -658,7 +677,9 @@ impl Recorder {
             })
             .collect();
         out.samples.retain(|s| match s {
-            Sample::TlbEntries { at, .. } | Sample::CallQueue { at, .. } => inside(*at),
+            Sample::TlbEntries { at, .. } | Sample::CallQueue { at, .. } | Sample::FileLru { at, .. } => {
+                inside(*at)
+            }
         });
         out
     }

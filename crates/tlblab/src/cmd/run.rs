@@ -28,8 +28,9 @@ pub struct RunArgs {
     /// Write the run's timeline to FILE.json in the Chrome trace-event format (open it in
     /// ui.perfetto.dev or chrome://tracing): a track per CPU with its user work, faults, system
     /// calls, flush handlers, IPI sends and waits, lock waits, idle and lazy TLB mode; an arrow
-    /// from each IPI's send to its handler; TLB entries and call-queue length as counters. The
-    /// printed results are the same as without it. At most 500,000 events (it says so if it stops).
+    /// from each IPI's send to its handler; TLB entries and call-queue length as counters, and
+    /// with reclaim modelled the file LRU lists' sizes. The printed results are the same as
+    /// without it. At most 500,000 events (it says so if it stops).
     #[arg(long, value_name = "FILE.json")]
     pub timeline: Option<PathBuf>,
     /// The part of the measured interval the timeline covers: START..END (e.g. 100us..200us)

@@ -136,3 +136,31 @@ fn a_window_and_the_event_cap_bound_the_recording() {
     assert!(kept <= 2000 + 3 * rec.cpus.len(), "{kept}");
     assert_nested(&rec);
 }
+
+#[test]
+fn a_reclaim_run_samples_the_file_lru_lists_as_they_move() {
+    // Two readers in a 64-MiB cgroup reclaim from the first milliseconds.
+    let w = "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64";
+    let s = RunSpec::of("6.18", w, 2, Ps::MS * 40, Ps::MS * 10);
+    let p = crate::profile::shipped("ivybridge-4c8t");
+    let rec = run_recorded(&p, &s, Some(TimelineSpec::default())).unwrap().1.unwrap();
+    let lru: Vec<(Ps, u64, u64)> = rec
+        .samples
+        .iter()
+        .filter_map(|s| match s {
+            Sample::FileLru { at, inactive, active } => Some((*at, *inactive, *active)),
+            _ => None,
+        })
+        .collect();
+    assert!(lru.len() > 10, "{} samples", lru.len());
+    // The cgroup's 16384 pages, less those on per-CPU lists or isolated.
+    assert!(lru.iter().all(|&(_, i, a)| (15_000..=16_384).contains(&(i + a))), "{lru:?}");
+    // Each sample moved by the threshold since the one before, in time order.
+    for w in lru.windows(2) {
+        assert!(w[1].0 >= w[0].0);
+        assert!(w[0].1.abs_diff(w[1].1) + w[0].2.abs_diff(w[1].2) >= LRU_SAMPLE_PAGES, "{w:?}");
+    }
+    // A profile without [reclaim] has no lists to sample.
+    let (_, rec) = recorded("skylake-sp-2s", "tlb_flush1_threads", 2, TimelineSpec::default());
+    assert!(!rec.samples.iter().any(|s| matches!(s, Sample::FileLru { .. })));
+}

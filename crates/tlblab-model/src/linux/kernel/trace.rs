@@ -16,6 +16,16 @@ impl Kernel {
         self.smp.csqs.get(cpu as usize).map_or(0, |q| q.entries.len() as u64)
     }
 
+    /// Pages on the inactive and active file LRU lists, every zone's; none where reclaim is not
+    /// modelled (a profile without `[reclaim]`).
+    pub fn trace_file_lru(&self) -> Option<(u64, u64)> {
+        let v = &self.mm.vmscan;
+        v.costs.as_ref()?;
+        let sum =
+            |f: fn(&crate::linux::mm::vmscan::Lruvec) -> usize| v.lruvecs.iter().map(f).sum::<usize>() as u64;
+        Some((sum(|l| l.inactive_file.len()), sum(|l| l.active_file.len())))
+    }
+
     /// The task the CPU runs, if any.
     pub fn trace_task(&self, cpu: u32) -> Option<usize> {
         self.cpus[cpu as usize].task
