@@ -121,66 +121,41 @@ impl Benchmark for VmScalability {
             read_ahead_kb: DEFAULT_READ_AHEAD_KB,
         };
         for kv in words {
+            // The parameter `PARAMS[i]` has a value it does not allow.
+            let bad = |i: usize| {
+                Some(Err(format!("vm-scalability: `{kv}`: allowed {} = {}", PARAMS[i].0, PARAMS[i].1)))
+            };
             match kv.split_once('=') {
                 Some(("mem_mib", v)) => match v.parse::<u64>() {
                     Ok(m) if (16..=4096).contains(&m) && m % 4 == 0 => w.mem_mib = m,
-                    _ => {
-                        return Some(Err(format!(
-                            "vm-scalability: `{kv}`: allowed mem_mib = {}",
-                            PARAMS[0].1
-                        )))
-                    }
+                    _ => return bad(0),
                 },
                 Some(("ram_mib", v)) => match v.parse::<u64>() {
                     Ok(m) if m <= 1 << 20 => w.ram_mib = Some(m),
-                    _ => {
-                        return Some(Err(format!(
-                            "vm-scalability: `{kv}`: allowed ram_mib = {}",
-                            PARAMS[1].1
-                        )))
-                    }
+                    _ => return bad(1),
                 },
                 Some(("memcg_mib", v)) => match v.parse::<u64>() {
                     Ok(m) if m >= 4 && m % 4 == 0 => w.memcg_mib = Some(m),
-                    _ => {
-                        return Some(Err(format!(
-                            "vm-scalability: `{kv}`: allowed memcg_mib = {}",
-                            PARAMS[2].1
-                        )))
-                    }
+                    _ => return bad(2),
                 },
                 Some(("memcg_depth", v)) => match v.parse::<usize>() {
                     Ok(d) if (1..=8).contains(&d) => w.memcg_hierarchy.depth = d,
-                    _ => {
-                        return Some(Err(format!(
-                            "vm-scalability: `{kv}`: allowed memcg_depth = {}",
-                            PARAMS[3].1
-                        )))
-                    }
+                    _ => return bad(3),
                 },
                 Some(("memcg_memsw", v)) => match v {
                     "0" | "1" => w.memcg_hierarchy.memsw = v == "1",
-                    _ => {
-                        return Some(Err(format!(
-                            "vm-scalability: `{kv}`: allowed memcg_memsw = {}",
-                            PARAMS[4].1
-                        )))
-                    }
+                    _ => return bad(4),
                 },
                 Some(("read_ahead_kb", v)) => match v.parse::<u64>() {
                     Ok(k) if k <= 65536 && k % 4 == 0 => w.read_ahead_kb = k,
-                    _ => {
-                        return Some(Err(format!(
-                            "vm-scalability: `{kv}`: allowed read_ahead_kb = {}",
-                            PARAMS[5].1
-                        )))
-                    }
+                    _ => return bad(5),
                 },
                 _ => {
+                    let all: Vec<String> = PARAMS.iter().map(|(k, doc)| format!("{k} ({doc})")).collect();
                     return Some(Err(format!(
-                        "vm-scalability: unknown parameter `{kv}`; parameters: mem_mib ({}), ram_mib ({}), memcg_mib ({}), memcg_depth ({}), memcg_memsw ({}), read_ahead_kb ({})",
-                        PARAMS[0].1, PARAMS[1].1, PARAMS[2].1, PARAMS[3].1, PARAMS[4].1, PARAMS[5].1
-                    )))
+                        "vm-scalability: unknown parameter `{kv}`; parameters: {}",
+                        all.join(", ")
+                    )));
                 }
             }
         }

@@ -21,9 +21,11 @@ impl Kernel {
     pub fn trace_file_lru(&self) -> Option<(u64, u64)> {
         let v = &self.mm.vmscan;
         v.costs.as_ref()?;
-        let sum =
-            |f: fn(&crate::linux::mm::vmscan::Lruvec) -> usize| v.lruvecs.iter().map(f).sum::<usize>() as u64;
-        Some((sum(|l| l.inactive_file.len()), sum(|l| l.active_file.len())))
+        Some(
+            v.lruvecs
+                .iter()
+                .fold((0, 0), |(i, a), l| (i + l.inactive_file.len() as u64, a + l.active_file.len() as u64)),
+        )
     }
 
     /// The task the CPU runs, if any.

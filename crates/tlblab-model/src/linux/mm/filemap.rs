@@ -106,10 +106,11 @@ impl FilePages {
         self.slots[index as usize] = FilePages::NONE;
     }
 
-    /// Reclaim evicts the page at `index`, leaving `shadow` in its slot (`__remove_mapping`
-    /// with `workingset_eviction`'s entry).
-    pub fn evict(&mut self, index: u64, shadow: u32) {
+    /// Reclaim evicts the page at `index`, leaving `shadow` in its slot where workingset
+    /// detection gives one (`__remove_mapping` with `workingset_eviction`'s entry).
+    pub fn evict(&mut self, index: u64, shadow: Option<u32>) {
         self.remove(index);
+        let Some(shadow) = shadow else { return };
         if self.shadows.is_empty() {
             self.shadows = vec![FilePages::NONE; self.slots.len()];
         }

@@ -392,12 +392,12 @@ impl Vmscan {
         young
     }
 
-    /// `SetPageReadahead`, `PageReadahead`, `ClearPageReadahead`.
     /// `folio_set_active` on a page not yet on an LRU list (a refault; linux/mm/workingset.rs).
     pub(in crate::linux) fn set_active(&mut self, pfn: u64) {
         self.flags[pfn as usize] |= PG_ACTIVE;
     }
 
+    /// `SetPageReadahead`, `PageReadahead`, `ClearPageReadahead`.
     pub fn set_readahead(&mut self, pfn: u64) {
         self.flags[pfn as usize] |= PG_READAHEAD;
     }

@@ -141,10 +141,8 @@ impl Kernel {
             let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
-            match self.workingset_eviction(pfn) {
-                Some(shadow) => self.mm.files[file as usize].evict(index, shadow),
-                None => self.mm.files[file as usize].remove(index),
-            }
+            let shadow = self.workingset_eviction(pfn);
+            self.mm.files[file as usize].evict(index, shadow);
             d += self.i_pages_path(
                 ctx,
                 ctx.now + d,
