@@ -203,6 +203,7 @@ impl Simulation {
         self.noise.seed(self.cpus(), seed);
         self.kernel.seed_fs(seed);
         self.kernel.seed_jiffies(seed, self.noise.tick());
+        self.kernel.seed_memcg_stats(seed);
     }
 
     pub fn cpus(&self) -> u32 {
@@ -343,6 +344,7 @@ impl Simulation {
             self.ev.requeue(cpu);
         }
         let end = warmup + measure;
+        self.kernel.memcg_stats_start();
         if let Some(r) = self.timeline.as_deref_mut() {
             r.start(&self.kernel, warmup, end);
         }

@@ -269,6 +269,7 @@ impl Kernel {
                 slab_events: Vec::new(),
                 shmem: Default::default(),
                 memcg: None,
+                memcg_stats: Default::default(),
                 migrate: None,
             },
             fs: Fs { mount: fs, pipes: Vec::new() },

@@ -25,7 +25,7 @@ use crate::linux::fs::pipe::FsKnobs;
 use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs, RwsemSlowpath};
 use crate::linux::kernel::sched::SchedKnobs;
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
-use crate::linux::mm::vmscan::{ReclaimKnobs, UnmapFlush, Workingset};
+use crate::linux::mm::vmscan::{MemcgStats, ReclaimKnobs, UnmapFlush, Workingset};
 use crate::linux::net::ipv4::tcp::NetKnobs;
 
 /// A named kernel configuration.

@@ -37,6 +37,19 @@ mod tests {
     use crate::linux::arch::x86::mm::tlb::{CoalesceIpis, FlushKnobs, LazyIpis, RangePolicy, ReadTlbGen};
 
     #[test]
+    fn reclaim_reads_flushed_memcg_statistics_from_the_v6_12_presets_on() {
+        use crate::linux::mm::vmscan::{MemcgStats, Workingset};
+        let r = |name: &str| KernelConfig::preset(name).unwrap().reclaim;
+        for old in ["4.1", "5.12", "5.18.1", "6.6", "6.7"] {
+            assert_eq!(r(old).memcg_stats, MemcgStats::Exact, "{old}");
+        }
+        for new in ["6.13", "6.14", "6.15", "6.18", "6.18+drain"] {
+            assert_eq!(r(new).memcg_stats, MemcgStats::Ratelimited, "{new}");
+            assert_eq!(r(new).workingset, Workingset::ActivateAndDeactivate, "{new}");
+        }
+    }
+
+    #[test]
     fn every_preset_builds_and_seed_002_columns_differ_only_in_their_knobs() {
         for (name, _) in KERNELS {
             KernelConfig::preset(name).unwrap();

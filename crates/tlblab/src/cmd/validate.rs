@@ -215,11 +215,12 @@ const RECLAIM_STAND_IN: &str = "ivybridge-4c8t";
 /// (5 ms quick), some 16,000 blocks of the 65,536 a real run writes.
 const DD_WINDOW: (Ps, Ps, Ps) = (Ps::MS, Ps(20 * Ps::MS.0), Ps(5 * Ps::MS.0));
 
-/// lru-file-mmap-read's simulated warm-up and window: 300 ms, then 500 ms (200 ms quick). Seed
-/// 001's 40 + 80 ms end before the cgroup's LRU settles where the disk reads ahead megabytes
-/// at a time (a 64-MiB cgroup holds eight 8-MiB windows): the real runs measure after a
-/// second's warm-up, so the twin measures the steady state too.
-const LRU_WINDOW: (Ps, Ps, Ps) = (Ps(300 * Ps::MS.0), Ps(500 * Ps::MS.0), Ps(200 * Ps::MS.0));
+/// lru-file-mmap-read's simulated warm-up and window: 1 s, then 2 s (200 ms quick). Seed 001's
+/// 40 + 80 ms end before the cgroup's LRU settles where the disk reads ahead megabytes at a
+/// time (a 64-MiB cgroup holds eight 8-MiB windows), and from v6.12 reclaim reads the cgroup's
+/// statistics as a flush every 2 s left them: like the real runs (a second's warm-up, then
+/// seconds), the twin starts from a fresh cgroup and measures a whole flush period.
+const LRU_WINDOW: (Ps, Ps, Ps) = (Ps::S, Ps(2 * Ps::S.0), Ps(200 * Ps::MS.0));
 
 /// One workload of the validation: a native loop or a distribution's benchmark.
 #[derive(Debug, Clone, Copy)]

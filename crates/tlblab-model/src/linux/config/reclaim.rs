@@ -1,5 +1,5 @@
-//! Reclaim's knobs (mm/vmscan.c, mm/rmap.c, mm/workingset.c): the unmap flush, SWAP_CLUSTER_MAX and
-//! workingset detection.
+//! Reclaim's knobs (mm/vmscan.c, mm/rmap.c, mm/workingset.c, mm/memcontrol.c): the unmap flush,
+//! SWAP_CLUSTER_MAX, workingset detection and how fresh the statistics reclaim reads are.
 
 use super::*;
 
@@ -50,6 +50,25 @@ pub(super) const KNOBS: &[Knob] = &[
                 "none" => Workingset::None,
                 "activate" => Workingset::Activate,
                 "activate-and-deactivate" => Workingset::ActivateAndDeactivate,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "memcg_stats",
+        section: "reclaim",
+        needed: Needed::Newer,
+        allowed: "exact | ratelimited",
+        doc: "what reclaim's inactive:active test, its refaults-since-last-reclaim test and the \
+              refault distance test read of the lists and the activated refaults (mm/memcontrol.c \
+              lruvec_page_state): exact (up to v6.11: per-CPU batches, or reclaim flushing them), \
+              ratelimited (v6.12+: as the periodic 2-s flush left them; reclaim and refaults flush \
+              only when it is a full period late)",
+        apply: |k, v| {
+            k.reclaim.memcg_stats = match v {
+                "exact" => MemcgStats::Exact,
+                "ratelimited" => MemcgStats::Ratelimited,
                 _ => return Err(None),
             };
             Ok(())

@@ -182,7 +182,7 @@ impl Kernel {
         let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket);
         self.mm.files[file as usize].set(index, pfn);
         if let Some(shadow) = self.mm.files[file as usize].take_shadow(index) {
-            self.workingset_refault(pfn, shadow);
+            self.workingset_refault(pfn, shadow, at + a);
         }
         let charge = self.memcg_charge(ctx, at + a);
         ctx.charge(bucket, charge);

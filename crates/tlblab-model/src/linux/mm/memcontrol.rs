@@ -21,9 +21,20 @@
 //!   with v1's swap accounting, first on the `memsw` counters): lines the CPUs that charge and
 //!   the CPUs that reclaim hand over (docs/references/linux-mm.md#page-counter).
 
+//!
+//! The statistics reclaim reads (`lruvec_page_state`: the file lists' sizes and the activated
+//! refaults) are, with `memcg_stats = ratelimited` (v6.12+), as the last flush left them
+//! (docs/references/linux-mm.md#memcg-statistics): the periodic flusher folds the per-CPU
+//! deltas in every `FLUSH_TIME` (2 s; a deferrable work item, so it runs at the first tick of a
+//! busy CPU once due), and reclaim and the refault path flush only when it is a full period late
+//! (`mem_cgroup_flush_stats_ratelimited`). The flush's own few microseconds in a kworker every
+//! 2 s are not charged. With `exact` the readers see the counts as they are.
+
 use crate::hw::coherence::CacheLine;
 use crate::linux::ctx::Ctx;
+use crate::linux::mm::vmscan::{Lruvec, MemcgStats};
 use crate::linux::Kernel;
+use crate::rng::Rng;
 use crate::time::Ps;
 
 /// `MEMCG_CHARGE_BATCH` (v5.x-v6.18: 64 pages).
@@ -105,7 +116,107 @@ impl MemCgroup {
     }
 }
 
+/// `FLUSH_TIME` (mm/memcontrol.c, v5.15-v6.18: `2UL*HZ`), in seconds.
+pub const FLUSH_TIME_S: u64 = 2;
+
+/// One lruvec's statistics as `lruvec_page_state` reads them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LruvecStat {
+    pub inactive_file: u64,
+    pub active_file: u64,
+    pub workingset_activate_file: u64,
+}
+
+impl LruvecStat {
+    /// The counts as they are.
+    fn of(l: &Lruvec) -> LruvecStat {
+        LruvecStat {
+            inactive_file: l.inactive_file.len() as u64,
+            active_file: l.active_file.len() as u64,
+            workingset_activate_file: l.workingset_activations,
+        }
+    }
+}
+
+/// The statistics of every lruvec as the last flush left them, and the flushes' clock.
+#[derive(Debug, Clone, Default)]
+pub struct Rstat {
+    flushed: Vec<LruvecStat>,
+    /// `flush_last_time`: `jiffies` at the last flush of the whole tree.
+    last_flush: u64,
+    /// When `stats_flush_dwork` is next due, in `jiffies`.
+    next_periodic: u64,
+}
+
 impl Kernel {
+    /// Run `seed`'s phase of the periodic flush (queued at boot, long before any benchmark, so
+    /// due at any moment of its period), on `jiffies` as seeded.
+    pub fn seed_memcg_stats(&mut self, seed: u64) {
+        let period = FLUSH_TIME_S * self.jiffies.hz;
+        let now = self.jiffies.at(Ps::ZERO);
+        let s = &mut self.mm.memcg_stats;
+        s.next_periodic = now + 1 + Rng::stream(seed, "memcg stats flush phase").below(period);
+        s.last_flush = s.next_periodic - period;
+    }
+
+    /// As the run starts: the last flush saw the machine as it was set up.
+    pub fn memcg_stats_start(&mut self) {
+        let live = self.live_lruvec_stats();
+        self.mm.memcg_stats.flushed = live;
+    }
+
+    fn live_lruvec_stats(&self) -> Vec<LruvecStat> {
+        self.mm.vmscan.lruvecs.iter().map(LruvecStat::of).collect()
+    }
+
+    /// `lruvec_page_state` of zone `zi`'s lruvec: as the last flush left it, or as it is.
+    pub(in crate::linux) fn lruvec_page_state(&self, zi: usize) -> LruvecStat {
+        if self.config.reclaim.memcg_stats == MemcgStats::Ratelimited {
+            if let Some(s) = self.mm.memcg_stats.flushed.get(zi) {
+                return *s;
+            }
+        }
+        LruvecStat::of(&self.mm.vmscan.lruvecs[zi])
+    }
+
+    /// `do_flush_stats` of the whole tree at `now`.
+    fn do_flush_stats(&mut self, now: Ps) {
+        let live = self.live_lruvec_stats();
+        let s = &mut self.mm.memcg_stats;
+        s.flushed = live;
+        s.last_flush = self.jiffies.at(now);
+    }
+
+    /// `flush_memcg_stats_dwork`, at a busy CPU's tick: flushes if due and queues itself
+    /// `FLUSH_TIME` on.
+    pub(in crate::linux) fn flush_memcg_stats_dwork(&mut self, now: Ps) {
+        if self.config.reclaim.memcg_stats != MemcgStats::Ratelimited {
+            return;
+        }
+        let j = self.jiffies.at(now);
+        if j < self.mm.memcg_stats.next_periodic {
+            return;
+        }
+        self.do_flush_stats(now);
+        self.counters.vmscan.memcg_stats_flushes += 1;
+        let s = &mut self.mm.memcg_stats;
+        s.next_periodic = j + FLUSH_TIME_S * self.jiffies.hz;
+    }
+
+    /// `mem_cgroup_flush_stats_ratelimited` (reclaim's `prepare_scan_control`, the refault
+    /// path): flushes only when the last flush is more than two periods old. Its threshold of
+    /// pending updates (`MEMCG_CHARGE_BATCH` a CPU) is taken as passed: a reclaim batch alone
+    /// moves 32 pages.
+    pub(in crate::linux) fn mem_cgroup_flush_stats_ratelimited(&mut self, now: Ps) {
+        if self.config.reclaim.memcg_stats != MemcgStats::Ratelimited {
+            return;
+        }
+        if self.jiffies.at(now) > self.mm.memcg_stats.last_flush + 2 * FLUSH_TIME_S * self.jiffies.hz {
+            self.do_flush_stats(now);
+            self.counters.vmscan.memcg_stats_flushes_ratelimited += 1;
+        }
+    }
+
     /// Puts the workload in a memory cgroup limited to `pages` with hierarchy `h` (set before
     /// it runs).
     pub fn set_memcg_limit(&mut self, pages: u64, h: Hierarchy) {

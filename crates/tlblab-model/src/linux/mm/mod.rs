@@ -47,6 +47,8 @@ pub struct Memory {
     pub(in crate::linux) shmem: shmem::Shmem,
     /// The memory cgroup the workload runs in, where it sets a limit (linux/mm/memcontrol.rs).
     pub(in crate::linux) memcg: Option<memcontrol::MemCgroup>,
+    /// The lruvecs' statistics as reclaim reads them, and their flushes (linux/mm/memcontrol.rs).
+    pub(in crate::linux) memcg_stats: memcontrol::Rstat,
     /// Page migration (linux/mm/migrate.rs), where a workload moves pages.
     pub(in crate::linux) migrate: Option<migrate::Migrate>,
 }

@@ -15,6 +15,10 @@
 //!   reclaim at `DEF_PRIORITY`.
 //! - Evictions leave shadow entries and refaults close enough start active (v3.15+,
 //!   linux/mm/workingset.rs).
+//! - With `memcg_stats = ratelimited` (v6.12+), whether a pass ages the active list is decided
+//!   once at its start from the statistics as the last flush left them (linux/mm/memcontrol.rs);
+//!   a direct reclaim that reclaimed nothing at any priority while skipping the active list
+//!   walks them again with it aged (v5.5 `force_deactivate`, with `activate-and-deactivate`).
 //! - `shrink_inactive_list`: `lru_add_drain`, isolate up to `nr_to_scan` pages from the tail
 //!   under `lru_lock`, `shrink_page_list` outside it, then (v4.3) `try_to_unmap_flush` before the
 //!   survivors go back and the rest are freed.
@@ -95,6 +99,13 @@ crate::linux::vmstat::counters! {
         /// activated at once (linux/mm/workingset.rs).
         workingset_refault_file,
         workingset_activate_file,
+        /// Direct reclaim walks retried with the active list aged whatever the statistics say
+        /// (`sc->force_deactivate`, v5.5+).
+        force_deactivate,
+        /// Flushes of the memory cgroup statistics reclaim reads (`memcg_stats = ratelimited`;
+        /// linux/mm/memcontrol.rs): by the periodic work, and by a reader finding it late.
+        memcg_stats_flushes,
+        memcg_stats_flushes_ratelimited,
     }
 }
 
@@ -135,6 +146,28 @@ impl Workingset {
     }
 }
 
+/// What reclaim and the refault test read of an lruvec's list sizes and activated refaults
+/// (`lruvec_page_state`; linux/mm/memcontrol.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemcgStats {
+    /// The counts as they are: per-CPU deltas of at most a batch folded in at once (up to
+    /// v5.14), or reclaim flushing the statistics whenever a batch per CPU is pending (v5.15 to
+    /// v6.11); an error of tens of pages the model does not resolve.
+    #[default]
+    Exact,
+    /// As the last flush left them: the periodic flusher every 2 s, reclaim and refaults
+    /// flushing only when it is a full period late (v6.12, "memcg: use ratelimited stats flush
+    /// in the reclaim"; 6.18 unchanged).
+    Ratelimited,
+}
+
+impl MemcgStats {
+    pub fn is_exact(&self) -> bool {
+        *self == MemcgStats::Exact
+    }
+}
+
 /// The reclaim knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReclaimKnobs {
@@ -144,12 +177,20 @@ pub struct ReclaimKnobs {
     /// Workingset detection. Not written into a result's configuration while none.
     #[serde(default, skip_serializing_if = "Workingset::is_none")]
     pub workingset: Workingset,
+    /// How fresh the statistics reclaim reads are. Not written into a result's configuration
+    /// while exact.
+    #[serde(default, skip_serializing_if = "MemcgStats::is_exact")]
+    pub memcg_stats: MemcgStats,
 }
 
 impl ReclaimKnobs {
     /// v4.3+.
-    pub const V4_3: ReclaimKnobs =
-        ReclaimKnobs { unmap_flush: UnmapFlush::Batched, swap_cluster_max: 32, workingset: Workingset::None };
+    pub const V4_3: ReclaimKnobs = ReclaimKnobs {
+        unmap_flush: UnmapFlush::Batched,
+        swap_cluster_max: 32,
+        workingset: Workingset::None,
+        memcg_stats: MemcgStats::Exact,
+    };
 }
 
 /// Unit costs from the profile's `[reclaim]` section (and `struct page` misses from
@@ -278,6 +319,13 @@ pub(in crate::linux) struct ScanControl {
     /// The zone's lruvec activated refaults since its last reclaim ended: its active list is
     /// aged whatever its size (`workingset = activate-and-deactivate`).
     refaults_seen: bool,
+    /// `sc->may_deactivate` for the file lists, decided once at the pass's start from flushed
+    /// statistics (`memcg_stats = ratelimited`); none: decided at each chunk from the lists.
+    may_deactivate: Option<bool>,
+    /// A pass left the active list unaged (`sc->skipped_deactivate`), and the walk that retries
+    /// with it aged whatever the statistics say (`sc->force_deactivate`; v5.5+).
+    skipped_deactivate: bool,
+    force_deactivate: bool,
     list: Vec<Isolated>,
     pos: usize,
     kept: Vec<(u64, Back)>,
@@ -595,12 +643,24 @@ impl Kernel {
                     self.mm.vmscan.scan_target(zi, inactive, priority),
                     self.mm.vmscan.scan_target(zi, active, priority),
                 ];
-                let l = &self.mm.vmscan.lruvecs[zi];
+                // prepare_scan_control: activated refaults since the last reclaim ended (v4.20+),
+                // and (with the statistics flushed at most every 2 s, v6.12+) the inactive list
+                // low, as the statistics say, decide for the whole pass whether the active list
+                // is aged.
+                self.mem_cgroup_flush_stats_ratelimited(ctx.now + d);
+                let s = self.lruvec_page_state(zi);
                 let refaults_seen = self.config.reclaim.workingset == Workingset::ActivateAndDeactivate
-                    && l.workingset_activations != l.refaults_snapshot;
+                    && s.workingset_activate_file != self.mm.vmscan.lruvecs[zi].refaults_snapshot;
+                let forced = self.sc(t).force_deactivate;
+                let may_deactivate = match self.config.reclaim.memcg_stats {
+                    _ if forced => Some(true),
+                    MemcgStats::Exact => None,
+                    MemcgStats::Ratelimited => Some(refaults_seen || s.active_file > s.inactive_file),
+                };
                 let sc = self.sc(t);
                 sc.zone = zi;
                 sc.refaults_seen = refaults_seen;
+                sc.may_deactivate = may_deactivate;
                 sc.started = true;
                 sc.pass_reclaimed = 0;
                 sc.pass_scanned = 0;
@@ -625,9 +685,13 @@ impl Kernel {
                 let n = scan_chunk(sc.nr[1], scm);
                 sc.nr[1] -= n;
                 // shrink_list: the active list is aged only while the inactive one is low, or
-                // (v4.20+) while refaults are being activated.
-                if active > inactive || self.sc(t).refaults_seen {
+                // (v4.20+) while refaults are being activated; with exact statistics, the lists
+                // as they are at each chunk.
+                let sc = self.sc(t);
+                if sc.may_deactivate.unwrap_or(active > inactive || sc.refaults_seen) {
                     d += self.shrink_active_list(ctx, t, n, ctx.now + d);
+                } else {
+                    sc.skipped_deactivate = true;
                 }
             }
             let sc = self.sc(t);
@@ -641,13 +705,13 @@ impl Kernel {
     }
 
     /// `snapshot_refaults` as task `t`'s reclaim ends: each zone of its node remembers how many
-    /// refaults it had activated.
+    /// refaults it had activated, as the statistics say.
     fn snapshot_refaults(&mut self, t: usize) {
         let node = self.sc(t).node;
-        for (zi, z) in self.mm.vmscan.zones.iter().enumerate() {
-            if z.node == node {
-                let l = &mut self.mm.vmscan.lruvecs[zi];
-                l.refaults_snapshot = l.workingset_activations;
+        for zi in 0..self.mm.vmscan.zones.len() {
+            if self.mm.vmscan.zones[zi].node == node {
+                let activated = self.lruvec_page_state(zi).workingset_activate_file;
+                self.mm.vmscan.lruvecs[zi].refaults_snapshot = activated;
             }
         }
     }

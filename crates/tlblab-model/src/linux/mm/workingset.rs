@@ -18,6 +18,7 @@
 
 use crate::linux::mm::vmscan::Workingset;
 use crate::linux::Kernel;
+use crate::time::Ps;
 
 impl Kernel {
     /// `workingset_eviction` of `pfn`: age its LRU by one and return the shadow to leave (none
@@ -35,12 +36,16 @@ impl Kernel {
     /// `workingset_refault` of the new page-cache page `pfn` read in where `shadow` was:
     /// counted; activated (set active before its LRU add, and the age moved on) if it was
     /// evicted no more than the active file list's size of ages ago.
-    pub(in crate::linux) fn workingset_refault(&mut self, pfn: u64, shadow: u32) {
+    pub(in crate::linux) fn workingset_refault(&mut self, pfn: u64, shadow: u32, now: Ps) {
         self.counters.vmscan.workingset_refault_file += 1;
         let zone = self.mm.vmscan.zone_of(pfn);
+        // workingset_test_recent: the active list's size as the statistics say (6.x: flushed
+        // at most every 2 s, linux/mm/memcontrol.rs).
+        self.mem_cgroup_flush_stats_ratelimited(now);
+        let active = self.lruvec_page_state(zone).active_file;
         let l = &mut self.mm.vmscan.lruvecs[zone];
         let distance = (l.nonresident_age as u32).wrapping_sub(shadow);
-        if distance as usize > l.active_file.len() {
+        if distance as u64 > active {
             return;
         }
         l.nonresident_age += 1;

@@ -48,6 +48,8 @@ impl Kernel {
         self.pelt_tick(ctx.cpu, ctx.now);
         // sched_balance_trigger: the periodic balance, if one is due (unbound tasks only).
         self.sched_balance_tick(ctx.cpu, ctx.now);
+        // The timer wheel: the memcg statistics' deferrable periodic flush, if due.
+        self.flush_memcg_stats_dwork(ctx.now);
         let c = self.costs.tick_sched;
         let walks = ctx.charged(Bucket::Walk);
         let d = c.entry + self.kernel_path(ctx, Path::Tick) + c.body + c.exit;

@@ -4,7 +4,7 @@
 //! `shrink_lruvec`).
 
 use super::super::page_alloc::{PageAlloc, ZoneType};
-use super::{ScanControl, Step, DEF_PRIORITY};
+use super::{ScanControl, Step, Workingset, DEF_PRIORITY};
 use crate::linux::ctx::Ctx;
 use crate::linux::include::linux::mmzone::MigrateType;
 use crate::linux::{Continuation, Kernel};
@@ -95,6 +95,9 @@ impl Kernel {
             started: false,
             active_next: false,
             refaults_seen: false,
+            may_deactivate: None,
+            skipped_deactivate: false,
+            force_deactivate: false,
             list: Vec::new(),
             pos: 0,
             kept: Vec::new(),
@@ -165,10 +168,22 @@ impl Kernel {
     /// at priority 0 or once the node is balanced (`pgdat_balanced`). Returns whether done;
     /// otherwise the next walk has begun.
     pub(super) fn end_of_walk(&mut self, t: usize) -> bool {
+        let retry = self.config.reclaim.workingset == Workingset::ActivateAndDeactivate;
         let sc = self.sc(t);
         if !sc.kswapd {
-            if sc.total_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+            if sc.total_reclaimed >= sc.nr_to_reclaim {
                 return true;
+            }
+            if sc.priority == 0 {
+                // v5.5+ (b91ac374346b): nothing reclaimed at any priority while the active list
+                // was left unaged: the walk again from DEF_PRIORITY, deactivating whatever the
+                // statistics say.
+                if !(retry && sc.total_reclaimed == 0 && sc.skipped_deactivate) {
+                    return true;
+                }
+                (sc.priority, sc.force_deactivate, sc.skipped_deactivate) = (DEF_PRIORITY, true, false);
+                self.counters.vmscan.force_deactivate += 1;
+                return !self.begin_walk(t);
             }
             sc.priority -= 1;
             return !self.begin_walk(t);

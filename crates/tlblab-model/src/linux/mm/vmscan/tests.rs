@@ -351,14 +351,76 @@ fn usemems_word_reads_take_the_measured_read_rate() {
 }
 
 /// Two readers in one 64-MiB cgroup (each its own file) on 6.18, its disk reading ahead
-/// `read_ahead_kb`, and workingset detection as `workingset` sets it; 300 ms to settle, 300
-/// measured.
+/// `read_ahead_kb`, and workingset detection as `workingset` sets it, reading the statistics as
+/// they are (v6.11's reclaim); 300 ms to settle, 300 measured.
 fn shared_cgroup(read_ahead_kb: u64, workingset: Workingset) -> RunResult {
     let workload =
         format!("vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64 read_ahead_kb={read_ahead_kb}");
     let mut spec = RunSpec::of("6.18", &workload, 2, Ps::MS * 300, Ps::MS * 300);
     spec.kernel.reclaim.workingset = workingset;
+    spec.kernel.reclaim.memcg_stats = MemcgStats::Exact;
     run(&profile(), &spec).unwrap()
+}
+
+/// `readers` in one 64-MiB cgroup on 6.18 with 8-MiB windows, the statistics read as
+/// `memcg_stats` says, for `measure` from the start (run `seed`, whose flush phase the tests
+/// name).
+fn flushed_stats(readers: u32, memcg_stats: MemcgStats, seed: u64, measure: Ps) -> RunResult {
+    let workload = "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64 read_ahead_kb=8192";
+    let mut spec = RunSpec::of("6.18", workload, readers, Ps::NS, measure);
+    spec.kernel.reclaim.memcg_stats = memcg_stats;
+    spec.seed = seed;
+    run(&profile(), &spec).unwrap()
+}
+
+fn count(r: &RunResult, name: &str) -> u64 {
+    r.counters.get(name).copied().unwrap_or(0)
+}
+
+#[test]
+fn until_the_first_flush_reclaim_and_refaults_see_the_cgroup_as_it_started() {
+    // Run 1's periodic flush falls after 600 ms: the statistics say the cgroup is empty, so a
+    // refault is activated only at distance 0 and reclaim never ages the active list (no
+    // refault activated since the last reclaim, the inactive list not low). Exact counts
+    // activate and age throughout.
+    let stale = flushed_stats(2, MemcgStats::Ratelimited, 1, Ps::MS * 600);
+    assert_eq!(count(&stale, "memcg_stats_flushes"), 0);
+    assert!(count(&stale, "workingset_activate_file") < 10, "{:?}", stale.counters);
+    assert_eq!(count(&stale, "pgdeactivate"), 0);
+    let exact = flushed_stats(2, MemcgStats::Exact, 1, Ps::MS * 600);
+    assert!(count(&exact, "workingset_activate_file") > 10_000, "{:?}", exact.counters);
+    assert!(count(&exact, "pgdeactivate") > 10_000, "{:?}", exact.counters);
+    for r in [&stale, &exact] {
+        assert_eq!(r.oracle.violations, 0, "{:?}", r.oracle.examples);
+    }
+}
+
+#[test]
+fn after_a_flush_refaults_fill_the_active_list_and_reclaim_leaves_it_until_the_next() {
+    // Run 5's flush comes early and sees an active list: refaults closer than its size are
+    // activated, but the refault count reclaim compares stays the flushed one, so one pass
+    // ages the list and none after it until the next flush, 2 s on (none by the readers:
+    // the periodic one is never a period late). The inactive list left is smaller than the
+    // windows in flight, so pages are read in four times over against exact counts' 1.5.
+    let stale = flushed_stats(2, MemcgStats::Ratelimited, 5, Ps::MS * 1500);
+    let exact = flushed_stats(2, MemcgStats::Exact, 5, Ps::MS * 1500);
+    assert_eq!(
+        (count(&stale, "memcg_stats_flushes"), count(&stale, "memcg_stats_flushes_ratelimited")),
+        (1, 0)
+    );
+    assert!(count(&stale, "workingset_activate_file") > 5_000, "{:?}", stale.counters);
+    assert!(count(&stale, "pgdeactivate") <= 32, "{:?}", stale.counters);
+    let fills = |r: &RunResult| count(r, "pagecache_fills") as f64 / r.iterations.iter().sum::<u64>() as f64;
+    assert!(fills(&stale) > 2.0 * fills(&exact), "{:.2} {:.2}", fills(&stale), fills(&exact));
+    // A reader that finds nothing to reclaim on the inactive list while the statistics forbid
+    // ageing the active one walks the priorities again with it aged (v5.5's force_deactivate):
+    // one reader, 3 s, one flush.
+    let one = flushed_stats(1, MemcgStats::Ratelimited, 2, Ps::S * 3);
+    assert_eq!(count(&one, "memcg_stats_flushes"), 1);
+    assert!(count(&one, "force_deactivate") > 0, "{:?}", one.counters);
+    for r in [&stale, &exact, &one] {
+        assert_eq!(r.oracle.violations, 0, "{:?}", r.oracle.examples);
+    }
 }
 
 #[test]
