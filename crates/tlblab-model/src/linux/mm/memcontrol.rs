@@ -13,14 +13,13 @@
 //! workload that sets a limit (vm-scalability's readers); its page tables and stacks, which
 //! Linux charges too, are a few pages. The cgroup's LRU is the zones' LRU: every page on it is
 //! the cgroup's.
-
+//!
 //! - Charges come from a per-CPU stock (`consume_stock`); an empty stock charges
 //!   `MEMCG_CHARGE_BATCH` pages to the page counters and keeps the surplus (`refill_stock`). A
 //!   batch the limit refuses falls back to the page itself. Each `page_counter_try_charge`,
 //!   `_cancel` and `_uncharge` is an atomic on each counter from the cgroup up to the root (and,
 //!   with v1's swap accounting, first on the `memsw` counters): lines the CPUs that charge and
 //!   the CPUs that reclaim hand over (docs/references/linux-mm.md#page-counter).
-
 //!
 //! The statistics reclaim reads (`lruvec_page_state`: the file lists' sizes and the activated
 //! refaults) are, with `memcg_stats = ratelimited` (v6.12+), as the last flush left them
