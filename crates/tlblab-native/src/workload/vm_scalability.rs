@@ -85,6 +85,50 @@ pub fn read_ahead_kb(dir: &Path) -> Option<u64> {
         .find_map(|p| std::fs::read_to_string(p).ok()?.trim().parse().ok())
 }
 
+/// `/proc/kpageflags` bits of a page in a compound page (`KPF_COMPOUND_HEAD`, `KPF_COMPOUND_TAIL`,
+/// include/uapi/linux/kernel-page-flags.h): a large folio's pages carry one of them.
+const KPF_COMPOUND: u64 = (1 << 15) | (1 << 16);
+
+/// Whether a page's `/proc/kpageflags` word puts it in a folio of more than one page.
+fn in_large_folio(flags: u64) -> bool {
+    flags & KPF_COMPOUND != 0
+}
+
+/// Pages of a sparse file read through a mapping in `dir` as the readers read theirs: how many
+/// of them the page cache holds in large folios, and how many were looked at (`(in large folios,
+/// pages)`). Linux reads regular files into large folios where the filesystem supports them
+/// (xfs from v5.18, ext4 from v6.16), readahead growing the folios' order window by window; the
+/// model's page cache holds single pages. None where `/proc/self/pagemap` gives no frame numbers
+/// or `/proc/kpageflags` cannot be read (both need CAP_SYS_ADMIN), or the file cannot be made.
+pub fn large_folio_pages(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::FileExt;
+    /// 64 MiB: enough windows of the largest readahead for the folios' order to grow.
+    const LEN: usize = 64 << 20;
+    let file = sys::unlinked_temp_file(dir, LEN as u64).ok()?;
+    let m = Mapping::shared_read_only(LEN, &file).ok()?;
+    let pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
+    let kpageflags = std::fs::File::open("/proc/kpageflags").ok()?;
+    let (mut large, mut seen) = (0, 0);
+    let mut word = [0u8; 8];
+    for i in 0..LEN / PAGE {
+        // SAFETY: inside the mapping, which lives until the end of this function.
+        let addr = unsafe { m.as_ptr().add(i * PAGE) };
+        // SAFETY: a read of a mapped byte (a hole reads as zero).
+        unsafe { std::ptr::read_volatile(addr) };
+        pagemap.read_exact_at(&mut word, (addr as u64 / PAGE as u64) * 8).ok()?;
+        let entry = u64::from_le_bytes(word);
+        // Bit 63: present; bits 0-54: the frame, zero without CAP_SYS_ADMIN.
+        let pfn = entry & ((1 << 55) - 1);
+        if entry >> 63 == 0 || pfn == 0 {
+            continue;
+        }
+        kpageflags.read_exact_at(&mut word, pfn * 8).ok()?;
+        seen += 1;
+        large += in_large_folio(u64::from_le_bytes(word)) as u64;
+    }
+    (seen > 0).then_some((large, seen))
+}
+
 /// A directory for the sparse files: `dir` unless it is tmpfs or ramfs.
 pub fn check_dir(dir: &Path) -> Result<(), String> {
     match sys::fs_magic(dir) {
@@ -298,6 +342,20 @@ mod tests {
         assert!(sim_text(64, None, Some(8192)).ends_with(" read_ahead_kb=8192"));
         assert!(sim_text(64, None, Some(131_073)).ends_with(" read_ahead_kb=65536"));
         assert!(!sim_text(64, None, None).contains("read_ahead_kb"));
+    }
+
+    #[test]
+    fn a_page_in_a_compound_page_is_in_a_large_folio() {
+        assert!(!in_large_folio(0));
+        assert!(!in_large_folio((1 << 5) | (1 << 14)), "LRU and its neighbour bit alone");
+        assert!(in_large_folio(1 << 15) && in_large_folio(1 << 16));
+        // Where the host lets us look, every page read is counted once.
+        let dir = std::env::temp_dir();
+        if check_dir(&dir).is_ok() {
+            if let Some((large, seen)) = large_folio_pages(&dir) {
+                assert!(large <= seen && seen <= (64 << 20) / PAGE as u64, "{large} of {seen}");
+            }
+        }
     }
 
     #[test]

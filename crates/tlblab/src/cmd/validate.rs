@@ -377,6 +377,17 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     // Their disk's readahead, which the twin reads ahead with (the kernel's default where it is
     // unknown).
     let lru_read_ahead = lru::read_ahead_kb(&lru_dir);
+    // Whether the host reads those files into large folios, which the model's page cache does
+    // not (docs/validate.md#large-folios).
+    if let Some((large, seen)) = lru::large_folio_pages(&lru_dir) {
+        notes.push(format!(
+            "{}: {large} of {seen} pages of a 64 MiB sparse file read through a mapping in {} were in large folios \
+             (/proc/kpageflags); the model's page cache holds single pages, so its reclaim isolates, checks \
+             references and activates page by page: docs/validate.md#large-folios",
+            lru::NAME,
+            lru_dir.display()
+        ));
+    }
     // The host at the slow and fast ends of the probe's measured spread, when it probes now
     // (host_profile::spread): simulated beside the central profile's seeds.
     let mut ends: Vec<MachineProfile> = Vec::new();
