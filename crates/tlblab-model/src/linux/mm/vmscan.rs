@@ -316,12 +316,8 @@ pub(in crate::linux) struct ScanControl {
     started: bool,
     /// The round's inactive chunk was taken; the active chunk is next.
     active_next: bool,
-    /// The zone's lruvec activated refaults since its last reclaim ended: its active list is
-    /// aged whatever its size (`workingset = activate-and-deactivate`).
-    refaults_seen: bool,
-    /// `sc->may_deactivate` for the file lists, decided once at the pass's start from flushed
-    /// statistics (`memcg_stats = ratelimited`); none: decided at each chunk from the lists.
-    may_deactivate: Option<bool>,
+    /// Whether this pass ages the active list.
+    deactivate: Deactivate,
     /// A pass left the active list unaged (`sc->skipped_deactivate`), and the walk that retries
     /// with it aged whatever the statistics say (`sc->force_deactivate`; v5.5+).
     skipped_deactivate: bool,
@@ -330,6 +326,18 @@ pub(in crate::linux) struct ScanControl {
     pos: usize,
     kept: Vec<(u64, Back)>,
     freed: Vec<Isolated>,
+}
+
+/// Whether a pass ages the file active list (`sc->may_deactivate` for the file lists).
+#[derive(Debug, Clone, Copy)]
+enum Deactivate {
+    /// Decided at the pass's start: from the statistics as the last flush left them
+    /// (`memcg_stats = ratelimited`), or forced (`sc->force_deactivate`).
+    Pass(bool),
+    /// At each chunk, from the lists as they are: while the inactive list is low, or whatever
+    /// its size if the lruvec activated refaults since its last reclaim ended (`workingset =
+    /// activate-and-deactivate`).
+    WhileLow { refaults_seen: bool },
 }
 
 /// A reclaimer's continuations.
@@ -652,15 +660,16 @@ impl Kernel {
                 let refaults_seen = self.config.reclaim.workingset == Workingset::ActivateAndDeactivate
                     && s.workingset_activate_file != self.mm.vmscan.lruvecs[zi].refaults_snapshot;
                 let forced = self.sc(t).force_deactivate;
-                let may_deactivate = match self.config.reclaim.memcg_stats {
-                    _ if forced => Some(true),
-                    MemcgStats::Exact => None,
-                    MemcgStats::Ratelimited => Some(refaults_seen || s.active_file > s.inactive_file),
+                let deactivate = match self.config.reclaim.memcg_stats {
+                    _ if forced => Deactivate::Pass(true),
+                    MemcgStats::Exact => Deactivate::WhileLow { refaults_seen },
+                    MemcgStats::Ratelimited => {
+                        Deactivate::Pass(refaults_seen || s.active_file > s.inactive_file)
+                    }
                 };
                 let sc = self.sc(t);
                 sc.zone = zi;
-                sc.refaults_seen = refaults_seen;
-                sc.may_deactivate = may_deactivate;
+                sc.deactivate = deactivate;
                 sc.started = true;
                 sc.pass_reclaimed = 0;
                 sc.pass_scanned = 0;
@@ -688,7 +697,11 @@ impl Kernel {
                 // (v4.20+) while refaults are being activated; with exact statistics, the lists
                 // as they are at each chunk.
                 let sc = self.sc(t);
-                if sc.may_deactivate.unwrap_or(active > inactive || sc.refaults_seen) {
+                let aged = match sc.deactivate {
+                    Deactivate::Pass(aged) => aged,
+                    Deactivate::WhileLow { refaults_seen } => active > inactive || refaults_seen,
+                };
+                if aged {
                     d += self.shrink_active_list(ctx, t, n, ctx.now + d);
                 } else {
                     sc.skipped_deactivate = true;

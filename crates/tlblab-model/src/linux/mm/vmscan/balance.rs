@@ -4,7 +4,7 @@
 //! `shrink_lruvec`).
 
 use super::super::page_alloc::{PageAlloc, ZoneType};
-use super::{ScanControl, Step, Workingset, DEF_PRIORITY};
+use super::{Deactivate, ScanControl, Step, Workingset, DEF_PRIORITY};
 use crate::linux::ctx::Ctx;
 use crate::linux::include::linux::mmzone::MigrateType;
 use crate::linux::{Continuation, Kernel};
@@ -94,8 +94,7 @@ impl Kernel {
             nr: [0; 2],
             started: false,
             active_next: false,
-            refaults_seen: false,
-            may_deactivate: None,
+            deactivate: Deactivate::WhileLow { refaults_seen: false },
             skipped_deactivate: false,
             force_deactivate: false,
             list: Vec::new(),
