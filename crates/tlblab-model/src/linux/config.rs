@@ -22,10 +22,10 @@ use crate::linux::arch::x86::mm::tlb::{
 };
 use crate::linux::arch::x86::text::TextKnobs;
 use crate::linux::fs::pipe::FsKnobs;
-use crate::linux::include::linux::mm_types::{FaultLock, MmKnobs, RwsemSlowpath};
+use crate::linux::include::linux::mm_types::{FaultAround, FaultLock, MmKnobs, RwsemSlowpath};
 use crate::linux::kernel::sched::SchedKnobs;
 use crate::linux::mm::page_alloc::{PageAllocConfig, PcpDrain, PcpHigh, PcpLists, PcpRefill, ZoneRules};
-use crate::linux::mm::vmscan::{MemcgStats, ReclaimKnobs, UnmapFlush, Workingset};
+use crate::linux::mm::vmscan::{FileFolios, MemcgStats, ReclaimKnobs, UnmapFlush, Workingset};
 use crate::linux::net::ipv4::tcp::NetKnobs;
 
 /// A named kernel configuration.
@@ -373,6 +373,7 @@ fn blank() -> KernelConfig {
             fault_lock: FaultLock::MmapLock,
             munmap_downgrade: false,
             rwsem_slowpath: RwsemSlowpath::Off,
+            fault_around: FaultAround::Window,
         },
         text: TextKnobs { kernel_tlb: false },
         ppc8xx: None,

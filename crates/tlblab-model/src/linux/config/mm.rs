@@ -66,4 +66,21 @@ pub(super) const KNOBS: &[Knob] = &[
         doc: "UNSAFE: frees pages before the TLB flush; for the oracle",
         apply: |k, v| on_off(v).map(|b| k.mm.free_before_flush = b),
     },
+    Knob {
+        name: "fault_around",
+        section: "mm",
+        needed: Needed::Newer,
+        allowed: "window | folio",
+        doc: "what a read fault on a file maps besides its page: window (fault_around_bytes, 16 \
+              pages aligned), folio (v6.18: the whole large folio of each page in the window, and of \
+              the faulting page, where it lies inside the VMA and the fault's page table)",
+        apply: |k, v| {
+            k.mm.fault_around = match v {
+                "window" => FaultAround::Window,
+                "folio" => FaultAround::Folio,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
 ];

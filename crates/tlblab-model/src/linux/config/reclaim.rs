@@ -1,5 +1,5 @@
 //! Reclaim's knobs (mm/vmscan.c, mm/rmap.c, mm/workingset.c, mm/memcontrol.c): the unmap flush,
-//! SWAP_CLUSTER_MAX, workingset detection and how fresh the statistics reclaim reads are.
+//! SWAP_CLUSTER_MAX, workingset detection, how fresh the statistics reclaim reads are and the page cache's folios.
 
 use super::*;
 
@@ -69,6 +69,24 @@ pub(super) const KNOBS: &[Knob] = &[
             k.reclaim.memcg_stats = match v {
                 "exact" => MemcgStats::Exact,
                 "ratelimited" => MemcgStats::Ratelimited,
+                _ => return Err(None),
+            };
+            Ok(())
+        },
+    },
+    Knob {
+        name: "file_folios",
+        section: "reclaim",
+        needed: Needed::Newer,
+        allowed: "small | large",
+        doc: "the folios the workloads' disk files are read into: small (single pages; ext4 before \
+              v6.16), large (v6.16+ ext4: readahead reads each window in folios of its order, 0 for \
+              a read-around, 2 more at each window pushed forward, up to PMD order; one LRU entry, \
+              one referenced state and one shadow per folio)",
+        apply: |k, v| {
+            k.reclaim.file_folios = match v {
+                "small" => FileFolios::Small,
+                "large" => FileFolios::Large,
                 _ => return Err(None),
             };
             Ok(())

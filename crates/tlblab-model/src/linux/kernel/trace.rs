@@ -24,7 +24,7 @@ impl Kernel {
         Some(
             v.lruvecs
                 .iter()
-                .fold((0, 0), |(i, a), l| (i + l.inactive_file.len() as u64, a + l.active_file.len() as u64)),
+                .fold((0, 0), |(i, a), l| (i + l.inactive_file.pages(), a + l.active_file.pages())),
         )
     }
 

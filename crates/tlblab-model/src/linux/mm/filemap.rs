@@ -7,9 +7,12 @@
 //! `PG_readahead` pushes the window forward (`do_async_mmap_readahead`); each new page costs its
 //! allocation (simulated), its zeroing (a hole: no I/O) and the profile's
 //! `reclaim.pagecache_fill_page_cycles`, and joins the inactive file LRU through the CPU's
-//! pagevec (linux/mm/vmscan.rs).
+//! pagevec (linux/mm/vmscan.rs). With `file_folios = large` (v6.16+ ext4) a window pushed forward
+//! is read in large folios (`page_cache_ra_order`): one allocation, charge, fill path, `i_pages`
+//! section and LRU entry a folio, a clear a page (docs/references/linux-6x.md#large-folios).
 
 use super::readahead::RaState;
+use super::vmscan::FileFolios;
 use crate::attribution::Bucket;
 use crate::hw::lock::SpinLock;
 use crate::linux::ctx::Ctx;
@@ -49,6 +52,11 @@ pub(in crate::linux) enum Fill {
 #[derive(Debug, Clone)]
 pub struct FilePages {
     slots: Vec<u32>,
+    /// The order of the folio each index is in, where the file has large folios (allocated at
+    /// its first; a folio of order `o` starts at an index aligned to `1 << o`).
+    orders: Vec<u8>,
+    /// `mapping_large_folio_support`: the file is read into large folios.
+    pub large: bool,
     /// The shadow entry reclaim left at each index it evicted (linux/mm/workingset.rs), or
     /// none; allocated at the file's first eviction.
     shadows: Vec<u32>,
@@ -66,12 +74,14 @@ impl FilePages {
     /// A slot with no page.
     const NONE: u32 = u32::MAX;
     /// Host bytes per page of a file: its slot (written at creation) and, once reclaim evicts
-    /// one of its pages, its shadow.
-    pub const HOST_BYTES_PER_PAGE: u64 = 2 * std::mem::size_of::<u32>() as u64;
+    /// one of its pages, its shadow, and its folio's order where it has large folios.
+    pub const HOST_BYTES_PER_PAGE: u64 = 2 * std::mem::size_of::<u32>() as u64 + 1;
 
     pub fn new(pages: u64, writenotify: bool) -> FilePages {
         FilePages {
             slots: vec![FilePages::NONE; pages as usize],
+            orders: Vec::new(),
+            large: false,
             shadows: Vec::new(),
             ra: RaState::default(),
             writenotify,
@@ -101,28 +111,68 @@ impl FilePages {
         self.slots[index as usize] = s.unwrap_or_else(|| panic!("pfn {pfn} too large for the page cache"));
     }
 
+    /// The folio of `order` whose first frame is `pfn` is now cached from `index` (aligned to
+    /// its size), a frame an index.
+    pub fn set_folio(&mut self, index: u64, pfn: u64, order: u8) {
+        let nr = 1u64 << order;
+        debug_assert_eq!(index % nr, 0, "a folio starts at an index aligned to its size");
+        if order > 0 && self.orders.is_empty() {
+            self.orders = vec![0; self.slots.len()];
+        }
+        for i in 0..nr {
+            self.set(index + i, pfn + i);
+            if let Some(o) = self.orders.get_mut((index + i) as usize) {
+                *o = order;
+            }
+        }
+    }
+
+    /// The folio `index` is cached in, if any: its first index, first frame and order.
+    pub fn folio(&self, index: u64) -> Option<(u64, u64, u8)> {
+        let order = self.orders.get(index as usize).copied().unwrap_or(0);
+        let first = index & !((1u64 << order) - 1);
+        Some((first, self.get(first)?, order))
+    }
+
     /// The page at `index` leaves the page cache (`__delete_from_page_cache`).
     pub fn remove(&mut self, index: u64) {
         self.slots[index as usize] = FilePages::NONE;
     }
 
-    /// Reclaim evicts the page at `index`, leaving `shadow` in its slot where workingset
-    /// detection gives one (`__remove_mapping` with `workingset_eviction`'s entry).
-    pub fn evict(&mut self, index: u64, shadow: Option<u32>) {
-        self.remove(index);
+    /// Reclaim evicts the folio of `nr` pages from `index`, leaving `shadow` in its slots where
+    /// workingset detection gives one (`__remove_mapping` with `workingset_eviction`'s entry:
+    /// one multi-index entry in the xarray).
+    pub fn evict(&mut self, index: u64, nr: u64, shadow: Option<u32>) {
+        for i in index..index + nr {
+            self.remove(i);
+            if let Some(o) = self.orders.get_mut(i as usize) {
+                *o = 0;
+            }
+        }
         let Some(shadow) = shadow else { return };
         if self.shadows.is_empty() {
             self.shadows = vec![FilePages::NONE; self.slots.len()];
         }
-        self.shadows[index as usize] = shadow;
+        self.shadows[index as usize..(index + nr) as usize].fill(shadow);
     }
 
-    /// The shadow entry at `index`, if reclaim left one, taken: the page is being read in
-    /// again (a refault).
-    pub fn take_shadow(&mut self, index: u64) -> Option<u32> {
-        let s = self.shadows.get_mut(index as usize)?;
-        let shadow = std::mem::replace(s, FilePages::NONE);
-        (shadow != FilePages::NONE).then_some(shadow)
+    /// The shadow entry over `nr` pages from `index`, if reclaim left one, taken: a folio is
+    /// being read in there again (a refault; `__filemap_add_folio` keeps the first shadow its
+    /// range replaces).
+    pub fn take_shadow(&mut self, index: u64, nr: u64) -> Option<u32> {
+        if self.shadows.is_empty() {
+            return None;
+        }
+        let range = &mut self.shadows[index as usize..(index + nr) as usize];
+        let shadow = range.iter().copied().find(|&s| s != FilePages::NONE);
+        range.fill(FilePages::NONE);
+        shadow
+    }
+
+    /// Whether no page of `[index, index + nr)` is cached (a folio there would not collide:
+    /// `filemap_add_folio` fails with `-EEXIST` otherwise).
+    pub fn range_free(&self, index: u64, nr: u64) -> bool {
+        (index..index + nr).all(|i| self.get(i).is_none())
     }
 
     /// `page_cache_next_hole` (v4.2): the first index from `index` with no page, scanning at
@@ -139,6 +189,10 @@ crate::linux::vmstat::counters! {
         pagecache_fills,
         /// Readahead reads (`ra_submit`: read-around or a window pushed forward at a marker).
         readahead_calls,
+        /// Large folios read in (`file_folios = large`), and the folios a readahead read as
+        /// single pages instead (a cached page in the way, no free block, or the charge refused).
+        pagecache_large_folios,
+        readahead_folio_fallbacks,
         /// Sections under a mapping's `i_pages` lock (`__filemap_add_folio`, `__remove_mapping`),
         /// those that found it held, and the time from asking to holding it (ps).
         i_pages_lock_acquisitions,
@@ -177,21 +231,50 @@ impl Kernel {
         fill: Fill,
         bucket: Bucket,
     ) -> (u64, Ps) {
+        self.page_cache_add_folio(ctx, at, (file, index, 0), fill, bucket)
+            .expect("a single page is always allocated (or the run is out of memory)")
+    }
+
+    /// [`Kernel::page_cache_add`] of a folio of `order` from `index` (aligned to its size), the
+    /// pages of `file` there all absent: `None` where no free block of the order was found (a
+    /// readahead's `__GFP_NORETRY` allocation, which then reads single pages). One allocation,
+    /// charge, fill path (`pagecache_fill_page`: the read of a hole is one
+    /// `ext4_mpage_readpages` pass a folio), `i_pages` section and LRU add for the folio; the
+    /// clear for each of its pages.
+    pub(in crate::linux) fn page_cache_add_folio(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        (file, index, order): (u32, u64, u8),
+        fill: Fill,
+        bucket: Bucket,
+    ) -> Option<(u64, Ps)> {
         // The caller's time so far is in the CPU's buckets, not in `ctx.now`: the fault passes
         // it as `at`.
-        let (pfn, a) = self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket);
-        self.mm.files[file as usize].set(index, pfn);
-        if let Some(shadow) = self.mm.files[file as usize].take_shadow(index) {
-            self.workingset_refault(pfn, shadow, at + a);
+        let (pfn, a) = if order == 0 {
+            self.alloc_frame(ctx, at, Owner::PageCache { file, index }, bucket)
+        } else {
+            self.alloc_folio(ctx, at, order, (file, index), bucket)?
+        };
+        let nr = 1u64 << order;
+        self.mm.vmscan.set_folio_order(pfn, order);
+        self.mm.files[file as usize].set_folio(index, pfn, order);
+        if let Some(shadow) = self.mm.files[file as usize].take_shadow(index, nr) {
+            self.workingset_refault(pfn, nr, shadow, at + a);
         }
-        let charge = self.memcg_charge(ctx, at + a);
+        let charge = self.memcg_charge(ctx, at + a, nr);
         ctx.charge(bucket, charge);
         let a = a + charge;
         let read = match fill {
             Fill::HoleRead => self.mm.vmscan.costs.as_ref().map(|c| c.pagecache_fill_page),
             Fill::Write => None,
         };
-        let clear = if fill == Fill::HoleRead { self.clear_new_page(ctx, at + a, pfn) } else { Ps::ZERO };
+        let mut clear = Ps::ZERO;
+        if fill == Fill::HoleRead {
+            for p in pfn..pfn + nr {
+                clear += self.clear_new_page(ctx, at + a + clear, p);
+            }
+        }
         let Some(read) = read else {
             // filemap_add_folio charges and LRU-adds the new page as an anonymous one would be;
             // a tmpfs write's, at shmem_alloc_and_add_folio's measured cost where the profile has
@@ -199,7 +282,7 @@ impl Kernel {
             let measured = self.costs.shmem_write.as_ref().and_then(|c| c.new_folio);
             let rest = measured.filter(|_| fill == Fill::Write).unwrap_or(self.costs.memory.page_alloc);
             ctx.charge(bucket, rest);
-            return (pfn, a + rest + clear);
+            return Some((pfn, a + rest + clear));
         };
         // With reclaim: the fill's own path, its `__filemap_add_folio` section under the
         // mapping's `i_pages` lock where the profile has it, and the LRU add through the
@@ -207,7 +290,7 @@ impl Kernel {
         let locked = self.reclaim_costs().pagecache_add_locked;
         let d = a + self.i_pages_path(ctx, at + a, file, read, locked, bucket) + clear;
         let lru = self.lru_cache_add(ctx, at + d, pfn);
-        (pfn, d + lru)
+        Some((pfn, d + lru))
     }
 
     /// `filemap_fault` (v4.2) for a read fault at `index` of `file` (at `addr`) that
@@ -230,10 +313,13 @@ impl Kernel {
         addr: u64,
     ) -> (FaultPage, Ps) {
         let f = &self.mm.files[file as usize];
-        let cached = f.get(index);
-        let marked = cached.is_some_and(|p| self.mm.vmscan.readahead_marked(p));
+        let cached = f.folio(index);
+        let marked = cached.is_some_and(|(_, p, _)| self.mm.vmscan.readahead_marked(p));
         let mut ra = f.ra;
         let window = match cached {
+            Some((_, _, order)) if f.large => {
+                ra.async_mmap_folios(index, marked, 1 << order, |i, max| f.next_hole(i, max))
+            }
             Some(_) => ra.async_mmap(index, marked, |i, max| f.next_hole(i, max)),
             None => ra.sync_mmap(index),
         };
@@ -243,22 +329,25 @@ impl Kernel {
         if cached.is_none() && !reads_page && self.should_direct_reclaim(ctx.cpu, 1) {
             // page_cache_read's allocation would fail the min watermark.
             let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
-            self.direct_reclaim(ctx, t);
+            self.direct_reclaim(ctx, t, 1);
             return (FaultPage::Retry, Ps::ZERO);
         }
         self.mm.files[file as usize].ra = ra;
         if marked {
-            self.mm.vmscan.clear_readahead(cached.expect("a marked page is cached"));
+            self.mm.vmscan.clear_readahead(cached.expect("a marked page is cached").1);
         }
         // ra_submit -> __do_page_cache_readahead reads the window, then the fault maps its page.
+        // A window read in large folios starts at its start (page_cache_ra_order), and falls
+        // back to single pages at the first folio that would overlap a cached page.
         let readahead = window.zip(first).map(|(w, i)| {
             self.counters.filemap.readahead_calls += 1;
-            memory::Step::ReadAhead { file, index: i, end, marker: w.marker(), reclaimed: false }
+            let index = if w.order > 0 { w.start } else { i };
+            memory::Step::ReadAhead { file, index, end, marker: w.marker(), reclaimed: false, order: w.order }
         });
         let map = reads_page.then_some(memory::Step::MapPage { addr, file, index });
         ctx.then_all(readahead.into_iter().chain(map).map(Continuation::Mm));
         match cached {
-            Some(pfn) => (FaultPage::Cached(pfn), Ps::ZERO),
+            Some((first, pfn, _)) => (FaultPage::Cached(pfn + index - first), Ps::ZERO),
             None if reads_page => (FaultPage::Reading, Ps::ZERO),
             None => {
                 let (pfn, d) = self.page_cache_page(ctx, at, file, index);
@@ -267,33 +356,82 @@ impl Kernel {
         }
     }
 
-    /// One page of a readahead (`__do_page_cache_readahead`, v4.2): reads in page `index` of
-    /// `file`, marking it `PG_readahead` if it is the window's `marker`, and queues the next
-    /// page of the window not cached before `end`. Runs with interrupts on (a fault's body).
-    /// The page's allocation (`__GFP_NORETRY`) that would fail the min watermark reclaims
-    /// directly first and is tried again after (`reclaimed`); failing again, it ends the
-    /// readahead (`if (!page) break`). Returns the time taken.
+    /// One page of a readahead (`__do_page_cache_readahead`, v4.2), or one folio of a window
+    /// read in large folios (`page_cache_ra_order`, v6.18): reads in page `index` of `file`, or
+    /// the folio from `index` of the window's order (smaller where `index` is not aligned to it
+    /// or the window ends first), marking it `PG_readahead` if it holds the window's `marker`,
+    /// and queues the next page of the window not cached before `end` (the next folio's index).
+    /// A folio that would overlap a cached page, or whose block or charge cannot be had, falls
+    /// back to single pages from `index` (`-EEXIST` / `-ENOMEM`, then `do_page_cache_ra`).
+    /// Runs with interrupts on (a fault's body). The allocation (`__GFP_NORETRY`) that would
+    /// fail the min watermark or the cgroup's limit reclaims directly first and is tried again
+    /// after (`reclaimed`); failing again, a folio falls back to single pages and a single page
+    /// ends the readahead (`if (!page) break`). Returns the time taken.
     pub(in crate::linux) fn readahead_page(&mut self, ctx: &mut Ctx, step: memory::Step) -> Ps {
         ctx.irqs_on();
-        let memory::Step::ReadAhead { file, index, end, marker, reclaimed } = step else {
+        let memory::Step::ReadAhead { file, mut index, end, marker, reclaimed, mut order } = step else {
             unreachable!("a readahead step")
         };
-        if self.should_direct_reclaim(ctx.cpu, 1) {
+        if order > 0 {
+            // The folio's order: aligned to its index, and inside the window.
+            let mut o = order.min(index.trailing_zeros().min(63) as u8);
+            while o > 0 && index + (1 << o) > end {
+                o -= 1;
+            }
+            if !self.mm.files[file as usize].range_free(index, 1 << o) {
+                order = 0;
+            } else {
+                order = o;
+            }
+            if order == 0 {
+                // The fallback reads the pages of the rest of the window not cached.
+                let f = &self.mm.files[file as usize];
+                let Some(i) = (index..end).find(|&i| f.get(i).is_none()) else { return Ps::ZERO };
+                index = i;
+            }
+        }
+        let nr = 1u64 << order;
+        if self.should_direct_reclaim(ctx.cpu, nr) {
             if !reclaimed {
-                let again = memory::Step::ReadAhead { file, index, end, marker, reclaimed: true };
+                let again = memory::Step::ReadAhead { file, index, end, marker, reclaimed: true, order };
                 ctx.then(Continuation::Mm(again));
                 let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
-                self.direct_reclaim(ctx, t);
+                self.direct_reclaim(ctx, t, nr);
+            } else if order > 0 {
+                // The charge failed after its one reclaim (__GFP_NORETRY): single pages.
+                let single = memory::Step::ReadAhead { file, index, end, marker, reclaimed: false, order: 0 };
+                ctx.then(Continuation::Mm(single));
+                self.counters.filemap.readahead_folio_fallbacks += 1;
             }
             return Ps::ZERO;
         }
-        let (pfn, d) = self.page_cache_page(ctx, ctx.now, file, index);
-        if index == marker {
+        let added = if order == 0 {
+            Some(self.page_cache_page(ctx, ctx.now, file, index))
+        } else {
+            self.page_cache_add_folio(ctx, ctx.now, (file, index, order), Fill::HoleRead, Bucket::Fault)
+        };
+        let Some((pfn, d)) = added else {
+            // No free block of the order: single pages from here.
+            self.counters.filemap.readahead_folio_fallbacks += 1;
+            let single = memory::Step::ReadAhead { file, index, end, marker, reclaimed: false, order: 0 };
+            ctx.then(Continuation::Mm(single));
+            return Ps::ZERO;
+        };
+        if order > 0 {
+            self.counters.filemap.pagecache_fills += nr;
+            self.counters.filemap.pagecache_large_folios += 1;
+        }
+        if marker & !(nr - 1) == index {
             self.mm.vmscan.set_readahead(pfn);
         }
         let f = &self.mm.files[file as usize];
-        if let Some(next) = (index + 1..end).find(|&i| f.get(i).is_none()) {
-            let next = memory::Step::ReadAhead { file, index: next, end, marker, reclaimed: false };
+        let next = if order > 0 {
+            Some(index + nr).filter(|&i| i < end)
+        } else {
+            (index + 1..end).find(|&i| f.get(i).is_none())
+        };
+        if let Some(next) = next {
+            let next = memory::Step::ReadAhead { file, index: next, end, marker, reclaimed: false, order };
             ctx.then(Continuation::Mm(next));
         }
         d
@@ -361,6 +499,7 @@ impl Kernel {
         let mut slots = FilePages::new(pages, !tmpfs);
         if !tmpfs {
             slots.ra = RaState::new(self.mm.disk_ra_pages);
+            slots.large = self.config.reclaim.file_folios == FileFolios::Large;
         }
         if cached {
             for index in 0..pages {

@@ -79,38 +79,45 @@ impl MemCgroup {
         }
     }
 
+    /// Whether `consume_stock` of `pages` on `cpu` succeeds (at most a batch, all in stock).
+    fn stocked(&self, cpu: u32, pages: u64) -> bool {
+        pages <= CHARGE_BATCH && self.stock.get(cpu as usize).is_some_and(|&s| s >= pages)
+    }
+
     /// Whether charging `pages` on `cpu` would pass the limit: its stock is short and the
     /// counter would go over (`consume_stock` and `page_counter_try_charge` both fail).
     pub fn over(&self, cpu: u32, pages: u64) -> bool {
-        self.stock.get(cpu as usize).is_none_or(|&s| s < pages) && self.usage + pages > self.max
+        !self.stocked(cpu, pages) && self.usage + pages > self.max
     }
 
-    /// The counters' lines one `try_charge_memcg` of a page on `cpu` writes, in order (memsw
-    /// index `depth + i`), with its effect on the usage and the stock.
-    fn charge_walk(&mut self, cpu: u32) -> &[usize] {
+    /// The counters' lines one `try_charge_memcg` of `nr` pages (a folio) on `cpu` writes, in
+    /// order (memsw index `depth + i`), with its effect on the usage and the stock: a batch of
+    /// `max(MEMCG_CHARGE_BATCH, nr)`, its surplus to the stock.
+    fn charge_walk(&mut self, cpu: u32, nr: u64) -> &[usize] {
         let c = cpu as usize;
         self.walk.clear();
-        if self.stock[c] > 0 {
-            self.stock[c] -= 1;
+        if self.stocked(cpu, nr) {
+            self.stock[c] -= nr;
             return &self.walk;
         }
         let d = self.depth;
         let memsw = if self.memsw { d..2 * d } else { 0..0 };
+        let batch = CHARGE_BATCH.max(nr);
         // The batch: memsw (unlimited) charged at every level, then memory's levels.
         self.walk.extend(memsw.clone());
-        if self.usage + CHARGE_BATCH <= self.max {
+        if self.usage + batch <= self.max {
             self.walk.extend(0..d);
-            self.usage += CHARGE_BATCH;
-            self.stock[c] += CHARGE_BATCH - 1;
+            self.usage += batch;
+            self.stock[c] += batch - nr;
             return &self.walk;
         }
         // The cgroup's own counter refuses it (add, then cancel); memsw's charge is undone at
-        // every level; then the page alone.
+        // every level; then the folio alone.
         self.walk.extend([0, 0]);
         self.walk.extend(memsw.clone());
         self.walk.extend(memsw);
         self.walk.extend(0..d);
-        self.usage += 1;
+        self.usage += nr;
         &self.walk
     }
 }
@@ -130,8 +137,8 @@ impl LruvecStat {
     /// The counts as they are.
     fn of(l: &Lruvec) -> LruvecStat {
         LruvecStat {
-            inactive_file: l.inactive_file.len() as u64,
-            active_file: l.active_file.len() as u64,
+            inactive_file: l.inactive_file.pages(),
+            active_file: l.active_file.pages(),
             workingset_activate_file: l.workingset_activations,
         }
     }
@@ -227,12 +234,12 @@ impl Kernel {
         self.mm.memcg.as_ref().is_some_and(|m| m.over(cpu, pages))
     }
 
-    /// `mem_cgroup_charge` of a new page-cache page on this CPU at `at` (its reclaim, if any,
-    /// came first): the counters' atomics in turn. Returns the time taken.
-    pub(in crate::linux) fn memcg_charge(&mut self, ctx: &Ctx, at: Ps) -> Ps {
+    /// `mem_cgroup_charge` of a new page-cache folio of `nr` pages on this CPU at `at` (its
+    /// reclaim, if any, came first): the counters' atomics in turn. Returns the time taken.
+    pub(in crate::linux) fn memcg_charge(&mut self, ctx: &Ctx, at: Ps, nr: u64) -> Ps {
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let Some(m) = &mut self.mm.memcg else { return Ps::ZERO };
-        m.charge_walk(ctx.cpu);
+        m.charge_walk(ctx.cpu, nr);
         let mut d = Ps::ZERO;
         for &i in &m.walk {
             d += m.lines[i].write(ctx.cpu, at + d, &topo, &lines);
@@ -287,19 +294,33 @@ mod tests {
     fn a_charge_takes_a_batch_when_it_fits_and_the_page_alone_at_the_limit() {
         let mut m = MemCgroup::new(1000, 1, V2);
         // A batch: both levels once, 63 pages stocked; the next 63 touch no counter.
-        assert_eq!(m.charge_walk(0), vec![0, 1]);
+        assert_eq!(m.charge_walk(0, 1), vec![0, 1]);
         assert_eq!((m.usage, m.stock[0]), (CHARGE_BATCH, CHARGE_BATCH - 1));
         for _ in 1..CHARGE_BATCH {
-            assert!(m.charge_walk(0).is_empty());
+            assert!(m.charge_walk(0, 1).is_empty());
         }
         // Near the limit: the cgroup's counter refuses the batch (add and cancel), then the
         // page is charged at every level.
         m.usage = m.max - 10;
-        assert_eq!(m.charge_walk(0), vec![0, 0, 0, 1]);
+        assert_eq!(m.charge_walk(0, 1), vec![0, 0, 0, 1]);
         assert_eq!((m.usage, m.stock[0]), (m.max - 9, 0));
         // v1 with swap accounting: memsw charged first at every level and undone.
         let mut v1 = MemCgroup::new(100, 1, Hierarchy { depth: 2, memsw: true });
         v1.usage = 90;
-        assert_eq!(v1.charge_walk(0), vec![2, 3, 0, 0, 2, 3, 2, 3, 0, 1]);
+        assert_eq!(v1.charge_walk(0, 1), vec![2, 3, 0, 0, 2, 3, 2, 3, 0, 1]);
+    }
+
+    #[test]
+    fn a_folio_past_a_batch_is_charged_whole_and_never_from_the_stock() {
+        let mut m = MemCgroup::new(1000, 1, V2);
+        m.stock[0] = 60;
+        // 16 pages come from the stock; 128 cannot (consume_stock takes at most a batch).
+        assert!(m.charge_walk(0, 16).is_empty());
+        assert_eq!(m.stock[0], 44);
+        assert_eq!(m.charge_walk(0, 128), vec![0, 1]);
+        assert_eq!((m.usage, m.stock[0]), (128, 44));
+        // At the limit the folio is over whatever the stock holds.
+        m.usage = m.max - 100;
+        assert!(m.over(0, 128) && !m.over(0, 44));
     }
 }

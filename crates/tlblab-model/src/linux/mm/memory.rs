@@ -10,7 +10,9 @@ use crate::hw::tlb::{Access, AccessKind, Lookup, PageSize, TlbPayload, Translati
 use crate::linux::arch::x86::text::Path;
 use crate::linux::ctx::Ctx;
 use crate::linux::frames::Owner;
-use crate::linux::include::linux::mm_types::{Backing, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE};
+use crate::linux::include::linux::mm_types::{
+    Backing, FaultAround, MmId, Pte, VmaLockAbort, PAGE_SHIFT, PAGE_SIZE,
+};
 use crate::linux::{arch::x86::mm::tlb, mm::mmap, mm::pgtable_generic, Continuation, Kernel};
 use crate::time::Ps;
 
@@ -90,6 +92,9 @@ pub enum Step {
         marker: u64,
         /// This page's allocation already reclaimed directly once.
         reclaimed: bool,
+        /// The folio order `page_cache_ra_order` reads the window in (0: single pages, the
+        /// pages not cached from `index` on).
+        order: u8,
     },
     /// The end of a read fault whose page its readahead read in: `do_set_pte` (young,
     /// read-only) if the page is still cached and the PTE still none.
@@ -215,12 +220,11 @@ impl Kernel {
             }
             Step::ReadAhead { .. } => self.readahead_page(ctx, s),
             Step::MapPage { addr, file, index } => {
-                if let Some(pfn) = self.mm.files[file as usize].get(index) {
-                    let v = self.mm.mms[mm as usize].vma(addr).expect("readahead maps inside its VMA");
-                    let writable = self.vm_page_prot_writable(v.backing, v.writable);
-                    self.map_file_page(mm, addr, pfn, writable);
-                }
-                Ps::ZERO
+                let Some(pfn) = self.mm.files[file as usize].get(index) else { return Ps::ZERO };
+                let v = self.mm.mms[mm as usize].vma(addr).expect("readahead maps inside its VMA");
+                let writable = self.vm_page_prot_writable(v.backing, v.writable);
+                self.map_file_page(mm, addr, pfn, writable);
+                self.finish_fault_folio(ctx, mm, file, addr, writable)
             }
             Step::LockVma { addr, write } => self.lock_vma_fault(ctx, mm, addr, write),
             Step::VmaEndRead { addr } => self.vma_end_read(ctx, mm, addr),
@@ -535,7 +539,8 @@ impl Kernel {
                 let (page, c) = self.filemap_fault(ctx, ctx.now + d, f, index, addr);
                 d += c;
                 let FaultPage::Cached(pfn) = page else { return (d, None) };
-                self.mm.vmscan.mark_young(pfn);
+                self.map_file_page(mm, addr, pfn, prot_w);
+                d += self.finish_fault_folio(ctx, mm, f, addr, prot_w);
                 Pte { pfn, present: true, writable: prot_w, dirty: false }
             }
             (Backing::FilePrivate(f) | Backing::FileShared(f), false, false) => {
@@ -599,9 +604,21 @@ impl Kernel {
         let pgoff = self.mm.mms[mm as usize].vma(addr).map_or(0, |v| v.pgoff);
         let mut visited = 0;
         let mut a = ws;
+        let whole = self.config.mm.fault_around == FaultAround::Folio;
         while a < we {
+            let i = pgoff + ((a - vstart) >> PAGE_SHIFT);
+            let folio = self.mm.files[file as usize].folio(i);
+            if let Some((first, head, order)) = folio.filter(|&(_, _, o)| whole && o > 0) {
+                // v6.18: the whole folio, inside the VMA and the page table, unless marked.
+                let nr = 1u64 << order;
+                if !self.mm.vmscan.readahead_marked(head) {
+                    visited +=
+                        self.map_folio_range(mm, (first, head, nr), pgoff, (vstart, vend), a, writable);
+                }
+                a = vstart + ((first + nr - pgoff) << PAGE_SHIFT);
+                continue;
+            }
             if a != addr || faulting {
-                let i = pgoff + ((a - vstart) >> PAGE_SHIFT);
                 if let Some(cached) = self.mm.files[file as usize].get(i) {
                     visited += 1;
                     if !self.mm.vmscan.readahead_marked(cached) && self.map_file_page(mm, a, cached, writable)
@@ -613,6 +630,63 @@ impl Kernel {
             a += PAGE_SIZE;
         }
         visited
+    }
+
+    /// Maps the pages of the folio `(first index, first frame, pages)` of a file mapped from
+    /// `vstart` (file page `pgoff`) that lie inside the VMA `[vstart, vend)` and the page table
+    /// (2 MiB) holding `addr`, each whose PTE is none, each a hit for `mmap_miss`. Returns the
+    /// pages visited.
+    fn map_folio_range(
+        &mut self,
+        mm: MmId,
+        (first, head, nr): (u64, u64, u64),
+        pgoff: u64,
+        (vstart, vend): (u64, u64),
+        addr: u64,
+        writable: bool,
+    ) -> u64 {
+        const PMD_SIZE: u64 = 1 << 21;
+        let table = addr & !(PMD_SIZE - 1);
+        let Some(fstart) = first.checked_sub(pgoff).map(|p| vstart + (p << PAGE_SHIFT)) else {
+            return 0;
+        };
+        let lo = fstart.max(vstart).max(table);
+        let hi = (fstart + (nr << PAGE_SHIFT)).min(vend).min(table + PMD_SIZE);
+        let file = match self.mm.mms[mm as usize].vma(addr).map(|v| v.backing) {
+            Some(Backing::FileShared(f) | Backing::FilePrivate(f)) => f,
+            _ => return 0,
+        };
+        let mut visited = 0;
+        let mut a = lo;
+        while a < hi {
+            visited += 1;
+            if self.map_file_page(mm, a, head + ((a - fstart) >> PAGE_SHIFT), writable) {
+                self.mm.files[file as usize].ra.mapped_around();
+            }
+            a += PAGE_SIZE;
+        }
+        visited
+    }
+
+    /// v6.18 `finish_fault` after a read fault mapped its page at `addr` of `file`: the rest of
+    /// its large folio inside the VMA and the page table (19773df031bc), charged as fault-around
+    /// per page. Nothing in `window` mode or for a single page. Returns the time taken.
+    fn finish_fault_folio(&mut self, ctx: &mut Ctx, mm: MmId, file: u32, addr: u64, writable: bool) -> Ps {
+        if self.config.mm.fault_around != FaultAround::Folio {
+            return Ps::ZERO;
+        }
+        let Some(v) = self.mm.mms[mm as usize].vma(addr) else { return Ps::ZERO };
+        let (vstart, vend, pgoff) = (v.start, v.end, v.pgoff);
+        let index = pgoff + ((addr - vstart) >> PAGE_SHIFT);
+        let Some((first, head, order)) = self.mm.files[file as usize].folio(index) else { return Ps::ZERO };
+        if order == 0 {
+            return Ps::ZERO;
+        }
+        let visited =
+            self.map_folio_range(mm, (first, head, 1 << order), pgoff, (vstart, vend), addr, writable);
+        let d = self.costs.memory.fault_around_page * visited.saturating_sub(1);
+        ctx.charge(Bucket::Fault, d);
+        d
     }
 
     /// `do_set_pte` (v4.2) of a read fault on a file page: young, clean, `writable` as the VMA's

@@ -118,16 +118,42 @@ impl Kernel {
         maps
     }
 
-    /// `page_referenced` (v4.2): 0 at once for an unmapped page; else visits every VMA of the
-    /// file covering the page and tests and clears the accessed bit (no flush on x86). Returns
-    /// (young PTEs found, VMAs visited).
+    /// The mappings whose PTEs map a page of the folio headed by `pfn` right now
+    /// (`folio_mapped`), page by page.
+    pub(in crate::linux) fn folio_mappings(&self, pfn: u64) -> Vec<(MmId, u64)> {
+        let nr = self.mm.vmscan.nr_pages(pfn);
+        (pfn..pfn + nr).flat_map(|p| self.rmap_mappings(p)).collect()
+    }
+
+    /// The page of the folio headed by `pfn` that `mm` maps at `va` (a file folio's pages lie
+    /// in order in each VMA that maps them).
+    pub(in crate::linux) fn folio_page_at(&self, pfn: u64, mm: MmId, va: u64) -> u64 {
+        if self.mm.vmscan.nr_pages(pfn) == 1 {
+            return pfn;
+        }
+        let Owner::PageCache { index, .. } = self.mm.frames.owner(pfn) else { return pfn };
+        let v = self.mm.mms[mm as usize].vma(va).expect("a mapping of the folio is in a VMA");
+        pfn + (v.pgoff + ((va - v.start) >> PAGE_SHIFT) - index)
+    }
+
+    /// `folio_referenced` (v4.2 `page_referenced`; the same rule for a large folio in v6.18): 0
+    /// at once for an unmapped folio; else visits every VMA of the file covering the folio and
+    /// tests and clears the accessed bit of each PTE mapping one of its pages (no flush on x86),
+    /// counting a VMA once however many of them were young (`folio_referenced_one`'s
+    /// `pra->referenced++`). Returns (VMAs with a young PTE, VMAs visited).
     pub(in crate::linux) fn page_referenced(&mut self, pfn: u64) -> (u32, u32) {
-        let maps = self.rmap_mappings(pfn);
+        let maps = self.folio_mappings(pfn);
         if maps.is_empty() {
             return (0, 0);
         }
         let vmas = self.rmap_file(pfn).len() as u32;
-        let young = self.mm.vmscan.test_clear_young(pfn);
+        let nr = self.mm.vmscan.nr_pages(pfn);
+        // The model keeps one accessed bit a frame: each page of a file folio is mapped by
+        // one mm here (its file's reader).
+        let mut young = false;
+        for p in pfn..pfn + nr {
+            young |= self.mm.vmscan.test_clear_young(p);
+        }
         if young {
             self.counters.vmscan.pgref_young += 1;
         } else {
@@ -136,9 +162,10 @@ impl Kernel {
         (young as u32, vmas)
     }
 
-    /// `try_to_unmap_one` of `mm` at `va` for task `t` (the reclaimer): clear the PTE; with
-    /// `batched`, defer the flush if the mm may be cached on another CPU. Returns the time and
-    /// whether the flush was deferred (if not, the caller flushes the page before going on).
+    /// `try_to_unmap_one` of `mm` at `va` for task `t` (the reclaimer): clear the PTE, at
+    /// `walk` (the VMA's visit, or one more PTE of a large folio in it); with `batched`, defer
+    /// the flush if the mm may be cached on another CPU. Returns the time and whether the flush
+    /// was deferred (if not, the caller flushes the page before going on).
     pub(in crate::linux) fn try_to_unmap_one(
         &mut self,
         ctx: &mut Ctx,
@@ -146,9 +173,10 @@ impl Kernel {
         mm: MmId,
         va: u64,
         batched: bool,
+        walk: Ps,
     ) -> (Ps, bool) {
         let cpu = ctx.cpu;
-        let w = self.mm.vmscan.costs.as_ref().expect("reclaim costs").rmap_vma;
+        let w = walk;
         ctx.charge(Bucket::Reclaim, w);
         let (topo, lines) = (self.topo, self.costs.hw.lines);
         let arm64_defers = self.is_arm64().then(|| batched && self.arm64_tlbbatch_should_defer());

@@ -26,6 +26,9 @@
 //!   inactive list the first time (`SetPageReferenced`, `PAGEREF_KEEP`) and activated the second;
 //!   a page with no young PTE is reclaimed (`try_to_unmap`, linux/mm/rmap.rs), then
 //!   `__remove_mapping`.
+//! - Large folios (`file_folios = large`, v6.16+ ext4): one LRU entry and one referenced state a
+//!   folio; isolation counts its pages against the scan target, and the lists, scan, steal and
+//!   (de)activation counts are in pages (docs/references/linux-6x.md#large-folios).
 //! - kswapd (`balance_pgdat`): from `DEF_PRIORITY` down, each priority walks the node's zones
 //!   from the lowest up to the highest one below its high watermark (`end_zone`);
 //!   `kswapd_shrink_zone` skips a zone above high + gap + `lowmem_reserve` and shrinks the others
@@ -168,6 +171,24 @@ impl MemcgStats {
     }
 }
 
+/// The folios a disk file system's regular files are read into (`mapping_large_folio_support`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileFolios {
+    /// Single pages (ext4 before v6.16).
+    #[default]
+    Small,
+    /// Readahead picks each window's folio order (v6.16: ext4 "enable large folio for regular
+    /// file"; the order ramp of v6.16's `ra->order`): linux/mm/readahead.rs.
+    Large,
+}
+
+impl FileFolios {
+    pub fn is_small(&self) -> bool {
+        *self == FileFolios::Small
+    }
+}
+
 /// The reclaim knobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReclaimKnobs {
@@ -181,6 +202,10 @@ pub struct ReclaimKnobs {
     /// while exact.
     #[serde(default, skip_serializing_if = "MemcgStats::is_exact")]
     pub memcg_stats: MemcgStats,
+    /// The folios the workloads' disk files are read into. Not written into a result's
+    /// configuration while small.
+    #[serde(default, skip_serializing_if = "FileFolios::is_small")]
+    pub file_folios: FileFolios,
 }
 
 impl ReclaimKnobs {
@@ -190,6 +215,7 @@ impl ReclaimKnobs {
         swap_cluster_max: 32,
         workingset: Workingset::None,
         memcg_stats: MemcgStats::Exact,
+        file_folios: FileFolios::Small,
     };
 }
 
@@ -376,6 +402,9 @@ pub struct ZoneSpan {
 pub struct Vmscan {
     pub costs: Option<Costs>,
     flags: Vec<u8>,
+    /// Per frame: the order of the folio it heads (0 for a single page; a large folio's other
+    /// frames are never on a list, so theirs is unused).
+    order: Vec<u8>,
     /// Per zone (the page allocator's zone order).
     pub lruvecs: Vec<Lruvec>,
     zones: Vec<ZoneSpan>,
@@ -393,8 +422,8 @@ pub struct Vmscan {
 }
 
 impl Vmscan {
-    /// Host bytes per page frame: its LRU flags.
-    pub const HOST_BYTES_PER_PAGE: u64 = std::mem::size_of::<u8>() as u64;
+    /// Host bytes per page frame: its LRU flags and its folio's order.
+    pub const HOST_BYTES_PER_PAGE: u64 = 2 * std::mem::size_of::<u8>() as u64;
 
     /// The LRU lists of `layout`'s simulated zones (laid out as the page allocator lays them).
     pub fn new(p: &MachineProfile, layout: &Layout, cpus: u32) -> Vmscan {
@@ -409,6 +438,7 @@ impl Vmscan {
         Vmscan {
             costs: Costs::from_profile(p),
             flags: vec![0; start as usize],
+            order: vec![0; start as usize],
             lruvecs: zones.iter().map(|_| Lruvec::default()).collect(),
             zones,
             pagevecs: vec![Vec::with_capacity(PAGEVEC_SIZE); cpus as usize],
@@ -429,6 +459,38 @@ impl Vmscan {
     fn scan_target(&self, zi: usize, size: usize, priority: u32) -> u64 {
         let z = &self.zones[zi];
         scan_target(size, (z.sized_as, z.pages), priority)
+    }
+
+    /// Pages in the folio headed by `pfn` (`folio_nr_pages`).
+    #[inline]
+    pub fn nr_pages(&self, pfn: u64) -> u64 {
+        1 << self.order[pfn as usize]
+    }
+
+    /// The frames from `pfn` are a new folio of `order` (`prep_compound_page`).
+    pub(in crate::linux) fn set_folio_order(&mut self, pfn: u64, order: u8) {
+        self.order[pfn as usize] = order;
+    }
+
+    /// The folio `pfn` onto the head of zone `zone`'s active or inactive file list.
+    pub(in crate::linux) fn lru_push(&mut self, zone: usize, active: bool, pfn: u64) {
+        let nr = self.nr_pages(pfn);
+        let l = &mut self.lruvecs[zone];
+        if active { &mut l.active_file } else { &mut l.inactive_file }.push_front(pfn, nr);
+    }
+
+    /// The oldest folio of zone `zone`'s active or inactive file list, taken off it.
+    pub(in crate::linux) fn lru_pop(&mut self, zone: usize, active: bool) -> Option<u64> {
+        let Vmscan { lruvecs, order, .. } = self;
+        let l = &mut lruvecs[zone];
+        if active { &mut l.active_file } else { &mut l.inactive_file }.pop_back(|p| 1 << order[p as usize])
+    }
+
+    /// The folio `pfn` taken off whichever file list of zone `zone` holds it.
+    pub(in crate::linux) fn lru_remove(&mut self, zone: usize, pfn: u64) -> bool {
+        let nr = self.nr_pages(pfn);
+        let l = &mut self.lruvecs[zone];
+        l.inactive_file.remove(pfn, nr) || l.active_file.remove(pfn, nr)
     }
 
     /// The hardware set the accessed bit of a PTE mapping `pfn` (a walk), or a fault installed
@@ -470,7 +532,8 @@ impl Vmscan {
     pub fn lru_add_untimed(&mut self, pfn: u64) {
         let n = self.zone_of(pfn);
         self.flags[pfn as usize] = PG_LRU;
-        self.lruvecs[n].inactive_file.push_front(pfn);
+        self.order[pfn as usize] = 0;
+        self.lruvecs[n].inactive_file.push_front(pfn, 1);
     }
 
     /// The model's page flags of `pfn` (LRU 1, active 2, referenced 4, a young PTE 8, readahead 16), for
@@ -498,10 +561,22 @@ impl Vmscan {
         self.flags.get(pfn as usize).is_some_and(|f| f & PG_LRU != 0)
     }
 
+    /// Pages reclaim accounts for: on the file lists, in the CPUs' pagevecs on their way there,
+    /// and isolated by reclaimers (tests: every cached page is one of these).
+    pub fn lru_accounted_pages(&self) -> u64 {
+        let lists: u64 = self
+            .lruvecs
+            .iter()
+            .map(|l| l.inactive_file.pages() + l.active_file.pages() + l.nr_isolated)
+            .sum();
+        let pagevecs: u64 = self.pagevecs.iter().flatten().map(|&p| self.nr_pages(p)).sum();
+        lists + pagevecs
+    }
+
     /// Pages on a zone's file LRU lists (inactive, active).
     pub fn lru_pages(&self, zone: usize) -> (usize, usize) {
         let l = &self.lruvecs[zone];
-        (l.inactive_file.len(), l.active_file.len())
+        (l.inactive_file.pages() as usize, l.active_file.pages() as usize)
     }
 }
 
@@ -559,8 +634,8 @@ impl Kernel {
                 let f = &mut self.mm.vmscan.flags[pfn as usize];
                 *f |= PG_LRU;
                 // A refault that `workingset_refault` activated goes to the active list.
-                let l = &mut self.mm.vmscan.lruvecs[zone];
-                if *f & PG_ACTIVE != 0 { &mut l.active_file } else { &mut l.inactive_file }.push_front(pfn);
+                let active = *f & PG_ACTIVE != 0;
+                self.mm.vmscan.lru_push(zone, active, pfn);
             }
             i += n;
         }

@@ -21,23 +21,25 @@ use crate::linux::Kernel;
 use crate::time::Ps;
 
 impl Kernel {
-    /// `workingset_eviction` of `pfn`: age its LRU by one and return the shadow to leave (none
-    /// before v3.15).
-    pub(in crate::linux) fn workingset_eviction(&mut self, pfn: u64) -> Option<u32> {
+    /// `workingset_eviction` of the folio `pfn` of `nr` pages: age its LRU by its pages (6.x
+    /// `workingset_age_nonresident(lruvec, folio_nr_pages(folio))`) and return the shadow to
+    /// leave (none before v3.15).
+    pub(in crate::linux) fn workingset_eviction(&mut self, pfn: u64, nr: u64) -> Option<u32> {
         if self.config.reclaim.workingset == Workingset::None {
             return None;
         }
         let zone = self.mm.vmscan.zone_of(pfn);
         let l = &mut self.mm.vmscan.lruvecs[zone];
-        l.nonresident_age += 1;
+        l.nonresident_age += nr;
         Some(l.nonresident_age as u32)
     }
 
-    /// `workingset_refault` of the new page-cache page `pfn` read in where `shadow` was:
-    /// counted; activated (set active before its LRU add, and the age moved on) if it was
-    /// evicted no more than the active file list's size of ages ago.
-    pub(in crate::linux) fn workingset_refault(&mut self, pfn: u64, shadow: u32, now: Ps) {
-        self.counters.vmscan.workingset_refault_file += 1;
+    /// `workingset_refault` of the new page-cache folio `pfn` of `nr` pages read in where
+    /// `shadow` was: counted in pages; activated (set active before its LRU add, and the age
+    /// moved on by its pages) if it was evicted no more than the active file list's size of ages
+    /// ago.
+    pub(in crate::linux) fn workingset_refault(&mut self, pfn: u64, nr: u64, shadow: u32, now: Ps) {
+        self.counters.vmscan.workingset_refault_file += nr;
         let zone = self.mm.vmscan.zone_of(pfn);
         // workingset_test_recent: the active list's size as the statistics say (6.x: flushed
         // at most every 2 s, linux/mm/memcontrol.rs).
@@ -48,9 +50,9 @@ impl Kernel {
         if distance as u64 > active {
             return;
         }
-        l.nonresident_age += 1;
-        l.workingset_activations += 1;
+        l.nonresident_age += nr;
+        l.workingset_activations += nr;
         self.mm.vmscan.set_active(pfn);
-        self.counters.vmscan.workingset_activate_file += 1;
+        self.counters.vmscan.workingset_activate_file += nr;
     }
 }

@@ -99,15 +99,66 @@ impl Kernel {
     /// `__free_pages(page, 0)` of `pfn` on this CPU at `at`, after the oracle's checks (not
     /// mapped, no usable TLB entry to it); charges as [`Kernel::alloc_frame`]. Returns the time.
     pub(in crate::linux) fn free_frame(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64, bucket: Bucket) -> Ps {
-        self.oracle.check_free(pfn, &self.mm.frames, &self.mm.mms, &self.cpus, |c| {
-            (&self.tlbs[c.core], c.lp, &c.x86.st)
-        });
-        if !self.mm.frames.release(pfn) {
-            self.oracle.flag_double_free(pfn);
-            return Ps::ZERO;
+        self.free_folio(ctx, at, pfn, 0, bucket)
+    }
+
+    /// `filemap_alloc_folio(gfp, order)` for a readahead (`__GFP_NORETRY`: no reclaim, no
+    /// compaction here) of the pages `[index, index + 2^order)` of `file`, on this CPU at `at`;
+    /// charged as [`Kernel::alloc_frame`]. `None` when no zone has a free block of the order
+    /// above its watermark: the readahead falls back to single pages. Returns the first frame
+    /// and the time taken.
+    pub(in crate::linux) fn alloc_folio(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        order: u8,
+        (file, index): (u32, u64),
+        bucket: Bucket,
+    ) -> Option<(u64, Ps)> {
+        let nid = self.mm.page_alloc.as_ref().expect(NO_ALLOCATOR).node_of_cpu(ctx.cpu);
+        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let mt = migratetype_of(Owner::PageCache { file, index });
+        let out = self
+            .mm
+            .page_alloc
+            .as_mut()
+            .expect(NO_ALLOCATOR)
+            .alloc_pages_node(ctx.cpu, nid, at, order, mt, env);
+        let d = out.done - at;
+        ctx.lock_wait("zone->lock", out.lock_wait);
+        ctx.charge(bucket, d - out.lock_wait);
+        let pfn = out.pfn?;
+        for i in 0..1u64 << order {
+            let owner = Owner::PageCache { file, index: index + i };
+            if !self.mm.frames.assign(pfn + i, owner) {
+                self.oracle.flag_handed_out_twice(pfn + i, self.mm.frames.owner(pfn + i));
+            }
+        }
+        self.maybe_wake_kswapd(ctx, out.done, nid as usize);
+        Some((pfn, d))
+    }
+
+    /// `folio_put` of a folio of `order` from `pfn` on this CPU at `at`, after the oracle's
+    /// checks of each of its pages; charged as [`Kernel::free_frame`]. Returns the time.
+    pub(in crate::linux) fn free_folio(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        pfn: u64,
+        order: u8,
+        bucket: Bucket,
+    ) -> Ps {
+        for p in pfn..pfn + (1 << order) {
+            self.oracle.check_free(p, &self.mm.frames, &self.mm.mms, &self.cpus, |c| {
+                (&self.tlbs[c.core], c.lp, &c.x86.st)
+            });
+            if !self.mm.frames.release(p) {
+                self.oracle.flag_double_free(p);
+                return Ps::ZERO;
+            }
         }
         let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        match self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).free_pages(ctx.cpu, at, pfn, 0, env) {
+        match self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).free_pages(ctx.cpu, at, pfn, order, env) {
             Ok(out) => {
                 let d = out.done - at;
                 ctx.lock_wait("zone->lock", out.lock_wait);

@@ -384,6 +384,27 @@ impl RwsemSlowpath {
     }
 }
 
+/// What a read fault on a file maps besides its own page (`filemap_map_pages`, `finish_fault`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultAround {
+    /// The cached pages of the `fault_around_bytes` window (16 pages, aligned) whose PTEs are
+    /// none (v3.15 to v6.17).
+    #[default]
+    Window,
+    /// As `Window`, and every page of a large folio met in it or faulted on, within the VMA
+    /// and the fault's page table (v6.18: 357b92761d94 "mm/filemap: map entire large folio
+    /// faultaround", 19773df031bc "mm/fault: try to map the entire file folio in
+    /// finish_fault()").
+    Folio,
+}
+
+impl FaultAround {
+    fn is_window(&self) -> bool {
+        *self == FaultAround::Window
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -410,6 +431,9 @@ pub struct MmKnobs {
     /// its default (off), so results of configurations that predate it read as before.
     #[serde(default, skip_serializing_if = "RwsemSlowpath::is_off")]
     pub rwsem_slowpath: RwsemSlowpath,
+    /// What a file read fault maps around its page. Left out of a run's record at its default.
+    #[serde(default, skip_serializing_if = "FaultAround::is_window")]
+    pub fault_around: FaultAround,
 }
 
 #[cfg(test)]

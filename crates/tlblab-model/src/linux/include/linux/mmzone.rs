@@ -57,38 +57,52 @@ impl MigrateType {
     }
 }
 
-/// One LRU list (`lruvec->lists[lru]`) of frame numbers, 4 bytes each (the model's frames are
-/// below 2^32): seed 002's 56 tlb_flush1 tasks put 1.8 M cached pages on the inactive lists,
-/// and a `u64` per page took 8 MiB more per run.
+/// One LRU list (`lruvec->lists[lru]`) of folios by their first frame, 4 bytes each (the model's
+/// frames are below 2^32): seed 002's 56 tlb_flush1 tasks put 1.8 M cached pages on the inactive
+/// lists, and a `u64` per page took 8 MiB more per run. The list's size in pages
+/// (`lruvec_lru_size`, which counts a large folio's pages) is kept beside it.
 #[derive(Debug, Default)]
-pub struct LruList(VecDeque<u32>);
+pub struct LruList {
+    folios: VecDeque<u32>,
+    pages: u64,
+}
 
 impl LruList {
-    /// `list_del` of `pfn` wherever it is (an isolation by address, not from the tail).
-    /// Returns whether it was there.
-    pub fn remove(&mut self, pfn: u64) -> bool {
-        let Some(i) = self.0.iter().position(|&p| p as u64 == pfn) else { return false };
-        self.0.remove(i);
+    /// `list_del` of the folio at `pfn` (of `nr` pages) wherever it is (an isolation by address,
+    /// not from the tail). Returns whether it was there.
+    pub fn remove(&mut self, pfn: u64, nr: u64) -> bool {
+        let Some(i) = self.folios.iter().position(|&p| p as u64 == pfn) else { return false };
+        self.folios.remove(i);
+        self.pages -= nr;
         true
     }
 
-    /// `list_add`: the newest page, at the head.
-    pub fn push_front(&mut self, pfn: u64) {
+    /// `list_add`: the newest folio, of `nr` pages, at the head.
+    pub fn push_front(&mut self, pfn: u64, nr: u64) {
         let p = u32::try_from(pfn).unwrap_or_else(|_| panic!("pfn {pfn} too large for an LRU list"));
-        self.0.push_front(p);
+        self.folios.push_front(p);
+        self.pages += nr;
     }
 
-    /// The oldest page, from the tail.
-    pub fn pop_back(&mut self) -> Option<u64> {
-        self.0.pop_back().map(u64::from)
+    /// The oldest folio, from the tail; `nr` gives a folio's pages.
+    pub fn pop_back(&mut self, nr: impl Fn(u64) -> u64) -> Option<u64> {
+        let pfn = self.folios.pop_back().map(u64::from)?;
+        self.pages -= nr(pfn);
+        Some(pfn)
     }
 
+    /// Folios on the list.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.folios.len()
+    }
+
+    /// Pages on the list.
+    pub fn pages(&self) -> u64 {
+        self.pages
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.folios.is_empty()
     }
 }
 
@@ -410,10 +424,12 @@ mod tests {
     fn lru_lists_and_page_meta_stay_small() {
         let mut l = LruList::default();
         for pfn in [5, 6, (1 << 32) - 1] {
-            l.push_front(pfn);
+            l.push_front(pfn, if pfn == 6 { 4 } else { 1 });
         }
-        assert_eq!((l.pop_back(), l.pop_back(), l.len()), (Some(5), Some(6), 1));
-        assert!(std::panic::catch_unwind(|| LruList::default().push_front(1 << 32)).is_err());
+        assert_eq!(l.pages(), 6);
+        let nr = |p| if p == 6 { 4 } else { 1 };
+        assert_eq!((l.pop_back(nr), l.pop_back(nr), l.len(), l.pages()), (Some(5), Some(6), 1, 1));
+        assert!(std::panic::catch_unwind(|| LruList::default().push_front(1 << 32, 1)).is_err());
         assert_eq!(std::mem::size_of::<PageMeta>(), 11);
     }
 }

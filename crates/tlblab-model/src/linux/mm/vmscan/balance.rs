@@ -58,19 +58,21 @@ impl Kernel {
         pa.min_capacity(cpu, MigrateType::Movable, pages) < pages
     }
 
-    /// `__alloc_pages_direct_reclaim` in task `t` (its allocation retries afterwards), or
-    /// `try_charge_memcg`'s `try_to_free_mem_cgroup_pages` when the charge is what fails: queues
-    /// `do_try_to_free_pages`, `SWAP_CLUSTER_MAX` pages either way (a page's charge asks for one).
-    pub(in crate::linux) fn direct_reclaim(&mut self, ctx: &mut Ctx, t: usize) {
+    /// `__alloc_pages_direct_reclaim` in task `t` for an allocation of `nr` pages (it retries
+    /// afterwards), or `try_charge_memcg`'s `try_to_free_mem_cgroup_pages` when the charge is
+    /// what fails: queues `do_try_to_free_pages` of `SWAP_CLUSTER_MAX` pages, or for a charge
+    /// `max(nr, SWAP_CLUSTER_MAX)` (a large folio's charge asks for its pages).
+    pub(in crate::linux) fn direct_reclaim(&mut self, ctx: &mut Ctx, t: usize, nr: u64) {
         let node = self.pa().node_of_cpu(ctx.cpu) as usize;
-        let memcg = self.memcg_over(ctx.cpu, 1);
+        let memcg = self.memcg_over(ctx.cpu, nr);
         if memcg {
             self.counters.vmscan.memcg_reclaims += 1;
         } else {
             self.counters.vmscan.allocstall += 1;
         }
         let scm = self.config.reclaim.swap_cluster_max as u64;
-        self.start_reclaim(t, (false, memcg), node, scm);
+        let nr_to_reclaim = if memcg { scm.max(nr) } else { scm };
+        self.start_reclaim(t, (false, memcg), node, nr_to_reclaim);
         ctx.then(Continuation::Reclaim(Step::Shrink));
     }
 

@@ -44,10 +44,9 @@ impl Kernel {
         let zone = self.mm.vmscan.zone_of(pfn);
         let c = self.reclaim_costs();
         let d = self.lru_locked(ctx, at, zone, c.lru_page + c.struct_page_miss);
-        let l = &mut self.mm.vmscan.lruvecs[zone];
-        let on = l.inactive_file.remove(pfn) || l.active_file.remove(pfn);
+        let on = self.mm.vmscan.lru_remove(zone, pfn);
         assert!(on, "pfn {pfn} flagged PG_LRU but on no list");
-        l.nr_isolated += 1;
+        self.mm.vmscan.lruvecs[zone].nr_isolated += self.mm.vmscan.nr_pages(pfn);
         self.mm.vmscan.flags[pfn as usize] &= !(PG_LRU | PG_ACTIVE);
         self.counters.vmscan.isolated_pages += 1;
         Some(d)
@@ -140,12 +139,12 @@ impl Kernel {
         let mut d = Ps::ZERO;
         for page in &l.freed {
             let zone = self.mm.vmscan.zone_of(page.pfn);
-            self.mm.vmscan.lruvecs[zone].nr_isolated -= 1;
+            self.mm.vmscan.lruvecs[zone].nr_isolated -= self.mm.vmscan.nr_pages(page.pfn);
             d += self.free_reclaimed(ctx, ctx.now + d, page);
         }
         for pfn in l.kept {
             let zone = self.mm.vmscan.zone_of(pfn);
-            self.mm.vmscan.lruvecs[zone].nr_isolated -= 1;
+            self.mm.vmscan.lruvecs[zone].nr_isolated -= self.mm.vmscan.nr_pages(pfn);
             d += self.folio_putback_lru(ctx, ctx.now + d, pfn);
         }
         d
@@ -158,7 +157,7 @@ impl Kernel {
         let zone = self.mm.vmscan.zone_of(pfn);
         let d = self.lru_locked(ctx, at, zone, c);
         self.mm.vmscan.flags[pfn as usize] |= PG_LRU;
-        self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+        self.mm.vmscan.lru_push(zone, false, pfn);
         d
     }
 }

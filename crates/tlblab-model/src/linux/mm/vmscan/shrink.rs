@@ -11,15 +11,18 @@ use crate::linux::{Continuation, Kernel};
 use crate::time::Ps;
 
 impl Kernel {
-    /// `shrink_active_list` (v4.2): isolate `nr` from the active tail, age them through the
-    /// rmap (file pages that are not executable go inactive whatever their references), put
-    /// them on the inactive head. Returns the time taken from `at`.
+    /// `shrink_active_list` (v4.2): isolate `nr` pages' worth of folios from the active tail
+    /// (v5.x+ `isolate_lru_folios` counts a folio's pages), age them through the rmap (file
+    /// pages that are not executable go inactive whatever their references), put them on the
+    /// inactive head. Returns the time taken from `at`.
     pub(super) fn shrink_active_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64, at: Ps) -> Ps {
         let zone = self.sc(t).zone;
         let c = self.reclaim_costs().clone();
         let mut moved = Vec::with_capacity(nr as usize);
-        for _ in 0..nr {
-            let Some(pfn) = self.mm.vmscan.lruvecs[zone].active_file.pop_back() else { break };
+        let mut pages = 0;
+        while pages < nr {
+            let Some(pfn) = self.mm.vmscan.lru_pop(zone, true) else { break };
+            pages += self.mm.vmscan.nr_pages(pfn);
             moved.push(pfn);
         }
         let n = moved.len() as u64;
@@ -34,14 +37,15 @@ impl Kernel {
         }
         d += self.lru_locked(ctx, at + d, zone, c.lru_page * n);
         for pfn in moved {
-            self.mm.vmscan.lruvecs[zone].inactive_file.push_front(pfn);
+            self.mm.vmscan.lru_push(zone, false, pfn);
         }
-        self.counters.vmscan.pgdeactivate += n;
+        self.counters.vmscan.pgdeactivate += pages;
         d
     }
 
     /// `shrink_inactive_list`'s first half (v4.2): `lru_add_drain`, then under `lru_lock`
-    /// `isolate_lru_pages` of up to `nr` pages from the inactive tail.
+    /// `isolate_lru_pages` of up to `nr` pages from the inactive tail (folios until their pages
+    /// reach `nr`, as v5.x+ `isolate_lru_folios` counts them).
     pub(super) fn shrink_inactive_list(&mut self, ctx: &mut Ctx, t: usize, nr: u64) -> Ps {
         let (zone, kswapd) = (self.sc(t).zone, self.sc(t).kswapd);
         if !kswapd {
@@ -54,13 +58,17 @@ impl Kernel {
         let mut d = self.lru_add_drain(ctx, ctx.now);
         let c = self.reclaim_costs().clone();
         let mut list = Vec::with_capacity(nr as usize);
-        for _ in 0..nr {
-            let Some(pfn) = self.mm.vmscan.lruvecs[zone].inactive_file.pop_back() else { break };
+        let mut n = 0;
+        while n < nr {
+            let Some(pfn) = self.mm.vmscan.lru_pop(zone, false) else { break };
             self.mm.vmscan.flags[pfn as usize] &= !PG_LRU;
+            n += self.mm.vmscan.nr_pages(pfn);
             list.push(Isolated { pfn, reclaiming: false, to_unmap: Vec::new(), unmapped: Vec::new() });
         }
-        let n = list.len() as u64;
-        d += self.lru_locked(ctx, ctx.now + d, zone, (c.lru_page + c.struct_page_miss) * nr.max(1));
+        // Per folio taken, and per page short of `nr` where the list ran out (the count the
+        // single-page model always charged).
+        let units = list.len() as u64 + nr.saturating_sub(n);
+        d += self.lru_locked(ctx, ctx.now + d, zone, (c.lru_page + c.struct_page_miss) * units.max(1));
         self.sc(t).pass_scanned += n;
         let cnt = &mut self.counters.vmscan;
         if kswapd {
@@ -118,7 +126,7 @@ impl Kernel {
                     sc.pos += 1;
                     continue;
                 }
-                let maps = self.rmap_mappings(pfn);
+                let maps = self.folio_mappings(pfn);
                 let sc = self.sc(t);
                 sc.list[i].reclaiming = true;
                 sc.list[i].to_unmap = maps;
@@ -132,7 +140,7 @@ impl Kernel {
             }
             // __remove_mapping: the page leaves the page cache; freed at the batch's end. A
             // fault that mapped it again meanwhile (during a flush per page) keeps it.
-            if !remove_mapping_frees(!self.rmap_mappings(pfn).is_empty()) {
+            if !remove_mapping_frees(!self.folio_mappings(pfn).is_empty()) {
                 let sc = self.sc(t);
                 sc.kept.push((pfn, Back::Inactive));
                 sc.pos += 1;
@@ -141,8 +149,9 @@ impl Kernel {
             let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
                 panic!("reclaim of pfn {pfn}, which is no page-cache page");
             };
-            let shadow = self.workingset_eviction(pfn);
-            self.mm.files[file as usize].evict(index, shadow);
+            let nr = self.mm.vmscan.nr_pages(pfn);
+            let shadow = self.workingset_eviction(pfn, nr);
+            self.mm.files[file as usize].evict(index, nr, shadow);
             d += self.i_pages_path(
                 ctx,
                 ctx.now + d,
@@ -177,10 +186,13 @@ impl Kernel {
         let (zone, kswapd) = (sc.zone, sc.kswapd);
         let freed = std::mem::take(&mut sc.freed);
         let kept = std::mem::take(&mut sc.kept);
-        let isolated = sc.list.len() as u64;
-        sc.list.clear();
+        let list = std::mem::take(&mut sc.list);
         sc.pos = 0;
-        let n = freed.len() as u64;
+        let isolated: u64 = list.iter().map(|p| self.mm.vmscan.nr_pages(p.pfn)).sum();
+        let n: u64 = freed.iter().map(|p| self.mm.vmscan.nr_pages(p.pfn)).sum();
+        let sc = self.sc(t);
+        sc.list = list;
+        sc.list.clear();
         sc.pass_reclaimed += n;
         sc.total_reclaimed += n;
         // mem_cgroup_uncharge_folios, then free_unref_folios (v6.x; linux/mm/memcontrol.rs).
@@ -192,18 +204,18 @@ impl Kernel {
         d += self.lru_locked(ctx, ctx.now + d, zone, c.lru_page * kept.len() as u64);
         let mut activated = 0;
         for (pfn, back) in kept {
+            let nr = self.mm.vmscan.nr_pages(pfn);
             let f = &mut self.mm.vmscan.flags[pfn as usize];
             *f |= PG_LRU;
-            let l = &mut self.mm.vmscan.lruvecs[zone];
             match back {
                 Back::Inactive => {
-                    l.inactive_file.push_front(pfn);
-                    self.counters.vmscan.pgkeep += 1;
+                    self.mm.vmscan.lru_push(zone, false, pfn);
+                    self.counters.vmscan.pgkeep += nr;
                 }
                 Back::Active => {
                     *f |= PG_ACTIVE;
-                    l.active_file.push_front(pfn);
-                    activated += 1;
+                    self.mm.vmscan.lru_push(zone, true, pfn);
+                    activated += nr;
                 }
             }
         }
@@ -247,8 +259,13 @@ impl Kernel {
         next: Continuation,
     ) -> (Ps, bool) {
         let mut d = Ps::ZERO;
+        let large = self.mm.vmscan.nr_pages(page.pfn) > 1;
         while let Some((mm, va)) = page.to_unmap.pop() {
-            let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched);
+            // A large folio's PTEs in one VMA are one try_to_unmap_one walk: the VMA's visit for
+            // the first, a cleared PTE (as zap_pte_range clears one) for each other.
+            let first = large.then(|| page.unmapped.last()).flatten().is_none_or(|&(m, _)| m != mm);
+            let walk = if first { self.reclaim_costs().rmap_vma } else { self.costs.memory.zap_pte };
+            let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched, walk);
             d += w;
             page.unmapped.push((mm, va));
             if !deferred {
@@ -264,8 +281,9 @@ impl Kernel {
     /// taken.
     pub(in crate::linux) fn free_reclaimed(&mut self, ctx: &mut Ctx, at: Ps, page: &Isolated) -> Ps {
         for &(mm, va) in &page.unmapped {
+            let pfn = self.folio_page_at(page.pfn, mm, va);
             self.oracle.check_translation_gone(
-                page.pfn,
+                pfn,
                 mm,
                 va >> crate::linux::include::linux::mm_types::PAGE_SHIFT,
                 &self.mm.mms,
@@ -273,7 +291,9 @@ impl Kernel {
                 |c| (&self.tlbs[c.core], c.lp, &c.x86.st),
             );
         }
+        let order = self.mm.vmscan.order[page.pfn as usize];
         self.mm.vmscan.flags[page.pfn as usize] = 0;
-        self.free_frame(ctx, at, page.pfn, Bucket::Reclaim)
+        self.mm.vmscan.order[page.pfn as usize] = 0;
+        self.free_folio(ctx, at, page.pfn, order, Bucket::Reclaim)
     }
 }
