@@ -539,3 +539,30 @@ fn large_folios_are_reclaimed_whole_and_the_lists_count_their_pages() {
     let m = sim.kernel.memcg().unwrap();
     assert!(m.usage <= m.max, "usage {} of {}", m.usage, m.max);
 }
+
+#[test]
+fn one_reader_on_large_folios_reads_each_page_in_once_and_faster_than_on_single_pages() {
+    // One reader in a 64 MiB cgroup with 8 MiB windows, the statistics exact (the flush's
+    // phase left out): on 6.18's large folios it refaults each page once, where its file wraps,
+    // and activates few of them, as the host's reader does (1.03-1.13 refaults a page read,
+    // 0-7% activated; docs/validate/2026-12-07-amd-epyc.md, session 54); the fill, LRU and
+    // reclaim work a folio, not a page, make it faster than the same reader on single pages.
+    let reader = |large: bool| {
+        let workload = "vm-scalability lru-file-mmap-read mem_mib=256 memcg_mib=64 read_ahead_kb=8192";
+        let mut spec = RunSpec::of("6.18", workload, 1, Ps::MS * 300, Ps::MS * 600);
+        spec.kernel.reclaim.memcg_stats = MemcgStats::Exact;
+        if !large {
+            single_pages(&mut spec);
+        }
+        let r = run(&profile(), &spec).unwrap();
+        assert_eq!(r.oracle.violations, 0, "{:?}", r.oracle.examples);
+        let read = r.iterations.iter().sum::<u64>() as f64;
+        let per_read = |k: &str| count(&r, k) as f64 / read;
+        (per_read("workingset_refault_file"), per_read("workingset_activate_file"), r.metric.value)
+    };
+    let (refaults, activated, elapsed) = reader(true);
+    assert!((0.95..1.1).contains(&refaults), "{refaults:.3} refaults a page read");
+    assert!(activated < 0.1, "{activated:.3} activated a page read");
+    let (_, _, single) = reader(false);
+    assert!(elapsed < 0.8 * single, "large folios {elapsed:.3} s, single pages {single:.3} s");
+}
