@@ -369,38 +369,42 @@ impl Kernel {
     /// ends the readahead (`if (!page) break`). Returns the time taken.
     pub(in crate::linux) fn readahead_page(&mut self, ctx: &mut Ctx, step: memory::Step) -> Ps {
         ctx.irqs_on();
-        let memory::Step::ReadAhead { file, mut index, end, marker, reclaimed, mut order } = step else {
+        let memory::Step::ReadAhead { file, mut index, end, marker, reclaimed, order: mut window } = step
+        else {
             unreachable!("a readahead step")
         };
-        if order > 0 {
-            // The folio's order: aligned to its index, and inside the window.
-            let mut o = order.min(index.trailing_zeros().min(63) as u8);
-            while o > 0 && index + (1 << o) > end {
-                o -= 1;
+        // This folio's order: the window's, lowered to what its index is aligned to and to what
+        // fits before the window's end (page_cache_ra_order); the next folio starts from the
+        // window's again.
+        let mut order = 0;
+        if window > 0 {
+            order = window.min(index.trailing_zeros().min(63) as u8);
+            while order > 0 && index + (1 << order) > end {
+                order -= 1;
             }
-            if !self.mm.files[file as usize].range_free(index, 1 << o) {
+            if !self.mm.files[file as usize].range_free(index, 1 << order) {
+                // -EEXIST: the rest of the window in single pages, the cached ones skipped.
+                window = 0;
                 order = 0;
-            } else {
-                order = o;
-            }
-            if order == 0 {
-                // The fallback reads the pages of the rest of the window not cached.
-                let f = &self.mm.files[file as usize];
-                let Some(i) = (index..end).find(|&i| f.get(i).is_none()) else { return Ps::ZERO };
-                index = i;
             }
         }
+        if window == 0 {
+            let f = &self.mm.files[file as usize];
+            let Some(i) = (index..end).find(|&i| f.get(i).is_none()) else { return Ps::ZERO };
+            index = i;
+        }
         let nr = 1u64 << order;
+        let single = |index| memory::Step::ReadAhead { file, index, end, marker, reclaimed: false, order: 0 };
         if self.should_direct_reclaim(ctx.cpu, nr) {
             if !reclaimed {
-                let again = memory::Step::ReadAhead { file, index, end, marker, reclaimed: true, order };
+                let again =
+                    memory::Step::ReadAhead { file, index, end, marker, reclaimed: true, order: window };
                 ctx.then(Continuation::Mm(again));
                 let t = self.cpus[ctx.cpu as usize].task.expect("a fault runs in a task");
                 self.direct_reclaim(ctx, t, nr);
             } else if order > 0 {
                 // The charge failed after its one reclaim (__GFP_NORETRY): single pages.
-                let single = memory::Step::ReadAhead { file, index, end, marker, reclaimed: false, order: 0 };
-                ctx.then(Continuation::Mm(single));
+                ctx.then(Continuation::Mm(single(index)));
                 self.counters.filemap.readahead_folio_fallbacks += 1;
             }
             return Ps::ZERO;
@@ -413,8 +417,7 @@ impl Kernel {
         let Some((pfn, d)) = added else {
             // No free block of the order: single pages from here.
             self.counters.filemap.readahead_folio_fallbacks += 1;
-            let single = memory::Step::ReadAhead { file, index, end, marker, reclaimed: false, order: 0 };
-            ctx.then(Continuation::Mm(single));
+            ctx.then(Continuation::Mm(single(index)));
             return Ps::ZERO;
         };
         if order > 0 {
@@ -425,13 +428,14 @@ impl Kernel {
             self.mm.vmscan.set_readahead(pfn);
         }
         let f = &self.mm.files[file as usize];
-        let next = if order > 0 {
+        let next = if window > 0 {
             Some(index + nr).filter(|&i| i < end)
         } else {
             (index + 1..end).find(|&i| f.get(i).is_none())
         };
         if let Some(next) = next {
-            let next = memory::Step::ReadAhead { file, index: next, end, marker, reclaimed: false, order };
+            let next =
+                memory::Step::ReadAhead { file, index: next, end, marker, reclaimed: false, order: window };
             ctx.then(Continuation::Mm(next));
         }
         d

@@ -647,8 +647,11 @@ impl Kernel {
     ) -> u64 {
         const PMD_SIZE: u64 = 1 << 21;
         let table = addr & !(PMD_SIZE - 1);
-        let Some(fstart) = first.checked_sub(pgoff).map(|p| vstart + (p << PAGE_SHIFT)) else {
-            return 0;
+        // Where the folio's first page would be mapped (before vstart if the VMA starts inside
+        // the folio).
+        let fstart = match first.checked_sub(pgoff) {
+            Some(p) => vstart + (p << PAGE_SHIFT),
+            None => vstart.saturating_sub((pgoff - first) << PAGE_SHIFT),
         };
         let lo = fstart.max(vstart).max(table);
         let hi = (fstart + (nr << PAGE_SHIFT)).min(vend).min(table + PMD_SIZE);
