@@ -607,13 +607,13 @@ impl Kernel {
         let whole = self.config.mm.fault_around == FaultAround::Folio;
         while a < we {
             let i = pgoff + ((a - vstart) >> PAGE_SHIFT);
-            let folio = self.mm.files[file as usize].folio(i);
-            if let Some((first, head, order)) = folio.filter(|&(_, _, o)| whole && o > 0) {
+            let folio = whole.then(|| self.mm.files[file as usize].folio(i)).flatten();
+            if let Some((first, head, order)) = folio.filter(|&(_, _, o)| o > 0) {
                 // v6.18: the whole folio, inside the VMA and the page table, unless marked.
                 let nr = 1u64 << order;
                 if !self.mm.vmscan.readahead_marked(head) {
-                    visited +=
-                        self.map_folio_range(mm, (first, head, nr), pgoff, (vstart, vend), a, writable);
+                    let vma = (vstart, vend, pgoff);
+                    visited += self.map_folio_range(mm, file, (first, head, nr), vma, a, writable);
                 }
                 a = vstart + ((first + nr - pgoff) << PAGE_SHIFT);
                 continue;
@@ -632,16 +632,16 @@ impl Kernel {
         visited
     }
 
-    /// Maps the pages of the folio `(first index, first frame, pages)` of a file mapped from
-    /// `vstart` (file page `pgoff`) that lie inside the VMA `[vstart, vend)` and the page table
+    /// Maps the pages of `file`'s folio `(first index, first frame, pages)` that lie inside the
+    /// VMA `(vstart, vend, pgoff)` (mapped from `vstart` at file page `pgoff`) and the page table
     /// (2 MiB) holding `addr`, each whose PTE is none, each a hit for `mmap_miss`. Returns the
     /// pages visited.
     fn map_folio_range(
         &mut self,
         mm: MmId,
+        file: u32,
         (first, head, nr): (u64, u64, u64),
-        pgoff: u64,
-        (vstart, vend): (u64, u64),
+        (vstart, vend, pgoff): (u64, u64, u64),
         addr: u64,
         writable: bool,
     ) -> u64 {
@@ -655,10 +655,6 @@ impl Kernel {
         };
         let lo = fstart.max(vstart).max(table);
         let hi = (fstart + (nr << PAGE_SHIFT)).min(vend).min(table + PMD_SIZE);
-        let file = match self.mm.mms[mm as usize].vma(addr).map(|v| v.backing) {
-            Some(Backing::FileShared(f) | Backing::FilePrivate(f)) => f,
-            _ => return 0,
-        };
         let mut visited = 0;
         let mut a = lo;
         while a < hi {
@@ -686,7 +682,7 @@ impl Kernel {
             return Ps::ZERO;
         }
         let visited =
-            self.map_folio_range(mm, (first, head, 1 << order), pgoff, (vstart, vend), addr, writable);
+            self.map_folio_range(mm, file, (first, head, 1 << order), (vstart, vend, pgoff), addr, writable);
         let d = self.costs.memory.fault_around_page * visited.saturating_sub(1);
         ctx.charge(Bucket::Fault, d);
         d

@@ -168,7 +168,7 @@ impl Kernel {
                 self.alloc_frame_node(ctx, ctx.now, nid, self.mm.frames.owner(f.old.pfn), Bucket::Reclaim);
             d += w;
             f.new = Some(pfn);
-            let maps = self.rmap_mappings(f.old.pfn);
+            let maps = self.folio_mappings(f.old.pfn);
             f.ptes =
                 maps.iter().map(|&(mm, va)| (mm, va, self.mm.mms[mm as usize].pte(va).unwrap())).collect();
             f.old.to_unmap = maps;

@@ -14,6 +14,7 @@ pub mod readahead;
 pub mod rmap;
 pub mod shmem;
 pub mod slub;
+pub mod swap;
 pub mod vma;
 pub mod vmscan;
 pub mod workingset;

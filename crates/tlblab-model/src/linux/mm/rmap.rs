@@ -93,36 +93,42 @@ impl Ubc {
 }
 
 impl Kernel {
-    /// The VMAs of the page-cache page `pfn`'s file that cover its index (`vma_interval_tree`
-    /// over `mapping->i_mmap`): `(mm, address)` for each, whether or not its PTE is present.
-    fn rmap_file(&self, pfn: u64) -> Vec<(MmId, u64)> {
+    /// The VMAs of the file of the page-cache folio at `pfn` that cover any of its pages
+    /// (`vma_interval_tree` over `mapping->i_mmap`): for each, its mm, the address of the first
+    /// of the folio's pages it covers, that page's offset in the folio and how many it covers,
+    /// whether or not their PTEs are present.
+    fn rmap_file(&self, pfn: u64) -> Vec<(MmId, u64, u64, u64)> {
         let Owner::PageCache { file, index } = self.mm.frames.owner(pfn) else {
             return Vec::new();
         };
+        let end = index + self.mm.vmscan.nr_pages(pfn);
         let mut out = Vec::new();
         for m in &self.mm.mms {
             for v in m.vmas() {
                 let same = matches!(v.backing, Backing::FileShared(f) | Backing::FilePrivate(f) if f == file);
-                if same && (v.pgoff..v.pgoff + v.pages()).contains(&index) {
-                    out.push((m.id, v.start + ((index - v.pgoff) << PAGE_SHIFT)));
+                let (lo, hi) = (index.max(v.pgoff), end.min(v.pgoff + v.pages()));
+                if same && lo < hi {
+                    out.push((m.id, v.start + ((lo - v.pgoff) << PAGE_SHIFT), lo - index, hi - lo));
                 }
             }
         }
         out
     }
 
-    /// The mappings whose PTE maps `pfn` right now (`page_mapped`).
-    pub(in crate::linux) fn rmap_mappings(&self, pfn: u64) -> Vec<(MmId, u64)> {
-        let mut maps = self.rmap_file(pfn);
-        maps.retain(|&(mm, va)| self.mm.mms[mm as usize].pte(va).is_some_and(|p| p.present && p.pfn == pfn));
-        maps
-    }
-
-    /// The mappings whose PTEs map a page of the folio headed by `pfn` right now
-    /// (`folio_mapped`), page by page.
+    /// The mappings whose PTEs map a page of the folio at `pfn` right now (`folio_mapped`),
+    /// page by page.
     pub(in crate::linux) fn folio_mappings(&self, pfn: u64) -> Vec<(MmId, u64)> {
-        let nr = self.mm.vmscan.nr_pages(pfn);
-        (pfn..pfn + nr).flat_map(|p| self.rmap_mappings(p)).collect()
+        let mut maps = Vec::new();
+        for (mm, va, off, n) in self.rmap_file(pfn) {
+            let m = &self.mm.mms[mm as usize];
+            for k in 0..n {
+                let a = va + (k << PAGE_SHIFT);
+                if m.pte(a).is_some_and(|p| p.present && p.pfn == pfn + off + k) {
+                    maps.push((mm, a));
+                }
+            }
+        }
+        maps
     }
 
     /// The page of the folio headed by `pfn` that `mm` maps at `va` (a file folio's pages lie

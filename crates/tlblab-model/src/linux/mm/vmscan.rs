@@ -1,6 +1,6 @@
 //! Page reclaim (mm/vmscan.c, v4.2 with the v4.3 batched unmap flush as a knob): the file LRU
 //! lists of each zone under `zone->lru_lock` (one zone per node, or a named machine's x86-64
-//! zones, linux/mm/page_alloc/zones.rs), per-CPU pagevecs feeding them, kswapd as a kernel thread
+//! zones, linux/mm/page_alloc/zones.rs), per-CPU pagevecs feeding them (linux/mm/swap.rs), kswapd as a kernel thread
 //! woken when an allocation finds every zone of its node below its low watermark, direct reclaim
 //! in an allocating task that would take them below `min`.
 //!
@@ -114,8 +114,6 @@ crate::linux::vmstat::counters! {
 
 /// `DEF_PRIORITY`.
 pub const DEF_PRIORITY: u32 = 12;
-/// `PAGEVEC_SIZE` (v4.2).
-pub const PAGEVEC_SIZE: usize = 14;
 
 /// How `try_to_unmap` flushes during reclaim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -408,7 +406,8 @@ pub struct Vmscan {
     /// Per zone (the page allocator's zone order).
     pub lruvecs: Vec<Lruvec>,
     zones: Vec<ZoneSpan>,
-    pagevecs: Vec<Vec<u64>>,
+    /// Per CPU: the folios on their way to the LRU lists (linux/mm/swap.rs).
+    pub(in crate::linux) pagevecs: Vec<Vec<u64>>,
     /// Per task.
     pub ubc: Vec<Ubc>,
     sc: Vec<Option<Box<ScanControl>>>,
@@ -441,7 +440,7 @@ impl Vmscan {
             order: vec![0; start as usize],
             lruvecs: zones.iter().map(|_| Lruvec::default()).collect(),
             zones,
-            pagevecs: vec![Vec::with_capacity(PAGEVEC_SIZE); cpus as usize],
+            pagevecs: vec![Vec::with_capacity(super::swap::PAGEVEC_SIZE); cpus as usize],
             ubc: Vec::new(),
             sc: Vec::new(),
             pageout: Vec::new(),
@@ -477,6 +476,15 @@ impl Vmscan {
         let nr = self.nr_pages(pfn);
         let l = &mut self.lruvecs[zone];
         if active { &mut l.active_file } else { &mut l.inactive_file }.push_front(pfn, nr);
+    }
+
+    /// `lruvec_add_folio` from a pagevec: `PG_LRU` set, onto the active list if the folio is
+    /// active (a refault `workingset_refault` activated), else the inactive one.
+    pub(in crate::linux) fn lru_add_folio(&mut self, zone: usize, pfn: u64) {
+        let f = &mut self.flags[pfn as usize];
+        *f |= PG_LRU;
+        let active = *f & PG_ACTIVE != 0;
+        self.lru_push(zone, active, pfn);
     }
 
     /// The oldest folio of zone `zone`'s active or inactive file list, taken off it.
@@ -563,6 +571,7 @@ impl Vmscan {
 
     /// Pages reclaim accounts for: on the file lists, in the CPUs' pagevecs on their way there,
     /// and isolated by reclaimers (tests: every cached page is one of these).
+    #[cfg(test)]
     pub fn lru_accounted_pages(&self) -> u64 {
         let lists: u64 = self
             .lruvecs
@@ -599,49 +608,6 @@ impl Kernel {
         self.mm.vmscan.kswapd[node] = Some((t, false));
         self.mm.vmscan.ensure_task(t);
         self.mm.vmscan.woken[t] = true;
-    }
-
-    /// `lru_cache_add` of a new page-cache page on this CPU at `at`: into the CPU's pagevec,
-    /// which drains to the inactive list under `lru_lock` when full (`__pagevec_lru_add`).
-    /// Returns the time taken.
-    pub(in crate::linux) fn lru_cache_add(&mut self, ctx: &mut Ctx, at: Ps, pfn: u64) -> Ps {
-        let cpu = ctx.cpu as usize;
-        self.mm.vmscan.pagevecs[cpu].push(pfn);
-        if self.mm.vmscan.pagevecs[cpu].len() < PAGEVEC_SIZE {
-            return Ps::ZERO;
-        }
-        self.lru_add_drain(ctx, at)
-    }
-
-    /// `lru_add_drain` on this CPU: its pagevec onto the inactive lists (an activated refault
-    /// onto the active one), one `lru_lock`
-    /// section per run of pages of one zone (`pagevec_lru_move_fn` (v4.2) takes the next page's
-    /// zone's lock when the zone changes). Returns the time taken.
-    pub(in crate::linux) fn lru_add_drain(&mut self, ctx: &mut Ctx, at: Ps) -> Ps {
-        let cpu = ctx.cpu as usize;
-        if self.mm.vmscan.pagevecs[cpu].is_empty() {
-            return Ps::ZERO;
-        }
-        let mut pv = std::mem::take(&mut self.mm.vmscan.pagevecs[cpu]);
-        let per = self.reclaim_costs().lru_page + self.reclaim_costs().struct_page_miss;
-        let mut d = Ps::ZERO;
-        let mut i = 0;
-        while i < pv.len() {
-            let zone = self.mm.vmscan.zone_of(pv[i]);
-            let n = pv[i..].iter().take_while(|&&p| self.mm.vmscan.zone_of(p) == zone).count();
-            d += self.lru_locked(ctx, at + d, zone, per * n as u64);
-            for &pfn in &pv[i..i + n] {
-                let f = &mut self.mm.vmscan.flags[pfn as usize];
-                *f |= PG_LRU;
-                // A refault that `workingset_refault` activated goes to the active list.
-                let active = *f & PG_ACTIVE != 0;
-                self.mm.vmscan.lru_push(zone, active, pfn);
-            }
-            i += n;
-        }
-        pv.clear();
-        self.mm.vmscan.pagevecs[cpu] = pv;
-        d
     }
 
     /// One `lru_lock` section of `work` on `zone` asked for at `at`: spin (lock wait), then the

@@ -66,16 +66,7 @@ impl Kernel {
         owner: Owner,
         bucket: Bucket,
     ) -> (u64, Ps) {
-        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let out = self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR).alloc_pages_node(
-            ctx.cpu,
-            nid,
-            at,
-            0,
-            migratetype_of(owner),
-            env,
-        );
-        let Some(pfn) = out.pfn else {
+        let Some(got) = self.alloc_pages_owned(ctx, at, (nid, 0), owner, bucket) else {
             // Reclaim (linux/mm/vmscan.rs) frees clean file pages only, and only for a workload
             // that reclaims: any other must fit in the model's nodes (run::run checks it first).
             panic!(
@@ -84,16 +75,42 @@ impl Kernel {
                 PAGES_PER_NODE >> 8
             );
         };
-        if !self.mm.frames.assign(pfn, owner) {
-            self.oracle.flag_handed_out_twice(pfn, self.mm.frames.owner(pfn));
+        got
+    }
+
+    /// A block of `order` from node `nid`'s zonelist for `owner` (a page-cache folio's pages
+    /// each own their index), on this CPU at `at`: the allocator's time charged as
+    /// [`Kernel::alloc_frame`] says, found or not. `None`: no zone had a free block of the order
+    /// above its watermark. Returns the first frame and the time taken.
+    fn alloc_pages_owned(
+        &mut self,
+        ctx: &mut Ctx,
+        at: Ps,
+        (nid, order): (u32, u8),
+        owner: Owner,
+        bucket: Bucket,
+    ) -> Option<(u64, Ps)> {
+        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
+        let pa = self.mm.page_alloc.as_mut().expect(NO_ALLOCATOR);
+        let out = pa.alloc_pages_node(ctx.cpu, nid, at, order, migratetype_of(owner), env);
+        if let Some(pfn) = out.pfn {
+            for i in 0..1u64 << order {
+                let owner = match owner {
+                    Owner::PageCache { file, index } => Owner::PageCache { file, index: index + i },
+                    o => o,
+                };
+                if !self.mm.frames.assign(pfn + i, owner) {
+                    self.oracle.flag_handed_out_twice(pfn + i, self.mm.frames.owner(pfn + i));
+                }
+            }
+            // get_page_from_freelist found the zone at or below its low watermark: wake kswapd
+            // (linux/mm/vmscan.rs; only a workload that reclaims has one).
+            self.maybe_wake_kswapd(ctx, out.done, nid as usize);
         }
-        // get_page_from_freelist found the zone at or below its low watermark: wake kswapd
-        // (linux/mm/vmscan.rs; only a workload that reclaims has one).
-        self.maybe_wake_kswapd(ctx, out.done, nid as usize);
         let d = out.done - at;
         ctx.lock_wait("zone->lock", out.lock_wait);
         ctx.charge(bucket, d - out.lock_wait);
-        (pfn, d)
+        out.pfn.map(|pfn| (pfn, d))
     }
 
     /// `__free_pages(page, 0)` of `pfn` on this CPU at `at`, after the oracle's checks (not
@@ -116,26 +133,7 @@ impl Kernel {
         bucket: Bucket,
     ) -> Option<(u64, Ps)> {
         let nid = self.mm.page_alloc.as_ref().expect(NO_ALLOCATOR).node_of_cpu(ctx.cpu);
-        let env = Env { topo: &self.topo, lines: &self.costs.hw.lines };
-        let mt = migratetype_of(Owner::PageCache { file, index });
-        let out = self
-            .mm
-            .page_alloc
-            .as_mut()
-            .expect(NO_ALLOCATOR)
-            .alloc_pages_node(ctx.cpu, nid, at, order, mt, env);
-        let d = out.done - at;
-        ctx.lock_wait("zone->lock", out.lock_wait);
-        ctx.charge(bucket, d - out.lock_wait);
-        let pfn = out.pfn?;
-        for i in 0..1u64 << order {
-            let owner = Owner::PageCache { file, index: index + i };
-            if !self.mm.frames.assign(pfn + i, owner) {
-                self.oracle.flag_handed_out_twice(pfn + i, self.mm.frames.owner(pfn + i));
-            }
-        }
-        self.maybe_wake_kswapd(ctx, out.done, nid as usize);
-        Some((pfn, d))
+        self.alloc_pages_owned(ctx, at, (nid, order), Owner::PageCache { file, index }, bucket)
     }
 
     /// `folio_put` of a folio of `order` from `pfn` on this CPU at `at`, after the oracle's

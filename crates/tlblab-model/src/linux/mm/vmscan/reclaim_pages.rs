@@ -100,7 +100,7 @@ impl Kernel {
                 ctx.then(Continuation::Reclaim(Step::PageoutFolio));
                 return d;
             }
-            let maps = self.rmap_mappings(pfn);
+            let maps = self.folio_mappings(pfn);
             let p = &mut self.folio_list(t).pages[i];
             p.reclaiming = true;
             p.to_unmap = maps;

@@ -186,13 +186,13 @@ impl Kernel {
         let (zone, kswapd) = (sc.zone, sc.kswapd);
         let freed = std::mem::take(&mut sc.freed);
         let kept = std::mem::take(&mut sc.kept);
-        let list = std::mem::take(&mut sc.list);
-        sc.pos = 0;
-        let isolated: u64 = list.iter().map(|p| self.mm.vmscan.nr_pages(p.pfn)).sum();
-        let n: u64 = freed.iter().map(|p| self.mm.vmscan.nr_pages(p.pfn)).sum();
-        let sc = self.sc(t);
-        sc.list = list;
         sc.list.clear();
+        sc.pos = 0;
+        // Every folio isolated was freed or kept.
+        let v = &self.mm.vmscan;
+        let n: u64 = freed.iter().map(|p| v.nr_pages(p.pfn)).sum();
+        let isolated = n + kept.iter().map(|&(p, _)| v.nr_pages(p)).sum::<u64>();
+        let sc = self.sc(t);
         sc.pass_reclaimed += n;
         sc.total_reclaimed += n;
         // mem_cgroup_uncharge_folios, then free_unref_folios (v6.x; linux/mm/memcontrol.rs).
@@ -263,7 +263,7 @@ impl Kernel {
         while let Some((mm, va)) = page.to_unmap.pop() {
             // A large folio's PTEs in one VMA are one try_to_unmap_one walk: the VMA's visit for
             // the first, a cleared PTE (as zap_pte_range clears one) for each other.
-            let first = large.then(|| page.unmapped.last()).flatten().is_none_or(|&(m, _)| m != mm);
+            let first = !large || page.unmapped.last().is_none_or(|&(m, _)| m != mm);
             let walk = if first { self.reclaim_costs().rmap_vma } else { self.costs.memory.zap_pte };
             let (w, deferred) = self.try_to_unmap_one(ctx, t, mm, va, batched, walk);
             d += w;
